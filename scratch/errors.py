@@ -1,0 +1,135 @@
+"""The one exception tree of scratch, and the exit-code table.
+
+Invariants:
+- Every error an agent can see has a stable snake_case ``code`` (the same string in JSON output,
+  in human output and in the documentation) and an exit code from :class:`ExitCode`.
+- ``details`` holds extra JSON-serialisable fields that travel with the error in ``--json``
+  output (``estimated_tokens``, ``suggestions``, ``valid_prefix`` ...). Keys never collide with
+  ``code`` or ``message``.
+- This module imports nothing beyond the standard library: the core must stay importable
+  without the CLI stack.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+
+class ExitCode(IntEnum):
+    """Exit statuses, documented in ``scratch --help``, the man page and the README."""
+
+    OK = 0
+    ERROR = 1  # anything else that went wrong
+    USAGE = 2  # bad arguments, invalid names or patterns
+    LIMIT = 3  # over a per-call cap, size limit or the context budget
+    NOT_FOUND = 4  # entry, version, path or key not found
+    QUOTA = 5  # an agent quota would be exceeded
+
+
+EXIT_CODE_HELP: dict[ExitCode, str] = {
+    ExitCode.OK: "success",
+    ExitCode.ERROR: "error (I/O, git, corrupt data, a failed command)",
+    ExitCode.USAGE: "usage error: bad arguments, names, patterns or configuration",
+    ExitCode.LIMIT: "refused: over a size limit, the per-call token cap or the context budget",
+    ExitCode.NOT_FOUND: "not found: entry, version, path or key",
+    ExitCode.QUOTA: "refused: an agent quota (files, log entries, bytes) would be exceeded",
+}
+
+
+class ScratchError(Exception):
+    """Base of every error scratch reports on purpose.
+
+    ``code`` is the stable machine-readable name; ``message`` the human sentence; ``details``
+    extra fields for the JSON error object.
+    """
+
+    code: str = "error"
+    exit_code: ExitCode = ExitCode.ERROR
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.details: dict[str, Any] = details
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        for key, value in self.details.items():
+            if key not in out and value is not None:
+                out[key] = value
+        return out
+
+    def __str__(self) -> str:  # shown in human mode as "Error: <code>: <message>"
+        return f"{self.code}: {self.message}"
+
+
+class UsageError(ScratchError):
+    """Bad arguments: exit 2."""
+
+    code = "invalid_argument"
+    exit_code = ExitCode.USAGE
+
+
+class InvalidName(UsageError):
+    code = "invalid_name"
+
+
+class InvalidPattern(UsageError):
+    code = "invalid_pattern"
+
+
+class ConfigError(UsageError):
+    code = "config_error"
+
+
+class NotFound(ScratchError):
+    code = "not_found"
+    exit_code = ExitCode.NOT_FOUND
+
+
+class EntryNotFound(NotFound):
+    code = "entry_not_found"
+
+
+class VersionNotFound(NotFound):
+    code = "version_not_found"
+
+
+class KeyPathNotFound(NotFound):
+    code = "key_path_not_found"
+
+
+class OutOfRange(NotFound):
+    code = "offset_out_of_range"
+
+
+class LimitExceeded(ScratchError):
+    """A size limit, a per-call token cap or the budget: exit 3."""
+
+    code = "limit_exceeded"
+    exit_code = ExitCode.LIMIT
+
+
+class BudgetExceeded(LimitExceeded):
+    code = "budget_exceeded"
+
+
+class QuotaExceeded(ScratchError):
+    code = "quota_exceeded"
+    exit_code = ExitCode.QUOTA
+
+
+class StoreError(ScratchError):
+    """The store itself is unusable (read-only, not a scratch store, git failed)."""
+
+    code = "store_error"
+
+
+class TokenizerError(ScratchError):
+    code = "tokenizer_error"
+
+
+class FormatError(ScratchError):
+    code = "format_error"
