@@ -1,0 +1,206 @@
+"""Shared CLI plumbing: the app, common options declared once, and the command runner.
+
+Every command is declared with :func:`command`, which adds the common options (``--json``,
+``--store``, ``--agent``, ``--session``, ``--model``, ``--encoding``) to its signature, builds the
+:class:`~scratch.context.Context`, calls the operation, and hands the Result (or the error) to
+``scratch.render``. Command bodies therefore never print and never catch errors themselves.
+"""
+
+import functools
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, Optional
+
+import typer
+
+from scratch.errors import EXIT_CODE_HELP, ExitCode, ScratchError, UsageError
+
+EXIT_STATUS_TEXT = "Exit status: " + "; ".join(
+    f"{int(code)} {text}" for code, text in EXIT_CODE_HELP.items())
+
+app = typer.Typer(
+    name="scratch",
+    help="A git-backed scratchpad for LLM agents: big tool outputs stored once, explored "
+         "cheaply, every answer priced in real tokens.",
+    epilog=EXIT_STATUS_TEXT,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+COMMON = "Common options"
+
+
+def complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Stored entry names of the current agent (for shell completion)."""
+    try:
+        from scratch.context import Context
+        params = {**GLOBAL_DEFAULTS, **{k: v for k, v in ctx.params.items() if v}}
+        sctx = Context.build(store=params.get("store"), agent=params.get("agent"))
+        if not (sctx.root / ".git").exists():
+            return []
+        return [r["name"] for r in sctx.store(create=False).list(incomplete)]
+    except Exception:
+        return []
+
+
+def complete_agents(ctx: typer.Context, incomplete: str) -> list[str]:
+    try:
+        from scratch.names import find_store_root
+        root, _ = find_store_root(ctx.params.get("store") or GLOBAL_DEFAULTS.get("store"))
+        return sorted(p.name for p in (root / "agents").iterdir() if p.name.startswith(incomplete))
+    except Exception:
+        return []
+
+
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help="Print exactly one JSON document: {scratch, ok, command, data|error, meta}.",
+    rich_help_panel=COMMON)]
+StoreOpt = Annotated[Optional[str], typer.Option(
+    "--store", metavar="DIR", help="Store directory (else $SCRATCH_HOME, the nearest .scratch/, "
+    "or $XDG_DATA_HOME/scratch).", rich_help_panel=COMMON, show_default=False)]
+AgentOpt = Annotated[Optional[str], typer.Option(
+    "--agent", metavar="NAME", help="Agent namespace (else $SCRATCH_AGENT, or 'default').",
+    autocompletion=complete_agents, rich_help_panel=COMMON, show_default=False)]
+SessionOpt = Annotated[Optional[str], typer.Option(
+    "--session", metavar="NAME", help="Budget session (else $SCRATCH_SESSION, or 'default').",
+    rich_help_panel=COMMON, show_default=False)]
+ModelOpt = Annotated[Optional[str], typer.Option(
+    "--model", metavar="MODEL", help="Model whose tokenizer prices answers (else $SCRATCH_MODEL or"
+    " config 'model').", rich_help_panel=COMMON, show_default=False)]
+EncodingOpt = Annotated[Optional[str], typer.Option(
+    "--encoding", metavar="ENC", help="Tokenizer override: o200k_base, cl100k_base, gemma3, claude.",
+    rich_help_panel=COMMON, show_default=False)]
+NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Entry name, e.g. notes/plan.md.",
+                                        autocompletion=complete_names, show_default=False)]
+RefArg = Annotated[str, typer.Argument(metavar="REF", help="NAME, NAME@VERSION or a unique "
+                                       "prefix of an automatic name's hash.",
+                                       autocompletion=complete_names, show_default=False)]
+
+_COMMON_PARAMS: list[tuple[str, Any]] = [
+    ("json_output", JsonOpt), ("store", StoreOpt), ("agent", AgentOpt),
+    ("session", SessionOpt), ("model", ModelOpt), ("encoding", EncodingOpt),
+]
+GLOBAL_DEFAULTS: dict[str, Any] = {}
+
+
+def _debug() -> bool:
+    return os.environ.get("SCRATCH_DEBUG", "") not in ("", "0")
+
+
+def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
+    """Build the context, run ``body(ctx)``, render, record the operation, exit."""
+    from scratch import render
+
+    merged = {k: (common.get(k) if common.get(k) not in (None, False) else GLOBAL_DEFAULTS.get(k))
+              for k in dict(_COMMON_PARAMS)}
+    json_mode = bool(merged.pop("json_output"))
+    try:
+        from scratch.context import Context
+        ctx = Context.build(**merged)
+        result = body(ctx)
+        if isinstance(result, int):
+            code = result
+        else:
+            code = render.render(result, json_mode=json_mode)
+            _record(ctx, name)
+    except ScratchError as exc:
+        if _debug():
+            raise
+        code = render.render_error(name, exc, json_mode=json_mode)
+    except BrokenPipeError:
+        _silence_stdout()
+        code = 0
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:  # a bug: report it without a traceback unless debugging
+        if _debug():
+            raise
+        code = render.render_error(name, ScratchError(
+            f"unexpected {type(exc).__name__}: {exc} (set SCRATCH_DEBUG=1 for a traceback)",
+            code="internal_error"), json_mode=json_mode)
+    raise typer.Exit(code)
+
+
+def _record(ctx: Any, name: str) -> None:
+    if (ctx.root / ".git").exists():
+        from scratch import stats
+        stats.record(ctx.root, ctx.agent, name)
+
+
+def _silence_stdout() -> None:
+    """The reader went away (e.g. `| head`): stop writing without a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def command(name: str, *, aliases: tuple[str, ...] = (), target: typer.Typer | None = None,
+            **typer_kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn(ctx, **args)`` as a command with the common options added."""
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn)
+        own = [p for p in sig.parameters.values() if p.name != "ctx"]
+        extra = [inspect.Parameter(pname, inspect.Parameter.KEYWORD_ONLY,
+                                   default=False if pname == "json_output" else None,
+                                   annotation=annot) for pname, annot in _COMMON_PARAMS]
+        full_name = name if target is None or target is app else f"{target.info.name} {name}"
+
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> None:
+            common = {k: kwargs.pop(k) for k, _ in _COMMON_PARAMS}
+            run(full_name, lambda ctx: fn(ctx, **kwargs), common)
+
+        wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {**{p.name: p.annotation for p in own},
+                                   **dict(_COMMON_PARAMS)}
+        del wrapper.__wrapped__  # typer must see the new signature, not fn's
+        registry = target or app
+        registry.command(name, **typer_kwargs)(wrapper)
+        for alias in aliases:
+            registry.command(alias, hidden=True, **typer_kwargs)(wrapper)
+        return wrapper
+    return decorate
+
+
+def read_input(source: str | None, *, limit: int | None = None, what: str = "input",
+               allow_empty: bool = False) -> bytes:
+    """Bytes of FILE, or of stdin for None/'-'; refuses a terminal and (unless allowed) nothing."""
+    if source in (None, "-"):
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError(f"no {what}: stdin is a terminal; pipe data in or give a FILE",
+                             code="no_input")
+        stream = sys.stdin.buffer
+        data = stream.read(limit + 1) if limit is not None else stream.read()
+        label = "stdin"
+    else:
+        try:
+            with open(source, "rb") as fh:
+                data = fh.read(limit + 1) if limit is not None else fh.read()
+        except FileNotFoundError:
+            raise ScratchError(f"no such file: {source}", code="file_not_found",
+                               path=source) from None
+        except IsADirectoryError:
+            raise UsageError(f"{source} is a directory, not a file", code="invalid_argument")
+        except PermissionError:
+            raise ScratchError(f"cannot read {source}: permission denied",
+                               code="permission_denied", path=source) from None
+        label = source
+    if limit is not None and len(data) > limit:
+        from scratch.errors import LimitExceeded
+        raise LimitExceeded(f"{what} from {label} is over limits.max_write_bytes ({limit:,} "
+                            "bytes)", code="write_too_large", limit="limits.max_write_bytes",
+                            limit_value=limit, attempted=f">{limit}")
+    if not data and not allow_empty:
+        raise UsageError(f"{label} was empty: nothing to store (use --allow-empty to store an "
+                         "empty file)", code="empty_input")
+    return data
+
+
+def exit_with(code: ExitCode) -> None:
+    raise typer.Exit(int(code))

@@ -1,0 +1,171 @@
+"""Effective settings: defaults < ``scratch.toml`` at the store root < environment < flags.
+
+Invariants:
+- Every key has one declared type and default in :data:`SETTINGS`; an unknown key or a wrong type
+  in ``scratch.toml`` or the environment is a :class:`~scratch.errors.ConfigError` naming the key.
+- :class:`Config` remembers where each value came from, so ``scratch config`` can say it.
+- Environment variables: ``SCRATCH_MODEL`` for ``model`` and ``SCRATCH_<SECTION>_<KEY>`` (upper
+  case, dots as underscores) for every scalar key, e.g. ``SCRATCH_BUDGET_SAFETY_MARGIN=0.1``.
+  Tables (``thresholds``, ``budget.windows``) come only from the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scratch.errors import ConfigError
+
+CONFIG_FILE = "scratch.toml"
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    type: type
+    default: Any
+    help: str
+
+
+def _s(key: str, typ: type, default: Any, help: str) -> Setting:
+    return Setting(key, typ, default, help)
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in [
+        _s("model", str, "", "model whose tokenizer prices every answer (gpt-4o, claude-sonnet-4, "
+           "gemini-2.5-pro ...); empty means o200k_base"),
+        _s("encoding", str, "", "force a tokenizer: o200k_base, cl100k_base, gemma3 or claude"),
+        _s("tokens.claude_factor", float, 1.1, "Claude estimate = ceil(cl100k_base count x factor)"),
+        _s("budget.context_window", int, 128000, "context window for models not in the table"),
+        _s("budget.safety_margin", float, 0.20, "share of the window kept free (0-0.95)"),
+        _s("budget.max_extraction_tokens", int, 10000, "per-call cap on tokens one answer may print"),
+        _s("budget.windows", dict, {}, "table: model prefix -> context window, overrides built-ins"),
+        _s("limits.max_write_bytes", int, 64 * MiB, "largest content one write or ingest may store"),
+        _s("limits.max_log_entry_bytes", int, 64 * 1024, "largest single log entry"),
+        _s("quota.files", int, 1000, "entries (files and outputs) an agent may keep"),
+        _s("quota.log_entries", int, 100000, "log entries an agent may keep across its logs"),
+        _s("quota.bytes", int, 1024 * MiB, "bytes of current content an agent may keep"),
+        _s("thresholds", dict, {}, "table: tool-name glob -> min_tokens at which ingest stores"),
+        _s("summarize.command", str, "", "command that summarizes content on stdin (e.g. an LLM CLI)"),
+    ]
+}
+
+ENV_PREFIX = "SCRATCH_"
+
+
+def env_name(key: str) -> str:
+    return ENV_PREFIX + key.replace(".", "_").upper()
+
+
+@dataclass
+class Config:
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    path: Path | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def set_override(self, key: str, value: Any, source: str) -> None:
+        if value is None:
+            return
+        self.values[key] = _coerce(key, value, source)
+        self.sources[key] = source
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [
+            {"key": k, "value": self.values[k], "source": self.sources[k], "help": SETTINGS[k].help}
+            for k in SETTINGS
+        ]
+
+
+def _coerce(key: str, value: Any, source: str) -> Any:
+    setting = SETTINGS[key]
+    typ = setting.type
+    if typ is dict:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key} must be a table, got {type(value).__name__} ({source})",
+                              key=key, source=source)
+        out: dict[str, int] = {}
+        for pattern, number in value.items():
+            if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+                raise ConfigError(f"{key}.{pattern} must be a non-negative integer, got {number!r} "
+                                  f"({source})", key=f"{key}.{pattern}", source=source)
+            out[str(pattern)] = number
+        return out
+    if isinstance(value, str) and typ is not str:
+        try:
+            value = typ(value.replace("_", "")) if typ is int else typ(value)
+        except ValueError:
+            raise ConfigError(f"{key} must be {typ.__name__}, got {value!r} ({source})",
+                              key=key, source=source) from None
+    if typ is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, typ):
+        raise ConfigError(f"{key} must be {typ.__name__}, got {type(value).__name__} "
+                          f"{value!r} ({source})", key=key, source=source)
+    if typ in (int, float) and value < 0:
+        raise ConfigError(f"{key} must not be negative, got {value!r} ({source})",
+                          key=key, source=source)
+    return value
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if key in SETTINGS:
+            out[key] = v
+        elif isinstance(v, Mapping):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def load_config(root: Path | None, environ: Mapping[str, str] | None = None) -> Config:
+    """Read ``scratch.toml`` (if any) and the environment over the defaults."""
+    environ = os.environ if environ is None else environ
+    cfg = Config(
+        values={k: (dict(s.default) if isinstance(s.default, dict) else s.default)
+                for k, s in SETTINGS.items()},
+        sources={k: "default" for k in SETTINGS},
+    )
+    if root is not None:
+        path = root / CONFIG_FILE
+        cfg.path = path
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raw = None
+        except OSError as exc:
+            raise ConfigError(f"cannot read {CONFIG_FILE}: {exc.strerror}") from None
+        if raw is not None:
+            try:
+                data = tomllib.loads(raw.decode("utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}") from None
+            for key, value in _flatten(data).items():
+                if key not in SETTINGS:
+                    raise ConfigError(f"unknown key {key!r} in {CONFIG_FILE}", key=key,
+                                      known=sorted(SETTINGS))
+                cfg.values[key] = _coerce(key, value, CONFIG_FILE)
+                cfg.sources[key] = CONFIG_FILE
+    for key, setting in SETTINGS.items():
+        if setting.type is dict:
+            continue
+        name = env_name(key)
+        if name in environ and environ[name] != "":
+            cfg.values[key] = _coerce(key, environ[name], f"env {name}")
+            cfg.sources[key] = f"env {name}"
+    return cfg

@@ -1,0 +1,161 @@
+"""The only module that talks to git.
+
+Invariants:
+- Every git process scratch starts for its own work runs with the ``GIT_*`` variables of the
+  caller cleared, ``GIT_DIR``/``GIT_WORK_TREE`` pointing at the store, ``GIT_CEILING_DIRECTORIES``
+  set so an enclosing repository is never found, and the user's global and system config ignored
+  (no hooks, signing or templates of theirs can break a commit, and their config is never written).
+  The identity is given per call through the environment, so no git identity needs configuring.
+- Commits are made only by :meth:`GitStore.commit`, called with the store lock held; a stale or
+  foreign ``index.lock`` is waited for and, if abandoned, removed: the user never sees that error.
+- Reading history uses GitPython, always as ``with Repo(...)`` so no ``git cat-file`` process is
+  left running.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from scratch.errors import StoreError
+
+GITIGNORE = "# scratch keeps caches, locks and budget state out of history\n/cache/\n/state/\n/.lock\n"
+STALE_INDEX_LOCK_SECONDS = 20.0
+
+
+def blob_sha(data: bytes) -> str:
+    """The object id git gives ``data`` as a blob (computed here: no process needed)."""
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
+
+
+class GitStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.git_dir = root / ".git"
+
+    # -- environment -------------------------------------------------------------------------
+    def env(self, *, user: bool = False, author: str | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env["GIT_DIR"] = str(self.git_dir)
+        env["GIT_WORK_TREE"] = str(self.root)
+        env["GIT_CEILING_DIRECTORIES"] = str(self.root.parent)
+        if not user:
+            env["GIT_CONFIG_NOSYSTEM"] = "1"
+            env["GIT_CONFIG_GLOBAL"] = os.devnull
+            env["GIT_TERMINAL_PROMPT"] = "0"
+            env["LC_ALL"] = "C"
+            name = f"scratch agent {author}" if author else "scratch"
+            env["GIT_AUTHOR_NAME"] = name
+            env["GIT_AUTHOR_EMAIL"] = f"{author or 'scratch'}@scratch.invalid"
+            env["GIT_COMMITTER_NAME"] = "scratch"
+            env["GIT_COMMITTER_EMAIL"] = "scratch@scratch.invalid"
+        return env
+
+    def _git(self, *args: str, author: str | None = None, check: bool = True,
+             input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        try:
+            proc = subprocess.run(
+                ["git", *args], cwd=self.root, env=self.env(author=author), input=input,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )
+        except FileNotFoundError:
+            raise StoreError("git is not installed or not on PATH; scratch needs it",
+                             code="git_missing") from None
+        if check and proc.returncode != 0:
+            raise StoreError(
+                f"git {args[0]} failed: {proc.stderr.decode(errors='replace').strip()}",
+                code="git_failed", git_args=list(args),
+            )
+        return proc
+
+    # -- set-up ------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return (self.git_dir / "HEAD").is_file()
+
+    def init(self) -> None:
+        """Create the repository and its first commit (the .gitignore)."""
+        self._git("init", "-q", "-b", "main", str(self.root))
+        (self.root / ".gitignore").write_text(GITIGNORE)
+        self._git("add", "--", ".gitignore")
+        self._git("commit", "-q", "-m", "Create the scratch store.")
+
+    # -- writing -----------------------------------------------------------------------------
+    def commit(self, paths: list[str], message: str, *, author: str) -> bool:
+        """Stage ``paths`` (additions, changes and deletions) and commit them with ``message``.
+
+        Returns False when nothing changed (no empty commits). Call with the store lock held.
+        """
+        for attempt in range(60):
+            self._clear_stale_index_lock()
+            proc = self._git("add", "-A", "--", *paths, check=False)
+            if proc.returncode == 0:
+                proc = self._git("commit", "-q", "--no-verify", "-m", message, "--", *paths,
+                                 author=author, check=False)
+                if proc.returncode == 0:
+                    return True
+                out = (proc.stdout + proc.stderr).decode(errors="replace")
+                if "nothing to commit" in out or "no changes added" in out:
+                    return False
+            err = proc.stderr.decode(errors="replace")
+            if "index.lock" not in err:
+                raise StoreError(f"git failed to record the change: {err.strip()}",
+                                 code="git_failed")
+            time.sleep(min(0.05 * (attempt + 1), 0.5))
+        raise StoreError("git's index stayed locked by another program for too long",
+                         code="git_locked")
+
+    def _clear_stale_index_lock(self) -> None:
+        lock = self.git_dir / "index.lock"
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if age > STALE_INDEX_LOCK_SECONDS:
+            try:
+                lock.unlink()
+            except FileNotFoundError:
+                pass
+
+    # -- reading -----------------------------------------------------------------------------
+    def read_blob(self, sha: str) -> bytes:
+        proc = self._git("cat-file", "blob", sha, check=False)
+        if proc.returncode != 0:
+            raise StoreError(f"git object {sha} is missing from the store", code="object_missing",
+                             object=sha)
+        return proc.stdout
+
+    def path_history(self, path: str) -> list[dict[str, Any]]:
+        """Commits that touched ``path``, oldest first: id, time, message, blob (None if deleted)."""
+        from git import Repo  # heavy import, only for history
+
+        out: list[dict[str, Any]] = []
+        with Repo(self.root) as repo:
+            for commit in repo.iter_commits("HEAD", paths=path):
+                try:
+                    blob = commit.tree / path
+                    blob_id: str | None = blob.hexsha
+                except KeyError:
+                    blob_id = None
+                out.append({
+                    "commit": commit.hexsha,
+                    "time": commit.committed_datetime.astimezone().isoformat(),
+                    "timestamp": commit.committed_date,
+                    "message": str(commit.message).strip(),
+                    "blob": blob_id,
+                })
+        out.reverse()
+        return out
+
+    def fsck(self) -> subprocess.CompletedProcess[bytes]:
+        return self._git("fsck", "--strict", check=False)
+
+    def run_user(self, args: list[str]) -> int:
+        """``scratch git ARGS``: run git on the store with the user's own config and terminal."""
+        try:
+            return subprocess.call(["git", *args], cwd=self.root, env=self.env(user=True))
+        except FileNotFoundError:
+            raise StoreError("git is not installed or not on PATH", code="git_missing") from None

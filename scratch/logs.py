@@ -1,0 +1,160 @@
+"""Append-only logs with cursor pagination.
+
+A log is ``agents/<agent>/logs/<name>.jsonl``: one JSON object per line,
+``{"id": n, "ts": "...Z", "entry": value}``; ``entry`` is the JSON value when the appended text
+parses as JSON, else the text itself.
+
+Invariants:
+- Ids start at 1, grow by one per entry and are never reused (the next id lives in the metadata,
+  which survives ``rm``). Since entries are only ever appended, the entry with id k is line
+  ``k - first_id + 1`` of the file.
+- An append (one entry or a batch) is built in memory, checked against limits and quota, then
+  written with a single ``write`` on an ``O_APPEND`` descriptor and fsynced, under the store
+  lock, then committed: concurrent appenders never interleave or lose entries.
+- A torn last line (a crash mid-write) has no trailing newline: readers ignore it and the next
+  append cuts it off before writing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from scratch.errors import LimitExceeded, UsageError
+from scratch.store import Store, new_meta, utc_now
+
+
+def parse_entry(text: str) -> Any:
+    """The JSON value of ``text`` if it is JSON, else the text."""
+    stripped = text.strip()
+    if stripped:
+        try:
+            return orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            pass
+    return text
+
+
+def _decode(raw: bytes, position: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"log entry {position} is not valid UTF-8 (byte {exc.start}); logs hold text or JSON",
+            code="invalid_utf8", entry=position, byte_offset=exc.start) from None
+
+
+def append(store: Store, name: str, raw_entries: Iterable[bytes]) -> dict[str, Any]:
+    """Append entries to log ``name`` (created on first use). Returns first/last id and count."""
+    limit = store.config["limits.max_log_entry_bytes"]
+    texts: list[str] = []
+    for position, raw in enumerate(raw_entries, start=1):
+        if len(raw) > limit:
+            raise LimitExceeded(
+                f"log entry {position} has {len(raw):,} bytes; limits.max_log_entry_bytes is "
+                f"{limit:,}", code="log_entry_too_large", limit="limits.max_log_entry_bytes",
+                limit_value=limit, attempted=len(raw), entry=position)
+        texts.append(_decode(raw, position))
+    if not texts:
+        raise UsageError("nothing to append: the input holds no entries", code="empty_input")
+    path = store.content_path(name, "log")
+    with store.lock():
+        meta = store.load_meta(name)
+        if meta is not None and meta["kind"] != "log" and not meta.get("deleted"):
+            raise UsageError(f"{name!r} is a {meta['kind']}, not a log", code="wrong_kind",
+                             name=name, kind=meta["kind"])
+        if meta is None or meta["kind"] != "log":
+            meta = new_meta(name, "log")
+        new_entry = bool(meta.get("deleted")) or not path.exists()
+        if new_entry:
+            meta["log"]["count"] = 0
+        meta["deleted"] = False
+        store._check_quota(new_entry=new_entry, old_bytes=0,
+                           new_bytes=sum(len(t) for t in texts) + 48 * len(texts),
+                           new_log_entries=len(texts))
+        first = meta["log"]["next_id"]
+        ts = utc_now()
+        lines = b"".join(
+            orjson.dumps({"id": first + i, "ts": ts, "entry": parse_entry(t)}) + b"\n"
+            for i, t in enumerate(texts))
+        store._mkdirs(path.parent)
+        _append_bytes(path, lines)
+        last = first + len(texts) - 1
+        meta["log"]["next_id"] = last + 1
+        meta["log"]["count"] += len(texts)
+        meta["log"]["first_id"] = meta["log"].get("first_id") or first
+        what = f"entry {first}" if len(texts) == 1 else f"{len(texts)} entries, ids {first}-{last}"
+        message = f"Append {what} to log {name} (agent {store.agent})."
+        try:
+            store.save_meta(name, meta)
+            store.git.commit([store.rel(path), store.rel(store.meta_path(name))], message,
+                             author=store.agent)
+        except BaseException:
+            _truncate_to(path, len(lines))
+            raise
+    return {"name": name, "first_id": first, "last_id": last, "count": len(texts)}
+
+
+def _append_bytes(path: os.PathLike[str], data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            # cut a torn last line (no trailing newline) left by a crash
+            with open(path, "rb") as fh:
+                fh.seek(max(0, size - 65536))
+                tail = fh.read()
+            if not tail.endswith(b"\n"):
+                cut = tail.rfind(b"\n")
+                os.truncate(path, size - len(tail) + cut + 1 if cut >= 0 else
+                            (0 if size <= 65536 else size - len(tail)))
+        written = os.write(fd, data)
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _truncate_to(path: os.PathLike[str], appended: int) -> None:
+    """Undo an append whose commit failed."""
+    try:
+        os.truncate(path, os.path.getsize(path) - appended)
+    except OSError:
+        pass
+
+
+def _entries(store: Store, name: str) -> list[bytes]:
+    store.require(name, kinds=("log",))
+    data = store.content_path(name, "log").read_bytes()
+    lines = data.split(b"\n")
+    return lines[:-1]  # the last piece is "" or a torn line
+
+
+def read(store: Store, name: str, since: int = 0, limit: int = 100) -> dict[str, Any]:
+    if since < 0 or limit < 1:
+        raise UsageError("--since must be >= 0 and --limit >= 1", code="invalid_argument",
+                         since=since, limit=limit)
+    out: list[Any] = []
+    has_more = False
+    for line in _entries(store, name):
+        record = orjson.loads(line)
+        if record["id"] <= since:
+            continue
+        if len(out) == limit:
+            has_more = True
+            break
+        out.append(record)
+    next_since = out[-1]["id"] if out else since
+    return {"name": name, "entries": out, "has_more": has_more, "next_since": next_since}
+
+
+def tail(store: Store, name: str, n: int = 20) -> dict[str, Any]:
+    if n < 1:
+        raise UsageError("-n must be >= 1", code="invalid_argument", n=n)
+    lines = _entries(store, name)
+    records = [orjson.loads(line) for line in lines[-n:]]
+    return {"name": name, "entries": records, "total": len(lines)}

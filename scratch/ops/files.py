@@ -1,0 +1,164 @@
+"""Operations on versioned files, the store and its settings. Each returns a Result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scratch import stats
+from scratch.context import Context
+from scratch.diffing import diff_ops, split_lines, summarize_ops, unified
+from scratch.errors import StoreError, UsageError
+from scratch.gitstore import GitStore
+from scratch.names import STORE_DIR_NAME, split_ref, validate_name
+from scratch.result import Result, Table
+from scratch.store import Store, count_lines
+
+
+def init(directory: Path) -> Result:
+    root = (directory / STORE_DIR_NAME).absolute()
+    existed = GitStore(root).exists()
+    Store.open(root)
+    data = {"store": str(root), "created": not existed}
+    verb = "Already a scratch store" if existed else "Created a scratch store"
+    return Result("init", data=data, text=f"{verb} at {root}\n")
+
+
+def write(ctx: Context, name: str, data: bytes) -> Result:
+    validate_name(name)
+    rec = ctx.store().write(name, data)
+    out = {k: rec[k] for k in ("name", "version", "bytes", "lines", "unchanged")}
+    if rec["unchanged"]:
+        text = f"{name}: unchanged (version {rec['version']})\n"
+    else:
+        text = f"{name}: version {rec['version']} ({rec['bytes']:,} bytes, {rec['lines']:,} lines)\n"
+    return Result("write", data=out, text=text)
+
+
+def read_plain(ctx: Context, ref: str, *, raw: bool, is_terminal: bool) -> Result:
+    name, version = split_ref(ref)
+    store = ctx.store()
+    ver = store.resolve(name, version)
+    data = store.read_bytes(ver)
+    info = {"name": name, "version": ver.version, "bytes": len(data), "lines": count_lines(data),
+            "binary": bool(ver.info.get("binary"))}
+    if ver.info.get("binary") and is_terminal and not raw:
+        return Result("read", data=info, text=(
+            f"{name}@{ver.version}: binary content ({len(data):,} bytes) not printed to a "
+            f"terminal; use --raw, or redirect: scratch read {name} > FILE\n"))
+    payload: Any = dict(info)
+    payload["content"] = data.decode("utf-8", errors="replace")
+    return Result("read", data=payload, text=data)
+
+
+def read_since(ctx: Context, ref: str, since: int, context: int) -> Result:
+    name, version = split_ref(ref)
+    store = ctx.store()
+    new = store.resolve(name, version)
+    old = store.resolve(name, since)
+    return _diff_result("read", store, name, old, new, context)
+
+
+def diff(ctx: Context, name: str, a: int, b: int, context: int) -> Result:
+    store = ctx.store()
+    return _diff_result("diff", store, name, store.resolve(name, a), store.resolve(name, b),
+                        context)
+
+
+def _diff_result(command: str, store: Store, name: str, old: Any, new: Any,
+                 context: int) -> Result:
+    if context < 0:
+        raise UsageError("-U must be >= 0", code="invalid_argument")
+    if old.info.get("binary") or new.info.get("binary"):
+        raise UsageError(f"{name!r} holds binary content; line diffs need text",
+                         code="binary_content", name=name)
+    base = {"name": name, "from_version": old.version, "to_version": new.version}
+    if old.info["blob"] == new.info["blob"]:
+        data = dict(base, unchanged=True, ops=[], added=0, removed=0)
+        return Result(command, data=data, text="",
+                      notices=(f"{name}: unchanged between versions {old.version} and "
+                               f"{new.version}",))
+    a = split_lines(store.read_bytes(old))
+    b = split_lines(store.read_bytes(new))
+    ops = diff_ops(a, b)
+    text = unified(a, b, old_label=f"{name}@{old.version}", new_label=f"{name}@{new.version}",
+                   context=context)
+    data = dict(base, unchanged=False, ops=ops, **summarize_ops(ops))
+    return Result(command, data=data, text=text, style="diff")
+
+
+def history(ctx: Context, name: str) -> Result:
+    rows = ctx.store().history(name)
+    table = Table(["version", "time", "bytes", "lines", "commit", "message"],
+                  [[r["version"], r["time"], r["bytes"], r["lines"], r["commit"], r["message"]]
+                   for r in rows])
+    return Result("history", data={"name": name, "versions": rows}, table=table)
+
+
+def restore(ctx: Context, ref: str) -> Result:
+    name, version = split_ref(ref)
+    if version is None:
+        raise UsageError("restore needs a version: scratch restore NAME@N", code="invalid_ref")
+    rec = ctx.store().restore(name, version)
+    data = {"name": name, "restored_from": version, "version": rec["version"],
+            "unchanged": rec["unchanged"]}
+    text = (f"{name}: version {version} is already the current content\n" if rec["unchanged"]
+            else f"{name}: restored version {version} as version {rec['version']}\n")
+    return Result("restore", data=data, text=text)
+
+
+def remove(ctx: Context, name: str) -> Result:
+    rec = ctx.store().remove(name)
+    hint = (f"; scratch restore {name}@{rec['versions']} brings it back"
+            if rec["kind"] != "log" else "")
+    return Result("rm", data=rec, text=f"Deleted {rec['kind']} {name}{hint}\n")
+
+
+def ls(ctx: Context, prefix: str) -> Result:
+    rows = ctx.store().list(prefix)
+    table = Table(["name", "kind", "version", "bytes", "lines", "updated"],
+                  [[r["name"], r["kind"], r["version"] if r["version"] is not None else "-",
+                    r["bytes"], r["lines"], r["updated"]] for r in rows])
+    return Result("ls", data={"agent": ctx.agent, "entries": rows}, table=table)
+
+
+def store_stats(ctx: Context) -> Result:
+    store = ctx.store()
+    agents_dir = store.root / "agents"
+    agents = sorted(p.name for p in agents_dir.iterdir()) if agents_dir.is_dir() else []
+    rows = []
+    for agent in agents:
+        usage = Store(store.root, agent, store.config).usage()
+        counters = stats.load(store.root, agent)
+        rows.append({"agent": agent, **usage, "operations": counters.get("operations", {}),
+                     "tokens_intercepted": counters.get("tokens_intercepted", 0),
+                     "tokens_extracted": counters.get("tokens_extracted", 0)})
+    table = Table(["agent", "files", "logs", "log entries", "bytes", "operations"],
+                  [[r["agent"], r["files"], r["logs"], r["log_entries"], r["bytes"],
+                    ", ".join(f"{k} {v}" for k, v in sorted(r["operations"].items()))]
+                   for r in rows])
+    return Result("stats", data={"store": str(store.root), "agents": rows}, table=table)
+
+
+def show_config(ctx: Context) -> Result:
+    rows = ctx.config.describe()
+    data = {"store": str(ctx.root), "store_source": ctx.root_source,
+            "config_file": str(ctx.config.path) if ctx.config.path else None,
+            "agent": ctx.agent, "session": ctx.session, "settings": rows}
+    table = Table(["key", "value", "source"],
+                  [["store", str(ctx.root), ctx.root_source], ["agent", ctx.agent, ""]]
+                  + [[r["key"], _show(r["value"]), r["source"]] for r in rows])
+    return Result("config", data=data, table=table)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "{}"
+    return str(value)
+
+
+def git_passthrough(ctx: Context, args: list[str]) -> int:
+    store = ctx.store()
+    if not store.git.exists():
+        raise StoreError(f"no scratch store at {store.root}", code="store_missing")
+    return store.git.run_user(args)

@@ -1,0 +1,504 @@
+"""The store: plain files per agent namespace, every change one git commit.
+
+Layout under the store root (a git repository)::
+
+    scratch.toml                       optional settings (see scratch.config)
+    .gitignore                         keeps cache/, state/ and .lock out of history
+    agents/<agent>/files/<name>        current content of a file or output entry, byte-exact
+    agents/<agent>/logs/<name>.jsonl   an append-only log, one JSON object per line
+    agents/<agent>/meta/<name>.json    entry metadata: kind, versions (blob ids), log cursor
+    cache/                             rebuildable: indexes, old versions materialised as files
+    state/                             budgets and operation counters (not versioned)
+    .lock                              serialises write-then-commit across processes
+
+Invariants:
+- A name passes :func:`scratch.names.validate_name` and every path component below the agent
+  directory is a real directory or file, never a symlink, so nothing outside the agent's own
+  directory is ever read or written.
+- Content is written to a temp file and renamed; metadata likewise; then both are committed in
+  one commit whose message names entry, agent and version. Identical content makes no version.
+- Metadata is a cache of history: when it is missing or corrupt it is rebuilt from the content
+  and ``git log`` of the content path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from scratch.config import Config, load_config
+from scratch.errors import (
+    EntryNotFound,
+    InvalidName,
+    LimitExceeded,
+    QuotaExceeded,
+    ScratchError,
+    StoreError,
+    UsageError,
+    VersionNotFound,
+)
+from scratch.gitstore import GitStore, blob_sha
+from scratch.locking import atomic_write, exclusive
+from scratch.names import validate_agent, validate_name
+
+META_VERSION = 1
+KINDS = ("file", "log", "output")
+
+
+def utc_now() -> str:
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def count_lines(data: bytes) -> int:
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def is_binary(data: bytes) -> bool:
+    """NUL bytes or invalid UTF-8 in the first 64 KiB (a cut multibyte character is fine)."""
+    head = data[:65536]
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return not (len(head) == 65536 and exc.start >= len(head) - 3)
+    return False
+
+
+@dataclass(frozen=True)
+class Version:
+    name: str
+    version: int
+    meta: dict[str, Any]
+    info: dict[str, Any]
+
+
+class Store:
+    """One agent's view of a store. Create with :meth:`open`."""
+
+    def __init__(self, root: Path, agent: str, config: Config) -> None:
+        self.root = root
+        self.agent = agent
+        self.config = config
+        self.git = GitStore(root)
+        self.agent_dir = root / "agents" / agent
+        self.files_dir = self.agent_dir / "files"
+        self.logs_dir = self.agent_dir / "logs"
+        self.meta_dir = self.agent_dir / "meta"
+        self.cache_dir = root / "cache"
+        self.state_dir = root / "state"
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def open(cls, root: Path, agent: str = "default", config: Config | None = None,
+             *, create: bool = True) -> Store:
+        validate_agent(agent)
+        os.umask(0o077)
+        if not GitStore(root).exists():
+            if not create:
+                raise StoreError(f"no scratch store at {root}", code="store_missing")
+            cls._create(root)
+        store = cls(root, agent, config if config is not None else load_config(root))
+        store._check_agent_case()
+        return store
+
+    @staticmethod
+    def _create(root: Path) -> None:
+        try:
+            root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with exclusive(root / ".lock"):
+                if not GitStore(root).exists():
+                    GitStore(root).init()
+        except PermissionError as exc:
+            raise StoreError(f"cannot create the store at {root}: {exc.strerror}",
+                             code="store_read_only") from None
+
+    def _check_agent_case(self) -> None:
+        """On case-insensitive file systems OPS and ops would share a directory: refuse that."""
+        agents = self.root / "agents"
+        if not agents.is_dir():
+            return
+        if agents.is_symlink() or self.agent_dir.is_symlink():
+            raise StoreError("the agents directory must not be a symlink", code="unsafe_path")
+        folded = self.agent.casefold()
+        for other in os.listdir(agents):
+            if other != self.agent and other.casefold() == folded:
+                raise InvalidName(
+                    f"agent {self.agent!r} differs only in case from existing agent {other!r}",
+                    code="agent_conflict", agent=self.agent, existing=other)
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        try:
+            with exclusive(self.root / ".lock"):
+                yield
+        except PermissionError as exc:
+            raise StoreError(f"the store at {self.root} is read-only: {exc.strerror}",
+                             code="store_read_only") from None
+
+    # -- paths -------------------------------------------------------------------------------
+    def _safe(self, base: Path, relative: str) -> Path:
+        """``base/relative`` after refusing any symlink between the agent dir and the target."""
+        path = base / relative
+        probe = self.agent_dir
+        for part in path.relative_to(self.agent_dir).parts:
+            probe = probe / part
+            if probe.is_symlink():
+                raise StoreError(f"refusing to follow a symlink placed in the store: "
+                                 f"{probe.relative_to(self.root)}", code="unsafe_path")
+        for top in (self.root / "agents", self.agent_dir):
+            if top.is_symlink():
+                raise StoreError(f"refusing to follow a symlink placed in the store: "
+                                 f"{top.relative_to(self.root)}", code="unsafe_path")
+        return path
+
+    def content_path(self, name: str, kind: str = "file") -> Path:
+        validate_name(name)
+        if kind == "log":
+            return self._safe(self.logs_dir, name + ".jsonl")
+        return self._safe(self.files_dir, name)
+
+    def meta_path(self, name: str) -> Path:
+        validate_name(name)
+        return self._safe(self.meta_dir, name + ".json")
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    # -- metadata ----------------------------------------------------------------------------
+    def load_meta(self, name: str) -> dict[str, Any] | None:
+        path = self.meta_path(name)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return self._rebuild_meta(name)
+        except IsADirectoryError:
+            return None
+        try:
+            meta = orjson.loads(raw)
+            if meta.get("scratch_meta") != META_VERSION or meta.get("kind") not in KINDS:
+                raise ValueError("unknown metadata format")
+            return meta
+        except (orjson.JSONDecodeError, ValueError, AttributeError):
+            return self._rebuild_meta(name)
+
+    def _rebuild_meta(self, name: str) -> dict[str, Any] | None:
+        """Recreate metadata from the content file and its git history (None if no entry)."""
+        for kind, path in (("file", self.content_path(name)),
+                           ("log", self.content_path(name, "log"))):
+            if not path.is_file():
+                continue
+            meta = new_meta(name, kind)
+            if kind == "log":
+                ids = []
+                for line in path.read_bytes().split(b"\n"):
+                    try:
+                        ids.append(int(orjson.loads(line)["id"]))
+                    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                        continue  # a torn last line or garbage: not an entry
+                meta["log"] = {"next_id": (max(ids) + 1) if ids else 1, "count": len(ids)}
+                return meta
+            for commit in version_commits(self.git.path_history(self.rel(path))):
+                if commit["message"].startswith("Ingest"):
+                    meta["kind"] = "output"
+                meta["versions"].append({
+                    "version": len(meta["versions"]) + 1, "time": commit["time"],
+                    "blob": commit["blob"], "bytes": None, "lines": None,
+                    "message": commit["message"], "info": {},
+                })
+            data = path.read_bytes()
+            if not meta["versions"] or meta["versions"][-1]["blob"] != blob_sha(data):
+                meta["versions"].append({
+                    "version": len(meta["versions"]) + 1, "time": utc_now(),
+                    "blob": blob_sha(data), "bytes": len(data), "lines": count_lines(data),
+                    "message": "recovered from the working tree", "info": {},
+                })
+            meta["versions"][-1].update(bytes=len(data), lines=count_lines(data))
+            return meta
+        return None
+
+    def save_meta(self, name: str, meta: dict[str, Any]) -> Path:
+        meta["updated"] = utc_now()
+        path = self.meta_path(name)
+        atomic_write(path, orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", fsync=False)
+        return path
+
+    def require(self, name: str, *, kinds: tuple[str, ...] = KINDS,
+                allow_deleted: bool = False) -> dict[str, Any]:
+        meta = self.load_meta(name)
+        if meta is None or (meta.get("deleted") and not allow_deleted):
+            raise EntryNotFound(f"no entry named {name!r} for agent {self.agent!r}", name=name,
+                                agent=self.agent,
+                                suggestions=[f"scratch ls {name.rsplit('/', 1)[0]}/"
+                                             if "/" in name else "scratch ls"])
+        if meta["kind"] not in kinds:
+            raise UsageError(f"{name!r} is a {meta['kind']}, this command takes "
+                             f"{' or '.join(kinds)}", code="wrong_kind", name=name,
+                             kind=meta["kind"])
+        return meta
+
+    # -- writing files -----------------------------------------------------------------------
+    def write(self, name: str, data: bytes, *, kind: str = "file", info: dict[str, Any] | None
+              = None, verb: str = "Write", note: str = "") -> dict[str, Any]:
+        """Store ``data`` as the next version of ``name``. Returns the version record."""
+        validate_name(name)
+        limit = self.config["limits.max_write_bytes"]
+        if len(data) > limit:
+            raise LimitExceeded(
+                f"{len(data):,} bytes is over limits.max_write_bytes ({limit:,})",
+                code="write_too_large", limit="limits.max_write_bytes", limit_value=limit,
+                attempted=len(data))
+        sha = blob_sha(data)
+        with self.lock():
+            meta = self.load_meta(name)
+            if meta is not None and meta["kind"] == "log":
+                raise UsageError(f"{name!r} is a log; use another name or scratch rm it first",
+                                 code="wrong_kind", name=name, kind="log")
+            live = meta is not None and not meta.get("deleted")
+            if live and meta["versions"] and meta["versions"][-1]["blob"] == sha:
+                current = dict(meta["versions"][-1])
+                current.update(name=name, kind=meta["kind"], unchanged=True)
+                return current
+            self._check_quota(new_entry=not live, old_bytes=self._current_bytes(meta) if live
+                              else 0, new_bytes=len(data))
+            if meta is None:
+                meta = new_meta(name, kind)
+            meta["kind"] = kind
+            meta["deleted"] = False
+            number = len(meta["versions"]) + 1
+            message = f"{verb} {name} (agent {self.agent}), version {number}.{note}"
+            record = {"version": number, "time": utc_now(), "blob": sha, "bytes": len(data),
+                      "lines": count_lines(data), "binary": is_binary(data), "message": message,
+                      "info": info or {}}
+            meta["versions"].append(record)
+            content = self.content_path(name)
+            self._commit_files(name, [(content, data)], meta, message)
+        out = dict(record)
+        out.update(name=name, kind=kind, unchanged=False)
+        return out
+
+    def _commit_files(self, name: str, files: list[tuple[Path, bytes | None]],
+                      meta: dict[str, Any], message: str) -> None:
+        """Write (or delete, for None) files and metadata, then commit; undo all on failure."""
+        meta_path = self.meta_path(name)
+        backups: list[tuple[Path, bytes | None]] = []
+        for path in [p for p, _ in files] + [meta_path]:
+            try:
+                backups.append((path, path.read_bytes()))
+            except (FileNotFoundError, NotADirectoryError):
+                backups.append((path, None))
+        try:
+            for path, data in files:
+                if data is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    self._mkdirs(path.parent)
+                    atomic_write(path, data)
+            self._mkdirs(meta_path.parent)
+            self.save_meta(name, meta)
+            self.git.commit([self.rel(p) for p, _ in files] + [self.rel(meta_path)], message,
+                            author=self.agent)
+        except BaseException as exc:
+            for path, old in backups:
+                try:
+                    if old is None:
+                        path.unlink(missing_ok=True)
+                    else:
+                        atomic_write(path, old, fsync=False)
+                except OSError:
+                    pass
+            if isinstance(exc, PermissionError):
+                raise StoreError(f"the store is read-only: {exc.strerror}: {exc.filename}",
+                                 code="store_read_only") from None
+            if isinstance(exc, (NotADirectoryError, FileExistsError, IsADirectoryError)):
+                raise InvalidName(f"{name!r} clashes with an existing entry: a name cannot be both"
+                                  " an entry and a folder of entries", code="name_conflict",
+                                  name=name) from None
+            raise
+
+    def _mkdirs(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    # -- quotas ------------------------------------------------------------------------------
+    def _current_bytes(self, meta: dict[str, Any] | None) -> int:
+        if not meta or not meta.get("versions"):
+            return 0
+        return meta["versions"][-1].get("bytes") or 0
+
+    def usage(self) -> dict[str, int]:
+        """Entries, bytes of current content and log entries of this agent."""
+        files = logs = total = log_entries = 0
+        for directory, is_log in ((self.files_dir, False), (self.logs_dir, True)):
+            for dirpath, _dirs, names in os.walk(directory):
+                for fname in names:
+                    if fname.startswith(".tmp-"):
+                        continue
+                    total += os.path.getsize(os.path.join(dirpath, fname))
+                    if is_log:
+                        logs += 1
+                    else:
+                        files += 1
+        if logs:
+            for meta in self.iter_meta():
+                if meta["kind"] == "log" and not meta.get("deleted"):
+                    log_entries += meta.get("log", {}).get("count", 0)
+        return {"files": files, "logs": logs, "bytes": total, "log_entries": log_entries}
+
+    def _check_quota(self, *, new_entry: bool, old_bytes: int, new_bytes: int,
+                     new_log_entries: int = 0) -> None:
+        use = self.usage()
+        q_files, q_bytes = self.config["quota.files"], self.config["quota.bytes"]
+        if new_entry and use["files"] + use["logs"] + 1 > q_files:
+            raise QuotaExceeded(
+                f"agent {self.agent!r} has {use['files'] + use['logs']} entries; quota.files is "
+                f"{q_files}", limit="quota.files", limit_value=q_files,
+                current=use["files"] + use["logs"], attempted=1,
+                suggestions=["scratch ls", "scratch rm NAME"])
+        after = use["bytes"] - old_bytes + new_bytes
+        if after > q_bytes:
+            raise QuotaExceeded(
+                f"storing {new_bytes:,} bytes would bring agent {self.agent!r} to {after:,} bytes;"
+                f" quota.bytes is {q_bytes:,}", limit="quota.bytes", limit_value=q_bytes,
+                current=use["bytes"], attempted=new_bytes)
+        q_logs = self.config["quota.log_entries"]
+        if new_log_entries and use["log_entries"] + new_log_entries > q_logs:
+            raise QuotaExceeded(
+                f"agent {self.agent!r} has {use['log_entries']:,} log entries; appending "
+                f"{new_log_entries:,} would pass quota.log_entries ({q_logs:,})",
+                limit="quota.log_entries", limit_value=q_logs, current=use["log_entries"],
+                attempted=new_log_entries)
+
+    # -- reading -----------------------------------------------------------------------------
+    def resolve(self, name: str, version: int | None = None,
+                kinds: tuple[str, ...] = ("file", "output")) -> Version:
+        meta = self.require(name, kinds=kinds, allow_deleted=version is not None)
+        versions = meta["versions"]
+        if version is None:
+            if not versions:
+                raise EntryNotFound(f"{name!r} has no versions", name=name)
+            version = len(versions)
+        if not 1 <= version <= len(versions):
+            raise VersionNotFound(
+                f"{name!r} has no version {version}; it has versions 1-{len(versions)}",
+                name=name, version=version, latest=len(versions))
+        return Version(name, version, meta, versions[version - 1])
+
+    def read_bytes(self, ver: Version) -> bytes:
+        return self.version_file(ver).read_bytes()
+
+    def version_file(self, ver: Version) -> Path:
+        """A plain file holding exactly the content of ``ver`` (old versions via the cache)."""
+        meta, info = ver.meta, ver.info
+        if not meta.get("deleted") and ver.version == len(meta["versions"]):
+            path = self.content_path(ver.name)
+            if path.is_file():
+                return path
+        cached = self.cache_dir / "blobs" / info["blob"]
+        if not cached.is_file():
+            data = self.git.read_blob(info["blob"])
+            atomic_write(cached, data, fsync=False)
+        return cached
+
+    def history(self, name: str) -> list[dict[str, Any]]:
+        meta = self.require(name, allow_deleted=True)
+        if meta["kind"] == "log":
+            raise UsageError(f"{name!r} is a log: logs have entries, not versions; "
+                             f"see scratch log read {name}", code="wrong_kind", name=name)
+        commits = version_commits(self.git.path_history(self.rel(self.content_path(name))))
+        rows = []
+        for rec, commit in zip(meta["versions"], commits + [None] * len(meta["versions"])):
+            rows.append({
+                "version": rec["version"], "time": rec["time"], "bytes": rec.get("bytes"),
+                "lines": rec.get("lines"),
+                "commit": commit["commit"][:12] if commit and commit["blob"] == rec["blob"] else "",
+                "message": rec.get("message", ""),
+            })
+        return rows
+
+    def restore(self, name: str, version: int) -> dict[str, Any]:
+        ver = self.resolve(name, version, kinds=("file", "output"))
+        data = self.read_bytes(ver)
+        return self.write(name, data, kind=ver.meta["kind"], info=ver.info.get("info"),
+                          verb="Restore", note=f" Restored from version {version}.")
+
+    def remove(self, name: str) -> dict[str, Any]:
+        with self.lock():
+            meta = self.require(name)
+            path = self.content_path(name, meta["kind"])
+            meta["deleted"] = True
+            message = f"Delete {name} (agent {self.agent})."
+            self._commit_files(name, [(path, None)], meta, message)
+            self._prune_empty_dirs(path.parent)
+        return {"name": name, "kind": meta["kind"], "deleted": True,
+                "versions": len(meta["versions"])}
+
+    def _prune_empty_dirs(self, directory: Path) -> None:
+        while directory not in (self.files_dir, self.logs_dir) and directory != self.agent_dir:
+            try:
+                directory.rmdir()
+            except OSError:
+                return
+            directory = directory.parent
+
+    # -- listing -----------------------------------------------------------------------------
+    def iter_meta(self) -> Iterator[dict[str, Any]]:
+        base = self.meta_dir
+        for dirpath, _dirs, names in os.walk(base):
+            for fname in sorted(names):
+                if not fname.endswith(".json") or fname.startswith(".tmp-"):
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, fname), base)[: -len(".json")]
+                try:
+                    meta = self.load_meta(rel.replace(os.sep, "/"))
+                except ScratchError:
+                    continue
+                if meta is not None:
+                    yield meta
+
+    def list(self, prefix: str = "") -> list[dict[str, Any]]:
+        rows = []
+        for meta in self.iter_meta():
+            if meta.get("deleted") or not meta["name"].startswith(prefix):
+                continue
+            row: dict[str, Any] = {"name": meta["name"], "kind": meta["kind"]}
+            if meta["kind"] == "log":
+                path = self.content_path(meta["name"], "log")
+                size = path.stat().st_size if path.exists() else 0
+                row.update(version=None, bytes=size, lines=meta["log"]["count"],
+                           updated=meta.get("updated"))
+            else:
+                cur = meta["versions"][-1]
+                row.update(version=cur["version"], bytes=cur.get("bytes"),
+                           lines=cur.get("lines"), updated=cur["time"])
+            rows.append(row)
+        rows.sort(key=lambda r: r["name"])
+        return rows
+
+
+def new_meta(name: str, kind: str) -> dict[str, Any]:
+    now = utc_now()
+    meta: dict[str, Any] = {"scratch_meta": META_VERSION, "name": name, "kind": kind,
+                            "deleted": False, "created": now, "updated": now, "versions": []}
+    if kind == "log":
+        meta["log"] = {"next_id": 1, "count": 0}
+    return meta
+
+
+def version_commits(commits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The commits (oldest first) that created versions: the blob changed and is not a deletion."""
+    out, previous = [], None
+    for commit in commits:
+        if commit["blob"] is not None and commit["blob"] != previous:
+            out.append(commit)
+        previous = commit["blob"]
+    return out
