@@ -36,28 +36,28 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence, Union
+from typing import Any
 
 from scratch.errors import InvalidPattern, KeyPathNotFound
 
 
 class Wildcard:
-    """The ``*`` segment: every child of an object or array."""
+    """The ``*`` segment: every child of an object or array (use the ``WILDCARD`` instance)."""
 
-    _instance: Wildcard | None = None
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Wildcard)
 
-    def __new__(cls) -> Wildcard:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    def __hash__(self) -> int:
+        return hash("*")
 
     def __repr__(self) -> str:
         return "WILDCARD"
 
 
 WILDCARD = Wildcard()
-Segment = Union[str, int, Wildcard]
+Segment = str | int | Wildcard
 
 MAX_AVAILABLE_KEYS = 50  # keys listed in a key_path_not_found error; key_count tells the rest
 
