@@ -106,3 +106,34 @@ def _is_terminal() -> bool:
         return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+config_app = typer.Typer(name="config", help="Show the effective settings and where each came "
+                         "from; 'config threshold TOOL' explains ingest thresholds.\n\n"
+                         "Example: scratch config --json")
+app.add_typer(config_app, name="config")
+
+
+@config_app.callback(invoke_without_command=True)
+def config_cmd(typer_ctx: typer.Context,
+               json_output: Annotated[bool, typer.Option("--json", help="Print one JSON "
+                                                         "document.")] = False,
+               store: Annotated[Optional[str], typer.Option("--store", metavar="DIR",
+                                                            help="Store directory.")] = None,
+               agent: Annotated[Optional[str], typer.Option("--agent", metavar="NAME",
+                                                            help="Agent namespace.")] = None,
+               model: Annotated[Optional[str], typer.Option("--model", metavar="MODEL",
+                                                            help="Model override.")] = None,
+               ) -> None:
+    """Show the effective settings and where each came from."""
+    if typer_ctx.invoked_subcommand is not None:
+        from scratch.cli.common import GLOBAL_DEFAULTS
+        for key, value in (("json_output", json_output), ("store", store), ("agent", agent),
+                           ("model", model)):
+            if value:
+                GLOBAL_DEFAULTS[key] = value
+        return
+    from scratch.cli.common import run
+    from scratch.ops import files
+    run("config", files.show_config, {"json_output": json_output, "store": store,
+                                      "agent": agent, "model": model})

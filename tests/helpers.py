@@ -1,0 +1,34 @@
+"""Run the real CLI in-process and decode its JSON envelope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from typer.testing import CliRunner
+
+from scratch.cli import _register, app
+
+_register()
+
+
+@dataclass
+class Run:
+    code: int
+    out: bytes
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out.decode("utf-8", errors="replace")
+
+    @property
+    def json(self) -> Any:
+        return orjson.loads(self.out)
+
+
+def cli(*args: str, input: bytes | str | None = None, env: dict[str, str] | None = None) -> Run:
+    runner = CliRunner()
+    result = runner.invoke(app, list(args), input=input, env=env, catch_exceptions=False)
+    return Run(result.exit_code, result.stdout_bytes, result.stderr)
