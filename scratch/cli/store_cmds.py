@@ -137,3 +137,16 @@ def config_cmd(typer_ctx: typer.Context,
     from scratch.ops import files
     run("config", files.show_config, {"json_output": json_output, "store": store,
                                       "agent": agent, "model": model})
+
+
+@command("threshold", target=config_app,
+         help="Say which [thresholds] pattern decides TOOL's ingest threshold, and why.\n\n"
+         "Example: scratch config threshold kubectl_get")
+def threshold_cmd(ctx: Context, tool: Annotated[str, typer.Argument(
+        metavar="TOOL", help="Tool name as given to ingest --tool.")]):
+    from scratch.result import Result
+    from scratch.thresholds import resolve_threshold
+    t = resolve_threshold(tool, ctx.config["thresholds"])
+    src = f"pattern {t.pattern!r}" if t.pattern else "the default"
+    return Result("config threshold", data=t.as_dict(),
+                  text=f"{tool}: min_tokens {t.min_tokens} from {src} ({t.reason})\n")
