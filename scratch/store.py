@@ -76,6 +76,20 @@ def is_binary(data: bytes) -> bool:
 
 
 @dataclass(frozen=True)
+class Pending:
+    """Content about to become a version: bytes in memory, or a file to move into place."""
+
+    name: str
+    content: bytes | Path
+    kind: str
+    info: dict[str, Any]
+    blob: str
+    size: int
+    lines: int
+    binary: bool
+
+
+@dataclass(frozen=True)
 class Version:
     name: str
     version: int
@@ -258,73 +272,118 @@ class Store:
                 f"{len(data):,} bytes is over limits.max_write_bytes ({limit:,})",
                 code="write_too_large", limit="limits.max_write_bytes", limit_value=limit,
                 attempted=len(data))
-        sha = blob_sha(data)
+        item = Pending(name, data, kind, info or {}, blob_sha(data), len(data), count_lines(data),
+                       is_binary(data))
         with self.lock():
-            meta = self.load_meta(name)
-            if meta is not None and meta["kind"] == "log":
-                raise UsageError(f"{name!r} is a log; use another name or scratch rm it first",
-                                 code="wrong_kind", name=name, kind="log")
+            return self.commit_versions([item], verb=verb, note=note)[0]
+
+    def commit_versions(self, items: list[Pending], *, verb: str, note: str = "",
+                        message: str | None = None) -> list[dict[str, Any]]:
+        """Make each item the next version of its entry, all in one commit (lock held).
+
+        Items whose content equals their entry's current version are reported ``unchanged``
+        and make no version; if nothing changed, no commit is made.
+        """
+        records: list[dict[str, Any]] = []
+        changes: list[tuple[Path, bytes | Path | None]] = []
+        metas: list[tuple[str, dict[str, Any]]] = []
+        new_entries = 0
+        old_bytes = new_bytes = 0
+        for item in items:
+            validate_name(item.name)
+            meta = self.load_meta(item.name)
+            if meta is not None and meta["kind"] == "log" and not meta.get("deleted"):
+                raise UsageError(f"{item.name!r} is a log; use another name or scratch rm it "
+                                 "first", code="wrong_kind", name=item.name, kind="log")
             live = meta is not None and not meta.get("deleted")
-            if live and meta["versions"] and meta["versions"][-1]["blob"] == sha:
+            if live and meta["versions"] and meta["versions"][-1]["blob"] == item.blob:
                 current = dict(meta["versions"][-1])
-                current.update(name=name, kind=meta["kind"], unchanged=True)
-                return current
-            self._check_quota(new_entry=not live, old_bytes=self._current_bytes(meta) if live
-                              else 0, new_bytes=len(data))
-            if meta is None:
-                meta = new_meta(name, kind)
-            meta["kind"] = kind
+                current.update(name=item.name, kind=meta["kind"], unchanged=True)
+                records.append(current)
+                continue
+            new_entries += 0 if live else 1
+            old_bytes += self._current_bytes(meta) if live else 0
+            new_bytes += item.size
+            if meta is None or meta["kind"] == "log":
+                meta = new_meta(item.name, item.kind)
+            meta["kind"] = item.kind
             meta["deleted"] = False
             number = len(meta["versions"]) + 1
-            message = f"{verb} {name} (agent {self.agent}), version {number}.{note}"
-            record = {"version": number, "time": utc_now(), "blob": sha, "bytes": len(data),
-                      "lines": count_lines(data), "binary": is_binary(data), "message": message,
-                      "info": info or {}}
+            line = message or f"{verb} {item.name} (agent {self.agent}), version {number}.{note}"
+            record = {"version": number, "time": utc_now(), "blob": item.blob,
+                      "bytes": item.size, "lines": item.lines, "binary": item.binary,
+                      "message": line, "info": item.info}
             meta["versions"].append(record)
-            content = self.content_path(name)
-            self._commit_files(name, [(content, data)], meta, message)
-        out = dict(record)
-        out.update(name=name, kind=kind, unchanged=False)
-        return out
+            changes.append((self.content_path(item.name), item.content))
+            metas.append((item.name, meta))
+            out = dict(record)
+            out.update(name=item.name, kind=item.kind, unchanged=False)
+            records.append(out)
+        if not changes:
+            return records
+        self._check_quota(new_entry=new_entries > 0, new_entries=new_entries,
+                          old_bytes=old_bytes, new_bytes=new_bytes)
+        if len(changes) == 1 or message:
+            commit_message = message or records[[r["unchanged"] for r in records].index(False)][
+                "message"]
+        else:
+            first = next(r for r in records if not r["unchanged"])
+            commit_message = (f"{first['message']} With {len(changes) - 1} companion "
+                              f"{'entry' if len(changes) == 2 else 'entries'}.")
+        self._commit_files(changes, metas, commit_message)
+        return records
 
-    def _commit_files(self, name: str, files: list[tuple[Path, bytes | None]],
-                      meta: dict[str, Any], message: str) -> None:
-        """Write (or delete, for None) files and metadata, then commit; undo all on failure."""
-        meta_path = self.meta_path(name)
-        backups: list[tuple[Path, bytes | None]] = []
-        for path in [p for p, _ in files] + [meta_path]:
-            try:
-                backups.append((path, path.read_bytes()))
-            except (FileNotFoundError, NotADirectoryError):
-                backups.append((path, None))
+    def _commit_files(self, changes: list[tuple[Path, bytes | Path | None]],
+                      metas: list[tuple[str, dict[str, Any]]], message: str) -> None:
+        """Write (bytes), move in (Path) or delete (None) files, save metadata, commit.
+
+        On any failure every touched file is put back as it was (old content is kept through
+        a hard link, so even a 1 GB output is never copied) and the error is re-raised.
+        """
+        targets = [p for p, _ in changes] + [self.meta_path(n) for n, _ in metas]
+        backups: list[tuple[Path, Path | None]] = []
         try:
-            for path, data in files:
-                if data is None:
+            for path in targets:
+                backup = None
+                if path.is_file():
+                    backup = path.with_name(f".tmp-backup-{os.getpid()}-{path.name}")
+                    backup.unlink(missing_ok=True)
+                    os.link(path, backup)
+                backups.append((path, backup))
+            for path, source in changes:
+                if source is None:
                     path.unlink(missing_ok=True)
+                    continue
+                self._mkdirs(path.parent)
+                if isinstance(source, Path):
+                    os.replace(source, path)
                 else:
-                    self._mkdirs(path.parent)
-                    atomic_write(path, data)
-            self._mkdirs(meta_path.parent)
-            self.save_meta(name, meta)
-            self.git.commit([self.rel(p) for p, _ in files] + [self.rel(meta_path)], message,
-                            author=self.agent)
+                    atomic_write(path, source)
+            for name, meta in metas:
+                self._mkdirs(self.meta_path(name).parent)
+                self.save_meta(name, meta)
+            self.git.commit([self.rel(p) for p in targets], message, author=self.agent)
         except BaseException as exc:
-            for path, old in backups:
+            for path, backup in backups:
                 try:
-                    if old is None:
+                    if backup is None:
                         path.unlink(missing_ok=True)
                     else:
-                        atomic_write(path, old, fsync=False)
+                        os.replace(backup, path)
                 except OSError:
                     pass
             if isinstance(exc, PermissionError):
                 raise StoreError(f"the store is read-only: {exc.strerror}: {exc.filename}",
                                  code="store_read_only") from None
             if isinstance(exc, (NotADirectoryError, FileExistsError, IsADirectoryError)):
-                raise InvalidName(f"{name!r} clashes with an existing entry: a name cannot be both"
-                                  " an entry and a folder of entries", code="name_conflict",
-                                  name=name) from None
+                names = ", ".join(repr(n) for n, _ in metas)
+                raise InvalidName(f"{names} clashes with an existing entry: a name cannot be "
+                                  "both an entry and a folder of entries", code="name_conflict",
+                                  name=metas[0][0]) from None
             raise
+        for _path, backup in backups:
+            if backup is not None:
+                backup.unlink(missing_ok=True)
 
     def _mkdirs(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -355,14 +414,14 @@ class Store:
         return {"files": files, "logs": logs, "bytes": total, "log_entries": log_entries}
 
     def _check_quota(self, *, new_entry: bool, old_bytes: int, new_bytes: int,
-                     new_log_entries: int = 0) -> None:
+                     new_log_entries: int = 0, new_entries: int = 1) -> None:
         use = self.usage()
         q_files, q_bytes = self.config["quota.files"], self.config["quota.bytes"]
-        if new_entry and use["files"] + use["logs"] + 1 > q_files:
+        if new_entry and use["files"] + use["logs"] + new_entries > q_files:
             raise QuotaExceeded(
                 f"agent {self.agent!r} has {use['files'] + use['logs']} entries; quota.files is "
                 f"{q_files}", limit="quota.files", limit_value=q_files,
-                current=use["files"] + use["logs"], attempted=1,
+                current=use["files"] + use["logs"], attempted=new_entries,
                 suggestions=["scratch ls", "scratch rm NAME"])
         after = use["bytes"] - old_bytes + new_bytes
         if after > q_bytes:
@@ -437,7 +496,7 @@ class Store:
             path = self.content_path(name, meta["kind"])
             meta["deleted"] = True
             message = f"Delete {name} (agent {self.agent})."
-            self._commit_files(name, [(path, None)], meta, message)
+            self._commit_files([(path, None)], [(name, meta)], message)
             self._prune_empty_dirs(path.parent)
         return {"name": name, "kind": meta["kind"], "deleted": True,
                 "versions": len(meta["versions"])}
