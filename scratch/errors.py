@@ -133,3 +133,13 @@ class TokenizerError(ScratchError):
 
 class FormatError(ScratchError):
     code = "format_error"
+
+
+class IndexInvalid(ScratchError):
+    """A stored version's index is missing, from an older format, incomplete or corrupt.
+
+    Never shown to agents as a failure: the caller rebuilds the index from the content.
+    ``details["reason"]`` says what was wrong.
+    """
+
+    code = "index_invalid"
