@@ -1,0 +1,346 @@
+"""Tokenizers for the three base encodings, loaded lazily, offline, verified.
+
+Invariants:
+- Importing this module imports no tokenizer library; :func:`get_tokenizer` loads on first use
+  and keeps one instance per encoding per process.
+- Counts are exact and equal to the reference: tiktoken ``encode_ordinary`` length for
+  ``o200k_base``/``cl100k_base`` (special-token text counts as ordinary text), SentencePiece
+  ``encode`` length for ``gemma3``. Which engine counts is only a speed choice.
+- Engines for o200k_base/cl100k_base (measured on this project's shared 2-core machine):
+  - pure Python (:mod:`scratch.tokens.pybpe`): verified ranks from the cache (~0.06 s o200k,
+    ~0.03 s cl100k; ~0.25 s the first time) + ``regex`` (~0.015 s); ~3 MB/s. Used for counts
+    up to :data:`PY_MAX_CHARS` while tiktoken is not built: the common small answer.
+  - tiktoken ``Encoding`` built from the same ranks: + ~0.15-0.2 s to build; 11-30 MB/s per
+    thread. Used for ids, decoding, cutting, and mid-sized counts.
+  - toktok (exact, Rust, vocabulary verified against the published hash once per version):
+    first use ~0.5 s (o200k) / ~0.2 s (cl100k), then 150-230 MB/s per thread, both cores.
+    Used for counts once loaded or when a batch is large enough to repay its load.
+  - SentencePiece for gemma3 (~0.05 s load, ~16 MB/s per thread on 64 KB pieces; long
+    strings are cut at safe points first because it is 3x slower on one huge string).
+- Bytes are turned into text by :func:`decode_text`: UTF-8, each invalid byte becoming U+FFFD.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from scratch.errors import UsageError
+from scratch.tokens import loader
+from scratch.tokens.cuts import split_text
+from scratch.tokens.models import BASE_ENCODINGS, EncodingSpec
+
+# Total characters in one count call from which loading toktok pays for itself (its extra
+# load time divided by the speed difference, rounded down).
+FAST_MIN_CHARS: dict[str, int] = {"o200k_base": 4_000_000, "cl100k_base": 1_000_000}
+# Below this many characters (and while tiktoken is not built) the pure-Python counter is
+# cheaper than building tiktoken's Encoding (~0.2 s) at ~3 MB/s.
+PY_MAX_CHARS = 256_000
+# SentencePiece is fastest on pieces of about this size.
+_SP_PIECE = 1 << 16
+
+_UNSET: Any = object()
+_cache_dir: Path | None = _UNSET
+_lock = threading.Lock()
+_tokenizers: dict[str, Tokenizer] = {}
+
+
+def set_cache_dir(path: Path | None) -> None:
+    """Where derived fast-loading data goes (None: no cache). Default: ``$XDG_CACHE_HOME/scratch/tokens``.
+
+    Affects tokenizers loaded afterwards.
+    """
+    global _cache_dir
+    _cache_dir = path
+
+
+def cache_dir() -> Path | None:
+    if _cache_dir is _UNSET:
+        return loader.default_cache_dir()
+    return _cache_dir
+
+
+def decode_text(data: bytes) -> str:
+    """The text that counts for ``data``: UTF-8, each invalid byte replaced by U+FFFD.
+
+    One replacement character per bad byte (not per bad sequence) keeps the text cut-stable:
+    decoding pieces cut at ASCII bytes gives the same text as decoding the whole.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _unescape(data.decode("utf-8", "surrogateescape"))
+
+
+_SURROGATES = dict.fromkeys(range(0xDC80, 0xDD00), "\ufffd")
+
+
+def _unescape(text: str) -> str:
+    return text.translate(_SURROGATES)
+
+
+class Tokenizer:
+    """One base encoding. Subclasses load their engine lazily on first use."""
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``."""
+        if not text:
+            return 0
+        return self.count_many([text])[0]
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Tokens in each text, in order, in one batch (parallel where the engine allows)."""
+        raise NotImplementedError
+
+    def encode(self, text: str) -> list[int]:
+        raise NotImplementedError
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids``; a character split by the ids' ends shows as U+FFFD."""
+        return self.decode_bytes(ids).decode("utf-8", "replace")
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        raise NotImplementedError
+
+    def char_ends(self, ids: Sequence[int]) -> list[int]:
+        """For each token, the character offset where it ends in the decoded text, or -1 when
+        that end falls inside a character (so the text cannot be cut there)."""
+        raise NotImplementedError
+
+
+def _ends_from_bytes(pieces: Iterable[bytes]) -> list[int]:
+    """:meth:`Tokenizer.char_ends` from each token's UTF-8 bytes."""
+    ends: list[int] = []
+    pos = 0
+    for piece in pieces:
+        if ends and piece and 0x80 <= piece[0] < 0xC0:
+            ends[-1] = -1  # this token continues the previous one's character
+        pos += len(piece) - sum(1 for b in piece if 0x80 <= b < 0xC0)
+        ends.append(pos)
+    return ends
+
+
+class BpeTokenizer(Tokenizer):
+    """o200k_base / cl100k_base: pure Python for short counts, toktok for big ones, tiktoken
+    for ids and everything in between (see the module docstring for the numbers)."""
+
+    def __init__(self, name: str, *, source: Path | None = None,
+                 cache: Path | None = None) -> None:
+        self.name = name
+        self._source = source
+        self._cache = cache
+        self._ranks: dict[bytes, int] | None = None
+        self._py: Any = None
+        self._encoding: Any = None
+        self._fast: Any = None
+        self._fast_state: bool | None = None  # None: not tried; False: unusable
+        self._lock = threading.RLock()
+
+    def ranks(self) -> dict[bytes, int]:
+        """The verified mergeable ranks (loaded once)."""
+        if self._ranks is None:
+            with self._lock:
+                if self._ranks is None:
+                    self._ranks = loader.load_ranks(self.name, source=self._source,
+                                                    cache_dir=self._cache)
+        return self._ranks
+
+    @property
+    def encoding(self) -> Any:
+        """The tiktoken ``Encoding``, built from verified ranks (never ``tiktoken.get_encoding``)."""
+        if self._encoding is None:
+            with self._lock:
+                if self._encoding is None:
+                    import tiktoken
+
+                    info = loader.BPE_FILES[self.name]
+                    self._encoding = tiktoken.Encoding(
+                        self.name, pat_str=info.pat_str, mergeable_ranks=self.ranks(),
+                        special_tokens=info.special_tokens)
+        return self._encoding
+
+    def fast_counter(self) -> Any:
+        """toktok's counter for this encoding, or None when unavailable or unverified."""
+        if self._fast_state is None:
+            with self._lock:
+                if self._fast_state is None:
+                    ok = self._source is None and loader.toktok_verified(self.name, self._cache)
+                    if ok:
+                        import toktok
+
+                        self._fast = toktok._encoding(self.name)
+                    self._fast_state = ok
+        return self._fast
+
+    def _python(self) -> Any:
+        if self._py is None:
+            with self._lock:
+                if self._py is None:
+                    from scratch.tokens.pybpe import PyBpe
+
+                    self._py = PyBpe(loader.BPE_FILES[self.name].pat_str, self.ranks())
+        return self._py
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        texts = list(texts)
+        if not texts:
+            return []
+        try:
+            return self._count_many(texts)
+        except UnicodeEncodeError:  # lone surrogates: count them as tiktoken does (U+FFFD)
+            return self._count_many([_fix_surrogates(t) for t in texts])
+
+    def _count_many(self, texts: list[str]) -> list[int]:
+        total = sum(map(len, texts))
+        if self._fast_state or (self._fast_state is None and total >= FAST_MIN_CHARS[self.name]
+                                and self.fast_counter() is not None):
+            return list(self._fast.count_batch(texts, 0, False))
+        if self._encoding is None and total <= PY_MAX_CHARS:
+            from scratch.tokens.pybpe import PieceTooLong
+
+            try:
+                return self._python().count_many(texts)  # type: ignore[no-any-return]
+            except PieceTooLong:
+                pass
+        enc = self.encoding
+        if len(texts) > 1 and total > 1 << 20:
+            return [len(ids) for ids in enc.encode_ordinary_batch(texts, num_threads=2)]
+        return [len(enc.encode_ordinary(t)) for t in texts]
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.encoding.encode_ordinary(text))
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        return bytes(self.encoding.decode_bytes(list(ids)))
+
+    def char_ends(self, ids: Sequence[int]) -> list[int]:
+        return _ends_from_bytes(self.encoding.decode_tokens_bytes(list(ids)))
+
+
+def _fix_surrogates(text: str) -> str:
+    """What tiktoken counts for text with lone surrogates: pairs joined, the rest U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class GemmaTokenizer(Tokenizer):
+    """gemma3: the Gemma 3 SentencePiece model shipped in ``scratch/tokens/data``."""
+
+    name = "gemma3"
+
+    def __init__(self, *, source: Path | None = None, cache: Path | None = None) -> None:
+        self._source = source
+        self._cache = cache
+        self._sp: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def processor(self) -> Any:
+        if self._sp is None:
+            with self._lock:
+                if self._sp is None:
+                    import sentencepiece
+
+                    model = loader.load_gemma3_model(source=self._source, cache_dir=self._cache)
+                    self._sp = sentencepiece.SentencePieceProcessor(model_proto=model)
+        return self._sp
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        texts = list(texts)
+        if not texts:
+            return []
+        pieces: list[str] = []
+        owner: list[int] = []
+        for i, text in enumerate(texts):
+            parts = split_text(text, _SP_PIECE) if len(text) > 4 * _SP_PIECE else [text]
+            pieces.extend(parts)
+            owner.extend([i] * len(parts))
+        sp = self.processor
+        if len(pieces) > 1 and sum(map(len, pieces)) > 1 << 18:
+            counts = [len(ids) for ids in sp.encode(pieces, num_threads=2)]
+        else:
+            counts = [len(sp.encode(p)) for p in pieces]
+        out = [0] * len(texts)
+        for i, c in zip(owner, counts):
+            out[i] += c
+        return out
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.processor.encode(text))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return str(self.processor.decode(list(ids)))
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        return b"".join(self._piece_bytes(i) for i in ids)
+
+    def _piece_bytes(self, token: int) -> bytes:
+        sp = self.processor
+        piece = sp.id_to_piece(token)
+        if sp.is_byte(token):  # byte fallback pieces are spelled <0xAB>
+            return bytes([int(piece[3:5], 16)])
+        if sp.is_control(token):
+            return b""
+        return piece.replace("\u2581", " ").encode("utf-8")
+
+    def char_ends(self, ids: Sequence[int]) -> list[int]:
+        # In characters, not bytes: a literal U+2581 in the input comes back as the piece "▁"
+        # like a space does, and both are one character.
+        sp = self.processor
+        ends: list[int] = []
+        pos = 0
+        for token in ids:
+            if sp.is_byte(token):
+                b = int(sp.id_to_piece(token)[3:5], 16)
+                if 0x80 <= b < 0xC0:
+                    if ends:
+                        ends[-1] = -1
+                else:
+                    pos += 1
+            elif not sp.is_control(token):
+                pos += len(sp.id_to_piece(token))
+            ends.append(pos)
+        return ends
+
+
+def build_tokenizer(base: str, *, source: Path | None = None,
+                    cache: Path | None = _UNSET) -> Tokenizer:
+    """A new, uncached tokenizer; ``source`` points it at other data files (tests)."""
+    if base not in BASE_ENCODINGS:
+        raise UsageError(f"unknown base encoding {base!r}; choose one of {', '.join(BASE_ENCODINGS)}",
+                         code="unknown_encoding", encoding=base, choices=list(BASE_ENCODINGS))
+    where = cache_dir() if cache is _UNSET else cache
+    if base == "gemma3":
+        return GemmaTokenizer(source=source, cache=where)
+    return BpeTokenizer(base, source=source, cache=where)
+
+
+def get_tokenizer(base: str) -> Tokenizer:
+    """The process-wide tokenizer of a base encoding (``spec.base``); loads lazily on first use."""
+    tok = _tokenizers.get(base)
+    if tok is None:
+        with _lock:
+            tok = _tokenizers.get(base)
+            if tok is None:
+                tok = build_tokenizer(base)
+                _tokenizers[base] = tok
+    return tok
+
+
+def count_text(text: str, spec: EncodingSpec) -> int:
+    """Tokens in ``text`` in ``spec``'s units (Claude: the scaled estimate)."""
+    if not text:
+        return 0
+    return spec.scale(get_tokenizer(spec.base).count(text))
+
+
+def count_lines(lines: Sequence[str], base: str) -> list[int]:
+    """Base-encoding counts of each line separately, in one batch call (for index builders).
+
+    Counts are in the base encoding (``spec.base``); scale sums with ``spec.scale`` rather
+    than each line, since rounding up per line would inflate the Claude estimate.
+    """
+    return get_tokenizer(base).count_many(lines)
