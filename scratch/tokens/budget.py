@@ -1,0 +1,286 @@
+"""The context budget of one agent session: how many tokens its answers may still put into the
+model's context.
+
+State file (JSON object, one per session; the caller picks the path inside the store)::
+
+    {"version": 1, "used": int, "extracted": int, "intercepted": int, "calls": int,
+     "kinds": {kind: int}, "reported": int | null, "window": int | null,
+     "created": iso8601, "updated": iso8601}
+
+``used`` is the running estimate of tokens in the context: every charge adds to it, and
+``report_used(n)`` (the model's own figure, ground truth) raises it to ``max(used, n)``.
+``intercepted`` counts tokens kept *out* of the context (outputs stored instead of shown);
+it never reduces what remains. ``window`` is a ``set-window`` override (null: the model's).
+
+Invariants:
+- ``usable = floor(window * (1 - margin))`` with the margin clamped to 0..0.95;
+  ``remaining = max(0, usable - used)``.
+- Every read-modify-write runs under an exclusive ``flock`` on the sibling ``<name>.lock``
+  file, so concurrent callers cannot both spend the last tokens; :meth:`Budget.charge` checks
+  and records in that one critical section and records nothing when it refuses.
+- The state file is replaced atomically (temp file + rename): readers see the old or the new
+  state. A missing file is a fresh budget; an unreadable or corrupt one is reset and the
+  result carries a warning -- never a crash. Directories 0700, files 0600.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from scratch.errors import BudgetExceeded, LimitExceeded, UsageError
+from scratch.locking import atomic_write, exclusive
+
+STATE_VERSION = 1
+MAX_MARGIN = 0.95
+DEFAULT_MARGIN = 0.20
+_COUNTERS = ("used", "extracted", "intercepted", "calls")
+
+
+def clamp_margin(margin: float) -> float:
+    """The safety margin clamped to 0..0.95 (a non-number becomes the default 0.20)."""
+    try:
+        m = float(margin)
+    except (TypeError, ValueError):
+        return DEFAULT_MARGIN
+    if math.isnan(m):
+        return DEFAULT_MARGIN
+    return min(max(m, 0.0), MAX_MARGIN)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _fresh() -> dict[str, Any]:
+    now = _now()
+    return {"version": STATE_VERSION, "used": 0, "extracted": 0, "intercepted": 0, "calls": 0,
+            "kinds": {}, "reported": None, "window": None, "created": now, "updated": now}
+
+
+def _valid(state: Any) -> bool:
+    if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+        return False
+    for key in _COUNTERS:
+        value = state.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return False
+    kinds = state.get("kinds")
+    if not isinstance(kinds, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in kinds.values()):
+        return False
+    for key in ("reported", "window"):
+        value = state.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < 0):
+            return False
+    return True
+
+
+def _tokens(value: int, what: str = "tokens") -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise UsageError(f"{what} must be a whole number >= 0, not {value!r}",
+                         code="invalid_argument", value=str(value))
+    return value
+
+
+class Budget:
+    """One session's budget, stored in ``state_file``.
+
+    ``window`` is the model's context window (``context_window(model, ...)``), used unless the
+    session has a ``set_window`` override; ``max_extraction_tokens`` is the per-call cap
+    checked by :meth:`check_cap` (0 or less: no cap).
+    """
+
+    def __init__(self, state_file: Path, *, window: int, safety_margin: float = DEFAULT_MARGIN,
+                 max_extraction_tokens: int = 10_000) -> None:
+        self.state_file = Path(state_file)
+        self.lock_file = self.state_file.with_name(self.state_file.name + ".lock")
+        self.model_window = int(window)
+        self.margin = clamp_margin(safety_margin)
+        self.max_extraction_tokens = int(max_extraction_tokens)
+
+    # -- state I/O (callers hold the lock) -------------------------------------------------
+
+    def _load(self, warnings: list[str]) -> tuple[dict[str, Any], bool]:
+        """The state and whether it must be written back (it was corrupt)."""
+        try:
+            raw = self.state_file.read_bytes()
+        except FileNotFoundError:
+            return _fresh(), False
+        except OSError as exc:
+            warnings.append(f"budget state {self.state_file.name} was unreadable "
+                            f"({exc.strerror or exc}); the budget was reset")
+            return _fresh(), True
+        try:
+            state = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            state = None
+        if not _valid(state):
+            warnings.append(f"budget state {self.state_file.name} was corrupt; the budget was reset")
+            return _fresh(), True
+        return state, False
+
+    def _save(self, state: dict[str, Any], warnings: list[str]) -> None:
+        state["updated"] = _now()
+        data = json.dumps(state, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+        # No fsync: losing the very last charge in a power cut is harmless, and a torn file
+        # is reset with a warning on the next read.
+        try:
+            atomic_write(self.state_file, data, fsync=False)
+        except OSError as exc:
+            # The budget is advisory bookkeeping: failing to save it must not stop the answer.
+            warnings.append(f"budget state {self.state_file.name} could not be saved "
+                            f"({exc.strerror or exc}); this change was not recorded")
+
+    def _view(self, state: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+        window = state["window"] if state.get("window") is not None else self.model_window
+        usable = math.floor(window * (1 - self.margin))
+        used = state["used"]
+        out: dict[str, Any] = {
+            "window": window,
+            "window_source": "set-window" if state.get("window") is not None else "model",
+            "margin": self.margin,
+            "usable": usable,
+            "used": used,
+            "remaining": max(0, usable - used),
+            "intercepted": state["intercepted"],
+            "extracted": state["extracted"],
+            "calls": state["calls"],
+            "kinds": dict(state["kinds"]),
+            "reported": state.get("reported"),
+            "max_extraction_tokens": self.max_extraction_tokens,
+            "updated": state.get("updated"),
+        }
+        if warnings:
+            out["warnings"] = list(warnings)
+        return out
+
+    def _update(self, change: Any) -> dict[str, Any]:
+        """Run ``change(state, view)`` under the lock; it mutates ``state`` and returns True to
+        save it (or raises to refuse). Returns the view after the change."""
+        warnings: list[str] = []
+        with exclusive(self.lock_file):
+            state, dirty = self._load(warnings)
+            if change(state, self._view(state, warnings)) or dirty:
+                self._save(state, warnings)
+            return self._view(state, warnings)
+
+    # -- public operations ------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """window, window_source, margin, usable, used, remaining, intercepted, extracted,
+        calls, kinds, reported, max_extraction_tokens, updated (+ warnings)."""
+        return self._update(lambda state, view: False)
+
+    def _refusal(self, tokens: int, view: dict[str, Any]) -> BudgetExceeded:
+        return BudgetExceeded(
+            f"this answer needs about {tokens} tokens but only {view['remaining']} of the "
+            f"{view['usable']}-token budget remain",
+            estimated_tokens=tokens, remaining=view["remaining"], usable=view["usable"],
+            used=view["used"], window=view["window"],
+            suggestions=[
+                "ask for less: fewer lines, a narrower key path, grep instead of reading",
+                "if the model reported its real usage, record it: scratch budget used N",
+                "after the context was cleared or compacted: scratch budget reset",
+                "if the model's window is larger: scratch budget set-window N",
+            ])
+
+    def check(self, tokens: int) -> dict[str, Any]:
+        """Raise :class:`BudgetExceeded` if ``tokens`` do not fit; record nothing."""
+        _tokens(tokens)
+
+        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+            if tokens > view["remaining"]:
+                raise self._refusal(tokens, view)
+            return False
+
+        return self._update(change)
+
+    def charge(self, tokens: int, *, kind: str = "extracted", enforce: bool = True) -> dict[str, Any]:
+        """Check and record ``tokens`` entering the context, atomically.
+
+        ``kind`` labels the spend (``extracted`` for answers; e.g. ``passthrough`` for small
+        outputs let through); all kinds add to ``used``. With ``enforce`` a charge that does not
+        fit raises :class:`BudgetExceeded` and records nothing; without it, it is recorded anyway
+        (the tokens are already in the context).
+        """
+        _tokens(tokens)
+        if not kind or not isinstance(kind, str):
+            raise UsageError("a budget charge needs a kind", code="invalid_argument")
+
+        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+            if enforce and tokens > view["remaining"]:
+                raise self._refusal(tokens, view)
+            state["used"] += tokens
+            if kind == "extracted":
+                state["extracted"] += tokens
+            state["kinds"][kind] = state["kinds"].get(kind, 0) + tokens
+            state["calls"] += 1
+            return True
+
+        return self._update(change)
+
+    def record_intercepted(self, tokens: int) -> dict[str, Any]:
+        """Record tokens kept out of the context (a tool output stored instead of shown)."""
+        _tokens(tokens)
+
+        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+            state["intercepted"] += tokens
+            return True
+
+        return self._update(change)
+
+    def report_used(self, n: int) -> dict[str, Any]:
+        """The model reported ``n`` tokens in its context: the estimate becomes max(used, n)."""
+        _tokens(n)
+
+        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+            state["used"] = max(state["used"], n)
+            state["reported"] = n
+            return True
+
+        return self._update(change)
+
+    def reset(self) -> dict[str, Any]:
+        """Forget all usage (after the context was cleared); a set-window override is kept."""
+
+        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+            window = state.get("window")
+            state.clear()
+            state.update(_fresh())
+            state["window"] = window
+            return True
+
+        return self._update(change)
+
+    def set_window(self, n: int | None) -> dict[str, Any]:
+        """Override this session's context window (None: back to the model's)."""
+        if n is not None:
+            _tokens(n, "the context window")
+            if n < 1:
+                raise UsageError("the context window must be at least 1 token",
+                                 code="invalid_argument", value=str(n))
+
+        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+            state["window"] = n
+            return True
+
+        return self._update(change)
+
+    def check_cap(self, tokens: int, code: str = "extraction_too_large",
+                  suggestions: list[str] | None = None) -> None:
+        """Raise :class:`LimitExceeded` (with ``code``) when one answer exceeds the per-call cap."""
+        cap = self.max_extraction_tokens
+        if cap > 0 and tokens > cap:
+            raise LimitExceeded(
+                f"this answer would be about {tokens} tokens, over the per-call cap of {cap} "
+                "(budget.max_extraction_tokens)",
+                code=code, estimated_tokens=tokens, limit=cap,
+                suggestions=suggestions or [
+                    "ask for a smaller part: fewer lines, a narrower key path, or grep",
+                    "raise budget.max_extraction_tokens in the config if this is intended",
+                ])

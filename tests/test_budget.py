@@ -1,0 +1,178 @@
+"""The context budget: arithmetic, refusals, ground-truth reports, corrupt state, and
+check-and-record from several processes at once."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import stat
+from pathlib import Path
+
+import pytest
+
+from scratch.errors import BudgetExceeded, LimitExceeded, UsageError
+from scratch.tokens.budget import Budget, clamp_margin
+
+
+def make(tmp_path: Path, window: int = 1000, margin: float = 0.2, cap: int = 300) -> Budget:
+    return Budget(tmp_path / "budget" / "agent-a.json", window=window, safety_margin=margin,
+                  max_extraction_tokens=cap)
+
+
+def test_fresh_status(tmp_path: Path) -> None:
+    status = make(tmp_path).status()
+    assert {k: status[k] for k in ("window", "window_source", "margin", "usable", "used",
+                                   "remaining", "intercepted", "extracted", "calls",
+                                   "reported", "max_extraction_tokens")} == {
+        "window": 1000, "window_source": "model", "margin": 0.2, "usable": 800, "used": 0,
+        "remaining": 800, "intercepted": 0, "extracted": 0, "calls": 0, "reported": None,
+        "max_extraction_tokens": 300}
+    assert "warnings" not in status
+    assert not (tmp_path / "budget" / "agent-a.json").exists()  # reading writes nothing
+
+
+@pytest.mark.parametrize("margin, clamped, usable", [
+    (0.2, 0.2, 800), (0, 0.0, 1000), (-0.5, 0.0, 1000), (0.95, 0.95, 50), (0.99, 0.95, 50),
+    (3, 0.95, 50), (0.333, 0.333, 667), (float("nan"), 0.2, 800), ("junk", 0.2, 800),
+])
+def test_margin_is_clamped(tmp_path: Path, margin: object, clamped: float, usable: int) -> None:
+    assert clamp_margin(margin) == clamped  # type: ignore[arg-type]
+    status = make(tmp_path, margin=margin).status()  # type: ignore[arg-type]
+    assert (status["margin"], status["usable"]) == (clamped, usable)
+
+
+def test_charge_and_refuse(tmp_path: Path) -> None:
+    budget = make(tmp_path)
+    after = budget.charge(500)
+    assert (after["used"], after["remaining"], after["extracted"], after["calls"]) == (500, 300, 500, 1)
+    budget.charge(100, kind="passthrough")
+    with pytest.raises(BudgetExceeded) as exc:
+        budget.charge(201)
+    err = exc.value
+    assert err.code == "budget_exceeded" and err.exit_code == 3
+    assert (err.details["estimated_tokens"], err.details["remaining"], err.details["usable"],
+            err.details["used"]) == (201, 200, 800, 600)
+    assert err.details["suggestions"] and all(isinstance(s, str) for s in err.details["suggestions"])
+    status = budget.status()
+    assert (status["used"], status["calls"], status["extracted"]) == (600, 2, 500)  # nothing recorded
+    assert status["kinds"] == {"extracted": 500, "passthrough": 100}
+    with pytest.raises(BudgetExceeded):
+        budget.check(201)
+    assert budget.check(200)["used"] == 600  # check records nothing
+    assert budget.charge(200)["remaining"] == 0
+    assert budget.charge(0)["remaining"] == 0
+    forced = budget.charge(50, enforce=False)  # already in the context: recorded anyway
+    assert (forced["used"], forced["remaining"]) == (850, 0)
+    with pytest.raises(UsageError):
+        budget.charge(-1)
+
+
+def test_intercepted_does_not_spend(tmp_path: Path) -> None:
+    budget = make(tmp_path)
+    status = budget.record_intercepted(12_345)
+    assert (status["intercepted"], status["used"], status["remaining"]) == (12_345, 0, 800)
+
+
+def test_report_used_takes_the_maximum(tmp_path: Path) -> None:
+    budget = make(tmp_path)
+    budget.charge(100)
+    assert budget.report_used(400)["used"] == 400
+    status = budget.report_used(250)  # lower report: the estimate stays
+    assert (status["used"], status["reported"], status["remaining"]) == (400, 250, 400)
+    assert budget.report_used(5000)["remaining"] == 0
+
+
+def test_reset_and_set_window(tmp_path: Path) -> None:
+    budget = make(tmp_path)
+    budget.charge(300)
+    budget.record_intercepted(50)
+    status = budget.set_window(2000)
+    assert (status["window"], status["window_source"], status["usable"], status["remaining"]) == (
+        2000, "set-window", 1600, 1300)
+    status = budget.reset()
+    assert (status["used"], status["intercepted"], status["calls"], status["window"]) == (0, 0, 0, 2000)
+    assert budget.set_window(None)["window"] == 1000
+    # another Budget on the same file (a later CLI call) sees the same state
+    assert make(tmp_path, window=5000).status()["window"] == 5000
+    for bad in (0, -5):
+        with pytest.raises(UsageError):
+            budget.set_window(bad)
+
+
+def test_files_are_private(tmp_path: Path) -> None:
+    budget = make(tmp_path)
+    budget.charge(1)
+    assert stat.S_IMODE(budget.state_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(budget.lock_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(budget.state_file.parent.stat().st_mode) == 0o700
+    state = json.loads(budget.state_file.read_text())
+    assert state["version"] == 1 and state["used"] == 1
+
+
+@pytest.mark.parametrize("content", [
+    b"", b"{not json", b"[]", b'{"version": 1}', b"\xff\xfe\x00",
+    b'{"version": 1, "used": -4, "extracted": 0, "intercepted": 0, "calls": 0, "kinds": {}}',
+    b'{"version": 99, "used": 0, "extracted": 0, "intercepted": 0, "calls": 0, "kinds": {}}',
+])
+def test_corrupt_state_resets_with_a_warning(tmp_path: Path, content: bytes) -> None:
+    budget = make(tmp_path)
+    budget.state_file.parent.mkdir(parents=True)
+    budget.state_file.write_bytes(content)
+    status = budget.charge(10)
+    assert status["used"] == 10
+    assert len(status["warnings"]) == 1 and "reset" in status["warnings"][0]
+    again = budget.status()
+    assert "warnings" not in again and again["used"] == 10
+
+
+def test_state_that_is_a_directory_is_reported_not_fatal(tmp_path: Path) -> None:
+    budget = make(tmp_path)
+    budget.state_file.mkdir(parents=True)
+    status = budget.status()
+    assert status["used"] == 0 and "unreadable" in status["warnings"][0]
+    status = budget.charge(5)
+    assert "could not be saved" in status["warnings"][-1]
+
+
+def test_check_cap(tmp_path: Path) -> None:
+    budget = make(tmp_path, cap=300)
+    budget.check_cap(300, "head_too_large")
+    with pytest.raises(LimitExceeded) as exc:
+        budget.check_cap(301, "head_too_large")
+    err = exc.value
+    assert (err.code, err.exit_code) == ("head_too_large", 3)
+    assert (err.details["estimated_tokens"], err.details["limit"]) == (301, 300)
+    make(tmp_path, cap=0).check_cap(10**9)  # 0: no cap
+
+
+def _spender(path: str, amount: int, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    budget = Budget(Path(path), window=10_000, safety_margin=0.0, max_extraction_tokens=0)
+    spent = 0
+    refused = 0
+    while refused < 3:
+        try:
+            budget.charge(amount)
+            spent += amount
+        except BudgetExceeded:
+            refused += 1
+    queue.put((amount, spent))
+
+
+def test_concurrent_check_and_record(tmp_path: Path) -> None:
+    path = tmp_path / "budget" / "shared.json"
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    amounts = [7, 13, 50, 111]
+    procs = [ctx.Process(target=_spender, args=(str(path), a, queue)) for a in amounts]
+    for p in procs:
+        p.start()
+    results = dict(queue.get(timeout=120) for _ in procs)
+    spent = [results[a] for a in amounts]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    status = Budget(path, window=10_000, safety_margin=0.0, max_extraction_tokens=0).status()
+    assert status["used"] == sum(spent)  # no lost updates
+    assert status["used"] <= status["usable"] == 10_000  # never overspent
+    assert status["remaining"] < min(amounts)  # everyone stopped only when nothing fitted
+    assert status["calls"] == sum(s // a for s, a in zip(spent, amounts))
