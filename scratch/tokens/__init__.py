@@ -1,0 +1,58 @@
+"""Real token counts, offline, per model; context windows and the context budget.
+
+Importing this package is cheap: no tokenizer library is imported until something is counted.
+
+Public API (see each module for the invariants):
+- :mod:`~scratch.tokens.models`: :data:`ENCODINGS`, :class:`EncodingSpec`,
+  :func:`resolve_encoding` (model/encoding -> spec), :func:`context_window`.
+- :mod:`~scratch.tokens.tokenizer`: :func:`get_tokenizer` (per-process, lazy, verified),
+  :func:`count_text`, :func:`count_lines`, :func:`decode_text`, :func:`set_cache_dir`.
+- :mod:`~scratch.tokens.stream`: :func:`count_stream`, :func:`truncate_stream`,
+  :func:`tail_stream`, :func:`split_stream` over iterables of bytes, in bounded memory.
+- :mod:`~scratch.tokens.budget`: :class:`Budget`, the per-session context budget.
+"""
+
+from __future__ import annotations
+
+from scratch.tokens.budget import Budget
+from scratch.tokens.models import (
+    BASE_ENCODINGS,
+    DEFAULT_CLAUDE_FACTOR,
+    ENCODINGS,
+    EncodingSpec,
+    context_window,
+    encoding_for_model,
+    normalize_model,
+    resolve_encoding,
+)
+from scratch.tokens.stream import count_stream, split_stream, tail_stream, truncate_stream
+from scratch.tokens.tokenizer import (
+    Tokenizer,
+    count_lines,
+    count_text,
+    decode_text,
+    get_tokenizer,
+    set_cache_dir,
+)
+
+__all__ = [
+    "BASE_ENCODINGS",
+    "DEFAULT_CLAUDE_FACTOR",
+    "ENCODINGS",
+    "Budget",
+    "EncodingSpec",
+    "Tokenizer",
+    "context_window",
+    "count_lines",
+    "count_stream",
+    "count_text",
+    "decode_text",
+    "encoding_for_model",
+    "get_tokenizer",
+    "normalize_model",
+    "resolve_encoding",
+    "set_cache_dir",
+    "split_stream",
+    "tail_stream",
+    "truncate_stream",
+]
