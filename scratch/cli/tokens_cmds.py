@@ -1,0 +1,131 @@
+"""`scratch tokens` and `scratch budget`."""
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from scratch.cli.common import app, command
+from scratch.context import Context
+
+CHUNK = 1 << 20
+
+
+def _chunks(source: Optional[str]):
+    import sys
+
+    from scratch.errors import UsageError
+    if source in (None, "-"):
+        if sys.stdin.isatty():
+            raise UsageError("no input: stdin is a terminal; pipe data in or give a FILE",
+                             code="no_input")
+        stream = sys.stdin.buffer
+        while block := stream.read(CHUNK):
+            yield block
+        return
+    try:
+        fh = open(source, "rb")
+    except FileNotFoundError:
+        from scratch.errors import ScratchError
+        raise ScratchError(f"no such file: {source}", code="file_not_found", path=source) from None
+    with fh:
+        while block := fh.read(CHUNK):
+            yield block
+
+
+@command("tokens", help="Count the tokens of FILE or stdin for the agent's model (exact for "
+         "OpenAI and Gemini tokenizers, an estimate for Claude).\n\n"
+         "--truncate/--tail print the first/last N tokens' text; --split N cuts the input into "
+         "chunks of at most N tokens at line ends (joined, they give the input back).\n\n"
+         "Example: kubectl get pods -A -o json | scratch tokens --model gpt-4o")
+def tokens_cmd(ctx: Context,
+               source: Annotated[Optional[str], typer.Argument(
+                   metavar="[FILE|-]", help="Input file; stdin when omitted or '-'.",
+                   show_default=False)] = None,
+               truncate: Annotated[Optional[int], typer.Option(
+                   "--truncate", metavar="N", help="Print the text of the first N tokens.",
+                   show_default=False)] = None,
+               tail: Annotated[Optional[int], typer.Option(
+                   "--tail", metavar="N", help="Print the text of the last N tokens.",
+                   show_default=False)] = None,
+               split: Annotated[Optional[int], typer.Option(
+                   "--split", metavar="N", help="Cut into chunks of at most N tokens.",
+                   show_default=False)] = None,
+               split_dir: Annotated[Optional[Path], typer.Option(
+                   "--split-dir", metavar="DIR", help="With --split: write chunk-00001.txt ... "
+                   "into DIR instead of stdout.", show_default=False)] = None,
+               delimiter: Annotated[str, typer.Option(
+                   "--delimiter", metavar="TEXT", help="With --split to stdout: put TEXT "
+                   "between chunks (default: the ASCII record separator, \\x1e).",
+                   show_default=False)] = "\x1e",
+               ids: Annotated[bool, typer.Option("--ids", help="Print the token ids.")] = False):
+    from scratch.errors import UsageError
+    from scratch.ops import tokens
+    chosen = [name for name, v in (("--truncate", truncate), ("--tail", tail),
+                                   ("--split", split), ("--ids", ids or None)) if v is not None]
+    if len(chosen) > 1:
+        raise UsageError(f"choose one of {', '.join(chosen)}", code="invalid_argument")
+    if split_dir is not None and split is None:
+        raise UsageError("--split-dir goes with --split N", code="invalid_argument")
+    chunks = _chunks(source)
+    if truncate is not None:
+        return tokens.truncate(ctx, chunks, truncate, tail=False)
+    if tail is not None:
+        return tokens.truncate(ctx, chunks, tail, tail=True)
+    if split is not None:
+        return tokens.split(ctx, chunks, split, split_dir, delimiter)
+    if ids:
+        return tokens.ids(ctx, chunks)
+    return tokens.count(ctx, chunks)
+
+
+budget_app = typer.Typer(name="budget", help="The agent's context budget for this session: "
+                         "show, reset, record used tokens, set the window.\n\n"
+                         "Example: scratch budget --json")
+app.add_typer(budget_app, name="budget")
+
+
+@budget_app.callback(invoke_without_command=True)
+def budget_main(typer_ctx: typer.Context,
+                json_output: Annotated[bool, typer.Option("--json", help="Print one JSON "
+                                                          "document.")] = False,
+                agent: Annotated[Optional[str], typer.Option("--agent", metavar="NAME",
+                                                             help="Agent namespace.")] = None,
+                session: Annotated[Optional[str], typer.Option(
+                    "--session", metavar="NAME", help="Budget session.")] = None,
+                model: Annotated[Optional[str], typer.Option("--model", metavar="MODEL",
+                                                             help="Model.")] = None) -> None:
+    """Show model, tokenizer, window, usable, used, remaining, intercepted and extracted."""
+    from scratch.cli.common import GLOBAL_DEFAULTS, run
+    if typer_ctx.invoked_subcommand is not None:
+        for key, value in (("json_output", json_output), ("agent", agent),
+                           ("session", session), ("model", model)):
+            if value:
+                GLOBAL_DEFAULTS[key] = value
+        return
+    from scratch.ops import tokens
+    run("budget", tokens.budget_show, {"json_output": json_output, "agent": agent,
+                                       "session": session, "model": model})
+
+
+@command("reset", target=budget_app, help="Start the session's budget over at zero used.\n\n"
+         "Example: scratch budget reset")
+def budget_reset(ctx: Context):
+    from scratch.ops import tokens
+    return tokens.budget_show(ctx, "reset")
+
+
+@command("used", target=budget_app, help="Record N tokens the LLM reports as used: the estimate "
+         "becomes max(current, N).\n\nExample: scratch budget used 48210")
+def budget_used(ctx: Context, n: Annotated[int, typer.Argument(metavar="N", min=0,
+                                                               help="Tokens used so far.")]):
+    from scratch.ops import tokens
+    return tokens.budget_show(ctx, "used", n)
+
+
+@command("set-window", target=budget_app, help="Set this session's context window to N tokens "
+         "(0 returns to the model's window).\n\nExample: scratch budget set-window 200000")
+def budget_set_window(ctx: Context, n: Annotated[int, typer.Argument(
+        metavar="N", min=0, help="Window in tokens.")]):
+    from scratch.ops import tokens
+    return tokens.budget_show(ctx, "set-window", n or None)

@@ -1,0 +1,101 @@
+"""`scratch tokens` and `scratch budget` operations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from scratch.context import Context
+from scratch.errors import UsageError
+from scratch.result import Result
+
+SPLIT_DELIMITER = "\x1e"  # ASCII record separator between --split chunks on stdout
+
+
+def _spec_dict(ctx: Context) -> dict[str, Any]:
+    spec = ctx.encoding()
+    return {"encoding": spec.name, "model": spec.model, "exact": spec.exact}
+
+
+def count(ctx: Context, chunks: Iterable[bytes]) -> Result:
+    from scratch.tokens import count_stream
+    spec = ctx.encoding()
+    n = count_stream(chunks, spec)
+    data = {"count": n, **_spec_dict(ctx)}
+    notices = () if spec.exact else (f"claude count is an estimate: ceil(cl100k_base x "
+                                     f"{spec.factor})",)
+    return Result("tokens", data=data, text=f"{n}\n", notices=notices)
+
+
+def ids(ctx: Context, chunks: Iterable[bytes]) -> Result:
+    from scratch.tokens import get_tokenizer
+    from scratch.tokens.tokenizer import decode_text
+    spec = ctx.encoding()
+    if not spec.exact:
+        raise UsageError("the claude encoding is an estimate and has no token ids; use "
+                         "--encoding cl100k_base", code="no_token_ids")
+    tok = get_tokenizer(spec.base)
+    text = decode_text(b"".join(chunks))
+    out = tok.encode(text)
+    return Result("tokens", data={"ids": out, "count": len(out), **_spec_dict(ctx)},
+                  text=" ".join(map(str, out)) + "\n")
+
+
+def truncate(ctx: Context, chunks: Iterable[bytes], n: int, *, tail: bool) -> Result:
+    from scratch.tokens import tail_stream, truncate_stream
+    spec = ctx.encoding()
+    pieces = (tail_stream if tail else truncate_stream)(chunks, n, spec)
+    data = b"".join(pieces)
+    payload = {"text": data.decode("utf-8", errors="replace"), "limit": n,
+               "bytes": len(data), **_spec_dict(ctx)}
+    return Result("tokens", data=payload, text=data)
+
+
+def split(ctx: Context, chunks: Iterable[bytes], n: int, split_dir: Path | None,
+          delimiter: str) -> Result | Iterator[bytes]:
+    from scratch.tokens import split_stream
+    spec = ctx.encoding()
+    pieces = split_stream(chunks, n, spec)
+    if split_dir is None:
+        parts = list(pieces)
+        sep = delimiter.encode("utf-8")
+        data = {"chunks": [p.decode("utf-8", errors="replace") for p in parts],
+                "count": len(parts), "max_tokens": n, **_spec_dict(ctx)}
+        return Result("tokens", data=data, text=sep.join(parts))
+    split_dir.mkdir(parents=True, exist_ok=True)
+    files = []
+    for i, piece in enumerate(pieces, start=1):
+        path = split_dir / f"chunk-{i:05d}.txt"
+        path.write_bytes(piece)
+        files.append(str(path))
+    data = {"files": files, "count": len(files), "max_tokens": n, **_spec_dict(ctx)}
+    return Result("tokens", data=data, text=f"wrote {len(files)} chunks to {split_dir}\n")
+
+
+def budget_show(ctx: Context, action: str = "show", value: int | None = None) -> Result:
+    from scratch.pricing import budget_for
+    budget = budget_for(ctx)
+    if action == "reset":
+        view = budget.reset()
+    elif action == "used":
+        view = budget.report_used(int(value or 0))
+    elif action == "set-window":
+        view = budget.set_window(value)
+    else:
+        view = budget.status()
+    spec = ctx.encoding()
+    data = {"agent": ctx.agent, "session": ctx.session, "model": ctx.config["model"] or None,
+            "tokenizer": spec.name, "exact": spec.exact, **view}
+    warnings = tuple(view.get("warnings", ()))
+    data.pop("warnings", None)
+    rows = [("model", data["model"] or "(none: o200k_base)"), ("tokenizer", spec.name),
+            ("window", f"{data['window']:,} ({data['window_source']})"),
+            ("usable", f"{data['usable']:,} (margin {data['margin']:.0%})"),
+            ("used", f"{data['used']:,}"), ("remaining", f"{data['remaining']:,}"),
+            ("intercepted", f"{data['intercepted']:,}"), ("extracted", f"{data['extracted']:,}"),
+            ("per-call cap", f"{data['max_extraction_tokens']:,}"),
+            ("session", f"{ctx.agent}/{ctx.session}")]
+    text = "".join(f"{k:<13}{v}\n" for k, v in rows)
+    return Result(f"budget {action}" if action != "show" else "budget", data=data, text=text,
+                  warnings=warnings)
