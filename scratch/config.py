@@ -48,6 +48,7 @@ SETTINGS: dict[str, Setting] = {
         _s("budget.max_extraction_tokens", int, 10000, "per-call cap on tokens one answer may print"),
         _s("budget.windows", dict, {}, "table: model prefix -> context window, overrides built-ins"),
         _s("limits.max_write_bytes", int, 64 * MiB, "largest content one write or ingest may store"),
+        _s("limits.max_ingest_bytes", int, 4096 * MiB, "largest output ingest or run may store"),
         _s("limits.max_log_entry_bytes", int, 64 * 1024, "largest single log entry"),
         _s("quota.files", int, 1000, "entries (files and outputs) an agent may keep"),
         _s("quota.log_entries", int, 100000, "log entries an agent may keep across its logs"),

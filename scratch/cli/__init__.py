@@ -42,12 +42,13 @@ def main_callback(
 
 def _register() -> None:
     # importing the modules registers their commands on `app`
-    from scratch.cli import log_cmds, read_cmds, store_cmds, tokens_cmds  # noqa: F401
+    from scratch.cli import ingest_cmds, log_cmds, read_cmds, store_cmds, tokens_cmds  # noqa: F401
 
 
 def main() -> None:
     _register()
+    from scratch.cli.ingest_cmds import rewrite_run_argv
     try:
-        app(prog_name="scratch")
+        app(args=rewrite_run_argv(sys.argv[1:]), prog_name="scratch")
     except BrokenPipeError:
         sys.exit(0)

@@ -1,0 +1,275 @@
+"""Ingest: pass small outputs through untouched, store and index big ones, return a pointer.
+
+Invariants:
+- Below the tool's threshold the exact bytes received are returned for stdout and nothing is
+  stored (unless ``store_always``). Since a token is at least one byte, input shorter in bytes
+  than the threshold passes without loading a tokenizer.
+- At or above it: the content is normalised (JSON pretty-printed unless ``raw``), indexed once
+  (index keyed by the stored blob id under ``cache/index/``), committed as a version of an
+  ``output`` entry together with its companion entries, and described by a pointer.
+- Automatic names are ``<tool or stdin>/<UTC timestamp>-<8 hex of sha256 of the input>``; the
+  same input ingested again under an automatic name points to the entry already stored.
+- Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from scratch import stats
+from scratch.context import Context
+from scratch.errors import LimitExceeded, UsageError
+from scratch.gitstore import blob_sha
+from scratch.names import validate_name
+from scratch.result import Result
+from scratch.spool import Spooled, spool
+from scratch.store import Pending, Store, count_lines, is_binary
+from scratch.thresholds import resolve_threshold
+
+Progress = Callable[[str, int, "int | None"], None]
+TOOL_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@dataclass
+class IngestOptions:
+    name: str | None = None
+    tool: str | None = None
+    fmt: str | None = None
+    raw: bool = False
+    store_always: bool = False
+    partial: bool = False
+
+
+def tool_slug(tool: str | None) -> str:
+    if not tool:
+        return "stdin"
+    slug = TOOL_BAD.sub("_", tool).strip("._-")
+    return slug[:100] or "stdin"
+
+
+def index_dir(store: Store, blob: str) -> Path:
+    return store.cache_dir / "index" / blob
+
+
+def file_blob(path: Path) -> tuple[str, int]:
+    """Git blob id and size of a file, streamed."""
+    size = path.stat().st_size
+    digest = hashlib.sha1(b"blob %d\x00" % size)
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest(), size
+
+
+def _file_lines(path: Path) -> tuple[int, bool]:
+    lines = 0
+    last = b"\n"
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+        binary = is_binary(head)
+        block = head
+        while block:
+            lines += block.count(b"\n")
+            last = block[-1:]
+            block = fh.read(1 << 20)
+    if last != b"\n":
+        lines += 1
+    return lines, binary
+
+
+def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
+           progress: Progress | None = None) -> Result:
+    if opts.name is not None:
+        validate_name(opts.name)
+    store = ctx.store()
+    tmp_dir = store.cache_dir / "tmp"
+    tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    spooled = spool(stream, tmp_dir,
+                    progress=(lambda n: progress("read", n, None)) if progress else None)
+    try:
+        return ingest_spooled(ctx, spooled, opts, progress)
+    finally:
+        spooled.discard()
+
+
+def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
+                   progress: Progress | None = None) -> Result:
+    if opts.name is not None:
+        validate_name(opts.name)
+    store = ctx.store()
+    tool = tool_slug(opts.tool)
+    if spooled.size == 0:
+        return Result("ingest", data={"stored": False, "empty": True, "bytes": 0},
+                      text=b"", notices=("scratch: the input was empty; nothing stored",))
+    limit = ctx.config["limits.max_ingest_bytes"]
+    if spooled.size > limit:
+        raise LimitExceeded(f"{spooled.size:,} bytes is over limits.max_ingest_bytes "
+                            f"({limit:,}); nothing stored", code="ingest_too_large",
+                            limit="limits.max_ingest_bytes", limit_value=limit,
+                            attempted=spooled.size)
+    threshold = resolve_threshold(opts.tool or "stdin", ctx.config["thresholds"])
+    spec = ctx.encoding()
+    if not opts.store_always and spooled.size < threshold.min_tokens:
+        return _passthrough(spooled, threshold.min_tokens, None)
+    if not opts.store_always:
+        from scratch.tokens import count_stream
+        # enough of the input to decide: tokens of a prefix never exceed the whole's by much,
+        # and a prefix that already reaches the threshold settles it
+        prefix_bytes = max(64 * 1024, 16 * threshold.min_tokens)
+        if spooled.size <= prefix_bytes:
+            counted = count_stream(spooled.chunks(), spec)
+            if counted < threshold.min_tokens:
+                return _passthrough(spooled, threshold.min_tokens, counted)
+        else:
+            head = spooled.head(prefix_bytes)
+            cut = head.rfind(b"\n")
+            counted = count_stream([head[: cut + 1] if cut > 0 else head], spec)
+            if counted < threshold.min_tokens:
+                counted = count_stream(spooled.chunks(), spec)
+                if counted < threshold.min_tokens:
+                    return _passthrough(spooled, threshold.min_tokens, counted)
+    return _store(ctx, store, spooled, opts, tool, progress)
+
+
+def _passthrough(spooled: Spooled, threshold: int, tokens: int | None) -> Result:
+    data = b"".join(spooled.chunks())
+    payload = {"stored": False, "bytes": len(data), "tokens": tokens, "threshold": threshold,
+               "content": data.decode("utf-8", errors="replace")}
+    return Result("ingest", data=payload, text=data)
+
+
+def _auto_name(store: Store, tool: str, sha256: str) -> tuple[str, bool]:
+    """The automatic name, and whether identical content is already stored under one."""
+    suffix = f"-{sha256[:8]}"
+    for row in store.list(f"{tool}/"):
+        if row["name"].endswith(suffix) and row["kind"] == "output":
+            return row["name"], True
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{tool}/{stamp}{suffix}", False
+
+
+def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
+           progress: Progress | None) -> Result:
+    from scratch.formats.normalize import normalize
+    from scratch.pointer import build_pointer, fit_pointer
+    from scratch.tokens import count_text
+
+    spec = ctx.encoding()
+    if opts.name:
+        name, existing = opts.name, False
+    else:
+        name, existing = _auto_name(store, tool, spooled.sha256)
+    tmp_dir = store.cache_dir / "tmp"
+    fd, prepared_name = tempfile.mkstemp(dir=tmp_dir, prefix=".tmp-ingest-")
+    os.close(fd)
+    prepared = Path(prepared_name)
+    companions_tmp: list[Path] = []
+    try:
+        source: BinaryIO = (io.BytesIO(spooled.data) if spooled.data is not None
+                            else open(spooled.path, "rb"))  # type: ignore[arg-type]
+        with source:
+            norm = normalize(source, prepared, declared=opts.fmt, raw=opts.raw,
+                             progress=progress)
+        blob, size = file_blob(prepared)
+        index = _build_index(store, prepared, blob, norm.format, spec.base, norm.analysis,
+                             progress)
+        lines = index.line_count
+        base_total = index.total_tokens(spec.base)
+        total = spec.scale(base_total) if base_total is not None else 0
+        binary = norm.format == "binary"
+        info = {"format": norm.format, "tool": opts.tool, "tokens": total,
+                "encoding": spec.name, "base_tokens": {spec.base: base_total},
+                "partial": opts.partial, "layout": norm.layout,
+                "source_sha256": spooled.sha256, "bytes_received": spooled.size,
+                "warnings": norm.warnings}
+        items = [Pending(name, prepared, "output", info, blob, size, lines, binary)]
+        companion_names: list[str] = []
+        for emb in norm.embedded:
+            cname = f"{name}.{emb.slug}"
+            path, citem = _companion(store, tmp_dir, cname, emb, spec.base, name)
+            companions_tmp.append(path)
+            items.append(citem)
+            companion_names.append(cname)
+        with store.lock():
+            records = store.commit_versions(items, verb="Ingest",
+                                            note=" Partial output." if opts.partial else "")
+        main = records[0]
+        pointer = build_pointer(
+            name=name, version=main["version"], fmt=norm.format, size=size, lines=lines,
+            tokens=total, encoding=spec.name, exact=spec.exact, info=index.info,
+            companions=companion_names, warnings=norm.warnings, partial=opts.partial,
+            existing=existing or main["unchanged"])
+        index.close()
+        text, pointer_tokens = fit_pointer(pointer, total, lambda t: count_text(t, spec))
+    finally:
+        prepared.unlink(missing_ok=True)
+        for path in companions_tmp:
+            path.unlink(missing_ok=True)
+    pointer["pointer_tokens"] = pointer_tokens
+    intercepted = max(0, total - pointer_tokens)
+    from scratch.pricing import budget_for, budget_meta, token_meta
+    budget = budget_for(ctx)
+    budget.record_intercepted(intercepted)
+    view = budget.charge(pointer_tokens, kind="pointer", enforce=False)
+    stats.record(ctx.root, ctx.agent, "ingest_stored", tokens_intercepted=intercepted)
+    meta = {"tokens": token_meta(pointer_tokens, spec), "budget": budget_meta(view)}
+    return Result("ingest", data=pointer, text=text, meta=meta, style="pointer",
+                  warnings=tuple(norm.warnings))
+
+
+def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
+                 progress: Progress | None) -> Any:
+    from scratch.index import EntryIndex, IndexInvalid, build_index
+    directory = index_dir(store, blob)
+    try:
+        index = EntryIndex.open(content, directory)
+        if index.has_base(base):
+            return index
+        index.add_base(base)
+        return index
+    except IndexInvalid:
+        pass
+    return build_index(content, directory, fmt, bases=[base], analysis=analysis,
+                       progress=progress)
+
+
+def _companion(store: Store, tmp_dir: Path, cname: str, emb: Any, base: str,
+               parent: str) -> tuple[Path, Pending]:
+    from scratch.formats.normalize import normalize
+    validate_name(cname)
+    fd, tmp_name = tempfile.mkstemp(dir=tmp_dir, prefix=".tmp-companion-")
+    os.close(fd)
+    path = Path(tmp_name)
+    raw = emb.text.encode("utf-8", errors="surrogatepass")
+    norm = normalize(io.BytesIO(raw), path, declared="json" if emb.kind == "json" else None)
+    blob, size = file_blob(path)
+    index = _build_index(store, path, blob, norm.format, base, norm.analysis, None)
+    base_total = index.total_tokens(base)
+    lines = index.line_count
+    index.close()
+    info = {"format": norm.format, "companion_of": parent, "path": list(emb.path),
+            "base_tokens": {base: base_total}}
+    return path, Pending(cname, path, "output", info, blob, size, lines, False)
+
+
+def default_tool(command: list[str]) -> str:
+    """``kubectl get pods`` -> ``kubectl_get``: the program and its first non-option word."""
+    if not command:
+        raise UsageError("nothing to run: give a command after --", code="invalid_argument")
+    prog = os.path.basename(command[0])
+    for word in command[1:]:
+        if not word.startswith("-"):
+            return tool_slug(f"{prog}_{word}")
+    return tool_slug(prog)
+
+
+__all__ = ["IngestOptions", "ingest", "default_tool", "blob_sha", "count_lines", "index_dir"]

@@ -1,0 +1,227 @@
+"""The pointer: what an agent sees instead of a big output.
+
+Built from the index only (no re-reading of the content). It carries name, version, format,
+size in bytes/lines/tokens, a schema outline (depth <= 3, types, array lengths, line ranges),
+for arrays of objects the key set with presence counts and 3 samples, for text the first and last
+lines and level counts, companions, and exact next commands.
+
+Size invariant (checked by :func:`fit_pointer` with the real tokenizer): the rendered pointer is
+smaller than the output, and for outputs of 50k tokens or more at most 1% of their tokens and at
+most 800 tokens. Detail is dropped level by level until it fits.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+MAX_POINTER_TOKENS = 800
+BIG_OUTPUT_TOKENS = 50_000
+NAME_HINTS = ("name", "id", "phase", "status", "state", "type", "level", "kind", "reason",
+              "namespace", "message", "code", "time", "key")
+
+
+def _q(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _cut(value: Any, width: int) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _lines(node: dict[str, Any]) -> str:
+    lines = node.get("lines")
+    return f" L{lines[0]}-{lines[1]}" if lines else ""
+
+
+def _type(node: dict[str, Any]) -> str:
+    t = node.get("type", "?")
+    if t == "array":
+        return f"array[{node.get('length', '?')}]"
+    if t == "object":
+        return f"object{{{node.get('length', '?')}}}"
+    if "value" in node:
+        return f"{t} " + _cut(orjson.dumps(node["value"]).decode(), 42)
+    return t
+
+
+def array_nodes(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Arrays with item info, biggest first (the likely 'list of things' of an output)."""
+    found: list[dict[str, Any]] = []
+
+    def walk(node: dict[str, Any]) -> None:
+        if node.get("type") == "array" and isinstance(node.get("items"), dict):
+            found.append(node)
+        for child in node.get("children", []) or []:
+            walk(child)
+
+    walk(schema)
+    found.sort(key=lambda n: -(n.get("length") or 0))
+    return found
+
+
+def pick_fields(items: dict[str, Any], limit: int = 3) -> list[str]:
+    """Scalar keys present in (almost) every item that read like identifiers or states."""
+    keys = items.get("keys") or []
+    count = items.get("scanned") or items.get("count") or 1
+    scored = []
+    for pos, k in enumerate(keys):
+        types = set((k.get("types") or {}).keys())
+        if not types or types - {"string", "integer", "number", "boolean", "null"}:
+            continue
+        if (k.get("max_length") or 0) > 80:
+            continue
+        last = k["key"].rsplit(".", 1)[-1].strip('"').lower()
+        hint = next((i for i, h in enumerate(NAME_HINTS) if h in last), len(NAME_HINTS))
+        scored.append((k.get("count", 0) < count * 0.9, hint, pos, k["key"]))
+    scored.sort()
+    return [s[3] for s in scored[:limit]]
+
+
+def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, tokens: int,
+                  encoding: str, exact: bool, info: dict[str, Any], companions: list[str],
+                  warnings: list[str], partial: bool, existing: bool = False) -> dict[str, Any]:
+    ref = _q(name)
+    pointer: dict[str, Any] = {
+        "stored": True, "name": name, "version": version, "format": fmt, "bytes": size,
+        "lines": lines, "tokens": tokens, "encoding": encoding, "exact": exact,
+    }
+    if existing:
+        pointer["already_stored"] = True
+    if partial:
+        pointer["partial"] = True
+    nxt: list[str] = []
+    schema = info.get("schema")
+    if isinstance(schema, dict):
+        pointer["schema"] = _outline(schema, depth=3)
+        arrays = array_nodes(schema)
+        if arrays:
+            arr = arrays[0]
+            items = arr["items"]
+            path = arr.get("path") or "."
+            keys = [k for k in items.get("keys", []) if "." not in k["key"]]
+            total = items.get("scanned") or items.get("count") or arr.get("length") or 0
+            pointer["array"] = {
+                "path": path, "length": arr.get("length"), "lines": arr.get("lines"),
+                "keys": {k["key"]: f"{k['count']}/{total}" for k in keys},
+                "samples": [s.get("value") for s in (items.get("samples") or [])[:3]],
+            }
+            fields = pick_fields(items)
+            nxt += [f"scratch schema {ref}", f"scratch item-schema {ref} {_q(path)}"]
+            if fields:
+                nxt.append(f"scratch iterate-over {ref} {_q(path)} --fields "
+                           f"{_q(','.join(fields))} --limit 20")
+            sep = "" if path == "." else "."
+            first = f"{path}{sep}0" if path != "." else "0"
+            nxt.append(f"scratch get-in {ref} {_q(first)}")
+        else:
+            nxt += [f"scratch schema {ref}", f"scratch get-in {ref} ."]
+    for key in ("timestamp_format", "time_range", "levels", "first_lines", "last_lines",
+                "last_lines_start", "columns", "rows", "delimiter", "headings"):
+        if key in info and info[key] not in (None, {}, []):
+            pointer.setdefault("text", {})[key] = info[key]
+    if "columns" in info:
+        nxt.append(f"scratch schema {ref}")
+    pattern = "error|fail|fatal|exception|panic"
+    nxt += [f"scratch grep {ref} {_q(pattern)} -i -m 20", f"scratch slice {ref} 1 40"]
+    if lines > 40:
+        nxt.append(f"scratch tail {ref} -n 40")
+    if companions:
+        pointer["companions"] = companions
+        nxt.append(f"scratch head {_q(companions[0])}")
+    pointer["next"] = list(dict.fromkeys(nxt))
+    if warnings:
+        pointer["warnings"] = warnings
+    return pointer
+
+
+def _outline(node: dict[str, Any], depth: int, level: int = 0) -> list[dict[str, Any]]:
+    out = [{k: node[k] for k in ("path", "type", "length", "lines", "value") if k in node}]
+    out[0]["depth"] = level
+    if level >= depth:
+        return out
+    for child in node.get("children", []) or []:
+        out.extend(_outline(child, depth, level + 1))
+    return out
+
+
+def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
+    """Plain text for the agent. ``detail`` 3 is everything, 0 the bare minimum."""
+    head = (f"stored {p['name']} (version {p['version']}): {p['format']}, {p['bytes']:,} bytes, "
+            f"{p['lines']:,} lines, {p['tokens']:,} tokens ({p['encoding']}"
+            f"{'' if p['exact'] else ', estimate'})")
+    out = [head]
+    if p.get("already_stored"):
+        out.append("already stored: identical content was ingested before under this name")
+    if p.get("partial"):
+        out.append("PARTIAL: the command failed or was killed mid-output; this is what arrived")
+    for w in p.get("warnings", [])[:3]:
+        out.append(f"warning: {w}")
+    schema = p.get("schema")
+    if schema and detail >= 1:
+        max_depth = 3 if detail >= 3 else (2 if detail == 2 else 1)
+        rows = [n for n in schema if n["depth"] <= max_depth]
+        limit = {3: 40, 2: 20, 1: 8}.get(detail, 8)
+        out.append("schema:")
+        for n in rows[:limit]:
+            out.append(f"  {'  ' * n['depth']}{n['path']}: {_type(n)}{_lines(n)}")
+        if len(rows) > limit:
+            out.append(f"  … {len(rows) - limit} more paths (scratch schema)")
+    arr = p.get("array")
+    if arr and detail >= 1:
+        keys = list(arr["keys"].items())
+        shown = keys[: (30 if detail >= 2 else 12)]
+        out.append(f"items of {arr['path']} ({arr['length']}): keys "
+                   + ", ".join(f"{k} {v}" for k, v in shown)
+                   + (f", … {len(keys) - len(shown)} more" if len(keys) > len(shown) else ""))
+        samples = arr["samples"][: (3 if detail >= 3 else 1 if detail >= 2 else 0)]
+        width = 300 if detail >= 3 else 160
+        for i, s in enumerate(samples):
+            out.append(f"  sample {i}: {_cut(s, width)}")
+    text = p.get("text")
+    if text and detail >= 1:
+        if text.get("timestamp_format"):
+            tr = text.get("time_range") or ["?", "?"]
+            out.append(f"log: {text['timestamp_format']} timestamps, {tr[0]} .. {tr[-1]}")
+        if text.get("levels"):
+            out.append("levels: " + ", ".join(f"{k} {v}" for k, v in text["levels"].items()))
+        if text.get("columns"):
+            cols = text["columns"]
+            names = [c.get("name", str(c)) if isinstance(c, dict) else str(c) for c in cols]
+            out.append(f"columns ({len(names)}): " + ", ".join(names[:30]))
+        n_first = {3: 5, 2: 3, 1: 1}.get(detail, 1)
+        width = {3: 200, 2: 140, 1: 100}.get(detail, 100)
+        if text.get("first_lines"):
+            out.append("first lines:")
+            out += [f"  {_cut(line, width)}" for line in text["first_lines"][:n_first]]
+        if text.get("last_lines"):
+            last = text["last_lines"][-n_first:]
+            start = (text.get("last_lines_start") or 0) + len(text["last_lines"]) - len(last)
+            out.append(f"last lines (from line {start}):" if start else "last lines:")
+            out += [f"  {_cut(line, width)}" for line in last]
+    if p.get("companions"):
+        out.append("embedded documents stored as: " + ", ".join(p["companions"][:5]))
+    out.append("next:")
+    out += [f"  {c}" for c in p["next"][: (8 if detail >= 2 else 5)]]
+    return "\n".join(out) + "\n"
+
+
+def fit_pointer(p: dict[str, Any], raw_tokens: int, count: Callable[[str], int]
+                ) -> tuple[str, int]:
+    """The most detailed rendering that meets the size invariant, and its token count."""
+    cap = MAX_POINTER_TOKENS
+    if raw_tokens >= BIG_OUTPUT_TOKENS:
+        cap = min(cap, raw_tokens // 100)
+    cap = min(cap, max(raw_tokens - 1, 1))
+    text = ""
+    n = 0
+    for detail in (3, 2, 1, 0):
+        text = render_pointer(p, detail=detail)
+        n = count(text)
+        if n <= cap:
+            return text, n
+    return text, n
