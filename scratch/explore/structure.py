@@ -1,0 +1,244 @@
+"""get-in and schema: structured answers from the index, priced with the real tokenizer.
+
+Invariants:
+- A plain path (dot path, JSON Pointer, simple JSONPath chain) is answered through the index:
+  only the lines of the deepest indexed ancestor are parsed. JSONPath with filters or
+  wildcards evaluates over the parsed document.
+- Rendered values are 2-space JSON (key order kept); strings print as their text. Paging by
+  line (--offset/--limit) and --fit work on those rendered lines, and ``next`` continues exactly
+  where the answer stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from scratch.context import Context
+from scratch.errors import KeyPathNotFound, LimitExceeded, UsageError
+from scratch.explore.lines import fit_cap
+from scratch.explore.target import Target, open_target
+from scratch.pricing import charge_answer
+from scratch.result import Result
+
+
+def render_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value if value.endswith("\n") else value + "\n"
+    import orjson
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
+    except TypeError:  # integers beyond 64 bits
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _counts(lines: list[str], spec: Any) -> list[int]:
+    from scratch.tokens import count_lines
+    return count_lines(lines, spec.base)
+
+
+def _page(ctx: Context, text: str, *, offset: int, limit: int | None, fit: bool, code: str,
+          again: str, suggestions: list[str], spec: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """Cut ``text`` by line window and/or budget; charge it. Returns text, meta, paging info."""
+    from scratch.tokens import count_text
+    lines = text.splitlines(keepends=True)
+    total = len(lines)
+    if offset < 0 or (limit is not None and limit < 1):
+        raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
+    if offset and offset >= total:
+        raise UsageError(f"--offset {offset} is past the end ({total} lines)",
+                         code="offset_out_of_range", total_lines=total)
+    window = lines[offset: offset + limit if limit else None]
+    end = offset + len(window)
+    paging: dict[str, Any] = {"offset": offset, "lines": len(window), "total_lines": total}
+    body = "".join(window)
+    cost = count_text(body, spec)
+    nxt = None
+    if fit:
+        cap = fit_cap(ctx)
+        if cost > cap:
+            per_line = _counts([w.rstrip("\n") for w in window], spec)
+            used = 0
+            keep = 0
+            for c in per_line:
+                if spec.scale(used + c + 1) > cap:
+                    break
+                used += c + 1
+                keep += 1
+            if keep == 0:
+                raise LimitExceeded(f"the first line alone is over the {cap} tokens one answer "
+                                    "may use", code=code, limit=cap,
+                                    estimated_tokens=cost, suggestions=suggestions)
+            window = window[:keep]
+            body = "".join(window)
+            cost = count_text(body, spec)
+            end = offset + keep
+            paging["lines"] = keep
+    if fit and end < (offset + (limit or total) if limit else total) and end < total:
+        remaining = (offset + limit - end) if limit else None
+        nxt = f"{again} --offset {end}" + (f" --limit {remaining}" if remaining else "") + " --fit"
+        paging["next"] = nxt
+    meta = charge_answer(ctx, cost, code=code, suggestions=suggestions + [f"{again} --fit"])
+    if nxt:
+        meta["next"] = nxt
+    return body, meta, paging
+
+
+def _child_suggestions(target: Target, path_text: str, value: Any) -> list[str]:
+    ref = target.ref
+    base = "" if path_text in ("", ".", "$") else path_text
+    sep = "." if base else ""
+    out: list[str] = []
+    from scratch.query.paths import format_key
+    if isinstance(value, dict):
+        for key in list(value)[:3]:
+            out.append(f"scratch get-in {ref} {shlex.quote(base + sep + format_key(key))}")
+    elif isinstance(value, list) and value:
+        out.append(f"scratch get-in {ref} {shlex.quote(base + sep + '0')}")
+        out.append(f"scratch item-schema {ref} {shlex.quote(base or '.')}")
+    return out
+
+
+def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | None = None,
+           fit: bool = False) -> Result:
+    from scratch.query.paths import evaluate, parse_path
+    target = open_target(ctx, ref)
+    parsed = parse_path(path)
+    spec = ctx.encoding()
+    if parsed.kind != "jsonpath" and parsed.singular:
+        try:
+            value = target.index.value_at(list(parsed.segments or ()))
+        except KeyPathNotFound as exc:
+            _suggest(exc, target)
+            raise
+        matches = None
+    else:
+        whole = target.index.value_at([])
+        found = evaluate(whole, parsed)
+        matches = [{"path": m.path, "value": m.value} for m in found]
+        value = [m.value for m in found]
+    text = render_value(value) if matches is None else "".join(
+        f"{m['path']}: {render_value(m['value'])}" for m in matches)
+    again = f"scratch get-in {target.ref} {shlex.quote(path)}"
+    suggestions = _child_suggestions(target, path, value) + [f"{again} --limit 50"]
+    body, meta, paging = _page(ctx, text, offset=offset, limit=limit, fit=fit,
+                               code="get_in_too_large", again=again, suggestions=suggestions,
+                               spec=spec)
+    from scratch.query.paths import json_type
+    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
+                            "type": json_type(value) if matches is None else "matches",
+                            **paging}
+    if matches is not None:
+        data["matches"] = matches if not (offset or limit or fit) else None
+        data["text"] = body
+    elif offset or limit or (fit and "next" in paging) or isinstance(value, str):
+        data["text"] = body
+    else:
+        data["value"] = value
+    target.index.close()
+    notices = (f"more: {paging['next']}",) if paging.get("next") else ()
+    return Result("get-in", data=data, text=body, meta=meta, notices=notices)
+
+
+def _suggest(exc: KeyPathNotFound, target: Target) -> None:
+    """Make sure a missing path comes with commands the agent can run as they are."""
+    import difflib
+
+    from scratch.query.paths import format_key
+    d = exc.details
+    if d.get("suggestions"):
+        d["suggestions"] = [s if s.startswith("scratch ") else
+                            f"scratch get-in {target.ref} {shlex.quote(s)}"
+                            for s in d["suggestions"]]
+        return
+    prefix = d.get("valid_prefix") or ""
+    sep = "." if prefix not in ("", ".") else ""
+    base = prefix if prefix not in ("", ".") else ""
+    out = []
+    keys = d.get("available_keys") or []
+    close = difflib.get_close_matches(str(d.get("failed_segment", "")), keys, n=3, cutoff=0.5)
+    for key in close or keys[:3]:
+        out.append(f"scratch get-in {target.ref} {shlex.quote(base + sep + format_key(key))}")
+    if d.get("array_length"):
+        out.append(f"scratch get-in {target.ref} {shlex.quote(base + sep + '0')}")
+    out.append(f"scratch schema {target.ref}")
+    d["suggestions"] = out
+
+
+# -- schema -----------------------------------------------------------------------------------
+
+def _node_line(node: dict[str, Any]) -> str:
+    t = node.get("type", "?")
+    desc = t
+    if t == "array":
+        desc = f"array[{node.get('length')}]"
+    elif t == "object":
+        desc = f"object{{{node.get('length')}}}"
+    elif t == "string" and node.get("length") is not None:
+        desc = f"string({node['length']})"
+    lines = node.get("lines")
+    where = ""
+    if lines:
+        where = f" L{lines[0]}" if lines[0] == lines[1] else f" L{lines[0]}-{lines[1]}"
+    return f"{node.get('path')}: {desc}{where}"
+
+
+def _items_lines(node: dict[str, Any], depth_left: int, indent: str) -> list[str]:
+    items = node.get("items") or {}
+    total = items.get("scanned") or items.get("count") or 0
+    base = node.get("path") or "."
+    prefix = "" if base == "." else base + "."
+    out = [f"{indent}{prefix}*: " + ", ".join(f"{k} {v}" for k, v in
+                                            (items.get("types") or {}).items())]
+    for k in items.get("keys") or []:
+        if k["key"].count(".") + 1 > depth_left:
+            continue
+        types = "|".join(k.get("types") or {})
+        extra = f" max {k['max_length']}" if k.get("max_length") is not None else ""
+        out.append(f"{indent}  {prefix}*.{k['key']}: {types} {k['count']}/{total}{extra}")
+    if items.get("more_keys"):
+        out.append(f"{indent}  … {items['more_keys']} more keys (scratch item-schema)")
+    return out
+
+
+def schema_text(info: dict[str, Any], depth: int) -> str:
+    schema = info.get("schema")
+    out: list[str] = []
+    if isinstance(schema, dict):
+        def walk(node: dict[str, Any], level: int) -> None:
+            indent = "  " * level
+            out.append(indent + _node_line(node))
+            if level >= depth:
+                return
+            if node.get("type") == "array" and isinstance(node.get("items"), dict):
+                out.extend(_items_lines(node, depth - level, indent + "  "))
+            for child in node.get("children") or []:
+                walk(child, level + 1)
+        walk(schema, 0)
+    else:
+        for key, value in info.items():
+            if key in ("layout", "engine"):
+                continue
+            shown = value if isinstance(value, (str, int, float)) else json.dumps(
+                value, ensure_ascii=False)
+            out.append(f"{key}: {shown}")
+    return "\n".join(out) + "\n"
+
+
+def schema(ctx: Context, ref: str, depth: int = 4) -> Result:
+    from scratch.tokens import count_text
+    if depth < 1:
+        raise UsageError("--depth must be >= 1", code="invalid_argument")
+    target = open_target(ctx, ref)
+    info = target.index.info
+    text = schema_text(info, depth)
+    spec = ctx.encoding()
+    cost = count_text(text, spec)
+    suggestions = [f"scratch schema {target.ref} --depth {max(1, depth - 1)}",
+                   f"scratch schema {target.ref} --depth 2"]
+    meta = charge_answer(ctx, cost, code="schema_too_large", suggestions=suggestions)
+    data = {"name": target.name, "version": target.version, "format": target.format,
+            "lines": target.index.line_count, "depth": depth, "schema": info}
+    target.index.close()
+    return Result("schema", data=data, text=text, meta=meta)

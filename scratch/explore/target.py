@@ -1,0 +1,150 @@
+"""Resolve a REF to a file plus its index, and price line ranges from that index.
+
+REF is ``NAME``, ``NAME@VERSION``, or a unique prefix of the 8-hex hash that ends an automatic
+name (``kubectl_get/20261130T071502Z-1a2b3c4d`` is also reachable as ``1a2b``).
+
+Invariants:
+- The index of a stored version is keyed by the version's blob id (``cache/index/<blob>``), so it
+  is built at most once per content; a missing or corrupt index is rebuilt here, never fatal.
+- Logs (append-only, no versions) are indexed under ``cache/index/log-<hash of name>-<size>``:
+  a log that grew gets a fresh index.
+- Line costs come from the index's per-line token prefix sums (no re-tokenising of the entry).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scratch.context import Context
+from scratch.errors import EntryNotFound, UsageError
+from scratch.names import split_ref
+from scratch.store import Store
+
+HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
+
+
+@dataclass
+class Target:
+    name: str
+    version: int | None  # None for logs
+    kind: str
+    path: Path
+    index: Any  # scratch.index.EntryIndex
+    store: Store
+    info: dict[str, Any]
+
+    @property
+    def ref(self) -> str:
+        """The REF that names exactly this content (quoted for a shell when needed)."""
+        import shlex
+        latest = self.version is None or self.version == len(
+            self.store.load_meta(self.name)["versions"])  # type: ignore[index]
+        return shlex.quote(self.name if latest else f"{self.name}@{self.version}")
+
+    @property
+    def format(self) -> str:
+        return str(self.index.meta.get("format", "text"))
+
+
+def resolve_name(store: Store, name: str) -> str:
+    """``name`` itself if it is an entry, else the entry whose automatic-name hash starts with it."""
+    meta = store.load_meta(name) if _valid(name) else None
+    if meta is not None and not meta.get("deleted"):
+        return name
+    if re.fullmatch(r"[0-9a-f]{3,8}", name):
+        hits = []
+        for row in store.list(""):
+            m = HASH_SUFFIX.search(row["name"])
+            if m and m.group(1).startswith(name):
+                hits.append(row["name"])
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise UsageError(f"hash prefix {name!r} matches {len(hits)} entries; give more "
+                             "digits or the full name", code="ambiguous_ref", matches=hits[:20])
+    raise EntryNotFound(f"no entry named {name!r} for agent {store.agent!r}", name=name,
+                        agent=store.agent, suggestions=["scratch ls"])
+
+
+def _valid(name: str) -> bool:
+    from scratch.names import validate_name
+    try:
+        validate_name(name)
+    except UsageError:
+        return False
+    return True
+
+
+def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
+    from scratch.index import EntryIndex, IndexInvalid, build_index
+
+    store = ctx.store()
+    name, version = split_ref(ref)
+    name = resolve_name(store, name)
+    meta = store.require(name, allow_deleted=version is not None)
+    base = ctx.encoding().base
+    if meta["kind"] == "log":
+        if not logs:
+            raise UsageError(f"{name!r} is a log; this command works on files and outputs "
+                             "(logs support head, tail and grep; or scratch log read)",
+                             code="wrong_kind", name=name, kind="log")
+        if version is not None:
+            raise UsageError("logs have no versions", code="invalid_ref", ref=ref)
+        path = store.content_path(name, "log")
+        size = path.stat().st_size
+        key = hashlib.sha1(f"{store.agent}/{name}".encode()).hexdigest()[:16]
+        directory = store.cache_dir / "index" / f"log-{key}-{size}"
+        fmt = "ndjson"
+        info: dict[str, Any] = {}
+    else:
+        ver = store.resolve(name, version)
+        path = store.version_file(ver)
+        directory = store.cache_dir / "index" / ver.info["blob"]
+        info = ver.info.get("info") or {}
+        fmt = info.get("format") or _sniff_file(path)
+        version = ver.version
+    try:
+        index = EntryIndex.open(path, directory)
+        if not index.has_base(base):
+            index.add_base(base)
+    except IndexInvalid:
+        index = build_index(path, directory, fmt, bases=[base])
+    return Target(name, version, meta["kind"], path, index, store, info)
+
+
+def _sniff_file(path: Path) -> str:
+    from scratch.formats.sniff import sniff
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+        more = bool(fh.read(1))
+    return sniff(head, complete=not more)
+
+
+def line_prefix_cost(lineno: int) -> int:
+    """Tokens the ``N:`` line-number prefix adds: ~1 per 3 digits, plus the separator."""
+    digits = len(str(lineno))
+    return (digits + 2) // 3 + 1
+
+
+def numbers_cost(start: int, end: int) -> int:
+    """Total :func:`line_prefix_cost` of lines start..end, computed per band of digit counts."""
+    total = 0
+    lo = start
+    while lo <= end:
+        digits = len(str(lo))
+        hi = min(end, 10 ** digits - 1)
+        total += (hi - lo + 1) * ((digits + 2) // 3 + 1)
+        lo = hi + 1
+    return total
+
+
+def range_cost(target: Target, start: int, end: int, spec: Any, *, numbers: bool) -> int:
+    """Estimated tokens of printing lines start..end (from the index's prefix sums)."""
+    if end < start:
+        return 0
+    base_tokens = target.index.range_tokens(start, end, spec.base) or 0
+    return int(spec.scale(base_tokens + (numbers_cost(start, end) if numbers else 0)))
