@@ -1,0 +1,220 @@
+"""Exploration commands on stored entries: exact answers, prices, refusals and --fit paging."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from scratch.tokens import count_text, resolve_encoding
+from tests.helpers import cli
+
+SAMPLE = Path(__file__).resolve().parents[1] / "scratch" / "samples" / "pods.json"
+O200K = resolve_encoding(None, "o200k_base")
+
+
+def ingest(path: Path, name: str, *extra: str) -> dict:
+    r = cli("ingest", name, "--store-always", "--json", *extra, input=path.read_bytes())
+    assert r.code == 0, r.out
+    return r.json["data"]
+
+
+def stored(home: Path, name: str) -> list[str]:
+    return (home / "agents/default/files" / name).read_text().splitlines()
+
+
+def run_next(cmd: str):
+    args = shlex.split(cmd)
+    assert args[0] == "scratch"
+    return cli(*args[1:], "--json")
+
+
+@pytest.fixture
+def pods(scratch_home: Path) -> str:
+    ingest(SAMPLE, "pods")
+    return "pods"
+
+
+def test_head_tail_slice_match_plain_slicing(scratch_home: Path, pods: str) -> None:
+    lines = stored(scratch_home, pods)
+    r = cli("head", pods, "-n", "5")
+    assert r.code == 0
+    assert r.text == "".join(f"{i + 1}:{lines[i]}\n" for i in range(5))
+    r = cli("tail", pods, "-n", "3", "--no-numbers")
+    assert r.text == "".join(f"{line}\n" for line in lines[-3:])
+    d = cli("slice", pods, "100", "110", "--json").json["data"]
+    assert d["lines"] == lines[99:110]
+    assert (d["start"], d["end"], d["total_lines"]) == (100, 110, len(lines))
+
+
+def test_slice_argument_errors(pods: str) -> None:
+    r = cli("slice", pods, "0", "5", "--json")
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    r = cli("slice", pods, "9", "5", "--json")
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_argument"
+    r = cli("slice", pods, "999999", "1000000", "--json")
+    assert r.code == 4
+    assert r.json["error"]["code"] == "offset_out_of_range"
+    assert r.json["error"]["total_lines"] > 8000
+
+
+def test_reported_tokens_within_two_percent(pods: str) -> None:
+    for args in (("head", pods, "-n", "200"), ("slice", pods, "4000", "4400"),
+                 ("tail", pods, "-n", "120", "--no-numbers"),
+                 ("grep", pods, "CrashLoopBackOff", "-C", "2"),
+                 ("get-in", pods, "items.5"), ("schema", pods)):
+        r = cli(*args)
+        assert r.code == 0, (args, r.err)
+        exact = count_text(r.text, O200K)
+        reported = int(r.err.rsplit("-- ", 1)[1].split(" tokens")[0].replace(",", ""))
+        assert abs(reported - exact) <= max(2, 0.02 * exact), (args, reported, exact)
+
+
+def test_refusal_has_code_estimate_limit_and_runnable_suggestions(scratch_home: Path,
+                                                                  pods: str) -> None:
+    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 300\n")
+    r = cli("head", pods, "-n", "400", "--json")
+    assert r.code == 3
+    err = r.json["error"]
+    assert err["code"] == "head_too_large"
+    assert err["limit"] == 300 and err["estimated_tokens"] > 300
+    for suggestion in err["suggestions"]:
+        follow = run_next(suggestion)
+        assert follow.code in (0, 3), suggestion  # runnable as given
+    r = cli("grep", pods, "name", "--json")
+    assert r.json["error"]["code"] == "grep_too_large"
+    r = cli("get-in", pods, "items", "--json")
+    assert r.json["error"]["code"] == "get_in_too_large"
+    r = cli("read", pods, "--json")
+    assert r.json["error"]["code"] == "read_too_large"
+    r = cli("schema", pods, "--json")
+    assert r.json["error"]["code"] == "schema_too_large"
+    assert run_next(r.json["error"]["suggestions"][-1]).code == 0  # a smaller --depth fits
+
+
+def test_budget_exceeded_and_nothing_recorded(scratch_home: Path, pods: str) -> None:
+    cli("budget", "set-window", "1000")
+    before = cli("budget", "--json").json["data"]["used"]
+    r = cli("slice", pods, "1", "300", "--json")
+    assert r.code == 3
+    err = r.json["error"]
+    assert err["code"] == "budget_exceeded"
+    assert err["estimated_tokens"] > err["remaining"]
+    assert cli("budget", "--json").json["data"]["used"] == before
+
+
+def test_fit_pages_cover_everything_without_gap_or_overlap(scratch_home: Path,
+                                                          pods: str) -> None:
+    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 500\n")
+    lines = stored(scratch_home, pods)
+    seen: list[str] = []
+    r = cli("slice", pods, "1", "600", "--fit", "--json")
+    pages = 0
+    while True:
+        assert r.code == 0, r.out
+        data = r.json["data"]
+        assert r.json["meta"]["tokens"]["count"] <= 500
+        seen.extend(data["lines"])
+        pages += 1
+        if "next" not in data:
+            break
+        r = run_next(data["next"])
+    assert pages > 2
+    assert seen == lines[:600]
+
+
+def test_grep_fit_covers_all_matches(scratch_home: Path, pods: str) -> None:
+    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 200\n")
+    lines = stored(scratch_home, pods)
+    expected = [i + 1 for i, line in enumerate(lines) if '"phase"' in line]
+    got: list[int] = []
+    r = cli("grep", pods, '"phase"', "-F", "--fit", "--json")
+    while True:
+        data = r.json["data"]
+        got += [ln["line"] for reg in data["regions"] for ln in reg["lines"] if ln["match"]]
+        if "next" not in data:
+            break
+        r = run_next(data["next"])
+    assert got == expected
+
+
+def test_grep_output_format_and_flags(scratch_home: Path, pods: str) -> None:
+    lines = stored(scratch_home, pods)
+    r = cli("grep", pods, "crashloop", "-i", "-m", "1", "-C", "1")
+    n = next(i for i, line in enumerate(lines) if "CrashLoop" in line) + 1
+    assert r.text == f"{n - 1}-{lines[n - 2]}\n{n}:{lines[n - 1]}\n{n + 1}-{lines[n]}\n"
+    r = cli("grep", pods, "Running", "-m", "2")
+    assert r.text.count("\n") == 2 and "--" in r.text or r.text.count(":") >= 2
+
+
+def test_grep_pathological_pattern_and_invalid_pattern(scratch_home: Path) -> None:
+    cli("write", "aaa", input="a" * 200_000 + "b\n")
+    r = cli("grep", "aaa", "(a+)+$", "--json")
+    assert r.code == 0 and r.json["data"]["matches"] == 0
+    r = cli("grep", "aaa", "foo(bar", "--json")
+    assert r.code == 2
+    err = r.json["error"]
+    assert err["code"] == "invalid_pattern"
+    assert isinstance(err["position"], int)
+    assert any(s.endswith("-F") for s in err["suggestions"])
+
+
+def test_get_in_paths_match_json(scratch_home: Path, pods: str) -> None:
+    doc = json.loads(SAMPLE.read_text())
+    r = cli("get-in", pods, "items.7.metadata", "--json")
+    assert r.json["data"]["value"] == doc["items"][7]["metadata"]
+    r = cli("get-in", pods, "/items/7/status/phase", "--json")
+    assert r.json["data"]["text"] == doc["items"][7]["status"]["phase"] + "\n"
+    key = 'items.0.metadata.labels."app.kubernetes.io/name"'
+    assert cli("get-in", pods, key).text == doc["items"][0]["metadata"]["labels"][
+        "app.kubernetes.io/name"] + "\n"
+    failed = [p["metadata"]["name"] for p in doc["items"] if p["status"]["phase"] == "Failed"]
+    r = cli("get-in", pods, "$.items[?@.status.phase=='Failed'].metadata.name", "--json")
+    assert [m["value"] for m in r.json["data"]["matches"]] == failed
+    r = cli("get-in", pods, ".", "--limit", "3", "--json")
+    assert r.json["data"]["text"] == '{\n  "apiVersion": "v1",\n  "kind": "List",\n'
+
+
+def test_get_in_missing_path_diagnostics(pods: str) -> None:
+    r = cli("get-in", pods, "items.3.metdata", "--json")
+    assert r.code == 4
+    err = r.json["error"]
+    assert (err["code"], err["valid_prefix"], err["failed_segment"]) == \
+        ("key_path_not_found", "items.3", "metdata")
+    assert err["available_keys"] == ["apiVersion", "kind", "metadata", "spec", "status"]
+    assert err["suggestions"][0] == "scratch get-in pods items.3.metadata"
+    r = cli("get-in", pods, "items.500", "--json")
+    assert r.json["error"]["array_length"] == 60
+    r = cli("get-in", pods, "kind.x", "--json")
+    assert r.json["error"]["value_type"] == "string"
+
+
+def test_hash_prefix_reference(scratch_home: Path) -> None:
+    data = cli("ingest", "--tool", "t", "--store-always", "--json",
+               input=SAMPLE.read_bytes()).json["data"]
+    digest = data["name"].rsplit("-", 1)[1]
+    r = cli("head", digest[:5], "-n", "1", "--json")
+    assert r.code == 0 and r.json["data"]["name"] == data["name"]
+
+
+def test_versioned_files_and_logs_are_explorable(scratch_home: Path) -> None:
+    cli("write", "notes.md", input="# Plan\n\n- one\n- two\n")
+    cli("write", "notes.md", input="# Plan\n\n- one\n- two\n- three\n")
+    assert cli("tail", "notes.md", "-n", "1").text == "5:- three\n"
+    assert cli("head", "notes.md@1", "-n", "10", "--no-numbers").text == "# Plan\n\n- one\n- two\n"
+    cli("log", "append", "ev", "--lines", input="start\nerror: disk full\nstop\n")
+    r = cli("grep", "ev", "disk", "--json")
+    assert [ln["line"] for reg in r.json["data"]["regions"] for ln in reg["lines"]] == [2]
+    assert cli("tail", "ev", "-n", "1", "--json").json["data"]["lines"][0].startswith('{"id":3')
+
+
+def test_read_since_version_is_priced(scratch_home: Path) -> None:
+    cli("write", "f", input="a\nb\n")
+    cli("write", "f", input="a\nc\n")
+    r = cli("read", "f", "--since-version", "1", "--json")
+    assert r.json["data"]["ops"] == [{"op": "equal", "count": 1},
+                                     {"op": "remove", "lines": ["b"], "line": 2},
+                                     {"op": "add", "lines": ["c"], "line": 2}]
+    assert r.json["meta"]["tokens"]["count"] > 0
