@@ -1,0 +1,85 @@
+"""The shape of an in-memory JSON-like value, as a deterministic list of nodes.
+
+Output of :func:`schema_of_value` (the index builds the same shape for big files, adding line
+ranges): a list of nodes in depth-first order, children in the order their keys were first seen::
+
+    {"path": ".",                 "type": "object", "keys": 4}
+    {"path": "kind",              "type": "string", "length": 7}
+    {"path": "items",             "type": "array",  "length": 11}
+    {"path": "items[*]",          "type": "object", "count": 11, "keys": 3}
+    {"path": "items[*].metadata.name", "type": "string", "count": 11, "length": [14, 46]}
+    {"path": "items[*].spec.hostNetwork", "type": "boolean", "count": 4}
+    {"path": "x[*]",              "type": "mixed", "types": {"string": 2, "null": 1}, "count": 3}
+
+Fields:
+* ``path`` -- dot path as ``format_path`` writes it; ``[*]`` stands for every element of an
+  array (the elements are merged into one node). Every path is accepted by ``get-in``.
+* ``type`` -- a JSON type (object, array, string, integer, number, boolean, null) or ``mixed``
+  with ``types`` giving the count per type.
+* ``count`` -- how many values were merged into the node (only below a ``[*]``).
+* ``length`` -- arrays: number of elements; strings: number of characters. Under ``[*]`` it is
+  ``[min, max]`` over the merged values of that type.
+* ``keys`` -- objects: number of keys (under ``[*]``: of the union of their keys).
+* ``truncated`` -- true when ``depth`` stopped the walk below this node.
+
+``depth`` counts path segments below the root (a ``[*]`` is one segment); nodes deeper than
+``depth`` are not listed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scratch.query.paths import WILDCARD, Segment, format_path, json_type
+
+
+def _length_of(values: list[Any]) -> int | list[int]:
+    lengths = [len(v) for v in values]
+    return lengths[0] if len(lengths) == 1 else [min(lengths), max(lengths)]
+
+
+def _walk(values: list[Any], path: list[Segment], merged: bool, depth_left: int,
+          out: list[dict[str, Any]]) -> None:
+    types: dict[str, int] = {}
+    for v in values:
+        t = json_type(v)
+        types[t] = types.get(t, 0) + 1
+    node: dict[str, Any] = {"path": format_path(path)}
+    if len(types) == 1:
+        (kind,) = types
+        node["type"] = kind
+    else:
+        kind = "mixed"
+        node["type"] = "mixed"
+        node["types"] = types
+    if merged:
+        node["count"] = len(values)
+    arrays = [v for v in values if isinstance(v, list)]
+    objects = [v for v in values if isinstance(v, dict)]
+    strings = [v for v in values if isinstance(v, str)]
+    if kind in ("array", "string") and (arrays or strings):
+        node["length"] = _length_of(arrays or strings)
+    keys: dict[str, None] = {}
+    for obj in objects:
+        keys.update(dict.fromkeys(obj))
+    if objects:
+        node["keys"] = len(keys)
+    elements = [e for a in arrays for e in a]
+    has_children = bool(keys) or bool(elements)
+    if has_children and depth_left <= 0:
+        node["truncated"] = True
+    out.append(node)
+    if depth_left <= 0:
+        return
+    for key in keys:
+        child_values = [obj[key] for obj in objects if key in obj]
+        _walk(child_values, [*path, key], merged, depth_left - 1, out)
+    if elements:
+        _walk(elements, [*path, WILDCARD], True, depth_left - 1, out)
+
+
+def schema_of_value(value: Any, depth: int = 4) -> list[dict[str, Any]]:
+    """The schema nodes of ``value`` down to ``depth`` segments (see the module docstring)."""
+    out: list[dict[str, Any]] = []
+    _walk([value], [], False, depth, out)
+    return out

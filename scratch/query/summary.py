@@ -1,0 +1,140 @@
+"""Deterministic value summaries of record arrays, for ``scratch summarize``.
+
+:func:`summarize_values` walks the scalar fields of the items (nested object keys dotted, the
+same paths as ``item_schema``; arrays are left to their own pass) and reports, per field::
+
+    {"path": "status.phase", "present": 11, "distinct": 2,
+     "values": [["Running", 10], ["Pending", 1]]}            # low cardinality: value counts
+    {"path": "spec.priority", "present": 11, "distinct": 3,
+     "min": 0, "max": 2000001000, "values": [...]}             # numbers: range (+ counts if few)
+    {"path": "metadata.creationTimestamp", "present": 11, "distinct": 11,
+     "min": "2020-09-10T18:03:04Z", "max": "2020-09-15T23:29:37Z"}   # ISO timestamps: range
+    {"path": "metadata.name", "present": 11, "distinct": 11}  # high cardinality: count only
+
+Value counts are listed when a field has at most ``max_distinct`` distinct values and some value
+repeats (a field whose every value is unique is an identifier, not a category) and the values are
+not timestamps; they are sorted by count (descending), ties in first-seen order. Strings longer
+than ``max_value_chars`` never count as categories. Booleans and null are values like any other.
+Timestamp ranges compare the text (exact when all values share one UTC offset and format).
+Fields come in tree order: a key's children follow it, each level in first-seen order.
+
+:func:`find_record_arrays` finds the arrays of objects in a document (largest first), which is
+what summarize runs on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from scratch.query.paths import format_path, json_type
+
+_ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?\Z")
+
+
+class _Field:
+    __slots__ = ("counts", "numbers", "present", "strings_only", "times")
+
+    def __init__(self) -> None:
+        self.present = 0
+        self.counts: dict[Any, int] = {}
+        self.numbers: list[float] = []
+        self.strings_only = True
+        self.times = True
+
+
+def _key(value: Any) -> Any:
+    # True == 1 and 1 == 1.0 in Python: keep JSON's distinction in the counts.
+    return (json_type(value), value)
+
+
+def _walk(obj: dict[str, Any], prefix: list[str], fields: dict[tuple[str, ...], _Field],
+          depth_left: int, order: dict[tuple[str, ...], int]) -> None:
+    for key, value in obj.items():
+        path = (*prefix, key)
+        if path not in order:
+            order[path] = len(order)
+        if isinstance(value, dict):
+            if depth_left > 1:
+                _walk(value, list(path), fields, depth_left - 1, order)
+            continue
+        if isinstance(value, list):
+            continue  # arrays are summarised by their own record-array pass
+        f = fields.get(path)
+        if f is None:
+            f = fields[path] = _Field()
+        f.present += 1
+        k = _key(value)
+        f.counts[k] = f.counts.get(k, 0) + 1
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            f.numbers.append(value)
+        if not isinstance(value, str):
+            f.strings_only = False
+            f.times = False
+        elif f.times and not _ISO_TIME.match(value):
+            f.times = False
+
+
+def summarize_values(items: Iterable[Any], *, max_distinct: int = 10, depth: int = 4,
+                     max_value_chars: int = 80) -> dict[str, Any]:
+    """Per-field value counts and ranges over the object items (see the module docstring)."""
+    fields: dict[tuple[str, ...], _Field] = {}
+    order: dict[tuple[str, ...], int] = {}
+    n = 0
+    for item in items:
+        n += 1
+        if isinstance(item, dict):
+            _walk(item, [], fields, depth, order)
+    out: list[dict[str, Any]] = []
+    # Tree order: a key's children follow it, each level in first-seen order.
+    tree = sorted(fields, key=lambda p: tuple(order[p[: i + 1]] for i in range(len(p))))
+    for path in tree:
+        f = fields[path]
+        entry: dict[str, Any] = {"path": format_path(path), "present": f.present,
+                                 "distinct": len(f.counts)}
+        if f.numbers and len(f.numbers) == f.present:
+            entry["min"] = min(f.numbers)
+            entry["max"] = max(f.numbers)
+        elif f.strings_only and f.times and f.counts:
+            texts = [v for (_, v) in f.counts]
+            entry["min"] = min(texts)
+            entry["max"] = max(texts)
+        categorical = (
+            not (f.strings_only and f.times)  # timestamps get a range, not counts
+            and len(f.counts) <= max_distinct
+            and len(f.counts) < f.present
+            and all(not isinstance(v, str) or len(v) <= max_value_chars for (_, v) in f.counts)
+        )
+        if categorical:
+            ranked = sorted(enumerate(f.counts.items()), key=lambda p: (-p[1][1], p[0]))
+            entry["values"] = [[value, count] for _, ((_, value), count) in ranked]
+        out.append(entry)
+    return {"items": n, "fields": out}
+
+
+def find_record_arrays(value: Any, *, min_items: int = 1, max_depth: int = 6
+                       ) -> list[dict[str, Any]]:
+    """Arrays whose elements are mostly objects: ``{"path", "location", "length"}``.
+
+    Sorted by length (largest first), then document order. The root counts (path ``.``).
+    """
+    found: list[tuple[int, int, dict[str, Any]]] = []
+
+    def visit(node: Any, loc: list[str | int], depth: int) -> None:
+        if isinstance(node, list):
+            objects = sum(1 for e in node if isinstance(e, dict))
+            if len(node) >= min_items and objects * 2 > len(node):
+                found.append((-len(node), len(found),
+                              {"path": format_path(loc), "location": list(loc),
+                               "length": len(node)}))
+            if depth < max_depth:
+                for i, e in enumerate(node[:1]):  # one element is enough to find nested lists
+                    visit(e, [*loc, i], depth + 1)
+        elif isinstance(node, dict) and depth < max_depth:
+            for k, v in node.items():
+                visit(v, [*loc, k], depth + 1)
+
+    visit(value, [], 0)
+    found.sort(key=lambda t: (t[0], t[1]))
+    return [f for _, _, f in found]
