@@ -330,3 +330,19 @@ def test_aws_and_github_paths() -> None:
     pushes = evaluate(events, "$[?@.type=='PushEvent'].repo.name")
     assert [m.value for m in pushes] == [e["repo"]["name"] for e in events if e["type"] == "PushEvent"]
     assert evaluate(events, "0.actor.login")[0].value == events[0]["actor"]["login"]
+
+
+def test_query_modules_import_light() -> None:
+    """Importing the engines loads neither the regex engine, the JSONPath library nor the CLI."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import scratch.query.paths, scratch.query.grep, scratch.query.items\n"
+        "import scratch.query.schema, scratch.query.summary\n"
+        "heavy = {'re2', 'jsonpath_rfc9535', 'typer', 'rich', 'yaml'} & set(sys.modules)\n"
+        "print(sorted(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
