@@ -1,7 +1,7 @@
 """The shape of an in-memory JSON-like value, as a deterministic list of nodes.
 
-Output of :func:`schema_of_value` (the index builds the same shape for big files, adding line
-ranges): a list of nodes in depth-first order, children in the order their keys were first seen::
+Output of :func:`schema_of_value`: a flat list of nodes in depth-first order, children in the
+order their keys were first seen, array elements merged into one ``[*]`` node::
 
     {"path": ".",                 "type": "object", "keys": 4}
     {"path": "kind",              "type": "string", "length": 7}
@@ -24,6 +24,10 @@ Fields:
 
 ``depth`` counts path segments below the root (a ``[*]`` is one segment); nodes deeper than
 ``depth`` are not listed.
+
+This is the flat, merged view of a small in-memory value. The entry index keeps its own nested
+summary for big files (``scratch.index.schema``: children lists and per-array key unions with
+line ranges); both write paths with ``format_path``.
 """
 
 from __future__ import annotations
