@@ -34,8 +34,9 @@ from collections.abc import Iterable, Iterator
 # Non-ASCII lead bytes are allowed after the newline unless they start a Unicode whitespace
 # character: U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
 _LINE_CUT_BYTES = re.compile(
-    rb"\n(?=[ \t]*(?:[\x21-\x2e\x30-\x7e]|(?!\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]"
-    rb"|\xe2\x81\x9f|\xe3\x80\x80)[\xc2-\xf4]))")
+    rb"\n(?=[ \t]*(?:[\x21-\x2e\x30-\x7e]"
+    rb"|(?!\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80)"
+    rb"[\xc2-\xf4]))")
 _INLINE_CUT_BYTES = re.compile(rb"[A-Za-z0-9](?=[\",:{}\[])")
 _LINE_CUT_STR = re.compile(r"\n(?=[ \t]*[^\s/])")
 _INLINE_CUT_STR = re.compile(r"[A-Za-z0-9](?=[\",:{}\[])")
@@ -50,16 +51,15 @@ def iter_segments(chunks: Iterable[bytes], target: int = 1 << 20,
                   limit: int | None = None, inline_target: int | None = None) -> Iterator[bytes]:
     """Re-cut a byte stream into segments that end at safe cuts.
 
-    Each segment is at least ``target`` bytes when a line-rule cut exists after that point
-    (``target`` 1 gives one segment per safe line); when ``limit`` bytes gather without one,
-    the in-line rule is tried (segments of at least ``inline_target`` bytes, default
-    ``target``). The last segment ends where the input ends. Joining the
+    Each segment ends at the first line-rule cut after ``target`` bytes (``target`` 1 gives
+    one segment per safe line) if there is one before ``limit`` bytes; otherwise at an
+    in-line-rule cut after ``inline_target`` bytes (default ``target``), or failing that at
+    the next line-rule cut. The last segment ends where the input ends. Joining the
     segments gives the input back exactly; counts of the segments add up to the count of the
     whole. Memory stays around ``max(limit, chunk size)`` unless a single line offers no cut
     at all.
     """
-    if target < 1:
-        target = 1
+    target = max(target, 1)
     if limit is None:
         limit = max(4 * target, 8 << 20)
     if inline_target is None:
@@ -82,19 +82,19 @@ def iter_segments(chunks: Iterable[bytes], target: int = 1 << 20,
             size = len(buf) - start
             if size <= target:
                 break
-            m = _LINE_CUT_BYTES.search(buf, max(start + target - 1, scan))
-            if m is not None:
-                cut = m.end()
-            elif size >= limit:
+            lo = max(start + target - 1, scan)
+            bound = start + limit  # a line cut must come before this ...
+            m = _LINE_CUT_BYTES.search(buf, lo, bound) if lo < bound else None
+            if m is None and size >= limit:
+                # ... else a long line is cut in-line, or at its end when it has no such cut
                 m = _INLINE_CUT_BYTES.search(buf, max(start + inline_target - 1, iscan))
                 if m is None:
-                    scan = max(scan, len(buf) - _RESCAN)
                     iscan = max(iscan, len(buf) - 1)
-                    break
-                cut = m.end()
-            else:
+                    m = _LINE_CUT_BYTES.search(buf, max(lo, bound - _RESCAN))
+            if m is None:
                 scan = max(scan, len(buf) - _RESCAN)
                 break
+            cut = m.end()
             yield buf[start:cut]
             start = cut
             scan = max(scan, cut)
