@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,9 @@ _tokenizers: dict[str, Tokenizer] = {}
 
 
 def set_cache_dir(path: Path | None) -> None:
-    """Where derived fast-loading data goes (None: no cache). Default: ``$XDG_CACHE_HOME/scratch/tokens``.
+    """Where derived fast-loading data goes (None: no cache).
+
+    Default: ``$XDG_CACHE_HOME/scratch/tokens``.
 
     Affects tokenizers loaded afterwards.
     """
@@ -109,19 +112,28 @@ class Tokenizer:
     def char_ends(self, ids: Sequence[int]) -> list[int]:
         """For each token, the character offset where it ends in the decoded text, or -1 when
         that end falls inside a character (so the text cannot be cut there)."""
+        nchars, midstart = self.char_tables()
+        ends = list(accumulate([nchars[i] for i in ids]))
+        for k in [k for k, i in enumerate(ids) if midstart[i]]:
+            if k:
+                ends[k - 1] = -1  # token k continues the character token k-1 started
+        return ends
+
+    def char_tables(self) -> tuple[bytes, bytes]:
+        """Per token id: how many characters it starts, and 1 if it begins inside one."""
         raise NotImplementedError
 
 
-def _ends_from_bytes(pieces: Iterable[bytes]) -> list[int]:
-    """:meth:`Tokenizer.char_ends` from each token's UTF-8 bytes."""
-    ends: list[int] = []
-    pos = 0
-    for piece in pieces:
-        if ends and piece and 0x80 <= piece[0] < 0xC0:
-            ends[-1] = -1  # this token continues the previous one's character
-        pos += len(piece) - sum(1 for b in piece if 0x80 <= b < 0xC0)
-        ends.append(pos)
-    return ends
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def _tables_from_pieces(pieces: Iterable[tuple[int, bytes]], size: int) -> tuple[bytes, bytes]:
+    nchars = bytearray(size)
+    midstart = bytearray(size)
+    for token, raw in pieces:
+        nchars[token] = len(raw.translate(None, _CONTINUATION))
+        midstart[token] = 1 if raw and 0x80 <= raw[0] < 0xC0 else 0
+    return bytes(nchars), bytes(midstart)
 
 
 class BpeTokenizer(Tokenizer):
@@ -138,6 +150,7 @@ class BpeTokenizer(Tokenizer):
         self._encoding: Any = None
         self._fast: Any = None
         self._fast_state: bool | None = None  # None: not tried; False: unusable
+        self._char_tables: tuple[bytes, bytes] | None = None
         self._lock = threading.RLock()
 
     def ranks(self) -> dict[bytes, int]:
@@ -151,7 +164,7 @@ class BpeTokenizer(Tokenizer):
 
     @property
     def encoding(self) -> Any:
-        """The tiktoken ``Encoding``, built from verified ranks (never ``tiktoken.get_encoding``)."""
+        """tiktoken's ``Encoding`` built from the verified ranks (never ``get_encoding``)."""
         if self._encoding is None:
             with self._lock:
                 if self._encoding is None:
@@ -217,8 +230,16 @@ class BpeTokenizer(Tokenizer):
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         return bytes(self.encoding.decode_bytes(list(ids)))
 
-    def char_ends(self, ids: Sequence[int]) -> list[int]:
-        return _ends_from_bytes(self.encoding.decode_tokens_bytes(list(ids)))
+    def char_tables(self) -> tuple[bytes, bytes]:
+        if self._char_tables is None:
+            with self._lock:
+                if self._char_tables is None:
+                    ranks = self.ranks()
+                    info = loader.BPE_FILES[self.name]
+                    size = max(info.special_tokens.values()) + 1
+                    self._char_tables = _tables_from_pieces(
+                        ((rank, raw) for raw, rank in ranks.items()), size)
+        return self._char_tables
 
 
 def _fix_surrogates(text: str) -> str:
@@ -235,7 +256,8 @@ class GemmaTokenizer(Tokenizer):
         self._source = source
         self._cache = cache
         self._sp: Any = None
-        self._lock = threading.Lock()
+        self._char_tables: tuple[bytes, bytes] | None = None
+        self._lock = threading.RLock()
 
     @property
     def processor(self) -> Any:
@@ -286,32 +308,40 @@ class GemmaTokenizer(Tokenizer):
             return b""
         return piece.replace("\u2581", " ").encode("utf-8")
 
-    def char_ends(self, ids: Sequence[int]) -> list[int]:
+    def char_tables(self) -> tuple[bytes, bytes]:
         # In characters, not bytes: a literal U+2581 in the input comes back as the piece "▁"
         # like a space does, and both are one character.
-        sp = self.processor
-        ends: list[int] = []
-        pos = 0
-        for token in ids:
-            if sp.is_byte(token):
-                b = int(sp.id_to_piece(token)[3:5], 16)
-                if 0x80 <= b < 0xC0:
-                    if ends:
-                        ends[-1] = -1
-                else:
-                    pos += 1
-            elif not sp.is_control(token):
-                pos += len(sp.id_to_piece(token))
-            ends.append(pos)
-        return ends
+        if self._char_tables is None:
+            with self._lock:
+                if self._char_tables is None:
+                    sp = self.processor
+                    size = sp.get_piece_size()
+                    pieces = sp.id_to_piece(list(range(size)))
+                    nchars = bytearray(len(p) for p in pieces)
+                    midstart = bytearray(size)
+                    for token, piece in enumerate(pieces):
+                        # byte pieces are spelled <0xAB>; control and unknown pieces <...> too
+                        if not piece.startswith("<"):
+                            continue
+                        if sp.is_byte(token):
+                            b = int(piece[3:5], 16)
+                            midstart[token] = 1 if 0x80 <= b < 0xC0 else 0
+                            nchars[token] = 0 if midstart[token] else 1
+                        elif sp.is_unknown(token):
+                            nchars[token] = 1  # one character (byte fallback avoids it)
+                        elif sp.is_control(token):
+                            nchars[token] = 0
+                    self._char_tables = (bytes(nchars), bytes(midstart))
+        return self._char_tables
 
 
 def build_tokenizer(base: str, *, source: Path | None = None,
                     cache: Path | None = _UNSET) -> Tokenizer:
     """A new, uncached tokenizer; ``source`` points it at other data files (tests)."""
     if base not in BASE_ENCODINGS:
-        raise UsageError(f"unknown base encoding {base!r}; choose one of {', '.join(BASE_ENCODINGS)}",
-                         code="unknown_encoding", encoding=base, choices=list(BASE_ENCODINGS))
+        raise UsageError(
+            f"unknown base encoding {base!r}; choose one of {', '.join(BASE_ENCODINGS)}",
+            code="unknown_encoding", encoding=base, choices=list(BASE_ENCODINGS))
     where = cache_dir() if cache is _UNSET else cache
     if base == "gemma3":
         return GemmaTokenizer(source=source, cache=where)
