@@ -7,8 +7,9 @@ Public API (see each module for the invariants):
   :func:`resolve_encoding` (model/encoding -> spec), :func:`context_window`.
 - :mod:`~scratch.tokens.tokenizer`: :func:`get_tokenizer` (per-process, lazy, verified),
   :func:`count_text`, :func:`count_lines`, :func:`decode_text`, :func:`set_cache_dir`.
-- :mod:`~scratch.tokens.stream`: :func:`count_stream`, :func:`truncate_stream`,
-  :func:`tail_stream`, :func:`split_stream` over iterables of bytes, in bounded memory.
+- :mod:`~scratch.tokens.stream` / :mod:`~scratch.tokens.split`: :func:`count_stream`,
+  :func:`truncate_stream`, :func:`tail_stream`, :func:`split_stream` over iterables of bytes,
+  in bounded memory.
 - :mod:`~scratch.tokens.budget`: :class:`Budget`, the per-session context budget.
 """
 
@@ -25,7 +26,8 @@ from scratch.tokens.models import (
     normalize_model,
     resolve_encoding,
 )
-from scratch.tokens.stream import count_stream, split_stream, tail_stream, truncate_stream
+from scratch.tokens.split import split_stream
+from scratch.tokens.stream import count_stream, tail_stream, truncate_stream
 from scratch.tokens.tokenizer import (
     Tokenizer,
     count_lines,

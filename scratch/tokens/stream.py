@@ -1,4 +1,4 @@
-"""Counting, truncating, tailing and splitting byte streams of any size in bounded memory.
+"""Counting, truncating and tailing byte streams of any size in bounded memory.
 
 All functions take an iterable of ``bytes`` chunks (any sizes, e.g. ``iter(lambda:
 f.read(1 << 20), b"")``) and an :class:`~scratch.tokens.models.EncodingSpec`.
@@ -7,18 +7,16 @@ Invariants:
 - Counts are exact (the count of :func:`~scratch.tokens.tokenizer.decode_text` of the whole
   input) because the input is only ever cut at safe points (:mod:`scratch.tokens.cuts`), where
   counts add up. Claude limits are applied in base units via ``spec.base_limit``.
-- Output pieces are byte slices of the input: nothing is re-encoded, joining what
-  :func:`split_stream` yields gives the input back byte for byte, :func:`truncate_stream` yields
-  a prefix and :func:`tail_stream` a suffix. Cuts never split a UTF-8 character.
-- Every piece produced under a limit N counts at most N when counted on its own; the one
-  exception is a single character that alone needs more than N tokens (N below 4), which is
-  kept whole rather than broken.
+- Output is byte slices of the input, never re-encoded: :func:`truncate_stream` yields a
+  prefix and :func:`tail_stream` a suffix (:mod:`scratch.tokens.split` splits). Cuts never
+  split a UTF-8 character.
+- What is produced under a limit N counts at most N when counted on its own (a character
+  that needs more than N tokens alone is left out rather than broken).
 - Memory: a few segments plus, for tail, the window holding the last N tokens.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 
@@ -31,6 +29,7 @@ _COUNT_SEGMENT = 1 << 20  # toktok and tiktoken: big segments, few calls
 _COUNT_SEGMENT_SP = 1 << 16  # SentencePiece is fastest on small pieces
 _BATCH_BYTES = 8 << 20  # bytes counted per batch call (both cores busy, memory bounded)
 _CUT_SEGMENT = 1 << 16  # truncate/tail: cheap to re-encode the one segment that is cut
+_CUT_LIMIT = 1 << 18  # ... and long lines are cut in-line early so that segment stays small
 
 
 def _tokenizer(spec: EncodingSpec) -> Tokenizer:
@@ -44,13 +43,13 @@ def _check_limit(n: int, what: str, minimum: int = 0) -> None:
 
 
 def _counted(chunks: Iterable[bytes], tok: Tokenizer, target: int,
-             batch_bytes: int = _BATCH_BYTES,
+             batch_bytes: int = _BATCH_BYTES, limit: int | None = None,
              inline_target: int | None = None) -> Iterator[tuple[bytes, str, int]]:
     """Segments with their text and base count, counted in batches of ~``batch_bytes``."""
     segs: list[bytes] = []
     texts: list[str] = []
     size = 0
-    for seg in iter_segments(chunks, target, inline_target=inline_target):
+    for seg in iter_segments(chunks, target, limit, inline_target):
         segs.append(seg)
         texts.append(decode_text(seg))
         size += len(seg)
@@ -129,7 +128,8 @@ def _prefix_chars(tok: Tokenizer, text: str, limit: int, anchored: bool) -> int:
 
 
 def _suffix_chars(tok: Tokenizer, text: str, limit: int) -> int:
-    """Start (in characters) of the longest token-boundary suffix of ``text`` counting <= ``limit``."""
+    """Start (in characters) of the longest token-boundary suffix of ``text`` counting at
+    most ``limit``."""
     if limit <= 0 or not text:
         return len(text)
     ids = tok.encode(text)
@@ -158,7 +158,7 @@ def truncate_stream(chunks: Iterable[bytes], n: int, spec: EncodingSpec) -> Iter
     anchored = False
     # Count ahead only about as much input as the limit can take (~4 bytes a token).
     batch = min(_BATCH_BYTES, max(_CUT_SEGMENT, 8 * left))
-    for seg, text, c in _counted(chunks, tok, _CUT_SEGMENT, batch):
+    for seg, text, c in _counted(chunks, tok, _CUT_SEGMENT, batch, _CUT_LIMIT):
         if c <= left:
             yield seg
             left -= c
@@ -186,7 +186,7 @@ def tail_stream(chunks: Iterable[bytes], n: int, spec: EncodingSpec) -> Iterator
         return
     window: deque[tuple[bytes, str, int]] = deque()
     total = 0
-    for item in _counted(chunks, tok, _CUT_SEGMENT):
+    for item in _counted(chunks, tok, _CUT_SEGMENT, limit=_CUT_LIMIT):
         window.append(item)
         total += item[2]
         while len(window) > 1 and total - window[0][2] >= limit:
@@ -203,109 +203,4 @@ def tail_stream(chunks: Iterable[bytes], n: int, spec: EncodingSpec) -> Iterator
         yield seg
 
 
-def split_stream(chunks: Iterable[bytes], n: int, spec: EncodingSpec) -> Iterator[bytes]:
-    """The input as consecutive pieces of at most ``n`` tokens each, cut at line ends.
-
-    Pieces are as long as whole lines allow (greedy); a line longer than ``n`` tokens is cut
-    inside, at token boundaries. Joining the pieces gives the input back byte for byte.
-    """
-    _check_limit(n, "the chunk size", 1)
-    tok = _tokenizer(spec)
-    limit = spec.base_limit(n)
-    if limit < 1:
-        raise UsageError(f"a chunk of {n} tokens cannot hold one {spec.name} token",
-                         code="invalid_argument", value=str(n))
-    pending: list[tuple[bytes, int, bool]] = []  # (bytes, base count, ends a line)
-    used = 0
-    for seg, text, c in _counted(chunks, tok, 1, inline_target=_CUT_SEGMENT):
-        ends_line = seg.endswith(b"\n")
-        while True:
-            if used + c <= limit:
-                pending.append((seg, c, ends_line))
-                used += c
-                break
-            if pending:
-                k = max((i + 1 for i, p in enumerate(pending) if p[2]), default=len(pending))
-                yield b"".join(p[0] for p in pending[:k])
-                pending = pending[k:]
-                used = sum(p[1] for p in pending)
-                continue
-            pieces = _split_long(tok, seg, text, limit)
-            for piece, _count in pieces[:-1]:
-                yield piece
-            last, last_count = pieces[-1]
-            pending = [(last, last_count, ends_line)]
-            used = last_count
-            break
-    if pending:
-        yield b"".join(p[0] for p in pending)
-
-
-def _split_long(tok: Tokenizer, seg: bytes, text: str, limit: int) -> list[tuple[bytes, int]]:
-    """Cut one segment counting more than ``limit`` into pieces of at most ``limit`` tokens.
-
-    Pieces end at line ends where one fits, else at token boundaries. The segment is encoded
-    once; its token ends only propose cuts, and each piece is verified by counting it alone.
-    """
-    ids = tok.encode(text)
-    ends = tok.char_ends(ids)
-    # approximate end of each token in characters, valid or not, for bisecting
-    approx: list[int] = []
-    last = 0
-    for e in ends:
-        last = e if e != -1 else last
-        approx.append(last)
-    line_ends = [i + 1 for i, ch in enumerate(text) if ch == "\n"]
-    cuts: list[int] = []
-    counts: list[int] = []
-    s = 0
-    n_chars = len(text)
-    while s < n_chars:
-        rest = text[s:]
-        t0 = bisect_right(approx, s)  # first token ending after s
-        if len(ids) - t0 <= limit:
-            rest_count = tok.count(rest)
-            if rest_count <= limit:
-                cuts.append(n_chars)
-                counts.append(rest_count)
-                break
-        reach = approx[min(t0 + limit, len(ids)) - 1]  # where ~limit tokens from s end
-        cut, cut_count = _best_cut(tok, text, s, reach, line_ends, ends, t0, limit)
-        cuts.append(cut)
-        counts.append(cut_count)
-        s = cut
-    byte_cuts = _offsets(seg, text, cuts)
-    out: list[tuple[bytes, int]] = []
-    prev = 0
-    for b, c in zip(byte_cuts, counts):
-        out.append((seg[prev:b], c))
-        prev = b
-    return out
-
-
-def _best_cut(tok: Tokenizer, text: str, s: int, reach: int, line_ends: list[int],
-              ends: list[int], t0: int, limit: int) -> tuple[int, int]:
-    """The end of the next piece starting at ``s``: the last line end within reach that
-    fits, else the last token end that fits, else one character."""
-    i = bisect_right(line_ends, reach) - 1
-    tries = 0
-    while i >= 0 and line_ends[i] > s and tries < 8:
-        c = tok.count(text[s:line_ends[i]])
-        if c <= limit:
-            return line_ends[i], c
-        i -= 1
-        tries += 1
-    j = min(t0 + limit, len(ends)) - 1
-    while j >= t0:
-        e = ends[j]
-        if e != -1 and e > s:
-            c = tok.count(text[s:e])
-            if c <= limit:
-                return e, c
-        j -= 1
-    # Nothing fits: a single character needs more than `limit` tokens. Keep it whole.
-    end = s + 1
-    return end, tok.count(text[s:end])
-
-
-__all__ = ["count_stream", "split_stream", "tail_stream", "truncate_stream"]
+__all__ = ["count_stream", "tail_stream", "truncate_stream"]
