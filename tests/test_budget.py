@@ -44,7 +44,8 @@ def test_margin_is_clamped(tmp_path: Path, margin: object, clamped: float, usabl
 def test_charge_and_refuse(tmp_path: Path) -> None:
     budget = make(tmp_path)
     after = budget.charge(500)
-    assert (after["used"], after["remaining"], after["extracted"], after["calls"]) == (500, 300, 500, 1)
+    assert (after["used"], after["remaining"], after["extracted"], after["calls"]) == (
+        500, 300, 500, 1)
     budget.charge(100, kind="passthrough")
     with pytest.raises(BudgetExceeded) as exc:
         budget.charge(201)
@@ -52,9 +53,11 @@ def test_charge_and_refuse(tmp_path: Path) -> None:
     assert err.code == "budget_exceeded" and err.exit_code == 3
     assert (err.details["estimated_tokens"], err.details["remaining"], err.details["usable"],
             err.details["used"]) == (201, 200, 800, 600)
-    assert err.details["suggestions"] and all(isinstance(s, str) for s in err.details["suggestions"])
+    suggestions = err.details["suggestions"]
+    assert suggestions and all(isinstance(s, str) for s in suggestions)
     status = budget.status()
-    assert (status["used"], status["calls"], status["extracted"]) == (600, 2, 500)  # nothing recorded
+    # the refused charge recorded nothing
+    assert (status["used"], status["calls"], status["extracted"]) == (600, 2, 500)
     assert status["kinds"] == {"extracted": 500, "passthrough": 100}
     with pytest.raises(BudgetExceeded):
         budget.check(201)
@@ -90,7 +93,8 @@ def test_reset_and_set_window(tmp_path: Path) -> None:
     assert (status["window"], status["window_source"], status["usable"], status["remaining"]) == (
         2000, "set-window", 1600, 1300)
     status = budget.reset()
-    assert (status["used"], status["intercepted"], status["calls"], status["window"]) == (0, 0, 0, 2000)
+    assert (status["used"], status["intercepted"], status["calls"], status["window"]) == (
+        0, 0, 0, 2000)
     assert budget.set_window(None)["window"] == 1000
     # another Budget on the same file (a later CLI call) sees the same state
     assert make(tmp_path, window=5000).status()["window"] == 5000

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ def clamp_margin(margin: float) -> float:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _fresh() -> dict[str, Any]:
@@ -120,7 +120,8 @@ class Budget:
         except (ValueError, UnicodeDecodeError):
             state = None
         if not _valid(state):
-            warnings.append(f"budget state {self.state_file.name} was corrupt; the budget was reset")
+            warnings.append(f"budget state {self.state_file.name} was corrupt; "
+                            "the budget was reset")
             return _fresh(), True
         return state, False
 
@@ -200,7 +201,8 @@ class Budget:
 
         return self._update(change)
 
-    def charge(self, tokens: int, *, kind: str = "extracted", enforce: bool = True) -> dict[str, Any]:
+    def charge(self, tokens: int, *, kind: str = "extracted",
+               enforce: bool = True) -> dict[str, Any]:
         """Check and record ``tokens`` entering the context, atomically.
 
         ``kind`` labels the spend (``extracted`` for answers; e.g. ``passthrough`` for small

