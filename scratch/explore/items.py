@@ -1,0 +1,170 @@
+"""item-schema and iterate-over: the items of one array, read item by item through the index.
+
+Invariants:
+- PATH must name one array (dot path, pointer or plain JSONPath chain). With a window
+  (--offset/--limit) only the windowed items' lines are parsed; without one the array is parsed
+  once.
+- Rows carry ``_index`` (the item's position in the array); missing fields are null; long
+  strings are cut with the exact get-in command that shows them whole.
+- --fit on iterate-over keeps the rows that fit and gives ``next``, which resumes at the first
+  item not shown: following it visits every item once.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from scratch.context import Context
+from scratch.errors import LimitExceeded, UsageError
+from scratch.explore.lines import fit_cap
+from scratch.explore.target import Target, open_target
+from scratch.pricing import charge_answer
+from scratch.result import Result, Table
+
+
+def _array(target: Target, path: str) -> tuple[tuple[Any, ...], int]:
+    from scratch.query.paths import format_path, json_type, parse_path
+    parsed = parse_path(path)
+    if not parsed.singular:
+        raise UsageError(f"{path!r} must name one array (no wildcards or filters here; use "
+                         "--where to filter items)", code="invalid_path", path=path)
+    segments = tuple(parsed.segments or ())
+    node = target.index.node(list(segments))
+    if node is not None and node.complete and node.type == "array" and node.length is not None:
+        return segments, int(node.length)
+    value = target.index.value_at(list(segments))  # raises key_path_not_found with details
+    if not isinstance(value, list):
+        raise UsageError(f"{format_path(segments) or '.'} is {json_type(value)}, not an array",
+                         code="not_an_array", path=path, value_type=json_type(value),
+                         suggestions=[f"scratch schema {target.ref}"])
+    return segments, len(value)
+
+
+def _items(target: Target, segments: tuple[Any, ...], total: int, offset: int,
+           limit: int | None) -> list[Any]:
+    if offset < 0 or (limit is not None and limit < 1):
+        raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
+    end = total if limit is None else min(total, offset + limit)
+    if offset == 0 and end == total:
+        value = target.index.value_at(list(segments))
+        return list(value)
+    return [target.index.value_at([*segments, i]) for i in range(offset, end)]
+
+
+def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
+                limit: int | None = None) -> Result:
+    from scratch.query.items import item_schema as union
+    from scratch.tokens import count_text
+    target = open_target(ctx, ref)
+    segments, total = _array(target, path)
+    items = _items(target, segments, total, offset, limit)
+    result = union(items, offset=offset, limit=limit, total=total, pre_windowed=True)
+    n = result["items"]
+    lines = []
+    window = result.get("window")
+    if window and (offset or (limit is not None and offset + n < total)):
+        lines.append(f"window: items {offset}..{offset + n - 1} of {total}")
+    lines.append("item types: " + ", ".join(f"{t} {c}" for t, c in result["item_types"].items()))
+    for f in result["fields"]:
+        types = "|".join(f["types"])
+        elems = (" of " + "|".join(f["element_types"])) if f.get("element_types") else ""
+        lines.append(f"{f['path']}: {types}{elems} {f['presence']}")
+    text = "\n".join(lines) + "\n"
+    cost = count_text(text, ctx.encoding())
+    again = f"scratch item-schema {target.ref} {shlex.quote(path)}"
+    meta = charge_answer(ctx, cost, code="item_schema_too_large", suggestions=[
+        f"{again} --limit {max(1, min(total, 100))}", f"scratch schema {target.ref} --depth 2"])
+    data = {"name": target.name, "version": target.version, "path": path, "length": total,
+            **result}
+    target.index.close()
+    return Result("item-schema", data=data, text=text, meta=meta)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value
+    import orjson
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
+def _render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str) -> tuple[str, Table]:
+    columns = ["_index", *fields]
+    table_rows = []
+    for row in rows:
+        cells = [str(row["_index"])]
+        for f in fields:
+            cell = _cell(row.get(f))
+            trunc = (row.get("_truncated") or {}).get(f)
+            if trunc:
+                cell += f" [{trunc['length']} chars: scratch get-in {ref} {shlex.quote(trunc['path'])}]"
+            cells.append(cell)
+        table_rows.append(cells)
+    text = "\n".join("\t".join(c) for c in [columns, *table_rows]) + "\n"
+    return text, Table(columns, table_rows)
+
+
+def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset: int = 0,
+                 limit: int | None = None, where: str | None = None, fit: bool = False,
+                 preview_chars: int = 200) -> Result:
+    from scratch.query.items import iterate_rows
+    from scratch.tokens import count_text
+    fields = [f.strip() for f in fields_text.split(",") if f.strip()]
+    if not fields:
+        raise UsageError("--fields needs at least one field, e.g. --fields metadata.name",
+                         code="invalid_argument")
+    target = open_target(ctx, ref)
+    segments, total = _array(target, path)
+    items = _items(target, segments, total, offset, limit)
+    rows = iterate_rows(items, fields, offset=offset, limit=limit, where=where,
+                        preview_chars=preview_chars, array_location=segments, total=total,
+                        pre_windowed=True)
+    spec = ctx.encoding()
+    text, table = _render_rows(fields, rows.rows, target.ref)
+    cost = count_text(text, spec)
+    end = offset + len(items)
+    base = (f"scratch iterate-over {target.ref} {shlex.quote(path)} --fields "
+            f"{shlex.quote(','.join(fields))}"
+            + (f" --where {shlex.quote(where)}" if where else ""))
+    shown_rows = rows.rows
+    nxt = None
+    if fit and cost > fit_cap(ctx):
+        cap = fit_cap(ctx)
+        keep = len(shown_rows)
+        while keep > 0:
+            keep -= 1
+            text, table = _render_rows(fields, shown_rows[:keep], target.ref)
+            cost = count_text(text, spec)
+            if cost <= cap:
+                break
+        if keep == 0:
+            raise LimitExceeded("one row alone is over the tokens one answer may use",
+                                code="iterate_over_too_large", limit=cap, estimated_tokens=cost,
+                                suggestions=[f"{base} --limit 1 --offset {offset}"])
+        shown_rows = shown_rows[:keep]
+        resume = shown_rows[-1]["_index"] + 1
+        left = None if limit is None else max(0, offset + limit - resume)
+        if resume < end and left != 0:
+            nxt = f"{base} --offset {resume}" + (f" --limit {left}" if left else "") + " --fit"
+    half = max(1, (end - offset) // 2)
+    suggestions = [f"{base} --offset {offset} --limit {half}", f"{base} --fit"]
+    if len(fields) > 1:
+        suggestions.append(base.replace(shlex.quote(",".join(fields)), shlex.quote(fields[0]))
+                           + f" --limit {half}")
+    meta = charge_answer(ctx, cost, code="iterate_over_too_large", suggestions=suggestions,
+                         details={"rows": len(shown_rows), "items": end - offset})
+    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
+                            "length": total, "fields": fields, "rows": shown_rows,
+                            "window": {"offset": offset, "limit": limit, "total": total}}
+    notices: tuple[str, ...] = ()
+    if nxt:
+        data["next"] = meta["next"] = nxt
+        notices = (f"more: {nxt}",)
+    target.index.close()
+    return Result("iterate-over", data=data, text=text, table=table, meta=meta,
+                  notices=notices)

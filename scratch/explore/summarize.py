@@ -1,0 +1,155 @@
+"""summarize: a deterministic local summary, or the answer of a configured command; cached.
+
+Invariants:
+- Local mode uses no network and no model: format and size, a depth-2 schema outline, value
+  counts and ranges of the record arrays' fields (low-cardinality values counted, numbers and
+  timestamps as ranges), log levels and time range, and a sample of error lines.
+- With ``summarize.command`` set, the content is cut into pieces of at most
+  ``budget.max_extraction_tokens`` tokens at line ends and each piece is piped to the command;
+  the answers are joined in order.
+- Both are cached per stored version (``cache/summaries/<blob>-<mode>.txt``); an entry smaller
+  than :data:`SMALL_ENTRY_TOKENS` is refused with its token count: reading it costs less.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from typing import Any
+
+from scratch.context import Context
+from scratch.errors import LimitExceeded, ScratchError
+from scratch.explore.structure import schema_text
+from scratch.explore.target import Target, open_target
+from scratch.locking import atomic_write
+from scratch.pricing import charge_answer
+from scratch.result import Result
+
+SMALL_ENTRY_TOKENS = 1000
+ERROR_LEVELS = ("FATAL", "CRITICAL", "ERROR", "SEVERE", "PANIC", "WARN", "WARNING")
+
+
+def _fields_text(summary: dict[str, Any], limit: int = 40) -> list[str]:
+    out = []
+    for f in summary["fields"]:
+        if "values" in f:
+            vals = ", ".join(f"{v if isinstance(v, str) else _j(v)} {c}" for v, c in f["values"])
+            out.append(f"  {f['path']}: {vals}")
+        elif "min" in f:
+            out.append(f"  {f['path']}: {f['min']} .. {f['max']} ({f['distinct']} distinct)")
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _j(value: Any) -> str:
+    import orjson
+    return orjson.dumps(value).decode()
+
+
+def local_summary(target: Target, tokens: int, encoding: str) -> str:
+    from scratch.query.summary import find_record_arrays, summarize_values
+    index = target.index
+    info = index.info
+    lines = [f"{target.name}: {target.format}, {index.meta['bytes']:,} bytes, "
+             f"{index.line_count:,} lines, {tokens:,} tokens ({encoding})"]
+    if isinstance(info.get("schema"), dict):
+        lines.append("outline:")
+        lines += ["  " + row for row in schema_text(info, 2).splitlines()]
+        try:
+            value = index.value_at([])
+        except ScratchError:
+            value = None
+        if value is not None:
+            top = [a for a in find_record_arrays(value)
+                   if not any(isinstance(seg, int) for seg in a["location"])]
+            for arr in top[:2]:  # arrays inside items would be judged by their first item only
+                items = value
+                for seg in arr["location"]:
+                    items = items[seg]
+                summary = summarize_values(items)
+                text = _fields_text(summary)
+                if text:
+                    lines.append(f"values in {arr['path']} ({arr['length']} items):")
+                    lines += text
+    else:
+        for key in ("timestamp_format", "time_range", "levels", "columns", "headings"):
+            if info.get(key):
+                lines.append(f"{key}: {_j(info[key])}")
+    sample: list[str] = []
+    for level in ERROR_LEVELS:
+        section = index.section(f"level:{level}")
+        if section:
+            for lineno in list(section)[:10 - len(sample)]:
+                raw = index.read_lines(int(lineno), int(lineno))[0]
+                sample.append(f"  {lineno}: {raw.decode('utf-8', errors='replace')[:200]}")
+        if len(sample) >= 10:
+            break
+    if sample:
+        lines.append("error lines (sample):")
+        lines += sample
+    return "\n".join(lines) + "\n"
+
+
+def command_summary(ctx: Context, target: Target, command: str) -> str:
+    from scratch.tokens import split_stream
+    spec = ctx.encoding()
+    piece_tokens = max(500, ctx.config["budget.max_extraction_tokens"])
+
+    def chunks():
+        with open(target.path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                yield block
+
+    answers = []
+    pieces = list(split_stream(chunks(), piece_tokens, spec))
+    for i, piece in enumerate(pieces, start=1):
+        try:
+            proc = subprocess.run(command, shell=True, input=piece, capture_output=True,
+                                  timeout=600)
+        except subprocess.TimeoutExpired:
+            raise ScratchError(f"summarize.command timed out on piece {i}",
+                               code="summarize_command_failed") from None
+        if proc.returncode != 0:
+            raise ScratchError(
+                f"summarize.command exited {proc.returncode} on piece {i}/{len(pieces)}: "
+                f"{proc.stderr.decode(errors='replace').strip()[:300]}",
+                code="summarize_command_failed", command=command)
+        answer = proc.stdout.decode("utf-8", errors="replace").strip()
+        answers.append(answer if len(pieces) == 1 else f"[part {i}/{len(pieces)}]\n{answer}")
+    return "\n\n".join(answers) + "\n"
+
+
+def summarize(ctx: Context, ref: str) -> Result:
+    from scratch.tokens import count_text
+    target = open_target(ctx, ref)
+    spec = ctx.encoding()
+    base = target.index.total_tokens(spec.base) or 0
+    tokens = spec.scale(base)
+    if tokens < SMALL_ENTRY_TOKENS:
+        raise LimitExceeded(
+            f"{target.name} is only {tokens} tokens: reading it costs less than a summary",
+            code="entry_too_small", tokens=tokens, limit=SMALL_ENTRY_TOKENS,
+            suggestions=[f"scratch read {target.ref}"])
+    command = ctx.config["summarize.command"]
+    mode = "local" if not command else "cmd-" + hashlib.sha1(command.encode()).hexdigest()[:12]
+    blob = target.index.index_dir.name
+    cache = target.store.cache_dir / "summaries" / f"{blob}-{mode}-{spec.name}.txt"
+    cached = cache.is_file()
+    if cached:
+        text = cache.read_text()
+    else:
+        text = (command_summary(ctx, target, command) if command
+                else local_summary(target, tokens, spec.name))
+        atomic_write(cache, text.encode(), fsync=False)
+    cost = count_text(text, spec)
+    meta = charge_answer(ctx, cost, code="summarize_too_large", suggestions=[
+        f"scratch schema {target.ref} --depth 2", f"scratch head {target.ref} -n 40"])
+    meta["cached"] = cached
+    data = {"name": target.name, "version": target.version, "mode": mode, "summary": text,
+            "cached": cached, "command": command or None}
+    target.index.close()
+    return Result("summarize", data=data, text=text, meta=meta)
+
+
+__all__ = ["summarize"]
