@@ -318,6 +318,19 @@ def test_pure_python_and_toktok_equal_tiktoken(base: str) -> None:
     assert list(fast.count_batch(clean, 0, False)) == [len(enc.encode_ordinary(s)) for s in clean]
 
 
+def test_engine_choice_follows_volume(tmp_path: Path) -> None:
+    """Small counts never load tiktoken or toktok; many mid-sized batches switch to toktok once
+    their total would have repaid its load. Counts are the same whichever engine runs."""
+    tok = build_tokenizer("cl100k_base", cache=tmp_path)
+    assert tok.count("hello world") == 2
+    assert tok._encoding is None and tok._fast_state is None  # pure Python so far
+    batch = [f"some log line number {i}\n" for i in range(12_000)]  # ~300K chars
+    expected = [len(T.get_tokenizer("cl100k_base").encoding.encode_ordinary(x)) for x in batch]
+    for _ in range(4):
+        assert tok.count_many(batch) == expected
+    assert tok._fast_state is True
+
+
 # -- safe cuts ------------------------------------------------------------------------------
 
 def test_gemma_vocabulary_allows_the_cut_rules() -> None:
@@ -421,6 +434,14 @@ def test_count_stream_equals_whole_count(model: str) -> None:
     assert T.count_stream([], spec) == 0
     bad = b"ok \xff\xfe bytes \xe2\x82 cut\n" * 3
     assert T.count_stream(_chunks(bad, 5), spec) == T.count_text(T.decode_text(bad), spec)
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_ids_stream_equals_whole_encoding(base: str) -> None:
+    spec = T.resolve_encoding(encoding=base)
+    data = SAMPLE * 40  # several segments
+    ids = [i for part in T.ids_stream(_chunks(data, 1000), spec) for i in part]
+    assert ids == T.get_tokenizer(base).encode(data.decode())
 
 
 def test_decode_text_replaces_each_bad_byte() -> None:

@@ -8,8 +8,8 @@ Public API (see each module for the invariants):
 - :mod:`~scratch.tokens.tokenizer`: :func:`get_tokenizer` (per-process, lazy, verified),
   :func:`count_text`, :func:`count_lines`, :func:`decode_text`, :func:`set_cache_dir`.
 - :mod:`~scratch.tokens.stream` / :mod:`~scratch.tokens.split`: :func:`count_stream`,
-  :func:`truncate_stream`, :func:`tail_stream`, :func:`split_stream` over iterables of bytes,
-  in bounded memory.
+  :func:`ids_stream`, :func:`truncate_stream`, :func:`tail_stream`, :func:`split_stream` over
+  iterables of bytes, in bounded memory.
 - :mod:`~scratch.tokens.budget`: :class:`Budget`, the per-session context budget.
 """
 
@@ -27,7 +27,7 @@ from scratch.tokens.models import (
     resolve_encoding,
 )
 from scratch.tokens.split import split_stream
-from scratch.tokens.stream import count_stream, tail_stream, truncate_stream
+from scratch.tokens.stream import count_stream, ids_stream, tail_stream, truncate_stream
 from scratch.tokens.tokenizer import (
     Tokenizer,
     count_lines,
@@ -51,6 +51,7 @@ __all__ = [
     "decode_text",
     "encoding_for_model",
     "get_tokenizer",
+    "ids_stream",
     "normalize_model",
     "resolve_encoding",
     "set_cache_dir",

@@ -78,6 +78,14 @@ def count_stream(chunks: Iterable[bytes], spec: EncodingSpec) -> int:
     return spec.scale(total)
 
 
+def ids_stream(chunks: Iterable[bytes], spec: EncodingSpec) -> Iterator[list[int]]:
+    """Token ids of the stream, one list per segment; concatenated they are exactly the ids
+    of the whole input (Claude: the cl100k_base ids its estimate is based on)."""
+    tok = _tokenizer(spec)
+    for seg in iter_segments(chunks, _CUT_SEGMENT, _CUT_LIMIT):
+        yield tok.encode(decode_text(seg))
+
+
 def _offsets(seg: bytes, text: str, chars: list[int]) -> list[int]:
     """Byte offsets of increasing character offsets (handles invalid UTF-8 in ``seg``)."""
     if len(text) == len(seg):
@@ -203,4 +211,4 @@ def tail_stream(chunks: Iterable[bytes], n: int, spec: EncodingSpec) -> Iterator
         yield seg
 
 
-__all__ = ["count_stream", "tail_stream", "truncate_stream"]
+__all__ = ["count_stream", "ids_stream", "tail_stream", "truncate_stream"]

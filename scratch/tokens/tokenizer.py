@@ -33,8 +33,8 @@ from scratch.tokens import loader
 from scratch.tokens.cuts import split_text
 from scratch.tokens.models import BASE_ENCODINGS, EncodingSpec
 
-# Total characters in one count call from which loading toktok pays for itself (its extra
-# load time divided by the speed difference, rounded down).
+# Characters counted (in one call or in total) from which loading toktok pays for itself (its
+# extra load time divided by the speed difference, rounded down).
 FAST_MIN_CHARS: dict[str, int] = {"o200k_base": 4_000_000, "cl100k_base": 1_000_000}
 # Below this many characters (and while tiktoken is not built) the pure-Python counter is
 # cheaper than building tiktoken's Encoding (~0.2 s) at ~3 MB/s.
@@ -151,6 +151,7 @@ class BpeTokenizer(Tokenizer):
         self._fast: Any = None
         self._fast_state: bool | None = None  # None: not tried; False: unusable
         self._char_tables: tuple[bytes, bytes] | None = None
+        self._seen_chars = 0  # characters counted so far in this process
         self._lock = threading.RLock()
 
     def ranks(self) -> dict[bytes, int]:
@@ -209,7 +210,11 @@ class BpeTokenizer(Tokenizer):
 
     def _count_many(self, texts: list[str]) -> list[int]:
         total = sum(map(len, texts))
-        if self._fast_state or (self._fast_state is None and total >= FAST_MIN_CHARS[self.name]
+        # Many mid-sized calls (an indexer's batches) add up: load toktok once their total
+        # would have repaid it.
+        self._seen_chars += total
+        if self._fast_state or (self._fast_state is None
+                                and self._seen_chars >= FAST_MIN_CHARS[self.name]
                                 and self.fast_counter() is not None):
             return list(self._fast.count_batch(texts, 0, False))
         if self._encoding is None and total <= PY_MAX_CHARS:
