@@ -218,3 +218,71 @@ def test_read_since_version_is_priced(scratch_home: Path) -> None:
                                      {"op": "remove", "lines": ["b"], "line": 2},
                                      {"op": "add", "lines": ["c"], "line": 2}]
     assert r.json["meta"]["tokens"]["count"] > 0
+
+
+def test_item_schema_presence_and_window(pods: str) -> None:
+    doc = json.loads(SAMPLE.read_text())
+    data = cli("item-schema", pods, "items", "--json").json["data"]
+    fields = {f["path"]: f for f in data["fields"]}
+    assert fields["metadata.name"]["presence"] == "60/60"
+    waiting = sum(1 for p in doc["items"]
+                  if "waiting" in p["status"]["containerStatuses"][0]["state"])
+    assert data["length"] == 60
+    key = "status.containerStatuses[*].state.waiting"
+    assert fields[key]["presence"] == f"{waiting}/60"
+    win = cli("item-schema", pods, "items", "--offset", "10", "--limit", "5")
+    assert win.text.startswith("window: items 10..14 of 60\n")
+    r = cli("item-schema", pods, "kind", "--json")
+    assert r.code == 2 and r.json["error"]["code"] == "not_an_array"
+
+
+def test_iterate_over_rows_where_and_fit(scratch_home: Path, pods: str) -> None:
+    doc = json.loads(SAMPLE.read_text())
+    r = cli("iterate-over", pods, "items", "--fields", "metadata.name,status.phase,nope",
+            "--limit", "3", "--json")
+    rows = r.json["data"]["rows"]
+    assert rows == [{"_index": i, "metadata.name": doc["items"][i]["metadata"]["name"],
+                     "status.phase": doc["items"][i]["status"]["phase"], "nope": None}
+                    for i in range(3)]
+    r = cli("iterate-over", pods, "items", "--fields", "metadata.name", "--where",
+            "@.status.phase == 'Failed'", "--json")
+    assert [row["_index"] for row in r.json["data"]["rows"]] == [
+        i for i, p in enumerate(doc["items"]) if p["status"]["phase"] == "Failed"]
+    r = cli("iterate-over", pods, "items", "--fields", "spec.containers", "--limit", "1",
+            "--json")
+    trunc = r.json["data"]["rows"][0]["_truncated"]["spec.containers"]
+    assert trunc["path"] == "items.0.spec.containers"
+    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 150\n")
+    seen: list[int] = []
+    r = cli("iterate-over", pods, "items", "--fields", "metadata.name,status.phase", "--fit",
+            "--json")
+    while True:
+        assert r.code == 0, r.out
+        seen += [row["_index"] for row in r.json["data"]["rows"]]
+        if "next" not in r.json["data"]:
+            break
+        r = run_next(r.json["data"]["next"])
+    assert seen == list(range(60))
+
+
+def test_summarize_counts_and_cache_and_small_refusal(scratch_home: Path, pods: str) -> None:
+    first = cli("summarize", pods, "--json")
+    assert first.code == 0
+    text = first.json["data"]["summary"]
+    assert "status.phase: Running 53, Pending 5, Failed 2" in text
+    assert first.json["data"]["cached"] is False
+    assert cli("summarize", pods, "--json").json["data"]["cached"] is True
+    cli("write", "tiny", input="just a line\n")
+    r = cli("summarize", "tiny", "--json")
+    assert r.code == 3 and r.json["error"]["code"] == "entry_too_small"
+    assert r.json["error"]["suggestions"] == ["scratch read tiny"]
+
+
+def test_summarize_command_runs_per_piece(scratch_home: Path, pods: str) -> None:
+    (scratch_home / "scratch.toml").write_text(
+        "[summarize]\ncommand = \"wc -l | tr -d ' '\"\n[budget]\nmax_extraction_tokens = 30000\n")
+    r = cli("summarize", pods, "--json")
+    assert r.code == 0
+    parts = r.json["data"]["summary"].split("[part ")
+    counts = [int(p.split("\n", 1)[1].strip()) for p in parts[1:]]
+    assert sum(counts) == len(stored(scratch_home, pods))

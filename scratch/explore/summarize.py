@@ -26,6 +26,7 @@ from scratch.pricing import charge_answer
 from scratch.result import Result
 
 SMALL_ENTRY_TOKENS = 1000
+ERROR_WORDS = r"error|fail|fatal|exception|denied|panic|refused|timed? ?out"
 ERROR_LEVELS = ("FATAL", "CRITICAL", "ERROR", "SEVERE", "PANIC", "WARN", "WARNING")
 
 
@@ -85,10 +86,31 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
                 sample.append(f"  {lineno}: {raw.decode('utf-8', errors='replace')[:200]}")
         if len(sample) >= 10:
             break
+    if not sample and not isinstance(info.get("schema"), dict):
+        sample = _error_word_lines(target)
     if sample:
         lines.append("error lines (sample):")
         lines += sample
     return "\n".join(lines) + "\n"
+
+
+def _error_word_lines(target: Target, limit: int = 10) -> list[str]:
+    """Lines with error words, for logs whose lines carry no level field."""
+    import mmap
+
+    from scratch.query.grep import GrepOptions, grep_buffer
+    if target.index.meta["bytes"] == 0:
+        return []
+    options = GrepOptions(pattern=ERROR_WORDS, ignore_case=True, max_count=limit)
+    out = []
+    with open(target.path, "rb") as fh:
+        buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            for region in grep_buffer(buf, options, line_starts=target.index._offsets()):
+                out += [f"  {ln.lineno}: {ln.display()[:200]}" for ln in region.lines]
+        finally:
+            buf.close()
+    return out[:limit]
 
 
 def command_summary(ctx: Context, target: Target, command: str) -> str:
