@@ -186,6 +186,13 @@ def test_known_ids() -> None:
         assert tok.count("") == 0
 
 
+def test_lone_surrogates_count_as_replacement_characters() -> None:
+    for base in BASES:
+        tok = T.get_tokenizer(base)
+        assert tok.count("a\udc80b") == tok.count("a\ufffdb")
+        assert tok.encode("a\udc80b") == tok.encode("a\ufffdb")
+
+
 def test_special_token_text_counts_as_ordinary_text() -> None:
     for base in ("o200k_base", "cl100k_base"):
         tok = T.get_tokenizer(base)

@@ -252,6 +252,17 @@ def _fix_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def _valid_unicode(text: str) -> str:
+    """``text`` with lone surrogates fixed (SentencePiece rejects them outright)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _fix_surrogates(text)
+    return text
+
+
 class GemmaTokenizer(Tokenizer):
     """gemma3: the Gemma 3 SentencePiece model shipped in ``scratch/tokens/data``."""
 
@@ -286,6 +297,7 @@ class GemmaTokenizer(Tokenizer):
             pieces.extend(parts)
             owner.extend([i] * len(parts))
         sp = self.processor
+        pieces = [_valid_unicode(p) for p in pieces]
         if len(pieces) > 1 and sum(map(len, pieces)) > 1 << 18:
             counts = [len(ids) for ids in sp.encode(pieces, num_threads=2)]
         else:
@@ -296,7 +308,7 @@ class GemmaTokenizer(Tokenizer):
         return out
 
     def encode(self, text: str) -> list[int]:
-        return list(self.processor.encode(text))
+        return list(self.processor.encode(_valid_unicode(text)))
 
     def decode(self, ids: Sequence[int]) -> str:
         return str(self.processor.decode(list(ids)))
