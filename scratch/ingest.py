@@ -9,6 +9,7 @@ Invariants:
   ``output`` entry together with its companion entries, and described by a pointer.
 - Automatic names are ``<tool or stdin>/<UTC timestamp>-<8 hex of sha256 of the input>``; the
   same input ingested again under an automatic name points to the entry already stored.
+- NAME and ``--format`` are checked before any input is read.
 - Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
 """
 
@@ -86,10 +87,19 @@ def _file_lines(path: Path) -> tuple[int, bool]:
     return lines, binary
 
 
-def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
-           progress: Progress | None = None) -> Result:
+def check_options(opts: IngestOptions) -> None:
+    """Refuse a bad NAME or --format before any input is read (or any command run): once the
+    input is consumed, an error would lose it."""
     if opts.name is not None:
         validate_name(opts.name)
+    if opts.fmt is not None:
+        from scratch.formats.normalize import canonical_format
+        canonical_format(opts.fmt)
+
+
+def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
+           progress: Progress | None = None) -> Result:
+    check_options(opts)
     store = ctx.store()
     tmp_dir = store.cache_dir / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -103,8 +113,7 @@ def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
 
 def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
                    progress: Progress | None = None) -> Result:
-    if opts.name is not None:
-        validate_name(opts.name)
+    check_options(opts)
     store = ctx.store()
     tool = tool_slug(opts.tool)
     if spooled.size == 0:
@@ -272,4 +281,5 @@ def default_tool(command: list[str]) -> str:
     return tool_slug(prog)
 
 
-__all__ = ["IngestOptions", "ingest", "default_tool", "blob_sha", "count_lines", "index_dir"]
+__all__ = ["IngestOptions", "ingest", "ingest_spooled", "check_options", "default_tool",
+           "blob_sha", "count_lines", "index_dir"]

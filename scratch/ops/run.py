@@ -18,13 +18,14 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     The exit status is only known once stdout closes, so the output is spooled first and
     flagged ``partial`` when the command failed or was killed after writing something.
     """
-    from scratch.ingest import IngestOptions, default_tool, ingest_spooled
+    from scratch.ingest import IngestOptions, check_options, default_tool, ingest_spooled
     from scratch.spool import spool
     if not words:
         raise UsageError("nothing to run: scratch run [NAME] -- CMD ARGS...",
                          code="invalid_argument")
     opts = IngestOptions(name=name, tool=tool or default_tool(words), fmt=fmt, raw=raw,
                          store_always=store_always)
+    check_options(opts)  # a bad NAME or --format must not cost a command run and its output
     store = ctx.store()
     tmp_dir = store.cache_dir / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
