@@ -9,6 +9,8 @@ Invariants:
   ``output`` entry together with its companion entries, and described by a pointer.
 - Automatic names are ``<tool or stdin>/<UTC timestamp>-<8 hex of sha256 of the input>``; the
   same input ingested again under an automatic name points to the entry already stored.
+- The pointer's size rule (see :mod:`scratch.pointer`) is judged against the smaller of the
+  stored tokens and the tokens as received (they differ when JSON is re-rendered).
 - NAME and ``--format`` are checked before any input is read.
 - Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
 """
@@ -129,6 +131,7 @@ def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
     spec = ctx.encoding()
     if not opts.store_always and spooled.size < threshold.min_tokens:
         return _passthrough(spooled, threshold.min_tokens, None)
+    received: int | None = None  # exact tokens of the input as received, when counted
     if not opts.store_always:
         from scratch.tokens import count_stream
         # enough of the input to decide: tokens of a prefix never exceed the whole's by much,
@@ -138,6 +141,7 @@ def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
             counted = count_stream(spooled.chunks(), spec)
             if counted < threshold.min_tokens:
                 return _passthrough(spooled, threshold.min_tokens, counted)
+            received = counted
         else:
             head = spooled.head(prefix_bytes)
             cut = head.rfind(b"\n")
@@ -146,7 +150,8 @@ def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
                 counted = count_stream(spooled.chunks(), spec)
                 if counted < threshold.min_tokens:
                     return _passthrough(spooled, threshold.min_tokens, counted)
-    return _store(ctx, store, spooled, opts, tool, progress)
+                received = counted
+    return _store(ctx, store, spooled, opts, tool, progress, received)
 
 
 def _passthrough(spooled: Spooled, threshold: int, tokens: int | None) -> Result:
@@ -166,10 +171,26 @@ def _auto_name(store: Store, tool: str, sha256: str) -> tuple[str, bool]:
     return f"{tool}/{stamp}{suffix}", False
 
 
+def _received_tokens(spooled: Spooled, spec: Any, enough: int) -> int | None:
+    """Tokens of the input as received, or None when it surely has ``enough`` or more.
+
+    Prefixes of growing size are counted first, so a big input costs a few hundred KB of
+    counting, not a second pass: a prefix's count exceeds that of the same text inside the
+    whole by at most the few tokens around the cut (hence the margin).
+    """
+    from scratch.tokens import count_stream
+    probe = 4 * enough  # bytes: text averages well under 4 bytes a token
+    while probe < spooled.size:
+        if count_stream([spooled.head(probe)], spec) >= enough + 64:
+            return None
+        probe *= 4
+    return count_stream(spooled.chunks(), spec)
+
+
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
-           progress: Progress | None) -> Result:
+           progress: Progress | None, received: int | None = None) -> Result:
     from scratch.formats.normalize import normalize
-    from scratch.pointer import build_pointer, fit_pointer
+    from scratch.pointer import MAX_POINTER_TOKENS, build_pointer, fit_pointer
     from scratch.tokens import count_text
 
     spec = ctx.encoding()
@@ -218,7 +239,15 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             companions=companion_names, warnings=norm.warnings, partial=opts.partial,
             existing=existing or main["unchanged"])
         index.close()
-        text, pointer_tokens = fit_pointer(pointer, total, lambda t: count_text(t, spec))
+        # The size rule is about the output the tool printed. Re-rendered JSON can have far
+        # more tokens than the minified bytes received, so judge the pointer by the smaller.
+        judged = total
+        if size != spooled.size:
+            if received is None:
+                received = _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS)
+            if received is not None:
+                judged = min(total, received)
+        text, pointer_tokens = fit_pointer(pointer, judged, lambda t: count_text(t, spec))
     finally:
         prepared.unlink(missing_ok=True)
         for path in companions_tmp:
