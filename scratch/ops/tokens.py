@@ -29,15 +29,14 @@ def count(ctx: Context, chunks: Iterable[bytes]) -> Result:
 
 
 def ids(ctx: Context, chunks: Iterable[bytes]) -> Result:
-    from scratch.tokens import get_tokenizer
-    from scratch.tokens.tokenizer import decode_text
+    from scratch.tokens.stream import ids_stream
     spec = ctx.encoding()
     if not spec.exact:
         raise UsageError("the claude encoding is an estimate and has no token ids; use "
                          "--encoding cl100k_base", code="no_token_ids")
-    tok = get_tokenizer(spec.base)
-    text = decode_text(b"".join(chunks))
-    out = tok.encode(text)
+    out: list[int] = []
+    for part in ids_stream(chunks, spec):
+        out.extend(part)
     return Result("tokens", data={"ids": out, "count": len(out), **_spec_dict(ctx)},
                   text=" ".join(map(str, out)) + "\n")
 
