@@ -121,7 +121,7 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
         else:
             nxt += [f"scratch schema {ref}", f"scratch get-in {ref} ."]
     for key in ("timestamp_format", "time_range", "levels", "first_lines", "last_lines",
-                "last_lines_start", "columns", "rows", "delimiter", "headings"):
+                "last_lines_start", "columns", "header", "rows", "delimiter", "headings"):
         if key in info and info[key] not in (None, {}, []):
             pointer.setdefault("text", {})[key] = info[key]
     if "columns" in info:
@@ -190,9 +190,16 @@ def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
         if text.get("levels"):
             out.append("levels: " + ", ".join(f"{k} {v}" for k, v in text["levels"].items()))
         if text.get("columns"):
-            cols = text["columns"]
+            # the CSV index gives a column count and the field names under "header"
+            cols = text.get("header") or []
+            if not isinstance(text["columns"], int):
+                cols = text["columns"]
             names = [c.get("name", str(c)) if isinstance(c, dict) else str(c) for c in cols]
-            out.append(f"columns ({len(names)}): " + ", ".join(names[:30]))
+            shown = names[: (30 if detail >= 2 else 12)]
+            more = f", … {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+            rows = f", {text['rows']:,} rows" if isinstance(text.get("rows"), int) else ""
+            out.append(f"columns ({len(names)}{rows}): "
+                       + ", ".join(_cut(n, 40) for n in shown) + more)
         n_first = {3: 5, 2: 3, 1: 1}.get(detail, 1)
         width = {3: 200, 2: 140, 1: 100}.get(detail, 100)
         if text.get("first_lines"):

@@ -1,0 +1,153 @@
+"""The pointer on its own: what build_pointer keeps, how render_pointer shows it, and how
+fit_pointer enforces the size rule with the real tokenizer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scratch.pointer import (
+    BIG_OUTPUT_TOKENS,
+    MAX_POINTER_TOKENS,
+    build_pointer,
+    fit_pointer,
+    pick_fields,
+    render_pointer,
+)
+
+
+def count(text: str) -> int:
+    from scratch.tokens import count_text, resolve_encoding
+
+    return count_text(text, resolve_encoding(None, None))
+
+
+def make(info: dict[str, Any], *, name: str = "t/x", fmt: str = "json", tokens: int = 100_000,
+         **kw: Any) -> dict[str, Any]:
+    args: dict[str, Any] = dict(name=name, version=1, fmt=fmt, size=123_456, lines=4_000,
+                                tokens=tokens, encoding="o200k_base", exact=True, info=info,
+                                companions=[], warnings=[], partial=False)
+    args.update(kw)
+    return build_pointer(**args)
+
+
+def item_schema(n: int, keys: list[str]) -> dict[str, Any]:
+    return {"path": ".", "type": "object", "length": 2, "lines": [1, 10 * n + 4], "children": [
+        {"path": "kind", "type": "string", "length": 4, "lines": [2, 2], "value": "List"},
+        {"path": "items", "type": "array", "length": n, "lines": [3, 10 * n + 3], "items": {
+            "count": n, "keys": [{"key": k, "count": n, "types": {"string": n}, "max_length": 12}
+                                 for k in keys],
+            "samples": [{"value": {k: f"{k}-{i}" for k in keys}} for i in range(5)]}},
+    ]}
+
+
+def test_csv_pointer_shows_the_header() -> None:
+    # the CSV index gives a column count and the names under "header" (it crashed on an int)
+    info = {"delimiter": ",", "header": ["LineId", "Date", "Level"], "columns": 3, "rows": 2000}
+    p = make(info, fmt="csv", tokens=143_020)
+    assert p["text"] == {"columns": 3, "header": ["LineId", "Date", "Level"], "rows": 2000,
+                         "delimiter": ","}
+    text = render_pointer(p)
+    assert "columns (3, 2,000 rows): LineId, Date, Level\n" in text
+    assert "  scratch schema t/x\n" in text
+
+
+def test_columns_given_as_a_list_still_render() -> None:
+    p = make({"columns": [{"name": "a"}, {"name": "b"}]}, fmt="csv")
+    assert "columns (2): a, b\n" in render_pointer(p)
+
+
+def test_many_columns_are_cut_with_a_count() -> None:
+    header = [f"col{i}" for i in range(56)]
+    p = make({"header": header, "columns": 56, "rows": 250}, fmt="csv")
+    line = next(ln for ln in render_pointer(p, detail=3).splitlines()
+                if ln.startswith("columns"))
+    assert line.startswith("columns (56, 250 rows): col0, col1,")
+    assert line.endswith("col29, … 26 more")
+    line1 = next(ln for ln in render_pointer(p, detail=1).splitlines()
+                 if ln.startswith("columns"))
+    assert line1.endswith("col11, … 44 more")
+
+
+def test_array_pointer_and_next_commands() -> None:
+    p = make({"schema": item_schema(500, ["name", "namespace", "phase"])}, name="k/pods")
+    assert p["array"]["path"] == "items" and p["array"]["length"] == 500
+    assert p["array"]["keys"] == {"name": "500/500", "namespace": "500/500", "phase": "500/500"}
+    assert len(p["array"]["samples"]) == 3
+    assert p["next"] == [
+        "scratch schema k/pods",
+        "scratch item-schema k/pods items",
+        "scratch iterate-over k/pods items --fields name,namespace,phase --limit 20",
+        "scratch get-in k/pods items.0",
+        "scratch grep k/pods 'error|fail|fatal|exception|panic' -i -m 20",
+        "scratch slice k/pods 1 40",
+        "scratch tail k/pods -n 40",
+    ]
+    text = render_pointer(p)
+    assert text.startswith("stored k/pods (version 1): json, 123,456 bytes, 4,000 lines, "
+                           "100,000 tokens (o200k_base)\nschema:\n  .: object{2} L1-5004\n")
+    assert "    items: array[500] L3-5003\n" in text
+    assert "items of items (500): keys name 500/500, namespace 500/500, phase 500/500\n" in text
+
+
+def test_names_with_odd_characters_are_quoted_in_commands() -> None:
+    p = make({"schema": item_schema(3, ["a"])}, name="it's")
+    assert p["next"][0] == "scratch schema 'it'\"'\"'s'"
+
+
+def test_pick_fields_prefers_identifiers_present_everywhere() -> None:
+    items = {"count": 10, "keys": [
+        {"key": "blob", "count": 10, "types": {"string": 10}, "max_length": 500},
+        {"key": "spec", "count": 10, "types": {"object": 10}},
+        {"key": "extra", "count": 3, "types": {"string": 3}, "max_length": 5},
+        {"key": "metadata.name", "count": 10, "types": {"string": 10}, "max_length": 20},
+        {"key": "size", "count": 10, "types": {"integer": 10}, "max_length": 3},
+        {"key": "status", "count": 10, "types": {"string": 10}, "max_length": 9},
+    ]}
+    assert pick_fields(items) == ["metadata.name", "status", "size"]
+
+
+def test_flags_warnings_and_companions_render() -> None:
+    p = make({"first_lines": ["a"], "last_lines": ["z"], "last_lines_start": 9}, fmt="text",
+             partial=True, existing=True, warnings=["content does not parse as JSON"],
+             companions=["t/x.content-0-text"])
+    text = render_pointer(p)
+    assert text.splitlines()[1:4] == [
+        "already stored: identical content was ingested before under this name",
+        "PARTIAL: the command failed or was killed mid-output; this is what arrived",
+        "warning: content does not parse as JSON",
+    ]
+    assert "embedded documents stored as: t/x.content-0-text\n" in text
+    assert "last lines (from line 9):\n  z\n" in text
+    assert p["next"][-1] == "scratch head t/x.content-0-text"
+
+
+@pytest.mark.parametrize("raw_tokens,cap", [
+    (200_000, MAX_POINTER_TOKENS),          # big: the 800 cap
+    (BIG_OUTPUT_TOKENS, 500),              # 50k: 1%
+    (60_000, 600),
+    (BIG_OUTPUT_TOKENS - 1, 800),           # under 50k only "smaller than the output"
+    (300, 299),
+])
+def test_fit_pointer_meets_the_size_rule(raw_tokens: int, cap: int) -> None:
+    p = make({"schema": item_schema(5000, [f"key{i}" for i in range(40)])}, tokens=raw_tokens)
+    full = count(render_pointer(p, detail=3))
+    text, n = fit_pointer(p, raw_tokens, count)
+    assert n == count(text) <= cap
+    if full <= cap:
+        assert text == render_pointer(p, detail=3)  # the most detailed that fits
+
+
+def test_fit_pointer_steps_down_detail() -> None:
+    p = make({"schema": item_schema(5000, [f"key_number_{i}" for i in range(40)])})
+    sizes = [count(render_pointer(p, detail=d)) for d in (3, 2, 1, 0)]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
+    text, n = fit_pointer(p, sizes[1] * 100, count)  # 1% cap equal to detail 2's size
+    assert (text, n) == (render_pointer(p, detail=2), sizes[1])
+
+
+def test_fit_pointer_returns_the_smallest_when_nothing_fits() -> None:
+    p = make({}, fmt="text", tokens=5)
+    text, n = fit_pointer(p, 5, count)
+    assert text == render_pointer(p, detail=0) and n == count(text) > 5
