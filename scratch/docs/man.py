@@ -1,0 +1,258 @@
+"""Man pages in roff (man(7) macros) generated from the command tree.
+
+One page per visible command: ``scratch.1`` for the root, ``scratch-<path>.1`` for the others
+(``scratch-log-append.1``). Each page has NAME, SYNOPSIS, DESCRIPTION, OPTIONS, EXIT STATUS,
+ENVIRONMENT, FILES, EXAMPLES and SEE ALSO.
+
+Invariants:
+- Output depends only on the command tree, ``scratch.errors.EXIT_CODE_HELP``, the config
+  settings table, the store layout in the docstring of ``scratch.store`` and the package version:
+  no dates, no paths of this machine, sorted wherever order is not given by the source.
+- Pages are pure ASCII: every ``-`` is written ``\\-`` (so options copy-paste as typed), every
+  backslash ``\\e``, every non-ASCII character ``\\[uXXXX]``, and a text line never starts with
+  ``.`` or ``'``. ``groff -man -ww`` renders them without warnings (a test checks).
+"""
+
+from __future__ import annotations
+
+import re
+
+from scratch.docs.tree import CommandDoc, ParamDoc
+
+MANUAL = "scratch manual"
+_UPPER = re.compile(r"[A-Z][A-Z0-9_]*")
+
+# What each variable does; kept here because no code declares them in one place.
+ENVIRONMENT: list[tuple[str, str]] = [
+    ("SCRATCH_HOME", ("The store directory when --store is not given (see FILES for the order "
+                      "in which the store is found).")),
+    ("SCRATCH_AGENT", "The agent namespace when --agent is not given; default 'default'."),
+    ("SCRATCH_SESSION", "The budget session when --session is not given; default 'default'."),
+    ("SCRATCH_MODEL", ("The model whose tokenizer prices every answer (config key 'model') "
+                       "when --model is not given.")),
+    ("SCRATCH_DEBUG", ("Set to 1 to let unexpected errors end with a Python traceback instead "
+                       "of an internal_error message.")),
+    ("SCRATCH_<SECTION>_<KEY>", ("Overrides the scalar setting <section>.<key> of "
+                                 "scratch.toml, e.g. SCRATCH_BUDGET_SAFETY_MARGIN=0.1; tables "
+                                 "(thresholds, budget.windows) come only from the file. "
+                                 "'scratch config' shows every effective value and where it "
+                                 "came from.")),
+    ("NO_COLOR", ("When set and not empty, output has no colour or rich formatting, even on a "
+                  "terminal.")),
+    ("XDG_DATA_HOME", ("The last place the store is looked for: $XDG_DATA_HOME/scratch "
+                       "(~/.local/share/scratch when unset).")),
+    ("XDG_CACHE_HOME", ("Where the compact tokenizer tables are cached: "
+                        "$XDG_CACHE_HOME/scratch/tokens (~/.cache/scratch/tokens when unset); "
+                        "safe to delete.")),
+]
+
+STORE_ORDER = ("The store is the directory given by --store, else $SCRATCH_HOME, else the "
+               "nearest .scratch/ directory in the current directory or above it (created by "
+               "'scratch init'), else $XDG_DATA_HOME/scratch. It is a git repository: every "
+               "change is one commit, and 'scratch git ARGS' runs git on it. Its layout:")
+
+
+def esc(text: str) -> str:
+    """Escape running text for roff (see the module docstring)."""
+    out = []
+    for ch in text.replace("\\", "\\e").replace("-", "\\-"):
+        out.append(ch if ord(ch) < 128 else f"\\[u{ord(ch):04X}]")
+    lines = "".join(out).split("\n")
+    return "\n".join("\\&" + line if line[:1] in (".", "'") else line for line in lines)
+
+
+def _italic_words(text: str) -> str:
+    """Metavars in italics: NAME@N -> \\fINAME\\fR@\\fIN\\fR."""
+    parts = []
+    last = 0
+    for m in _UPPER.finditer(text):
+        parts.append(esc(text[last:m.start()]))
+        parts.append(f"\\fI{esc(m.group())}\\fR")
+        last = m.end()
+    parts.append(esc(text[last:]))
+    return "".join(parts)
+
+
+def _para(text: str) -> list[str]:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return [".PP"] + [esc(line) for line in lines]
+
+
+def synopsis(doc: CommandDoc) -> list[str]:
+    pieces: list[str] = []
+    if any(p.kind == "option" for p in doc.params):
+        pieces.append("[\\fIOPTIONS\\fR]")
+    for p in doc.params:
+        if p.kind == "argument":
+            mv = p.metavar
+            if not p.required and not mv.startswith("["):
+                mv = f"[{mv}]"
+            pieces.append(_italic_words(mv))
+    if doc.is_group:
+        pieces.append("\\fICOMMAND\\fR [\\fIARGS\\fR]...")
+    elif doc.takes_extra_args:
+        pieces.append("[\\fIARGS\\fR]...")
+    return [".SH SYNOPSIS", f".B {esc(doc.name)}", " ".join(pieces)] if pieces else \
+        [".SH SYNOPSIS", f".B {esc(doc.name)}"]
+
+
+def _param_item(p: ParamDoc) -> list[str]:
+    if p.kind == "argument":
+        tag = _italic_words(p.metavar)
+    else:
+        tag = ", ".join(f"\\fB{esc(o)}\\fR" for o in p.opts)
+        if p.metavar:
+            tag += " " + _italic_words(p.metavar)
+    body = esc(p.help) if p.help else ""
+    if p.default is not None and p.default != "":
+        body += f" [default: {esc(p.default)}]"
+    return [".TP", tag, body.strip() or "\\&"]
+
+
+def options(doc: CommandDoc) -> list[str]:
+    args = [p for p in doc.params if p.kind == "argument" and not p.hidden]
+    own = [p for p in doc.params if p.kind == "option" and not p.common and not p.hidden]
+    common = [p for p in doc.params if p.kind == "option" and p.common and not p.hidden]
+    if not (args or own or common):
+        if doc.takes_extra_args:
+            return [".SH OPTIONS", ".PP",
+                    "None: every argument after the command is passed on as it is."]
+        return [".SH OPTIONS", ".PP", "None."]
+    out = [".SH OPTIONS"]
+    for p in args + own:
+        out += _param_item(p)
+    if common:
+        out += [".SS Common options", ".PP",
+                "Accepted by most commands, before or after the command name."]
+        for p in common:
+            out += _param_item(p)
+    return out
+
+
+def exit_status() -> list[str]:
+    from scratch.errors import EXIT_CODE_HELP
+    out = [".SH EXIT STATUS"]
+    for code, text in EXIT_CODE_HELP.items():
+        out += [".TP", f".B {int(code)}", esc(text[:1].upper() + text[1:]) + "."]
+    out += [".PP", "Errors carry a stable code (e.g. " + esc("entry_not_found, head_too_large, "
+            "budget_exceeded") + "); with \\fB\\-\\-json\\fR it is in error.code."]
+    return out
+
+
+def environment(full: bool) -> list[str]:
+    out = [".SH ENVIRONMENT"]
+    for name, text in ENVIRONMENT:
+        out += [".TP", f".B {esc(name)}", esc(text)]
+        if name == "SCRATCH_<SECTION>_<KEY>" and full:
+            out += _settings()
+        elif name == "SCRATCH_<SECTION>_<KEY>":
+            out += [".IP", "The variables and their defaults are listed in \\fBscratch\\fR(1)."]
+    return out
+
+
+def _settings() -> list[str]:
+    from scratch.config import SETTINGS, env_name
+    out = [".RS"]
+    for key in sorted(SETTINGS):
+        s = SETTINGS[key]
+        if s.type is dict:
+            continue
+        default = f" Default: {s.default!r}." if s.default not in ("",) else ""
+        out += [".TP", f".B {esc(env_name(key))}",
+                esc(f"{key}: {s.help}.{default}")]
+    return out + [".RE"]
+
+
+def store_layout() -> list[tuple[str, str]]:
+    """(path, what it is) pairs from the layout block of ``scratch.store``'s docstring."""
+    import scratch.store
+
+    doc = scratch.store.__doc__ or ""
+    block = doc.split("::", 1)[1] if "::" in doc else ""
+    pairs: list[tuple[str, str]] = []
+    for line in block.splitlines():
+        if not line.strip():
+            if pairs:
+                break
+            continue
+        if not line.startswith(" "):
+            break
+        path, _, what = line.strip().partition("  ")
+        pairs.append((path.strip(), what.strip()))
+    return pairs
+
+
+def files() -> list[str]:
+    out = [".SH FILES", ".PP", esc(STORE_ORDER)]
+    for path, what in store_layout():
+        out += [".TP", f".I {esc(path)}", esc(what[:1].upper() + what[1:]) + "."]
+    out += [".TP", ".I $XDG_CACHE_HOME/scratch/tokens",
+            "Cached tokenizer tables (rebuilt when missing)."]
+    return out
+
+
+def examples(lines: list[str]) -> list[str]:
+    if not lines:
+        return []
+    out = [".SH EXAMPLES", ".PP", ".RS 4", ".nf"]
+    out += [esc(line) for line in lines]
+    return out + [".fi", ".RE"]
+
+
+def see_also(pages: list[str]) -> list[str]:
+    refs = [f".BR {esc(p)} (1)" for p in pages]
+    refs = [r + "," for r in refs[:-1]] + refs[-1:]
+    return [".SH SEE ALSO"] + refs
+
+
+def _command_list(docs: list[CommandDoc]) -> list[str]:
+    out: list[str] = []
+    for d in docs:
+        out += [".TP", f"\\fB{esc(d.name)}\\fR", esc(d.summary) + f" See \\fB{esc(d.page)}\\fR(1)."]
+    return out
+
+
+def page(doc: CommandDoc, all_docs: list[CommandDoc], version: str) -> str:
+    """The roff source of ``doc``'s page."""
+    title = esc(doc.page.upper())
+    out = [
+        '.\\" Generated by "python -m scratch.docs" from the scratch command tree. Do not edit.',
+        f'.TH {title} 1 "" "scratch {esc(version)}" "{MANUAL}"',
+        ".nh",  # no hyphenation: names and codes must copy-paste as they are
+        ".ad l",
+        ".SH NAME",
+        f"{esc(doc.page)} \\- {esc(doc.summary)}",
+    ]
+    out += synopsis(doc)
+    out.append(".SH DESCRIPTION")
+    out += _para(doc.summary)
+    for para in doc.description:
+        out += _para(para)
+    if doc.aliases:
+        names = ", ".join(f"\\fB{esc(a)}\\fR" for a in doc.aliases)
+        out += [".PP", f"Also accepted under the name {names}."]
+    children = [d for d in all_docs if d.path[:len(doc.path)] == doc.path
+                and len(d.path) > len(doc.path)]
+    if children:
+        out += [".SS Commands"] + _command_list(children)
+    out += options(doc)
+    out += exit_status()
+    out += environment(full=not doc.path)
+    out += files()
+    if doc.path:
+        out += examples(list(doc.examples))
+    else:
+        out += examples([e for d in all_docs for e in d.examples])
+    if doc.path:
+        related = ["scratch"] + ["-".join(("scratch",) + doc.path[:i])
+                                 for i in range(1, len(doc.path))]
+        related += [d.page for d in children]
+    else:
+        related = [d.page for d in all_docs if d.path] + ["git"]
+    out += see_also(related)
+    return "\n".join(out) + "\n"
+
+
+def pages(docs: list[CommandDoc], version: str) -> dict[str, str]:
+    """File name (``scratch-log-append.1``) -> page source, for every visible command."""
+    return {f"{d.page}.1": page(d, docs, version) for d in docs if not d.hidden}
