@@ -43,6 +43,7 @@ def main_callback(
 def _register() -> None:
     # importing the modules registers their commands on `app`
     from scratch.cli import explore_cmds, ingest_cmds, log_cmds, store_cmds, tokens_cmds  # noqa: F401
+    from scratch.cli import docs_cmds  # noqa: F401
 
 
 def main() -> None:

@@ -1,0 +1,72 @@
+"""`scratch completions SHELL` and `scratch guide`.
+
+Neither touches the store: they build no Context, so they work (and a shell start-up that
+sources completions stays quiet) even where the store or scratch.toml is broken.
+
+Importing this module also arms shell completion when ``_SCRATCH_COMPLETE`` is set: the
+completion classes must be registered before the app parses anything, and ``_register()``
+imports command modules before ``main()`` runs the app.
+"""
+
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+
+from scratch.cli.common import JsonOpt, app
+from scratch.docs.completion import SHELLS, completing
+
+if completing():
+    from scratch.docs.completion import register
+
+    register()
+
+
+def _emit(name: str, build: Callable[[], object], json_output: bool) -> None:
+    from scratch import render
+    from scratch.errors import ScratchError
+    try:
+        code = render.render(build(), json_mode=json_output)  # type: ignore[arg-type]
+    except ScratchError as exc:
+        code = render.render_error(name, exc, json_mode=json_output)
+    except BrokenPipeError:
+        from scratch.cli.common import _silence_stdout
+        _silence_stdout()
+        code = 0
+    raise typer.Exit(code)
+
+
+def _complete_shells(incomplete: str) -> list[str]:
+    return [s for s in SHELLS if s.startswith(incomplete)]
+
+
+@app.command("completions", help="Print the completion script for SHELL (bash, zsh or fish).\n\n"
+             "The script asks scratch on each TAB, so it completes subcommands, options, the "
+             "entry names of the current agent and store, and agent names. Install it once "
+             "(see the README or the comments at its top).\n\n"
+             "Example: scratch completions bash > ~/.local/share/bash-completion/completions/"
+             "scratch")
+def completions_cmd(
+    shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh or fish.",
+                                         autocompletion=_complete_shells, show_default=False)],
+    json_output: JsonOpt = False,
+) -> None:
+    def build():
+        from scratch.docs.completion import script
+        from scratch.result import Result
+        text = script(shell)
+        return Result("completions", data={"shell": shell, "script": text},
+                      text=text.encode("utf-8"))
+    _emit("completions", build, json_output)
+
+
+@app.command("guide", help="Print a short guide for LLM agents: the pointer, the order of "
+             "commands that saves tokens, refusals, --fit and next, the budget.\n\n"
+             "At most 600 tokens; give it to an agent once, e.g. in its system prompt.\n\n"
+             "Example: scratch guide --json")
+def guide_cmd(json_output: JsonOpt = False) -> None:
+    def build():
+        from scratch.docs import guide
+        from scratch.result import Result
+        return Result("guide", data=guide.data(), text=guide.text())
+    _emit("guide", build, json_output)
