@@ -30,7 +30,9 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     tmp_dir = store.cache_dir / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        proc = subprocess.Popen(words, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        # stdin is inherited like any wrapper (time, nice) does: `scratch run -- jq . < f`
+        # must feed the command, not hand it an empty input
+        proc = subprocess.Popen(words, stdout=subprocess.PIPE)
     except FileNotFoundError:
         raise ScratchError(f"command not found: {words[0]}", code="command_not_found",
                            command=words[0]) from None
