@@ -58,6 +58,6 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     if code != 0:
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         notices = (*notices, f"scratch: {words[0]} {how}")
-    return Result(result.command, data=result.data, text=result.text, table=result.table,
+    return Result("run", data=result.data, text=result.text, table=result.table,
                   meta={**result.meta, "command_exit": exit_code}, warnings=result.warnings,
                   notices=notices, exit_code=exit_code, style=result.style)
