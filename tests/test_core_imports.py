@@ -18,3 +18,32 @@ def test_core_does_not_import_typer_or_rich() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_command_module_table_matches_the_command_tree() -> None:
+    """Each run imports only its command's module: the table must name every command."""
+    import importlib
+
+    from typer.main import get_command
+
+    from scratch.cli import COMMAND_MODULES, app
+
+    for module in set(COMMAND_MODULES.values()):
+        importlib.import_module(f"scratch.cli.{module}")
+    group = get_command(app)
+    names = set(group.commands)  # type: ignore[attr-defined]
+    assert names == set(COMMAND_MODULES)
+    for name, module in COMMAND_MODULES.items():
+        callback = group.commands[name].callback  # type: ignore[attr-defined]
+        if callback is not None and name not in ("log", "config", "budget"):
+            assert callback.__module__ == f"scratch.cli.{module}", name
+
+
+def test_a_run_builds_only_its_own_module() -> None:
+    code = ("import sys; sys.argv = ['scratch', 'tokens', '--help']\n"
+            "from scratch import cli\n"
+            "cli._register(sys.argv[1:])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('scratch.cli.')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "['scratch.cli.common', 'scratch.cli.tokens_cmds']"

@@ -5,6 +5,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from scratch.cli.argv import rewrite_run_argv  # noqa: F401  (kept importable here)
 from scratch.cli.common import command
 from scratch.context import Context
 
@@ -87,30 +88,3 @@ def run_cmd(ctx: Context,
     finally:
         if bar is not None:
             bar.stop()
-
-
-def rewrite_run_argv(args: List[str]) -> List[str]:
-    """`run NAME -- CMD` -> `run --name NAME -- CMD` (click drops '--', losing where NAME ends)."""
-    if not args or "run" not in args or "--" not in args:
-        return args
-    at = args.index("run")
-    dash = args.index("--")
-    if dash < at:
-        return args
-    valued = {"--tool", "--format", "--store", "--agent", "--session", "--model", "--encoding",
-              "--name"}
-    before = args[at + 1:dash]
-    bare = []
-    i = 0
-    while i < len(before):
-        word = before[i]
-        if word in valued:
-            i += 2
-            continue
-        if not word.startswith("-"):
-            bare.append(i)
-        i += 1
-    if len(bare) != 1:
-        return args
-    j = at + 1 + bare[0]
-    return args[:j] + ["--name", args[j]] + args[j + 1:]
