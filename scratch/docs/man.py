@@ -88,7 +88,9 @@ def synopsis(doc: CommandDoc) -> list[str]:
             if not p.required and not mv.startswith("["):
                 mv = f"[{mv}]"
             pieces.append(_italic_words(mv))
-    if doc.is_group:
+    if doc.is_group and doc.runs_alone:
+        pieces.append("[\\fICOMMAND\\fR [\\fIARGS\\fR]...]")
+    elif doc.is_group:
         pieces.append("\\fICOMMAND\\fR [\\fIARGS\\fR]...")
     elif doc.takes_extra_args:
         pieces.append("[\\fIARGS\\fR]...")

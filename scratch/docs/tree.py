@@ -52,6 +52,7 @@ class CommandDoc:
     hidden: bool
     aliases: tuple[str, ...]
     takes_extra_args: bool  # e.g. `scratch git ARGS...`
+    runs_alone: bool = False  # a group that also does something without a subcommand
 
     @property
     def name(self) -> str:
@@ -153,6 +154,7 @@ def _doc(cmd: Any, path: tuple[str, ...], parent_ctx: Any, aliases: tuple[str, .
         hidden=bool(cmd.hidden),
         aliases=aliases,
         takes_extra_args=bool(settings.get("allow_extra_args")) and not hasattr(cmd, "commands"),
+        runs_alone=bool(getattr(cmd, "invoke_without_command", False)),
     )
 
 
