@@ -155,10 +155,10 @@ def iterate_over_cmd(ctx: Context, ref: RefArg, path: PathArg, fields: FieldsOpt
     return iterate_over(ctx, ref, path, fields, offset=offset, limit=limit, where=where, fit=fit)
 
 
-@command("summarize", help="A deterministic local summary of REF (format, size, outline, value "
-         "counts of low-cardinality fields, numeric and time ranges, log levels, sample error "
-         "lines), cached per version; or, with summarize.command configured, that command's "
-         "answer over the content in pieces.\n\n"
+@command("summarize", help="A deterministic local summary of REF, cached per version.\n\n"
+         "Format, size, outline, value counts of low-cardinality fields, numeric and time "
+         "ranges, log levels and sample error lines; or, with summarize.command configured, "
+         "that command's answer over the content in pieces.\n\n"
          "Example: scratch summarize 1a2b")
 def summarize_cmd(ctx: Context, ref: RefArg):
     from scratch.explore.summarize import summarize

@@ -8,7 +8,8 @@ import typer
 from scratch.cli.common import NameArg, app, command, read_input
 from scratch.context import Context
 
-log_app = typer.Typer(name="log", help="Append-only logs: append, read with a cursor, tail.",
+log_app = typer.Typer(name="log", help="Append-only logs: append, read with a cursor, tail.\n\n"
+                      "Example: scratch log tail events -n 5",
                       no_args_is_help=True)
 app.add_typer(log_app, name="log")
 
