@@ -46,9 +46,7 @@ def charge_answer(ctx: Context, tokens: int, *, code: str, suggestions: list[str
         budget.check_cap(tokens, code=code, suggestions=suggestions)
         view = budget.charge(tokens, kind=kind)
     except (LimitExceeded, BudgetExceeded) as exc:
-        if suggestions and not exc.details.get("suggestions"):
-            exc.details["suggestions"] = suggestions
-        elif suggestions:
+        if suggestions:  # ours name this command's own alternatives
             exc.details["suggestions"] = suggestions
         exc.details.setdefault("encoding", spec.name)
         if details:
