@@ -204,8 +204,12 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     prepared = Path(prepared_name)
     companions_tmp: list[Path] = []
     try:
-        source: BinaryIO = (io.BytesIO(spooled.data) if spooled.data is not None
-                            else open(spooled.path, "rb"))  # type: ignore[arg-type]
+        source: BinaryIO
+        if spooled.data is not None:
+            source = io.BytesIO(spooled.data)
+        else:
+            assert spooled.path is not None
+            source = open(spooled.path, "rb")  # noqa: SIM115 (closed by the with below)
         with source:
             norm = normalize(source, prepared, declared=opts.fmt, raw=opts.raw,
                              progress=progress)

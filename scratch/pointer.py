@@ -140,8 +140,10 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
 
 
 def _outline(node: dict[str, Any], depth: int, level: int = 0) -> list[dict[str, Any]]:
-    out = [{k: node[k] for k in ("path", "type", "length", "lines", "value") if k in node}]
-    out[0]["depth"] = level
+    first: dict[str, Any] = {k: node[k] for k in ("path", "type", "length", "lines", "value")
+                             if k in node}
+    first["depth"] = level
+    out = [first]
     if level >= depth:
         return out
     for child in node.get("children", []) or []:
@@ -197,8 +199,8 @@ def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
             names = [c.get("name", str(c)) if isinstance(c, dict) else str(c) for c in cols]
             shown = names[: (30 if detail >= 2 else 12)]
             more = f", … {len(names) - len(shown)} more" if len(names) > len(shown) else ""
-            rows = f", {text['rows']:,} rows" if isinstance(text.get("rows"), int) else ""
-            out.append(f"columns ({len(names)}{rows}): "
+            n_rows = f", {text['rows']:,} rows" if isinstance(text.get("rows"), int) else ""
+            out.append(f"columns ({len(names)}{n_rows}): "
                        + ", ".join(_cut(n, 40) for n in shown) + more)
         n_first = {3: 5, 2: 3, 1: 1}.get(detail, 1)
         width = {3: 200, 2: 140, 1: 100}.get(detail, 100)

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 CHUNK = 1 << 20
 
@@ -60,7 +60,7 @@ class Spooled:
             self.path.unlink(missing_ok=True)
 
 
-def spool(stream: BinaryIO, tmp_dir: Path, *, memory_limit: int = 8 * CHUNK,
+def spool(stream: IO[bytes], tmp_dir: Path, *, memory_limit: int = 8 * CHUNK,
           progress: Callable[[int], None] | None = None) -> Spooled:
     digest = hashlib.sha256()
     parts: list[bytes] = []
