@@ -28,8 +28,16 @@ def _q(text: str) -> str:
     return shlex.quote(text)
 
 
+def _json(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # integers beyond 64 bits are valid JSON; orjson refuses them
+        import json
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def _cut(value: Any, width: int) -> str:
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    text = value if isinstance(value, str) else _json(value)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -45,7 +53,7 @@ def _type(node: dict[str, Any]) -> str:
     if t == "object":
         return f"object{{{node.get('length', '?')}}}"
     if "value" in node:
-        return f"{t} " + _cut(orjson.dumps(node["value"]).decode(), 42)
+        return f"{t} " + _cut(_json(node["value"]), 42)
     return t
 
 

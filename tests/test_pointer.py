@@ -151,3 +151,15 @@ def test_fit_pointer_returns_the_smallest_when_nothing_fits() -> None:
     p = make({}, fmt="text", tokens=5)
     text, n = fit_pointer(p, 5, count)
     assert text == render_pointer(p, detail=0) and n == count(text) > 5
+
+
+def test_integers_beyond_64_bits_render() -> None:
+    big = 123456789012345678901234567890
+    schema = {"path": ".", "type": "object", "length": 2, "lines": [1, 40], "children": [
+        {"path": "big", "type": "integer", "lines": [2, 2], "value": big},
+        {"path": "items", "type": "array", "length": 2, "lines": [3, 39], "items": {
+            "count": 2, "keys": [{"key": "n", "count": 2, "types": {"integer": 2}}],
+            "samples": [{"value": {"n": big}}, {"value": {"n": -big}}]}}]}
+    text = render_pointer(make({"schema": schema}))
+    assert f"    big: integer {big} L2-2\n" in text
+    assert f'  sample 0: {{"n":{big}}}\n' in text
