@@ -12,6 +12,8 @@ Invariants:
 - The pointer's size rule (see :mod:`scratch.pointer`) is judged against the smaller of the
   stored tokens and the tokens as received (they differ when JSON is re-rendered).
 - NAME and ``--format`` are checked before any input is read.
+- An index that fails to build for a structured format falls back to a text index with a
+  warning: what arrived is stored either way.
 - Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
 """
 
@@ -30,7 +32,7 @@ from typing import Any, BinaryIO
 
 from scratch import stats
 from scratch.context import Context
-from scratch.errors import LimitExceeded, UsageError
+from scratch.errors import LimitExceeded, ScratchError, UsageError
 from scratch.gitstore import blob_sha
 from scratch.names import validate_name
 from scratch.result import Result
@@ -214,8 +216,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             norm = normalize(source, prepared, declared=opts.fmt, raw=opts.raw,
                              progress=progress)
         blob, size = file_blob(prepared)
-        index = _build_index(store, prepared, blob, norm.format, spec.base, norm.analysis,
-                             progress)
+        index, norm.format = _index_or_text(store, prepared, blob, norm.format, spec.base,
+                                            norm.analysis, progress, norm.warnings)
         lines = index.line_count
         base_total = index.total_tokens(spec.base)
         total = spec.scale(base_total) if base_total is not None else 0
@@ -284,6 +286,22 @@ def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str, an
                        progress=progress)
 
 
+def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
+                   progress: Progress | None, warnings: list[str]) -> tuple[Any, str]:
+    """The index, and the format it was built for: a structured index that fails on a bug
+    falls back to a text index (and a warning) rather than losing the output."""
+    try:
+        return _build_index(store, content, blob, fmt, base, analysis, progress), fmt
+    except ScratchError:
+        raise
+    except Exception as exc:
+        if fmt in ("text", "binary"):
+            raise
+        warnings.append(f"could not index as {fmt} ({type(exc).__name__}: {exc}); "
+                        "indexed as text")
+        return _build_index(store, content, blob, "text", base, None, progress), "text"
+
+
 def _companion(store: Store, tmp_dir: Path, cname: str, emb: Any, base: str,
                parent: str) -> tuple[Path, Pending]:
     from scratch.formats.normalize import normalize
@@ -294,7 +312,8 @@ def _companion(store: Store, tmp_dir: Path, cname: str, emb: Any, base: str,
     raw = emb.text.encode("utf-8", errors="surrogatepass")
     norm = normalize(io.BytesIO(raw), path, declared="json" if emb.kind == "json" else None)
     blob, size = file_blob(path)
-    index = _build_index(store, path, blob, norm.format, base, norm.analysis, None)
+    index, norm.format = _index_or_text(store, path, blob, norm.format, base, norm.analysis,
+                                        None, norm.warnings)
     base_total = index.total_tokens(base)
     lines = index.line_count
     index.close()
