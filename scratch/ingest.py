@@ -164,11 +164,20 @@ def _passthrough(spooled: Spooled, threshold: int, tokens: int | None) -> Result
 
 
 def _auto_name(store: Store, tool: str, sha256: str) -> tuple[str, bool]:
-    """The automatic name, and whether identical content is already stored under one."""
+    """The automatic name, and whether identical content is already stored under one.
+
+    Only an entry whose current version was ingested from exactly these bytes counts (the
+    full sha256 is in its version info): 8 hex digits alone can collide, and an entry can
+    have been rewritten since.
+    """
     suffix = f"-{sha256[:8]}"
-    for row in store.list(f"{tool}/"):
-        if row["name"].endswith(suffix) and row["kind"] == "output":
-            return row["name"], True
+    for meta in store.iter_meta():
+        name = meta["name"]
+        if (meta.get("deleted") or meta["kind"] != "output" or not name.startswith(f"{tool}/")
+                or not name.endswith(suffix) or not meta.get("versions")):
+            continue
+        if (meta["versions"][-1].get("info") or {}).get("source_sha256") == sha256:
+            return name, True
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{tool}/{stamp}{suffix}", False
 
