@@ -571,3 +571,17 @@ def test_big_integers_keep_the_json_index(scratch_home: Path) -> None:
     assert r.code == 0
     assert ": json, " in r.text.splitlines()[0], r.text
     assert "    big: integer 123456789012345678901234567890 L2-2\n" in r.text
+
+
+def test_automatic_name_only_matches_the_same_bytes(scratch_home: Path) -> None:
+    first = pointer("--store-always", "--tool", "t", input=b"payload\n")
+    # the entry is rewritten with other content: the same input is not "already stored"
+    assert cli("write", first["name"], input=b"edited\n").code == 0
+    again = pointer("--store-always", "--tool", "t", input=b"payload\n")
+    assert "already_stored" not in again
+    m1, m2 = AUTO_NAME.fullmatch(first["name"]), AUTO_NAME.fullmatch(again["name"])
+    assert m1["hash"] == m2["hash"]
+    # within the same second the automatic name is the same, so it becomes version 3
+    assert again["version"] == (3 if again["name"] == first["name"] else 1)
+    assert cli("read", f"{first['name']}@2").out == b"edited\n"
+    assert cli("read", again["name"]).out == b"payload\n"
