@@ -1,0 +1,191 @@
+"""Turning an input stream into the stored content of an entry.
+
+Rules:
+
+- The format is ``declared`` (aliases allowed, see :data:`ALIASES`) or sniffed from the first
+  :data:`scratch.formats.sniff.SNIFF_BYTES` bytes.
+- JSON is stored in canonical form (:mod:`scratch.formats.jsontext`: 2-space indent, key order
+  kept) so line tools work on minified input; ``raw=True`` keeps the bytes as received. The
+  whole document is read and parsed once (the only format read into memory).
+- Every other format is copied byte for byte (CRLF, invalid UTF-8 and all) in chunks, in
+  constant memory, then analysed from the stored file (:mod:`scratch.index.analyze`) to
+  confirm it: NDJSON lines parse, YAML is syntactically valid.
+- Content that does not parse as its declared or sniffed format is stored as ``text``
+  (byte-exact) with a warning naming the parse error's line and column; the position is also
+  in :attr:`Normalized.parse_error`. That covers truncated JSON and JSON nested too deeply to
+  parse.
+- Embedded documents in JSON string values are reported (:mod:`scratch.formats.embedded`).
+
+:attr:`Normalized.analysis` carries the parsed structure to ``build_index(analysis=...)`` so
+the content is not parsed twice. Progress callbacks get ``(phase, done_bytes, total_or_None)``
+with phase ``"read"`` (input consumed) or ``"analyze"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from scratch.errors import UsageError
+from scratch.formats.sniff import FORMATS, SNIFF_BYTES, sniff
+
+COPY_CHUNK = 1 << 20
+ALIASES = {"jsonl": "ndjson", "json-lines": "ndjson", "jsonlines": "ndjson", "yml": "yaml",
+           "txt": "text", "md": "markdown", "logs": "log", "plain": "text"}
+Progress = Callable[[str, int, "int | None"], None]
+
+
+@dataclass
+class Normalized:
+    format: str  # what was stored: one of FORMATS
+    detected: str  # the declared or sniffed format, before validation
+    bytes_in: int
+    bytes_out: int
+    layout: str  # "canonical" (JSON re-rendered) or "raw" (bytes as received)
+    warnings: list[str] = field(default_factory=list)
+    parse_error: dict[str, Any] | None = None  # {"message", "line", "column", "offset"}
+    embedded: list[Any] = field(default_factory=list)  # scratch.formats.embedded.Embedded
+    declared: str | None = None
+    analysis: Any = field(default=None, repr=False)  # for build_index(analysis=...)
+
+
+def canonical_format(name: str) -> str:
+    """A format name or alias -> its canonical name; ``invalid_argument`` if unknown."""
+    fmt = ALIASES.get(name.lower(), name.lower())
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {name!r}; use one of {', '.join(FORMATS)}",
+                         format=name, allowed=list(FORMATS))
+    return fmt
+
+
+def _read_prefix(source: BinaryIO) -> tuple[bytes, bool]:
+    """Up to SNIFF_BYTES from ``source`` (pipes return short reads) and whether it ended."""
+    parts: list[bytes] = []
+    n = 0
+    while n < SNIFF_BYTES:
+        block = source.read(SNIFF_BYTES - n)
+        if not block:
+            return b"".join(parts), True
+        parts.append(block)
+        n += len(block)
+    return b"".join(parts), False
+
+
+def _where(err: dict[str, Any] | None) -> str:
+    if not err or err.get("line") is None:
+        return ""
+    return f" at line {err['line']}, column {err['column']}"
+
+
+def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw: bool = False,
+              progress: Progress | None = None) -> Normalized:
+    """Read ``source`` to the end, write the stored form to ``dest`` and describe it."""
+    dest = Path(dest)
+    declared_fmt = canonical_format(declared) if declared else None
+    prefix, ended = _read_prefix(source)
+    detected = declared_fmt or sniff(prefix, complete=ended)
+    if progress is not None:
+        progress("read", len(prefix), None)
+    if detected == "json":
+        return _normalize_json(source, dest, prefix, ended, detected, declared_fmt, raw, progress)
+    bytes_in = _copy(source, dest, prefix, ended, progress)
+    result = Normalized(detected, detected, bytes_in, bytes_in, "raw", declared=declared_fmt)
+    if detected == "binary" or bytes_in == 0:
+        if bytes_in == 0:
+            result.format = "text"
+        return result
+    from scratch.index.analyze import analyze
+
+    if progress is not None:
+        progress("analyze", 0, bytes_in)
+    analysis = analyze(dest, detected)
+    if not analysis.ok:
+        err = analysis.error
+        result.warnings.append(f"content does not parse as {detected}{_where(err)}: "
+                               f"{(err or {}).get('message')}; stored as text")
+        result.parse_error = err
+        result.format = "text"
+        analysis = analyze(dest, "text")
+    result.warnings.extend(analysis.warnings)
+    result.analysis = analysis
+    return result
+
+
+def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
+          progress: Progress | None) -> int:
+    n = len(prefix)
+    with open(dest, "wb") as out:
+        out.write(prefix)
+        if not ended:
+            while True:
+                block = source.read(COPY_CHUNK)
+                if not block:
+                    break
+                out.write(block)
+                n += len(block)
+                if progress is not None:
+                    progress("read", n, None)
+    return n
+
+
+def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
+                    declared: str | None, raw: bool, progress: Progress | None) -> Normalized:
+    from scratch.formats.embedded import find_embedded
+    from scratch.formats.jsontext import JsonError, parse_json, render
+    from scratch.index.analyze import Analysis, analyze
+
+    parts = [prefix]
+    n = len(prefix)
+    if not ended:
+        while True:
+            block = source.read(COPY_CHUNK)
+            if not block:
+                break
+            parts.append(block)
+            n += len(block)
+            if progress is not None:
+                progress("read", n, None)
+    data = b"".join(parts)
+    del parts
+    try:
+        value, engine = parse_json(data)
+    except JsonError as exc:
+        dest.write_bytes(data)
+        err = {"message": exc.reason, "line": exc.line, "column": exc.column,
+               "offset": exc.offset}
+        result = Normalized("text", detected, n, n, "raw", declared=declared, parse_error=err)
+        result.warnings.append(f"content does not parse as JSON{_where(err)}: {exc.reason}; "
+                               "stored as text")
+        analysis = analyze(dest, "text")
+        result.analysis = analysis
+        return result
+    if not isinstance(value, (dict, list)) and declared is None:
+        # A bare scalar is not worth a structure; keep it as the text it is.
+        dest.write_bytes(data)
+        result = Normalized("text", detected, n, n, "raw", declared=declared)
+        result.analysis = analyze(dest, "text")
+        return result
+    warnings: list[str] = []
+    out = data
+    layout = "raw"
+    if not raw:
+        try:
+            out = render(value, engine)
+            layout = "canonical"
+        except JsonError as exc:
+            warnings.append(f"kept as received: {exc.reason}")
+    elif render(value, engine) == data:
+        layout = "canonical"
+    dest.write_bytes(out)
+    del data
+    embedded, limited = find_embedded(value)
+    if limited:
+        warnings.append("embedded-document search stopped at its limit; some may be missed")
+    if progress is not None:
+        progress("analyze", 0, len(out))
+    json_analysis: Analysis = analyze(dest, "json", value=value, engine=engine, layout=layout)
+    warnings.extend(json_analysis.warnings)
+    return Normalized("json", detected, n, len(out), layout, warnings=warnings, embedded=embedded,
+                      declared=declared, analysis=json_analysis)
