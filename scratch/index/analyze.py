@@ -1,0 +1,296 @@
+"""Per-format analysis of stored content: validation, skeleton, schema summary, info.
+
+:func:`analyze` reads the stored file (streaming, except a single JSON or a YAML document
+small enough to summarise from values) and returns an :class:`Analysis`. ``normalize`` runs it
+to confirm a sniffed/declared format (``ok`` false means "store as text"), then hands it to
+``build_index`` so nothing is parsed twice; ``build_index`` runs it itself when rebuilding.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scratch.index.skeleton import ITEMS, LAZY, NONE, T_ARR, TYPES, Builder
+
+YAML_VALUE_SUMMARY_MAX = 32 << 20  # summarise YAML from loaded values below this size
+_MISSING: Any = object()
+
+
+@dataclass
+class Analysis:
+    format: str
+    ok: bool = True
+    error: dict[str, Any] | None = None  # {"message", "line", "column", "offset"} when not ok
+    warnings: list[str] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    builder: Builder | None = None
+    sections: dict[str, array] = field(default_factory=dict)  # named u32 arrays
+    value: Any = field(default=None, repr=False)
+    engine: str = "orjson"
+    layout: str | None = None
+
+
+def analyze(path: Path, fmt: str, *, value: Any = _MISSING, engine: str = "orjson",
+            layout: str | None = None) -> Analysis:
+    if fmt == "json":
+        return analyze_json(path, value, engine, layout)
+    if fmt == "ndjson":
+        return analyze_ndjson(path)
+    if fmt == "yaml":
+        return analyze_yaml(path)
+    from scratch.index import textinfo
+
+    if fmt in ("csv", "tsv"):
+        info, sections, warnings = textinfo.analyze_csv(path, "\t" if fmt == "tsv" else None)
+    elif fmt == "markdown":
+        info, sections, warnings = textinfo.analyze_markdown(path)
+    elif fmt in ("log", "text"):
+        info, sections, warnings = textinfo.analyze_log(path, levels=fmt == "log")
+    else:  # binary
+        info, sections, warnings = {}, {}, []
+    return Analysis(fmt, info=info, sections=sections, warnings=warnings)
+
+
+# ----------------------------------------------------------------------------------------------
+# Paths of records (for schema line ranges)
+
+
+def record_paths(b: Builder, max_depth: int) -> dict[tuple[str | int, ...], tuple[int, int]]:
+    """{path: (start_line, end_line)} for records up to ``max_depth``."""
+    keys = bytes(b.keys)
+    paths: list[tuple[str | int, ...] | None] = []
+    out: dict[tuple[str | int, ...], tuple[int, int]] = {}
+    for r in b.recs:
+        parent = r[0]
+        if parent == NONE:
+            path: tuple[str | int, ...] | None = ()
+        else:
+            pp = paths[parent]
+            if pp is None or len(pp) >= max_depth:
+                path = None
+            else:
+                key: str | int = r[4] if r[5] == NONE else keys[r[4]:r[4] + r[5]].decode(
+                    "utf-8", "surrogatepass")
+                path = pp + (key,)
+        paths.append(path)
+        if path is not None:
+            out[path] = (r[7], r[8])
+    return out
+
+
+def summarize_records(b: Builder, max_depth: int = 4) -> dict[str, Any]:
+    """A schema tree from records alone (no values: no samples, no item unions)."""
+    from scratch.query.paths import format_path
+
+    keys = bytes(b.keys)
+    nodes: list[dict[str, Any] | None] = []
+    depths: list[int] = []
+    root: dict[str, Any] = {}
+    paths: list[tuple[str | int, ...]] = []
+    for r in b.recs:
+        parent = r[0]
+        if parent == NONE:
+            path: tuple[str | int, ...] = ()
+            depth = 0
+        else:
+            if nodes[parent] is None:
+                nodes.append(None)
+                depths.append(0)
+                paths.append(())
+                continue
+            depth = depths[parent] + 1
+            key: str | int = r[4] if r[5] == NONE else keys[r[4]:r[4] + r[5]].decode(
+                "utf-8", "surrogatepass")
+            path = paths[parent] + (key,)
+        node: dict[str, Any] = {"path": format_path(list(path)), "type": TYPES[r[2]],
+                                "lines": [r[7], r[8]]}
+        if r[2] in (4, 5, 6):
+            node["length"] = r[6]
+        if parent == NONE:
+            root = node
+        else:
+            parent_node = nodes[parent]
+            assert parent_node is not None
+            parent_node.setdefault("children", []).append(node)
+        keep = depth < max_depth and not r[3] & LAZY
+        if not keep and r[2] in (5, 6) and r[6]:
+            node["truncated"] = True
+        nodes.append(node if keep else None)
+        depths.append(depth)
+        paths.append(path)
+    return root
+
+
+# ----------------------------------------------------------------------------------------------
+# JSON
+
+
+def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
+                 layout: str | None = None) -> Analysis:
+    from scratch.formats.jsontext import JsonError, parse_json, render
+    from scratch.index.jsonskel import canonical_skeleton, raw_skeleton
+    from scratch.index.schema import SUMMARY_DEPTH, summarize_value
+
+    data: bytes | None = None
+    if value is _MISSING:
+        data = path.read_bytes()
+        try:
+            value, engine = parse_json(data)
+        except JsonError as exc:
+            return Analysis("json", ok=False, error=_err(exc.reason, exc.line, exc.column,
+                                                         exc.offset))
+    if layout is None:
+        if data is None:
+            data = path.read_bytes()
+        layout = "canonical" if render(value, engine) == data else "raw"
+    warnings: list[str] = []
+    if layout == "canonical":
+        b = canonical_skeleton(value, engine)
+    else:
+        if data is None:
+            data = path.read_bytes()
+        try:
+            b = raw_skeleton(data)
+        except (ValueError, RecursionError, IndexError) as exc:
+            # Too deep for the scanner: one lazy root; readers parse the whole document.
+            warnings.append(f"structural index limited to the root ({type(exc).__name__})")
+            b = Builder()
+            idx = b.open(NONE, None, 5 if isinstance(value, dict) else 6, 1)
+            b.close(idx, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1)),
+                    len(value), flags=LAZY)
+    b.finish()
+    spans = record_paths(b, SUMMARY_DEPTH)
+    schema = summarize_value(value, lines_of=spans.get)
+    info = {"schema": schema, "layout": layout, "engine": engine}
+    return Analysis("json", info=info, builder=b, value=value, engine=engine, layout=layout,
+                    warnings=warnings)
+
+
+def _err(message: str, line: int | None, column: int | None,
+         offset: int | None = None) -> dict[str, Any]:
+    return {"message": message, "line": line, "column": column, "offset": offset}
+
+
+# ----------------------------------------------------------------------------------------------
+# NDJSON
+
+
+def analyze_ndjson(path: Path) -> Analysis:
+    import orjson
+
+    from scratch.index.schema import Union, preview
+
+    u = Union()
+    items: array | None = None
+    n_items = 0
+    invalid = 0
+    examples: list[dict[str, Any]] = []
+    first_error: dict[str, Any] | None = None
+    first_invalid = False
+    last_raw: bytes | None = None
+    line_no = 0
+    with open(path, "rb") as f:
+        for raw in f:
+            line_no += 1
+            s = raw.strip()
+            if not s:
+                if items is None:
+                    items = array("I", range(1, line_no))
+                continue
+            if items is not None:
+                items.append(line_no)
+            n_items += 1
+            try:
+                v = orjson.loads(s)
+            except orjson.JSONDecodeError as exc:
+                try:
+                    v = json.loads(s)
+                except (ValueError, RecursionError):
+                    invalid += 1
+                    if n_items == 1:
+                        first_invalid = True
+                    col = getattr(exc, "colno", None)
+                    err = _err(exc.msg if hasattr(exc, "msg") else str(exc), line_no, col)
+                    if first_error is None:
+                        first_error = err
+                    if len(examples) < 5:
+                        examples.append(err)
+                    continue
+            if n_items == 1:
+                u.samples.append((0, preview(v)))
+            u.add(v)
+            last_raw = s
+    if n_items == 0 or first_invalid or invalid * 10 > n_items:
+        err = first_error or _err("no JSON lines", None, None)
+        return Analysis("ndjson", ok=False, error=err)
+    warnings = []
+    if invalid:
+        assert first_error is not None
+        warnings.append(f"{invalid} of {n_items} lines are not JSON (first: line "
+                        f"{first_error['line']}: {first_error['message']})")
+    if last_raw is not None and n_items > 1:
+        u.samples.append((n_items - 1, preview(orjson.loads(last_raw)
+                                               if _safe(last_raw) else json.loads(last_raw))))
+    u.count = n_items
+    b = Builder()
+    root = b.open(NONE, None, T_ARR, 1)
+    b.close(root, max(line_no, 1), n_items)
+    if items is not None:
+        b.set_items(root, items)
+    else:
+        b.recs[root][3] |= ITEMS | LAZY  # dense: item i is line i + 1
+    schema = {"path": ".", "type": "array", "lines": [1, max(line_no, 1)], "length": n_items,
+              "items": u.to_dict()}
+    info = {"schema": schema, "layout": "ndjson", "dense": items is None,
+            "invalid_lines": invalid, "invalid_examples": examples}
+    return Analysis("ndjson", info=info, builder=b, layout="ndjson", warnings=warnings)
+
+
+def _safe(raw: bytes) -> bool:
+    import orjson
+
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------------------------
+# YAML
+
+
+def analyze_yaml(path: Path) -> Analysis:
+    import yaml
+
+    from scratch.index.schema import SUMMARY_DEPTH, summarize_value
+    from scratch.index.yamlskel import load_all, yaml_skeleton
+
+    try:
+        b, docs = yaml_skeleton(path)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        col = mark.column + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        return Analysis("yaml", ok=False, error=_err(str(problem), line, col))
+    schema: dict[str, Any] | None = None
+    warnings: list[str] = []
+    if path.stat().st_size <= YAML_VALUE_SUMMARY_MAX:
+        try:
+            values = load_all(path.read_bytes())
+        except (yaml.YAMLError, ValueError, RecursionError) as exc:
+            warnings.append(f"YAML values could not be built ({type(exc).__name__}); "
+                            "the schema shows structure only")
+        else:
+            value = values if docs != 1 else values[0]
+            spans = record_paths(b, SUMMARY_DEPTH)
+            schema = summarize_value(value, lines_of=spans.get)
+    if schema is None:
+        schema = summarize_records(b)
+    info = {"schema": schema, "layout": "yaml", "documents": docs}
+    return Analysis("yaml", info=info, builder=b, layout="yaml", warnings=warnings)

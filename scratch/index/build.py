@@ -1,0 +1,164 @@
+"""Building an index directory for one stored version (layout: :mod:`scratch.index.files`).
+
+The build writes into a sibling temporary directory and renames it into place, so readers
+see either no index or a complete one. Two processes building the same index at once both
+succeed: the second finds the first's directory and keeps it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import uuid
+from array import array
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from scratch.errors import IndexInvalid, TokenizerError
+from scratch.index import files as F
+from scratch.index.analyze import Analysis, analyze
+from scratch.index.lines import CountLines, run_line_pass
+
+Progress = Callable[[str, int, "int | None"], None]
+
+
+def default_count_lines() -> CountLines:
+    """``scratch.tokens.count_lines`` when available, else toktok's exact BPE counts."""
+    try:
+        from scratch.tokens import count_lines  # type: ignore[attr-defined]
+
+        return count_lines  # type: ignore[no-any-return]
+    except ImportError:
+        pass
+    try:
+        from scratch.tokens.tokenizer import count_lines as cl
+
+        return cl
+    except ImportError:
+        pass
+
+    def toktok_count(lines: Sequence[str], base: str) -> list[int]:
+        import toktok
+
+        try:
+            return toktok.batch_count(list(lines), base)  # type: ignore[no-any-return]
+        except KeyError:
+            raise TokenizerError(f"no tokenizer for encoding {base!r}", base=base) from None
+
+    return toktok_count
+
+
+def _write_sections(d: Path, analysis: Analysis, meta: dict[str, Any]) -> None:
+    b = analysis.builder
+    sec32: list[array] = list(b.u32) if b is not None else []
+    sec64: list[array] = list(b.u64) if b is not None else []
+    named: dict[str, int] = {}
+    for name, arr in analysis.sections.items():
+        named[name] = len(sec32)
+        sec32.append(arr)
+    meta["named"] = named
+    for fname, secs, key, code in ((F.U32, sec32, "sections32", "I"),
+                                   (F.U64, sec64, "sections64", "Q")):
+        spans = []
+        off = 0
+        with open(d / fname, "wb") as f:
+            for arr in secs:
+                if arr.typecode != code:
+                    arr = array(code, arr)
+                arr.tofile(f)
+                spans.append([off, len(arr)])
+                off += len(arr)
+        meta[key] = spans
+    if b is not None:
+        (d / F.NODES).write_bytes(b.pack())
+        (d / F.KEYS).write_bytes(bytes(b.keys))
+        meta["nodes"] = len(b)
+    else:
+        meta["nodes"] = 0
+
+
+def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequence[str] = (),
+                count_lines: CountLines | None = None, progress: Progress | None = None,
+                analysis: Analysis | None = None) -> Any:
+    """Analyse ``content_path`` as ``fmt`` and write its index to ``index_dir``.
+
+    ``analysis`` is what :func:`scratch.formats.normalize` computed (saves a second parse);
+    ``bases`` the encodings whose per-line token counts to store. Returns the opened
+    :class:`scratch.index.reader.EntryIndex`.
+    """
+    from scratch.index.reader import EntryIndex
+
+    content_path = Path(content_path)
+    index_dir = Path(index_dir)
+    if analysis is None or analysis.format != fmt:
+        analysis = analyze(content_path, fmt)
+    warnings = list(analysis.warnings)
+    if not analysis.ok:
+        err = analysis.error or {}
+        warnings.append(f"content does not parse as {fmt} ({err.get('message')}); indexed as text")
+        fmt = "text"
+        analysis = analyze(content_path, "text")
+    if bases and count_lines is None:
+        count_lines = default_count_lines()
+    index_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = index_dir.with_name(f".{index_dir.name}.build-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir()
+    try:
+        size = content_path.stat().st_size
+        token_outs = {base: open(tmp / F.tokens_file(base), "w+b")  # noqa: SIM115
+                      for base in bases}
+        try:
+            with open(tmp / F.LINES, "wb") as lines_out:
+                lp = run_line_pass(content_path, lines_out, token_outs, count_lines, progress)
+        finally:
+            for out in token_outs.values():
+                out.close()
+        meta: dict[str, Any] = {
+            "scratch_index": F.INDEX_FORMAT,
+            "format": fmt,
+            "layout": analysis.layout,
+            "engine": analysis.engine,
+            "bytes": size,
+            "line_count": lp.line_count,
+            "byteorder": sys.byteorder,
+            "fingerprint": F.fingerprint(content_path, size),
+            "warnings": warnings,
+        }
+        _write_sections(tmp, analysis, meta)
+        import orjson
+
+        (tmp / F.INFO).write_bytes(orjson.dumps(analysis.info))
+        meta["files"] = {name: (tmp / name).stat().st_size
+                         for name in (F.LINES, F.INFO, F.NODES, F.KEYS, F.U32, F.U64)
+                         if (tmp / name).exists()}
+        F.write_atomic(tmp / F.META, orjson.dumps(meta))
+        _install(tmp, index_dir, content_path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return EntryIndex.open(content_path, index_dir)
+
+
+def _install(tmp: Path, index_dir: Path, content_path: Path) -> None:
+    from scratch.index.reader import EntryIndex
+
+    for _ in range(3):
+        try:
+            os.rename(tmp, index_dir)
+            return
+        except OSError:
+            if not index_dir.exists():
+                continue
+        try:  # someone else built it (or a stale/corrupt one is in the way)
+            EntryIndex.open(content_path, index_dir).close()
+            return
+        except IndexInvalid:
+            stale = index_dir.with_name(f".{index_dir.name}.stale-{uuid.uuid4().hex[:8]}")
+            try:
+                os.rename(index_dir, stale)
+            except OSError:
+                continue
+            shutil.rmtree(stale, ignore_errors=True)
+    os.rename(tmp, index_dir)

@@ -1,0 +1,76 @@
+"""On-disk layout of one version's index directory (format :data:`INDEX_FORMAT`).
+
+The caller chooses the directory (ingest keys it by the content's blob hash). Files:
+
+``meta.json``
+    Written last, atomically (rename); its presence means the index is complete. Keys:
+    ``scratch_index`` (format version), ``format``, ``layout``, ``engine``, ``bytes``,
+    ``line_count``, ``byteorder``, ``fingerprint`` (CRC-32 of the content's first and last
+    4 KiB), ``files`` ({name: size} of every file below except token files), ``nodes``
+    (record count), ``sections32`` / ``sections64`` ([[offset, count], ...] by section id),
+    ``named`` ({name: u32 section id}: ``level:<LEVEL>``, ``rows``), ``warnings``.
+``info.json``
+    Format-specific information: schema summary, log/CSV/markdown info (see
+    :mod:`scratch.index.schema` and :mod:`scratch.index.textinfo`). Loaded only when asked.
+``lines.bin``
+    ``line_count + 1`` u64 line start offsets (see :mod:`scratch.index.lines`).
+``tokens-<base>.bin``
+    Per base encoding, added at build time or later: a 32-byte header
+    (:data:`scratch.index.lines.TOKENS_HEADER`: magic, line count, exact total or -1, flags)
+    then ``line_count + 1`` u64 prefix sums. Written to a temporary name and renamed.
+``nodes.bin``, ``keys.bin``
+    Skeleton records and their key bytes (:mod:`scratch.index.skeleton`); JSON/YAML/NDJSON.
+``u32.bin``, ``u64.bin``
+    Concatenated sections (item start lines and bytes, sorted keys, level lines, CSV rows).
+
+All integers are in the byte order named by ``byteorder`` (the builder's native order; a
+reader on another order treats the index as invalid and rebuilds it). Any mismatch -- missing
+file, wrong size, other format version, content of another size or fingerprint -- raises
+:class:`scratch.errors.IndexInvalid`; the caller rebuilds. Bit flips inside the binary files
+are not detected.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zlib
+from pathlib import Path
+
+from scratch.errors import IndexInvalid
+
+INDEX_FORMAT = 1
+META = "meta.json"
+INFO = "info.json"
+LINES = "lines.bin"
+NODES = "nodes.bin"
+KEYS = "keys.bin"
+U32 = "u32.bin"
+U64 = "u64.bin"
+_BASE_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def tokens_file(base: str) -> str:
+    if not _BASE_RE.fullmatch(base) or base.startswith("."):
+        raise IndexInvalid(f"invalid encoding name {base!r}", reason="bad_base", base=base)
+    return f"tokens-{base}.bin"
+
+
+def fingerprint(path: Path, size: int | None = None) -> int:
+    """CRC-32 of the first and last 4 KiB (cheap: two reads)."""
+    with open(path, "rb") as f:
+        if size is None:
+            size = os.fstat(f.fileno()).st_size
+        head = f.read(4096)
+        tail = b""
+        if size > 4096:
+            f.seek(max(4096, size - 4096))
+            tail = f.read(4096)
+    return zlib.crc32(tail, zlib.crc32(head))
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)

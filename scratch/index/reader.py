@@ -1,0 +1,370 @@
+"""Reading an index: line ranges, token costs and structure, touching only what is asked.
+
+Opening reads ``meta.json`` and checks the content's size and fingerprint (two small reads).
+Binary files are memory-mapped on first use, so a line range costs two offset lookups and one
+read, a token cost two lookups, and "how many lines fit" a binary search over the mapping.
+
+Structure (JSON/YAML/NDJSON): :meth:`EntryIndex.node` follows recorded children as far as the
+records go, then parses only the text of the deepest recorded node (or of one item of a big
+array, or one NDJSON line) to finish the path. :meth:`EntryIndex.value_at` does the same and
+returns the value.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import sys
+from bisect import bisect_right
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from scratch.errors import IndexInvalid, OutOfRange
+from scratch.index import files as F
+from scratch.index.lines import TOKENS_HEADER, TOKENS_MAGIC
+from scratch.index.skeleton import Skeleton
+
+MAX_KEYS = 1000  # keys listed in a NodeInfo
+Segment = str | int
+
+
+class NodeInfo(NamedTuple):
+    """What the index knows about the node at ``path`` (the deepest existing prefix of a query).
+
+    ``complete`` is false when the query went further than the document: ``missing`` is the
+    first segment that does not exist under ``path``. ``indexed`` says whether the info came
+    from records (True) or from parsing the text of an unrecorded region (False).
+    ``value_line``/``value_col``: where the value's own text starts (YAML and raw JSON).
+    """
+
+    path: tuple[Segment, ...]
+    type: str
+    start_line: int
+    end_line: int
+    length: int | None
+    keys: tuple[str, ...] | None
+    complete: bool = True
+    missing: Segment | None = None
+    indexed: bool = True
+    value_line: int | None = None
+    value_col: int | None = None
+
+    @property
+    def lines(self) -> int:
+        return self.end_line - self.start_line + 1
+
+
+class _Map:
+    """A read-only mapping of one file (empty files allowed)."""
+
+    def __init__(self, path: Path, expected: int | None, header: int = 0, code: str = "B") -> None:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise IndexInvalid(f"index file missing: {path.name}", reason="missing_file",
+                               file=path.name) from exc
+        try:
+            size = os.fstat(fd).st_size
+            if expected is not None and size != expected:
+                raise IndexInvalid(f"index file {path.name} has {size} bytes, expected {expected}",
+                                   reason="bad_size", file=path.name)
+            self.mm = mmap.mmap(fd, size, access=mmap.ACCESS_READ) if size else None
+        finally:
+            os.close(fd)
+        self.size = size
+        if self.mm is not None:
+            view = memoryview(self.mm)[header:]
+            self.view: Any = view.cast(code) if code != "B" else view  # type: ignore[call-overload]
+        else:
+            empty = memoryview(b"")
+            self.view = empty.cast(code) if code != "B" else empty  # type: ignore[call-overload]
+
+    def close(self) -> None:
+        try:
+            self.view.release()
+        except (AttributeError, ValueError):
+            pass
+        if self.mm is not None:
+            try:
+                self.mm.close()
+            except BufferError:
+                pass  # a caller still holds a slice; the mapping goes with the process
+
+
+class EntryIndex:
+    """The index of one stored version. Use :meth:`open`; close when done (or ``with``)."""
+
+    def __init__(self, content_path: Path, index_dir: Path, meta: dict[str, Any]) -> None:
+        self.content_path = content_path
+        self.index_dir = index_dir
+        self.meta = meta
+        self.format: str = meta["format"]
+        self.layout: str | None = meta.get("layout")
+        self.engine: str = meta.get("engine") or "orjson"
+        self.bytes: int = meta["bytes"]
+        self.line_count: int = meta["line_count"]
+        self.warnings: list[str] = meta.get("warnings", [])
+        self._maps: dict[str, _Map] = {}
+        self._info: dict[str, Any] | None = None
+        self._skeleton: Skeleton | None = None
+        self._fd: int | None = None
+        self._cache: dict[Any, Any] = {}
+
+    # -- opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, content_path: Path, index_dir: Path) -> EntryIndex:
+        """Open an index; raises :class:`IndexInvalid` if it must be rebuilt."""
+        import orjson
+
+        content_path = Path(content_path)
+        index_dir = Path(index_dir)
+        try:
+            raw = (index_dir / F.META).read_bytes()
+        except OSError as exc:
+            raise IndexInvalid(f"no index at {index_dir.name}", reason="missing") from exc
+        try:
+            meta = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise IndexInvalid("index metadata is corrupt", reason="corrupt_meta") from exc
+        if not isinstance(meta, dict) or meta.get("scratch_index") != F.INDEX_FORMAT:
+            raise IndexInvalid("index has another format version", reason="version",
+                               found=meta.get("scratch_index") if isinstance(meta, dict) else None)
+        if meta.get("byteorder") != sys.byteorder:
+            raise IndexInvalid("index was built on another byte order", reason="byteorder")
+        try:
+            size = content_path.stat().st_size
+        except OSError as exc:
+            raise IndexInvalid("content missing", reason="no_content") from exc
+        try:
+            if size != meta["bytes"] or F.fingerprint(content_path, size) != meta["fingerprint"]:
+                raise IndexInvalid("index belongs to other content", reason="content_mismatch")
+            files = meta["files"]
+            if files.get(F.LINES) != (meta["line_count"] + 1) * 8:
+                raise IndexInvalid("line index has the wrong size", reason="bad_size",
+                                   file=F.LINES)
+        except (KeyError, TypeError) as exc:
+            raise IndexInvalid("index metadata is incomplete", reason="corrupt_meta") from exc
+        return cls(content_path, index_dir, meta)
+
+    def close(self) -> None:
+        for m in self._maps.values():
+            m.close()
+        self._maps.clear()
+        self._skeleton = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> EntryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _map(self, name: str, code: str = "B", header: int = 0,
+             expected: int | None = None) -> Any:
+        m = self._maps.get(name)
+        if m is None:
+            if expected is None:
+                expected = self.meta["files"].get(name)
+                if expected is None and not name.startswith("tokens-"):
+                    raise IndexInvalid(f"index has no {name}", reason="missing_file", file=name)
+            m = self._maps[name] = _Map(self.index_dir / name, expected, header, code)
+        return m.view
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """Format-specific information (schema summary, log/CSV/markdown info)."""
+        if self._info is None:
+            import orjson
+
+            try:
+                self._info = orjson.loads((self.index_dir / F.INFO).read_bytes())
+            except (OSError, orjson.JSONDecodeError) as exc:
+                raise IndexInvalid("index info is missing or corrupt",
+                                   reason="corrupt_info") from exc
+        return self._info
+
+    # -- lines ---------------------------------------------------------------------------------
+
+    def _offsets(self) -> Any:
+        return self._map(F.LINES, "Q")
+
+    def line_offset(self, lineno: int) -> int:
+        """Byte offset where line ``lineno`` (1-based) starts; ``line_count + 1`` gives the size."""
+        if not 1 <= lineno <= self.line_count + 1:
+            raise OutOfRange(f"line {lineno} is outside 1..{self.line_count}",
+                             total_lines=self.line_count, line=lineno)
+        return int(self._offsets()[lineno - 1])
+
+    def line_at_offset(self, offset: int) -> int:
+        """The line holding byte ``offset``."""
+        return bisect_right(self._offsets(), offset, 0, self.line_count)
+
+    def _check_range(self, start: int, end: int) -> None:
+        if start < 1 or end < start or end > self.line_count:
+            raise OutOfRange(f"lines {start}-{end} are outside 1..{self.line_count}",
+                             total_lines=self.line_count, start=start, end=end)
+
+    def read_bytes(self, start: int, end: int) -> bytes:
+        """The raw bytes of lines ``start..end`` (inclusive, with terminators): one read."""
+        self._check_range(start, end)
+        offs = self._offsets()
+        lo, hi = offs[start - 1], offs[end]
+        if self._fd is None:
+            self._fd = os.open(self.content_path, os.O_RDONLY)
+        return os.pread(self._fd, hi - lo, lo)
+
+    def read_lines(self, start: int, end: int, keepends: bool = False) -> list[bytes]:
+        """Lines ``start..end`` (inclusive, 1-based). Without ``keepends`` the ``\\n`` and a
+        ``\\r`` before it are removed."""
+        data = self.read_bytes(start, end)
+        if keepends:
+            return data.splitlines(keepends=True) if b"\r" not in data else _split_keep(data)
+        parts = data.split(b"\n")
+        if data.endswith(b"\n"):
+            parts.pop()
+        if b"\r" in data:
+            parts = [p[:-1] if p.endswith(b"\r") else p for p in parts]
+        return parts
+
+    # -- tokens --------------------------------------------------------------------------------
+
+    def _tokens(self, base: str) -> Any | None:
+        name = F.tokens_file(base)
+        m = self._maps.get(name)
+        if m is not None:
+            return m.view
+        path = self.index_dir / name
+        try:
+            with open(path, "rb") as f:
+                head = f.read(TOKENS_HEADER.size)
+        except OSError:
+            return None
+        if len(head) < TOKENS_HEADER.size:
+            return None
+        magic, lines, total, _flags = TOKENS_HEADER.unpack(head)
+        if magic != TOKENS_MAGIC or lines != self.line_count:
+            return None  # stale or foreign: treated as not indexed (add_base rewrites it)
+        expected = TOKENS_HEADER.size + (self.line_count + 1) * 8
+        try:
+            view = self._map(name, "Q", TOKENS_HEADER.size, expected)
+        except IndexInvalid:
+            return None
+        self._cache[("total", base)] = total
+        return view
+
+    def has_base(self, base: str) -> bool:
+        return self._tokens(base) is not None
+
+    def total_tokens(self, base: str) -> int | None:
+        """Exact token count of the whole content, or None (base not indexed / not exact)."""
+        if self._tokens(base) is None:
+            return None
+        total = self._cache.get(("total", base), -1)
+        return None if total < 0 else int(total)
+
+    def range_tokens(self, start: int, end: int, base: str) -> int | None:
+        """Sum of the line token counts of lines ``start..end``; None if ``base`` isn't indexed."""
+        sums = self._tokens(base)
+        if sums is None:
+            return None
+        self._check_range(start, end)
+        return int(sums[end] - sums[start - 1])
+
+    def lines_fitting(self, start: int, budget_tokens: int, base: str,
+                      per_line_overhead: int = 0) -> int:
+        """The last line ``L >= start - 1`` such that lines ``start..L`` cost at most
+        ``budget_tokens`` (each line costing its tokens plus ``per_line_overhead``).
+        ``start - 1`` means not even line ``start`` fits."""
+        sums = self._tokens(base)
+        if sums is None:
+            raise IndexInvalid(f"no token counts for {base}", reason="base_missing", base=base)
+        if not 1 <= start <= self.line_count + 1:
+            raise OutOfRange(f"line {start} is outside 1..{self.line_count}",
+                             total_lines=self.line_count, line=start)
+        base_sum = sums[start - 1]
+        lo, hi = start - 1, self.line_count
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            cost = sums[mid] - base_sum + per_line_overhead * (mid - start + 1)
+            if cost <= budget_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def add_base(self, base: str, count_lines: Any = None) -> None:
+        """Store per-line token counts for another encoding (e.g. another agent's model)."""
+        if self.has_base(base):
+            return
+        from scratch.index.build import default_count_lines
+        from scratch.index.lines import run_line_pass
+
+        counter = count_lines or default_count_lines()
+        final = self.index_dir / F.tokens_file(base)
+        tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+        with open(tmp, "w+b") as out:
+            run_line_pass(self.content_path, None, {base: out}, counter)
+        os.replace(tmp, final)
+
+    # -- named sections ------------------------------------------------------------------------
+
+    def section(self, name: str) -> Sequence[int] | None:
+        """A named u32 section: ``level:ERROR`` (lines at that level), ``rows`` (CSV record
+        start lines, header first). None when absent."""
+        sid = self.meta.get("named", {}).get(name)
+        if sid is None:
+            return None
+        return self._skel_or_sections().section32(sid)  # type: ignore[no-any-return]
+
+    def _skel_or_sections(self) -> Skeleton:
+        if self._skeleton is None:
+            nodes = self._map(F.NODES) if self.meta.get("nodes") else memoryview(b"")
+            keys = self._map(F.KEYS) if self.meta.get("nodes") else memoryview(b"")
+            u32 = self._map(F.U32, "I")
+            u64 = self._map(F.U64, "Q")
+            sec32 = {i: (o, n) for i, (o, n) in enumerate(self.meta.get("sections32", []))}
+            sec64 = {i: (o, n) for i, (o, n) in enumerate(self.meta.get("sections64", []))}
+            self._skeleton = Skeleton(nodes, keys, u32, u64, sec32, sec64)
+        return self._skeleton
+
+    @property
+    def skeleton(self) -> Skeleton | None:
+        if not self.meta.get("nodes"):
+            return None
+        return self._skel_or_sections()
+
+    # -- structure -----------------------------------------------------------------------------
+
+    def node(self, segments: Sequence[Segment]) -> NodeInfo | None:
+        """Info on the node at ``segments`` or on its deepest existing prefix (``complete``
+        false, ``missing`` set). None for formats without structure."""
+        from scratch.index import structure
+
+        return structure.resolve(self, list(segments))
+
+    def value_at(self, segments: Sequence[Segment]) -> Any:
+        """The value at ``segments``; raises ``key_path_not_found`` (KeyPathNotFound) with
+        ``valid_prefix``, ``failed_segment`` and ``available_keys`` / ``array_length`` /
+        ``value_type``."""
+        from scratch.index import structure
+
+        return structure.value_at(self, list(segments))
+
+    def item_starts(self, segments: Sequence[Segment]) -> Sequence[int]:
+        """Start line of every item of the array at ``segments``."""
+        from scratch.index import structure
+
+        return structure.item_starts(self, list(segments))
+
+
+def _split_keep(data: bytes) -> list[bytes]:
+    parts = data.split(b"\n")
+    out = [p + b"\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+

@@ -1,0 +1,182 @@
+"""Schema summaries stored with the index, so ``schema`` and the pointer need not rescan.
+
+Shape (JSON-serialisable, deterministic; paths in the dot-path syntax of
+:func:`scratch.query.paths.format_path`):
+
+``node``::
+
+    {"path": "items", "type": "array", "lines": [5, 4930], "length": 11,
+     "items": <union>}                        # arrays
+    {"path": "metadata", "type": "object", "lines": [2, 9], "length": 4,
+     "children": [<node>, ...], "more_children": 3}   # objects (first MAX_CHILDREN keys)
+    {"path": "kind", "type": "string", "lines": [3, 3], "length": 7, "value": "PodList"}
+
+``lines`` is absent where the skeleton has no record (inside big arrays); ``children`` stop at
+the summary depth (``"truncated": true`` marks a container whose children were not listed).
+
+``union`` (the items of an array, or NDJSON lines, or YAML documents)::
+
+    {"count": 11, "scanned": 11, "types": {"object": 11},
+     "keys": [{"key": "metadata.name", "count": 11, "types": {"string": 11},
+               "max_length": 63}, ...],          # nested keys dotted, up to UNION_DEPTH
+     "more_keys": 0, "samples": [<abbreviated item>, ...]}
+
+``count`` is the number of items, ``scanned`` how many were looked at (all of them unless the
+work budget ran out: then the first ones and an even spread of the rest). ``samples`` are up to
+3 items (first, middle, last) with long strings cut and deep containers shown as
+``"{…N keys}"`` / ``"[…N items]"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scratch.query.paths import format_path, json_type
+
+SUMMARY_DEPTH = 4
+MAX_CHILDREN = 60
+UNION_DEPTH = 3
+MAX_UNION_KEYS = 200
+UNION_BUDGET = 2_000_000  # key visits per union before sampling kicks in
+STRING_PREVIEW = 60
+SAMPLE_KEYS = 12
+
+
+def preview(value: Any, depth: int = 2) -> Any:
+    """A small JSON-serialisable stand-in for ``value``."""
+    if isinstance(value, str):
+        return value if len(value) <= STRING_PREVIEW else value[:STRING_PREVIEW] + "…"
+    if isinstance(value, dict):
+        if depth <= 0:
+            return f"{{…{len(value)} keys}}"
+        out: dict[str, Any] = {}
+        for i, (k, v) in enumerate(value.items()):
+            if i >= SAMPLE_KEYS:
+                out["…"] = f"+{len(value) - SAMPLE_KEYS} keys"
+                break
+            out[str(k)] = preview(v, depth - 1)
+        return out
+    if isinstance(value, list):
+        if depth <= 0:
+            return f"[…{len(value)} items]"
+        items = [preview(v, depth - 1) for v in value[:3]]
+        if len(value) > 3:
+            items.append(f"…+{len(value) - 3} items")
+        return items
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return str(value)
+
+
+class Union:
+    """Accumulates the key union of a stream of items."""
+
+    def __init__(self, count_hint: int | None = None) -> None:
+        self.count = 0
+        self.scanned = 0
+        self.types: dict[str, int] = {}
+        self.keys: dict[tuple[str | int, ...], list[Any]] = {}  # path -> [count, types, maxlen]
+        self.more_keys = 0
+        self.samples: list[tuple[int, Any]] = []
+        self.visits = 0
+        self.stride = 1
+        self.count_hint = count_hint
+
+    def add(self, item: Any) -> None:
+        i = self.count
+        self.count += 1
+        if self.visits >= UNION_BUDGET:
+            # Past the budget: look at every stride-th item only (deterministic spread).
+            if self.stride == 1:
+                self.stride = max(2, (self.count_hint or 10 * i) // max(i, 1))
+            if i % self.stride:
+                return
+        self.scanned += 1
+        t = json_type(item)
+        self.types[t] = self.types.get(t, 0) + 1
+        if isinstance(item, dict):
+            self._walk(item, (), 1)
+
+    def _walk(self, obj: dict[Any, Any], prefix: tuple[str | int, ...], depth: int) -> None:
+        keys = self.keys
+        for k, v in obj.items():
+            self.visits += 1
+            path = prefix + (str(k),)
+            entry = keys.get(path)
+            if entry is None:
+                if len(keys) >= MAX_UNION_KEYS:
+                    self.more_keys += 1
+                    continue
+                entry = keys[path] = [0, {}, None]
+            entry[0] += 1
+            t = json_type(v)
+            entry[1][t] = entry[1].get(t, 0) + 1
+            if isinstance(v, (str, list, dict)):
+                n = len(v)
+                if entry[2] is None or n > entry[2]:
+                    entry[2] = n
+            if isinstance(v, dict) and depth < UNION_DEPTH:
+                self._walk(v, path, depth + 1)
+
+    def offer_sample(self, index: int, item: Any, total: int) -> None:
+        wanted = {0, total // 2, total - 1}
+        if index in wanted and all(i != index for i, _ in self.samples):
+            self.samples.append((index, preview(item)))
+
+    def to_dict(self) -> dict[str, Any]:
+        keys = []
+        for path, (count, types, maxlen) in self.keys.items():
+            entry: dict[str, Any] = {"key": format_path(list(path)), "count": count,
+                                     "types": dict(sorted(types.items()))}
+            if maxlen is not None:
+                entry["max_length"] = maxlen
+            keys.append(entry)
+        return {
+            "count": self.count,
+            "scanned": self.scanned,
+            "types": dict(sorted(self.types.items())),
+            "keys": keys,
+            "more_keys": self.more_keys,
+            "samples": [{"index": i, "value": v} for i, v in sorted(self.samples)],
+        }
+
+
+def union_of(items: list[Any]) -> dict[str, Any]:
+    u = Union(len(items))
+    n = len(items)
+    for i, item in enumerate(items):
+        u.add(item)
+        u.offer_sample(i, item, n)
+    return u.to_dict()
+
+
+def summarize_value(value: Any, path: tuple[str | int, ...] = (), depth: int = SUMMARY_DEPTH,
+                    lines_of: Any = None) -> dict[str, Any]:
+    """Summary node of ``value`` at ``path``; ``lines_of(path)`` gives (start, end) or None."""
+    node: dict[str, Any] = {"path": format_path(list(path)), "type": json_type(value)}
+    if lines_of is not None:
+        span = lines_of(path)
+        if span is not None:
+            node["lines"] = [span[0], span[1]]
+    if isinstance(value, (str, list, dict)):
+        node["length"] = len(value)
+    if isinstance(value, list):
+        if value:
+            node["items"] = union_of(value)
+    elif isinstance(value, dict):
+        if depth <= 0:
+            if value:
+                node["truncated"] = True
+            return node
+        children = []
+        for i, (k, v) in enumerate(value.items()):
+            if i >= MAX_CHILDREN:
+                node["more_children"] = len(value) - MAX_CHILDREN
+                break
+            children.append(summarize_value(v, path + (str(k),), depth - 1, lines_of))
+        node["children"] = children
+    else:
+        node["value"] = preview(value)
+    return node

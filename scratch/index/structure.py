@@ -1,0 +1,615 @@
+"""Path resolution over an index: records first, then the text of one unrecorded region.
+
+Segments follow the dot-path grammar of :mod:`scratch.query.paths`: an ``int`` is an index on
+arrays (negative counts from the end) and the key ``str(i)`` on objects; a ``str`` is a key
+(on an array it must spell an integer... it never matches: arrays need an ``int``).
+
+Materialising a region (turning its text into a value) per layout:
+
+- ``canonical`` JSON: the member's lines, minus the key prefix and a trailing comma;
+- ``raw`` JSON: the value's exact byte span (items of big arrays: from their start byte);
+- ``ndjson``: the item's line;
+- ``yaml``: the value's text from its start column, continuation lines dedented; if that
+  does not parse (anchors defined elsewhere, odd scalars), the nearest ancestor that does,
+  up to the whole document.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from scratch.errors import FormatError, KeyPathNotFound
+from scratch.index.jsonskel import Limits, canonical_skeleton, raw_skeleton
+from scratch.index.reader import EntryIndex, NodeInfo
+from scratch.index.skeleton import (
+    F_AUX,
+    F_AUX2,
+    F_EBYTE,
+    F_END,
+    F_FLAGS,
+    F_KEY_LEN,
+    F_LENGTH,
+    F_PARENT,
+    F_SBYTE,
+    F_START,
+    F_TYPE,
+    F_VCOL,
+    F_VLINE,
+    ITEMS,
+    LAZY,
+    NONE,
+    T_ARR,
+    T_OBJ,
+    TYPES,
+    Builder,
+    Skeleton,
+    type_code,
+)
+
+Segment = str | int
+_MISSING: Any = object()
+MAX_KEYS = 1000
+_WIDE = Limits(depth=1 << 20, big_array=1 << 62, expand_bytes=1 << 62, max_records=1 << 62)
+
+
+def _norm(seg: Segment, type_: int, length: int) -> Segment | None:
+    """The concrete child key for ``seg`` on a container, or None if it cannot exist."""
+    if type_ == T_ARR:
+        if isinstance(seg, bool) or not isinstance(seg, int):
+            return None
+        i = seg + length if seg < 0 else seg
+        return i if 0 <= i < length else None
+    if type_ == T_OBJ:
+        return seg if isinstance(seg, str) else str(seg)
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Records
+
+
+def _rec_keys(sk: Skeleton, i: int, r: tuple[int, ...]) -> tuple[str, ...] | None:
+    if r[F_TYPE] != T_OBJ:
+        return None
+    if r[F_FLAGS] & LAZY:
+        return None
+    out = []
+    for j in sk.children(i):
+        k = sk.key_of(sk.rec(j))
+        out.append(str(k))
+        if len(out) >= MAX_KEYS:
+            break
+    return tuple(out)
+
+
+def _info_from_rec(sk: Skeleton, i: int, path: list[Segment], ix: EntryIndex,
+                   complete: bool = True, missing: Segment | None = None) -> NodeInfo:
+    r = sk.rec(i)
+    keys = _rec_keys(sk, i, r)
+    if keys is None and r[F_TYPE] == T_OBJ and r[F_LENGTH]:
+        try:
+            keys = tuple(list(_materialize_rec(ix, sk, i).keys())[:MAX_KEYS])
+        except FormatError:
+            keys = None
+    t = r[F_TYPE]
+    return NodeInfo(tuple(path), TYPES[t], r[F_START], r[F_END],
+                    r[F_LENGTH] if t in (4, 5, 6) else None, keys, complete, missing, True,
+                    r[F_VLINE], r[F_VCOL] if ix.layout in ("yaml", "raw") else None)
+
+
+def _info_from_value(value: Any, path: list[Segment], start: int, end: int,
+                     complete: bool = True, missing: Segment | None = None) -> NodeInfo:
+    t = type_code(value)
+    length = len(value) if t in (4, 5, 6) else None
+    keys = tuple(str(k) for k in list(value)[:MAX_KEYS]) if t == T_OBJ else None
+    return NodeInfo(tuple(path), TYPES[t], start, end, length, keys, complete, missing, False)
+
+
+# ----------------------------------------------------------------------------------------------
+# Materialising text
+
+
+def _parse_json(data: bytes) -> Any:
+    from scratch.formats.jsontext import JsonError, parse_json
+
+    try:
+        return parse_json(data)[0]
+    except JsonError as exc:
+        raise FormatError(f"stored JSON does not parse here: {exc}", reason=exc.reason) from None
+
+
+def _strip_member(data: bytes, has_key: bool) -> bytes:
+    """Canonical lines of a member -> the value's JSON text."""
+    text = data.strip()
+    if has_key:
+        s = text.decode("utf-8", "surrogateescape")
+        _, end = json.decoder.scanstring(s, 1)  # type: ignore[attr-defined]
+        rest = s[end:].lstrip()
+        if rest.startswith(":"):
+            rest = rest[1:]
+        text = rest.encode("utf-8", "surrogateescape").strip()
+    if text.endswith(b","):
+        text = text[:-1].rstrip()
+    return text
+
+
+def _item_span(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int) -> tuple[int, int]:
+    """(start_line, end_line) of item ``k`` of big array record ``i`` (line-based layouts)."""
+    if r[F_AUX] == NONE:  # dense NDJSON: item k is line k + 1
+        return k + 1, k + 1
+    starts = sk.section32(r[F_AUX])
+    start = starts[k]
+    if ix.layout == "ndjson":
+        return start, start
+    if k + 1 < len(starts):
+        end = starts[k + 1] - 1
+    else:
+        end = r[F_END] - 1 if ix.layout == "canonical" else r[F_END]
+    return start, max(start, end)
+
+
+def _raw_item(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...], k: int) -> tuple[int, int, bytes]:
+    """(start byte, end byte, text) of item ``k`` of a big array in raw JSON."""
+    bstarts = sk.section64(r[F_AUX2])
+    lo = bstarts[k]
+    hi = bstarts[k + 1] if k + 1 < len(bstarts) else r[F_EBYTE] - 1
+    data = _read_span(ix, lo, hi).rstrip()
+    if k + 1 < len(bstarts) and data.endswith(b","):
+        data = data[:-1].rstrip()
+    return lo, lo + len(data), data
+
+
+def _item(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int
+          ) -> tuple[int, int, Any, tuple[int, int] | None]:
+    """(start_line, end_line, value, raw byte span) of item ``k`` of big array record ``i``."""
+    if ix.layout == "raw" and r[F_AUX2] != NONE:
+        lo, hi, data = _raw_item(ix, sk, r, k)
+        return (ix.line_at_offset(lo), ix.line_at_offset(max(lo, hi - 1)), _parse_json(data),
+                (lo, hi))
+    start, end = _item_span(ix, sk, i, r, k)
+    if ix.layout == "yaml":
+        return start, end, _yaml_item(ix, start, end), None
+    data = ix.read_bytes(start, end)
+    if ix.layout == "ndjson":
+        return start, end, _parse_json(data.strip()), None
+    return start, end, _parse_json(_strip_member(data, False)), None
+
+
+def _materialize_item(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int) -> Any:
+    return _item(ix, sk, i, r, k)[2]
+
+
+def _read_span(ix: EntryIndex, lo: int, hi: int) -> bytes:
+    import os
+
+    if ix._fd is None:
+        ix._fd = os.open(ix.content_path, os.O_RDONLY)
+    return os.pread(ix._fd, hi - lo, lo)
+
+
+def _materialize_rec(ix: EntryIndex, sk: Skeleton, i: int) -> Any:
+    key = ("value", i)
+    if key in ix._cache:
+        return ix._cache[key]
+    r = sk.rec(i)
+    if ix.layout == "raw":
+        value = _parse_json(_read_span(ix, r[F_SBYTE], r[F_EBYTE]))
+    elif ix.layout == "yaml":
+        value = _yaml_rec(ix, sk, i)
+    elif ix.layout == "ndjson":
+        value = _ndjson_all(ix, sk, r)
+    else:
+        data = ix.read_bytes(r[F_START], r[F_END])
+        has_key = r[F_PARENT] != NONE and r[F_KEY_LEN] != NONE
+        value = _parse_json(_strip_member(data, has_key))
+    if len(ix._cache) > 64:
+        ix._cache.clear()
+    ix._cache[key] = value
+    return value
+
+
+def _ndjson_all(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...]) -> list[Any]:
+    return [_materialize_item(ix, sk, 0, r, k) for k in range(r[F_LENGTH])]
+
+
+# -- YAML ------------------------------------------------------------------------------------
+
+
+def _yaml_slice(ix: EntryIndex, vline: int, vcol: int, end: int) -> str:
+    lines = [b.decode("utf-8", "replace") for b in ix.read_lines(vline, max(vline, end))]
+    first = lines[0][vcol:]
+    rest = lines[1:]
+    indents = [len(ln) - len(ln.lstrip(" ")) for ln in rest if ln.strip()]
+    d = min([vcol] + indents)
+    return "\n".join([first] + [ln[d:] for ln in rest]) + "\n"
+
+
+def _yaml_load(text: str) -> Any:
+    import yaml
+
+    from scratch.index.yamlskel import Loader
+
+    return yaml.load(text, Loader=Loader)
+
+
+def _yaml_rec(ix: EntryIndex, sk: Skeleton, i: int) -> Any:
+    """Value of record ``i``: its own text if that parses, else an ancestor's, walked down."""
+    import yaml
+
+    chain: list[int] = []
+    j = i
+    while True:
+        r = sk.rec(j)
+        if r[F_PARENT] == NONE:
+            break
+        try:
+            value = _yaml_load(_yaml_slice(ix, r[F_VLINE], r[F_VCOL], r[F_END]))
+        except (yaml.YAMLError, ValueError, RecursionError):
+            value = _MISSING
+        if value is not _MISSING and (type_code(value) == r[F_TYPE] or r[F_TYPE] == 4):
+            return _walk_down(sk, value, chain)
+        chain.append(j)
+        j = r[F_PARENT]
+    # whole file
+    from scratch.index.yamlskel import load_all
+
+    docs = load_all(ix.content_path.read_bytes())
+    root = sk.rec(0)
+    value = docs if root[F_TYPE] == T_ARR and _is_docs_root(ix) else (docs[0] if docs else None)
+    return _walk_down(sk, value, chain)
+
+
+def _is_docs_root(ix: EntryIndex) -> bool:
+    return int(ix.info.get("documents", 1)) != 1
+
+
+def _walk_down(sk: Skeleton, value: Any, chain: list[int]) -> Any:
+    for j in reversed(chain):
+        key = sk.key_of(sk.rec(j))
+        value = value[key]
+    return value
+
+
+def _yaml_item(ix: EntryIndex, start: int, end: int) -> Any:
+    line = ix.read_lines(start, start)[0].decode("utf-8", "replace")
+    i = len(line) - len(line.lstrip(" "))
+    vcol = i
+    if line[i:i + 1] == "-":
+        vcol = i + 1
+        while vcol < len(line) and line[vcol] == " ":
+            vcol += 1
+    return _yaml_load(_yaml_slice(ix, start, vcol, end))
+
+
+# ----------------------------------------------------------------------------------------------
+# Lazy positions inside a materialised value
+
+
+def _sub_builder(ix: EntryIndex, value: Any, start_line: int, depth: int,
+                 span: tuple[int, int] | None = None) -> Builder | None:
+    """Records (relative to the document) for a materialised value, ``depth`` levels deep."""
+    lim = Limits(depth=depth + 1, big_array=1 << 62, expand_bytes=1 << 62, max_records=1 << 62)
+    if ix.layout == "canonical":
+        return canonical_skeleton(value, ix.engine, lim, first_line=start_line)
+    if ix.layout == "raw" and span is not None:
+        data = _read_span(ix, span[0], span[1])
+        b = raw_skeleton(data, lim)
+        offset = ix.line_at_offset(span[0]) - 1
+        for r in b.recs:
+            r[7] += offset
+            r[8] += offset
+            r[11] += offset
+        return b
+    return None
+
+
+def _walk_builder(b: Builder, segs: Sequence[Segment]) -> tuple[int, int, Segment | None]:
+    """(record, segments consumed, missing segment) in a Python-side builder."""
+    recs = b.recs
+    keys = bytes(b.keys)
+    i = 0
+    for n, seg in enumerate(segs):
+        r = recs[i]
+        k = _norm(seg, r[2], r[6])
+        if k is None:
+            return i, n, seg
+        j = i + 1
+        found = None
+        idx = 0
+        while j < r[1]:
+            c = recs[j]
+            ck = c[4] if c[5] == NONE else keys[c[4]:c[4] + c[5]].decode("utf-8", "surrogatepass")
+            if (r[2] == T_ARR and idx == k) or (r[2] == T_OBJ and ck == k):
+                found = j
+                break
+            j = c[1]
+            idx += 1
+        if found is None:
+            return i, n, seg
+        i = found
+    return i, len(segs), None
+
+
+def _lazy_info(ix: EntryIndex, value: Any, path: list[Segment], rest: list[Segment],
+               start: int, end: int, span: tuple[int, int] | None = None,
+               vcol: int | None = None, want_items: bool = False, vline: int | None = None
+               ) -> tuple[NodeInfo, list[int] | None]:
+    """NodeInfo for ``path + rest`` inside a materialised ``value`` at lines start..end, and
+    (with ``want_items``, for an array) the start line of each of its items. YAML: the value's
+    text starts at (``vline``, ``vcol``)."""
+    v = value
+    consumed: list[Segment] = []
+    missing: Segment | None = None
+    for seg in rest:
+        k = _norm(seg, type_code(v), len(v) if isinstance(v, (list, dict, str)) else 0)
+        if k is None or (isinstance(v, dict) and k not in v):
+            missing = seg
+            break
+        v = v[k]
+        consumed.append(k)
+    complete = missing is None
+    want_items = want_items and complete and isinstance(v, list)
+    full = path + consumed
+    if ix.layout == "ndjson":
+        info = _info_from_value(v, full, start, end, complete, missing)
+        return info, ([start] * len(v) if want_items else None)
+    if ix.layout == "yaml":
+        s, e, starts = _yaml_lines(ix, consumed, vline or start, end, vcol or 0, want_items)
+        if not consumed:
+            s = start
+        return _info_from_value(v, full, s, e, complete, missing), starts
+    if not consumed and not want_items:
+        return _info_from_value(value, path, start, end, complete, missing), None
+    if ix.layout == "canonical":
+        s, e, starts = _canonical_lines(value, consumed, start, ix.engine, want_items)
+        return _info_from_value(v, full, s, e, complete, missing), starts
+    b = _sub_builder(ix, value, start, len(consumed) + (1 if want_items else 0), span)
+    if b is None:
+        return _info_from_value(v, full, start, end, complete, missing), None
+    i, _, _ = _walk_builder(b, consumed)
+    r = b.recs[i]
+    starts = None
+    if want_items:
+        starts = []
+        j = i + 1
+        while j < r[1]:
+            starts.append(b.recs[j][7])
+            j = b.recs[j][1]
+    return _info_from_value(v, full, r[7], r[8], complete, missing), starts
+
+
+def _canonical_lines(value: Any, segs: list[Segment], start: int, engine: str,
+                     want_items: bool) -> tuple[int, int, list[int] | None]:
+    """Line arithmetic in the canonical layout: a child starts after its earlier siblings."""
+    from scratch.formats.jsontext import render_line_count
+
+    line = start
+    v = value
+    for seg in segs:
+        line += 1
+        for k, c in (v.items() if isinstance(v, dict) else enumerate(v)):
+            if k == seg:
+                break
+            line += render_line_count(c, engine)
+        v = v[seg]
+    end = line + render_line_count(v, engine) - 1
+    starts = None
+    if want_items:
+        starts = []
+        cur = line + 1
+        for item in v:
+            starts.append(cur)
+            cur += render_line_count(item, engine)
+    return line, end, starts
+
+
+def _yaml_lines(ix: EntryIndex, segs: list[Segment], start: int, end: int, vcol: int,
+                want_items: bool = False) -> tuple[int, int, list[int] | None]:
+    import yaml
+
+    from scratch.index.yamlskel import Loader
+
+    try:
+        node = yaml.compose(_yaml_slice(ix, start, vcol, end), Loader=Loader)
+    except yaml.YAMLError:
+        return start, end, None
+    member_line = None
+    for seg in segs:
+        if isinstance(node, yaml.MappingNode):
+            nxt = None
+            for kn, vn in node.value:
+                if isinstance(kn, yaml.ScalarNode) and kn.value == seg:
+                    member_line = kn.start_mark.line
+                    nxt = vn
+                    break
+            if nxt is None:
+                return start, end, None
+            node = nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(seg, int):
+            node = node.value[seg]
+            member_line = node.start_mark.line
+        else:
+            return start, end, None
+    first = node.start_mark.line if member_line is None else member_line
+    last = _node_last_line(node)
+    starts = None
+    if want_items and isinstance(node, yaml.SequenceNode):
+        starts = [start + n.start_mark.line for n in node.value]
+    return start + first, start + max(first, last), starts
+
+
+def _node_last_line(node: Any) -> int:
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode) or node.flow_style:
+        m = node.end_mark
+        return m.line - 1 if m.column == 0 and m.line > 0 else m.line
+    last = node.start_mark.line
+    for item in node.value:
+        for n in (item if isinstance(item, tuple) else (item,)):
+            last = max(last, _node_last_line(n))
+    return last
+
+
+# ----------------------------------------------------------------------------------------------
+# Public entry points
+
+
+def _descend(ix: EntryIndex, segments: list[Segment]) -> tuple[Any, ...]:
+    """Follow records. Returns ("rec", i, path, rest) when records run out or the path ends,
+    ("missing", i, path, seg) when a recorded container lacks the child, or
+    ("item", i, path, k, rest) when the next step is an item of a big array."""
+    sk = ix.skeleton
+    assert sk is not None
+    i = 0
+    path: list[Segment] = []
+    for n, seg in enumerate(segments):
+        r = sk.rec(i)
+        k = _norm(seg, r[F_TYPE], r[F_LENGTH])
+        if k is None:
+            return ("missing", i, path, seg)
+        if r[F_FLAGS] & ITEMS:
+            return ("item", i, path, k, segments[n + 1:])
+        if r[F_FLAGS] & LAZY:
+            return ("rec", i, path, segments[n:])
+        c = sk.child(i, k)
+        if c is None:
+            return ("missing", i, path, seg)
+        i = c
+        path.append(k)
+    return ("rec", i, path, [])
+
+
+def _locate(ix: EntryIndex, segments: list[Segment], want_items: bool = False
+            ) -> tuple[NodeInfo, list[int] | None]:
+    sk = ix.skeleton
+    assert sk is not None
+    step = _descend(ix, segments)
+    kind = step[0]
+    if kind == "missing":
+        _, i, path, seg = step
+        return _info_from_rec(sk, i, path, ix, complete=False, missing=seg), None
+    if kind == "rec":
+        _, i, path, rest = step
+        r = sk.rec(i)
+        if not rest and not (want_items and r[F_FLAGS] & LAZY and not r[F_FLAGS] & ITEMS):
+            return _info_from_rec(sk, i, path, ix), None
+        value = _materialize_rec(ix, sk, i)
+        span = (r[F_SBYTE], r[F_EBYTE]) if ix.layout == "raw" else None
+        return _lazy_info(ix, value, path, rest, r[F_START], r[F_END], span,
+                          r[F_VCOL] if ix.layout == "yaml" else None, want_items, r[F_VLINE])
+    _, i, path, k, rest = step
+    r = sk.rec(i)
+    start, end, value, span = _item_cached(ix, sk, i, r, k)
+    vcol = None
+    if ix.layout == "yaml":
+        line = ix.read_lines(start, start)[0].decode("utf-8", "replace")
+        j = len(line) - len(line.lstrip(" "))
+        vcol = j + 1 if line[j:j + 1] == "-" else j
+        while vcol < len(line) and line[vcol] == " ":
+            vcol += 1
+    return _lazy_info(ix, value, path + [k], rest, start, end, span, vcol, want_items)
+
+
+def _item_cached(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int
+                 ) -> tuple[int, int, Any, tuple[int, int] | None]:
+    key = ("item", i, k)
+    hit = ix._cache.get(key)
+    if hit is None:
+        hit = _item(ix, sk, i, r, k)
+        if len(ix._cache) > 64:
+            ix._cache.clear()
+        ix._cache[key] = hit
+    return hit  # type: ignore[no-any-return]
+
+
+def resolve(ix: EntryIndex, segments: list[Segment]) -> NodeInfo | None:
+    if ix.skeleton is None:
+        return None
+    return _locate(ix, segments)[0]
+
+
+def value_at(ix: EntryIndex, segments: list[Segment]) -> Any:
+    from scratch.query.paths import MAX_AVAILABLE_KEYS, json_type
+
+    sk = ix.skeleton
+    if sk is None:
+        raise FormatError(f"{ix.format} content has no structure to address",
+                          format=ix.format)
+    step = _descend(ix, segments)
+    kind = step[0]
+    if kind == "rec":
+        _, i, path, rest = step
+        value = _materialize_rec(ix, sk, i)
+    elif kind == "item":
+        _, i, path, k, rest = step
+        value = _item_cached(ix, sk, i, sk.rec(i), k)[2]
+        path = path + [k]
+    else:
+        _, i, path, seg = step
+        value = _MISSING
+        rest = [seg]
+    v = value
+    for seg in rest:
+        if v is _MISSING:
+            r = sk.rec(i)
+            t = r[F_TYPE]
+            details: dict[str, Any] = {}
+            if t == T_OBJ:
+                keys = _rec_keys(sk, i, r) or ()
+                details = {"available_keys": list(keys)[:MAX_AVAILABLE_KEYS],
+                           "key_count": r[F_LENGTH]}
+            elif t == T_ARR:
+                details = {"array_length": r[F_LENGTH]}
+            else:
+                details = {"value_type": TYPES[t]}
+            raise _not_found(path, seg, details)
+        k = _norm(seg, type_code(v), len(v) if isinstance(v, (list, dict, str)) else 0)
+        if k is None or (isinstance(v, dict) and k not in v):
+            if isinstance(v, dict):
+                details = {"available_keys": [str(x) for x in list(v)[:MAX_AVAILABLE_KEYS]],
+                           "key_count": len(v)}
+            elif isinstance(v, list):
+                details = {"array_length": len(v)}
+            else:
+                details = {"value_type": json_type(v)}
+            raise _not_found(path, seg, details)
+        v = v[k]
+        path = path + [k]
+    return v
+
+
+def _not_found(path: list[Segment], seg: Segment, details: dict[str, Any]) -> KeyPathNotFound:
+    from scratch.query.paths import format_path
+
+    prefix = format_path(path)
+    return KeyPathNotFound(f"no {seg!r} under {prefix}", valid_prefix=prefix,
+                           failed_segment=seg, **details)
+
+
+def item_starts(ix: EntryIndex, segments: list[Segment]) -> Sequence[int]:
+    sk = ix.skeleton
+    if sk is None:
+        raise FormatError(f"{ix.format} content has no arrays", format=ix.format)
+    step = _descend(ix, segments)
+    if step[0] == "rec" and not step[3]:
+        i = step[1]
+        r = sk.rec(i)
+        if r[F_TYPE] != T_ARR:
+            raise FormatError("not an array", value_type=TYPES[r[F_TYPE]])
+        if r[F_FLAGS] & ITEMS:
+            if r[F_AUX] == NONE:
+                return range(1, r[F_LENGTH] + 1)
+            return sk.section32(r[F_AUX])  # type: ignore[no-any-return]
+        if not r[F_FLAGS] & LAZY:
+            return [sk.rec(j)[F_VLINE] for j in sk.children(i)]
+    info, starts = _locate(ix, segments, want_items=True)
+    if not info.complete:
+        value_at(ix, segments)  # raises the precise not-found error
+    if info.type != "array":
+        raise FormatError("not an array", value_type=info.type)
+    if starts is None:
+        raise FormatError("item positions unavailable here", path=list(info.path))
+    return starts

@@ -1,0 +1,297 @@
+"""Analyses of line-oriented formats: logs/text, CSV/TSV and markdown.
+
+Each reads the stored file once, streaming, and returns ``(info, sections, warnings)``:
+``info`` goes to ``info.json``, ``sections`` are named u32 arrays of line numbers.
+
+- log/text ``info``: ``timestamp_format`` (a name from :mod:`scratch.formats.logs` or None),
+  ``time_range`` ([first, last] timestamp text or None), ``levels`` ({LEVEL: count}, canonical
+  names, only levels seen), ``first_lines`` / ``last_lines`` (text, long lines cut).
+  Sections ``level:<LEVEL>``: the lines whose level is LEVEL, ascending.
+- csv/tsv ``info``: ``delimiter``, ``header`` (field names), ``columns``, ``rows`` (data
+  records, header excluded), ``header_line``, ``column_info`` ([{name, type, empty}], type one
+  of integer/number/boolean/date/string/empty), ``ragged_rows`` and ``ragged_examples`` (first
+  lines whose field count differs). Section ``rows``: start line of every record including the
+  header (records may span lines when a quoted field holds newlines).
+- markdown ``info``: ``headings``: a tree of {level, title, line, end_line, children};
+  ``end_line`` is the line before the next heading of the same or a higher level.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from array import array
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scratch.formats.logs import (
+    LEVELS,
+    detect_timestamp_format,
+    find_timestamp,
+    line_level,
+    timestamp_pattern,
+)
+
+FIRST_LINES = 5
+LAST_LINES = 10
+LINE_PREVIEW = 300
+_BLOCK = 4 << 20
+
+
+def iter_text_lines(path: Path) -> Iterator[str]:
+    """Lines of the file as text without their terminator (``\\n`` and a ``\\r`` before it)."""
+    with open(path, "rb") as f:
+        carry = b""
+        while True:
+            block = f.read(_BLOCK)
+            if not block:
+                break
+            data = carry + block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                continue
+            carry = data[cut:]
+            text = data[:cut].decode("utf-8", "replace")
+            parts = text.split("\n")
+            parts.pop()
+            for ln in parts:
+                yield ln[:-1] if ln.endswith("\r") else ln
+        if carry:
+            ln = carry.decode("utf-8", "replace")
+            yield ln[:-1] if ln.endswith("\r") else ln
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= LINE_PREVIEW else line[:LINE_PREVIEW] + "…"
+
+
+Result = tuple[dict[str, Any], dict[str, array], list[str]]
+
+
+def analyze_log(path: Path, *, levels: bool = True) -> Result:
+    first: list[str] = []
+    last: deque[str] = deque(maxlen=max(LAST_LINES, 200))
+    level_lines: dict[str, array] = {}
+    counts: dict[str, int] = {}
+    sample: list[str] = []
+    n = 0
+    for n, line in enumerate(iter_text_lines(path), 1):
+        if len(first) < FIRST_LINES:
+            first.append(line)
+        if len(sample) < 200 and line.strip() and not line[0].isspace():
+            sample.append(line)
+        last.append(line)
+        if levels:
+            lv = line_level(line)
+            if lv is not None:
+                counts[lv] = counts.get(lv, 0) + 1
+                arr = level_lines.get(lv)
+                if arr is None:
+                    arr = level_lines[lv] = array("I")
+                arr.append(n)
+    fmt, matched = detect_timestamp_format(sample)
+    if matched < max(1, len(sample) // 10):
+        fmt = None
+    time_range = None
+    if fmt is not None:
+        pat = timestamp_pattern(fmt)
+        t0 = next((ts for ts in (find_timestamp(ln, pat) for ln in sample) if ts), None)
+        t1 = next((ts for ts in (find_timestamp(ln, pat) for ln in reversed(last)) if ts), None)
+        if t0 and t1:
+            time_range = [t0, t1]
+    tail = list(last)[-LAST_LINES:]
+    info: dict[str, Any] = {
+        "timestamp_format": fmt,
+        "time_range": time_range,
+        "levels": {lv: counts[lv] for lv in LEVELS if lv in counts},
+        "first_lines": [_cut(x) for x in first],
+        "last_lines": [_cut(x) for x in tail],
+        "last_lines_start": max(1, n - len(tail) + 1),
+    }
+    sections = {f"level:{lv}": level_lines[lv] for lv in LEVELS if lv in level_lines}
+    return info, sections, []
+
+
+# ----------------------------------------------------------------------------------------------
+# CSV
+
+_INT = re.compile(r"[+-]?\d+\Z")
+_NUM = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_BOOL = {"true", "false", "yes", "no", "TRUE", "FALSE", "True", "False"}
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}"
+                   r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\Z")
+_ORDER = ("integer", "number", "boolean", "date", "string")
+
+
+def _field_type(v: str) -> str:
+    if _INT.match(v):
+        return "integer"
+    if _NUM.match(v):
+        return "number"
+    if v in _BOOL:
+        return "boolean"
+    if _DATE.match(v):
+        return "date"
+    return "string"
+
+
+def _merge(a: str | None, b: str) -> str:
+    if a is None or a == b:
+        return b
+    if {a, b} == {"integer", "number"}:
+        return "number"
+    return "string"
+
+
+class _LineCounter:
+    """Feeds lines to csv.reader and remembers where each record started."""
+
+    def __init__(self, path: Path) -> None:
+        self.it = iter_text_lines(path)
+        self.line = 0
+
+    def __iter__(self) -> _LineCounter:
+        return self
+
+    def __next__(self) -> str:
+        s = next(self.it)
+        self.line += 1
+        return s
+
+
+def analyze_csv(path: Path, delimiter: str | None = None) -> Result:
+    src = _LineCounter(path)
+    if delimiter is None:
+        delimiter = _guess_delimiter(path)
+    reader = csv.reader(src, delimiter=delimiter)
+    starts = array("I")
+    header: list[str] | None = None
+    types: list[str | None] = []
+    empty: list[int] = []
+    ragged = 0
+    ragged_examples: list[int] = []
+    rows = 0
+    warnings: list[str] = []
+    prev_end = 0
+    try:
+        for rec in reader:
+            start = prev_end + 1
+            prev_end = src.line
+            if not rec:
+                continue  # blank line
+            starts.append(start)
+            if header is None:
+                header = rec
+                types = [None] * len(rec)
+                empty = [0] * len(rec)
+                continue
+            rows += 1
+            if len(rec) != len(header):
+                ragged += 1
+                if len(ragged_examples) < 5:
+                    ragged_examples.append(start)
+            for i, v in enumerate(rec[:len(header)]):
+                if not v:
+                    empty[i] += 1
+                    continue
+                t = types[i]
+                if t == "string":
+                    continue
+                types[i] = _merge(t, _field_type(v))
+    except csv.Error as exc:
+        warnings.append(f"CSV parse error at line {src.line}: {exc}")
+    if ragged:
+        warnings.append(f"{ragged} rows have a field count different from the header's "
+                        f"{len(header or [])} (first at line {ragged_examples[0]})")
+    header = header or []
+    info = {
+        "delimiter": delimiter,
+        "header": header,
+        "columns": len(header),
+        "rows": rows,
+        "header_line": starts[0] if starts else None,
+        "column_info": [{"name": h, "type": types[i] or "empty", "empty": empty[i]}
+                        for i, h in enumerate(header)],
+        "ragged_rows": ragged,
+        "ragged_examples": ragged_examples,
+    }
+    return info, {"rows": starts}, warnings
+
+
+def _guess_delimiter(path: Path) -> str:
+    with open(path, "rb") as f:
+        head = f.read(65536).decode("utf-8", "replace")
+    first = head.split("\n", 1)[0]
+    counts = {d: first.count(d) for d in (",", "\t", ";", "|")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
+# ----------------------------------------------------------------------------------------------
+# Markdown
+
+_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\Z")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*\Z")
+
+
+def analyze_markdown(path: Path) -> Result:
+    flat: list[dict[str, Any]] = []
+    fence: str | None = None
+    prev = ""
+    prev_is_para = False
+    n = 0
+    front = False
+    for n, line in enumerate(iter_text_lines(path), 1):
+        if n == 1 and line.strip() == "---":
+            front = True
+            prev, prev_is_para = line, False
+            continue
+        if front:
+            if line.strip() in ("---", "..."):
+                front = False
+            prev, prev_is_para = line, False
+            continue
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            prev, prev_is_para = line, False
+            continue
+        if m:
+            fence = m.group(1)
+            prev, prev_is_para = line, False
+            continue
+        h = _ATX.match(line)
+        if h:
+            flat.append({"level": len(h.group(1)), "title": (h.group(2) or "").strip(), "line": n})
+            prev, prev_is_para = line, False
+            continue
+        s = _SETEXT.match(line)
+        if s and prev_is_para and prev.strip():
+            flat.append({"level": 1 if s.group(1)[0] == "=" else 2, "title": prev.strip(),
+                         "line": n - 1})
+            prev, prev_is_para = line, False
+            continue
+        prev_is_para = bool(line.strip()) and not line.startswith((" " * 4, "\t", ">", "|"))
+        prev = line
+    # end lines: up to the next heading of the same or a higher level
+    for i, hd in enumerate(flat):
+        end = n
+        for later in flat[i + 1:]:
+            if later["level"] <= hd["level"]:
+                end = later["line"] - 1
+                break
+        hd["end_line"] = end
+    roots: list[dict[str, Any]] = []
+    stack: list[dict[str, Any]] = []
+    for hd in flat:
+        hd["children"] = []
+        while stack and stack[-1]["level"] >= hd["level"]:
+            stack.pop()
+        (stack[-1]["children"] if stack else roots).append(hd)
+        stack.append(hd)
+    return {"headings": roots, "heading_count": len(flat)}, {}, []

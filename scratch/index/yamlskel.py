@@ -1,0 +1,284 @@
+"""YAML: a lenient safe loader and a skeleton built from parser events (constant memory).
+
+Value semantics (:class:`Loader`, used wherever scratch turns YAML into values):
+
+- safe tags only; any other tag (``!Ref``, ``!!python/...``) loads as the plain
+  scalar/sequence/mapping under it;
+- timestamps and binary stay strings (as written), so values are JSON-compatible;
+- mapping keys are the key's text (``on:`` is the key ``"on"``, ``1:`` the key ``"1"``).
+
+Skeleton: a stream with several documents is an array of documents (record 0, one child per
+document); a single document is its own root. Records carry the member's line range (a
+mapping member starts at its key's line), the value's start (line, column) for slicing, and
+the usual lengths. Block containers end at their last child's last line; flow ones at their
+closing bracket.
+"""
+
+from __future__ import annotations
+
+from array import array
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml import events as ev
+
+from scratch.index.jsonskel import BIG_ARRAY, DEPTH, EXPAND_BYTES, MAX_DEPTH, MAX_RECORDS
+from scratch.index.skeleton import (
+    NONE,
+    T_ARR,
+    T_BOOL,
+    T_INT,
+    T_NULL,
+    T_NUM,
+    T_OBJ,
+    T_STR,
+    Builder,
+)
+
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+
+
+def _filtered_resolvers() -> dict[Any, list[Any]]:
+    out: dict[Any, list[Any]] = {}
+    for first, entries in yaml.resolver.Resolver.yaml_implicit_resolvers.items():
+        kept = [(tag, rx) for tag, rx in entries if tag != _TIMESTAMP]
+        if kept:
+            out[first] = kept
+    return out
+
+
+class Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Safe loader with JSON-friendly values (see module docstring)."""
+
+    yaml_implicit_resolvers = _filtered_resolvers()
+
+
+def _construct_map(loader: Any, node: Any) -> Any:
+    loader.flatten_mapping(node)
+    data: dict[str, Any] = {}
+    yield data
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            key = key_node.value
+        else:
+            key = str(loader.construct_object(key_node, deep=True))
+        data[key] = loader.construct_object(value_node, deep=True)
+
+
+def _construct_any(loader: Any, *args: Any) -> Any:
+    node = args[-1]
+    if isinstance(node, yaml.ScalarNode):
+        return node.value
+    if isinstance(node, yaml.SequenceNode):
+        return [loader.construct_object(n, deep=True) for n in node.value]
+    out: dict[str, Any] = {}
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode):
+            key = k.value
+        else:
+            key = str(loader.construct_object(k, deep=True))
+        out[key] = loader.construct_object(v, deep=True)
+    return out
+
+
+def _construct_text(loader: Any, node: Any) -> Any:
+    return node.value
+
+
+Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+Loader.add_constructor(_TIMESTAMP, _construct_text)
+Loader.add_constructor("tag:yaml.org,2002:binary", _construct_text)
+Loader.add_constructor(None, _construct_any)
+Loader.add_multi_constructor("!", _construct_any)
+Loader.add_multi_constructor("tag:", _construct_any)
+
+
+class _Resolver(yaml.resolver.BaseResolver):
+    yaml_implicit_resolvers = _filtered_resolvers()
+
+
+_RESOLVER = _Resolver()
+_TAG_TYPE = {
+    "tag:yaml.org,2002:null": T_NULL,
+    "tag:yaml.org,2002:bool": T_BOOL,
+    "tag:yaml.org,2002:int": T_INT,
+    "tag:yaml.org,2002:float": T_NUM,
+}
+
+
+def scalar_type(e: Any) -> int:
+    tag = e.tag
+    if tag is None or tag == "!":
+        tag = _RESOLVER.resolve(yaml.ScalarNode, e.value, e.implicit)
+    return _TAG_TYPE.get(tag, T_STR)
+
+
+def load_all(data: bytes | str) -> list[Any]:
+    return list(yaml.load_all(data, Loader=Loader))
+
+
+def _end_line(mark: Any) -> int:
+    """1-based line of the last character before ``mark``."""
+    return mark.line if mark.column == 0 and mark.line > 0 else mark.line + 1
+
+
+class _Frame:
+    __slots__ = ("idx", "kind", "depth", "n", "key", "key_line", "last_end", "starts", "flow",
+                 "recorded", "start_index")
+
+    def __init__(self, idx: int | None, kind: str, depth: int, flow: bool, recorded: bool) -> None:
+        self.idx = idx
+        self.kind = kind  # "map" | "seq" | "docs"
+        self.depth = depth
+        self.n = 0
+        self.key: Any = None  # pending key (maps): (text, line) or None when expecting a key
+        self.key_line = 0
+        self.last_end = 0
+        self.starts: array | None = None
+        self.flow = flow
+        self.recorded = recorded  # children get records
+        self.start_index = 0
+
+
+def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
+                  max_records: int = MAX_RECORDS,
+                  expand_bytes: int = EXPAND_BYTES) -> tuple[Builder, int]:
+    """(records, number of documents). Raises ``yaml.YAMLError`` on a syntax error.
+
+    Same expansion rules as :mod:`scratch.index.jsonskel`: containers deeper than ``depth``
+    keep their children's records only when their text exceeds ``expand_bytes`` (known when
+    they close; smaller ones are truncated back to one LAZY record).
+    """
+    b = Builder()
+    root = b.open(NONE, None, T_ARR, 1)
+    stack: list[_Frame] = [_Frame(root, "docs", -1, False, True)]
+    anchors: dict[str, int] = {}
+    skip_key_depth = 0  # inside a complex (non-scalar) mapping key
+    docs = 0
+    with open(path, "rb") as f:
+        for e in yaml.parse(f, Loader=_BaseLoader):
+            if skip_key_depth:
+                if isinstance(e, (ev.MappingStartEvent, ev.SequenceStartEvent)):
+                    skip_key_depth += 1
+                elif isinstance(e, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+                    skip_key_depth -= 1
+                    if not skip_key_depth:
+                        stack[-1].key = ("<complex key>", stack[-1].key_line)
+                continue
+            top = stack[-1]
+            if isinstance(e, (ev.StreamStartEvent, ev.StreamEndEvent, ev.DocumentEndEvent)):
+                continue
+            if isinstance(e, ev.DocumentStartEvent):
+                docs += 1
+                continue
+            if isinstance(e, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+                frame = stack.pop()
+                end = _end_line(e.end_mark) if frame.flow else max(frame.last_end,
+                                                                   frame.key_line)
+                if frame.idx is not None:
+                    lazy = 0 if frame.recorded or frame.n == 0 else 1
+                    if (frame.depth >= depth and frame.n and frame.starts is None and not lazy
+                            and e.end_mark.index - frame.start_index <= expand_bytes):
+                        b.truncate_children(frame.idx)
+                        lazy = 1
+                    if frame.starts is not None:
+                        b.set_items(frame.idx, frame.starts)
+                    start = b.recs[frame.idx][7]
+                    b.close(frame.idx, max(end, start), frame.n, flags=lazy)
+                _child_done(stack[-1], max(end, 1))
+                _maybe_big(b, stack[-1], big_array)
+                continue
+            # a node: scalar, alias, mapping or sequence start
+            if top.kind == "map" and top.key is None:
+                if isinstance(e, ev.ScalarEvent):
+                    top.key = (e.value, e.start_mark.line + 1)
+                    top.key_line = e.start_mark.line + 1
+                elif isinstance(e, ev.AliasEvent):
+                    top.key = ("*" + e.anchor, e.start_mark.line + 1)
+                    top.key_line = e.start_mark.line + 1
+                else:
+                    skip_key_depth = 1
+                    top.key_line = e.start_mark.line + 1
+                continue
+            if top.kind == "map":
+                key, member_line = top.key
+            elif top.kind == "seq":
+                key, member_line = top.n, e.start_mark.line + 1
+            else:
+                key, member_line = docs - 1, e.start_mark.line + 1
+            vline, vcol = e.start_mark.line + 1, e.start_mark.column
+            record = top.recorded and top.starts is None and len(b) < max_records
+            if top.kind == "seq" and top.starts is not None:
+                top.starts.append(vline)
+            if isinstance(e, (ev.ScalarEvent, ev.AliasEvent)):
+                if isinstance(e, ev.ScalarEvent):
+                    code = scalar_type(e)
+                    length = len(e.value) if code == T_STR else 0
+                    if e.anchor:
+                        anchors[e.anchor] = code
+                else:
+                    code, length = anchors.get(e.anchor, T_STR), 0
+                end = _end_line(e.end_mark)
+                if record:
+                    leaf = b.open(top.idx if top.idx is not None else NONE, key, code,
+                                  member_line, vline, vcol)
+                    b.close(leaf, max(end, member_line), length)
+                _child_done(top, max(end, member_line))
+                _maybe_big(b, top, big_array)
+                continue
+            code = T_OBJ if isinstance(e, ev.MappingStartEvent) else T_ARR
+            if getattr(e, "anchor", None):
+                anchors[e.anchor] = code
+            idx: int | None = None
+            if record:
+                idx = b.open(top.idx if top.idx is not None else NONE, key, code, member_line,
+                             vline, vcol)
+            child_depth = top.depth + 1
+            frame = _Frame(idx, "map" if code == T_OBJ else "seq", child_depth,
+                           bool(e.flow_style), idx is not None and child_depth < MAX_DEPTH)
+            frame.start_index = e.start_mark.index
+            frame.last_end = member_line
+            frame.key_line = member_line
+            stack.append(frame)
+    # close the documents array
+    b.close(root, max(stack[0].last_end, 1), docs)
+    _maybe_big_final(b, stack[0], big_array)
+    if docs == 1 and len(b) > 1:
+        _reroot(b)
+    b.finish()
+    return b, docs
+
+
+def _child_done(frame: _Frame, end: int) -> None:
+    frame.n += 1
+    if end > frame.last_end:
+        frame.last_end = end
+    if frame.kind == "map":
+        frame.key = None
+
+
+def _maybe_big(b: Builder, frame: _Frame, big_array: int) -> None:
+    """After a sequence child: switch to item start lines once the sequence is big."""
+    if frame.kind not in ("seq", "docs") or frame.starts is not None or frame.idx is None:
+        return
+    if frame.n > big_array and frame.recorded:
+        starts = array("I", (b.recs[j][11] for j in b.children_of(frame.idx)))
+        b.truncate_children(frame.idx)
+        frame.starts = starts
+
+
+def _maybe_big_final(b: Builder, frame: _Frame, big_array: int) -> None:
+    if frame.starts is not None:
+        b.set_items(frame.idx or 0, frame.starts)
+
+
+def _reroot(b: Builder) -> None:
+    """Make the only document the root (drop the documents array, record 0)."""
+    recs = b.recs[1:]
+    for r in recs:
+        r[0] = NONE if r[0] == 0 else r[0] - 1
+        r[1] -= 1
+    recs[0][4], recs[0][5] = 0, 0
+    b.recs = recs
