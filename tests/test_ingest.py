@@ -585,3 +585,22 @@ def test_automatic_name_only_matches_the_same_bytes(scratch_home: Path) -> None:
     assert again["version"] == (3 if again["name"] == first["name"] else 1)
     assert cli("read", f"{first['name']}@2").out == b"edited\n"
     assert cli("read", again["name"]).out == b"payload\n"
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "gemma3", "claude"])
+def test_tokens_in_the_agents_encoding(scratch_home: Path, encoding: str) -> None:
+    from scratch.tokens import count_text, resolve_encoding
+    from scratch.tokens.tokenizer import decode_text
+
+    enc = resolve_encoding(None, encoding)
+    data = b"".join(b"2026-11-30T07:%02d:00Z INFO request %d served\r\n" % (i % 60, i)
+                    for i in range(3000))
+    r = cli("--encoding", encoding, "ingest", "--json", input=data)
+    p = r.json["data"]
+    assert (p["encoding"], p["exact"]) == (encoding, encoding != "claude")
+    content = stored_path(scratch_home, p["name"]).read_bytes()
+    assert content == data
+    assert p["tokens"] == count_text(decode_text(content), enc)
+    human = cli("--encoding", encoding, "ingest", input=data).text
+    assert p["pointer_tokens"] <= min(800, p["tokens"] // 100)
+    assert count_text(human, enc) <= min(800, p["tokens"] // 100)
