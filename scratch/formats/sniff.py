@@ -7,8 +7,10 @@ warning), so the rules lean towards the structured formats only when the prefix 
 their shape:
 
 1. ``binary``: a NUL byte, or more than 10% control bytes other than tab/newline/CR/FF/ESC.
-2. ``json``: starts with ``{`` or ``[`` and the prefix is a JSON document or a valid start of
-   one (it may be cut anywhere); a single complete value per line over 2+ lines is ``ndjson``.
+2. ``json``: starts with ``{`` or ``[`` and the prefix is a JSON document, a valid start of
+   one (cut anywhere, or truncated), or JSON with keys parsed before a syntax error (such
+   content is then stored as text with a warning); a single complete value per line over 2+
+   lines is ``ndjson``.
 3. ``ndjson``: 2+ non-blank lines, each a complete JSON object or array (the last line of a
    cut prefix may be partial).
 4. ``log`` (strong): at least half of the first lines carry a timestamp near their start.
@@ -112,18 +114,20 @@ def _decode(data: bytes, complete: bool) -> str | None:
 
 
 def _json_prefix_ok(text: str, complete: bool) -> bool:
-    """True if ``text`` is a JSON object/array, or (when cut) a valid start of one."""
+    """True if ``text`` is a JSON object/array, or a valid start of one (cut by the prefix, or
+    truncated: the normaliser then stores it as text with the parse error's position), or
+    clearly JSON up to a syntax error (keys and values parsed before it)."""
     try:
         value = json.loads(text)
     except RecursionError:
         return True  # deeper than the stdlib parser goes: still JSON-shaped
     except json.JSONDecodeError as exc:
-        if complete:
-            return False
         end = len(text.rstrip())
         if exc.pos >= end - 8:  # failed only because the text stops (maybe inside a literal)
             return True
-        return exc.msg.startswith("Unterminated string")
+        if exc.msg.startswith("Unterminated string"):
+            return True
+        return exc.pos >= 64 and '":' in text[:exc.pos]
     except ValueError:
         return False
     return isinstance(value, (dict, list))

@@ -129,7 +129,7 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
         _write_sections(tmp, analysis, meta)
         import orjson
 
-        (tmp / F.INFO).write_bytes(orjson.dumps(analysis.info))
+        (tmp / F.INFO).write_bytes(F.dump_info(analysis.info))
         meta["files"] = {name: (tmp / name).stat().st_size
                          for name in (F.LINES, F.INFO, F.NODES, F.KEYS, F.U32, F.U64)
                          if (tmp / name).exists()}

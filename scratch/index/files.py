@@ -69,6 +69,25 @@ def fingerprint(path: Path, size: int | None = None) -> int:
     return zlib.crc32(tail, zlib.crc32(head))
 
 
+def dump_info(info: object) -> bytes:
+    """``info.json`` bytes: orjson, or the stdlib when values hold integers beyond 64 bits."""
+    import orjson
+
+    try:
+        return orjson.dumps(info)
+    except TypeError:
+        import json
+
+        return json.dumps(info, ensure_ascii=False, allow_nan=True).encode("utf-8", "surrogatepass")
+
+
+def load_info(raw: bytes) -> object:
+    """Inverse of :func:`dump_info` (orjson would turn big integers into floats)."""
+    from scratch.formats.jsontext import parse_json
+
+    return parse_json(raw)[0]
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:

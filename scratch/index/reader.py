@@ -178,11 +178,12 @@ class EntryIndex:
     def info(self) -> dict[str, Any]:
         """Format-specific information (schema summary, log/CSV/markdown info)."""
         if self._info is None:
-            import orjson
-
             try:
-                self._info = orjson.loads((self.index_dir / F.INFO).read_bytes())
-            except (OSError, orjson.JSONDecodeError) as exc:
+                info = F.load_info((self.index_dir / F.INFO).read_bytes())
+                if not isinstance(info, dict):
+                    raise ValueError("info is not an object")
+                self._info = info
+            except (OSError, ValueError) as exc:
                 raise IndexInvalid("index info is missing or corrupt",
                                    reason="corrupt_info") from exc
         return self._info
