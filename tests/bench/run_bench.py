@@ -1,0 +1,616 @@
+"""The benchmark of issue 7: scratch against the tools a user would otherwise reach for.
+
+Run from the repository root with the interpreter scratch is installed in::
+
+    python tests/bench/run_bench.py [--quick] [--reps N] [--data-dir DIR] [--only P1,P3]
+                                    [--write-results] [--keep]
+
+Inputs come from gen_inputs.py (cached in ``--data-dir``, default tests/bench/data/, which git
+ignores): a PodList and a Loghub log of 100 MB (10 MB with ``--quick``) and 100 KB, and an NDJSON
+stream of 1 GB (100 MB with ``--quick``) that is piped straight into ``scratch ingest``.
+
+Every measurement runs ``--reps`` times (default 5; the 1 GB ingest once), scratch and its
+baseline alternating in the same run, each run a new process (cold start; the page cache is
+warmed once for both sides first), and the table shows medians. Peak RSS is the child's
+``ru_maxrss`` from ``wait4``. Each run uses its own store (``SCRATCH_HOME`` in a temporary
+directory, with quotas, limits and the budget raised so nothing is refused) and its own
+tokenizer cache. Not collected by pytest (no ``test_`` prefix) and asserts nothing: a missed
+target is a FAIL in the table, and the exit code is 0 unless the harness itself broke.
+``--write-results`` writes tests/bench/RESULTS.md (the table, the machine, the date).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import gen_inputs  # noqa: E402
+
+RESULTS = HERE / "RESULTS.md"
+GREP_PATTERNS = [("literal", "refused"), ("regex", r"Invalid user [a-z]+ from")]
+LOG_APPEND_LINES = 50_000
+CONFIG = """\
+[budget]
+max_extraction_tokens = 1000000
+context_window = 1000000000000
+[limits]
+max_write_bytes = 4294967296
+max_ingest_bytes = 68719476736
+[quota]
+bytes = 1000000000000
+files = 1000000
+log_entries = 1000000000
+"""
+# Only the budget raised: `scratch write` is measured with the default limits a user has.
+CONFIG_DEFAULT_LIMITS = CONFIG.split("[limits]")[0]
+
+
+class BenchError(Exception):
+    """A run that should have succeeded did not (its row says so; other rows go on)."""
+
+
+@dataclass
+class Run:
+    wall: float  # seconds, spawn to reap
+    rss_mb: float  # the child's peak resident set (ru_maxrss)
+    out: bytes
+
+
+@dataclass
+class Row:
+    id: str
+    what: str
+    n: int
+    scratch: str
+    baseline: str
+    ratio: str
+    target: str
+    ok: bool | None  # None: not measured (skipped or broken)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Ctx:
+    args: argparse.Namespace
+    root: Path  # temporary directory of this run
+    scratch: str  # the scratch console script
+    python: str  # the interpreter it runs on
+    env: dict[str, str]  # environment of scratch runs (SCRATCH_HOME = the main store)
+    git_env: dict[str, str]  # environment of git baselines
+    files: dict[str, Path] = field(default_factory=dict)
+    meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def store(self, name: str, config: str = CONFIG) -> dict[str, str]:
+        """The environment of scratch with a new, configured store ``root/name``."""
+        home = self.root / name
+        home.mkdir()
+        (home / "scratch.toml").write_text(config)
+        return {**self.env, "SCRATCH_HOME": str(home)}
+
+
+# -- running things ----------------------------------------------------------------------------
+
+def spawn(argv: Sequence[str], env: dict[str, str], *, stdin: Path | IO[bytes] | None = None,
+          cwd: Path | None = None, check: bool = True) -> Run:
+    """Run ``argv`` to completion; stdout and stderr go to files (the same for both sides)."""
+    if isinstance(stdin, Path):
+        with open(stdin, "rb") as fin:
+            return spawn(argv, env, stdin=fin, cwd=cwd, check=check)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                                stdout=out, stderr=err, env=env, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)  # Popen must not reap it again
+        out.seek(0)
+        err.seek(0)
+        data = out.read()
+        if check and proc.returncode != 0:
+            tail = err.read().decode(errors="replace").strip().splitlines()[-5:]
+            raise BenchError(f"{' '.join(argv[:4])} ... exited {proc.returncode}: "
+                             + " | ".join(tail))
+    return Run(wall, usage.ru_maxrss / 1024, data)
+
+
+def alternate(reps: int, sides: Sequence[Callable[[], Run]]) -> list[list[Run]]:
+    """``reps`` runs of every side, the order rotated each rep so no side always goes first."""
+    runs: list[list[Run]] = [[] for _ in sides]
+    for r in range(reps):
+        k = r % len(sides)
+        for i in list(range(k, len(sides))) + list(range(k)):
+            runs[i].append(sides[i]())
+    return runs
+
+
+def med(runs: list[Run]) -> float:
+    return statistics.median(r.wall for r in runs)
+
+
+def warm(*paths: Path) -> None:
+    """Read files once so both sides find them in the page cache."""
+    for p in paths:
+        with open(p, "rb") as fh:
+            while fh.read(1 << 24):
+                pass
+
+
+def spread(*sides: list[Run]) -> str:
+    """Each side's fastest and slowest run, so a noisy median shows itself."""
+    return "runs " + " / ".join(f"{fmt_s(min(r.wall for r in rs))}-{fmt_s(max(r.wall for r in rs))}"
+                                for rs in sides)
+
+
+def fmt_s(s: float) -> str:
+    return f"{s * 1000:.0f} ms" if s < 10 else f"{s:.1f} s"
+
+
+def progress(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+# -- setup -----------------------------------------------------------------------------------
+
+def find_scratch() -> tuple[str, str]:
+    """The scratch script next to this interpreter (else on PATH) and the Python it runs on."""
+    exe = Path(sys.executable).parent / "scratch"
+    if not exe.exists():
+        found = shutil.which("scratch")
+        if not found:
+            sys.exit("scratch is not installed next to this Python nor on PATH")
+        exe = Path(found)
+    first = exe.read_bytes().split(b"\n", 1)[0]
+    python = first[2:].strip().decode() if first.startswith(b"#!") else ""
+    if not python or " " in python or not Path(python).exists():
+        python = sys.executable
+    return str(exe), python
+
+
+def sizes(quick: bool) -> dict[str, int]:
+    big = 10_000_000 if quick else 100_000_000
+    return {"pods-big": big, "pods-small": 100_000, "log-big": big, "log-small": 100_000,
+            "ndjson-small": 100_000, "ndjson-stream": 100_000_000 if quick else 1_000_000_000}
+
+
+def prepare(ctx: Ctx, needed: set[str]) -> None:
+    """Generate (or reuse) the input files and ingest the ones the measurements read."""
+    sz = sizes(ctx.args.quick)
+    for key in sorted(needed):
+        kind, _, which = key.partition("-")
+        if which == "stream":
+            continue
+        t0 = time.perf_counter()
+        path, meta = gen_inputs.ensure(kind, sz[key], ctx.args.data_dir)
+        ctx.files[key], ctx.meta[key] = path, meta
+        progress(f"input {key}: {path.name}, {meta['bytes']:,} bytes "
+                 f"({time.perf_counter() - t0:.1f} s)")
+    for key in sorted(needed & {"pods-big", "pods-small", "log-big", "log-small"}):
+        t0 = time.perf_counter()
+        run = spawn([ctx.scratch, "--json", "ingest", key, "--store-always"], ctx.env,
+                    stdin=ctx.files[key])
+        data = json.loads(run.out)["data"]
+        ctx.meta[key]["stored_lines"] = data["lines"]
+        progress(f"ingested {key}: {data['lines']:,} lines, {data['tokens']:,} tokens "
+                 f"({time.perf_counter() - t0:.1f} s, peak RSS {run.rss_mb:.0f} MB)")
+
+
+# -- measurements ------------------------------------------------------------------------------
+
+def probe_commands(ctx: Ctx, key: str) -> dict[str, list[str]]:
+    """The P1/P2 commands on entry ``key``: the middle of the file for slice and get-in."""
+    lines, items = ctx.meta[key]["stored_lines"], ctx.meta[key]["items"]
+    mid = max(1, lines // 2)
+    return {"head": ["head", key, "-n", "50"],
+            "slice": ["slice", key, str(mid), str(mid + 49)],
+            "get-in": ["get-in", key, f"items.{get_in_index(items)}.metadata"],
+            "schema": ["schema", key]}
+
+
+def get_in_index(items: int) -> int:
+    """items.5000 as the issue says, or the middle item of a smaller (--quick) list."""
+    return 5000 if items > 5000 else items // 2
+
+
+def bench_p1_p2(ctx: Ctx) -> list[Row]:
+    reps = ctx.args.reps
+    small, big = probe_commands(ctx, "pods-small"), probe_commands(ctx, "pods-big")
+    typer = [ctx.python, "-c", "import typer"]
+    sides: list[Callable[[], Run]] = [lambda: spawn(typer, ctx.env)]
+    for name in small:
+        sides.append(lambda a=small[name]: spawn([ctx.scratch, *a], ctx.env))
+        sides.append(lambda a=big[name]: spawn([ctx.scratch, *a], ctx.env))
+    for side in sides:  # warm-up, untimed
+        side()
+    progress(f"P1/P2: {reps} x {len(sides)} cold processes")
+    runs = alternate(reps, sides)
+    base = med(runs[0])
+    rows = []
+    p2 = []
+    for i, name in enumerate(small):
+        rs, rb = runs[1 + 2 * i], runs[2 + 2 * i]
+        ratio = med(rs) / base
+        rows.append(Row("P1", f"cold `{' '.join(small[name])}` (100 KB) vs `import typer`", reps,
+                        fmt_s(med(rs)), fmt_s(base), f"{ratio:.2f}x", "<= 1.5x", ratio <= 1.5,
+                        [f"peak RSS {max(r.rss_mb for r in rs):.0f} MB", spread(rs, runs[0])]))
+        ratio2 = med(rb) / med(rs)
+        p2.append(Row("P2", f"`{' '.join(big[name])}` ({label(ctx, 'pods-big')}) vs 100 KB",
+                      reps, fmt_s(med(rb)), fmt_s(med(rs)), f"{ratio2:.2f}x", "<= 1.2x",
+                      ratio2 <= 1.2, [f"big vs import typer: {med(rb) / base:.2f}x",
+                                      f"peak RSS {max(r.rss_mb for r in rb):.0f} MB",
+                                      spread(rb, rs)]))
+    return rows + p2
+
+
+def label(ctx: Ctx, key: str) -> str:
+    return f"{ctx.meta[key]['bytes'] / 1e6:.0f} MB"
+
+
+def bench_p3_p7b(ctx: Ctx) -> list[Row]:
+    reps, items = ctx.args.reps, ctx.meta["pods-big"]["items"]
+    k = get_in_index(items)
+    mine = [ctx.scratch, "get-in", "pods-big", f"items.{k}.metadata"]
+    rss_row = lambda runs: Row(  # noqa: E731
+        "P7", f"peak RSS of `scratch get-in pods-big items.{k}.metadata` "
+              f"({label(ctx, 'pods-big')} entry)", len(runs),
+        f"{max(r.rss_mb for r in runs):.0f} MB", "-", "-", "<= 64 MB",
+        max(r.rss_mb for r in runs) <= 64)
+    if not shutil.which("jq"):
+        runs = alternate(reps, [lambda: spawn(mine, ctx.env)])[0]
+        return [Row("P3", "get-in vs jq", 0, "-", "-", "-", ">= 10x faster", None,
+                    ["jq is not installed (apt-get install -y jq); skipped"]), rss_row(runs)]
+    jq = ["jq", f".items[{k}].metadata", str(ctx.files["pods-big"])]
+    warm(ctx.files["pods-big"])
+    a, b = spawn(mine, ctx.env), spawn(jq, ctx.git_env)
+    same = json.loads(a.out) == json.loads(b.out)
+    progress(f"P3: {reps} x get-in and jq on {label(ctx, 'pods-big')}")
+    runs = alternate(reps, [lambda: spawn(mine, ctx.env), lambda: spawn(jq, ctx.git_env)])
+    speed = med(runs[1]) / med(runs[0])
+    return [
+        Row("P3", f"`scratch get-in pods-big items.{k}.metadata` vs "
+                  f"`jq '.items[{k}].metadata'` ({label(ctx, 'pods-big')})", reps,
+            fmt_s(med(runs[0])), fmt_s(med(runs[1])), f"{speed:.1f}x faster", ">= 10x faster",
+            speed >= 10 and same, [f"same value: {same}", spread(*runs),
+                                   f"jq peak RSS {max(r.rss_mb for r in runs[1]):.0f} MB"]),
+        rss_row(runs[0]),
+    ]
+
+
+def bench_p4(ctx: Ctx) -> list[Row]:
+    reps, log = ctx.args.reps, ctx.files["log-big"]
+    warm(log)
+    rows = []
+    for kind, pat in GREP_PATTERNS:
+        mine = [ctx.scratch, "grep", "log-big", pat] + (["-F"] if kind == "literal" else [])
+        theirs = ["grep", "-n", "-F" if kind == "literal" else "-E", pat, str(log)]
+        a, b = spawn(mine, ctx.env), spawn(theirs, ctx.git_env)
+        got = re.findall(rb"^(\d+):", a.out, re.M)
+        want = re.findall(rb"^(\d+):", b.out, re.M)
+        same = got == want
+        progress(f"P4 {kind}: {len(want):,} matches, {reps} x scratch grep and grep -n")
+        runs = alternate(reps, [lambda a=mine: spawn(a, ctx.env),  # type: ignore[misc]
+                                lambda a=theirs: spawn(a, ctx.git_env)])  # type: ignore[misc]
+        ratio = med(runs[0]) / med(runs[1])
+        rows.append(Row("P4", f"`scratch grep log-big {pat!r}{' -F' if kind == 'literal' else ''}`"
+                              f" vs `{' '.join(theirs[:-1])}` ({label(ctx, 'log-big')} log)", reps,
+                        fmt_s(med(runs[0])), fmt_s(med(runs[1])), f"{ratio:.2f}x", "<= 1.5x",
+                        ratio <= 1.5 and same,
+                        [f"{len(want):,} matches; same line numbers: {same}"
+                         + ("" if same else f" (scratch {len(got):,})"), spread(*runs)]))
+    return rows
+
+
+def bench_p5(ctx: Ctx) -> list[Row]:
+    reps, src = ctx.args.reps, ctx.files["pods-big"]
+    warm(src)
+    counter = iter(range(1_000_000))
+
+    def mine() -> Run:
+        env = ctx.store(f"p5-store-{next(counter)}")
+        try:
+            return spawn([ctx.scratch, "ingest", "pods", "--store-always"], env, stdin=src)
+        finally:
+            shutil.rmtree(env["SCRATCH_HOME"])
+
+    def theirs() -> Run:
+        repo = ctx.root / f"p5-git-{next(counter)}"
+        subprocess.run(["git", "init", "-q", str(repo)], check=True, env=ctx.git_env)
+        try:
+            return spawn(["git", "hash-object", "-w", str(src)], ctx.git_env, cwd=repo)
+        finally:
+            shutil.rmtree(repo)
+
+    progress(f"P5: {reps} x ingest and git hash-object -w of {label(ctx, 'pods-big')}")
+    runs = alternate(reps, [mine, theirs])
+    ratio = med(runs[0]) / med(runs[1])
+    return [Row("P5", f"`scratch ingest` vs `git hash-object -w` ({label(ctx, 'pods-big')} JSON)",
+                reps, fmt_s(med(runs[0])), fmt_s(med(runs[1])), f"{ratio:.2f}x", "<= 2x",
+                ratio <= 2, [f"ingest peak RSS {max(r.rss_mb for r in runs[0]):.0f} MB",
+                             spread(*runs)])]
+
+
+TIKTOKEN_REF = """\
+import sys, time
+from scratch.tokens import get_tokenizer
+enc = get_tokenizer("o200k_base").encoding  # built from the verified ranks, as scratch does
+with open(sys.argv[1], encoding="utf-8") as fh:
+    text = fh.read()
+t0 = time.perf_counter()
+n = len(enc.encode_ordinary(text))  # one thread
+print(n, time.perf_counter() - t0)
+"""
+
+
+def bench_p6(ctx: Ctx) -> list[Row]:
+    reps, src = ctx.args.reps, ctx.files["pods-big"]
+    warm(src)
+    mine = [ctx.scratch, "tokens", str(src)]
+    ref = [ctx.python, "-c", TIKTOKEN_REF, str(src)]
+    spawn(mine, ctx.env)
+    progress(f"P6: {reps} x scratch tokens and tiktoken on {label(ctx, 'pods-big')}")
+    runs = alternate(reps, [lambda: spawn(mine, ctx.env), lambda: spawn(ref, ctx.env)])
+    counts = {int(r.out.split()[0]) for r in runs[0]}
+    ref_counts = {int(r.out.split()[0]) for r in runs[1]}
+    ref_s = statistics.median(float(r.out.split()[1]) for r in runs[1])
+    same = len(counts) == 1 and counts == ref_counts
+    speed = ref_s / med(runs[0])
+    mb = ctx.meta["pods-big"]["bytes"] / 1e6
+    return [Row("P6", f"`scratch tokens` (cold process) vs tiktoken `encode_ordinary`, 1 thread, "
+                      f"encoding already built ({label(ctx, 'pods-big')} JSON)", reps,
+                f"{fmt_s(med(runs[0]))} ({mb / med(runs[0]):.0f} MB/s)",
+                f"{fmt_s(ref_s)} ({mb / ref_s:.0f} MB/s)", f"{speed:.1f}x faster",
+                ">= 5x faster", speed >= 5 and same,
+                [f"count {min(counts):,}; identical to tiktoken: {same}",
+                 f"scratch tokens peak RSS {max(r.rss_mb for r in runs[0]):.0f} MB",
+                 spread(runs[0]) + " (tiktoken: encode time only, in-process)"])]
+
+
+def bench_p7a(ctx: Ctx) -> list[Row]:
+    target = sizes(ctx.args.quick)["ndjson-stream"]
+    small = ctx.files["ndjson-small"]
+    env = ctx.store("p7-store")
+    try:
+        tiny = spawn([ctx.scratch, "ingest", "nd-small", "--store-always"], env, stdin=small)
+        progress(f"P7: ingest of a {target / 1e9:g} GB NDJSON stream (once)")
+        gen = subprocess.Popen([ctx.python, str(HERE / "gen_inputs.py"), "ndjson",
+                                "--bytes", str(target)], stdout=subprocess.PIPE, env=ctx.env)
+        assert gen.stdout is not None
+        try:
+            run = spawn([ctx.scratch, "--json", "ingest", "nd-big", "--store-always"], env,
+                        stdin=gen.stdout)
+        finally:
+            gen.stdout.close()
+            gen.wait()
+        data = json.loads(run.out)["data"]
+    finally:
+        shutil.rmtree(env["SCRATCH_HOME"])
+    return [Row("P7", f"peak RSS of `scratch ingest` of a {data['bytes'] / 1e9:.2f} GB NDJSON "
+                      "stream", 1, f"{run.rss_mb:.0f} MB", "-", "-", "<= 256 MB",
+                run.rss_mb <= 256,
+                [f"{data['lines']:,} records, {data['tokens']:,} tokens, format "
+                 f"{data['format']}, {fmt_s(run.wall)} wall ({data['bytes'] / 1e6 / run.wall:.0f}"
+                 " MB/s incl. the generator)",
+                 f"ingest of the 100 KB NDJSON: peak RSS {tiny.rss_mb:.0f} MB"])]
+
+
+def bench_p8(ctx: Ctx) -> list[Row]:
+    reps = ctx.args.reps
+    lines_file = ctx.root / "append-lines.txt"
+    with open(ctx.files["log-big"], "rb") as fh:
+        lines = [ln for ln in (fh.readline() for _ in range(LOG_APPEND_LINES)) if ln.strip()]
+    lines_file.write_bytes(b"".join(lines))
+    n = len(lines)
+    names = iter(range(1_000_000))
+    progress(f"P8: {reps} x log append --lines of {n:,} lines")
+    runs = alternate(reps, [lambda: spawn([ctx.scratch, "log", "append", f"bench{next(names)}",
+                                           "--lines"], ctx.env, stdin=lines_file)])[0]
+    rate = n / med(runs)
+    return [Row("P8", f"`scratch log append --lines` of {n:,} log lines", reps,
+                f"{rate:,.0f} entries/s", "-", "-", ">= 20,000 entries/s", rate >= 20_000,
+                [f"median {fmt_s(med(runs))}", spread(runs)])]
+
+
+def bench_p8_write(ctx: Ctx) -> list[Row]:
+    reps = ctx.args.reps
+    env = ctx.store("p8-store", CONFIG_DEFAULT_LIMITS)
+    small = ctx.files["log-small"].read_bytes()[:2048]
+    small = small[:small.rfind(b"\n") + 1]
+    repo = ctx.root / "p8-git"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=ctx.git_env)
+    mine_file, their_file = ctx.root / "note.md", repo / "note.md"
+    version = iter(range(1_000_000))
+
+    def mine() -> Run:
+        mine_file.write_bytes(b"rev %d\n" % next(version) + small)
+        return spawn([ctx.scratch, "write", "notes/note.md", str(mine_file)], env)
+
+    def theirs() -> Run:
+        i = next(version)
+        their_file.write_bytes(b"rev %d\n" % i + small)
+        a = spawn(["git", "add", "note.md"], ctx.git_env, cwd=repo)
+        b = spawn(["git", "commit", "-q", "-m", f"rev {i}"], ctx.git_env, cwd=repo)
+        return Run(a.wall + b.wall, max(a.rss_mb, b.rss_mb), b"")
+
+    mine(), theirs()  # warm-up: the first version of each
+    progress(f"P8: {reps} x scratch write and git add + commit")
+    runs2 = alternate(reps, [mine, theirs])
+    ratio = med(runs2[0]) / med(runs2[1])
+    return [Row("P8", f"cold `scratch write` of a ~{len(small):,}-byte file vs "
+                      "`git add` + `git commit`", reps, fmt_s(med(runs2[0])),
+                fmt_s(med(runs2[1])), f"{ratio:.2f}x", "<= 1.5x", ratio <= 1.5,
+                ["store with the default limits (budget raised only)", spread(*runs2)])]
+
+
+BLOCKS: list[tuple[set[str], set[str], Callable[[Ctx], list[Row]]]] = [
+    ({"P1", "P2"}, {"pods-big", "pods-small"}, bench_p1_p2),
+    ({"P3", "P7"}, {"pods-big"}, bench_p3_p7b),
+    ({"P4"}, {"log-big"}, bench_p4),
+    ({"P5"}, {"pods-big"}, bench_p5),
+    ({"P6"}, {"pods-big"}, bench_p6),
+    ({"P7"}, {"ndjson-small"}, bench_p7a),
+    ({"P8"}, {"log-big"}, bench_p8),
+    ({"P8"}, {"log-small"}, bench_p8_write),
+]
+
+
+# -- report ----------------------------------------------------------------------------------
+
+HEAD = ["id", "what", "n", "scratch (median)", "baseline (median)", "ratio", "target", "result"]
+
+
+def cells(row: Row) -> list[str]:
+    res = {True: "pass", False: "FAIL", None: "skipped"}[row.ok]
+    return [row.id, row.what, str(row.n), row.scratch, row.baseline, row.ratio, row.target, res]
+
+
+def text_table(rows: list[Row]) -> str:
+    table = [HEAD] + [cells(r) for r in rows]
+    widths = [min(max(len(c[i]) for c in table), 70 if i == 1 else 40) for i in range(len(HEAD))]
+    out = []
+    for n, c in enumerate(table):
+        out.append("  ".join(x.ljust(w) if len(x) <= w else x[:w - 1] + "…"
+                             for x, w in zip(c, widths)).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def md_table(rows: list[Row]) -> str:
+    out = ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+    for r in rows:
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(r)) + " |")
+    return "\n".join(out)
+
+
+def machine(python: str) -> dict[str, str]:
+    def first(cmd: list[str]) -> str:
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()[0]
+        except (OSError, IndexError):
+            return "not found"
+
+    def field_of(path: str, key: str) -> str:
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            return "?"
+        return next((ln.split(":", 1)[1].strip() for ln in text.splitlines()
+                     if ln.startswith(key)), "?")
+
+    mem = field_of("/proc/meminfo", "MemTotal")
+    if mem.endswith(" kB"):
+        mem = f"{int(mem[:-3]) / 1024 / 1024:.1f} GiB"
+    cpu = field_of("/proc/cpuinfo", "model name")
+    return {"cpus (nproc)": str(os.cpu_count()), "cpu": cpu, "memory": mem,
+            "os": f"{platform.system()} {platform.release()}",
+            "python": first([python, "-VV"]), "git": first(["git", "--version"]),
+            "jq": first(["jq", "--version"]), "grep": first(["grep", "--version"]),
+            "locale": os.environ.get("LC_ALL") or os.environ.get("LANG") or "unset",
+            "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+
+
+def write_results(rows: list[Row], info: dict[str, str], args: argparse.Namespace,
+                  elapsed: float) -> None:
+    cmd = "python tests/bench/run_bench.py" + (" --quick" if args.quick else "") + \
+        (f" --reps {args.reps}" if args.reps != 5 else "") + \
+        (f" --only {args.only}" if args.only else "") + " --write-results"
+    notes = [f"- **{r.id}** {r.what}: " + "; ".join(r.notes) for r in rows if r.notes]
+    text = "\n".join([
+        "# Benchmark results",
+        "",
+        f"Written by `{cmd}` on {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC "
+        f"({elapsed / 60:.1f} min). Medians of n cold runs, scratch and baseline alternating "
+        "in the same run; ratio is scratch/baseline unless it says faster "
+        "(baseline/scratch). See the docstring of run_bench.py for the method.",
+        "",
+        md_table(rows),
+        "",
+        "Notes:",
+        "",
+        *notes,
+        "",
+        "Machine (shared with other work while this ran; small ratios are noisy):",
+        "",
+        *[f"- {k}: {v}" for k, v in info.items()],
+        "",
+    ])
+    RESULTS.write_text(text)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="10 MB / 100 MB inputs: a smoke run")
+    ap.add_argument("--reps", type=int, default=5, help="runs per measurement (default 5)")
+    ap.add_argument("--data-dir", type=Path, default=HERE / "data", help="input cache")
+    ap.add_argument("--only", default="", help="comma-separated ids, e.g. P1,P3")
+    ap.add_argument("--write-results", action="store_true", help=f"write {RESULTS.name}")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary stores")
+    args = ap.parse_args()
+    if args.reps < 1:
+        ap.error("--reps must be at least 1")
+    only = {x.strip().upper() for x in args.only.split(",") if x.strip()}
+    unknown = only - {f"P{i}" for i in range(1, 9)}
+    if unknown:
+        ap.error(f"unknown ids: {', '.join(sorted(unknown))} (P1 .. P8)")
+    gen_inputs.corpus_dir()  # exits with a message when the corpus is absent
+    scratch, python = find_scratch()
+    info = machine(python)
+    started = time.perf_counter()
+    root = Path(tempfile.mkdtemp(prefix="scratch-bench-"))
+    base_env = {k: v for k, v in os.environ.items()
+                if not k.startswith("SCRATCH_") and k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    git_env = {**base_env, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.org",
+               "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.org",
+               "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    env = {**base_env, "NO_COLOR": "1", "XDG_CACHE_HOME": str(root / "xdg-cache")}
+    ctx = Ctx(args, root, scratch, python, env, git_env)
+    ctx.env = ctx.store("store")
+    blocks = [b for b in BLOCKS if not only or b[0] & only]
+    rows: list[Row] = []
+    try:
+        prepare(ctx, set().union(*(b[1] for b in blocks)))
+        for ids, _, fn in blocks:
+            try:
+                got = fn(ctx)
+            except BenchError as exc:
+                got = [Row(i, "broken run", 0, "-", "-", "-", "-", False, [str(exc)])
+                       for i in sorted(ids)]
+            got = [r for r in got if not only or r.id in only]
+            rows += got
+            print(text_table(got), file=sys.stderr)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            progress(f"stores kept in {root}")
+    rows.sort(key=lambda r: r.id)
+    elapsed = time.perf_counter() - started
+    print(text_table(rows))
+    print()
+    for r in rows:
+        for note in r.notes:
+            print(f"{r.id}: {note}")
+    print(f"\n{sum(r.ok is True for r in rows)} of {len(rows)} pass; {elapsed / 60:.1f} min")
+    if args.write_results:
+        write_results(rows, info, args, elapsed)
+        print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
