@@ -12,7 +12,7 @@ their shape:
    content is then stored as text with a warning); a single complete value per line over 2+
    lines is ``ndjson``.
 3. ``ndjson``: 2+ non-blank lines, each a complete JSON object or array (the last line of a
-   cut prefix may be partial).
+   cut prefix may be partial; up to 10% of the others may be broken, not the first).
 4. ``log`` (strong): at least half of the first lines carry a timestamp near their start.
 5. ``yaml``: the first significant line is ``---``, ``key:`` or ``- key:``, there is at least
    one ``key: value`` line, and every document of the prefix (cut after the last complete
@@ -141,18 +141,25 @@ def _is_ndjson(text: str, complete: bool) -> bool:
         return False
     from orjson import loads
 
-    for ln in rows[:_SAMPLE_LINES]:
+    bad = 0
+    sample = rows[:_SAMPLE_LINES]
+    for i, ln in enumerate(sample):
         s = ln.strip()
-        if s[:1] not in ("{", "["):
-            return False
-        try:
-            loads(s)
-        except ValueError:
+        ok = s[:1] in ("{", "[")
+        if ok:
             try:
-                json.loads(s)  # big integers, NaN: what the normaliser's fallback accepts
-            except (ValueError, RecursionError):
+                loads(s)
+            except ValueError:
+                try:
+                    json.loads(s)  # big integers, NaN: what the normaliser's fallback accepts
+                except (ValueError, RecursionError):
+                    ok = False
+        if not ok:
+            if i == 0:
                 return False
-    return True
+            bad += 1
+    # The same tolerance as the NDJSON analysis: a few broken lines do not make it text.
+    return bad * 10 <= len(sample)
 
 
 def _yaml_candidates(text: str, complete: bool) -> list[str]:

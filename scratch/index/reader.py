@@ -193,6 +193,11 @@ class EntryIndex:
     def _offsets(self) -> Any:
         return self._map(F.LINES, "Q")
 
+    def line_starts(self) -> Sequence[int]:
+        """Every line's start offset plus the content size (``line_count + 1`` entries), backed
+        by the mapping: indexing it reads one page, nothing is loaded up front."""
+        return self._offsets()  # type: ignore[no-any-return]
+
     def line_offset(self, lineno: int) -> int:
         """Byte offset where line ``lineno`` (1-based) starts; ``line_count + 1`` gives the size."""
         if not 1 <= lineno <= self.line_count + 1:
