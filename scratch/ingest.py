@@ -41,6 +41,9 @@ from scratch.store import Pending, Store, count_lines, is_binary
 from scratch.thresholds import resolve_threshold
 
 Progress = Callable[[str, int, "int | None"], None]
+# Tokens of the --json envelope around the pointer's data ({"scratch":1,...,"meta":{tokens,
+# budget}} and "pointer_tokens"), measured at 58-62; rounded up.
+ENVELOPE_TOKENS = 80
 TOOL_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -201,7 +204,7 @@ def _received_tokens(spooled: Spooled, spec: Any, enough: int) -> int | None:
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
            progress: Progress | None, received: int | None = None) -> Result:
     from scratch.formats.normalize import normalize
-    from scratch.pointer import MAX_POINTER_TOKENS, build_pointer, fit_pointer
+    from scratch.pointer import MAX_POINTER_TOKENS, build_pointer, fit_data, fit_pointer
     from scratch.tokens import count_text
 
     spec = ctx.encoding()
@@ -263,11 +266,15 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             if received is not None:
                 judged = min(total, received)
         text, pointer_tokens = fit_pointer(pointer, judged, lambda t: count_text(t, spec))
+        # --json prints the data instead: it meets the same rule on its own (the envelope
+        # around it, and the warnings it repeats under meta, are reserved for)
+        overhead = ENVELOPE_TOKENS + sum(count_text(w, spec) + 2 for w in norm.warnings)
+        data, _ = fit_data(pointer, judged, lambda t: count_text(t, spec), overhead)
     finally:
         prepared.unlink(missing_ok=True)
         for path in companions_tmp:
             path.unlink(missing_ok=True)
-    pointer["pointer_tokens"] = pointer_tokens
+    data["pointer_tokens"] = pointer_tokens
     intercepted = max(0, total - pointer_tokens)
     from scratch.pricing import budget_for, budget_meta, token_meta
     budget = budget_for(ctx)
@@ -275,7 +282,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     view = budget.charge(pointer_tokens, kind="pointer", enforce=False)
     stats.record(ctx.root, ctx.agent, "ingest_stored", tokens_intercepted=intercepted)
     meta = {"tokens": token_meta(pointer_tokens, spec), "budget": budget_meta(view)}
-    return Result("ingest", data=pointer, text=text, meta=meta, style="pointer",
+    return Result("ingest", data=data, text=text, meta=meta, style="pointer",
                   warnings=tuple(norm.warnings))
 
 

@@ -227,13 +227,75 @@ def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
     return "\n".join(out) + "\n"
 
 
-def fit_pointer(p: dict[str, Any], raw_tokens: int, count: Callable[[str], int]
-                ) -> tuple[str, int]:
-    """The most detailed rendering that meets the size invariant, and its token count."""
+def pointer_cap(raw_tokens: int) -> int:
+    """The most tokens a pointer may take for an output of ``raw_tokens``."""
     cap = MAX_POINTER_TOKENS
     if raw_tokens >= BIG_OUTPUT_TOKENS:
         cap = min(cap, raw_tokens // 100)
-    cap = min(cap, max(raw_tokens - 1, 1))
+    return min(cap, max(raw_tokens - 1, 1))
+
+
+def shape_pointer(p: dict[str, Any], detail: int) -> dict[str, Any]:
+    """The pointer's data cut to what ``render_pointer(p, detail=detail)`` shows, for
+    ``--json``: same keys, fewer entries; ``*_more`` counts say what was left out."""
+    out = {k: v for k, v in p.items() if k not in ("schema", "array", "text", "next")}
+    if p.get("warnings"):
+        out["warnings"] = p["warnings"][:3]
+    schema = p.get("schema")
+    if schema and detail >= 1:
+        max_depth = 3 if detail >= 3 else (2 if detail == 2 else 1)
+        rows = [n for n in schema if n["depth"] <= max_depth]
+        limit = {3: 40, 2: 20, 1: 8}.get(detail, 8)
+        out["schema"] = rows[:limit]
+        if len(rows) > limit:
+            out["schema_more"] = len(rows) - limit
+    arr = p.get("array")
+    if arr and detail >= 1:
+        keys = list(arr["keys"].items())
+        shown = keys[: (30 if detail >= 2 else 12)]
+        out["array"] = {**arr, "keys": dict(shown),
+                        "samples": arr["samples"][: (3 if detail >= 3 else 1 if detail >= 2
+                                                     else 0)]}
+        if len(keys) > len(shown):
+            out["array"]["keys_more"] = len(keys) - len(shown)
+    text = p.get("text")
+    if text and detail >= 1:
+        n_first = {3: 5, 2: 3, 1: 1}.get(detail, 1)
+        width = {3: 200, 2: 140, 1: 100}.get(detail, 100)
+        t = dict(text)
+        if "first_lines" in t:
+            t["first_lines"] = [_cut(line, width) for line in t["first_lines"][:n_first]]
+        if "last_lines" in t:
+            last = t["last_lines"][-n_first:]
+            t["last_lines_start"] = ((t.get("last_lines_start") or 0) + len(t["last_lines"])
+                                     - len(last))
+            t["last_lines"] = [_cut(line, width) for line in last]
+        if isinstance(t.get("header"), list):
+            t["header"] = [_cut(h, 40) for h in t["header"][: (30 if detail >= 2 else 12)]]
+        out["text"] = t
+    out["next"] = p["next"][: (8 if detail >= 2 else 5)]
+    return out
+
+
+def fit_data(p: dict[str, Any], raw_tokens: int, count: Callable[[str], int],
+             overhead: int = 0) -> tuple[dict[str, Any], int]:
+    """The most detailed :func:`shape_pointer` whose compact JSON, plus ``overhead`` tokens
+    (the envelope around it), meets the size invariant; and that JSON's token count."""
+    cap = pointer_cap(raw_tokens) - overhead
+    data: dict[str, Any] = {}
+    n = 0
+    for detail in (3, 2, 1, 0):
+        data = shape_pointer(p, detail)
+        n = count(_json(data))
+        if n <= cap:
+            break
+    return data, n
+
+
+def fit_pointer(p: dict[str, Any], raw_tokens: int, count: Callable[[str], int]
+                ) -> tuple[str, int]:
+    """The most detailed rendering that meets the size invariant, and its token count."""
+    cap = pointer_cap(raw_tokens)
     text = ""
     n = 0
     for detail in (3, 2, 1, 0):

@@ -163,3 +163,40 @@ def test_integers_beyond_64_bits_render() -> None:
     text = render_pointer(make({"schema": schema}))
     assert f"    big: integer {big} L2-2\n" in text
     assert f'  sample 0: {{"n":{big}}}\n' in text
+
+
+def test_shape_pointer_mirrors_the_rendered_detail() -> None:
+    from scratch.pointer import shape_pointer
+
+    info = {"schema": item_schema(500, [f"key{i}" for i in range(40)]),
+            "first_lines": [f"line {i} " + "x" * 300 for i in range(5)],
+            "last_lines": [f"end {i}" for i in range(10)], "last_lines_start": 491}
+    p = make(info, warnings=["w1", "w2", "w3", "w4"])
+    full = shape_pointer(p, 3)
+    assert full["schema"] == p["schema"] and "schema_more" not in full
+    assert list(full["array"]["keys"]) == [f"key{i}" for i in range(30)]
+    assert full["array"]["keys_more"] == 10 and len(full["array"]["samples"]) == 3
+    assert full["text"]["first_lines"][0] == ("line 0 " + "x" * 300)[:199] + "…"
+    assert full["text"]["last_lines"] == [f"end {i}" for i in range(5, 10)]
+    assert full["text"]["last_lines_start"] == 496
+    assert full["warnings"] == ["w1", "w2", "w3"] and full["next"] == p["next"][:8]
+    small = shape_pointer(p, 1)
+    assert [n["depth"] for n in small["schema"]] == [0, 1, 1]
+    assert len(small["array"]["keys"]) == 12 and small["array"]["samples"] == []
+    assert len(small["text"]["first_lines"]) == 1 and len(small["next"]) == 5
+    bare = shape_pointer(p, 0)
+    assert not {"schema", "array", "text"} & set(bare)
+    assert {k: bare[k] for k in ("name", "version", "tokens")} == {
+        "name": "t/x", "version": 1, "tokens": 100_000}
+
+
+def test_fit_data_meets_the_cap_with_an_envelope_reserve() -> None:
+    import orjson
+
+    from scratch.pointer import fit_data, shape_pointer
+
+    p = make({"schema": item_schema(5000, [f"key_number_{i}" for i in range(40)])})
+    sizes = [count(orjson.dumps(shape_pointer(p, d)).decode()) for d in (3, 2, 1, 0)]
+    data, n = fit_data(p, 60_000, count, overhead=80)
+    assert n <= 600 - 80 and n == count(orjson.dumps(data).decode())
+    assert n == max(s for s in sizes if s <= 520)
