@@ -144,6 +144,15 @@ class EntryIndex:
             if files.get(F.LINES) != (meta["line_count"] + 1) * 8:
                 raise IndexInvalid("line index has the wrong size", reason="bad_size",
                                    file=F.LINES)
+            for name, expected in files.items():  # a stat each: cheap, catches most damage
+                try:
+                    actual = os.stat(index_dir / name).st_size
+                except OSError:
+                    actual = None
+                if actual != expected:
+                    raise IndexInvalid(f"index file {name} is missing or has the wrong size",
+                                       reason="bad_size" if actual is not None else "missing_file",
+                                       file=name)
         except (KeyError, TypeError) as exc:
             raise IndexInvalid("index metadata is incomplete", reason="corrupt_meta") from exc
         return cls(content_path, index_dir, meta)
