@@ -21,7 +21,15 @@ from scratch.result import Result, Table, envelope_error, envelope_ok
 
 def _dumps(obj: Any, pretty: bool = False) -> bytes:
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)
-    return orjson.dumps(obj, option=option, default=str)
+    try:
+        return orjson.dumps(obj, option=option, default=str)
+    except TypeError:
+        # integers beyond 64 bits (orjson refuses them, and default= is not asked for ints):
+        # the standard library keeps them exact
+        import json
+        return json.dumps(obj, ensure_ascii=False, default=str,
+                          indent=2 if pretty else None,
+                          separators=None if pretty else (",", ":")).encode("utf-8")
 
 
 def _is_tty(stream: IO[Any]) -> bool:

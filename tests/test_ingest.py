@@ -581,11 +581,6 @@ def test_big_integers_keep_the_json_index(scratch_home: Path) -> None:
     assert json.loads(stored_path(scratch_home, name).read_bytes()) == BIG
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "scratch/render.py _dumps (orjson.dumps(..., default=str)) raises TypeError 'Integer "
-    "exceeds 64-bit range' for integers beyond 64 bits (default= is not consulted for ints), "
-    "so any --json envelope holding one ends in internal_error; here the entry is stored but "
-    "the agent gets no pointer. A json.dumps fallback on TypeError would keep them exact."))
 def test_big_integers_in_a_json_envelope(scratch_home: Path) -> None:
     r = ingest("--store-always", "--json", input=json.dumps(BIG))
     assert r.code == 0, r.out
