@@ -20,8 +20,8 @@ import orjson
 
 MAX_POINTER_TOKENS = 800
 BIG_OUTPUT_TOKENS = 50_000
-NAME_HINTS = ("name", "id", "phase", "status", "state", "type", "level", "kind", "reason",
-              "namespace", "message", "code", "time", "key")
+NAME_HINTS = ("name", "id", "phase", "status", "state", "level", "reason", "message", "type",
+              "namespace", "code", "time", "key", "kind")
 
 
 def _q(text: str) -> str:
@@ -84,7 +84,10 @@ def pick_fields(items: dict[str, Any], limit: int = 3) -> list[str]:
         if (k.get("max_length") or 0) > 80:
             continue
         last = k["key"].rsplit(".", 1)[-1].strip('"').lower()
-        hint = next((i for i, h in enumerate(NAME_HINTS) if h in last), len(NAME_HINTS))
+        # an exact field name beats one that merely contains a hint ("namespace" has "name")
+        exact = NAME_HINTS.index(last) if last in NAME_HINTS else None
+        partial = next((i for i, h in enumerate(NAME_HINTS) if h in last), len(NAME_HINTS))
+        hint = exact if exact is not None else len(NAME_HINTS) + partial
         scored.append((k.get("count", 0) < count * 0.9, hint, pos, k["key"]))
     scored.sort()
     return [s[3] for s in scored[:limit]]
