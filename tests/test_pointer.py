@@ -78,7 +78,7 @@ def test_array_pointer_and_next_commands() -> None:
     assert p["next"] == [
         "scratch schema k/pods",
         "scratch item-schema k/pods items",
-        "scratch iterate-over k/pods items --fields name,namespace,phase --limit 20",
+        "scratch iterate-over k/pods items --fields name,phase,namespace --limit 20",
         "scratch get-in k/pods items.0",
         "scratch grep k/pods 'error|fail|fatal|exception|panic' -i -m 20",
         "scratch slice k/pods 1 40",
