@@ -2,9 +2,10 @@
 
 Three kinds of input, each at a big and a small (~100 KB) size:
 
-- ``pods``: a Kubernetes ``PodList`` (``kubectl get pods -A -o json`` shape, laid out like the corpus file)
-  whose items are the pods of ``k8s/honeycomb/pods.json`` repeated, each copy with its own
-  name, uid, resourceVersion and creation time so no two items are equal.
+- ``pods``: a Kubernetes ``PodList`` (``kubectl get pods -A -o json`` shape, laid out like the
+  corpus file: 2-space indent) whose items are the pods of ``k8s/honeycomb/pods.json``
+  repeated, each copy with its own name, uid, resourceVersion and creation time so no two
+  items are equal.
 - ``log``: the Loghub samples (``logs/loghub/*.log``) concatenated in name order, over and over,
   cut at a line end once the size is reached.
 - ``ndjson``: journald (``journalctl -o json``) and Go ``log/slog`` records modelled on
@@ -38,7 +39,8 @@ VERSION = 1  # bump when the generated content changes, so cached files are rebu
 
 PODS = Path("k8s/honeycomb/pods.json")
 LOGHUB = Path("logs/loghub")
-JOURNALD = [Path("ndjson/journald_ip-10-0-9-206.ndjson"), Path("ndjson/journald_ip-10-0-9-16.ndjson")]
+JOURNALD = [Path("ndjson/journald_ip-10-0-9-206.ndjson"),
+            Path("ndjson/journald_ip-10-0-9-16.ndjson")]
 SLOG = Path("ndjson/go-slog-app-log.head10000.ndjson")
 
 try:  # orjson is a dependency of scratch; the stdlib fallback keeps this usable without it
@@ -181,7 +183,8 @@ def write_ndjson(target: int, out: BinaryIO) -> dict[str, Any]:
     return {"bytes": size, "lines": lines}
 
 
-WRITERS = {"pods": (write_pods, "json"), "log": (write_log, "log"), "ndjson": (write_ndjson, "ndjson")}
+WRITERS = {"pods": (write_pods, "json"), "log": (write_log, "log"),
+           "ndjson": (write_ndjson, "ndjson")}
 
 
 def label(nbytes: int) -> str:

@@ -13,9 +13,12 @@ Every measurement runs ``--reps`` times (default 5; the 1 GB ingest once), scrat
 baseline alternating in the same run, each run a new process (cold start; the page cache is
 warmed once for both sides first), and the table shows medians. Peak RSS is the child's
 ``ru_maxrss`` from ``wait4``. Each run uses its own store (``SCRATCH_HOME`` in a temporary
-directory, with quotas, limits and the budget raised so nothing is refused) and its own
-tokenizer cache. Not collected by pytest (no ``test_`` prefix) and asserts nothing: a missed
-target is a FAIL in the table, and the exit code is 0 unless the harness itself broke.
+directory, with quotas, limits and the budget raised so nothing is refused), its own
+tokenizer cache and its own bytecode cache (``PYTHONPYCACHEPREFIX``; without one, an editable
+install under ``PYTHONDONTWRITEBYTECODE=1`` recompiles scratch on every start).
+
+Not collected by pytest (no ``test_`` prefix) and asserts nothing: a missed target is a FAIL
+in the table, and the exit code is 0 unless the harness itself broke.
 ``--write-results`` writes tests/bench/RESULTS.md (the table, the machine, the date).
 """
 
@@ -27,6 +30,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -35,6 +39,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -231,10 +236,10 @@ def bench_p1_p2(ctx: Ctx) -> list[Row]:
     reps = ctx.args.reps
     small, big = probe_commands(ctx, "pods-small"), probe_commands(ctx, "pods-big")
     typer = [ctx.python, "-c", "import typer"]
-    sides: list[Callable[[], Run]] = [lambda: spawn(typer, ctx.env)]
+    sides: list[Callable[[], Run]] = [partial(spawn, typer, ctx.env)]
     for name in small:
-        sides.append(lambda a=small[name]: spawn([ctx.scratch, *a], ctx.env))
-        sides.append(lambda a=big[name]: spawn([ctx.scratch, *a], ctx.env))
+        sides.append(partial(spawn, [ctx.scratch, *small[name]], ctx.env))
+        sides.append(partial(spawn, [ctx.scratch, *big[name]], ctx.env))
     for side in sides:  # warm-up, untimed
         side()
     progress(f"P1/P2: {reps} x {len(sides)} cold processes")
@@ -265,21 +270,22 @@ def bench_p3_p7b(ctx: Ctx) -> list[Row]:
     reps, items = ctx.args.reps, ctx.meta["pods-big"]["items"]
     k = get_in_index(items)
     mine = [ctx.scratch, "get-in", "pods-big", f"items.{k}.metadata"]
-    rss_row = lambda runs: Row(  # noqa: E731
-        "P7", f"peak RSS of `scratch get-in pods-big items.{k}.metadata` "
-              f"({label(ctx, 'pods-big')} entry)", len(runs),
-        f"{max(r.rss_mb for r in runs):.0f} MB", "-", "-", "<= 64 MB",
-        max(r.rss_mb for r in runs) <= 64)
+    def rss_row(runs: list[Run]) -> Row:
+        rss = max(r.rss_mb for r in runs)
+        return Row("P7", f"peak RSS of `scratch get-in pods-big items.{k}.metadata` "
+                         f"({label(ctx, 'pods-big')} entry)", len(runs),
+                   f"{rss:.0f} MB", "-", "-", "<= 64 MB", rss <= 64)
+
     if not shutil.which("jq"):
-        runs = alternate(reps, [lambda: spawn(mine, ctx.env)])[0]
+        alone = alternate(reps, [partial(spawn, mine, ctx.env)])[0]
         return [Row("P3", "get-in vs jq", 0, "-", "-", "-", ">= 10x faster", None,
-                    ["jq is not installed (apt-get install -y jq); skipped"]), rss_row(runs)]
+                    ["jq is not installed (apt-get install -y jq); skipped"]), rss_row(alone)]
     jq = ["jq", f".items[{k}].metadata", str(ctx.files["pods-big"])]
     warm(ctx.files["pods-big"])
     a, b = spawn(mine, ctx.env), spawn(jq, ctx.git_env)
     same = json.loads(a.out) == json.loads(b.out)
     progress(f"P3: {reps} x get-in and jq on {label(ctx, 'pods-big')}")
-    runs = alternate(reps, [lambda: spawn(mine, ctx.env), lambda: spawn(jq, ctx.git_env)])
+    runs = alternate(reps, [partial(spawn, mine, ctx.env), partial(spawn, jq, ctx.git_env)])
     speed = med(runs[1]) / med(runs[0])
     return [
         Row("P3", f"`scratch get-in pods-big items.{k}.metadata` vs "
@@ -303,11 +309,12 @@ def bench_p4(ctx: Ctx) -> list[Row]:
         want = re.findall(rb"^(\d+):", b.out, re.M)
         same = got == want
         progress(f"P4 {kind}: {len(want):,} matches, {reps} x scratch grep and grep -n")
-        runs = alternate(reps, [lambda a=mine: spawn(a, ctx.env),  # type: ignore[misc]
-                                lambda a=theirs: spawn(a, ctx.git_env)])  # type: ignore[misc]
+        runs = alternate(reps, [partial(spawn, mine, ctx.env),
+                                partial(spawn, theirs, ctx.git_env)])
         ratio = med(runs[0]) / med(runs[1])
         rows.append(Row("P4", f"`scratch grep log-big {pat!r}{' -F' if kind == 'literal' else ''}`"
-                              f" vs `{' '.join(theirs[:-1])}` ({label(ctx, 'log-big')} log)", reps,
+                              f" vs `{shlex.join(theirs[:-1])}` ({label(ctx, 'log-big')} log)",
+                        reps,
                         fmt_s(med(runs[0])), fmt_s(med(runs[1])), f"{ratio:.2f}x", "<= 1.5x",
                         ratio <= 1.5 and same,
                         [f"{len(want):,} matches; same line numbers: {same}"
@@ -363,7 +370,7 @@ def bench_p6(ctx: Ctx) -> list[Row]:
     ref = [ctx.python, "-c", TIKTOKEN_REF, str(src)]
     spawn(mine, ctx.env)
     progress(f"P6: {reps} x scratch tokens and tiktoken on {label(ctx, 'pods-big')}")
-    runs = alternate(reps, [lambda: spawn(mine, ctx.env), lambda: spawn(ref, ctx.env)])
+    runs = alternate(reps, [partial(spawn, mine, ctx.env), partial(spawn, ref, ctx.env)])
     counts = {int(r.out.split()[0]) for r in runs[0]}
     ref_counts = {int(r.out.split()[0]) for r in runs[1]}
     ref_s = statistics.median(float(r.out.split()[1]) for r in runs[1])
@@ -544,7 +551,8 @@ def write_results(rows: list[Row], info: dict[str, str], args: argparse.Namespac
         "",
         *notes,
         "",
-        "Machine (shared with other work while this ran; small ratios are noisy):",
+        "Machine (shared with other work while this ran, so runs of a few hundred ms are "
+        "noisy: compare the run ranges in the notes, or rerun with more --reps):",
         "",
         *[f"- {k}: {v}" for k, v in info.items()],
         "",
@@ -577,6 +585,11 @@ def main() -> int:
     git_env = {**base_env, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.org",
                "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.org",
                "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    # Bytecode is cached as after a normal install even where PYTHONDONTWRITEBYTECODE is set
+    # (an editable install then compiles every scratch module on every start, ~50 ms); the
+    # prefix keeps the .pyc files out of the checkout. Both sides use it and are warmed first.
+    base_env.pop("PYTHONDONTWRITEBYTECODE", None)
+    base_env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
     env = {**base_env, "NO_COLOR": "1", "XDG_CACHE_HOME": str(root / "xdg-cache")}
     ctx = Ctx(args, root, scratch, python, env, git_env)
     ctx.env = ctx.store("store")
@@ -606,6 +619,7 @@ def main() -> int:
         for note in r.notes:
             print(f"{r.id}: {note}")
     print(f"\n{sum(r.ok is True for r in rows)} of {len(rows)} pass; {elapsed / 60:.1f} min")
+    info["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     if args.write_results:
         write_results(rows, info, args, elapsed)
         print(f"wrote {RESULTS}")
