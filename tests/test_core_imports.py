@@ -6,7 +6,12 @@ import subprocess
 import sys
 
 CORE = ["scratch.store", "scratch.logs", "scratch.config", "scratch.errors", "scratch.names",
-        "scratch.diffing", "scratch.ops.files", "scratch.ops.logs", "scratch.context"]
+        "scratch.diffing", "scratch.ops.files", "scratch.ops.logs", "scratch.ops.tokens",
+        "scratch.ops.run", "scratch.context", "scratch.ingest", "scratch.pointer",
+        "scratch.pricing", "scratch.tokens", "scratch.formats", "scratch.index",
+        "scratch.query.paths", "scratch.query.grep", "scratch.query.items",
+        "scratch.explore.lines", "scratch.explore.grep", "scratch.explore.structure",
+        "scratch.explore.items", "scratch.explore.read", "scratch.explore.summarize"]
 
 
 def test_core_does_not_import_typer_or_rich() -> None:
