@@ -13,7 +13,7 @@ it on every ingest and it is cheap.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 TS_WINDOW = 80  # a timestamp must start within this many characters of the line start
 LEVEL_WINDOW = 120  # a level word must start within this many characters
@@ -55,15 +55,75 @@ _KLOG = {"I": "INFO", "W": "WARN", "E": "ERROR", "F": "FATAL"}
 _LOGCAT = {"V": "TRACE", "D": "DEBUG", "I": "INFO", "W": "WARN", "E": "ERROR", "F": "FATAL"}
 
 _WORDS = "|".join(sorted(_CANON, key=len, reverse=True))
-# Upper-case level words anywhere near the start; lower/title case only in unambiguous spots.
-_LEVEL_RE = re.compile(
-    r"(?P<kv>\b(?:level|lvl|severity|loglevel)\"?\s*[=:]\s*\"?(?P<kvv>[A-Za-z]+))"
-    r"|(?P<klog>^[IWEF]\d{4} \d{2}:\d{2}:\d{2})"
-    r"|(?P<logcat>^\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\s+\d+\s+\d+ (?P<lc>[VDIWEF]) )"
-    r"|\[(?P<br>(?i:" + _WORDS + r"))\]"
-    r"|(?<![\w.-])(?P<up>" + _WORDS + r")(?![\w-])"
-    r"|(?<=\d, )(?P<title>(?i:" + _WORDS + r"))\b"
+# Level markers, scanned over whole blocks of lines, one pattern at a time: each starts with
+# a literal, so the regex engine skips between candidates quickly (one alternation of all of
+# them would be 3x slower). Boundaries before a match are checked in Python. (kind, pattern,
+# substrings one of which must occur for the pattern to be tried at all.)
+_MARKERS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("up", re.compile(r"(?:" + _WORDS + r")(?![\w-])"), ()),
+    ("br", re.compile(r"\[((?i:" + _WORDS + r"))\]"), ("[",)),
+    ("kv", re.compile(r"(?:level|lvl|severity|loglevel)\"?[ \t]*[=:][ \t]*\"?([A-Za-z]+)"),
+     ("level", "lvl", "severity")),
+    ("klog", re.compile(r"\n([IWEF])\d{4} \d{2}:\d{2}:\d{2}"), ()),
+    ("lc", re.compile(r"\n\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}\s+\d+\s+\d+ ([VDIWEF]) "), ()),
+    ("title", re.compile(r", ((?i:" + _WORDS + r"))\b"), (", ",)),
 )
+_WORDISH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def _markers(t: str) -> list[tuple[int, str]]:
+    """(position, canonical level) of every acceptable marker in ``t`` (which starts with
+    ``"\\n"``), by position."""
+    found: list[tuple[int, str]] = []
+    for kind, pattern, needles in _MARKERS:
+        if needles and not any(x in t for x in needles):
+            continue
+        for m in pattern.finditer(t):
+            if kind == "up":
+                gpos = m.start()
+                if t[gpos - 1] in _WORDISH:
+                    continue
+                canon: str | None = _CANON[m.group()]
+            else:
+                gpos = m.start(1)
+                word = m.group(1)
+                if kind == "kv":
+                    if t[m.start() - 1].isalnum():
+                        continue
+                    canon = _CANON.get(word.upper())
+                elif kind == "klog":
+                    canon = _KLOG[word]
+                elif kind == "lc":
+                    canon = _LOGCAT[word]
+                elif kind == "title":
+                    if not t[m.start() - 1].isdigit():
+                        continue
+                    canon = _CANON.get(word.upper())
+                else:
+                    canon = _CANON.get(word.upper())
+            if canon is not None:
+                found.append((gpos, canon))
+    found.sort()
+    return found
+
+
+def iter_levels(text: str) -> Iterator[tuple[int, str]]:
+    """(0-based line index, canonical level) for each line of ``text`` that carries a level
+    marker starting within :data:`LEVEL_WINDOW` characters; the first marker of a line wins.
+    ``text`` must start at the start of a line."""
+    t = "\n" + text
+    cur_pos = 0
+    cur_line = -1
+    last_line = -1
+    for gpos, canon in _markers(t):
+        cur_line += t.count("\n", cur_pos, gpos)
+        cur_pos = gpos
+        if cur_line == last_line:
+            continue
+        if gpos - (t.rfind("\n", 0, gpos) + 1) > LEVEL_WINDOW:
+            continue
+        last_line = cur_line
+        yield cur_line, canon
 
 
 def find_timestamp(line: str, pattern: re.Pattern[str]) -> str | None:
@@ -93,28 +153,9 @@ def detect_timestamp_format(lines: Sequence[str]) -> tuple[str | None, int]:
 
 
 def line_level(line: str) -> str | None:
-    """Canonical level of one log line (first marker within :data:`LEVEL_WINDOW`), or None."""
-    m = _LEVEL_RE.search(line, 0, LEVEL_WINDOW + 16)
-    while m is not None and m.start() <= LEVEL_WINDOW:
-        kind = m.lastgroup
-        if m.group("kvv") is not None:
-            canon = _CANON.get(m.group("kvv").upper())
-        elif m.group("klog") is not None:
-            canon = _KLOG[line[0]]
-        elif m.group("lc") is not None:
-            canon = _LOGCAT[m.group("lc")]
-        elif m.group("br") is not None:
-            canon = _CANON.get(m.group("br").upper())
-        elif m.group("up") is not None:
-            canon = _CANON[m.group("up")]
-        elif m.group("title") is not None:
-            canon = _CANON.get(m.group("title").upper())
-        else:  # pragma: no cover - every alternative has a group
-            canon = None
-        del kind
-        if canon is not None:
-            return canon
-        m = _LEVEL_RE.search(line, m.end(), LEVEL_WINDOW + 16)
+    """Canonical level of one log line (see :func:`iter_levels`), or None."""
+    for _, level in iter_levels(line[: LEVEL_WINDOW + 32]):
+        return level
     return None
 
 

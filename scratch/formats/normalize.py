@@ -133,7 +133,7 @@ def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
                     declared: str | None, raw: bool, progress: Progress | None) -> Normalized:
     from scratch.formats.embedded import find_embedded
-    from scratch.formats.jsontext import JsonError, parse_json, render
+    from scratch.formats.jsontext import JsonError, parse_json, render, render_body
     from scratch.index.analyze import Analysis, analyze
 
     parts = [prefix]
@@ -168,24 +168,28 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         result.analysis = analyze(dest, "text")
         return result
     warnings: list[str] = []
-    out = data
+    body = data
+    end = b""
     layout = "raw"
     if not raw:
         try:
-            out = render(value, engine)
+            body, end = render_body(value, engine), b"\n"
             layout = "canonical"
         except JsonError as exc:
             warnings.append(f"kept as received: {exc.reason}")
     elif render(value, engine) == data:
         layout = "canonical"
-    dest.write_bytes(out)
-    del data
+    with open(dest, "wb") as f:
+        f.write(body)
+        f.write(end)
+    size = len(body) + len(end)
+    del data, body
     embedded, limited = find_embedded(value)
     if limited:
         warnings.append("embedded-document search stopped at its limit; some may be missed")
     if progress is not None:
-        progress("analyze", 0, len(out))
+        progress("analyze", 0, size)
     json_analysis: Analysis = analyze(dest, "json", value=value, engine=engine, layout=layout)
     warnings.extend(json_analysis.warnings)
-    return Normalized("json", detected, n, len(out), layout, warnings=warnings, embedded=embedded,
+    return Normalized("json", detected, n, size, layout, warnings=warnings, embedded=embedded,
                       declared=declared, analysis=json_analysis)

@@ -281,15 +281,19 @@ def analyze_yaml(path: Path) -> Analysis:
     schema: dict[str, Any] | None = None
     warnings: list[str] = []
     if path.stat().st_size <= YAML_VALUE_SUMMARY_MAX:
-        try:
-            values = load_all(path.read_bytes())
-        except (yaml.YAMLError, ValueError, RecursionError) as exc:
-            warnings.append(f"YAML values could not be built ({type(exc).__name__}); "
-                            "the schema shows structure only")
-        else:
-            value = values if docs != 1 else values[0]
-            spans = record_paths(b, SUMMARY_DEPTH)
-            schema = summarize_value(value, lines_of=spans.get)
+        from scratch.formats.jsontext import no_gc
+
+        with no_gc():  # the values are dropped before the GC comes back
+            try:
+                values = load_all(path.read_bytes())
+            except (yaml.YAMLError, ValueError, RecursionError) as exc:
+                warnings.append(f"YAML values could not be built ({type(exc).__name__}); "
+                                "the schema shows structure only")
+            else:
+                value = values if docs != 1 else values[0]
+                spans = record_paths(b, SUMMARY_DEPTH)
+                schema = summarize_value(value, lines_of=spans.get)
+                del values, value
     if schema is None:
         schema = summarize_records(b)
     info = {"schema": schema, "layout": "yaml", "documents": docs}

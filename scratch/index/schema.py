@@ -70,14 +70,23 @@ def preview(value: Any, depth: int = 2) -> Any:
     return str(value)
 
 
+_TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean",
+               type(None): "null", dict: "object", list: "array"}
+
+
 class Union:
-    """Accumulates the key union of a stream of items."""
+    """Accumulates the key union of a stream of items.
+
+    Keys are kept as a tree (key -> [count, {type: count}, max length, children]) so a visit
+    costs a dict lookup, not a tuple of the whole path.
+    """
 
     def __init__(self, count_hint: int | None = None) -> None:
         self.count = 0
         self.scanned = 0
         self.types: dict[str, int] = {}
-        self.keys: dict[tuple[str | int, ...], list[Any]] = {}  # path -> [count, types, maxlen]
+        self.tree: dict[str, list[Any]] = {}
+        self.nkeys = 0
         self.more_keys = 0
         self.samples: list[tuple[int, Any]] = []
         self.visits = 0
@@ -94,31 +103,34 @@ class Union:
             if i % self.stride:
                 return
         self.scanned += 1
-        t = json_type(item)
+        t = _TYPE_NAMES.get(type(item)) or json_type(item)
         self.types[t] = self.types.get(t, 0) + 1
-        if isinstance(item, dict):
-            self._walk(item, (), 1)
+        if type(item) is dict or isinstance(item, dict):
+            self._walk(item, self.tree, 1)
 
-    def _walk(self, obj: dict[Any, Any], prefix: tuple[str | int, ...], depth: int) -> None:
-        keys = self.keys
+    def _walk(self, obj: dict[Any, Any], level: dict[str, list[Any]], depth: int) -> None:
+        self.visits += len(obj)
+        names = _TYPE_NAMES
+        deeper = depth < UNION_DEPTH
         for k, v in obj.items():
-            self.visits += 1
-            path = prefix + (str(k),)
-            entry = keys.get(path)
-            if entry is None:
-                if len(keys) >= MAX_UNION_KEYS:
+            e = level.get(k)
+            if e is None:
+                if self.nkeys >= MAX_UNION_KEYS:
                     self.more_keys += 1
                     continue
-                entry = keys[path] = [0, {}, None]
-            entry[0] += 1
-            t = json_type(v)
-            entry[1][t] = entry[1].get(t, 0) + 1
-            if isinstance(v, (str, list, dict)):
+                self.nkeys += 1
+                e = level[k if type(k) is str else str(k)] = [0, {}, -1, {}]
+            e[0] += 1
+            tv = type(v)
+            t = names.get(tv) or json_type(v)
+            types = e[1]
+            types[t] = types.get(t, 0) + 1
+            if tv is str or tv is list or tv is dict:
                 n = len(v)
-                if entry[2] is None or n > entry[2]:
-                    entry[2] = n
-            if isinstance(v, dict) and depth < UNION_DEPTH:
-                self._walk(v, path, depth + 1)
+                if n > e[2]:
+                    e[2] = n
+                if tv is dict and deeper and n:
+                    self._walk(v, e[3], depth + 1)
 
     def offer_sample(self, index: int, item: Any, total: int) -> None:
         wanted = {0, total // 2, total - 1}
@@ -126,13 +138,19 @@ class Union:
             self.samples.append((index, preview(item)))
 
     def to_dict(self) -> dict[str, Any]:
-        keys = []
-        for path, (count, types, maxlen) in self.keys.items():
-            entry: dict[str, Any] = {"key": format_path(list(path)), "count": count,
-                                     "types": dict(sorted(types.items()))}
-            if maxlen is not None:
-                entry["max_length"] = maxlen
-            keys.append(entry)
+        keys: list[dict[str, Any]] = []
+
+        def flatten(level: dict[str, list[Any]], prefix: tuple[str, ...]) -> None:
+            for k, (count, types, maxlen, children) in level.items():
+                path = prefix + (k,)
+                entry: dict[str, Any] = {"key": format_path(list(path)), "count": count,
+                                         "types": dict(sorted(types.items()))}
+                if maxlen >= 0:
+                    entry["max_length"] = maxlen
+                keys.append(entry)
+                flatten(children, path)
+
+        flatten(self.tree, ())
         return {
             "count": self.count,
             "scanned": self.scanned,

@@ -30,7 +30,7 @@ from scratch.formats.logs import (
     LEVELS,
     detect_timestamp_format,
     find_timestamp,
-    line_level,
+    iter_levels,
     timestamp_pattern,
 )
 
@@ -71,27 +71,58 @@ def _cut(line: str) -> str:
 Result = tuple[dict[str, Any], dict[str, array], list[str]]
 
 
+def _iter_blocks(path: Path) -> Iterator[str]:
+    """Decoded blocks of whole lines (the last may lack its newline)."""
+    with open(path, "rb") as f:
+        carry = b""
+        while True:
+            block = f.read(_BLOCK)
+            if not block:
+                break
+            data = carry + block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                continue
+            carry = data[cut:]
+            yield data[:cut].decode("utf-8", "replace")
+        if carry:
+            yield carry.decode("utf-8", "replace")
+
+
+def _strip_cr(line: str) -> str:
+    return line[:-1] if line.endswith("\r") else line
+
+
 def analyze_log(path: Path, *, levels: bool = True) -> Result:
+    """Levels are found by one regex scan per block (:func:`scratch.formats.logs.iter_levels`),
+    not line by line; first/last lines and the timestamp sample come from the first block and
+    a rolling tail."""
     first: list[str] = []
-    last: deque[str] = deque(maxlen=max(LAST_LINES, 200))
-    level_lines: dict[str, array] = {}
-    counts: dict[str, int] = {}
     sample: list[str] = []
+    last: deque[str] = deque(maxlen=200)
+    level_lines: dict[str, array] = {}
     n = 0
-    for n, line in enumerate(iter_text_lines(path), 1):
-        if len(first) < FIRST_LINES:
-            first.append(line)
-        if len(sample) < 200 and line.strip() and not line[0].isspace():
-            sample.append(line)
-        last.append(line)
+    for text in _iter_blocks(path):
+        if len(first) < FIRST_LINES or len(sample) < 200:
+            for line in text.split("\n", 2000)[:2000]:
+                line = _strip_cr(line)
+                if len(first) < FIRST_LINES:
+                    first.append(line)
+                if len(sample) < 200 and line.strip() and not line[0].isspace():
+                    sample.append(line)
         if levels:
-            lv = line_level(line)
-            if lv is not None:
-                counts[lv] = counts.get(lv, 0) + 1
+            for idx, lv in iter_levels(text):
                 arr = level_lines.get(lv)
                 if arr is None:
                     arr = level_lines[lv] = array("I")
-                arr.append(n)
+                arr.append(n + idx + 1)
+        tail = text.rsplit("\n", 201)
+        if tail and tail[-1] == "":
+            tail.pop()
+        last.extend(_strip_cr(x) for x in tail[-200:])
+        n += text.count("\n") + (0 if text.endswith("\n") else 1)
+    first = first[:FIRST_LINES] if n >= FIRST_LINES else first[:n]
     fmt, matched = detect_timestamp_format(sample)
     if matched < max(1, len(sample) // 10):
         fmt = None
@@ -102,14 +133,14 @@ def analyze_log(path: Path, *, levels: bool = True) -> Result:
         t1 = next((ts for ts in (find_timestamp(ln, pat) for ln in reversed(last)) if ts), None)
         if t0 and t1:
             time_range = [t0, t1]
-    tail = list(last)[-LAST_LINES:]
+    tail_lines = list(last)[-LAST_LINES:]
     info: dict[str, Any] = {
         "timestamp_format": fmt,
         "time_range": time_range,
-        "levels": {lv: counts[lv] for lv in LEVELS if lv in counts},
+        "levels": {lv: len(level_lines[lv]) for lv in LEVELS if lv in level_lines},
         "first_lines": [_cut(x) for x in first],
-        "last_lines": [_cut(x) for x in tail],
-        "last_lines_start": max(1, n - len(tail) + 1),
+        "last_lines": [_cut(x) for x in tail_lines],
+        "last_lines_start": max(1, n - len(tail_lines) + 1),
     }
     sections = {f"level:{lv}": level_lines[lv] for lv in LEVELS if lv in level_lines}
     return info, sections, []
