@@ -41,20 +41,26 @@ SETTINGS: dict[str, Setting] = {
     for s in [
         _s("model", str, "", "model whose tokenizer prices every answer (gpt-4o, claude-sonnet-4, "
            "gemini-2.5-pro ...); empty means o200k_base"),
-        _s("encoding", str, "", "force a tokenizer: o200k_base, cl100k_base, gemma3 or claude"),
-        _s("tokens.claude_factor", float, 1.1, "Claude estimate = ceil(cl100k_base count x factor)"),
-        _s("budget.context_window", int, 128000, "context window for models not in the table"),
+        _s("encoding", str, "",
+           "force a tokenizer: o200k_base, cl100k_base, gemma3 or claude"),
+        _s("tokens.claude_factor", float, 1.1,
+           "Claude estimate = ceil(cl100k_base count x factor)"),
+        _s("budget.context_window", int, 128000,
+           "context window for models not in the table"),
         _s("budget.safety_margin", float, 0.20, "share of the window kept free (0-0.95)"),
-        _s("budget.max_extraction_tokens", int, 10000, "per-call cap on tokens one answer may print"),
-        _s("budget.windows", dict, {}, "table: model prefix -> context window, overrides built-ins"),
-        _s("limits.max_write_bytes", int, 64 * MiB, "largest content one write or ingest may store"),
+        _s("budget.max_extraction_tokens", int, 10000,
+           "per-call cap on tokens one answer may print"),
+        _s("budget.windows", dict, {},
+           "table: model prefix -> context window, overrides built-ins"),
+        _s("limits.max_write_bytes", int, 64 * MiB, "largest content one write may store"),
         _s("limits.max_ingest_bytes", int, 4096 * MiB, "largest output ingest or run may store"),
         _s("limits.max_log_entry_bytes", int, 64 * 1024, "largest single log entry"),
         _s("quota.files", int, 1000, "entries (files and outputs) an agent may keep"),
         _s("quota.log_entries", int, 100000, "log entries an agent may keep across its logs"),
         _s("quota.bytes", int, 1024 * MiB, "bytes of current content an agent may keep"),
         _s("thresholds", dict, {}, "table: tool-name glob -> min_tokens at which ingest stores"),
-        _s("summarize.command", str, "", "command that summarizes content on stdin (e.g. an LLM CLI)"),
+        _s("summarize.command", str, "",
+           "command that summarizes content on stdin (e.g. an LLM CLI)"),
     ]
 }
 

@@ -23,7 +23,8 @@ from typing import Any
 
 from scratch.errors import StoreError
 
-GITIGNORE = "# scratch keeps caches, locks and budget state out of history\n/cache/\n/state/\n/.lock\n"
+GITIGNORE = ("# scratch keeps caches, locks and budget state out of history\n"
+             "/cache/\n/state/\n/.lock\n")
 STALE_INDEX_LOCK_SECONDS = 20.0
 
 
@@ -60,7 +61,7 @@ class GitStore:
         try:
             proc = subprocess.run(
                 ["git", *args], cwd=self.root, env=self.env(author=author), input=input,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                capture_output=True,
             )
         except FileNotFoundError:
             raise StoreError("git is not installed or not on PATH; scratch needs it",
@@ -129,7 +130,7 @@ class GitStore:
         return proc.stdout
 
     def path_history(self, path: str) -> list[dict[str, Any]]:
-        """Commits that touched ``path``, oldest first: id, time, message, blob (None if deleted)."""
+        """Commits that touched ``path``, oldest first: id, time, message, blob (None: deleted)."""
         from git import Repo  # heavy import, only for history
 
         out: list[dict[str, Any]] = []

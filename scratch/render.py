@@ -72,7 +72,7 @@ def plain_table(table: Table) -> str:
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(table.columns))]
     out = []
     for row in rows:
-        cells = [str(v).ljust(w) for v, w in zip(row, widths)]
+        cells = [str(v).ljust(w) for v, w in zip(row, widths, strict=True)]
         out.append("  ".join(cells).rstrip())
     return "\n".join(out) + "\n"
 

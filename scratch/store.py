@@ -475,7 +475,8 @@ class Store:
                              f"see scratch log read {name}", code="wrong_kind", name=name)
         commits = version_commits(self.git.path_history(self.rel(self.content_path(name))))
         rows = []
-        for rec, commit in zip(meta["versions"], commits + [None] * len(meta["versions"])):
+        padded = commits + [None] * len(meta["versions"])
+        for rec, commit in zip(meta["versions"], padded[: len(meta["versions"])], strict=True):
             rows.append({
                 "version": rec["version"], "time": rec["time"], "bytes": rec.get("bytes"),
                 "lines": rec.get("lines"),

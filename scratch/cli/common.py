@@ -72,7 +72,8 @@ ModelOpt = Annotated[Optional[str], typer.Option(
     "--model", metavar="MODEL", help="Model whose tokenizer prices answers (else $SCRATCH_MODEL or"
     " config 'model').", rich_help_panel=COMMON, show_default=False)]
 EncodingOpt = Annotated[Optional[str], typer.Option(
-    "--encoding", metavar="ENC", help="Tokenizer override: o200k_base, cl100k_base, gemma3, claude.",
+    "--encoding", metavar="ENC",
+    help="Tokenizer override: o200k_base, cl100k_base, gemma3, claude.",
     rich_help_panel=COMMON, show_default=False)]
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Entry name, e.g. notes/plan.md.",
                                         autocompletion=complete_names, show_default=False)]
@@ -186,7 +187,8 @@ def read_input(source: str | None, *, limit: int | None = None, what: str = "inp
             raise ScratchError(f"no such file: {source}", code="file_not_found",
                                path=source) from None
         except IsADirectoryError:
-            raise UsageError(f"{source} is a directory, not a file", code="invalid_argument")
+            raise UsageError(f"{source} is a directory, not a file",
+                             code="invalid_argument") from None
         except PermissionError:
             raise ScratchError(f"cannot read {source}: permission denied",
                                code="permission_denied", path=source) from None

@@ -28,8 +28,7 @@ def _progress():
     if not sys.stderr.isatty():
         return None, None
     from rich.console import Console
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                               TransferSpeedColumn)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
     bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                    TransferSpeedColumn(), console=Console(stderr=True), transient=True)
     task = bar.add_task("reading", total=None)

@@ -1,6 +1,5 @@
 """`scratch log`: append-only logs with cursor pagination."""
 
-import sys
 from typing import Annotated, Optional
 
 import typer

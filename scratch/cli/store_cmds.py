@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from scratch.cli.common import NameArg, RefArg, app, command, read_input
+from scratch.cli.common import NameArg, app, command, read_input
 from scratch.context import Context
 
 SourceArg = Annotated[Optional[str], typer.Argument(
@@ -24,8 +24,8 @@ def init_cmd(
 ) -> None:
     from scratch.cli.common import run
     from scratch.ops import files
-    run("init", lambda ctx: files.init(directory), {"json_output": json_output,
-                                                     "store": str(directory.absolute() / ".scratch")})
+    store = str(directory.absolute() / ".scratch")
+    run("init", lambda ctx: files.init(directory), {"json_output": json_output, "store": store})
 
 
 @command("write", help="Store a new version of NAME from FILE or stdin.\n\n"

@@ -24,7 +24,7 @@ def _chunks(source: Optional[str]):
             yield block
         return
     try:
-        fh = open(source, "rb")
+        fh = open(source, "rb")  # noqa: SIM115 (closed by the with below, after the checks)
     except FileNotFoundError:
         from scratch.errors import ScratchError
         raise ScratchError(f"no such file: {source}", code="file_not_found", path=source) from None

@@ -144,8 +144,8 @@ def grep(ctx: Context, ref: str, pattern: str, *, context: int = 0, ignore_case:
         suggestions.insert(0, f"scratch grep {target.ref} {qp}"
                               f"{_flags(options, max(1, first_matches))}")
         if options.context:
-            suggestions.append(f"scratch grep {target.ref} {qp}"
-                               f"{_flags(options, max_count).replace(f'-C {options.context}', '-C 0')}")
+            no_context = _flags(options, max_count).replace(f"-C {options.context}", "-C 0")
+            suggestions.append(f"scratch grep {target.ref} {qp}{no_context}")
     meta = charge_answer(ctx, cost, code="grep_too_large", suggestions=suggestions,
                          details={"matches": matches})
     data: dict[str, Any] = {"name": target.name, "version": target.version,

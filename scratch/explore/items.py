@@ -102,7 +102,8 @@ def _render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str) -> tup
             cell = _cell(row.get(f))
             trunc = (row.get("_truncated") or {}).get(f)
             if trunc:
-                cell += f" [{trunc['length']} chars: scratch get-in {ref} {shlex.quote(trunc['path'])}]"
+                whole = f"scratch get-in {ref} {shlex.quote(trunc['path'])}"
+                cell += f" [{trunc['length']} chars: {whole}]"
             cells.append(cell)
         table_rows.append(cells)
     text = "\n".join("\t".join(c) for c in [columns, *table_rows]) + "\n"

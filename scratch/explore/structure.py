@@ -39,7 +39,8 @@ def _counts(lines: list[str], spec: Any) -> list[int]:
 
 
 def _page(ctx: Context, text: str, *, offset: int, limit: int | None, fit: bool, code: str,
-          again: str, suggestions: list[str], spec: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
+          again: str, suggestions: list[str], spec: Any
+          ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """Cut ``text`` by line window and/or budget; charge it. Returns text, meta, paging info."""
     from scratch.tokens import count_text
     lines = text.splitlines(keepends=True)

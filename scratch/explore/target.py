@@ -51,7 +51,7 @@ class Target:
 
 
 def resolve_name(store: Store, name: str) -> str:
-    """``name`` itself if it is an entry, else the entry whose automatic-name hash starts with it."""
+    """``name`` if it is an entry, else the entry whose automatic-name hash starts with it."""
     meta = store.load_meta(name) if _valid(name) else None
     if meta is not None and not meta.get("deleted"):
         return name

@@ -31,7 +31,8 @@ def write(ctx: Context, name: str, data: bytes) -> Result:
     if rec["unchanged"]:
         text = f"{name}: unchanged (version {rec['version']})\n"
     else:
-        text = f"{name}: version {rec['version']} ({rec['bytes']:,} bytes, {rec['lines']:,} lines)\n"
+        size = f"{rec['bytes']:,} bytes, {rec['lines']:,} lines"
+        text = f"{name}: version {rec['version']} ({size})\n"
     return Result("write", data=out, text=text)
 
 
