@@ -321,6 +321,20 @@ def test_log_info(tmp_path: Path) -> None:
     assert info["last_lines"][-1] == "2024-01-01 10:00:03,004 INFO done"
 
 
+def test_long_line(tmp_path: Path) -> None:
+    long = b"2024-01-01T00:00:00Z ERROR " + b"x" * (9 << 20)  # over two 4 MB blocks
+    data = (b"2024-01-01T00:00:00Z INFO a\n" + long + b"\n2024-01-01T00:00:01Z WARN b\n"
+            b"2024-01-01T00:00:02Z INFO c")
+    ix = store(tmp_path, data)
+    assert ix.format == "log" and ix.line_count == 4
+    assert ix.read_lines(2, 2) == [long]
+    assert ix.info["levels"] == {"INFO": 2, "WARN": 1, "ERROR": 1}
+    assert list(ix.section("level:WARN") or []) == [3]
+    assert ix.info["last_lines"][-1] == "2024-01-01T00:00:02Z INFO c"
+    assert ix.info["first_lines"][1].endswith("x…")
+    assert ix.total_tokens("o200k_base") == count_lines([data.decode()], "o200k_base")[0]
+
+
 def test_markdown_headings(tmp_path: Path) -> None:
     data = (b"# Top\n\ntext with a [link](x)\n\n## A\n\n- one\n- two\n\n```\n# not a heading\n```\n"
             b"## B\n\nSetext\n------\n\nmore\n")

@@ -40,28 +40,52 @@ LINE_PREVIEW = 300
 _BLOCK = 4 << 20
 
 
-def iter_text_lines(path: Path) -> Iterator[str]:
-    """Lines of the file as text without their terminator (``\\n`` and a ``\\r`` before it)."""
+def _byte_blocks(path: Path, keep: int | None = None) -> Iterator[bytes]:
+    """Blocks of whole lines (the last may lack its newline). With ``keep``, a line longer
+    than a block is cut to its first ``keep`` bytes (the newline stays), so a 100 MB line
+    costs ``keep`` bytes of memory, not 100 MB."""
     with open(path, "rb") as f:
-        carry = b""
+        pending: list[bytes] = []
+        size = 0
+        long_line = False  # inside a line already cut to `keep` bytes
         while True:
             block = f.read(_BLOCK)
             if not block:
                 break
-            data = carry + block
-            cut = data.rfind(b"\n") + 1
+            cut = block.rfind(b"\n") + 1
             if cut == 0:
-                carry = data
+                if long_line:
+                    continue
+                pending.append(block)
+                size += len(block)
+                if keep is not None and size > _BLOCK:
+                    head = b"".join(pending)[:keep]
+                    pending, size, long_line = [head], len(head), True
                 continue
-            carry = data[cut:]
-            text = data[:cut].decode("utf-8", "replace")
-            parts = text.split("\n")
-            parts.pop()
-            for ln in parts:
-                yield ln[:-1] if ln.endswith("\r") else ln
-        if carry:
-            ln = carry.decode("utf-8", "replace")
+            if long_line:
+                nl = block.find(b"\n")
+                pending.append(block[nl:cut])  # the rest of the long line is dropped
+                long_line = False
+            else:
+                pending.append(block[:cut])
+            yield b"".join(pending)
+            pending = [block[cut:]] if cut < len(block) else []
+            size = len(block) - cut
+        if pending:
+            yield b"".join(pending)
+
+
+def iter_text_lines(path: Path) -> Iterator[str]:
+    """Lines of the file as text without their terminator (``\\n`` and a ``\\r`` before it)."""
+    last = ""
+    for data in _byte_blocks(path):
+        text = data.decode("utf-8", "replace")
+        parts = text.split("\n")
+        last = parts.pop()
+        for ln in parts:
             yield ln[:-1] if ln.endswith("\r") else ln
+    if last:
+        yield last[:-1] if last.endswith("\r") else last
 
 
 def _cut(line: str) -> str:
@@ -72,22 +96,9 @@ Result = tuple[dict[str, Any], dict[str, array], list[str]]
 
 
 def _iter_blocks(path: Path) -> Iterator[str]:
-    """Decoded blocks of whole lines (the last may lack its newline)."""
-    with open(path, "rb") as f:
-        carry = b""
-        while True:
-            block = f.read(_BLOCK)
-            if not block:
-                break
-            data = carry + block
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                carry = data
-                continue
-            carry = data[cut:]
-            yield data[:cut].decode("utf-8", "replace")
-        if carry:
-            yield carry.decode("utf-8", "replace")
+    """Decoded blocks of whole lines; over-long lines cut (logs need only their start)."""
+    for data in _byte_blocks(path, keep=64 * 1024):
+        yield data.decode("utf-8", "replace")
 
 
 def _strip_cr(line: str) -> str:
@@ -105,7 +116,10 @@ def analyze_log(path: Path, *, levels: bool = True) -> Result:
     n = 0
     for text in _iter_blocks(path):
         if len(first) < FIRST_LINES or len(sample) < 200:
-            for line in text.split("\n", 2000)[:2000]:
+            head = text.split("\n", 2000)
+            if len(head) <= 2000 and head[-1] == "":
+                head.pop()  # after the block's last newline: not a line
+            for line in head[:2000]:
                 line = _strip_cr(line)
                 if len(first) < FIRST_LINES:
                     first.append(line)
