@@ -133,7 +133,7 @@ def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
                     declared: str | None, raw: bool, progress: Progress | None) -> Normalized:
     from scratch.formats.embedded import find_embedded
-    from scratch.formats.jsontext import JsonError, parse_json, render, render_body
+    from scratch.formats.jsontext import JsonError, parse_and_render, parse_json, render
     from scratch.index.analyze import Analysis, analyze
 
     parts = [prefix]
@@ -149,8 +149,19 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
                 progress("read", n, None)
     data = b"".join(parts)
     del parts
+    body: bytes | None = None
+    render_error: JsonError | None = None
     try:
-        value, engine = parse_json(data)
+        if raw:
+            value, engine = parse_json(data)
+        else:
+            try:
+                value, engine, body = parse_and_render(data)
+            except JsonError as exc:
+                if not str(exc.reason).startswith("JSON nested too deeply to pretty-print"):
+                    raise
+                value, engine = parse_json(data)  # parses, but cannot be re-rendered
+                render_error = exc
     except JsonError as exc:
         dest.write_bytes(data)
         err = {"message": exc.reason, "line": exc.line, "column": exc.column,
@@ -168,17 +179,17 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         result.analysis = analyze(dest, "text")
         return result
     warnings: list[str] = []
-    body = data
     end = b""
     layout = "raw"
-    if not raw:
-        try:
-            body, end = render_body(value, engine), b"\n"
-            layout = "canonical"
-        except JsonError as exc:
-            warnings.append(f"kept as received: {exc.reason}")
-    elif render(value, engine) == data:
+    if body is not None:
+        end = b"\n"
         layout = "canonical"
+    else:
+        if render_error is not None:
+            warnings.append(f"kept as received: {render_error.reason}")
+        elif raw and render(value, engine) == data:
+            layout = "canonical"
+        body = data
     with open(dest, "wb") as f:
         f.write(body)
         f.write(end)

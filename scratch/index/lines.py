@@ -266,10 +266,15 @@ def run_line_pass(content: Path, lines_out: BinaryIO | None, token_outs: Mapping
                   progress: Callable[[str, int, int | None], None] | None = None) -> LinePass:
     lp = LinePass(lines_out, token_outs, count_lines)
     size = content.stat().st_size
-    with open(content, "rb") as f:
-        for chunk, safe in iter_chunks(f):
-            lp.feed(chunk, safe)
-            if progress is not None:
-                progress("index", lp.offset, size)
+    try:
+        with open(content, "rb") as f:
+            for chunk, safe in iter_chunks(f):
+                lp.feed(chunk, safe)
+                if progress is not None:
+                    progress("index", lp.offset, size)
+    except BaseException:
+        if lp._pool is not None:  # do not leave the counting thread behind
+            lp._pool.shutdown(cancel_futures=True)
+        raise
     lp.finish()
     return lp

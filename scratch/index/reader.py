@@ -109,7 +109,8 @@ class EntryIndex:
         self._info: dict[str, Any] | None = None
         self._skeleton: Skeleton | None = None
         self._fd: int | None = None
-        self._cache: dict[Any, Any] = {}
+        self._cache: dict[Any, Any] = {}  # parsed regions (scratch.index.structure)
+        self._totals: dict[str, int] = {}
 
     # -- opening -------------------------------------------------------------------------------
 
@@ -268,7 +269,7 @@ class EntryIndex:
             view = self._map(name, "Q", TOKENS_HEADER.size, expected)
         except IndexInvalid:
             return None
-        self._cache[("total", base)] = total
+        self._totals[base] = total
         return view
 
     def has_base(self, base: str) -> bool:
@@ -278,7 +279,7 @@ class EntryIndex:
         """Exact token count of the whole content, or None (base not indexed / not exact)."""
         if self._tokens(base) is None:
             return None
-        total = self._cache.get(("total", base), -1)
+        total = self._totals.get(base, -1)
         return None if total < 0 else int(total)
 
     def range_tokens(self, start: int, end: int, base: str) -> int | None:

@@ -1,8 +1,8 @@
 """Path resolution over an index: records first, then the text of one unrecorded region.
 
 Segments follow the dot-path grammar of :mod:`scratch.query.paths`: an ``int`` is an index on
-arrays (negative counts from the end) and the key ``str(i)`` on objects; a ``str`` is a key
-(on an array it must spell an integer... it never matches: arrays need an ``int``).
+arrays (negative counts from the end) and the key ``str(i)`` on objects; a ``str`` is always
+an object key (it never selects an array item).
 
 Materialising a region (turning its text into a value) per layout:
 
