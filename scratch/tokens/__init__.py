@@ -15,27 +15,59 @@ Public API (see each module for the invariants):
 
 from __future__ import annotations
 
-from scratch.tokens.budget import Budget
-from scratch.tokens.models import (
-    BASE_ENCODINGS,
-    DEFAULT_CLAUDE_FACTOR,
-    ENCODINGS,
-    EncodingSpec,
-    context_window,
-    encoding_for_model,
-    normalize_model,
-    resolve_encoding,
-)
-from scratch.tokens.split import split_stream
-from scratch.tokens.stream import count_stream, ids_stream, tail_stream, truncate_stream
-from scratch.tokens.tokenizer import (
-    Tokenizer,
-    count_lines,
-    count_text,
-    decode_text,
-    get_tokenizer,
-    set_cache_dir,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Each name is imported from its module on first use (PEP 562), so a command that only needs
+# the model table (every priced answer) does not pay for the budget, stream and tokenizer
+# modules.
+_HOME = {
+    "Budget": "budget",
+    **dict.fromkeys(("BASE_ENCODINGS", "DEFAULT_CLAUDE_FACTOR", "ENCODINGS", "EncodingSpec",
+                     "context_window", "encoding_for_model", "normalize_model",
+                     "resolve_encoding"), "models"),
+    "split_stream": "split",
+    **dict.fromkeys(("count_stream", "ids_stream", "tail_stream", "truncate_stream"), "stream"),
+    **dict.fromkeys(("Tokenizer", "count_lines", "count_text", "decode_text", "get_tokenizer",
+                     "set_cache_dir"), "tokenizer"),
+}
+
+if TYPE_CHECKING:
+    from scratch.tokens.budget import Budget
+    from scratch.tokens.models import (
+        BASE_ENCODINGS,
+        DEFAULT_CLAUDE_FACTOR,
+        ENCODINGS,
+        EncodingSpec,
+        context_window,
+        encoding_for_model,
+        normalize_model,
+        resolve_encoding,
+    )
+    from scratch.tokens.split import split_stream
+    from scratch.tokens.stream import count_stream, ids_stream, tail_stream, truncate_stream
+    from scratch.tokens.tokenizer import (
+        Tokenizer,
+        count_lines,
+        count_text,
+        decode_text,
+        get_tokenizer,
+        set_cache_dir,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scratch.tokens' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"scratch.tokens.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "BASE_ENCODINGS",
