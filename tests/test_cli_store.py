@@ -315,3 +315,10 @@ def test_corrupt_meta_is_rebuilt_from_history(scratch_home: Path) -> None:
 def test_no_traceback_on_unexpected_input() -> None:
     r = cli("read", "a@0", "--json")
     assert r.code == 2 and r.json["error"]["code"] == "invalid_ref"
+
+
+def test_a_huge_write_limit_does_not_allocate_it(scratch_home: Path) -> None:
+    scratch_home.mkdir(parents=True)
+    (scratch_home / "scratch.toml").write_text("[limits]\nmax_write_bytes = 64000000000\n")
+    r = cli("write", "small", "--json", input="six b\n")
+    assert r.code == 0 and r.json["data"]["bytes"] == 6

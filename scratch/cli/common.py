@@ -169,6 +169,23 @@ def command(name: str, *, aliases: tuple[str, ...] = (), target: typer.Typer | N
     return decorate
 
 
+def _read_upto(stream: Any, limit: int | None) -> bytes:
+    """All of ``stream``, or its first ``limit + 1`` bytes: enough to tell it is too big.
+
+    Read in blocks: ``read(limit + 1)`` would allocate the whole limit up front.
+    """
+    parts: list[bytes] = []
+    size = 0
+    while limit is None or size <= limit:
+        want = 1 << 20 if limit is None else min(1 << 20, limit + 1 - size)
+        block = stream.read(want)
+        if not block:
+            break
+        parts.append(block)
+        size += len(block)
+    return b"".join(parts)
+
+
 def read_input(source: str | None, *, limit: int | None = None, what: str = "input",
                allow_empty: bool = False) -> bytes:
     """Bytes of FILE, or of stdin for None/'-'; refuses a terminal and (unless allowed) nothing."""
@@ -176,13 +193,12 @@ def read_input(source: str | None, *, limit: int | None = None, what: str = "inp
         if sys.stdin is None or sys.stdin.isatty():
             raise UsageError(f"no {what}: stdin is a terminal; pipe data in or give a FILE",
                              code="no_input")
-        stream = sys.stdin.buffer
-        data = stream.read(limit + 1) if limit is not None else stream.read()
+        data = _read_upto(sys.stdin.buffer, limit)
         label = "stdin"
     else:
         try:
             with open(source, "rb") as fh:
-                data = fh.read(limit + 1) if limit is not None else fh.read()
+                data = _read_upto(fh, limit)
         except FileNotFoundError:
             raise ScratchError(f"no such file: {source}", code="file_not_found",
                                path=source) from None
