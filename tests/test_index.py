@@ -285,6 +285,39 @@ def test_yaml_multi_document(tmp_path: Path) -> None:
     assert info is not None and (info.start_line, info.end_line) == (8, 10)
 
 
+TRICKY_YAML = b"""base: &base {cpu: 1, mem: 2Gi}
+svc:
+  <<: *base
+  mem: 4Gi
+tags: !custom {a: 1}
+when: 2024-01-02
+bin: !!binary aGVsbG8=
+yes: on
+list: &l [1, 2.5, .inf, ~, "07", 0x1F, 1_000]
+again: *l
+? [complex, key]
+: value
+text: >
+  folded
+  text
+"""
+
+
+def test_yaml_values_from_events_match_the_loader(tmp_path: Path) -> None:
+    from scratch.index.yamlskel import load_all, yaml_skeleton
+
+    path = tmp_path / "tricky.yaml"
+    path.write_bytes(TRICKY_YAML)
+    _, docs, values = yaml_skeleton(path, values=True)
+    assert docs == 1 and values == load_all(TRICKY_YAML)
+    assert values[0]["svc"] == {"cpu": 1, "mem": "4Gi"}
+    assert values[0]["when"] == "2024-01-02" and values[0]["yes"] is True
+    ix = store(tmp_path, TRICKY_YAML)
+    assert ix.format == "yaml"
+    assert ix.value_at(["svc", "mem"]) == "4Gi" and ix.value_at(["again", 5]) == 31
+    assert ix.value_at(["tags"]) == {"a": 1}
+
+
 def test_yaml_single_document_is_the_root(tmp_path: Path) -> None:
     data = KUBECTL_YAML.split(b"---\n")[1]
     ix = store(tmp_path, data)

@@ -268,10 +268,14 @@ def analyze_yaml(path: Path) -> Analysis:
     import yaml
 
     from scratch.index.schema import SUMMARY_DEPTH, summarize_value
-    from scratch.index.yamlskel import load_all, yaml_skeleton
+    from scratch.index.yamlskel import yaml_skeleton
+
+    small = path.stat().st_size <= YAML_VALUE_SUMMARY_MAX
+    from scratch.formats.jsontext import no_gc
 
     try:
-        b, docs = yaml_skeleton(path)
+        with no_gc():
+            b, docs, values = yaml_skeleton(path, values=small)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -280,21 +284,13 @@ def analyze_yaml(path: Path) -> Analysis:
         return Analysis("yaml", ok=False, error=_err(str(problem), line, col))
     schema: dict[str, Any] | None = None
     warnings: list[str] = []
-    if path.stat().st_size <= YAML_VALUE_SUMMARY_MAX:
-        from scratch.formats.jsontext import no_gc
-
+    if values is not None:
         with no_gc():  # the values are dropped before the GC comes back
-            try:
-                values = load_all(path.read_bytes())
-            except (yaml.YAMLError, ValueError, RecursionError) as exc:
-                warnings.append(f"YAML values could not be built ({type(exc).__name__}); "
-                                "the schema shows structure only")
-            else:
-                value = values if docs != 1 else values[0]
-                spans = record_paths(b, SUMMARY_DEPTH)
-                schema = summarize_value(value, lines_of=spans.get)
-                del values, value
-    if schema is None:
+            value = values if docs != 1 else values[0]
+            spans = record_paths(b, SUMMARY_DEPTH)
+            schema = summarize_value(value, lines_of=spans.get)
+            del values, value
+    else:
         schema = summarize_records(b)
     info = {"schema": schema, "layout": "yaml", "documents": docs}
     return Analysis("yaml", info=info, builder=b, layout="yaml", warnings=warnings)

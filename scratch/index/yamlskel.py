@@ -38,6 +38,7 @@ from scratch.index.skeleton import (
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_NO_KEY: Any = object()
 
 
 def _filtered_resolvers() -> dict[Any, list[Any]]:
@@ -108,11 +109,32 @@ _TAG_TYPE = {
 }
 
 
-def scalar_type(e: Any) -> int:
+def scalar_tag(e: Any) -> str:
     tag = e.tag
     if tag is None or tag == "!":
         tag = _RESOLVER.resolve(yaml.ScalarNode, e.value, e.implicit)
-    return _TAG_TYPE.get(tag, T_STR)
+    return tag  # type: ignore[no-any-return]
+
+
+def scalar_type(e: Any) -> int:
+    return _TAG_TYPE.get(scalar_tag(e), T_STR)
+
+
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_SCALAR_BUILDERS = {
+    "tag:yaml.org,2002:null": _CONSTRUCTOR.construct_yaml_null,
+    "tag:yaml.org,2002:bool": _CONSTRUCTOR.construct_yaml_bool,
+    "tag:yaml.org,2002:int": _CONSTRUCTOR.construct_yaml_int,
+    "tag:yaml.org,2002:float": _CONSTRUCTOR.construct_yaml_float,
+}
+
+
+def scalar_value(e: Any, tag: str) -> Any:
+    """The value :class:`Loader` gives a scalar event (strings for every other tag)."""
+    build = _SCALAR_BUILDERS.get(tag)
+    if build is None:
+        return e.value
+    return build(yaml.ScalarNode(tag, e.value, style=e.style))
 
 
 def load_all(data: bytes | str) -> list[Any]:
@@ -126,7 +148,7 @@ def _end_line(mark: Any) -> int:
 
 class _Frame:
     __slots__ = ("idx", "kind", "depth", "n", "key", "key_line", "last_end", "starts", "flow",
-                 "recorded", "start_index")
+                 "recorded", "start_index", "value", "pkey", "anchor")
 
     def __init__(self, idx: int | None, kind: str, depth: int, flow: bool, recorded: bool) -> None:
         self.idx = idx
@@ -140,41 +162,79 @@ class _Frame:
         self.flow = flow
         self.recorded = recorded  # children get records
         self.start_index = 0
+        self.value: Any = None  # the container being built (values=True)
+        self.pkey: Any = None  # this container's key in its parent
+        self.anchor: str | None = None
 
 
 def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
-                  max_records: int = MAX_RECORDS,
-                  expand_bytes: int = EXPAND_BYTES) -> tuple[Builder, int]:
-    """(records, number of documents). Raises ``yaml.YAMLError`` on a syntax error.
+                  max_records: int = MAX_RECORDS, expand_bytes: int = EXPAND_BYTES,
+                  values: bool = False) -> tuple[Builder, int, list[Any] | None]:
+    """(records, number of documents, the documents' values if ``values``). Raises
+    ``yaml.YAMLError`` on a syntax error.
 
     Same expansion rules as :mod:`scratch.index.jsonskel`: containers deeper than ``depth``
     keep their children's records only when their text exceeds ``expand_bytes`` (known when
-    they close; smaller ones are truncated back to one LAZY record).
+    they close; smaller ones are truncated back to one LAZY record). With ``values`` the same
+    events also build the documents' values (as :class:`Loader` would, merge keys aside:
+    merged keys come after the mapping's own), which saves parsing the stream twice.
     """
     b = Builder()
     root = b.open(NONE, None, T_ARR, 1)
     stack: list[_Frame] = [_Frame(root, "docs", -1, False, True)]
-    anchors: dict[str, int] = {}
+    if values:
+        stack[0].value = []
+    anchors: dict[str, tuple[int, int]] = {}  # anchor -> (type, length) of its node
+    anchored: dict[str, Any] = {}
     skip_key_depth = 0  # inside a complex (non-scalar) mapping key
+    ckey: list[list[Any]] = []  # its value being built: [container, pending key or _NO_KEY]
     docs = 0
     with open(path, "rb") as f:
+        # Class identity tests instead of isinstance: this loop runs once per event.
+        scalar_cls, alias_cls = ev.ScalarEvent, ev.AliasEvent
+        starts_cls = (ev.MappingStartEvent, ev.SequenceStartEvent)
+        ends_cls = (ev.MappingEndEvent, ev.SequenceEndEvent)
         for e in yaml.parse(f, Loader=_BaseLoader):
+            cls = e.__class__
             if skip_key_depth:
-                if isinstance(e, (ev.MappingStartEvent, ev.SequenceStartEvent)):
+                # A mapping key that is itself a mapping or sequence: build its value so the
+                # key text is str(value), as Loader makes it.
+                if cls in starts_cls:
                     skip_key_depth += 1
-                elif isinstance(e, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+                    ckey.append([{} if cls is ev.MappingStartEvent else [], _NO_KEY])
+                    continue
+                if cls in ends_cls:
                     skip_key_depth -= 1
+                    done = ckey.pop()[0]
                     if not skip_key_depth:
-                        stack[-1].key = ("<complex key>", stack[-1].key_line)
+                        stack[-1].key = (str(done), stack[-1].key_line)
+                        continue
+                    v = done
+                elif cls is scalar_cls:
+                    v = scalar_value(e, scalar_tag(e))
+                elif cls is alias_cls:
+                    v = anchored.get(e.anchor)
+                else:
+                    continue
+                holder = ckey[-1]
+                if isinstance(holder[0], list):
+                    holder[0].append(v)
+                elif holder[1] is _NO_KEY:
+                    holder[1] = str(v)
+                else:
+                    holder[0][holder[1]] = v
+                    holder[1] = _NO_KEY
                 continue
             top = stack[-1]
-            if isinstance(e, (ev.StreamStartEvent, ev.StreamEndEvent, ev.DocumentEndEvent)):
-                continue
-            if isinstance(e, ev.DocumentStartEvent):
-                docs += 1
-                continue
-            if isinstance(e, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+            is_scalar = cls is scalar_cls
+            if not is_scalar and cls is not alias_cls and cls not in starts_cls:
+                if cls is ev.DocumentStartEvent:
+                    docs += 1
+                if cls not in ends_cls:
+                    continue
                 frame = stack.pop()
+                if frame.anchor:
+                    anchors[frame.anchor] = (T_OBJ if frame.kind == "map" else T_ARR, frame.n)
                 end = _end_line(e.end_mark) if frame.flow else max(frame.last_end,
                                                                    frame.key_line)
                 if frame.idx is not None:
@@ -187,19 +247,22 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
                         b.set_items(frame.idx, frame.starts)
                     start = b.recs[frame.idx][7]
                     b.close(frame.idx, max(end, start), frame.n, flags=lazy)
+                if values:
+                    _attach(stack[-1], frame.pkey, frame.value)
                 _child_done(stack[-1], max(end, 1))
                 _maybe_big(b, stack[-1], big_array)
                 continue
             # a node: scalar, alias, mapping or sequence start
             if top.kind == "map" and top.key is None:
-                if isinstance(e, ev.ScalarEvent):
+                if is_scalar:
                     top.key = (e.value, e.start_mark.line + 1)
                     top.key_line = e.start_mark.line + 1
-                elif isinstance(e, ev.AliasEvent):
+                elif cls is alias_cls:
                     top.key = ("*" + e.anchor, e.start_mark.line + 1)
                     top.key_line = e.start_mark.line + 1
                 else:
                     skip_key_depth = 1
+                    ckey.append([{} if cls is ev.MappingStartEvent else [], _NO_KEY])
                     top.key_line = e.start_mark.line + 1
                 continue
             if top.kind == "map":
@@ -212,25 +275,34 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
             record = top.recorded and top.starts is None and len(b) < max_records
             if top.kind == "seq" and top.starts is not None:
                 top.starts.append(vline)
-            if isinstance(e, (ev.ScalarEvent, ev.AliasEvent)):
-                if isinstance(e, ev.ScalarEvent):
-                    code = scalar_type(e)
+            if is_scalar or cls is alias_cls:
+                if is_scalar:
+                    tag = scalar_tag(e)
+                    code = _TAG_TYPE.get(tag, T_STR)
                     length = len(e.value) if code == T_STR else 0
                     if e.anchor:
-                        anchors[e.anchor] = code
+                        anchors[e.anchor] = (code, length)
+                    if values:
+                        v = scalar_value(e, tag)
+                        if e.anchor:
+                            anchored[e.anchor] = v
+                        _attach(top, key, v)
                 else:
-                    code, length = anchors.get(e.anchor, T_STR), 0
+                    code, length = anchors.get(e.anchor, (T_STR, 0))
+                    if values:
+                        _attach(top, key, anchored.get(e.anchor))
                 end = _end_line(e.end_mark)
                 if record:
                     leaf = b.open(top.idx if top.idx is not None else NONE, key, code,
                                   member_line, vline, vcol)
-                    b.close(leaf, max(end, member_line), length)
+                    # an alias of a container: its children live at the anchor, so readers
+                    # must parse (LAZY) rather than look for child records here
+                    lazy = 1 if code in (T_OBJ, T_ARR) and length else 0
+                    b.close(leaf, max(end, member_line), length, flags=lazy)
                 _child_done(top, max(end, member_line))
                 _maybe_big(b, top, big_array)
                 continue
-            code = T_OBJ if isinstance(e, ev.MappingStartEvent) else T_ARR
-            if getattr(e, "anchor", None):
-                anchors[e.anchor] = code
+            code = T_OBJ if cls is ev.MappingStartEvent else T_ARR
             idx: int | None = None
             if record:
                 idx = b.open(top.idx if top.idx is not None else NONE, key, code, member_line,
@@ -239,6 +311,12 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
             frame = _Frame(idx, "map" if code == T_OBJ else "seq", child_depth,
                            bool(e.flow_style), idx is not None and child_depth < MAX_DEPTH)
             frame.start_index = e.start_mark.index
+            frame.anchor = e.anchor
+            if values:
+                frame.value = {} if code == T_OBJ else []
+                frame.pkey = key
+                if e.anchor:
+                    anchored[e.anchor] = frame.value
             frame.last_end = member_line
             frame.key_line = member_line
             stack.append(frame)
@@ -248,7 +326,20 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
     if docs == 1 and len(b) > 1:
         _reroot(b)
     b.finish()
-    return b, docs
+    return b, docs, stack[0].value
+
+
+def _attach(frame: _Frame, key: Any, value: Any) -> None:
+    if frame.kind == "map":
+        if key == "<<" and isinstance(value, (dict, list)):  # merge key
+            for merged in (value if isinstance(value, list) else [value]):
+                if isinstance(merged, dict):
+                    for k, v in merged.items():
+                        frame.value.setdefault(k, v)
+            return
+        frame.value[key] = value
+    else:
+        frame.value.append(value)
 
 
 def _child_done(frame: _Frame, end: int) -> None:
