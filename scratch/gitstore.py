@@ -94,7 +94,10 @@ class GitStore:
             self._clear_stale_index_lock()
             proc = self._git("add", "-A", "--", *paths, check=False)
             if proc.returncode == 0:
-                proc = self._git("commit", "-q", "--no-verify", "-m", message, "--", *paths,
+                # No pathspec: "commit -- paths" would hash every path again (a second pass
+                # over a 1 GB output); the index holds only what was just staged, since every
+                # scratch change stages and commits under the store lock and unstages on error.
+                proc = self._git("commit", "-q", "--no-verify", "-m", message,
                                  author=author, check=False)
                 if proc.returncode == 0:
                     return True
@@ -103,11 +106,23 @@ class GitStore:
                     return False
             err = proc.stderr.decode(errors="replace")
             if "index.lock" not in err:
+                self._git("reset", "-q", "--", *paths, check=False)
                 raise StoreError(f"git failed to record the change: {err.strip()}",
                                  code="git_failed")
             time.sleep(min(0.05 * (attempt + 1), 0.5))
         raise StoreError("git's index stayed locked by another program for too long",
                          code="git_locked")
+
+    def store_object_async(self, path: Path) -> subprocess.Popen[bytes]:
+        """Start writing ``path`` into the object database in the background.
+
+        A later ``git add`` of identical content then only hashes it: git skips compressing
+        and writing an object it already has. Ingest runs this on the second core while it
+        builds the index. The caller must ``wait()`` for the process.
+        """
+        return subprocess.Popen(["git", "hash-object", "-w", "--", str(path)], cwd=self.root,
+                                env=self.env(), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
 
     def _clear_stale_index_lock(self) -> None:
         lock = self.git_dir / "index.lock"

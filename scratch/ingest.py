@@ -23,6 +23,7 @@ import hashlib
 import io
 import os
 import re
+import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ Progress = Callable[[str, int, "int | None"], None]
 # Tokens of the --json envelope around the pointer's data ({"scratch":1,...,"meta":{tokens,
 # budget}} and "pointer_tokens"), measured at 58-62; rounded up.
 ENVELOPE_TOKENS = 80
+BACKGROUND_OBJECT_BYTES = 4 << 20
 TOOL_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -217,6 +219,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     os.close(fd)
     prepared = Path(prepared_name)
     companions_tmp: list[Path] = []
+    writer: subprocess.Popen[bytes] | None = None
     try:
         source: BinaryIO
         if spooled.data is not None:
@@ -227,6 +230,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         with source:
             norm = normalize(source, prepared, declared=opts.fmt, raw=opts.raw,
                              progress=progress)
+        if prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
+            # compress the content into git on the second core while the index is built
+            writer = store.git.store_object_async(prepared)
         blob, size = file_blob(prepared)
         index, norm.format = _index_or_text(store, prepared, blob, norm.format, spec.base,
                                             norm.analysis, progress, norm.warnings)
@@ -247,6 +253,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             companions_tmp.append(path)
             items.append(citem)
             companion_names.append(cname)
+        if writer is not None:  # git add then finds the object written and only hashes
+            writer.wait()
+            writer = None
         with store.lock():
             records = store.commit_versions(items, verb="Ingest",
                                             note=" Partial output." if opts.partial else "")
@@ -271,6 +280,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         overhead = ENVELOPE_TOKENS + sum(count_text(w, spec) + 2 for w in norm.warnings)
         data, _ = fit_data(pointer, judged, lambda t: count_text(t, spec), overhead)
     finally:
+        if writer is not None:
+            writer.wait()
         prepared.unlink(missing_ok=True)
         for path in companions_tmp:
             path.unlink(missing_ok=True)
