@@ -45,9 +45,11 @@ def main_callback(
 # command it was asked for; --help, completion and unknown names load them all. A test checks
 # this table against the full command tree.
 COMMAND_MODULES = {
-    **dict.fromkeys(("head", "tail", "slice", "grep", "schema", "get-in", "get_in", "read",
-                     "item-schema", "item_schema", "iterate-over", "iterate_over",
-                     "summarize"), "explore_cmds"),
+    **dict.fromkeys(("head", "tail", "slice", "read"), "lines_cmds"),
+    "grep": "grep_cmds",
+    **dict.fromkeys(("schema", "get-in", "get_in"), "struct_cmds"),
+    **dict.fromkeys(("item-schema", "item_schema", "iterate-over", "iterate_over", "summarize"),
+                    "items_cmds"),
     **dict.fromkeys(("ingest", "run"), "ingest_cmds"),
     "log": "log_cmds",
     **dict.fromkeys(("init", "write", "history", "diff", "restore", "rm", "ls", "stats",

@@ -1,0 +1,48 @@
+"""item-schema, iterate-over and summarize: the items of an array, and summaries."""
+
+from typing import Annotated, Optional
+
+import typer
+
+from scratch.cli.common import RefArg, command
+from scratch.cli.explore_opts import (
+    FieldsOpt,
+    FitOpt,
+    LimitOpt,
+    OffsetOpt,
+    PathArg,
+)
+from scratch.context import Context
+
+
+@command("item-schema", aliases=("item_schema",),
+         help="Union of the keys across the items of the array at PATH (nested keys dotted), "
+         "with types and presence k/n; --offset/--limit look at a window.\n\n"
+         "Example: scratch item-schema 1a2b items")
+def item_schema_cmd(ctx: Context, ref: RefArg, path: PathArg, offset: OffsetOpt = 0,
+                    limit: LimitOpt = None):
+    from scratch.explore.items import item_schema
+    return item_schema(ctx, ref, path, offset=offset, limit=limit)
+
+@command("iterate-over", aliases=("iterate_over",),
+         help="One row per item of the array at PATH with the chosen --fields (missing fields "
+         "null, long strings cut with the get-in command that shows them). --where takes an "
+         "RFC 9535 filter such as \"@.status.phase == 'Failed'\".\n\n"
+         "Example: scratch iterate-over 1a2b items --fields metadata.name,status.phase --limit 20")
+def iterate_over_cmd(ctx: Context, ref: RefArg, path: PathArg, fields: FieldsOpt,
+                     offset: OffsetOpt = 0, limit: LimitOpt = None,
+                     where: Annotated[Optional[str], typer.Option(
+                         "--where", metavar="EXPR", help="Keep items matching this RFC 9535 "
+                         "filter (@ is the item).", show_default=False)] = None,
+                     fit: FitOpt = False):
+    from scratch.explore.items import iterate_over
+    return iterate_over(ctx, ref, path, fields, offset=offset, limit=limit, where=where, fit=fit)
+
+@command("summarize", help="A deterministic local summary of REF, cached per version.\n\n"
+         "Format, size, outline, value counts of low-cardinality fields, numeric and time "
+         "ranges, log levels and sample error lines; or, with summarize.command configured, "
+         "that command's answer over the content in pieces.\n\n"
+         "Example: scratch summarize 1a2b")
+def summarize_cmd(ctx: Context, ref: RefArg):
+    from scratch.explore.summarize import summarize
+    return summarize(ctx, ref)

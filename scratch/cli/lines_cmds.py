@@ -1,0 +1,56 @@
+"""head, tail, slice and read: line ranges of an entry, priced and budgeted."""
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from scratch.cli.common import RefArg, command
+from scratch.cli.explore_opts import (
+    FitOpt,
+    LinesOpt,
+    NoNumbersOpt,
+)
+from scratch.context import Context
+
+
+@command("head", help="The first N lines of REF, numbered, priced in tokens.\n\n"
+         "Example: scratch head kubectl_get/20261130T071502Z-1a2b3c4d -n 20")
+def head_cmd(ctx: Context, ref: RefArg, n: LinesOpt = 50, no_numbers: NoNumbersOpt = False,
+             fit: FitOpt = False):
+    from scratch.explore.lines import head
+    return head(ctx, ref, n, numbers=not no_numbers, fit=fit)
+
+@command("tail", help="The last N lines of REF (errors are usually at the end).\n\n"
+         "Example: scratch tail app-log -n 40")
+def tail_cmd(ctx: Context, ref: RefArg, n: LinesOpt = 50, no_numbers: NoNumbersOpt = False,
+             fit: FitOpt = False):
+    from scratch.explore.lines import tail
+    return tail(ctx, ref, n, numbers=not no_numbers, fit=fit)
+
+@command("slice", help="Lines START to END of REF (1-indexed, inclusive).\n\n"
+         "Example: scratch slice 1a2b 120 180")
+def slice_cmd(ctx: Context, ref: RefArg,
+              start: Annotated[int, typer.Argument(metavar="START", help="First line (>= 1).")],
+              end: Annotated[int, typer.Argument(metavar="END", help="Last line (>= START).")],
+              no_numbers: NoNumbersOpt = False, fit: FitOpt = False):
+    from scratch.explore.lines import slice_
+    return slice_(ctx, ref, start, end, numbers=not no_numbers, fit=fit)
+
+@command("read", help="The whole content of REF (NAME or NAME@N) if it fits the per-call cap and "
+         "budget, or with --since-version N what changed since version N as a compact diff.\n\n"
+         "Binary content is not printed to a terminal unless --raw.\n\n"
+         "Example: scratch read notes/plan.md --since-version 2")
+def read_cmd(ctx: Context, ref: RefArg,
+             since_version: Annotated[Optional[int], typer.Option(
+                 "--since-version", metavar="N", help="Show only what changed since version N.",
+                 show_default=False)] = None,
+             context: Annotated[int, typer.Option("-U", "--unified", metavar="N",
+                                                  help="Context lines in the diff.")] = 3,
+             raw: Annotated[bool, typer.Option("--raw", help="Print binary content even to a "
+                                                "terminal.")] = False,
+             fit: FitOpt = False):
+    from scratch.explore.read import read, read_since
+    if since_version is not None:
+        return read_since(ctx, ref, since_version, context)
+    return read(ctx, ref, raw=raw, is_terminal=sys.stdout.isatty(), fit=fit)
