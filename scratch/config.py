@@ -12,7 +12,6 @@ Invariants:
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,9 +157,11 @@ def load_config(root: Path | None, environ: Mapping[str, str] | None = None) -> 
         except OSError as exc:
             raise ConfigError(f"cannot read {CONFIG_FILE}: {exc.strerror}") from None
         if raw is not None:
+            import tomllib  # only when there is a file to read
+
             try:
                 data = tomllib.loads(raw.decode("utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError is one
                 raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}") from None
             for key, value in _flatten(data).items():
                 if key not in SETTINGS:

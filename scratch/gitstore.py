@@ -14,7 +14,6 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import time
@@ -30,6 +29,8 @@ STALE_INDEX_LOCK_SECONDS = 20.0
 
 def blob_sha(data: bytes) -> str:
     """The object id git gives ``data`` as a blob (computed here: no process needed)."""
+    import hashlib
+
     return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +29,8 @@ def exclusive(lock_file: Path) -> Iterator[None]:
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    import tempfile  # only writers pay for it
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix="~")
     try:

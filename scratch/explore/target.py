@@ -13,7 +13,6 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +95,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
             raise UsageError("logs have no versions", code="invalid_ref", ref=ref)
         path = store.content_path(name, "log")
         size = path.stat().st_size
+        import hashlib
         key = hashlib.sha1(f"{store.agent}/{name}".encode()).hexdigest()[:16]
         directory = store.cache_dir / "index" / f"log-{key}-{size}"
         fmt = "ndjson"
