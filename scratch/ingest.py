@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from scratch import stats
 from scratch.context import Context
 from scratch.errors import LimitExceeded, ScratchError, UsageError
 from scratch.gitstore import blob_sha
@@ -291,8 +290,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     budget = budget_for(ctx)
     budget.record_intercepted(intercepted)
     view = budget.charge(pointer_tokens, kind="pointer", enforce=False)
-    stats.record(ctx.root, ctx.agent, "ingest_stored", tokens_intercepted=intercepted)
-    meta = {"tokens": token_meta(pointer_tokens, spec), "budget": budget_meta(view)}
+    meta = {"tokens": token_meta(pointer_tokens, spec), "budget": budget_meta(view),
+            "intercepted": intercepted}
     return Result("ingest", data=data, text=text, meta=meta, style="pointer",
                   warnings=tuple(norm.warnings))
 

@@ -52,6 +52,4 @@ def charge_answer(ctx: Context, tokens: int, *, code: str, suggestions: list[str
         if details:
             exc.details.update(details)
         raise
-    from scratch import stats
-    stats.record(ctx.root, ctx.agent, "priced", tokens_extracted=tokens)
     return {"tokens": token_meta(tokens, spec), "budget": budget_meta(view)}

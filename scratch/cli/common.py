@@ -107,7 +107,7 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
             code = result
         else:
             code = render.render(result, json_mode=json_mode)
-            _record(ctx, name)
+            _record(ctx, name, result.meta)
     except ScratchError as exc:
         if _debug():
             raise
@@ -126,10 +126,17 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     raise typer.Exit(code)
 
 
-def _record(ctx: Any, name: str) -> None:
-    if (ctx.root / ".git").exists():
-        from scratch import stats
-        stats.record(ctx.root, ctx.agent, name)
+def _record(ctx: Any, name: str, meta: dict[str, Any]) -> None:
+    """Count the operation, and the tokens it kept out of (or put into) the context."""
+    if not (ctx.root / ".git").exists():
+        return
+    from scratch import stats
+    counters: dict[str, int] = {}
+    if meta.get("intercepted"):
+        counters["tokens_intercepted"] = int(meta["intercepted"])
+    elif "budget" in meta and meta.get("tokens"):
+        counters["tokens_extracted"] = int(meta["tokens"]["count"])
+    stats.record(ctx.root, ctx.agent, name, **counters)
 
 
 def _silence_stdout() -> None:

@@ -46,7 +46,7 @@ def _regions(target: Target, options: Any, from_line: int) -> list[Any]:
         try:
             start = index.line_offset(from_line)
             return list(grep_buffer(buf, options, start=start, first_lineno=from_line,
-                                    line_starts=index._offsets()))
+                                    line_starts=index.line_starts()))
         finally:
             buf.close()
 

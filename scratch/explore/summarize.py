@@ -106,7 +106,7 @@ def _error_word_lines(target: Target, limit: int = 10) -> list[str]:
     with open(target.path, "rb") as fh:
         buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            for region in grep_buffer(buf, options, line_starts=target.index._offsets()):
+            for region in grep_buffer(buf, options, line_starts=target.index.line_starts()):
                 out += [f"  {ln.lineno}: {ln.display()[:200]}" for ln in region.lines]
         finally:
             buf.close()
