@@ -198,8 +198,9 @@ def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
     text = p.get("text")
     if text and detail >= 1:
         if text.get("timestamp_format"):
-            tr = text.get("time_range") or ["?", "?"]
-            out.append(f"log: {text['timestamp_format']} timestamps, {tr[0]} .. {tr[-1]}")
+            tr = [t for t in (text.get("time_range") or []) if t]
+            span = f", {tr[0]} .. {tr[-1]}" if tr else ""
+            out.append(f"log: {text['timestamp_format']} timestamps{span}")
         if text.get("levels"):
             out.append("levels: " + ", ".join(f"{k} {v}" for k, v in text["levels"].items()))
         if text.get("columns"):
