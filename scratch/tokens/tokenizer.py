@@ -7,9 +7,12 @@ Invariants:
   ``o200k_base``/``cl100k_base`` (special-token text counts as ordinary text), SentencePiece
   ``encode`` length for ``gemma3``. Which engine counts is only a speed choice.
 - Engines for o200k_base/cl100k_base (measured on this project's shared 2-core machine):
-  - pure Python (:mod:`scratch.tokens.pybpe`): verified ranks from the cache (~0.06 s o200k,
-    ~0.03 s cl100k; ~0.25 s the first time) + ``regex`` (~0.015 s); ~3 MB/s. Used for counts
-    up to :data:`PY_MAX_CHARS` while tiktoken is not built: the common small answer.
+  - pure Python (:mod:`scratch.tokens.pybpe`): ~1 ms to start (the memory-mapped rank table
+    of :mod:`scratch.tokens.ranktable` + the stdlib ``re`` twin of the pattern for ASCII
+    text; ``regex`` adds ~10 ms for other text), then ~1 ms per 2 KB of new text, ~5 MB/s
+    once its pieces repeat. The table is built once per cache from the verified ranks
+    (~0.35 s o200k). Used for counts up to :data:`PY_MAX_CHARS` while tiktoken is not built:
+    the common small answer. Without a cache it uses the rank dict (~0.05 s to load).
   - tiktoken ``Encoding`` built from the same ranks: + ~0.15-0.2 s to build; 11-30 MB/s per
     thread. Used for ids, decoding, cutting, and mid-sized counts.
   - toktok (exact, Rust, vocabulary verified against the published hash once per version):
@@ -30,14 +33,13 @@ from typing import Any
 
 from scratch.errors import UsageError
 from scratch.tokens import loader
-from scratch.tokens.cuts import split_text
 from scratch.tokens.models import BASE_ENCODINGS, EncodingSpec
 
 # Characters counted (in one call or in total) from which loading toktok pays for itself (its
 # extra load time divided by the speed difference, rounded down).
 FAST_MIN_CHARS: dict[str, int] = {"o200k_base": 4_000_000, "cl100k_base": 1_000_000}
 # Below this many characters (and while tiktoken is not built) the pure-Python counter is
-# cheaper than building tiktoken's Encoding (~0.2 s) at ~3 MB/s.
+# cheaper than building tiktoken's Encoding (~0.2 s) at 3-5 MB/s.
 PY_MAX_CHARS = 256_000
 # SentencePiece is fastest on pieces of about this size.
 _SP_PIECE = 1 << 16
@@ -194,10 +196,42 @@ class BpeTokenizer(Tokenizer):
         if self._py is None:
             with self._lock:
                 if self._py is None:
+                    from scratch.tokens.pretok import ASCII_PATTERNS
                     from scratch.tokens.pybpe import PyBpe
 
-                    self._py = PyBpe(loader.BPE_FILES[self.name].pat_str, self.ranks())
+                    self._py = PyBpe(loader.BPE_FILES[self.name].pat_str, self._rank_lookup(),
+                                     ASCII_PATTERNS[self.name])
         return self._py
+
+    def _rank_lookup(self) -> Any:
+        """Ranks for the pure-Python counter: the dict when it is loaded already, else the
+        cached memory-mapped table (built once, from the verified ranks, when missing)."""
+        if self._ranks is None and self._source is None and self._cache is not None:
+            table = loader.open_rank_table(self.name, self._cache)
+            if table is not None:
+                return table
+            loader.write_rank_table(self.name, self._cache, self.ranks())
+        return self.ranks()
+
+    def _count_python(self, texts: list[str]) -> list[int] | None:
+        """Counts by the pure-Python counter, or None for a piece it refuses (too long)."""
+        from scratch.tokens.pybpe import PieceTooLong
+        from scratch.tokens.ranktable import TableDamaged
+
+        for attempt in (1, 2):
+            try:
+                return self._python().count_many(texts)  # type: ignore[no-any-return]
+            except PieceTooLong:
+                return None
+            except TableDamaged:
+                if attempt == 2:
+                    raise
+                # Damaged cache: rebuild it for the next process; this one counts with the
+                # verified rank dict (loaded by the rebuild).
+                with self._lock:
+                    self._py = None
+                    loader.write_rank_table(self.name, self._cache, self.ranks())
+        return None  # pragma: no cover - the loop always returns or raises
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         texts = list(texts)
@@ -218,12 +252,9 @@ class BpeTokenizer(Tokenizer):
                                 and self.fast_counter() is not None):
             return list(self._fast.count_batch(texts, 0, False))
         if self._encoding is None and total <= PY_MAX_CHARS:
-            from scratch.tokens.pybpe import PieceTooLong
-
-            try:
-                return self._python().count_many(texts)  # type: ignore[no-any-return]
-            except PieceTooLong:
-                pass
+            counts = self._count_python(texts)
+            if counts is not None:
+                return counts
         enc = self.encoding
         if len(texts) > 1 and total > 1 << 20:
             return [len(ids) for ids in enc.encode_ordinary_batch(texts, num_threads=2)]
@@ -290,6 +321,8 @@ class GemmaTokenizer(Tokenizer):
         texts = list(texts)
         if not texts:
             return []
+        from scratch.tokens.cuts import split_text
+
         pieces: list[str] = []
         owner: list[int] = []
         for i, text in enumerate(texts):
@@ -303,7 +336,7 @@ class GemmaTokenizer(Tokenizer):
         else:
             counts = [len(sp.encode(p)) for p in pieces]
         out = [0] * len(texts)
-        for i, c in zip(owner, counts):
+        for i, c in zip(owner, counts, strict=True):
             out[i] += c
         return out
 
