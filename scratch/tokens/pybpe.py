@@ -63,7 +63,7 @@ class PyBpe:
         """The pre-tokens of ``text``."""
         if self._ascii is not None and text.isascii():
             return self._ascii.findall(text)
-        return self._unicode_pattern().findall(text)  # type: ignore[no-any-return]
+        return self._unicode_pattern().findall(text)
 
     def merge_count(self, piece: bytes) -> int:
         """Tokens in one pre-token's bytes."""

@@ -47,6 +47,7 @@ _HEADER = struct.Struct("<8sI16s32s7I")  # ... followed by the header crc32
 _EMPTY = 0x80000000
 _META = struct.Struct("<II")
 _MEMO_LIMIT = 1 << 18
+_UNSEEN = -1  # never a rank
 
 
 class TableDamaged(Exception):
@@ -72,14 +73,14 @@ def build_table(name: str, source_sha256: str, ranks: Mapping[bytes, int]) -> by
     parts: list[bytes] = []
     offset = 0
     pack_meta = _META.pack
-    for i, key in enumerate(keys):
-        if key is None:
+    for i, token in enumerate(keys):
+        if token is None:
             slots[i] = _EMPTY | i
             continue
         slots[i] = offset
-        body = (ranks[key] << 8 | len(key)).to_bytes(4, "little") + key
-        parts.append(pack_meta(crc32(body, i), ranks[key] << 8 | len(key)) + key)
-        offset += 8 + len(key)
+        meta = ranks[token] << 8 | len(token)
+        parts.append(pack_meta(crc32(meta.to_bytes(4, "little") + token, i), meta) + token)
+        offset += 8 + len(token)
     if sys.byteorder == "big":  # pragma: no cover
         slots.byteswap()
     entries = b"".join(parts)
@@ -114,12 +115,11 @@ class RankTable:
     def get(self, key: bytes, default: int | None = None) -> int | None:
         """The rank of ``key``, or ``default`` when it is not a token."""
         memo = self._memo
-        if key in memo:
-            r = memo[key]
-            return default if r is None else r
-        r = self._lookup(key)
-        if len(memo) < _MEMO_LIMIT:
-            memo[key] = r
+        r = memo.get(key, _UNSEEN)
+        if r is _UNSEEN:
+            r = self._lookup(key)
+            if len(memo) < _MEMO_LIMIT:
+                memo[key] = r
         return default if r is None else r
 
     def __contains__(self, key: object) -> bool:

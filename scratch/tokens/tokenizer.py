@@ -220,7 +220,7 @@ class BpeTokenizer(Tokenizer):
 
         for attempt in (1, 2):
             try:
-                return self._python().count_many(texts)  # type: ignore[no-any-return]
+                return self._python().count_many(texts)
             except PieceTooLong:
                 return None
             except TableDamaged:
