@@ -27,7 +27,8 @@ Invariants:
   garbled pages, a pointer moved, an entry edited) is detected with probability 1 - 2**-32
   per damaged slot or entry read, and raises :class:`TableDamaged`; untouched damage cannot
   change a result. The header is checked (crc, sizes, name, source hash) when opened.
-- Read only: the mapping is never written; a new table replaces the file by rename.
+- Read only: the mapping is never written, and a new table replaces the file by rename, never
+  by rewriting it in place (a mapped file truncated under a reader would fault it).
 """
 
 from __future__ import annotations
