@@ -34,6 +34,7 @@ when a JSONPath is compiled.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -65,7 +66,13 @@ _INT_RE = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
 _DIGITS_RE = re.compile(r"-?[0-9]+\Z")
 _POINTER_INDEX_RE = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 # RFC 9535 member-name-shorthand: name-first = ALPHA / "_" / non-ASCII; then also DIGIT.
-_SHORTHAND_RE = re.compile(r"[A-Za-z_\u0080-\U0010FFFF][A-Za-z0-9_\u0080-\U0010FFFF]*\Z")
+_SHORTHAND = r"[A-Za-z_\u0080-\U0010FFFF][A-Za-z0-9_\u0080-\U0010FFFF]*\Z"
+
+
+@functools.cache
+def _shorthand_re() -> re.Pattern[str]:
+    # compiled on first use: the full-Unicode class costs ~10 ms, paid by every get-in otherwise
+    return re.compile(_SHORTHAND)
 _BARE_STOP = '.[]"\''
 
 
@@ -88,10 +95,7 @@ def _bare_ok(key: str, first: bool) -> bool:
         return False
     if first and key[0] in "$/":
         return False  # would be read as JSONPath or JSON Pointer
-    for ch in key:
-        if ch in _BARE_STOP or ch.isspace() or not ch.isprintable():
-            return False
-    return True
+    return not any(ch in _BARE_STOP or ch.isspace() or not ch.isprintable() for ch in key)
 
 
 def format_key(key: str, *, first: bool = False) -> str:
@@ -123,7 +127,7 @@ def format_pointer(segments: Sequence[str | int]) -> str:
 
 
 def _jsonpath_name(key: str) -> str:
-    if _SHORTHAND_RE.match(key):
+    if _shorthand_re().match(key):
         return "." + key
     inner = json.dumps(key, ensure_ascii=False)[1:-1].replace('\\"', '"').replace("'", "\\'")
     return f"['{inner}']"
