@@ -101,7 +101,7 @@ def check_options(opts: IngestOptions) -> None:
     if opts.name is not None:
         validate_name(opts.name)
     if opts.fmt is not None:
-        from scratch.formats.normalize import canonical_format
+        from scratch.formats.normalizer import canonical_format
         canonical_format(opts.fmt)
 
 
@@ -204,7 +204,7 @@ def _received_tokens(spooled: Spooled, spec: Any, enough: int) -> int | None:
 
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
            progress: Progress | None, received: int | None = None) -> Result:
-    from scratch.formats.normalize import normalize
+    from scratch.formats.normalizer import normalize
     from scratch.pointer import MAX_POINTER_TOKENS, build_pointer, fit_data, fit_pointer
     from scratch.tokens import count_text
 
@@ -330,7 +330,7 @@ def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, 
 
 def _companion(store: Store, tmp_dir: Path, cname: str, emb: Any, base: str,
                parent: str) -> tuple[Path, Pending]:
-    from scratch.formats.normalize import normalize
+    from scratch.formats.normalizer import normalize
     validate_name(cname)
     fd, tmp_name = tempfile.mkstemp(dir=tmp_dir, prefix=".tmp-companion-")
     os.close(fd)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scratch.formats import normalize, sniff
-from scratch.formats.sniff import SNIFF_BYTES
+from scratch.formats.sniffer import SNIFF_BYTES
 
 pytestmark = pytest.mark.corpus
 

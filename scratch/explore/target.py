@@ -117,7 +117,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
 
 
 def _sniff_file(path: Path) -> str:
-    from scratch.formats.sniff import sniff
+    from scratch.formats.sniffer import sniff
     with open(path, "rb") as fh:
         head = fh.read(65536)
         more = bool(fh.read(1))

@@ -71,7 +71,7 @@ def _classify(s: str) -> tuple[str, int] | None:
             return ("json", n) if n >= MIN_LINES else None
     n = s.count("\n") + (0 if s.endswith("\n") else 1)
     if n >= MIN_LINES:
-        from scratch.formats.sniff import sniff
+        from scratch.formats.sniffer import sniff
 
         if sniff(s.encode("utf-8", "surrogatepass"), complete=True) == "markdown":
             return "markdown", n

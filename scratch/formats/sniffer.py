@@ -1,7 +1,7 @@
 """Format detection from a bounded prefix of the content.
 
 :func:`sniff` looks at most at :data:`SNIFF_BYTES` bytes and returns one of :data:`FORMATS`.
-It never raises. The decision is a guess that :func:`scratch.formats.normalize.normalize`
+It never raises. The decision is a guess that :func:`scratch.formats.normalizer.normalize`
 confirms by parsing the whole content (a guess that does not hold becomes ``text`` with a
 warning), so the rules lean towards the structured formats only when the prefix clearly has
 their shape:

@@ -3,7 +3,7 @@
 Rules:
 
 - The format is ``declared`` (aliases allowed, see :data:`ALIASES`) or sniffed from the first
-  :data:`scratch.formats.sniff.SNIFF_BYTES` bytes.
+  :data:`scratch.formats.sniffer.SNIFF_BYTES` bytes.
 - JSON is stored in canonical form (:mod:`scratch.formats.jsontext`: 2-space indent, key order
   kept) so line tools work on minified input; ``raw=True`` keeps the bytes as received. The
   whole document is read and parsed once (the only format read into memory).
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from scratch.errors import UsageError
-from scratch.formats.sniff import FORMATS, SNIFF_BYTES, sniff
+from scratch.formats.sniffer import FORMATS, SNIFF_BYTES, sniff
 
 COPY_CHUNK = 1 << 20
 ALIASES = {"jsonl": "ndjson", "json-lines": "ndjson", "jsonlines": "ndjson", "yml": "yaml",
