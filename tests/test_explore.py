@@ -286,3 +286,30 @@ def test_summarize_command_runs_per_piece(scratch_home: Path, pods: str) -> None
     parts = r.json["data"]["summary"].split("[part ")
     counts = [int(p.split("\n", 1)[1].strip()) for p in parts[1:]]
     assert sum(counts) == len(stored(scratch_home, pods))
+
+
+def test_get_in_and_read_fit_cover_the_whole_answer(scratch_home: Path, pods: str) -> None:
+    doc = json.loads(SAMPLE.read_text())
+    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 150\n")
+    whole = json.dumps(doc["items"][3], indent=2, ensure_ascii=False) + "\n"
+    text = ""
+    r = cli("get-in", pods, "items.3", "--fit", "--json")
+    pages = 0
+    while True:
+        assert r.code == 0, r.out
+        assert r.json["meta"]["tokens"]["count"] <= 150
+        text += r.json["data"]["text"]
+        pages += 1
+        if "next" not in r.json["data"]:
+            break
+        r = run_next(r.json["data"]["next"])
+    assert pages > 3 and text == whole
+    cli("write", "notes.txt", input="".join(f"note {i}: {'x' * 30}\n" for i in range(200)))
+    lines: list[str] = []
+    r = cli("read", "notes.txt", "--fit", "--json")
+    while True:
+        lines += r.json["data"]["lines"]
+        if "next" not in r.json["data"]:
+            break
+        r = run_next(r.json["data"]["next"])
+    assert lines == [f"note {i}: {'x' * 30}" for i in range(200)]

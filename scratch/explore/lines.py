@@ -37,8 +37,8 @@ def last_fitting(target: Target, start: int, end: int, cap: int, spec: Any,
                  numbers: bool) -> int:
     """The last line L in start-1..end such that lines start..L cost at most ``cap``."""
     overhead = line_prefix_cost(end) if numbers else 0
-    base_cap = spec.base_limit(cap) if hasattr(spec, "base_limit") else cap
-    last = target.index.lines_fitting(start, base_cap, spec.base, per_line_overhead=overhead)
+    last = target.index.lines_fitting(start, spec.base_limit(cap), spec.base,
+                                      per_line_overhead=overhead)
     last = min(last, end)
     while last >= start and range_cost(target, start, last, spec, numbers=numbers) > cap:
         last -= 1
@@ -46,7 +46,7 @@ def last_fitting(target: Target, start: int, end: int, cap: int, spec: Any,
 
 
 def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: str,
-               code: str, numbers: bool, fit: bool, clamp: bool = True) -> Result:
+               code: str, numbers: bool, fit: bool) -> Result:
     target = open_target(ctx, ref, logs=True)
     total = target.index.line_count
     if total == 0 and command in ("head", "tail"):
@@ -62,7 +62,7 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
         raise OutOfRange(f"{target.name} has {total} lines; line {start} is past the end",
                          total_lines=total, start=start,
                          suggestions=[f"scratch tail {target.ref} -n 50"] if total else [])
-    end = min(end, total) if clamp else end
+    end = min(end, total)  # a range running past the end is cut there, not refused
     spec = ctx.encoding()
     flags = "" if numbers else " --no-numbers"
     cost = range_cost(target, start, end, spec, numbers=numbers)

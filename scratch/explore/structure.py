@@ -59,14 +59,16 @@ def _page(ctx: Context, text: str, *, offset: int, limit: int | None, fit: bool,
     if fit:
         cap = fit_cap(ctx)
         if cost > cap:
+            # estimate from per-line counts, then confirm with the exact count of the cut text
             per_line = _counts([w.rstrip("\n") for w in window], spec)
-            used = 0
-            keep = 0
+            used = keep = 0
             for c in per_line:
                 if spec.scale(used + c + 1) > cap:
                     break
                 used += c + 1
                 keep += 1
+            while keep > 0 and count_text("".join(window[:keep]), spec) > cap:
+                keep -= 1
             if keep == 0:
                 raise LimitExceeded(f"the first line alone is over the {cap} tokens one answer "
                                     "may use", code=code, limit=cap,
@@ -76,10 +78,11 @@ def _page(ctx: Context, text: str, *, offset: int, limit: int | None, fit: bool,
             cost = count_text(body, spec)
             end = offset + keep
             paging["lines"] = keep
-    if fit and end < (offset + (limit or total) if limit else total) and end < total:
-        remaining = (offset + limit - end) if limit else None
-        nxt = f"{again} --offset {end}" + (f" --limit {remaining}" if remaining else "") + " --fit"
-        paging["next"] = nxt
+        window_end = min(total, offset + limit) if limit else total
+        if end < window_end:
+            rest = f" --limit {offset + limit - end}" if limit else ""
+            nxt = f"{again} --offset {end}{rest} --fit"
+            paging["next"] = nxt
     meta = charge_answer(ctx, cost, code=code, suggestions=suggestions + [f"{again} --fit"])
     if nxt:
         meta["next"] = nxt
