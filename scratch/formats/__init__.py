@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from scratch.lazy import lazy_exports
 
 # Names load from their modules on first use (PEP 562): the index reader imports
 # scratch.formats.jsontext for every structured answer and must not pay for the ~60 sniffing
@@ -30,10 +31,4 @@ __all__ = ["ALIASES", "FORMATS", "SNIFF_BYTES", "Embedded", "Normalized", "canon
            "normalize", "sniff", "slug"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'scratch.formats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"scratch.formats.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOME, globals())

@@ -15,8 +15,9 @@ Public API (see each module for the invariants):
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from scratch.lazy import lazy_exports
 
 # Each name is imported from its module on first use (PEP 562), so a command that only needs
 # the model table (every priced answer) does not pay for the budget, stream and tokenizer
@@ -56,13 +57,7 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'scratch.tokens' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"scratch.tokens.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOME, globals())
 
 
 def __dir__() -> list[str]:
