@@ -193,6 +193,22 @@ def _read_upto(stream: Any, limit: int | None) -> bytes:
     return b"".join(parts)
 
 
+def group_default(group: typer.Typer, name: str, action: Callable[[Any], Any]) -> None:
+    """Make ``scratch <group>`` alone run ``action``; with a subcommand, hand the common options
+    given before it on to the subcommand (as the top-level options are)."""
+    def main(typer_ctx: typer.Context, json_output: JsonOpt = False, store: StoreOpt = None,
+             agent: AgentOpt = None, session: SessionOpt = None, model: ModelOpt = None,
+             encoding: EncodingOpt = None) -> None:
+        common = {"json_output": json_output, "store": store, "agent": agent,
+                  "session": session, "model": model, "encoding": encoding}
+        if typer_ctx.invoked_subcommand is not None:
+            GLOBAL_DEFAULTS.update({k: v for k, v in common.items() if v})
+            return
+        run(name, action, common)
+
+    group.callback(invoke_without_command=True)(main)
+
+
 def read_input(source: str | None, *, limit: int | None = None, what: str = "input",
                allow_empty: bool = False) -> bytes:
     """Bytes of FILE, or of stdin for None/'-'; refuses a terminal and (unless allowed) nothing."""

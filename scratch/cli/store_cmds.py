@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from scratch.cli.common import NameArg, app, command, read_input
+from scratch.cli.common import NameArg, app, command, group_default, read_input
 from scratch.context import Context
 
 SourceArg = Annotated[Optional[str], typer.Argument(
@@ -114,29 +114,12 @@ config_app = typer.Typer(name="config", help="Show the effective settings and wh
 app.add_typer(config_app, name="config")
 
 
-@config_app.callback(invoke_without_command=True)
-def config_cmd(typer_ctx: typer.Context,
-               json_output: Annotated[bool, typer.Option("--json", help="Print one JSON "
-                                                         "document.")] = False,
-               store: Annotated[Optional[str], typer.Option("--store", metavar="DIR",
-                                                            help="Store directory.")] = None,
-               agent: Annotated[Optional[str], typer.Option("--agent", metavar="NAME",
-                                                            help="Agent namespace.")] = None,
-               model: Annotated[Optional[str], typer.Option("--model", metavar="MODEL",
-                                                            help="Model override.")] = None,
-               ) -> None:
-    """Show the effective settings and where each came from."""
-    if typer_ctx.invoked_subcommand is not None:
-        from scratch.cli.common import GLOBAL_DEFAULTS
-        for key, value in (("json_output", json_output), ("store", store), ("agent", agent),
-                           ("model", model)):
-            if value:
-                GLOBAL_DEFAULTS[key] = value
-        return
-    from scratch.cli.common import run
+def _show_config(ctx: Context):
     from scratch.ops import files
-    run("config", files.show_config, {"json_output": json_output, "store": store,
-                                      "agent": agent, "model": model})
+    return files.show_config(ctx)
+
+
+group_default(config_app, "config", _show_config)
 
 
 @command("threshold", target=config_app,

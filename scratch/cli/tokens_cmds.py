@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from scratch.cli.common import app, command
+from scratch.cli.common import app, command, group_default
 from scratch.context import Context
 
 CHUNK = 1 << 20
@@ -85,27 +85,12 @@ budget_app = typer.Typer(name="budget", help="The agent's context budget for thi
 app.add_typer(budget_app, name="budget")
 
 
-@budget_app.callback(invoke_without_command=True)
-def budget_main(typer_ctx: typer.Context,
-                json_output: Annotated[bool, typer.Option("--json", help="Print one JSON "
-                                                          "document.")] = False,
-                agent: Annotated[Optional[str], typer.Option("--agent", metavar="NAME",
-                                                             help="Agent namespace.")] = None,
-                session: Annotated[Optional[str], typer.Option(
-                    "--session", metavar="NAME", help="Budget session.")] = None,
-                model: Annotated[Optional[str], typer.Option("--model", metavar="MODEL",
-                                                             help="Model.")] = None) -> None:
-    """Show model, tokenizer, window, usable, used, remaining, intercepted and extracted."""
-    from scratch.cli.common import GLOBAL_DEFAULTS, run
-    if typer_ctx.invoked_subcommand is not None:
-        for key, value in (("json_output", json_output), ("agent", agent),
-                           ("session", session), ("model", model)):
-            if value:
-                GLOBAL_DEFAULTS[key] = value
-        return
+def _show_budget(ctx: Context):
     from scratch.ops import tokens
-    run("budget", tokens.budget_show, {"json_output": json_output, "agent": agent,
-                                       "session": session, "model": model})
+    return tokens.budget_show(ctx)
+
+
+group_default(budget_app, "budget", _show_budget)
 
 
 @command("reset", target=budget_app, help="Start the session's budget over at zero used.\n\n"
