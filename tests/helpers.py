@@ -32,3 +32,22 @@ def cli(*args: str, input: bytes | str | None = None, env: dict[str, str] | None
     runner = CliRunner()
     result = runner.invoke(app, list(args), input=input, env=env, catch_exceptions=False)
     return Run(result.exit_code, result.stdout_bytes, result.stderr)
+
+
+def spec():
+    """The default encoding (o200k_base), as an agent without a configured model gets."""
+    from scratch.tokens import resolve_encoding
+
+    return resolve_encoding(None, None)
+
+
+def count(text: str) -> int:
+    from scratch.tokens import count_text
+
+    return count_text(text, spec())
+
+
+def count_bytes(data: bytes) -> int:
+    from scratch.tokens import count_stream
+
+    return count_stream([data], spec())

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Run, cli
+from tests.helpers import Run, cli, count, count_bytes
 
 PODS = Path(str(files("scratch") / "samples" / "pods.json"))
 AUTO_NAME = re.compile(r"(?P<tool>.+)/(?P<stamp>\d{8}T\d{6}Z)-(?P<hash>[0-9a-f]{8})")
@@ -28,24 +28,6 @@ AUTO_NAME = re.compile(r"(?P<tool>.+)/(?P<stamp>\d{8}T\d{6}Z)-(?P<hash>[0-9a-f]{
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-def spec():
-    from scratch.tokens import resolve_encoding
-
-    return resolve_encoding(None, None)
-
-
-def count(text: str) -> int:
-    from scratch.tokens import count_text
-
-    return count_text(text, spec())
-
-
-def count_bytes(data: bytes) -> int:
-    from scratch.tokens import count_stream
-
-    return count_stream([data], spec())
 
 
 def stored_path(home: Path, name: str) -> Path:

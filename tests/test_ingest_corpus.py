@@ -16,28 +16,10 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.helpers import cli
+from tests.helpers import cli, count, count_bytes
 
 pytestmark = pytest.mark.corpus
 ENVELOPE = 60  # tokens of the --json envelope around the pointer's data (measured 56-58)
-
-
-def spec():
-    from scratch.tokens import resolve_encoding
-
-    return resolve_encoding(None, None)
-
-
-def count(text: str) -> int:
-    from scratch.tokens import count_text
-
-    return count_text(text, spec())
-
-
-def count_bytes(data: bytes) -> int:
-    from scratch.tokens import count_stream
-
-    return count_stream([data], spec())
 
 
 def stored(home: Path, name: str) -> bytes:
