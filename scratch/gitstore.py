@@ -25,6 +25,10 @@ from scratch.errors import StoreError
 GITIGNORE = ("# scratch keeps caches, locks and budget state out of history\n"
              "/cache/\n/state/\n/.lock\n")
 STALE_INDEX_LOCK_SECONDS = 20.0
+# The store's own .git/config can be edited through 'scratch git' by any agent; nothing in it
+# may run code or change content inside another agent's commands.
+SAFE_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+               "-c", "core.autocrlf=false", "-c", "core.attributesFile=/dev/null")
 
 
 def blob_sha(data: bytes) -> str:
@@ -61,8 +65,8 @@ class GitStore:
              input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
         try:
             proc = subprocess.run(
-                ["git", *args], cwd=self.root, env=self.env(author=author), input=input,
-                capture_output=True,
+                ["git", *SAFE_CONFIG, *args], cwd=self.root, env=self.env(author=author),
+                input=input, capture_output=True,
             )
         except FileNotFoundError:
             raise StoreError("git is not installed or not on PATH; scratch needs it",
@@ -93,11 +97,14 @@ class GitStore:
         """
         for attempt in range(60):
             self._clear_stale_index_lock()
-            proc = self._git("add", "-A", "--", *paths, check=False)
+            # Unstage anything else first (left by a crash, or staged by hand through
+            # 'scratch git add'), so the commit holds exactly these paths; then commit without
+            # a pathspec, since "commit -- paths" would hash every path a second time (a
+            # second pass over a 1 GB output).
+            proc = self._git("reset", "-q", check=False)
             if proc.returncode == 0:
-                # No pathspec: "commit -- paths" would hash every path again (a second pass
-                # over a 1 GB output); the index holds only what was just staged, since every
-                # scratch change stages and commits under the store lock and unstages on error.
+                proc = self._git("add", "-A", "--", *paths, check=False)
+            if proc.returncode == 0:
                 proc = self._git("commit", "-q", "--no-verify", "-m", message,
                                  author=author, check=False)
                 if proc.returncode == 0:
@@ -121,7 +128,8 @@ class GitStore:
         and writing an object it already has. Ingest runs this on the second core while it
         builds the index. The caller must ``wait()`` for the process.
         """
-        return subprocess.Popen(["git", "hash-object", "-w", "--", str(path)], cwd=self.root,
+        return subprocess.Popen(["git", *SAFE_CONFIG, "hash-object", "-w", "--", str(path)],
+                                cwd=self.root,
                                 env=self.env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
 
@@ -149,8 +157,17 @@ class GitStore:
         """Commits that touched ``path``, oldest first: id, time, message, blob (None: deleted)."""
         from git import Repo  # heavy import, only for history
 
+        # GitPython's processes inherit os.environ: keep the caller's GIT_* out of them too
+        leaked = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("GIT_")}
+        try:
+            commits = self._history(Repo, path)
+        finally:
+            os.environ.update(leaked)
+        return commits
+
+    def _history(self, repo_class: Any, path: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        with Repo(self.root) as repo:
+        with repo_class(self.root) as repo:
             for commit in repo.iter_commits("HEAD", paths=path):
                 try:
                     blob = commit.tree / path

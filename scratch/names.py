@@ -3,7 +3,9 @@
 Invariants:
 - An agent name matches ``[A-Za-z0-9_-]{1,128}``.
 - An entry name matches ``[A-Za-z0-9/_.-]+``, is at most 255 characters, has no leading ``/``,
-  and no empty, ``.`` or ``..`` segment. Such a name can only ever map to a path inside its
+  no empty, ``.`` or ``..`` segment, no segment longer than 200 characters, and no segment
+  starting with ``.git`` (git would act on it) or ``.tmp-`` (scratch's temporary files).
+  Such a name can only ever map to a path inside its
   agent's directory; the store additionally refuses symlinks on the way (see ``scratch.store``).
 - A reference ``NAME@N`` names version N (N >= 1) of entry NAME.
 """
@@ -20,6 +22,7 @@ from scratch.errors import InvalidName, UsageError
 AGENT_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 NAME_CHARS_RE = re.compile(r"[A-Za-z0-9/_.-]+")
 MAX_NAME = 255
+MAX_SEGMENT = 200  # file systems allow 255 bytes; metadata adds ".json", temp files a prefix
 DEFAULT_AGENT = "default"
 STORE_DIR_NAME = ".scratch"
 
@@ -54,6 +57,15 @@ def validate_name(name: str) -> str:
             raise bad("'..' segments are not allowed")
         if segment == ".":
             raise bad("'.' segments are not allowed")
+        if segment.casefold().startswith(".git"):
+            # .git, .gitignore, .gitattributes ... would steer git itself, not be stored
+            raise bad(f"segments starting with '.git' are reserved for git ({segment!r})")
+        if segment.startswith(".tmp-"):
+            raise bad(f"segments starting with '.tmp-' are reserved for scratch's temporary "
+                      f"files ({segment!r})")
+        if len(segment) > MAX_SEGMENT:
+            raise bad(f"each segment is at most {MAX_SEGMENT} characters, "
+                      f"{segment[:20]!r}... has {len(segment)}")
     return name
 
 

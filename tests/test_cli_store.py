@@ -322,3 +322,38 @@ def test_a_huge_write_limit_does_not_allocate_it(scratch_home: Path) -> None:
     (scratch_home / "scratch.toml").write_text("[limits]\nmax_write_bytes = 64000000000\n")
     r = cli("write", "small", "--json", input="six b\n")
     assert r.code == 0 and r.json["data"]["bytes"] == 6
+
+
+@pytest.mark.parametrize("name,rule_start", [
+    (".git/config", "segments starting with '.git' are reserved"),
+    ("a/.gitattributes", "segments starting with '.git' are reserved"),
+    (".GIT", "segments starting with '.git' are reserved"),
+    (".tmp-x", "segments starting with '.tmp-' are reserved"),
+    ("d/" + "a" * 201, "each segment is at most 200 characters"),
+])
+def test_names_git_or_scratch_would_act_on_are_refused(name: str, rule_start: str) -> None:
+    r = cli("write", name, "--json", input="x")
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_name"
+    assert r.json["error"]["rule"].startswith(rule_start)
+
+
+def test_store_git_config_cannot_run_code_in_commits(scratch_home: Path, tmp_path: Path) -> None:
+    cli("write", "a", "--agent", "alice", input="x")
+    marker = tmp_path / "pwned"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "post-commit").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (hooks / "post-commit").chmod(0o755)
+    git(scratch_home, "config", "core.hooksPath", str(hooks))
+    git(scratch_home, "config", "core.fsmonitor", f"touch {marker}; false #")
+    assert cli("write", "b", "--agent", "alice", input="y").code == 0
+    assert not marker.exists()
+
+
+def test_commit_holds_only_its_own_paths(scratch_home: Path) -> None:
+    cli("write", "a", input="x")
+    (scratch_home / "stray.txt").write_text("junk")
+    git(scratch_home, "add", "stray.txt")
+    cli("write", "c", input="y")
+    files = git(scratch_home, "show", "--name-only", "--format=", "HEAD").split()
+    assert files == ["agents/default/files/c", "agents/default/meta/c.json"]
