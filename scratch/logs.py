@@ -17,7 +17,9 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,15 +28,20 @@ import orjson
 from scratch.errors import LimitExceeded, UsageError
 from scratch.store import Store, new_meta, utc_now
 
+_LONG_DIGITS = re.compile(r"\d{19}")
+
 
 def parse_entry(text: str) -> Any:
     """The JSON value of ``text`` if it is JSON, else the text."""
     stripped = text.strip()
     if stripped:
         try:
-            return orjson.loads(stripped)
+            value = orjson.loads(stripped)
         except orjson.JSONDecodeError:
-            pass
+            return text
+        if _LONG_DIGITS.search(stripped):
+            return json.loads(stripped)  # orjson turns integers beyond 64 bits into floats
+        return value
     return text
 
 
@@ -67,7 +74,10 @@ def append(store: Store, name: str, raw_entries: Iterable[bytes]) -> dict[str, A
             raise UsageError(f"{name!r} is a {meta['kind']}, not a log", code="wrong_kind",
                              name=name, kind=meta["kind"])
         if meta is None or meta["kind"] != "log":
+            carried = (meta or {}).get("log")  # a deleted log's ids stay used
             meta = new_meta(name, "log")
+            if carried:
+                meta["log"]["next_id"] = carried["next_id"]
         new_entry = bool(meta.get("deleted")) or not path.exists()
         if new_entry:
             meta["log"]["count"] = 0
@@ -75,11 +85,10 @@ def append(store: Store, name: str, raw_entries: Iterable[bytes]) -> dict[str, A
         store._check_quota(new_entry=new_entry, old_bytes=0,
                            new_bytes=sum(len(t) for t in texts) + 48 * len(texts),
                            new_log_entries=len(texts))
-        first = meta["log"]["next_id"]
+        # the file wins over metadata a crash may have left one append behind
+        first = max(meta["log"]["next_id"], _last_id(path) + 1)
         ts = utc_now()
-        lines = b"".join(
-            orjson.dumps({"id": first + i, "ts": ts, "entry": parse_entry(t)}) + b"\n"
-            for i, t in enumerate(texts))
+        lines = b"".join(_record(first + i, ts, t) for i, t in enumerate(texts))
         store._mkdirs(path.parent)
         _append_bytes(path, lines)
         last = first + len(texts) - 1
@@ -102,21 +111,58 @@ def _append_bytes(path: os.PathLike[str], data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         size = os.fstat(fd).st_size
-        if size:
-            # cut a torn last line (no trailing newline) left by a crash
-            with open(path, "rb") as fh:
-                fh.seek(max(0, size - 65536))
-                tail = fh.read()
-            if not tail.endswith(b"\n"):
-                cut = tail.rfind(b"\n")
-                os.truncate(path, size - len(tail) + cut + 1 if cut >= 0 else
-                            (0 if size <= 65536 else size - len(tail)))
+        end = _complete_end(path, size)
+        if end < size:  # cut a torn last line (no trailing newline) left by a crash
+            os.truncate(path, end)
         written = os.write(fd, data)
         while written < len(data):
             written += os.write(fd, data[written:])
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _complete_end(path: os.PathLike[str], size: int) -> int:
+    """Offset just past the last newline of the file (0 if none): where whole lines end."""
+    block = 1 << 16
+    with open(path, "rb") as fh:
+        pos = size
+        while pos > 0:
+            start = max(0, pos - block)
+            fh.seek(start)
+            chunk = fh.read(pos - start)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                return start + cut + 1
+            pos = start
+    return 0
+
+
+def _last_id(path: os.PathLike[str]) -> int:
+    """Id of the last whole entry in the file (0 if none or unreadable)."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return 0
+    end = _complete_end(path, size)
+    if end == 0:
+        return 0
+    start = _complete_end(path, end - 1)
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        line = fh.read(end - start)
+    try:
+        return int(orjson.loads(line)["id"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return 0
+
+
+def _record(entry_id: int, ts: str, text: str) -> bytes:
+    record = {"id": entry_id, "ts": ts, "entry": parse_entry(text)}
+    try:
+        return orjson.dumps(record) + b"\n"
+    except TypeError:  # an integer beyond 64 bits: the standard library keeps it exact
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 def _truncate_to(path: os.PathLike[str], appended: int) -> None:
@@ -127,11 +173,27 @@ def _truncate_to(path: os.PathLike[str], appended: int) -> None:
         pass
 
 
-def _entries(store: Store, name: str) -> list[bytes]:
+def _records(store: Store, name: str) -> tuple[list[dict[str, Any]], int]:
+    """The whole entries of the log, and how many damaged lines were skipped."""
     store.require(name, kinds=("log",))
     data = store.content_path(name, "log").read_bytes()
-    lines = data.split(b"\n")
-    return lines[:-1]  # the last piece is "" or a torn line
+    records: list[dict[str, Any]] = []
+    skipped = 0
+    for line in data.split(b"\n")[:-1]:  # the last piece is "" or a torn line
+        try:
+            # orjson reads integers beyond 64 bits as floats: such lines go to the stdlib
+            record = (json.loads(line) if _LONG_DIGITS.search(line.decode("utf-8", "replace"))
+                      else orjson.loads(line))
+            record["id"]
+        except (ValueError, KeyError, TypeError):  # JSONDecodeError is a ValueError
+            skipped += 1
+            continue
+        records.append(record)
+    return records, skipped
+
+
+def _skipped(n: int) -> list[str]:
+    return [f"{n} damaged line(s) in the log file were skipped"] if n else []
 
 
 def read(store: Store, name: str, since: int = 0, limit: int = 100) -> dict[str, Any]:
@@ -140,8 +202,8 @@ def read(store: Store, name: str, since: int = 0, limit: int = 100) -> dict[str,
                          since=since, limit=limit)
     out: list[Any] = []
     has_more = False
-    for line in _entries(store, name):
-        record = orjson.loads(line)
+    records, skipped = _records(store, name)
+    for record in records:
         if record["id"] <= since:
             continue
         if len(out) == limit:
@@ -149,12 +211,13 @@ def read(store: Store, name: str, since: int = 0, limit: int = 100) -> dict[str,
             break
         out.append(record)
     next_since = out[-1]["id"] if out else since
-    return {"name": name, "entries": out, "has_more": has_more, "next_since": next_since}
+    return {"name": name, "entries": out, "has_more": has_more, "next_since": next_since,
+            "warnings": _skipped(skipped)}
 
 
 def tail(store: Store, name: str, n: int = 20) -> dict[str, Any]:
     if n < 1:
         raise UsageError("-n must be >= 1", code="invalid_argument", n=n)
-    lines = _entries(store, name)
-    records = [orjson.loads(line) for line in lines[-n:]]
-    return {"name": name, "entries": records, "total": len(lines)}
+    records, skipped = _records(store, name)
+    return {"name": name, "entries": records[-n:], "total": len(records),
+            "warnings": _skipped(skipped)}

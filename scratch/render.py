@@ -27,9 +27,10 @@ def _dumps(obj: Any, pretty: bool = False) -> bytes:
         # integers beyond 64 bits (orjson refuses them, and default= is not asked for ints):
         # the standard library keeps them exact
         import json
-        return json.dumps(obj, ensure_ascii=False, default=str,
-                          indent=2 if pretty else None,
-                          separators=None if pretty else (",", ":")).encode("utf-8")
+        text = json.dumps(obj, ensure_ascii=False, default=str, indent=2 if pretty else None,
+                          separators=None if pretty else (",", ":"))
+        # lone surrogates (undecodable bytes in a name) are escaped rather than crash
+        return text.encode("utf-8", errors="backslashreplace")
 
 
 def _is_tty(stream: IO[Any]) -> bool:

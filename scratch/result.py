@@ -59,3 +59,13 @@ def envelope_ok(result: Result) -> dict[str, Any]:
 def envelope_error(command: str, error: dict[str, Any]) -> dict[str, Any]:
     """The failure envelope; ``error`` holds at least ``code`` and ``message``."""
     return {"scratch": JSON_ENVELOPE_VERSION, "ok": False, "command": command, "error": error}
+
+
+def compact_json(value: Any) -> str:
+    """One-line JSON text of ``value``; integers beyond 64 bits stay exact."""
+    import orjson
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson refuses integers beyond 64 bits
+        import json
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -305,7 +305,10 @@ class Store:
             old_bytes += self._current_bytes(meta) if live else 0
             new_bytes += item.size
             if meta is None or meta["kind"] == "log":
+                carried = (meta or {}).get("log")  # a deleted log's ids stay used
                 meta = new_meta(item.name, item.kind)
+                if carried:
+                    meta["log"] = carried
             meta["kind"] = item.kind
             meta["deleted"] = False
             number = len(meta["versions"]) + 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -357,3 +358,41 @@ def test_commit_holds_only_its_own_paths(scratch_home: Path) -> None:
     cli("write", "c", input="y")
     files = git(scratch_home, "show", "--name-only", "--format=", "HEAD").split()
     assert files == ["agents/default/files/c", "agents/default/meta/c.json"]
+
+
+def test_log_ids_survive_a_crash_and_a_change_of_kind(scratch_home: Path) -> None:
+    cli("log", "append", "L", "one")
+    path = scratch_home / "agents/default/logs/L.jsonl"
+    with open(path, "ab") as fh:  # an append whose metadata was never saved
+        fh.write(b'{"id":2,"ts":"2026-01-01T00:00:00.000Z","entry":"two"}\n')
+    assert cli("log", "append", "L", "three", "--json").json["data"]["first_id"] == 3
+    cli("rm", "L")
+    cli("write", "L", input="now a file\n")
+    cli("rm", "L")
+    assert cli("log", "append", "L", "again", "--json").json["data"]["first_id"] == 4
+
+
+def test_damaged_log_lines_are_skipped_with_a_warning(scratch_home: Path) -> None:
+    cli("log", "append", "L", "first")
+    path = scratch_home / "agents/default/logs/L.jsonl"
+    with open(path, "ab") as fh:
+        fh.write(b"garbage\n")
+    cli("log", "append", "L", "second")
+    r = cli("log", "read", "L", "--json")
+    assert r.code == 0
+    assert [e["entry"] for e in r.json["data"]["entries"]] == ["first", "second"]
+    assert r.json["meta"]["warnings"] == ["1 damaged line(s) in the log file were skipped"]
+    long = '"' + "x" * 100_000 + '"'
+    cli("log", "append", "L", "--lines", input=long + "\n")
+    with open(path, "r+b") as fh:  # tear the long last line well past 64 KiB from its start
+        fh.truncate(path.stat().st_size - 5)
+    cli("log", "append", "L", "after")
+    entries = cli("log", "read", "L", "--json").json["data"]["entries"]
+    assert [e["entry"] for e in entries][-1] == "after"
+
+
+def test_big_integers_in_log_entries_stay_exact() -> None:
+    cli("log", "append", "L", "123456789012345678901234567890")
+    out = cli("log", "read", "L", "--json").out
+    entry = json.loads(out)["data"]["entries"][0]["entry"]  # orjson would read a float
+    assert entry == 123456789012345678901234567890

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from scratch import logs
 from scratch.context import Context
-from scratch.result import Result
+from scratch.result import Result, compact_json
 
 
 def _text(entries: list[dict[str, Any]]) -> str:
     out = []
     for rec in entries:
         value = rec["entry"]
-        shown = value if isinstance(value, str) else orjson.dumps(value).decode()
+        shown = value if isinstance(value, str) else compact_json(value)
         out.append(f"{rec['id']}\t{rec['ts']}\t{shown}")
     return "\n".join(out) + ("\n" if out else "")
 
@@ -29,13 +27,16 @@ def append(ctx: Context, name: str, entries: list[bytes]) -> Result:
 
 def read(ctx: Context, name: str, since: int, limit: int) -> Result:
     rec = logs.read(ctx.store(), name, since, limit)
-    notices = ()
+    warnings = tuple(rec.pop("warnings"))
+    notices: tuple[str, ...] = ()
     if rec["has_more"]:
         notices = (f"more entries: scratch log read {name} --since {rec['next_since']}"
                    f" --limit {limit}",)
-    return Result("log read", data=rec, text=_text(rec["entries"]), notices=notices)
+    return Result("log read", data=rec, text=_text(rec["entries"]), notices=notices,
+                  warnings=warnings)
 
 
 def tail(ctx: Context, name: str, n: int) -> Result:
     rec = logs.tail(ctx.store(), name, n)
-    return Result("log tail", data=rec, text=_text(rec["entries"]))
+    warnings = tuple(rec.pop("warnings"))
+    return Result("log tail", data=rec, text=_text(rec["entries"]), warnings=warnings)
