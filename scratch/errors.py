@@ -93,6 +93,10 @@ class EntryNotFound(NotFound):
     code = "entry_not_found"
 
 
+class StoreNotFound(NotFound):
+    code = "store_missing"
+
+
 class VersionNotFound(NotFound):
     code = "version_not_found"
 

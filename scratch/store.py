@@ -41,6 +41,7 @@ from scratch.errors import (
     QuotaExceeded,
     ScratchError,
     StoreError,
+    StoreNotFound,
     UsageError,
     VersionNotFound,
 )
@@ -120,7 +121,8 @@ class Store:
         os.umask(0o077)
         if not GitStore(root).exists():
             if not create:
-                raise StoreError(f"no scratch store at {root}", code="store_missing")
+                raise StoreNotFound(f"no scratch store at {root}", code="store_missing",
+                                    store=str(root))
             cls._create(root)
         store = cls(root, agent, config if config is not None else load_config(root))
         store._check_agent_case()

@@ -396,3 +396,24 @@ def test_big_integers_in_log_entries_stay_exact() -> None:
     out = cli("log", "read", "L", "--json").out
     entry = json.loads(out)["data"]["entries"][0]["entry"]  # orjson would read a float
     assert entry == 123456789012345678901234567890
+
+
+@pytest.mark.parametrize("args,command", [
+    (["--json", "write"], "write"),
+    (["log", "read", "x", "--limit", "abc", "--json"], "log"),
+    (["--json", "nosuchcmd"], "nosuchcmd"),
+])
+def test_usage_errors_honour_json(args: list[str], command: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "scratch", *args], capture_output=True)
+    assert proc.returncode == 2
+    envelope = json.loads(proc.stdout)
+    assert (envelope["ok"], envelope["command"], envelope["error"]["code"]) == \
+        (False, command, "usage_error")
+
+
+def test_git_passthrough_does_not_create_a_store(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "scratch", "--store", str(tmp_path / "typo"),
+                           "--json", "git", "log"], capture_output=True)
+    assert proc.returncode == 4
+    assert json.loads(proc.stdout)["error"]["code"] == "store_missing"
+    assert not (tmp_path / "typo").exists()

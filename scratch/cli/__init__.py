@@ -1,7 +1,7 @@
 """The command-line interface: a thin layer over the core (only this package imports typer)."""
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -92,9 +92,40 @@ def _register(args: list[str] | None = None) -> None:
 
 
 def main() -> None:
-    _register(sys.argv[1:])
+    argv = sys.argv[1:]
+    _register(argv)
+    from typer import Abort
+    from typer._click.exceptions import ClickException
+
     from scratch.cli.argv import rewrite_run_argv
     try:
-        app(args=rewrite_run_argv(sys.argv[1:]), prog_name="scratch")
+        code = app(args=rewrite_run_argv(argv), prog_name="scratch", standalone_mode=False)
+    except ClickException as exc:
+        code = _usage_error(exc, argv)
+    except Abort:
+        code = 130
     except BrokenPipeError:
-        sys.exit(0)
+        code = 0
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: Any, argv: list[str]) -> int:
+    """Bad arguments: the JSON envelope with --json (agents parse stdout), else click's text."""
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    if type(exc).__name__ == "NoArgsIsHelpError":  # bare 'scratch' or a bare group: help
+        exc.show()
+        return 2
+    if "--json" in words:
+        from scratch import render
+        from scratch.errors import UsageError
+
+        return render.render_error(_command_of(words) or "scratch",
+                                   UsageError(exc.format_message(), code="usage_error"),
+                                   json_mode=True)
+    try:
+        from typer import rich_utils
+
+        rich_utils.rich_format_error(exc)
+    except Exception:
+        exc.show()
+    return int(getattr(exc, "exit_code", 2))

@@ -8,7 +8,7 @@ from typing import Any
 from scratch import stats
 from scratch.context import Context
 from scratch.diffing import diff_ops, split_lines, summarize_ops, unified
-from scratch.errors import StoreError, UsageError
+from scratch.errors import UsageError
 from scratch.gitstore import GitStore
 from scratch.names import STORE_DIR_NAME, split_ref, validate_name
 from scratch.result import Result, Table
@@ -159,7 +159,5 @@ def _show(value: Any) -> str:
 
 
 def git_passthrough(ctx: Context, args: list[str]) -> int:
-    store = ctx.store()
-    if not store.git.exists():
-        raise StoreError(f"no scratch store at {store.root}", code="store_missing")
-    return store.git.run_user(args)
+    """Run git on the whole store (every agent's entries): a tool for people, not agents."""
+    return ctx.store(create=False).git.run_user(args)
