@@ -260,7 +260,7 @@ def iterate_rows(items: Iterable[Any], fields: Sequence[str], *, offset: int = 0
             continue
         row: dict[str, Any] = {"_index": index}
         cut: dict[str, Any] = {}
-        for name, p in zip(fields, parsed):
+        for name, p in zip(fields, parsed, strict=True):
             value, location = _field_value(item, p)
             shown, full = _preview(value, preview_chars)
             row[name] = shown

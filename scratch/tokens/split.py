@@ -66,7 +66,7 @@ def split_stream(chunks: Iterable[bytes], n: int, spec: EncodingSpec) -> Iterato
         first = seg[:cuts[0]]
         if pending or first:
             yield b"".join(p[0] for p in pending) + first
-        for (_, _c), a, b in zip(plan[1:-1], cuts[:-2], cuts[1:-1]):
+        for (_, _c), a, b in zip(plan[1:-1], cuts[:-2], cuts[1:-1], strict=False):
             yield seg[a:b]
         last = seg[cuts[-2]:] if len(cuts) > 1 else b""
         pending = [(last, plan[-1][1], ends_line)] if last else []

@@ -54,10 +54,10 @@ def _counted(chunks: Iterable[bytes], tok: Tokenizer, target: int,
         texts.append(decode_text(seg))
         size += len(seg)
         if size >= batch_bytes:
-            yield from zip(segs, texts, tok.count_many(texts))
+            yield from zip(segs, texts, tok.count_many(texts), strict=True)
             segs, texts, size = [], [], 0
     if segs:
-        yield from zip(segs, texts, tok.count_many(texts))
+        yield from zip(segs, texts, tok.count_many(texts), strict=True)
 
 
 def count_stream(chunks: Iterable[bytes], spec: EncodingSpec) -> int:
