@@ -121,6 +121,30 @@ class GitStore:
         raise StoreError("git's index stayed locked by another program for too long",
                          code="git_locked")
 
+    def head(self) -> str | None:
+        """The commit HEAD points at, read from the ref files (no process); None if unborn."""
+        try:
+            ref = (self.git_dir / "HEAD").read_text().strip()
+        except OSError:
+            return None
+        if not ref.startswith("ref: "):
+            return ref
+        name = ref[5:]
+        try:
+            return (self.git_dir / name).read_text().strip()
+        except FileNotFoundError:
+            pass
+        try:
+            for line in (self.git_dir / "packed-refs").read_text().splitlines():
+                if line.endswith(" " + name):
+                    return line.split(" ", 1)[0]
+        except FileNotFoundError:
+            pass
+        return None
+
+    def unstage(self) -> None:
+        self._git("reset", "-q", check=False)
+
     def store_object_async(self, path: Path) -> subprocess.Popen[bytes]:
         """Start writing ``path`` into the object database in the background.
 

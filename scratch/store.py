@@ -126,6 +126,7 @@ class Store:
             cls._create(root)
         store = cls(root, agent, config if config is not None else load_config(root))
         store._check_agent_case()
+        store.recover_if_interrupted()
         return store
 
     @staticmethod
@@ -157,10 +158,51 @@ class Store:
     def lock(self) -> Iterator[None]:
         try:
             with exclusive(self.root / ".lock"):
+                self._recover()
                 yield
         except PermissionError as exc:
             raise StoreError(f"the store at {self.root} is read-only: {exc.strerror}",
                              code="store_read_only") from None
+
+    @property
+    def journal(self) -> Path:
+        return self.state_dir / "journal.json"
+
+    def _recover(self) -> None:
+        """Undo a change a crash interrupted before its commit (lock held).
+
+        The journal lists each file the change touched and the hard link that keeps its old
+        content; if HEAD is still where it was when the change began, the files go back.
+        """
+        try:
+            entry = orjson.loads(self.journal.read_bytes())
+        except FileNotFoundError:
+            return
+        except (OSError, orjson.JSONDecodeError):
+            entry = {"pairs": [], "head": None}
+        committed = entry.get("head") is not None and self.git.head() != entry["head"]
+        for target, backup in entry.get("pairs", []):
+            path = self.root / target
+            saved = self.root / backup if backup else None
+            try:
+                if committed:
+                    if saved is not None:
+                        saved.unlink(missing_ok=True)
+                elif saved is not None and saved.exists():
+                    os.replace(saved, path)
+                elif saved is None:
+                    path.unlink(missing_ok=True)
+            except OSError:
+                pass
+        if not committed:
+            self.git.unstage()
+        self.journal.unlink(missing_ok=True)
+
+    def recover_if_interrupted(self) -> None:
+        """Readers call this first: a crashed change is undone before anything is served."""
+        if self.journal.exists():
+            with self.lock():
+                pass
 
     # -- paths -------------------------------------------------------------------------------
     def _safe(self, base: Path, relative: str) -> Path:
@@ -355,6 +397,9 @@ class Store:
                     backup.unlink(missing_ok=True)
                     os.link(path, backup)
                 backups.append((path, backup))
+            atomic_write(self.journal, orjson.dumps({
+                "head": self.git.head(),
+                "pairs": [[self.rel(p), self.rel(b) if b else None] for p, b in backups]}))
             for path, source in changes:
                 if source is None:
                     path.unlink(missing_ok=True)
@@ -377,6 +422,7 @@ class Store:
                         os.replace(backup, path)
                 except OSError:
                     pass
+            self.journal.unlink(missing_ok=True)
             if isinstance(exc, PermissionError):
                 raise StoreError(f"the store is read-only: {exc.strerror}: {exc.filename}",
                                  code="store_read_only") from None
@@ -389,6 +435,7 @@ class Store:
         for _path, backup in backups:
             if backup is not None:
                 backup.unlink(missing_ok=True)
+        self.journal.unlink(missing_ok=True)
 
     def _mkdirs(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)

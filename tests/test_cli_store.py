@@ -417,3 +417,25 @@ def test_git_passthrough_does_not_create_a_store(tmp_path: Path) -> None:
     assert proc.returncode == 4
     assert json.loads(proc.stdout)["error"]["code"] == "store_missing"
     assert not (tmp_path / "typo").exists()
+
+
+def test_a_crash_between_rename_and_commit_is_undone(scratch_home: Path) -> None:
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from scratch.store import Store\n"
+        "st = Store.open(Path(sys.argv[1]), 'default')\n"
+        "st.git.commit = lambda *a, **k: os._exit(9)\n"  # die after the files moved in
+        "st.write('a', b'v2\\n')\n"
+    )
+    cli("write", "a", input="v1\n")
+    cli("write", "b", input="b1\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(scratch_home)], capture_output=True)
+    assert proc.returncode == 9
+    assert (scratch_home / "state/journal.json").exists()
+    assert cli("read", "a").out == b"v1\n"  # the reader undoes the interrupted change first
+    assert cli("history", "a", "--json").json["data"]["versions"][-1]["version"] == 1
+    assert not (scratch_home / "state/journal.json").exists()
+    assert git(scratch_home, "status", "--porcelain") == ""
+    assert cli("write", "a", input="v2\n", ).code == 0
+    assert cli("read", "a@2").out == b"v2\n"
