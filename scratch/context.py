@@ -29,6 +29,7 @@ class Context:
     session: str
     config: Config
     flags: dict[str, str] = field(default_factory=dict)
+    json_mode: bool = False  # answers are priced on the JSON envelope the agent will read
     _store: Store | None = None
 
     @classmethod

@@ -108,6 +108,11 @@ def _plain_data(data: Any) -> str:
     return _dumps(data, pretty=True).decode() + "\n"
 
 
+def envelope_text(result: Result) -> str:
+    """The --json document of ``result`` as the agent reads it (to price it exactly)."""
+    return _dumps(envelope_ok(result)).decode("utf-8", errors="replace") + "\n"
+
+
 def render(result: Result, *, json_mode: bool) -> int:
     if json_mode:
         _write_out(_dumps(envelope_ok(result)) + b"\n")

@@ -252,7 +252,7 @@ def test_iterate_over_rows_where_and_fit(scratch_home: Path, pods: str) -> None:
             "--json")
     trunc = r.json["data"]["rows"][0]["_truncated"]["spec.containers"]
     assert trunc["path"] == "items.0.spec.containers"
-    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 150\n")
+    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 300\n")
     seen: list[int] = []
     r = cli("iterate-over", pods, "items", "--fields", "metadata.name,status.phase", "--fit",
             "--json")
@@ -290,14 +290,14 @@ def test_summarize_command_runs_per_piece(scratch_home: Path, pods: str) -> None
 
 def test_get_in_and_read_fit_cover_the_whole_answer(scratch_home: Path, pods: str) -> None:
     doc = json.loads(SAMPLE.read_text())
-    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 150\n")
+    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 300\n")
     whole = json.dumps(doc["items"][3], indent=2, ensure_ascii=False) + "\n"
     text = ""
     r = cli("get-in", pods, "items.3", "--fit", "--json")
     pages = 0
     while True:
         assert r.code == 0, r.out
-        assert r.json["meta"]["tokens"]["count"] <= 150
+        assert r.json["meta"]["tokens"]["count"] <= 300
         text += r.json["data"]["text"]
         pages += 1
         if "next" not in r.json["data"]:
@@ -313,3 +313,21 @@ def test_get_in_and_read_fit_cover_the_whole_answer(scratch_home: Path, pods: st
             break
         r = run_next(r.json["data"]["next"])
     assert lines == [f"note {i}: {'x' * 30}" for i in range(200)]
+
+
+def test_json_answers_are_priced_on_the_envelope(pods: str) -> None:
+    for args in (("head", pods, "-n", "30"), ("schema", pods, "--depth", "2"),
+                 ("item-schema", pods, "items", "--limit", "5"),
+                 ("iterate-over", pods, "items", "--fields", "metadata.name", "--limit", "10"),
+                 ("get-in", pods, "items.2.metadata"), ("grep", pods, "Failed", "-C", "1")):
+        r = cli(*args, "--json")
+        assert r.code == 0, (args, r.out[:300])
+        exact = count_text(r.text, O200K)
+        assert abs(r.json["meta"]["tokens"]["count"] - exact) <= 2, args
+
+
+def test_fit_with_the_budget_spent_says_budget_exceeded(pods: str) -> None:
+    cli("budget", "set-window", "2000")
+    cli("budget", "used", "1600")
+    r = cli("head", pods, "--fit", "--json")
+    assert r.code == 3 and r.json["error"]["code"] == "budget_exceeded"

@@ -102,7 +102,10 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     try:
         from scratch.context import Context
         ctx = Context.build(**merged)
+        ctx.json_mode = json_mode
         result = body(ctx)
+        if not isinstance(result, int) and json_mode:
+            _price_json(ctx, result)
         if isinstance(result, int):
             code = result
         else:
@@ -124,6 +127,14 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
             f"unexpected {type(exc).__name__}: {exc} (set SCRATCH_DEBUG=1 for a traceback)",
             code="internal_error"), json_mode=json_mode)
     raise typer.Exit(code)
+
+
+def _price_json(ctx: Any, result: Any) -> None:
+    from scratch.pricing import PENDING, price_envelope
+    if PENDING not in result.meta:
+        return
+    from scratch.render import envelope_text
+    price_envelope(ctx, result.meta, lambda: envelope_text(result))
 
 
 def _record(ctx: Any, name: str, meta: dict[str, Any]) -> None:

@@ -17,10 +17,10 @@ import shlex
 from typing import Any
 
 from scratch.context import Context
-from scratch.errors import InvalidPattern, LimitExceeded, UsageError
-from scratch.explore.lines import fit_cap
+from scratch.errors import InvalidPattern, UsageError
+from scratch.explore.lines import fit_cap, too_big_to_fit
 from scratch.explore.target import Target, numbers_cost, open_target, range_cost
-from scratch.pricing import charge_answer
+from scratch.pricing import charge_answer, shrink_to_fit
 from scratch.result import Result
 
 
@@ -90,6 +90,45 @@ def _data(regions: list[Any]) -> list[dict[str, Any]]:
                        for ln in r.lines]} for r in regions]
 
 
+def _fit_regions(ctx: Context, target: Target, regions: list[Any], cap: int, spec: Any
+                 ) -> tuple[list[Any], int | None, int]:
+    """The longest prefix of the answer that fits ``cap``, cut only where resuming the search
+    (``--from-line``) repeats and skips nothing: between regions, or just before a selected
+    line (its before-context was shown). Returns the regions, the line to resume at (None if
+    all fit) and the cost."""
+    from scratch.query.grep import Region
+    units = [(ri, ln) for ri, region in enumerate(regions) for ln in region.lines]
+    costs = [range_cost(target, ln.lineno, ln.lineno, spec, numbers=True)
+             + (1 if ri and i == 0 else 0)
+             for ri, region in enumerate(regions) for i, ln in enumerate(region.lines)]
+
+    def can_cut(p: int) -> bool:
+        return p == len(units) or units[p][1].match or units[p][0] != units[p - 1][0]
+
+    def prefix(p: int) -> list[Any]:
+        out: list[Any] = []
+        for ri, ln in units[:p]:
+            if not out or out[-1][0] != ri:
+                out.append((ri, Region()))
+            out[-1][1].lines.append(ln)
+        return [r for _, r in out]
+
+    best, used = 0, 0
+    for p in range(1, len(units) + 1):
+        used += costs[p - 1]
+        if used > cap:
+            break
+        if can_cut(p):
+            best = p
+    cuts = [p for p in range(1, best + 1) if can_cut(p)]
+    keep = shrink_to_fit(ctx, cap, len(cuts), lambda k: {
+        "name": target.name, "version": target.version, "matches": k,
+        "regions": _data(prefix(cuts[k - 1]))})
+    best = cuts[keep - 1] if keep else 0
+    resume = units[best][1].lineno if best < len(units) else None
+    return prefix(best), resume, sum(costs[:best])
+
+
 def grep(ctx: Context, ref: str, pattern: str, *, context: int = 0, ignore_case: bool = False,
          fixed: bool = False, max_count: int | None = None, invert: bool = False,
          fit: bool = False, from_line: int = 1) -> Result:
@@ -109,28 +148,19 @@ def grep(ctx: Context, ref: str, pattern: str, *, context: int = 0, ignore_case:
     matches = sum(r.match_count for r in regions)
     nxt = None
     qp = shlex.quote(pattern)
-    if fit and cost > fit_cap(ctx):
+    if fit:
         cap = fit_cap(ctx)
-        used = 0
-        keep = 0
-        for c in costs:
-            if used + c > cap:
-                break
-            used += c
-            keep += 1
-        if keep == 0:
-            raise LimitExceeded(
-                f"the first matching region alone costs {costs[0]} tokens, over {cap}",
-                code="grep_too_large", estimated_tokens=costs[0], limit=cap,
-                suggestions=[f"scratch grep {target.ref} {qp}{_flags(options, max_count)} -C 0",
-                             f"scratch slice {target.ref} {regions[0].first_lineno} "
-                             f"{regions[0].first_lineno} --fit"])
-        shown = sum(r.match_count for r in regions[:keep])
-        left = None if max_count is None else max_count - shown
-        nxt = (f"scratch grep {target.ref} {qp}{_flags(options, left)} "
-               f"--from-line {regions[keep].first_lineno} --fit")
-        regions = regions[:keep]
-        cost = max(0, used - 1)
+        if cost > cap or ctx.json_mode:
+            regions, cut_at, cost = _fit_regions(ctx, target, regions, cap, spec)
+            if not regions and cut_at is not None:
+                raise too_big_to_fit(ctx, "grep_too_large", f"line {cut_at} alone",
+                                     range_cost(target, cut_at, cut_at, spec, numbers=True),
+                                     [f"scratch slice {target.ref} {cut_at} {cut_at} --fit"])
+            if cut_at is not None:
+                shown = sum(r.match_count for r in regions)
+                left = None if max_count is None else max_count - shown
+                nxt = (f"scratch grep {target.ref} {qp}{_flags(options, left)} "
+                       f"--from-line {cut_at} --fit")
     fits = 0
     running = 0
     for c in costs:

@@ -16,10 +16,10 @@ import shlex
 from typing import Any
 
 from scratch.context import Context
-from scratch.errors import LimitExceeded, UsageError
-from scratch.explore.lines import fit_cap
+from scratch.errors import UsageError
+from scratch.explore.lines import fit_cap, too_big_to_fit
 from scratch.explore.target import Target, open_target
-from scratch.pricing import charge_answer
+from scratch.pricing import charge_answer, shrink_to_fit
 from scratch.result import Result, Table
 
 
@@ -134,24 +134,28 @@ def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset:
             + (f" --where {shlex.quote(where)}" if where else ""))
     shown_rows = rows.rows
     nxt = None
-    if fit and cost > fit_cap(ctx):
+    if fit:
         cap = fit_cap(ctx)
         keep = len(shown_rows)
-        while keep > 0:
-            keep -= 1
+        while keep > 0 and cost > cap:  # shrink in proportion, then row by row
+            keep = min(keep - 1, int(keep * cap / cost))
             text, table = _render_rows(fields, shown_rows[:keep], target.ref)
             cost = count_text(text, spec)
-            if cost <= cap:
-                break
-        if keep == 0:
-            raise LimitExceeded("one row alone is over the tokens one answer may use",
-                                code="iterate_over_too_large", limit=cap, estimated_tokens=cost,
-                                suggestions=[f"{base} --limit 1 --offset {offset}"])
-        shown_rows = shown_rows[:keep]
-        resume = shown_rows[-1]["_index"] + 1
-        left = None if limit is None else max(0, offset + limit - resume)
-        if resume < end and left != 0:
-            nxt = f"{base} --offset {resume}" + (f" --limit {left}" if left else "") + " --fit"
+        keep = shrink_to_fit(ctx, cap, keep, lambda k: {
+            "name": target.name, "version": target.version, "path": path, "length": total,
+            "fields": fields, "rows": shown_rows[:k],
+            "window": {"offset": offset, "limit": limit, "total": total}})
+        if keep == 0 and shown_rows:
+            raise too_big_to_fit(ctx, "iterate_over_too_large", "one row alone", cost,
+                                 [f"{base} --limit 1 --offset {shown_rows[0]['_index']}"])
+        if keep < len(shown_rows):
+            shown_rows = shown_rows[:keep]
+            text, table = _render_rows(fields, shown_rows, target.ref)
+            cost = count_text(text, spec)
+            resume = shown_rows[-1]["_index"] + 1
+            left = None if limit is None else max(0, offset + limit - resume)
+            if resume < end and left != 0:
+                nxt = f"{base} --offset {resume}" + (f" --limit {left}" if left else "") + " --fit"
     half = max(1, (end - offset) // 2)
     suggestions = [f"{base} --offset {offset} --limit {half}", f"{base} --fit"]
     if len(fields) > 1:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from scratch.context import Context
-from scratch.errors import LimitExceeded, OutOfRange, UsageError
+from scratch.errors import BudgetExceeded, LimitExceeded, OutOfRange, ScratchError, UsageError
 from scratch.explore.target import Target, line_prefix_cost, open_target, range_cost
-from scratch.pricing import budget_for, charge_answer
+from scratch.pricing import budget_for, charge_answer, shrink_to_fit
 from scratch.result import Result
 
 
@@ -31,6 +31,22 @@ def fit_cap(ctx: Context) -> int:
     view = budget_for(ctx).status()
     cap = ctx.config["budget.max_extraction_tokens"]
     return min(cap, view["remaining"]) if cap > 0 else view["remaining"]
+
+
+def too_big_to_fit(ctx: Context, code: str, what: str, estimated: int,
+                   suggestions: list[str]) -> ScratchError:
+    """The refusal when not even the first piece of an answer fits: the budget's own code
+    when what is left of the budget (not the per-call cap) is the limit."""
+    view = budget_for(ctx).status()
+    cap = ctx.config["budget.max_extraction_tokens"]
+    if cap <= 0 or view["remaining"] < cap:
+        return BudgetExceeded(
+            f"{what} costs ~{estimated} tokens; {view['remaining']} are left of the budget",
+            estimated_tokens=estimated, remaining=view["remaining"], usable=view["usable"],
+            used=view["used"], suggestions=["scratch budget", "scratch budget reset"])
+    return LimitExceeded(f"{what} costs ~{estimated} tokens, over the per-call cap of {cap}",
+                         code=code, estimated_tokens=estimated, limit=cap,
+                         suggestions=suggestions)
 
 
 def last_fitting(target: Target, start: int, end: int, cap: int, spec: Any,
@@ -72,15 +88,24 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
         if cost > cap:
             last = last_fitting(target, start, end, cap, spec, numbers)
             if last < start:
-                raise LimitExceeded(
-                    f"line {start} alone costs more than the {cap} tokens one answer may use",
-                    code=code, estimated_tokens=range_cost(target, start, start, spec,
-                                                           numbers=numbers),
-                    limit=cap, suggestions=[
-                        f"scratch grep {target.ref} PATTERN",
-                        f"scratch tokens --truncate {cap} < {target.path}"])
-            nxt = f"scratch slice {target.ref} {last + 1} {end} --fit{flags}"
+                raise too_big_to_fit(ctx, code, f"line {start} alone",
+                                     range_cost(target, start, start, spec, numbers=numbers),
+                                     [f"scratch schema {target.ref}",
+                                      f"scratch summarize {target.ref}"])
+            end_of_range = end
             end = last
+            cost = range_cost(target, start, end, spec, numbers=numbers)
+        else:
+            end_of_range = end
+        keep = shrink_to_fit(ctx, cap, end - start + 1, lambda k: _data(
+            target, start, start + k - 1, total, target.index.read_lines(start, start + k - 1)))
+        if keep == 0:
+            raise too_big_to_fit(ctx, code, f"line {start} alone", cost,
+                                 [f"scratch schema {target.ref}",
+                                  f"scratch summarize {target.ref}"])
+        end = start + keep - 1
+        if end < end_of_range:
+            nxt = f"scratch slice {target.ref} {end + 1} {end_of_range} --fit{flags}"
             cost = range_cost(target, start, end, spec, numbers=numbers)
     half = start + max(0, (end - start) // 2 - 1)
     suggestions = [f"scratch slice {target.ref} {start} {half}{flags}",
@@ -89,9 +114,7 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
                          details={"total_lines": total, "start": start, "end": end})
     lines = target.index.read_lines(start, end)
     text = format_lines(lines, start, numbers)
-    data: dict[str, Any] = {"name": target.name, "version": target.version, "start": start,
-                            "end": end, "total_lines": total,
-                            "lines": [b.decode("utf-8", errors="replace") for b in lines]}
+    data = _data(target, start, end, total, lines)
     notices: tuple[str, ...] = ()
     if nxt:
         data["next"] = nxt
@@ -99,6 +122,12 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
         notices = (f"more: {nxt}",)
     target.index.close()
     return Result(command, data=data, text=text, meta=meta, notices=notices)
+
+
+def _data(target: Target, start: int, end: int, total: int, lines: list[bytes]
+          ) -> dict[str, Any]:
+    return {"name": target.name, "version": target.version, "start": start, "end": end,
+            "total_lines": total, "lines": [b.decode("utf-8", errors="replace") for b in lines]}
 
 
 def command_again(command: str, ref: str, start: int, end: int) -> str:

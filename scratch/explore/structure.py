@@ -16,10 +16,10 @@ import shlex
 from typing import Any
 
 from scratch.context import Context
-from scratch.errors import KeyPathNotFound, LimitExceeded, UsageError
-from scratch.explore.lines import fit_cap
+from scratch.errors import KeyPathNotFound, OutOfRange, UsageError
+from scratch.explore.lines import fit_cap, too_big_to_fit
 from scratch.explore.target import Target, open_target
-from scratch.pricing import charge_answer
+from scratch.pricing import charge_answer, shrink_to_fit
 from scratch.result import Result
 
 
@@ -39,7 +39,7 @@ def _counts(lines: list[str], spec: Any) -> list[int]:
 
 
 def _page(ctx: Context, text: str, *, offset: int, limit: int | None, fit: bool, code: str,
-          again: str, suggestions: list[str], spec: Any
+          again: str, suggestions: list[str], spec: Any, data_base: dict[str, Any]
           ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """Cut ``text`` by line window and/or budget; charge it. Returns text, meta, paging info."""
     from scratch.tokens import count_text
@@ -48,8 +48,8 @@ def _page(ctx: Context, text: str, *, offset: int, limit: int | None, fit: bool,
     if offset < 0 or (limit is not None and limit < 1):
         raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
     if offset and offset >= total:
-        raise UsageError(f"--offset {offset} is past the end ({total} lines)",
-                         code="offset_out_of_range", total_lines=total)
+        raise OutOfRange(f"--offset {offset} is past the end ({total} lines)",
+                         total_lines=total, offset=offset)
     window = lines[offset: offset + limit if limit else None]
     end = offset + len(window)
     paging: dict[str, Any] = {"offset": offset, "lines": len(window), "total_lines": total}
@@ -69,10 +69,14 @@ def _page(ctx: Context, text: str, *, offset: int, limit: int | None, fit: bool,
                 keep += 1
             while keep > 0 and count_text("".join(window[:keep]), spec) > cap:
                 keep -= 1
-            if keep == 0:
-                raise LimitExceeded(f"the first line alone is over the {cap} tokens one answer "
-                                    "may use", code=code, limit=cap,
-                                    estimated_tokens=cost, suggestions=suggestions)
+        else:
+            keep = len(window)
+        keep = shrink_to_fit(ctx, cap, keep, lambda k: {
+            **data_base, "offset": offset, "lines": k, "total_lines": total,
+            "text": "".join(window[:k])})
+        if keep == 0:
+            raise too_big_to_fit(ctx, code, "the first line alone", cost, suggestions)
+        if keep < len(window):
             window = window[:keep]
             body = "".join(window)
             cost = count_text(body, spec)
@@ -128,7 +132,8 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
     suggestions = _child_suggestions(target, path, value) + [f"{again} --limit 50"]
     body, meta, paging = _page(ctx, text, offset=offset, limit=limit, fit=fit,
                                code="get_in_too_large", again=again, suggestions=suggestions,
-                               spec=spec)
+                               spec=spec, data_base={"name": target.name,
+                                                     "version": target.version, "path": path})
     from scratch.query.paths import json_type
     data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
                             "type": json_type(value) if matches is None else "matches",
@@ -230,6 +235,20 @@ def schema_text(info: dict[str, Any], depth: int) -> str:
     return "\n".join(out) + "\n"
 
 
+def _cut_schema(node: dict[str, Any], depth: int, level: int = 0) -> dict[str, Any]:
+    """The schema tree down to ``depth`` path levels: what the text form shows, as data."""
+    out = {k: v for k, v in node.items() if k not in ("children", "items")}
+    items = node.get("items")
+    if isinstance(items, dict) and level < depth:
+        left = depth - level
+        out["items"] = {**{k: v for k, v in items.items() if k not in ("keys", "samples")},
+                        "keys": [k for k in items.get("keys") or []
+                                 if k["key"].count(".") + 1 <= left]}
+    if level < depth and node.get("children"):
+        out["children"] = [_cut_schema(c, depth, level + 1) for c in node["children"]]
+    return out
+
+
 def schema(ctx: Context, ref: str, depth: int = 4) -> Result:
     from scratch.tokens import count_text
     if depth < 1:
@@ -239,10 +258,14 @@ def schema(ctx: Context, ref: str, depth: int = 4) -> Result:
     text = schema_text(info, depth)
     spec = ctx.encoding()
     cost = count_text(text, spec)
-    suggestions = [f"scratch schema {target.ref} --depth {max(1, depth - 1)}",
-                   f"scratch schema {target.ref} --depth 2"]
+    suggestions = [f"scratch schema {target.ref} --depth {d}"
+                   for d in sorted({max(1, depth - 1), min(2, depth - 1), 1}, reverse=True)
+                   if d < depth]
     meta = charge_answer(ctx, cost, code="schema_too_large", suggestions=suggestions)
+    shown = dict(info)
+    if isinstance(info.get("schema"), dict):
+        shown["schema"] = _cut_schema(info["schema"], depth)
     data = {"name": target.name, "version": target.version, "format": target.format,
-            "lines": target.index.line_count, "depth": depth, "schema": info}
+            "lines": target.index.line_count, "depth": depth, "schema": shown}
     target.index.close()
     return Result("schema", data=data, text=text, meta=meta)
