@@ -45,6 +45,10 @@ Progress = Callable[[str, int, "int | None"], None]
 # budget}} and "pointer_tokens"), measured at 58-62; rounded up.
 ENVELOPE_TOKENS = 80
 BACKGROUND_OBJECT_BYTES = 4 << 20
+# options of common CLIs that take a value, so the value is not taken for the subcommand
+VALUED_OPTIONS = frozenset({"-n", "--namespace", "--context", "--kubeconfig", "--cluster",
+                            "-o", "--output", "--region", "--profile", "-R", "--repo",
+                            "--project", "--zone"})
 TOOL_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -95,11 +99,15 @@ def _file_lines(path: Path) -> tuple[int, bool]:
     return lines, binary
 
 
-def check_options(opts: IngestOptions) -> None:
+def check_options(opts: IngestOptions, store: Store | None = None) -> None:
     """Refuse a bad NAME or --format before any input is read (or any command run): once the
     input is consumed, an error would lose it."""
     if opts.name is not None:
         validate_name(opts.name)
+        meta = store.load_meta(opts.name) if store is not None else None
+        if meta is not None and meta["kind"] == "log" and not meta.get("deleted"):
+            raise UsageError(f"{opts.name!r} is a log; outputs need another name",
+                             code="wrong_kind", name=opts.name, kind="log")
     if opts.fmt is not None:
         from scratch.formats.normalizer import canonical_format
         canonical_format(opts.fmt)
@@ -107,8 +115,8 @@ def check_options(opts: IngestOptions) -> None:
 
 def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
            progress: Progress | None = None) -> Result:
-    check_options(opts)
     store = ctx.store()
+    check_options(opts, store)
     tmp_dir = store.cache_dir / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     spooled = spool(stream, tmp_dir,
@@ -353,7 +361,11 @@ def default_tool(command: list[str]) -> str:
     if not command:
         raise UsageError("nothing to run: give a command after --", code="invalid_argument")
     prog = os.path.basename(command[0])
-    for word in command[1:]:
+    words = iter(command[1:])
+    for word in words:
+        if word in VALUED_OPTIONS:
+            next(words, None)  # "-n kube-system get" names the tool by "get"
+            continue
         if not word.startswith("-"):
             return tool_slug(f"{prog}_{word}")
     return tool_slug(prog)

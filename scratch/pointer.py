@@ -122,7 +122,7 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                 "samples": [s.get("value") for s in (items.get("samples") or [])[:3]],
             }
             fields = pick_fields(items)
-            nxt += [f"scratch schema {ref}", f"scratch item-schema {ref} {_q(path)}"]
+            nxt += [f"scratch schema {ref}", f"scratch item-schema {ref} {_q(path)} --depth 2"]
             if fields:
                 nxt.append(f"scratch iterate-over {ref} {_q(path)} --fields "
                            f"{_q(','.join(fields))} --limit 20")

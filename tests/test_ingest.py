@@ -261,7 +261,7 @@ def test_pointer_on_pods_sample(scratch_home: Path) -> None:
     first, last = items_node["lines"]
     lines = stored.decode().split("\n")
     assert lines[first - 1] == '  "items": [' and lines[last - 1] == "  ],"
-    assert p["next"][:4] == [f"scratch schema {name}", f"scratch item-schema {name} items",
+    assert p["next"][:4] == [f"scratch schema {name}", f"scratch item-schema {name} items --depth 2",
                              p["next"][2], f"scratch get-in {name} items.0"]
     assert p["next"][2].startswith(f"scratch iterate-over {name} items --fields ")
     # the human rendering: its exact token count is pointer_tokens, within the size rules

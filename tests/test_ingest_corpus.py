@@ -89,7 +89,7 @@ def check_array(p: dict[str, Any], value: Any, path: str) -> None:
     if all(isinstance(x, dict) for x in target):
         assert unquoted(arr["keys"]) == presence(target)
     name = p["name"]
-    assert f"scratch item-schema {name} {path}" in p["next"]
+    assert f"scratch item-schema {name} {path} --depth 2" in p["next"]
     first = "0" if path == "." else f"{path}.0"
     assert f"scratch get-in {name} {first}" in p["next"]
 

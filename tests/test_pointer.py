@@ -77,7 +77,7 @@ def test_array_pointer_and_next_commands() -> None:
     assert len(p["array"]["samples"]) == 3
     assert p["next"] == [
         "scratch schema k/pods",
-        "scratch item-schema k/pods items",
+        "scratch item-schema k/pods items --depth 2",
         "scratch iterate-over k/pods items --fields name,phase,namespace --limit 20",
         "scratch get-in k/pods items.0",
         "scratch grep k/pods 'error|fail|fatal|exception|panic' -i -m 20",

@@ -73,8 +73,8 @@ def test_default_tool_from_a_program_on_path(tmp_path: Path) -> None:
     r = run("--json", "--", "kubectl", "-n", "shop", "get", "pods", "-o", "json", env=env)
     assert r.code == 0, r.out
     p = r.json["data"]
-    # the first non-option word after the program, as documented ("shop" is -n's value)
-    assert p["name"].startswith("kubectl_shop/")
+    # the first non-option word after the program; "shop" is the value of -n, not a word
+    assert p["name"].startswith("kubectl_get/")
     r = run("--json", "--", "kubectl", "get", "pods", "-A", "-o", "json", env=env)
     p = r.json["data"]
     assert p["name"].startswith("kubectl_get/") and p["format"] == "json"

@@ -38,6 +38,9 @@ def grep_cmd(ctx: Context, ref: RefArg,
     if all_entries:
         if pattern is not None:
             raise UsageError("with --all give only PATTERN", code="invalid_argument")
+        if fit or from_line != 1:
+            raise UsageError("--fit and --from-line work on one entry, not with --all; narrow "
+                             "with -m or grep one entry", code="invalid_argument")
         return grep_all(ctx, ref, context=context, ignore_case=ignore_case, fixed=fixed,
                         max_count=max_count, invert=invert)
     if pattern is None:

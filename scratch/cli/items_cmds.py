@@ -20,9 +20,12 @@ from scratch.context import Context
          "with types and presence k/n; --offset/--limit look at a window.\n\n"
          "Example: scratch item-schema 1a2b items")
 def item_schema_cmd(ctx: Context, ref: RefArg, path: PathArg, offset: OffsetOpt = 0,
-                    limit: LimitOpt = None):
+                    limit: LimitOpt = None,
+                    depth: Annotated[Optional[int], typer.Option(
+                        "--depth", metavar="N", help="List keys down to N levels (all when "
+                        "omitted).", show_default=False)] = None):
     from scratch.explore.items import item_schema
-    return item_schema(ctx, ref, path, offset=offset, limit=limit)
+    return item_schema(ctx, ref, path, offset=offset, limit=limit, depth=depth)
 
 @command("iterate-over", aliases=("iterate_over",),
          help="One row per item of the array at PATH with the chosen --fields (missing fields "

@@ -53,13 +53,16 @@ def _items(target: Target, segments: tuple[Any, ...], total: int, offset: int,
 
 
 def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
-                limit: int | None = None) -> Result:
+                limit: int | None = None, depth: int | None = None) -> Result:
     from scratch.query.items import item_schema as union
     from scratch.tokens import count_text
     target = open_target(ctx, ref)
     segments, total = _array(target, path)
     items = _items(target, segments, total, offset, limit)
-    result = union(items, offset=offset, limit=limit, total=total, pre_windowed=True)
+    if depth is not None and depth < 1:
+        raise UsageError("--depth must be >= 1", code="invalid_argument")
+    result = union(items, offset=offset, limit=limit, total=total, pre_windowed=True,
+                   depth=depth)
     n = result["items"]
     lines = []
     window = result.get("window")
@@ -73,8 +76,11 @@ def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
     text = "\n".join(lines) + "\n"
     cost = count_text(text, ctx.encoding())
     again = f"scratch item-schema {target.ref} {shlex.quote(path)}"
-    meta = charge_answer(ctx, cost, code="item_schema_too_large", suggestions=[
-        f"{again} --limit {max(1, min(total, 100))}", f"scratch schema {target.ref} --depth 2"])
+    shown = n or 1
+    suggestions = [f"{again} --depth {d}" for d in (2, 1) if depth is None or d < depth]
+    if shown > 1:  # a smaller window than the one refused
+        suggestions.append(f"{again} --offset {offset} --limit {max(1, shown // 4)}")
+    meta = charge_answer(ctx, cost, code="item_schema_too_large", suggestions=suggestions)
     data = {"name": target.name, "version": target.version, "path": path, "length": total,
             **result}
     target.index.close()
@@ -167,9 +173,12 @@ def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset:
                             "length": total, "fields": fields, "rows": shown_rows,
                             "window": {"offset": offset, "limit": limit, "total": total}}
     notices: tuple[str, ...] = ()
+    if where:
+        notices = (f"{len(shown_rows)} of {len(items)} items in the window "
+                   f"({offset}..{end - 1}) match --where",)
     if nxt:
         data["next"] = meta["next"] = nxt
-        notices = (f"more: {nxt}",)
+        notices = (*notices, f"more: {nxt}")
     target.index.close()
     return Result("iterate-over", data=data, text=text, table=table, meta=meta,
                   notices=notices)

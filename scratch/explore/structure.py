@@ -114,7 +114,7 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
     target = open_target(ctx, ref)
     parsed = parse_path(path)
     spec = ctx.encoding()
-    if parsed.kind != "jsonpath" and parsed.singular:
+    if parsed.singular:  # dot paths, pointers and plain JSONPath chains: through the index
         try:
             value = target.index.value_at(list(parsed.segments or ()))
         except KeyPathNotFound as exc:
@@ -123,7 +123,11 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
         matches = None
     else:
         whole = target.index.value_at([])
-        found = evaluate(whole, parsed)
+        try:
+            found = evaluate(whole, parsed)
+        except KeyPathNotFound as exc:
+            _suggest(exc, target)
+            raise
         matches = [{"path": m.path, "value": m.value} for m in found]
         value = [m.value for m in found]
     text = render_value(value) if matches is None else "".join(
