@@ -292,6 +292,17 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         prepared.unlink(missing_ok=True)
         for path in companions_tmp:
             path.unlink(missing_ok=True)
+    notices: tuple[str, ...] = ()
+    if pointer_tokens >= judged and spooled.size <= 1 << 20:
+        # even the barest pointer would cost more than the output itself (a tiny output
+        # stored with --store-always or a very low threshold): show the output, say where
+        # it is stored
+        text_out: str | bytes = b"".join(spooled.chunks())
+        pointer_tokens = judged
+        notices = (f"scratch: stored as {name} (version {main['version']}); the output is "
+                   "shorter than a pointer to it",)
+    else:
+        text_out = text
     data["pointer_tokens"] = pointer_tokens
     intercepted = max(0, total - pointer_tokens)
     from scratch.pricing import budget_for, budget_meta, token_meta
@@ -300,8 +311,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     view = budget.charge(pointer_tokens, kind="pointer", enforce=False)
     meta = {"tokens": token_meta(pointer_tokens, spec), "budget": budget_meta(view),
             "intercepted": intercepted}
-    return Result("ingest", data=data, text=text, meta=meta, style="pointer",
-                  warnings=tuple(norm.warnings))
+    return Result("ingest", data=data, text=text_out, meta=meta, style="pointer",
+                  warnings=tuple(norm.warnings), notices=notices)
 
 
 def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,

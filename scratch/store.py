@@ -242,6 +242,10 @@ class Store:
             return self._rebuild_meta(name)
         except IsADirectoryError:
             return None
+        except NotADirectoryError:  # "m" is an entry, so "m.json/k" cannot be one
+            raise InvalidName(f"{name!r} clashes with an existing entry: a name cannot be both "
+                              "an entry and a folder of entries", code="name_conflict",
+                              name=name) from None
         try:
             meta = orjson.loads(raw)
             if meta.get("scratch_meta") != META_VERSION or meta.get("kind") not in KINDS:
@@ -527,13 +531,18 @@ class Store:
                              f"see scratch log read {name}", code="wrong_kind", name=name)
         commits = version_commits(self.git.path_history(self.rel(self.content_path(name))))
         rows = []
-        padded = commits + [None] * len(meta["versions"])
-        for rec, commit in zip(meta["versions"], padded[: len(meta["versions"])], strict=True):
+        at = 0
+        for rec in meta["versions"]:
+            # pair each version with the next commit (oldest first) that stored its blob, so
+            # one commit out of step does not shift every later pairing
+            match = next((i for i in range(at, len(commits)) if commits[i]["blob"] == rec["blob"]),
+                         None)
+            commit = commits[match]["commit"][:12] if match is not None else ""
+            if match is not None:
+                at = match + 1
             rows.append({
                 "version": rec["version"], "time": rec["time"], "bytes": rec.get("bytes"),
-                "lines": rec.get("lines"),
-                "commit": commit["commit"][:12] if commit and commit["blob"] == rec["blob"] else "",
-                "message": rec.get("message", ""),
+                "lines": rec.get("lines"), "commit": commit, "message": rec.get("message", ""),
             })
         return rows
 
@@ -577,9 +586,32 @@ class Store:
                 if meta is not None:
                     yield meta
 
+    def _orphans(self, known: set[str]) -> list[dict[str, Any]]:
+        """Entries whose content exists but whose metadata is lost: rebuilt from history."""
+        found = []
+        for base, suffix in ((self.files_dir, ""), (self.logs_dir, ".jsonl")):
+            for dirpath, _dirs, names in os.walk(base):
+                for fname in names:
+                    if fname.startswith(".tmp-") or not fname.endswith(suffix):
+                        continue
+                    rel = os.path.relpath(os.path.join(dirpath, fname), base)
+                    name = rel[: len(rel) - len(suffix)] if suffix else rel
+                    name = name.replace(os.sep, "/")
+                    if name in known:
+                        continue
+                    try:
+                        meta = self.load_meta(name)
+                    except ScratchError:
+                        continue
+                    if meta is not None:
+                        found.append(meta)
+        return found
+
     def list(self, prefix: str = "") -> list[dict[str, Any]]:
         rows = []
-        for meta in self.iter_meta():
+        metas = list(self.iter_meta())
+        metas += self._orphans({m["name"] for m in metas})
+        for meta in metas:
             if meta.get("deleted") or not meta["name"].startswith(prefix):
                 continue
             row: dict[str, Any] = {"name": meta["name"], "kind": meta["kind"]}

@@ -439,3 +439,21 @@ def test_a_crash_between_rename_and_commit_is_undone(scratch_home: Path) -> None
     assert git(scratch_home, "status", "--porcelain") == ""
     assert cli("write", "a", input="v2\n", ).code == 0
     assert cli("read", "a@2").out == b"v2\n"
+
+
+def test_ls_and_history_survive_lost_metadata(scratch_home: Path) -> None:
+    cli("write", "a", input="v1\n")
+    cli("write", "a", input="v2\n")
+    (scratch_home / "agents/default/meta/a.json").unlink()
+    assert [r["name"] for r in cli("ls", "--json").json["data"]["entries"]] == ["a"]
+    hist = cli("history", "a", "--json").json["data"]["versions"]
+    assert [h["version"] for h in hist] == [1, 2] and all(h["commit"] for h in hist)
+
+
+def test_entry_and_folder_names_clash_cleanly() -> None:
+    cli("write", "m", input="5")
+    r = cli("write", "m.json/k", "--json", input="6")
+    assert r.code == 2 and r.json["error"]["code"] == "name_conflict"
+    r = cli("log", "append", "ev", "--json", input=b"")
+    assert r.json["error"]["code"] == "empty_input"
+    assert "--allow-empty" not in r.json["error"]["message"]

@@ -247,10 +247,10 @@ def read_input(source: str | None, *, limit: int | None = None, what: str = "inp
         from scratch.errors import LimitExceeded
         raise LimitExceeded(f"{what} from {label} is over limits.max_write_bytes ({limit:,} "
                             "bytes)", code="write_too_large", limit="limits.max_write_bytes",
-                            limit_value=limit, attempted=f">{limit}")
+                            limit_value=limit, attempted_at_least=len(data))
     if not data and not allow_empty:
-        raise UsageError(f"{label} was empty: nothing to store (use --allow-empty to store an "
-                         "empty file)", code="empty_input")
+        hint = " (use --allow-empty to store an empty file)" if what == "content" else ""
+        raise UsageError(f"{label} was empty: nothing to store{hint}", code="empty_input")
     return data
 
 

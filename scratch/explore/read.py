@@ -15,17 +15,20 @@ def read(ctx: Context, ref: str, *, raw: bool, is_terminal: bool, fit: bool) -> 
         (target.store.load_meta(target.name) or {}).get("versions", [{}])[
             (target.version or 1) - 1].get("binary"))
     if binary:
-        data = target.path.read_bytes() if (raw or not is_terminal) else b""
-        target.index.close()
+        size = target.path.stat().st_size
+        info = {"name": target.name, "version": target.version, "binary": True, "bytes": size}
         if is_terminal and not raw:
-            return Result("read", data={"name": target.name, "version": target.version,
-                                        "binary": True, "bytes": target.path.stat().st_size},
-                          text=(f"{target.name}@{target.version}: binary content "
-                                f"({target.path.stat().st_size:,} bytes) not printed to a "
-                                f"terminal; use --raw, or redirect: scratch read "
-                                f"{target.ref} > FILE\n"))
-        return Result("read", data={"name": target.name, "version": target.version,
-                                    "binary": True, "bytes": len(data)}, text=data)
+            target.index.close()
+            return Result("read", data=info, text=(
+                f"{target.name}@{target.version}: binary content ({size:,} bytes) not printed "
+                f"to a terminal; use --raw, or redirect: scratch read {target.ref} > FILE\n"))
+        # bytes have no meaningful tokens; price them as the ~4 bytes a token text averages,
+        # so binary content cannot slip past the cap and the budget
+        meta = charge_answer(ctx, (size + 3) // 4, code="read_too_large", suggestions=[
+            f"scratch head {target.ref} -n 5", f"scratch read {target.ref} --raw > FILE"])
+        data = target.path.read_bytes()
+        target.index.close()
+        return Result("read", data=info, text=data, meta=meta)
     total = target.index.line_count
     if total == 0:
         target.index.close()
