@@ -300,7 +300,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         text_out: str | bytes = b"".join(spooled.chunks())
         pointer_tokens = judged
         notices = (f"scratch: stored as {name} (version {main['version']}); the output is "
-                   "shorter than a pointer to it",)
+                   "shorter than a pointer to it"
+                   + ("; PARTIAL: the command failed or was killed mid-output"
+                      if opts.partial else ""),)
     else:
         text_out = text
     data["pointer_tokens"] = pointer_tokens

@@ -94,13 +94,14 @@ def test_command_failing_mid_output_is_kept_and_flagged(scratch_home: Path) -> N
     log = subprocess.run(["git", "-C", str(scratch_home), "log", "-1", "--format=%s"],
                          capture_output=True, text=True, check=True).stdout
     assert "Partial output." in log
-    # human mode: the pointer says so; small output only with --store-always
+    # human mode: a tiny output (shorter than any pointer to it) is shown as it is, and the
+    # notice says where it is stored and that it is partial
     r = run("--store-always", "small", "--", "sh", "-c", "echo half; kill -9 $$")
     assert r.code == 128 + 9
-    lines = r.text.splitlines()
-    assert lines[0].startswith("stored small (version 1): text, 5 bytes, 1 lines")
-    assert lines[1] == "PARTIAL: the command failed or was killed mid-output; this is what arrived"
-    assert r.err.startswith("scratch: sh was killed by signal 9\n")
+    assert r.text == "half\n"
+    assert ("scratch: stored as small (version 1); the output is shorter than a pointer to "
+            "it; PARTIAL: the command failed or was killed mid-output") in r.err
+    assert "scratch: sh was killed by signal 9\n" in r.err
     assert (scratch_home / "agents/default/files/small").read_bytes() == b"half\n"
 
 
@@ -112,17 +113,17 @@ def test_failing_command_without_output_stores_nothing() -> None:
 
 
 def test_name_before_the_double_dash(scratch_home: Path) -> None:
+    # tiny outputs are shown as they are; the notice names the entry they were stored as
     r = run("--store-always", "mynamE", "--", "sh", "-c", "echo one")
-    assert r.code == 0 and r.text.startswith("stored mynamE (version 1)")
+    assert r.code == 0 and "stored as mynamE (version 1)" in r.err
     r = run("--tool", "t", "--store-always", "mynamE", "--", "sh", "-c", "echo two")
-    assert r.text.startswith("stored mynamE (version 2)")
+    assert "stored as mynamE (version 2)" in r.err
     r = run("--store-always", "--name", "other", "--", "echo", "x")
-    assert r.text.startswith("stored other (version 1)")
+    assert "stored as other (version 1)" in r.err
     assert sorted(e["name"] for e in entries()) == ["mynamE", "other"]
     # the real entry point does the same rewrite
     r2 = shell(f"{sys.executable} -m scratch run --store-always viaMain -- echo 3", scratch_home)
-    assert r2.returncode == 0 and r2.stdout.startswith(b"stored viaMain (version 1)")
-
+    assert r2.returncode == 0 and b"stored as viaMain (version 1)" in r2.stderr
 
 def test_command_not_found_and_not_executable(tmp_path: Path) -> None:
     r = run("--json", "--", "no-such-command-xyz", "arg")
