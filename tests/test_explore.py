@@ -331,3 +331,17 @@ def test_fit_with_the_budget_spent_says_budget_exceeded(pods: str) -> None:
     cli("budget", "used", "1600")
     r = cli("head", pods, "--fit", "--json")
     assert r.code == 3 and r.json["error"]["code"] == "budget_exceeded"
+
+
+def test_schema_of_csv_logs_and_markdown_is_readable(scratch_home: Path) -> None:
+    cli("write", "t.csv", input="name,n\na,1\nb,\nc,3\n")
+    text = cli("schema", "t.csv").text
+    assert text.splitlines()[:2] == ["csv: 4 lines", "csv: 3 rows, 2 columns, delimiter ',', "
+                                     "header on line 1"]
+    doc = ("# Title\n\nSee [the docs](https://example.org/docs).\n\n## Part\n\n- one\n"
+           "- two\n\n```sh\nscratch ls\n```\n")
+    cli("write", "doc.md", input=doc)
+    assert cli("schema", "doc.md").text == ("markdown: 12 lines\n# Title L1-12\n"
+                                            "  ## Part L5-12\n")
+    cli("write", "plain.txt", input="just\nsome\nwords\n")
+    assert cli("schema", "plain.txt").text.startswith("text: 3 lines\n")

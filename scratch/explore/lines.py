@@ -108,7 +108,9 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
             nxt = f"scratch slice {target.ref} {end + 1} {end_of_range} --fit{flags}"
             cost = range_cost(target, start, end, spec, numbers=numbers)
     half = start + max(0, (end - start) // 2 - 1)
-    suggestions = [f"scratch slice {target.ref} {start} {half}{flags}",
+    smaller = (f"scratch tail {target.ref} -n {max(1, (end - start + 1) // 2)}{flags}"
+               if command == "tail" else f"scratch slice {target.ref} {start} {half}{flags}")
+    suggestions = [smaller,
                    f"scratch {command_again(command, target.ref, start, end)} --fit{flags}"]
     meta = charge_answer(ctx, cost, code=code, suggestions=suggestions,
                          details={"total_lines": total, "start": start, "end": end})

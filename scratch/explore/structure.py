@@ -229,6 +229,12 @@ def schema_text(info: dict[str, Any], depth: int) -> str:
             for child in node.get("children") or []:
                 walk(child, level + 1)
         walk(schema, 0)
+    elif "column_info" in info or "header" in info:
+        out += _csv_lines(info)
+    elif "headings" in info:
+        out += _heading_lines(info["headings"], depth)
+    elif info.get("levels") or info.get("timestamp_format"):
+        out += _log_lines(info)
     else:
         for key, value in info.items():
             if key in ("layout", "engine"):
@@ -237,6 +243,38 @@ def schema_text(info: dict[str, Any], depth: int) -> str:
                 value, ensure_ascii=False)
             out.append(f"{key}: {shown}")
     return "\n".join(out) + "\n"
+
+
+def _csv_lines(info: dict[str, Any]) -> list[str]:
+    out = [f"csv: {info.get('rows', '?')} rows, {info.get('columns', '?')} columns, "
+           f"delimiter {info.get('delimiter', ',')!r}, header on line "
+           f"{info.get('header_line', 1)}"]
+    for col in info.get("column_info") or [{"name": h} for h in info.get("header") or []]:
+        empty = f", {col['empty']} empty" if col.get("empty") else ""
+        out.append(f"  {col.get('name')}: {col.get('type', '?')}{empty}")
+    if info.get("ragged_rows"):
+        out.append(f"ragged rows: {info['ragged_rows']}")
+    return out
+
+
+def _log_lines(info: dict[str, Any]) -> list[str]:
+    out = []
+    fmt = info.get("timestamp_format")
+    span = [t for t in info.get("time_range") or [] if t]
+    out.append(f"log: {fmt or 'no'} timestamps" + (f", {span[0]} .. {span[-1]}" if span else ""))
+    if info.get("levels"):
+        out.append("levels: " + ", ".join(f"{k} {v}" for k, v in info["levels"].items()))
+    return out
+
+
+def _heading_lines(headings: list[dict[str, Any]], depth: int, level: int = 0) -> list[str]:
+    out = []
+    for h in headings:
+        out.append(f"{'  ' * level}{'#' * h.get('level', 1)} {h.get('title')} "
+                   f"L{h.get('line')}-{h.get('end_line')}")
+        if level + 1 < depth:
+            out += _heading_lines(h.get("children") or [], depth, level + 1)
+    return out
 
 
 def _cut_schema(node: dict[str, Any], depth: int, level: int = 0) -> dict[str, Any]:
@@ -260,13 +298,15 @@ def schema(ctx: Context, ref: str, depth: int = 4) -> Result:
     target = open_target(ctx, ref)
     info = target.index.info
     text = schema_text(info, depth)
+    if not isinstance(info.get("schema"), dict):
+        text = f"{target.format}: {target.index.line_count:,} lines\n" + text
     spec = ctx.encoding()
     cost = count_text(text, spec)
     suggestions = [f"scratch schema {target.ref} --depth {d}"
                    for d in sorted({max(1, depth - 1), min(2, depth - 1), 1}, reverse=True)
                    if d < depth]
     meta = charge_answer(ctx, cost, code="schema_too_large", suggestions=suggestions)
-    shown = dict(info)
+    shown = {k: v for k, v in info.items() if k not in ("first_lines", "last_lines")}
     if isinstance(info.get("schema"), dict):
         shown["schema"] = _cut_schema(info["schema"], depth)
     data = {"name": target.name, "version": target.version, "format": target.format,

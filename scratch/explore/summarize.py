@@ -73,6 +73,8 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
                 if text:
                     lines.append(f"values in {arr['path']} ({arr['length']} items):")
                     lines += text
+    elif "column_info" in info or "header" in info:
+        lines += _csv_summary(target, info)
     else:
         for key in ("timestamp_format", "time_range", "levels", "columns", "headings"):
             if info.get(key):
@@ -86,12 +88,39 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
                 sample.append(f"  {lineno}: {raw.decode('utf-8', errors='replace')[:200]}")
         if len(sample) >= 10:
             break
-    if not sample and not isinstance(info.get("schema"), dict):
+    if not sample and not isinstance(info.get("schema"), dict) and "header" not in info:
         sample = _error_word_lines(target)
     if sample:
         lines.append("error lines (sample):")
         lines += sample
     return "\n".join(lines) + "\n"
+
+
+CSV_ROWS = 200_000  # rows read for value counts; a bigger table is summarized on this prefix
+
+
+def _csv_summary(target: Target, info: dict[str, Any]) -> list[str]:
+    """Value counts and ranges of a table's columns (numbers as numbers)."""
+    import csv
+    import itertools
+
+    from scratch.query.summary import summarize_values
+
+    def typed(value: str) -> Any:
+        for cast in (int, float):
+            try:
+                return cast(value)
+            except ValueError:
+                pass
+        return value
+
+    with open(target.path, encoding="utf-8", errors="replace", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter=info.get("delimiter") or ",")
+        rows = [{k: typed(v) for k, v in row.items() if k is not None and v not in (None, "")}
+                for row in itertools.islice(reader, CSV_ROWS)]
+    summary = summarize_values(rows)
+    cut = f" (first {CSV_ROWS:,})" if len(rows) == CSV_ROWS else ""
+    return [f"values in {len(rows):,} rows{cut}:", *_fields_text(summary)]
 
 
 def _error_word_lines(target: Target, limit: int = 10) -> list[str]:

@@ -112,7 +112,16 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         if not index.has_base(base):
             index.add_base(base)
     except IndexInvalid:
-        index = build_index(path, directory, fmt, bases=[base])
+        try:
+            index = build_index(path, directory, fmt, bases=[base])
+        except PermissionError:
+            # a read-only store still answers: index into a private temporary directory
+            import atexit
+            import shutil
+            import tempfile
+            scratch_dir = tempfile.mkdtemp(prefix="scratch-index-")
+            atexit.register(shutil.rmtree, scratch_dir, True)
+            index = build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
     return Target(name, version, meta["kind"], path, index, store, info)
 
 
