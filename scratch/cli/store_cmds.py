@@ -1,6 +1,5 @@
 """Commands of the store: init, write, read, history, diff, restore, rm, ls, stats, config, git."""
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -99,13 +98,6 @@ def git_cmd(typer_ctx: typer.Context) -> None:
     from scratch.ops import files
     run("git", lambda ctx: files.git_passthrough(ctx, list(typer_ctx.args)),
         {"store": GLOBAL_DEFAULTS.get("store"), "agent": GLOBAL_DEFAULTS.get("agent")})
-
-
-def _is_terminal() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 config_app = typer.Typer(name="config", help="Show the effective settings and where each came "

@@ -12,7 +12,7 @@ from scratch.errors import UsageError
 from scratch.gitstore import GitStore
 from scratch.names import STORE_DIR_NAME, split_ref, validate_name
 from scratch.result import Result, Table
-from scratch.store import Store, count_lines
+from scratch.store import Store
 
 
 def init(directory: Path) -> Result:
@@ -34,22 +34,6 @@ def write(ctx: Context, name: str, data: bytes) -> Result:
         size = f"{rec['bytes']:,} bytes, {rec['lines']:,} lines"
         text = f"{name}: version {rec['version']} ({size})\n"
     return Result("write", data=out, text=text)
-
-
-def read_plain(ctx: Context, ref: str, *, raw: bool, is_terminal: bool) -> Result:
-    name, version = split_ref(ref)
-    store = ctx.store()
-    ver = store.resolve(name, version)
-    data = store.read_bytes(ver)
-    info = {"name": name, "version": ver.version, "bytes": len(data), "lines": count_lines(data),
-            "binary": bool(ver.info.get("binary"))}
-    if ver.info.get("binary") and is_terminal and not raw:
-        return Result("read", data=info, text=(
-            f"{name}@{ver.version}: binary content ({len(data):,} bytes) not printed to a "
-            f"terminal; use --raw, or redirect: scratch read {name} > FILE\n"))
-    payload: Any = dict(info)
-    payload["content"] = data.decode("utf-8", errors="replace")
-    return Result("read", data=payload, text=data)
 
 
 def read_since(ctx: Context, ref: str, since: int, context: int) -> Result:

@@ -25,8 +25,8 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
                          code="invalid_argument")
     opts = IngestOptions(name=name, tool=tool or default_tool(words), fmt=fmt, raw=raw,
                          store_always=store_always)
-    check_options(opts, ctx.store())  # a bad NAME or --format must not cost a command run and its output
     store = ctx.store()
+    check_options(opts, store)  # a bad NAME or --format must not cost a command run and output
     tmp_dir = store.cache_dir / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
