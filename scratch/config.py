@@ -120,7 +120,7 @@ def _coerce(key: str, value: Any, source: str) -> Any:
     if isinstance(value, bool) or not isinstance(value, typ):
         raise ConfigError(f"{key} must be {typ.__name__}, got {type(value).__name__} "
                           f"{value!r} ({source})", key=key, source=source)
-    if typ in (int, float) and value < 0:
+    if isinstance(value, (int, float)) and value < 0:
         raise ConfigError(f"{key} must not be negative, got {value!r} ({source})",
                           key=key, source=source)
     return value

@@ -344,7 +344,8 @@ class Store:
                 raise UsageError(f"{item.name!r} is a log; use another name or scratch rm it "
                                  "first", code="wrong_kind", name=item.name, kind="log")
             live = meta is not None and not meta.get("deleted")
-            if live and meta["versions"] and meta["versions"][-1]["blob"] == item.blob:
+            if meta is not None and live and meta["versions"] \
+                    and meta["versions"][-1]["blob"] == item.blob:
                 current = dict(meta["versions"][-1])
                 current.update(name=item.name, kind=meta["kind"], unchanged=True)
                 records.append(current)
