@@ -23,7 +23,7 @@ with phase ``"read"`` (input consumed) or ``"analyze"``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -113,20 +113,28 @@ def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw:
     return result
 
 
+def _blocks(source: BinaryIO, prefix: bytes, ended: bool,
+            progress: Progress | None) -> Iterator[bytes]:
+    """The already-read prefix, then the rest of ``source`` block by block (with progress)."""
+    yield prefix
+    n = len(prefix)
+    while not ended:
+        block = source.read(COPY_CHUNK)
+        if not block:
+            break
+        n += len(block)
+        if progress is not None:
+            progress("read", n, None)
+        yield block
+
+
 def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
           progress: Progress | None) -> int:
-    n = len(prefix)
+    n = 0
     with open(dest, "wb") as out:
-        out.write(prefix)
-        if not ended:
-            while True:
-                block = source.read(COPY_CHUNK)
-                if not block:
-                    break
-                out.write(block)
-                n += len(block)
-                if progress is not None:
-                    progress("read", n, None)
+        for block in _blocks(source, prefix, ended, progress):
+            out.write(block)
+            n += len(block)
     return n
 
 
@@ -136,19 +144,8 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
     from scratch.formats.jsontext import JsonError, parse_and_render, parse_json, render
     from scratch.index.analyze import Analysis, analyze
 
-    parts = [prefix]
-    n = len(prefix)
-    if not ended:
-        while True:
-            block = source.read(COPY_CHUNK)
-            if not block:
-                break
-            parts.append(block)
-            n += len(block)
-            if progress is not None:
-                progress("read", n, None)
-    data = b"".join(parts)
-    del parts
+    data = b"".join(_blocks(source, prefix, ended, progress))
+    n = len(data)
     body: bytes | None = None
     render_error: JsonError | None = None
     try:
