@@ -33,11 +33,10 @@ from typing import Any, BinaryIO
 
 from scratch.context import Context
 from scratch.errors import LimitExceeded, ScratchError, UsageError
-from scratch.gitstore import blob_sha
 from scratch.names import validate_name
 from scratch.result import Result
 from scratch.spool import Spooled, spool
-from scratch.store import Pending, Store, count_lines, is_binary
+from scratch.store import Pending, Store
 from scratch.thresholds import resolve_threshold
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -81,22 +80,6 @@ def file_blob(path: Path) -> tuple[str, int]:
         while block := fh.read(1 << 20):
             digest.update(block)
     return digest.hexdigest(), size
-
-
-def _file_lines(path: Path) -> tuple[int, bool]:
-    lines = 0
-    last = b"\n"
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
-        binary = is_binary(head)
-        block = head
-        while block:
-            lines += block.count(b"\n")
-            last = block[-1:]
-            block = fh.read(1 << 20)
-    if last != b"\n":
-        lines += 1
-    return lines, binary
 
 
 def check_options(opts: IngestOptions, store: Store | None = None) -> None:
@@ -385,4 +368,4 @@ def default_tool(command: list[str]) -> str:
 
 
 __all__ = ["IngestOptions", "ingest", "ingest_spooled", "check_options", "default_tool",
-           "blob_sha", "count_lines", "index_dir"]
+           "index_dir"]
