@@ -35,14 +35,13 @@ class Target:
     index: Any  # scratch.index.EntryIndex
     store: Store
     info: dict[str, Any]
+    latest: bool  # the current content (or a log), so the bare name refers to it
 
     @property
     def ref(self) -> str:
         """The REF that names exactly this content (quoted for a shell when needed)."""
         import shlex
-        latest = self.version is None or self.version == len(
-            self.store.load_meta(self.name)["versions"])  # type: ignore[index]
-        return shlex.quote(self.name if latest else f"{self.name}@{self.version}")
+        return shlex.quote(self.name if self.latest else f"{self.name}@{self.version}")
 
     @property
     def format(self) -> str:
@@ -122,7 +121,8 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
             scratch_dir = tempfile.mkdtemp(prefix="scratch-index-")
             atexit.register(shutil.rmtree, scratch_dir, True)
             index = build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
-    return Target(name, version, meta["kind"], path, index, store, info)
+    latest = version is None or version == len(meta["versions"])
+    return Target(name, version, meta["kind"], path, index, store, info, latest)
 
 
 def _sniff_file(path: Path) -> str:
