@@ -11,10 +11,7 @@ from scratch.result import Result
 
 def read(ctx: Context, ref: str, *, raw: bool, is_terminal: bool, fit: bool) -> Result:
     target = open_target(ctx, ref)
-    binary = target.format == "binary" or bool(
-        (target.store.load_meta(target.name) or {}).get("versions", [{}])[
-            (target.version or 1) - 1].get("binary"))
-    if binary:
+    if target.format == "binary" or target.binary:
         size = target.path.stat().st_size
         info = {"name": target.name, "version": target.version, "binary": True, "bytes": size}
         if is_terminal and not raw:

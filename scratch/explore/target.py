@@ -36,6 +36,7 @@ class Target:
     store: Store
     info: dict[str, Any]
     latest: bool  # the current content (or a log), so the bare name refers to it
+    binary: bool = False  # the version was stored as binary (NUL bytes or invalid UTF-8)
 
     @property
     def ref(self) -> str:
@@ -99,11 +100,13 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         directory = store.cache_dir / "index" / f"log-{key}-{size}"
         fmt = "ndjson"
         info: dict[str, Any] = {}
+        binary = False
     else:
         ver = store.resolve(name, version)
         path = store.version_file(ver)
         directory = store.cache_dir / "index" / ver.info["blob"]
         info = ver.info.get("info") or {}
+        binary = bool(ver.info.get("binary"))
         fmt = info.get("format") or _sniff_file(path)
         version = ver.version
     try:
@@ -122,7 +125,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
             atexit.register(shutil.rmtree, scratch_dir, True)
             index = build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
     latest = version is None or version == len(meta["versions"])
-    return Target(name, version, meta["kind"], path, index, store, info, latest)
+    return Target(name, version, meta["kind"], path, index, store, info, latest, binary)
 
 
 def _sniff_file(path: Path) -> str:
