@@ -15,7 +15,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from scratch.errors import EXIT_CODE_HELP, ExitCode, ScratchError, UsageError
+from scratch.errors import EXIT_CODE_HELP, ScratchError, UsageError
 
 EXIT_STATUS_TEXT = "Exit status: " + "; ".join(
     f"{int(code)} {text}" for code, text in EXIT_CODE_HELP.items())
@@ -253,6 +253,3 @@ def read_input(source: str | None, *, limit: int | None = None, what: str = "inp
         raise UsageError(f"{label} was empty: nothing to store{hint}", code="empty_input")
     return data
 
-
-def exit_with(code: ExitCode) -> None:
-    raise typer.Exit(int(code))
