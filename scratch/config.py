@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from scratch.errors import ConfigError
 
@@ -23,8 +22,7 @@ CONFIG_FILE = "scratch.toml"
 MiB = 1024 * 1024
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     key: str
     type: type
     default: Any
@@ -70,11 +68,19 @@ def env_name(key: str) -> str:
     return ENV_PREFIX + key.replace(".", "_").upper()
 
 
-@dataclass
 class Config:
-    values: dict[str, Any] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-    path: Path | None = None
+    """Every setting's value and where it came from (``default``, ``scratch.toml``, ``env``...)."""
+
+    __slots__ = ("values", "sources", "path")
+
+    def __init__(self, values: dict[str, Any] | None = None,
+                 sources: dict[str, str] | None = None, path: Path | None = None) -> None:
+        self.values: dict[str, Any] = {} if values is None else values
+        self.sources: dict[str, str] = {} if sources is None else sources
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"Config(values={self.values!r}, sources={self.sources!r}, path={self.path!r})"
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]

@@ -7,7 +7,6 @@ first use) is deferred until a command asks for it, so ``--help`` and pure comma
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,16 +20,25 @@ if TYPE_CHECKING:
 SESSION_RE_CHARS = "A-Za-z0-9_-"
 
 
-@dataclass
 class Context:
-    root: Path
-    root_source: str
-    agent: str
-    session: str
-    config: Config
-    flags: dict[str, str] = field(default_factory=dict)
-    json_mode: bool = False  # answers are priced on the JSON envelope the agent will read
-    _store: Store | None = None
+    """Where the store is, who is asking, with which settings; opens the store on first use."""
+
+    __slots__ = ("root", "root_source", "agent", "session", "config", "flags", "json_mode",
+                 "_store")
+
+    def __init__(self, root: Path, root_source: str, agent: str, session: str, config: Config,
+                 flags: dict[str, str] | None = None, json_mode: bool = False) -> None:
+        self.root = root
+        self.root_source = root_source
+        self.agent = agent
+        self.session = session
+        self.config = config
+        self.flags: dict[str, str] = {} if flags is None else flags
+        self.json_mode = json_mode  # answers are priced on the JSON envelope the agent will read
+        self._store: Store | None = None
+
+    def __repr__(self) -> str:
+        return f"Context(root={self.root!r}, agent={self.agent!r}, session={self.session!r})"
 
     @classmethod
     def build(cls, *, store: str | None = None, agent: str | None = None,

@@ -14,14 +14,15 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 JSON_ENVELOPE_VERSION = 1
 
+# Records on the path of every command are NamedTuples or plain classes, not dataclasses:
+# building a dataclass costs ~0.4 ms at import, and a cold command pays for each one.
 
-@dataclass(frozen=True)
-class Table:
+
+class Table(NamedTuple):
     """Rows for human output; rich draws a table, plain mode prints tab-separated columns."""
 
     columns: list[str]
@@ -29,17 +30,29 @@ class Table:
     title: str | None = None
 
 
-@dataclass(frozen=True)
 class Result:
-    command: str
-    data: Any = None
-    text: str | bytes | None = None
-    table: Table | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-    notices: tuple[str, ...] = ()  # human-only lines for stderr (e.g. "unchanged")
-    exit_code: int = 0
-    style: str | None = None  # rendering hint: "diff", "json", "lines", "pointer"
+    """What a command answers: ``data`` for ``--json``, ``text``/``table`` for people."""
+
+    __slots__ = ("command", "data", "text", "table", "meta", "warnings", "notices", "exit_code",
+                 "style")
+
+    def __init__(self, command: str, data: Any = None, text: str | bytes | None = None,
+                 table: Table | None = None, meta: dict[str, Any] | None = None,
+                 warnings: tuple[str, ...] = (), notices: tuple[str, ...] = (),
+                 exit_code: int = 0, style: str | None = None) -> None:
+        self.command = command
+        self.data = data
+        self.text = text
+        self.table = table
+        self.meta: dict[str, Any] = {} if meta is None else meta
+        self.warnings = warnings
+        self.notices = notices  # human-only lines for stderr (e.g. "unchanged")
+        self.exit_code = exit_code
+        self.style = style  # rendering hint: "diff", "json", "lines", "pointer"
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"Result({fields})"
 
 
 def envelope_ok(result: Result) -> dict[str, Any]:

@@ -26,10 +26,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -76,8 +75,7 @@ def is_binary(data: bytes) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Pending:
+class Pending(NamedTuple):
     """Content about to become a version: bytes in memory, or a file to move into place."""
 
     name: str
@@ -90,8 +88,7 @@ class Pending:
     binary: bool
 
 
-@dataclass(frozen=True)
-class Version:
+class Version(NamedTuple):
     name: str
     version: int
     meta: dict[str, Any]

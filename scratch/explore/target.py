@@ -14,7 +14,6 @@ Invariants:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +25,25 @@ from scratch.store import Store
 HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 
 
-@dataclass
 class Target:
-    name: str
-    version: int | None  # None for logs
-    kind: str
-    path: Path
-    index: Any  # scratch.index.EntryIndex
-    store: Store
-    info: dict[str, Any]
-    latest: bool  # the current content (or a log), so the bare name refers to it
-    binary: bool = False  # the version was stored as binary (NUL bytes or invalid UTF-8)
+    """One resolved REF: the entry, its version and its index."""
+
+    __slots__ = ("name", "version", "kind", "path", "index", "store", "info", "latest", "binary")
+
+    def __init__(self, name: str, version: int | None, kind: str, path: Path, index: Any,
+                 store: Store, info: dict[str, Any], latest: bool, binary: bool = False) -> None:
+        self.name = name
+        self.version = version  # None for logs
+        self.kind = kind
+        self.path = path
+        self.index = index  # scratch.index.EntryIndex
+        self.store = store
+        self.info = info
+        self.latest = latest  # the current content (or a log), so the bare name refers to it
+        self.binary = binary  # the version was stored as binary (NUL bytes or invalid UTF-8)
+
+    def __repr__(self) -> str:
+        return f"Target({self.name!r}, version={self.version!r}, kind={self.kind!r})"
 
     @property
     def ref(self) -> str:

@@ -38,8 +38,7 @@ import functools
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from scratch.errors import InvalidPattern, KeyPathNotFound
 
@@ -169,8 +168,7 @@ def json_type(value: Any) -> str:
 # Parsing
 
 
-@dataclass(frozen=True)
-class ParsedPath:
+class ParsedPath(NamedTuple):
     """A parsed path.
 
     ``segments`` is set for dot paths, pointers and plain JSONPath chains (no filters, slices,
@@ -183,7 +181,7 @@ class ParsedPath:
     kind: str  # "dot" | "pointer" | "jsonpath"
     segments: tuple[Segment, ...] | None
     jsonpath: str | None = None
-    _query: Any = field(default=None, repr=False, compare=False)
+    compiled: Any = None  # the library's compiled query, when one was built
 
     @property
     def singular(self) -> bool:
@@ -415,8 +413,7 @@ def _dot(text: str, segs: tuple[Segment, ...]) -> ParsedPath:
 # Resolution
 
 
-@dataclass(frozen=True)
-class PathMatch:
+class PathMatch(NamedTuple):
     """One node: its concrete location and value."""
 
     location: tuple[str | int, ...]
@@ -562,7 +559,9 @@ def iter_matches(value: Any, path: str | ParsedPath, *, explain_missing: bool = 
         assert parsed.segments is not None
         yield locate(value, parsed.segments, path_text=parsed.text)
         return
-    query = parsed._query if parsed._query is not None else compile_jsonpath(parsed.jsonpath or "$")
+    query = parsed.compiled
+    if query is None:
+        query = compile_jsonpath(parsed.jsonpath or "$")
     found = False
     try:
         for node in query.finditer(value):

@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import marshal
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.errors import TokenizerError
 
@@ -45,8 +44,7 @@ GEMMA3_SOURCE = DATA_DIR / "gemma3.model.xz"
 GEMMA3_SHA256 = "387ae730d4435db4f85e1b7de0267c86d4d68776c32128fcbd24983442056d62"
 
 
-@dataclass(frozen=True)
-class BpeFile:
+class BpeFile(NamedTuple):
     """Public constants of one OpenAI encoding (from tiktoken's openai_public.py)."""
 
     name: str

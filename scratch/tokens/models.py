@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from scratch.errors import UsageError
 
@@ -107,8 +107,7 @@ def _longest_prefix(model: str, table: dict[str, int] | dict[str, str]) -> str |
     return best
 
 
-@dataclass(frozen=True)
-class EncodingSpec:
+class EncodingSpec(NamedTuple):
     """How counts are made for one model: which base encoding, scaled by what.
 
     ``base`` is the encoding whose counts are computed or stored (``o200k_base``,
