@@ -28,11 +28,23 @@ def exclusive(lock_file: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    import tempfile  # only writers pay for it
+def _create_temp_beside(path: Path) -> tuple[int, Path]:
+    """A new file ``.tmp-<pid>-<random>~`` (mode 0600) in ``path``'s directory, opened for
+    writing. Like ``tempfile.mkstemp``, without importing tempfile (and random) on the path of
+    every answer that records its cost."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = path.parent / f".tmp-{os.getpid()}-{os.urandom(6).hex()}~"
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
 
+
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix="~")
+    fd, tmp = _create_temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

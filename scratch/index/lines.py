@@ -41,9 +41,17 @@ CountLines = Callable[[Sequence[str], str], list[int]]
 # A cut after "\n" is safe when the next line starts (after spaces/tabs) with a character that
 # is neither whitespace (Unicode) nor "/". Bytes version: ASCII printable except "/" and space,
 # or a UTF-8 lead byte that does not start a Unicode whitespace character.
-_SAFE_CUT = re.compile(
+_SAFE_CUT_PATTERN = (
     rb"\n(?=[ \t]*(?:[\x21-\x2e\x30-\x7e]|(?!\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a"
     rb"\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80)[\xc2-\xf4]))")
+_safe_cut: re.Pattern[bytes] | None = None  # compiled on first use: readers never cut
+
+
+def _safe_cut_re() -> re.Pattern[bytes]:
+    global _safe_cut
+    if _safe_cut is None:
+        _safe_cut = re.compile(_SAFE_CUT_PATTERN)
+    return _safe_cut
 
 
 def decode_text(data: bytes) -> str:
@@ -74,10 +82,10 @@ def iter_chunks(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[bytes, bool]]
         if not block:  # end of input
             yield data, True
             return
-        m = _SAFE_CUT.search(data, max(0, len(data) - (1 << 20)))
+        m = _safe_cut_re().search(data, max(0, len(data) - (1 << 20)))
         if m is None:
             last = None
-            for last in _SAFE_CUT.finditer(data):  # noqa: B007 - keep the last match
+            for last in _safe_cut_re().finditer(data):  # noqa: B007 - keep the last match
                 pass
             m = last
         if m is not None:
