@@ -2,13 +2,91 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+import threading
 from typing import Any
 
 from scratch.context import Context
 from scratch.errors import ScratchError, UsageError
 from scratch.result import Result
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupts:
+    """SIGINT and SIGTERM sent to scratch while the command runs.
+
+    The first is passed on to the command and its output is read on until the pipe closes, so
+    what it writes while it shuts down is kept. A second kills the command (SIGKILL) and stops
+    waiting: what is already in the pipe is read, then the spool ends even if a process the
+    command started still holds the pipe open. The handler never raises, so blocking reads
+    resume after it (PEP 475) and nothing that arrived is thrown away.
+
+    Handlers are installed only in the main thread and only over a signal that is not ignored
+    (an ignored SIGINT, as in a background job, stays ignored for the command too).
+    """
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in FORWARDED:
+            previous = signal.getsignal(sig)
+            if previous is None or previous == signal.SIG_IGN:
+                continue  # not set from Python (cannot be restored) or deliberately ignored
+            self._previous[sig] = previous
+            signal.signal(sig, self._handle)
+
+    def restore(self) -> None:
+        while self._previous:
+            sig, previous = self._previous.popitem()
+            signal.signal(sig, previous)
+
+    def attach(self, proc: subprocess.Popen[bytes]) -> None:
+        """The command has started: pass on what arrived while it was being started."""
+        self.proc = proc
+        if self.received:
+            self._pass_on()
+
+    @property
+    def first(self) -> int | None:
+        return self.received[0] if self.received else None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.received.append(signum)
+        if self.proc is not None:
+            self._pass_on()
+
+    def _pass_on(self) -> None:
+        proc = self.proc
+        assert proc is not None
+        try:
+            if len(self.received) == 1:
+                proc.send_signal(self.received[0])
+            else:
+                proc.kill()
+        except ProcessLookupError:
+            pass  # it has exited already; its pipe closes on its own
+        if len(self.received) > 1 and proc.stdout is not None:
+            try:
+                # a child of the command may hold the pipe open: read what is in it, not more
+                # (a non-blocking read with nothing left returns b"", which ends the spool)
+                os.set_blocking(proc.stdout.fileno(), False)
+            except (OSError, ValueError):
+                pass
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str | None,
@@ -16,7 +94,9 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     """The command's stderr goes straight to ours; its stdout is spooled, then ingested.
 
     The exit status is only known once stdout closes, so the output is spooled first and
-    flagged ``partial`` when the command failed or was killed after writing something.
+    flagged ``partial`` when the command failed or was killed after writing something, or when
+    scratch itself was interrupted (SIGINT, SIGTERM) while reading it; then scratch exits with
+    128 + that signal's number.
     """
     from scratch.ingest import IngestOptions, check_options, default_tool, ingest_spooled
     from scratch.spool import spool
@@ -29,35 +109,53 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     check_options(opts, store)  # a bad NAME or --format must not cost a command run and output
     tmp_dir = store.cache_dir / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    interrupts = Interrupts()
+    # installed before the command starts, so no signal falls between start and spool; once
+    # the output is read and the command reaped they are restored, and an interruption of the
+    # ingest below aborts as usual (the store's crash journal undoes a half-made change)
+    interrupts.install()
     try:
-        # stdin is inherited like any wrapper (time, nice) does: `scratch run -- jq . < f`
-        # must feed the command, not hand it an empty input
-        proc = subprocess.Popen(words, stdout=subprocess.PIPE)
-    except FileNotFoundError:
-        raise ScratchError(f"command not found: {words[0]}", code="command_not_found",
-                           command=words[0]) from None
-    except PermissionError:
-        raise ScratchError(f"cannot execute {words[0]}: permission denied",
-                           code="command_not_executable", command=words[0]) from None
-    assert proc.stdout is not None
-    try:
-        spooled = spool(proc.stdout, tmp_dir,
-                        progress=(lambda n: progress("read", n, None)) if progress else None)
-        code = proc.wait()
-    except KeyboardInterrupt:
-        proc.send_signal(signal.SIGINT)
-        proc.wait()
-        raise
-    exit_code = 128 - code if code < 0 else code  # killed by signal N -> 128 + N
-    opts.partial = code != 0 and spooled.size > 0
+        try:
+            # stdin is inherited like any wrapper (time, nice) does: `scratch run -- jq . < f`
+            # must feed the command, not hand it an empty input
+            proc = subprocess.Popen(words, stdout=subprocess.PIPE)
+        except FileNotFoundError:
+            raise ScratchError(f"command not found: {words[0]}", code="command_not_found",
+                               command=words[0]) from None
+        except PermissionError:
+            raise ScratchError(f"cannot execute {words[0]}: permission denied",
+                               code="command_not_executable", command=words[0]) from None
+        interrupts.attach(proc)
+        assert proc.stdout is not None
+        try:
+            spooled = spool(proc.stdout, tmp_dir,
+                            progress=(lambda n: progress("read", n, None)) if progress else None)
+            code = proc.wait()
+        except KeyboardInterrupt:  # only where no handler could be installed
+            proc.send_signal(signal.SIGINT)
+            proc.wait()
+            raise
+    finally:
+        interrupts.restore()
+    proc.stdout.close()
+    command_exit = 128 - code if code < 0 else code  # killed by signal N -> 128 + N
+    interrupted = interrupts.first
+    exit_code = command_exit if interrupted is None else 128 + interrupted
+    opts.partial = (code != 0 or interrupted is not None) and spooled.size > 0
     try:
         result = ingest_spooled(ctx, spooled, opts, progress)
     finally:
         spooled.discard()
     notices = result.notices
+    meta = {**result.meta, "command_exit": command_exit}
     if code != 0:
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         notices = (*notices, f"scratch: {words[0]} {how}")
+    if interrupted is not None:
+        what = (f"kept the {spooled.size:,} bytes that arrived" if spooled.size
+                else "nothing had arrived")
+        notices = (*notices, f"scratch: interrupted by {signal_name(interrupted)}; {what}")
+        meta["interrupted"] = signal_name(interrupted)
     return Result("run", data=result.data, text=result.text, table=result.table,
-                  meta={**result.meta, "command_exit": exit_code}, warnings=result.warnings,
+                  meta=meta, warnings=result.warnings,
                   notices=notices, exit_code=exit_code, style=result.style)
