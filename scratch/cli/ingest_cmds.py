@@ -67,8 +67,10 @@ def ingest_cmd(ctx: Context, name: NameOpt = None, tool: ToolOpt = None,
 
 @command("run", help="Run CMD, pass its stderr through, treat its stdout like 'ingest', and exit "
          "with its exit code. Output of a command that fails or is killed is kept and flagged "
-         "partial.\n\nTOOL defaults to the program and its first non-option word "
-         "(kubectl_get).\n\nExample: scratch run -- kubectl get pods -A -o json",
+         "partial.\n\nOn Ctrl-C or SIGTERM to scratch itself the signal is passed on to CMD (a "
+         "second one kills it); what arrived is kept and flagged partial, and scratch exits "
+         "with 128 + the signal's number.\n\nTOOL defaults to the program and its first "
+         "non-option word (kubectl_get).\n\nExample: scratch run -- kubectl get pods -A -o json",
          context_settings={"allow_interspersed_args": False})
 def run_cmd(ctx: Context,
             command_words: Annotated[List[str], typer.Argument(
