@@ -284,7 +284,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         pointer_tokens = judged
         notices = (f"scratch: stored as {name} (version {main['version']}); the output is "
                    "shorter than a pointer to it"
-                   + ("; PARTIAL: the command failed or was killed mid-output"
+                   + ("; PARTIAL: the command failed, was killed or was interrupted mid-output"
                       if opts.partial else ""),)
     else:
         text_out = text

@@ -115,7 +115,7 @@ def test_flags_warnings_and_companions_render() -> None:
     text = render_pointer(p)
     assert text.splitlines()[1:4] == [
         "already stored: identical content was ingested before under this name",
-        "PARTIAL: the command failed or was killed mid-output; this is what arrived",
+        "PARTIAL: the command failed, was killed or was interrupted mid-output; this is what arrived",
         "warning: content does not parse as JSON",
     ]
     assert "embedded documents stored as: t/x.content-0-text\n" in text

@@ -100,7 +100,7 @@ def test_command_failing_mid_output_is_kept_and_flagged(scratch_home: Path) -> N
     assert r.code == 128 + 9
     assert r.text == "half\n"
     assert ("scratch: stored as small (version 1); the output is shorter than a pointer to "
-            "it; PARTIAL: the command failed or was killed mid-output") in r.err
+            "it; PARTIAL: the command failed, was killed or was interrupted mid-output") in r.err
     assert "scratch: sh was killed by signal 9\n" in r.err
     assert (scratch_home / "agents/default/files/small").read_bytes() == b"half\n"
 

@@ -76,7 +76,7 @@ def test_human_mode_notices_name_the_signal(scratch_home: Path) -> None:
     assert (r.returncode, r.stdout) == (130, b"half\n")
     err = r.stderr.decode()
     assert ("scratch: stored as small (version 1); the output is shorter than a pointer to "
-            "it; PARTIAL: the command failed or was killed mid-output\n") in err
+            "it; PARTIAL: the command failed, was killed or was interrupted mid-output\n") in err
     assert "scratch: interrupted by SIGINT; kept the 5 bytes that arrived\n" in err
     assert stored(scratch_home, "small") == b"half\n"
 
