@@ -139,6 +139,14 @@ class FormatError(ScratchError):
     code = "format_error"
 
 
+class LineNotJson(FormatError):
+    """One NDJSON line that is not JSON, met on the way to a path inside it.
+
+    ``details``: ``line`` (entry line), ``item`` (array index), ``column`` (when known) and
+    ``reason``. Answers over many items catch it and leave the line out instead.
+    """
+
+
 class IndexInvalid(ScratchError):
     """A stored version's index is missing, from an older format, incomplete or corrupt.
 

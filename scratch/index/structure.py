@@ -8,7 +8,9 @@ Materialising a region (turning its text into a value) per layout:
 
 - ``canonical`` JSON: the member's lines, minus the key prefix and a trailing comma;
 - ``raw`` JSON: the value's exact byte span (items of big arrays: from their start byte);
-- ``ndjson``: the item's line;
+- ``ndjson``: the item's line. A line that is not JSON is an error for a path into that item
+  (:class:`~scratch.errors.LineNotJson`); the whole array holds ``None`` in its place, so item
+  indexes stay aligned with lines, and :func:`lines_left_out` says which lines those were;
 - ``yaml``: the value's text from its start column, continuation lines dedented; if that
   does not parse (anchors defined elsewhere, odd scalars), the nearest ancestor that does,
   up to the whole document.
@@ -17,10 +19,10 @@ Materialising a region (turning its text into a value) per layout:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from scratch.errors import FormatError, KeyPathNotFound
+from scratch.errors import FormatError, KeyPathNotFound, LineNotJson
 from scratch.index.jsonskel import Limits, canonical_skeleton, raw_skeleton
 from scratch.index.reader import EntryIndex, NodeInfo
 from scratch.index.skeleton import (
@@ -111,28 +113,66 @@ def _info_from_value(value: Any, path: list[Segment], start: int, end: int,
 # Materialising text
 
 
-def _parse_json(data: bytes) -> Any:
+Origin = Callable[[], tuple[int, int]]
+
+
+def _parse_json(data: bytes, origin: Origin | None = None) -> Any:
+    """Parse one stored region. ``origin`` gives (entry line, characters before it on that
+    line) of the region's first byte: the parser only knows positions inside the region, and
+    an error must name the entry's own line and column (what ``slice`` shows)."""
     from scratch.formats.jsontext import JsonError, parse_json
 
     try:
         return parse_json(data)[0]
     except JsonError as exc:
-        raise FormatError(f"stored JSON does not parse here: {exc}", reason=exc.reason) from None
+        where = " here"
+        pos: dict[str, Any] = {}
+        if exc.line is not None and exc.column is not None and origin is not None:
+            first, col0 = origin()
+            line = first + exc.line - 1
+            column = exc.column + (col0 if exc.line == 1 else 0)
+            where = f" at line {line}, column {column}"
+            pos = {"line": line, "column": column}
+        raise FormatError(f"stored JSON does not parse{where}: {exc.reason}", reason=exc.reason,
+                          **pos) from None
 
 
-def _strip_member(data: bytes, has_key: bool) -> bytes:
-    """Canonical lines of a member -> the value's JSON text."""
+def _origin_in(first_line: int, data: bytes, off: int) -> tuple[int, int]:
+    """(entry line, column offset) of byte ``off`` of ``data``, which starts a line."""
+    head = data[:off]
+    nl = head.rfind(b"\n")
+    return first_line + head.count(b"\n"), len(head[nl + 1:].decode("utf-8", "replace"))
+
+
+def _byte_origin(ix: EntryIndex, byte: int) -> tuple[int, int]:
+    """(entry line, column offset) of byte offset ``byte`` of the content."""
+    line = ix.line_at_offset(byte)
+    head = _read_span(ix, ix.line_offset(line), byte)
+    return line, len(head.decode("utf-8", "replace"))
+
+
+def _member_text(data: bytes, has_key: bool) -> tuple[bytes, int]:
+    """Canonical lines of a member -> (the value's JSON text, its byte offset in ``data``)."""
     text = data.strip()
+    off = len(data) - len(data.lstrip())
     if has_key:
         s = text.decode("utf-8", "surrogateescape")
         _, end = json.decoder.scanstring(s, 1)  # type: ignore[attr-defined]
         rest = s[end:].lstrip()
         if rest.startswith(":"):
             rest = rest[1:]
-        text = rest.encode("utf-8", "surrogateescape").strip()
+        raw = rest.encode("utf-8", "surrogateescape")  # a suffix of ``text``
+        off += len(text) - len(raw.lstrip())
+        text = raw.strip()
     if text.endswith(b","):
         text = text[:-1].rstrip()
-    return text
+    return text, off
+
+
+def _parse_member(data: bytes, has_key: bool, first_line: int) -> Any:
+    """The value of canonical lines ``data`` (starting at entry line ``first_line``)."""
+    text, off = _member_text(data, has_key)
+    return _parse_json(text, lambda: _origin_in(first_line, data, off))
 
 
 def _item_span(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int) -> tuple[int, int]:
@@ -161,24 +201,36 @@ def _raw_item(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...], k: int) -> tuple
     return lo, lo + len(data), data
 
 
+def _ndjson_line(data: bytes, line: int, k: int) -> Any:
+    """The value of NDJSON line ``line`` (item ``k``); :class:`LineNotJson` if it is not JSON."""
+    from scratch.formats.jsontext import JsonError, parse_json
+
+    text = data.strip()
+    try:
+        return parse_json(text)[0]
+    except JsonError as exc:
+        column = None
+        if exc.column is not None and exc.line == 1:
+            column = exc.column + len(data) - len(data.lstrip())  # the line's own column
+        at = f" at column {column}" if column is not None else ""
+        raise LineNotJson(f"item {k} (line {line}) is not JSON: {exc.reason}{at}", line=line,
+                          column=column, item=k, reason=exc.reason) from None
+
+
 def _item(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int
           ) -> tuple[int, int, Any, tuple[int, int] | None]:
     """(start_line, end_line, value, raw byte span) of item ``k`` of big array record ``i``."""
     if ix.layout == "raw" and r[F_AUX2] != NONE:
         lo, hi, data = _raw_item(ix, sk, r, k)
-        return (ix.line_at_offset(lo), ix.line_at_offset(max(lo, hi - 1)), _parse_json(data),
-                (lo, hi))
+        value = _parse_json(data, lambda: _byte_origin(ix, lo))
+        return ix.line_at_offset(lo), ix.line_at_offset(max(lo, hi - 1)), value, (lo, hi)
     start, end = _item_span(ix, sk, i, r, k)
     if ix.layout == "yaml":
         return start, end, _yaml_item(ix, start, end), None
     data = ix.read_bytes(start, end)
     if ix.layout == "ndjson":
-        return start, end, _parse_json(data.strip()), None
-    return start, end, _parse_json(_strip_member(data, False)), None
-
-
-def _materialize_item(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int) -> Any:
-    return _item(ix, sk, i, r, k)[2]
+        return start, end, _ndjson_line(data, start, k), None
+    return start, end, _parse_member(data, False, start), None
 
 
 def _read_span(ix: EntryIndex, lo: int, hi: int) -> bytes:
@@ -195,7 +247,8 @@ def _materialize_rec(ix: EntryIndex, sk: Skeleton, i: int) -> Any:
         return ix._cache[key]
     r = sk.rec(i)
     if ix.layout == "raw":
-        value = _parse_json(_read_span(ix, r[F_SBYTE], r[F_EBYTE]))
+        value = _parse_json(_read_span(ix, r[F_SBYTE], r[F_EBYTE]),
+                            lambda: _byte_origin(ix, r[F_SBYTE]))
     elif ix.layout == "yaml":
         value = _yaml_rec(ix, sk, i)
     elif ix.layout == "ndjson":
@@ -203,15 +256,47 @@ def _materialize_rec(ix: EntryIndex, sk: Skeleton, i: int) -> Any:
     else:
         data = ix.read_bytes(r[F_START], r[F_END])
         has_key = r[F_PARENT] != NONE and r[F_KEY_LEN] != NONE
-        value = _parse_json(_strip_member(data, has_key))
-    if len(ix._cache) > 64:
-        ix._cache.clear()
-    ix._cache[key] = value
+        value = _parse_member(data, has_key, r[F_START])
+    _cache_put(ix, key, value)
     return value
 
 
+_LEFT_OUT = "lines_left_out"  # cache key: {line: item index} of NDJSON lines that are not JSON
+
+
+def _cache_put(ix: EntryIndex, key: Any, value: Any) -> None:
+    """Cache a parsed region, dropping the others when there are many (but never the record
+    of lines left out: the answer being built still has to report them)."""
+    if len(ix._cache) > 64:
+        left = ix._cache.get(_LEFT_OUT)
+        ix._cache.clear()
+        if left is not None:
+            ix._cache[_LEFT_OUT] = left
+    ix._cache[key] = value
+
+
+def leave_out(ix: EntryIndex, exc: LineNotJson) -> None:
+    """Record that an answer over many items put ``None`` in place of the line of ``exc``."""
+    ix._cache.setdefault(_LEFT_OUT, {})[exc.details["line"]] = exc.details["item"]
+
+
+def lines_left_out(ix: EntryIndex) -> dict[int, int]:
+    """{line: item index} of the NDJSON lines that answers read through ``ix`` left out, in
+    line order."""
+    return dict(sorted(ix._cache.get(_LEFT_OUT, {}).items()))
+
+
 def _ndjson_all(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...]) -> list[Any]:
-    return [_materialize_item(ix, sk, 0, r, k) for k in range(r[F_LENGTH])]
+    """Every item; a line that is not JSON becomes ``None`` (indexes stay aligned with lines)
+    and is recorded for :func:`lines_left_out`."""
+    out: list[Any] = []
+    for k in range(r[F_LENGTH]):
+        try:
+            out.append(_item(ix, sk, 0, r, k)[2])
+        except LineNotJson as exc:
+            leave_out(ix, exc)
+            out.append(None)
+    return out
 
 
 # -- YAML ------------------------------------------------------------------------------------
@@ -519,9 +604,7 @@ def _item_cached(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: in
     hit = ix._cache.get(key)
     if hit is None:
         hit = _item(ix, sk, i, r, k)
-        if len(ix._cache) > 64:
-            ix._cache.clear()
-        ix._cache[key] = hit
+        _cache_put(ix, key, hit)
     return hit  # type: ignore[no-any-return]
 
 
