@@ -6,6 +6,8 @@ Invariants:
   once.
 - Rows carry ``_index`` (the item's position in the array); missing fields are null; long
   strings are cut with the exact get-in command that shows them whole.
+- An NDJSON line that is not JSON does not sink the answer: its item is left out (a row of
+  nulls for iterate-over; not counted by item-schema) and the answer warns with its line.
 - --fit on iterate-over keeps the rows that fit and gives ``next``, which resumes at the first
   item not shown: following it visits every item once.
 """
@@ -16,8 +18,9 @@ import shlex
 from typing import Any
 
 from scratch.context import Context
-from scratch.errors import UsageError
+from scratch.errors import FormatError, LineNotJson, UsageError
 from scratch.explore.lines import fit_cap, too_big_to_fit
+from scratch.explore.structure import not_json_warning, suggest_slice
 from scratch.explore.target import Target, open_target
 from scratch.pricing import charge_answer, shrink_to_fit
 from scratch.result import Result, Table
@@ -30,10 +33,14 @@ def _array(target: Target, path: str) -> tuple[tuple[Any, ...], int]:
         raise UsageError(f"{path!r} must name one array (no wildcards or filters here; use "
                          "--where to filter items)", code="invalid_path", path=path)
     segments = tuple(parsed.segments or ())
-    node = target.index.node(list(segments))
-    if node is not None and node.complete and node.type == "array" and node.length is not None:
-        return segments, int(node.length)
-    value = target.index.value_at(list(segments))  # raises key_path_not_found with details
+    try:
+        node = target.index.node(list(segments))
+        if node is not None and node.complete and node.type == "array" and node.length is not None:
+            return segments, int(node.length)
+        value = target.index.value_at(list(segments))  # raises key_path_not_found with details
+    except FormatError as exc:  # PATH goes into a stored region that does not parse
+        suggest_slice(exc, target)
+        raise
     if not isinstance(value, list):
         raise UsageError(f"{format_path(segments) or '.'} is {json_type(value)}, not an array",
                          code="not_an_array", path=path, value_type=json_type(value),
@@ -42,14 +49,29 @@ def _array(target: Target, path: str) -> tuple[tuple[Any, ...], int]:
 
 
 def _items(target: Target, segments: tuple[Any, ...], total: int, offset: int,
-           limit: int | None) -> list[Any]:
+           limit: int | None) -> tuple[list[Any], dict[int, int]]:
+    """The window's items, and {array index: line} of those that are NDJSON lines that are not
+    JSON (``None`` in the list, so the others keep their index)."""
+    from scratch.index.structure import leave_out, lines_left_out
     if offset < 0 or (limit is not None and limit < 1):
         raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
     end = total if limit is None else min(total, offset + limit)
     if offset == 0 and end == total:
-        value = target.index.value_at(list(segments))
-        return list(value)
-    return [target.index.value_at([*segments, i]) for i in range(offset, end)]
+        items = list(target.index.value_at(list(segments)))
+    else:
+        items = []
+        for i in range(offset, end):
+            try:
+                items.append(target.index.value_at([*segments, i]))
+            except LineNotJson as exc:
+                if segments:  # the array lies inside a bad item: nothing to leave out
+                    raise
+                leave_out(target.index, exc)
+                items.append(None)
+    # only the root of an NDJSON entry has lines for items
+    bad = {} if segments else {k: line for line, k in lines_left_out(target.index).items()
+                               if offset <= k < end}
+    return items, bad
 
 
 def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
@@ -58,17 +80,20 @@ def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
     from scratch.tokens import count_text
     target = open_target(ctx, ref)
     segments, total = _array(target, path)
-    items = _items(target, segments, total, offset, limit)
+    items, bad = _items(target, segments, total, offset, limit)
     if depth is not None and depth < 1:
         raise UsageError("--depth must be >= 1", code="invalid_argument")
     result = union(items, offset=offset, limit=limit, total=total, pre_windowed=True,
-                   depth=depth)
+                   depth=depth, not_json=bad.keys())
     n = result["items"]
     lines = []
     window = result.get("window")
     if window and (offset or (limit is not None and offset + n < total)):
         lines.append(f"window: items {offset}..{offset + n - 1} of {total}")
-    lines.append("item types: " + ", ".join(f"{t} {c}" for t, c in result["item_types"].items()))
+    kinds = [f"{t} {c}" for t, c in result["item_types"].items()]
+    if result["not_json"]:
+        kinds.append(f"not JSON {result['not_json']}")
+    lines.append("item types: " + ", ".join(kinds))
     for f in result["fields"]:
         types = "|".join(f["types"])
         elems = (" of " + "|".join(f["element_types"])) if f.get("element_types") else ""
@@ -84,7 +109,8 @@ def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
     data = {"name": target.name, "version": target.version, "path": path, "length": total,
             **result}
     target.index.close()
-    return Result("item-schema", data=data, text=text, meta=meta)
+    return Result("item-schema", data=data, text=text, meta=meta,
+                  warnings=not_json_warning(target, bad.values()))
 
 
 def _cell(value: Any) -> str:
@@ -127,7 +153,7 @@ def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset:
                          code="invalid_argument")
     target = open_target(ctx, ref)
     segments, total = _array(target, path)
-    items = _items(target, segments, total, offset, limit)
+    items, bad = _items(target, segments, total, offset, limit)
     rows = iterate_rows(items, fields, offset=offset, limit=limit, where=where,
                         preview_chars=preview_chars, array_location=segments, total=total,
                         pre_windowed=True)
@@ -181,4 +207,4 @@ def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset:
         notices = (*notices, f"more: {nxt}")
     target.index.close()
     return Result("iterate-over", data=data, text=text, table=table, meta=meta,
-                  notices=notices)
+                  notices=notices, warnings=not_json_warning(target, bad.values()))

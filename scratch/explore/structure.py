@@ -7,16 +7,20 @@ Invariants:
 - Rendered values are 2-space JSON (key order kept); strings print as their text. Paging by
   line (--offset/--limit) and --fit work on those rendered lines, and ``next`` continues exactly
   where the answer stopped.
+- An NDJSON line that is not JSON: a path into its item is a ``format_error`` naming the line
+  (with the ``slice`` that shows it); an answer over the whole array has null in its place and
+  warns with the line numbers.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Iterable
 from typing import Any
 
 from scratch.context import Context
-from scratch.errors import KeyPathNotFound, OutOfRange, UsageError
+from scratch.errors import FormatError, KeyPathNotFound, OutOfRange, UsageError
 from scratch.explore.lines import fit_cap, too_big_to_fit
 from scratch.explore.target import Target, open_target
 from scratch.pricing import charge_answer, shrink_to_fit
@@ -120,13 +124,19 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
         except KeyPathNotFound as exc:
             _suggest(exc, target)
             raise
+        except FormatError as exc:
+            suggest_slice(exc, target)
+            raise
         matches = None
     else:
-        whole = target.index.value_at([])
         try:
+            whole = target.index.value_at([])
             found = evaluate(whole, parsed)
         except KeyPathNotFound as exc:
             _suggest(exc, target)
+            raise
+        except FormatError as exc:
+            suggest_slice(exc, target)
             raise
         matches = [{"path": m.path, "value": m.value} for m in found]
         value = [m.value for m in found]
@@ -149,9 +159,35 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
         data["text"] = body
     else:
         data["value"] = value
+    from scratch.index.structure import lines_left_out
+    warnings = not_json_warning(target, lines_left_out(target.index))
     target.index.close()
     notices = (f"more: {paging['next']}",) if paging.get("next") else ()
-    return Result("get-in", data=data, text=body, meta=meta, notices=notices)
+    return Result("get-in", data=data, text=body, meta=meta, notices=notices, warnings=warnings)
+
+
+def suggest_slice(exc: FormatError, target: Target) -> None:
+    """A stored region that does not parse names its entry line: offer to read that line."""
+    line = exc.details.get("line")
+    if isinstance(line, int) and not exc.details.get("suggestions"):
+        exc.details["suggestions"] = [f"scratch slice {target.ref} {line} {line}"]
+
+
+SHOWN_LINES = 5  # line numbers a not-JSON warning lists before "and N more"
+
+
+def not_json_warning(target: Target, lines: Iterable[int]) -> tuple[str, ...]:
+    """The warning of an answer that left out NDJSON lines that are not JSON (as null items)."""
+    shown = sorted(lines)
+    n = len(shown)
+    if not n:
+        return ()
+    listed = ", ".join(str(x) for x in shown[:SHOWN_LINES])
+    if n > SHOWN_LINES:
+        listed += f" and {n - SHOWN_LINES} more"
+    if n == 1:
+        return (f"1 line of {target.ref} is not JSON (line {listed}); left out",)
+    return (f"{n} lines of {target.ref} are not JSON (lines {listed}); left out",)
 
 
 def _suggest(exc: KeyPathNotFound, target: Target) -> None:

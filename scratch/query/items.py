@@ -5,7 +5,9 @@
   seen (with counts) and its presence ``k/n``. Keys of objects inside arrays are listed under
   ``<array>[*].<key>`` with presence counted over those array elements (``k/m``, m = elements
   seen). Order is deterministic: a tree walk in which the children of a key appear in the order
-  they were first seen, an array's element keys right after the array's own entry.
+  they were first seen, an array's element keys right after the array's own entry. Items known
+  not to be JSON (NDJSON lines left out, passed as ``not_json``) keep their place in the window
+  but count nowhere else: not in the types, not in ``n``.
 * :func:`iterate_rows` -- one row per item with ``_index`` and the requested fields (missing ->
   ``None``), long values previewed with the full path to fetch them whole, optionally filtered
   by an RFC 9535 filter expression (``@.status.phase == 'Failed' && @.spec.nodeName``).
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,28 +135,40 @@ def _flatten(node: _Node, prefix: list[Any], n: int, out: list[dict[str, Any]]) 
 
 def item_schema(items: Iterable[Any], *, offset: int = 0, limit: int | None = None,
                 total: int | None = None, depth: int | None = None,
-                pre_windowed: bool = False) -> dict[str, Any]:
+                pre_windowed: bool = False, not_json: Collection[int] = ()) -> dict[str, Any]:
     """Union of the keys of the items in the window.
 
-    Returns ``{"items": n, "item_types": {type: count}, "fields": [...], "window": ...}`` where
-    each field is ``{"path", "types": {type: count}, "present": k, "presence": "k/n"}`` plus
-    ``element_types`` for arrays. ``depth`` limits how many key levels are listed (None: all).
+    Returns ``{"items": n, "item_types": {type: count}, "not_json": m, "fields": [...],
+    "window": ...}`` where each field is ``{"path", "types": {type: count}, "present": k,
+    "presence": "k/n"}`` plus ``element_types`` for arrays. ``depth`` limits how many key levels
+    are listed (None: all).
+
+    ``not_json``: array indexes of items whose stored text is not JSON (their value here is a
+    stand-in). They count in ``items`` (the window's size) and in ``m``, and nowhere else: the
+    presence denominator is the number of items that are JSON, so ``k/n`` reads like the
+    index-time schema of an NDJSON entry (which counts only the lines that parse), and a key
+    present in every readable item shows as ``n/n``.
     """
     root = _Node()
     item_types: dict[str, int] = {}
     seen = 0
-    for _, item in _window(items, offset, limit, pre_windowed):
+    bad = 0
+    for index, item in _window(items, offset, limit, pre_windowed):
         seen += 1
+        if index in not_json:
+            bad += 1
+            continue
         t = json_type(item)
         item_types[t] = item_types.get(t, 0) + 1
         if t == "object":
             _add(root, item, depth)
     total = _known_total(items, total, offset, limit, seen, pre_windowed)
     fields: list[dict[str, Any]] = []
-    _flatten(root, [], seen, fields)
+    _flatten(root, [], seen - bad, fields)
     return {
         "items": seen,
         "item_types": item_types,
+        "not_json": bad,
         "fields": fields,
         "window": _window_info(offset, limit, seen, total),
     }
