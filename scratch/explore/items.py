@@ -52,26 +52,36 @@ def _items(target: Target, segments: tuple[Any, ...], total: int, offset: int,
            limit: int | None) -> tuple[list[Any], dict[int, int]]:
     """The window's items, and {array index: line} of those that are NDJSON lines that are not
     JSON (``None`` in the list, so the others keep their index)."""
-    from scratch.index.structure import leave_out, lines_left_out
+    from scratch.index.structure import lines_left_out
     if offset < 0 or (limit is not None and limit < 1):
         raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
     end = total if limit is None else min(total, offset + limit)
-    if offset == 0 and end == total:
-        items = list(target.index.value_at(list(segments)))
-    else:
-        items = []
-        for i in range(offset, end):
-            try:
-                items.append(target.index.value_at([*segments, i]))
-            except LineNotJson as exc:
-                if segments:  # the array lies inside a bad item: nothing to leave out
-                    raise
-                leave_out(target.index, exc)
-                items.append(None)
+    try:
+        items = _read_window(target, segments, total, offset, end)
+    except FormatError as exc:  # stored JSON that does not parse (not a line left out)
+        suggest_slice(exc, target)
+        raise
     # only the root of an NDJSON entry has lines for items
     bad = {} if segments else {k: line for line, k in lines_left_out(target.index).items()
                                if offset <= k < end}
     return items, bad
+
+
+def _read_window(target: Target, segments: tuple[Any, ...], total: int, offset: int,
+                 end: int) -> list[Any]:
+    from scratch.index.structure import leave_out
+    if offset == 0 and end == total:
+        return list(target.index.value_at(list(segments)))
+    items = []
+    for i in range(offset, end):
+        try:
+            items.append(target.index.value_at([*segments, i]))
+        except LineNotJson as exc:
+            if segments:  # the array lies inside a bad item: nothing to leave out
+                raise
+            leave_out(target.index, exc)
+            items.append(None)
+    return items
 
 
 def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
