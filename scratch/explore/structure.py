@@ -20,10 +20,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from scratch.context import Context
-from scratch.errors import FormatError, KeyPathNotFound, OutOfRange, UsageError
-from scratch.explore.lines import fit_cap, too_big_to_fit
+from scratch.errors import FormatError, KeyPathNotFound, UsageError
+from scratch.explore.lines import fit_cap
+from scratch.explore.paging import StoredContainer, TextLines, page, stored_container
 from scratch.explore.target import Target, open_target
-from scratch.pricing import charge_answer, shrink_to_fit
+from scratch.pricing import charge_answer
 from scratch.result import Result
 
 
@@ -35,66 +36,6 @@ def render_value(value: Any) -> str:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
     except TypeError:  # integers beyond 64 bits
         return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def _counts(lines: list[str], spec: Any) -> list[int]:
-    from scratch.tokens import count_lines
-    return count_lines(lines, spec.base)
-
-
-def _page(ctx: Context, text: str, *, offset: int, limit: int | None, fit: bool, code: str,
-          again: str, suggestions: list[str], spec: Any, data_base: dict[str, Any]
-          ) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """Cut ``text`` by line window and/or budget; charge it. Returns text, meta, paging info."""
-    from scratch.tokens import count_text
-    lines = text.splitlines(keepends=True)
-    total = len(lines)
-    if offset < 0 or (limit is not None and limit < 1):
-        raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
-    if offset and offset >= total:
-        raise OutOfRange(f"--offset {offset} is past the end ({total} lines)",
-                         total_lines=total, offset=offset)
-    window = lines[offset: offset + limit if limit else None]
-    end = offset + len(window)
-    paging: dict[str, Any] = {"offset": offset, "lines": len(window), "total_lines": total}
-    body = "".join(window)
-    cost = count_text(body, spec)
-    nxt = None
-    if fit:
-        cap = fit_cap(ctx)
-        if cost > cap:
-            # estimate from per-line counts, then confirm with the exact count of the cut text
-            per_line = _counts([w.rstrip("\n") for w in window], spec)
-            used = keep = 0
-            for c in per_line:
-                if spec.scale(used + c + 1) > cap:
-                    break
-                used += c + 1
-                keep += 1
-            while keep > 0 and count_text("".join(window[:keep]), spec) > cap:
-                keep -= 1
-        else:
-            keep = len(window)
-        keep = shrink_to_fit(ctx, cap, keep, lambda k: {
-            **data_base, "offset": offset, "lines": k, "total_lines": total,
-            "text": "".join(window[:k])})
-        if keep == 0:
-            raise too_big_to_fit(ctx, code, "the first line alone", cost, suggestions)
-        if keep < len(window):
-            window = window[:keep]
-            body = "".join(window)
-            cost = count_text(body, spec)
-            end = offset + keep
-            paging["lines"] = keep
-        window_end = min(total, offset + limit) if limit else total
-        if end < window_end:
-            rest = f" --limit {offset + limit - end}" if limit else ""
-            nxt = f"{again} --offset {end}{rest} --fit"
-            paging["next"] = nxt
-    meta = charge_answer(ctx, cost, code=code, suggestions=suggestions + [f"{again} --fit"])
-    if nxt:
-        meta["next"] = nxt
-    return body, meta, paging
 
 
 def _child_suggestions(target: Target, path_text: str, value: Any) -> list[str]:
@@ -119,6 +60,11 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
     parsed = parse_path(path)
     spec = ctx.encoding()
     if parsed.singular:  # dot paths, pointers and plain JSONPath chains: through the index
+        stored = stored_container(target.index, list(parsed.segments or ()), spec.base)
+        if stored is not None and (offset or limit or fit or (
+                len(stored) > IN_MEMORY_LINES and len(stored) > fit_cap(ctx))):
+            return _get_in_stored(ctx, target, path, stored, offset=offset, limit=limit,
+                                  fit=fit, spec=spec)
         try:
             value = target.index.value_at(list(parsed.segments or ()))
         except KeyPathNotFound as exc:
@@ -144,10 +90,10 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
         f"{m['path']}: {render_value(m['value'])}" for m in matches)
     again = f"scratch get-in {target.ref} {shlex.quote(path)}"
     suggestions = _child_suggestions(target, path, value) + [f"{again} --limit 50"]
-    body, meta, paging = _page(ctx, text, offset=offset, limit=limit, fit=fit,
-                               code="get_in_too_large", again=again, suggestions=suggestions,
-                               spec=spec, data_base={"name": target.name,
-                                                     "version": target.version, "path": path})
+    body, meta, paging = page(ctx, TextLines(text), offset=offset, limit=limit, fit=fit,
+                              code="get_in_too_large", again=again, suggestions=suggestions,
+                              spec=spec, data_base={"name": target.name,
+                                                    "version": target.version, "path": path})
     from scratch.query.paths import json_type
     data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
                             "type": json_type(value) if matches is None else "matches",
@@ -164,6 +110,33 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
     target.index.close()
     notices = (f"more: {paging['next']}",) if paging.get("next") else ()
     return Result("get-in", data=data, text=body, meta=meta, notices=notices, warnings=warnings)
+
+
+IN_MEMORY_LINES = 2000  # a whole value this small is rendered in memory even when refused
+
+
+def _get_in_stored(ctx: Context, target: Target, path: str, stored: StoredContainer, *,
+                   offset: int, limit: int | None, fit: bool, spec: Any) -> Result:
+    """get-in of a container of a canonical JSON entry, paged (or refused) from its stored
+    lines: a page of a 100 MB subtree reads the page, not the subtree."""
+    info = stored.info
+    again = f"scratch get-in {target.ref} {shlex.quote(path)}"
+    sample: Any = dict.fromkeys(info.keys or ()) if info.type == "object" else [None] * min(
+        info.length or 0, 1)
+    suggestions = _child_suggestions(target, path, sample) + [f"{again} --limit 50"]
+    body, meta, paging = page(ctx, stored, offset=offset, limit=limit, fit=fit,
+                              code="get_in_too_large", again=again, suggestions=suggestions,
+                              spec=spec, data_base={"name": target.name,
+                                                    "version": target.version, "path": path})
+    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
+                            "type": info.type, **paging}
+    if offset or limit or "next" in paging:
+        data["text"] = body
+    else:  # --fit and all of it fitted: the value itself, as without --fit
+        data["value"] = target.index.value_at(list(info.path))
+    target.index.close()
+    notices = (f"more: {paging['next']}",) if paging.get("next") else ()
+    return Result("get-in", data=data, text=body, meta=meta, notices=notices)
 
 
 def suggest_slice(exc: FormatError, target: Target) -> None:

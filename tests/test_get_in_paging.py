@@ -1,0 +1,136 @@
+"""get-in pages of big containers come straight from the stored lines, and equal the pages of
+the value rendered whole."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import cli
+
+BIG_CAP = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "10000000",
+           "SCRATCH_BUDGET_CONTEXT_WINDOW": "100000000000"}
+
+DOC = {
+    "kind": "List",
+    "items": [
+        {"metadata": {"name": f"pod-{i}", "labels": {"app.kubernetes.io/name": "web", "i": i},
+                      "annotations": {} if i % 3 else {"note": "naïve café ☕ \"quoted\""}},
+         "spec": {"containers": [{"name": "c", "args": ["--x", str(i)], "ports": []}],
+                  "float": 1.5e-7 * i, "big": 2 ** 70 if i == 7 else i, "none": None,
+                  "flag": i % 2 == 0}}
+        for i in range(120)  # items: over 2000 lines, refused from the stored lines
+    ],
+    "empty": {"list": [], "obj": {}},
+    "1": {"a.b": [1, 2, [3, [4, {}]]]},
+}
+
+
+@pytest.fixture
+def doc(scratch_home: Path) -> str:
+    r = cli("ingest", "doc", "--store-always", "--json", input=json.dumps(DOC).encode())
+    assert r.code == 0, r.out
+    return "doc"
+
+
+def _whole(name: str, path: str) -> list[str]:
+    """The value rendered whole (in memory), as a person at a terminal reads it."""
+    r = cli("get-in", name, path, env=BIG_CAP)
+    assert r.code == 0, r.out
+    return r.text.splitlines(keepends=True)
+
+
+PATHS = [".", "items", "items.7", "items.7.spec", "items.39", "items.0.metadata.labels",
+         "empty", "'1'", "'1'.'a.b'", "/items/3/spec/containers", "$.items[5].metadata"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_pages_equal_the_whole_rendering(doc: str, path: str) -> None:
+    whole = _whole(doc, path)
+    for offset, limit in [(0, 1), (0, 3), (1, 5), (len(whole) - 2, 10), (len(whole) - 1, 1)]:
+        if offset < 0:
+            continue
+        r = cli("get-in", doc, path, "--offset", str(offset), "--limit", str(limit), "--json",
+                env=BIG_CAP)
+        assert r.code == 0, r.out
+        d = r.json["data"]
+        assert d["text"] == "".join(whole[offset:offset + limit]), (path, offset, limit)
+        assert (d["offset"], d["lines"], d["total_lines"]) == (
+            offset, len(whole[offset:offset + limit]), len(whole))
+
+
+def test_big_integers_and_unicode_survive_paging(doc: str) -> None:
+    r = cli("get-in", doc, "items.7.spec", "--offset", "0", "--limit", "100")
+    assert r.code == 0
+    assert f'"big": {2 ** 70},' in r.text
+    r = cli("get-in", doc, "items.0.metadata", "--limit", "100")
+    assert '"note": "naïve café ☕ \\"quoted\\""' in r.text
+    assert r.text.startswith("{\n") and r.text.endswith("}\n")
+
+
+def test_fit_pages_join_to_the_whole(doc: str) -> None:
+    whole = _whole(doc, "items")
+    env = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "400"}
+    r = cli("get-in", doc, "items", "--fit", "--json", env=env)
+    pages = []
+    while True:
+        assert r.code == 0, r.out
+        pages.append(r.json["data"]["text"])
+        nxt = r.json["meta"].get("next")
+        if not nxt:
+            break
+        assert r.json["meta"]["tokens"]["count"] <= 400
+        args = shlex.split(nxt)
+        r = cli(*args[1:], "--json", env=env)
+    assert len(pages) > 3
+    assert "".join(pages) == "".join(whole)
+
+
+def test_a_window_longer_than_the_cap_is_refused_with_an_estimate(doc: str) -> None:
+    total = len(_whole(doc, "items"))
+    used = cli("budget", "--json").json["data"]["used"]
+    r = cli("get-in", doc, "items", "--offset", "2", "--json",
+            env={"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "50"})
+    assert r.code == 3
+    err = r.json["error"]
+    assert err["code"] == "get_in_too_large"
+    assert err["estimated_tokens"] >= total - 2  # every line costs at least one token
+    assert err["limit"] == 50
+    assert "scratch get-in doc items --fit" in err["suggestions"]
+    r = cli("get-in", doc, "items", "--json", env={"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "50"})
+    assert r.code == 3 and r.json["error"]["code"] == "get_in_too_large"
+    assert total > 2000 and r.json["error"]["estimated_tokens"] >= total
+    assert r.json["error"]["suggestions"][:2] == ["scratch get-in doc items.0",
+                                                  "scratch item-schema doc items"]
+    assert cli("budget", "--json").json["data"]["used"] == used  # refusals cost nothing
+
+
+def test_fit_that_fits_answers_the_value(doc: str) -> None:
+    r = cli("get-in", doc, "items.3.metadata", "--fit", "--json")
+    assert r.code == 0
+    assert r.json["data"]["value"] == DOC["items"][3]["metadata"]
+    assert "next" not in r.json["meta"]
+
+
+def test_offset_past_the_end(doc: str) -> None:
+    total = len(_whole(doc, "items.3"))
+    r = cli("get-in", doc, "items.3", "--offset", str(total), "--json")
+    assert r.code == 4
+    assert r.json["error"]["code"] == "offset_out_of_range"
+    assert r.json["error"]["total_lines"] == total
+
+
+def test_raw_and_yaml_entries_page_the_same_way(scratch_home: Path) -> None:
+    raw = json.dumps(DOC).encode()
+    assert cli("ingest", "raw", "--store-always", "--raw", input=raw).code == 0
+    yaml_text = "a:\n  b:\n    - x: 1\n      y: [1, 2]\n    - x: 2\n  c: text\n"
+    assert cli("ingest", "y", "--store-always", "--format", "yaml", input=yaml_text).code == 0
+    r = cli("get-in", "raw", "items.2.spec", "--offset", "1", "--limit", "2", "--json")
+    assert r.code == 0
+    assert r.json["data"]["text"] == '  "containers": [\n    {\n'
+    r = cli("get-in", "y", "a.b", "--offset", "0", "--limit", "3", "--json")
+    assert r.code == 0
+    assert r.json["data"]["text"] == '[\n  {\n    "x": 1,\n'
