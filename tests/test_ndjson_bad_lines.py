@@ -282,3 +282,16 @@ def test_region_errors_count_from_the_entry_not_the_region(tmp_path: Path,
             assert (err.value.details["line"], err.value.details["column"]) == (line, column)
             assert err.value.message == (f"stored JSON does not parse at line {line}, "
                                          f"column {column}: Expecting value")
+
+
+def test_summary_notes_the_lines_left_out_even_from_its_cache(nd: str) -> None:
+    for cached in (False, True):  # computed, then read back from the summary cache
+        r = cli("summarize", nd, "--json")
+        assert r.code == 0, r.out
+        assert r.json["data"]["cached"] is cached
+        summary = r.json["data"]["summary"]
+        assert f"note: {ONE_BAD}\n" in summary
+        assert "values in . (3001 items):\n  id: 0 .. 2999 (3000 distinct)" in summary
+    clean = ndjson(3000, {})
+    ingest("clean", clean)
+    assert "not JSON" not in cli("summarize", "clean", "--json").json["data"]["summary"]

@@ -61,6 +61,10 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
             value = index.value_at([])
         except ScratchError:
             value = None
+        from scratch.explore.structure import not_json_warning
+        from scratch.index.structure import lines_left_out
+        # kept in the (cached) summary itself, so every reading of it says so
+        lines += [f"note: {w}" for w in not_json_warning(target, lines_left_out(index))]
         if value is not None:
             top = [a for a in find_record_arrays(value)
                    if not any(isinstance(seg, int) for seg in a["location"])]
