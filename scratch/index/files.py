@@ -16,7 +16,7 @@ The caller chooses the directory (ingest keys it by the content's blob hash). Fi
     ``line_count + 1`` u64 line start offsets (see :mod:`scratch.index.lines`).
 ``tokens-<base>.bin``
     Per base encoding, added at build time or later: a 32-byte header
-    (:data:`scratch.index.lines.TOKENS_HEADER`: magic, line count, exact total or -1, flags)
+    (:data:`TOKENS_HEADER`: magic, line count, exact total or -1, flags)
     then ``line_count + 1`` u64 prefix sums. Written to a temporary name and renamed.
 ``nodes.bin``, ``keys.bin``
     Skeleton records and their key bytes (:mod:`scratch.index.skeleton`); JSON/YAML/NDJSON.
@@ -34,10 +34,14 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 import zlib
 from pathlib import Path
 
 from scratch.errors import IndexInvalid
+
+TOKENS_MAGIC = b"SCTOKv1\0"
+TOKENS_HEADER = struct.Struct("<8sQqQ")  # magic, line_count, exact total (-1: unknown), flags
 
 INDEX_FORMAT = 1
 META = "meta.json"

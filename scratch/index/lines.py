@@ -24,18 +24,17 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-import struct
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from scratch.index.files import TOKENS_HEADER, TOKENS_MAGIC
+
 CHUNK = 8 << 20
 FORCE_CUT = 64 << 20  # with no safe cut in this much text, cut at any newline (total inexact)
 
-TOKENS_MAGIC = b"SCTOKv1\0"
-TOKENS_HEADER = struct.Struct("<8sQqQ")  # magic, line_count, exact total (-1: unknown), flags
 CountLines = Callable[[Sequence[str], str], list[int]]
 
 # A cut after "\n" is safe when the next line starts (after spaces/tabs) with a character that

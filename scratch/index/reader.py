@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 
 from scratch.errors import IndexInvalid, OutOfRange
 from scratch.index import files as F
-from scratch.index.lines import TOKENS_HEADER, TOKENS_MAGIC
 from scratch.index.skeleton import Skeleton
 
 MAX_KEYS = 1000  # keys listed in a NodeInfo
@@ -256,17 +255,17 @@ class EntryIndex:
         path = self.index_dir / name
         try:
             with open(path, "rb") as f:
-                head = f.read(TOKENS_HEADER.size)
+                head = f.read(F.TOKENS_HEADER.size)
         except OSError:
             return None
-        if len(head) < TOKENS_HEADER.size:
+        if len(head) < F.TOKENS_HEADER.size:
             return None
-        magic, lines, total, _flags = TOKENS_HEADER.unpack(head)
-        if magic != TOKENS_MAGIC or lines != self.line_count:
+        magic, lines, total, _flags = F.TOKENS_HEADER.unpack(head)
+        if magic != F.TOKENS_MAGIC or lines != self.line_count:
             return None  # stale or foreign: treated as not indexed (add_base rewrites it)
-        expected = TOKENS_HEADER.size + (self.line_count + 1) * 8
+        expected = F.TOKENS_HEADER.size + (self.line_count + 1) * 8
         try:
-            view = self._map(name, "Q", TOKENS_HEADER.size, expected)
+            view = self._map(name, "Q", F.TOKENS_HEADER.size, expected)
         except IndexInvalid:
             return None
         self._totals[base] = total
