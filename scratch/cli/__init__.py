@@ -106,7 +106,22 @@ def main() -> None:
         code = 130
     except BrokenPipeError:
         code = 0
+    _skip_final_collection()
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _skip_final_collection() -> None:
+    """Leave every live object out of the garbage collection the interpreter runs on exit.
+
+    That last pass walks every object of Typer, click and scratch (~7 ms of a ~60 ms command
+    on a typical machine) only to free memory the process is about to give back anyway.
+    Nothing is skipped but the pass: atexit handlers still run, streams are still flushed,
+    and objects are still freed by reference counting. Every file scratch writes is closed
+    (``with`` blocks) before this point.
+    """
+    import gc
+
+    gc.freeze()
 
 
 def _usage_error(exc: Any, argv: list[str]) -> int:
