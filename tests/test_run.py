@@ -127,7 +127,7 @@ def test_name_before_the_double_dash(scratch_home: Path) -> None:
 
 def test_command_not_found_and_not_executable(tmp_path: Path) -> None:
     r = run("--json", "--", "no-such-command-xyz", "arg")
-    assert r.code == 1
+    assert r.code == 127  # as a shell, env or nice report it
     assert r.json["error"] == {"code": "command_not_found",
                                "message": "command not found: no-such-command-xyz",
                                "command": "no-such-command-xyz"}
@@ -135,7 +135,7 @@ def test_command_not_found_and_not_executable(tmp_path: Path) -> None:
     script.write_text("#!/bin/sh\necho hi\n")
     script.chmod(0o644)
     r = run("--json", "--", str(script))
-    assert r.code == 1 and r.json["error"]["code"] == "command_not_executable"
+    assert r.code == 126 and r.json["error"]["code"] == "command_not_executable"
     assert entries() == []
 
 

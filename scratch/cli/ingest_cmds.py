@@ -69,7 +69,8 @@ def ingest_cmd(ctx: Context, name: NameOpt = None, tool: ToolOpt = None,
          "with its exit code. Output of a command that fails or is killed is kept and flagged "
          "partial.\n\nOn Ctrl-C or SIGTERM to scratch itself the signal is passed on to CMD (a "
          "second one kills it); what arrived is kept and flagged partial, and scratch exits "
-         "with 128 + the signal's number.\n\nTOOL defaults to the program and its first "
+         "with 128 + the signal's number. A CMD that is not found exits 127, one that cannot "
+         "be executed 126, as in a shell.\n\nTOOL defaults to the program and its first "
          "non-option word (kubectl_get).\n\nExample: scratch run -- kubectl get pods -A -o json",
          context_settings={"allow_interspersed_args": False})
 def run_cmd(ctx: Context,

@@ -15,6 +15,15 @@ from scratch.result import Result
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
 
 
+class CommandNotRun(ScratchError):
+    """The command could not be started: exit 127 (not found) or 126 (not executable), the
+    statuses a shell, env, nice or timeout give, so a caller sees what it would without us."""
+
+    def __init__(self, message: str, *, code: str, status: int, **details: Any) -> None:
+        super().__init__(message, code=code, **details)
+        self.exit_code = status  # type: ignore[assignment]
+
+
 class Interrupts:
     """SIGINT and SIGTERM sent to scratch while the command runs.
 
@@ -120,11 +129,12 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
             # must feed the command, not hand it an empty input
             proc = subprocess.Popen(words, stdout=subprocess.PIPE)
         except FileNotFoundError:
-            raise ScratchError(f"command not found: {words[0]}", code="command_not_found",
-                               command=words[0]) from None
+            raise CommandNotRun(f"command not found: {words[0]}", code="command_not_found",
+                                status=127, command=words[0]) from None
         except PermissionError:
-            raise ScratchError(f"cannot execute {words[0]}: permission denied",
-                               code="command_not_executable", command=words[0]) from None
+            raise CommandNotRun(f"cannot execute {words[0]}: permission denied",
+                                code="command_not_executable", status=126,
+                                command=words[0]) from None
         interrupts.attach(proc)
         assert proc.stdout is not None
         try:
