@@ -57,6 +57,12 @@ def test_truncate_tail_split_round_trip(tmp_path: Path) -> None:
     files = sorted(out.iterdir())
     assert len(files) == r.json["data"]["count"] == len(chunks)
     assert b"".join(f.read_bytes() for f in files) == data
+    # a second split into the same directory would leave the first one's extra chunks behind
+    r = cli("tokens", "--split", "5000", "--split-dir", str(out), "--json", input=data)
+    assert r.code == 2
+    assert r.json["error"]["code"] == "split_dir_not_empty"
+    assert r.json["error"]["first"] == "chunk-00001.txt"
+    assert sorted(out.iterdir()) == files  # nothing written, nothing removed
 
 
 def test_budget_commands(scratch_home: Path) -> None:

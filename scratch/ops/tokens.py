@@ -62,6 +62,13 @@ def split(ctx: Context, chunks: Iterable[bytes], n: int, split_dir: Path | None,
         data = {"chunks": [p.decode("utf-8", errors="replace") for p in parts],
                 "count": len(parts), "max_tokens": n, **_spec_dict(ctx)}
         return Result("tokens", data=data, text=sep.join(parts))
+    stale = sorted(split_dir.glob("chunk-*.txt")) if split_dir.is_dir() else []
+    if stale:  # mixing two splits would make the chunks join to neither input
+        from scratch.errors import UsageError
+        raise UsageError(f"{split_dir} already holds {len(stale)} chunk file(s) of an earlier "
+                         "split; remove them or choose another --split-dir",
+                         code="split_dir_not_empty", split_dir=str(split_dir),
+                         first=stale[0].name)
     split_dir.mkdir(parents=True, exist_ok=True)
     files = []
     for i, piece in enumerate(pieces, start=1):
