@@ -165,16 +165,28 @@ def _auto_name(store: Store, tool: str, sha256: str) -> tuple[str, bool]:
     full sha256 is in its version info): 8 hex digits alone can collide, and an entry can
     have been rewritten since.
     """
+    folder = _auto_folder(store, tool)
     suffix = f"-{sha256[:8]}"
     for meta in store.iter_meta():
         name = meta["name"]
-        if (meta.get("deleted") or meta["kind"] != "output" or not name.startswith(f"{tool}/")
+        if (meta.get("deleted") or meta["kind"] != "output" or not name.startswith(f"{folder}/")
                 or not name.endswith(suffix) or not meta.get("versions")):
             continue
         if (meta["versions"][-1].get("info") or {}).get("source_sha256") == sha256:
             return name, True
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{tool}/{stamp}{suffix}", False
+    return f"{folder}/{stamp}{suffix}", False
+
+
+def _auto_folder(store: Store, tool: str) -> str:
+    """The folder of ``tool``'s automatic names: its slug, unless an entry already has that
+    name (a name cannot be both an entry and a folder, and the output must not be lost over
+    it); then ``<slug>.outputs``, ``<slug>.outputs-2``, ..."""
+    for i in range(1, 1000):
+        folder = tool if i == 1 else f"{tool}.outputs" if i == 2 else f"{tool}.outputs-{i - 1}"
+        if not (store.files_dir / folder).is_file():
+            return folder
+    return "stdin.outputs"  # pragma: no cover - a thousand entries named after one tool
 
 
 def _received_tokens(spooled: Spooled, spec: Any, enough: int) -> int | None:
