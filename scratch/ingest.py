@@ -8,7 +8,8 @@ Invariants:
   (index keyed by the stored blob id under ``cache/index/``), committed as a version of an
   ``output`` entry together with its companion entries, and described by a pointer.
 - Automatic names are ``<tool or stdin>/<UTC timestamp>-<8 hex of sha256 of the input>``; the
-  same input ingested again under an automatic name points to the entry already stored.
+  same input ingested again under an automatic name points to the entry already stored. When an
+  entry is itself named like the tool, the folder is ``<tool>.outputs`` instead.
 - The pointer's size rule (see :mod:`scratch.pointer`) is judged against the smaller of the
   stored tokens and the tokens as received (they differ when JSON is re-rendered).
 - NAME and ``--format`` are checked before any input is read.
