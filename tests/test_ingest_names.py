@@ -25,3 +25,19 @@ def test_an_entry_named_like_the_tool_moves_its_outputs_aside(scratch_home) -> N
 def test_without_a_clash_outputs_go_under_the_tool(scratch_home) -> None:
     r = cli("ingest", "--tool", "kubectl", "--store-always", "--json", input=DOC)
     assert r.json["data"]["name"].startswith("kubectl/")
+
+
+def test_a_hash_shared_by_two_names_asks_for_a_name(scratch_home) -> None:
+    a = cli("ingest", "--tool", "a", "--store-always", "--json", input=DOC).json["data"]["name"]
+    b = cli("ingest", "--tool", "b", "--store-always", "--json", input=DOC).json["data"]["name"]
+    digits = a[-8:]
+    for prefix in (digits, digits[:3]):
+        r = cli("get-in", prefix, "items.0", "--json")
+        assert r.code == 2
+        err = r.json["error"]
+        assert err["code"] == "ambiguous_ref"
+        assert err["message"] == (f"hash prefix {prefix!r} matches 2 entries; all end in the "
+                                  f"same hash {digits}; give the full name")
+        assert err["matches"] == [a, b]
+        assert err["suggestions"] == [f"scratch head {a}", f"scratch head {b}"]
+        assert all(cli(*s.split()[1:]).code == 0 for s in err["suggestions"])

@@ -70,8 +70,15 @@ def resolve_name(store: Store, name: str) -> str:
         if len(hits) == 1:
             return hits[0]
         if len(hits) > 1:
-            raise UsageError(f"hash prefix {name!r} matches {len(hits)} entries; give more "
-                             "digits or the full name", code="ambiguous_ref", matches=hits[:20])
+            import shlex
+
+            # one 8-digit hash for all: the same content under two names, only a name helps
+            hashes = {m.group(1) for m in map(HASH_SUFFIX.search, hits) if m}
+            hint = (f"all end in the same hash {next(iter(hashes))}; give the full name"
+                    if len(hashes) == 1 else "give more digits or the full name")
+            raise UsageError(f"hash prefix {name!r} matches {len(hits)} entries; {hint}",
+                             code="ambiguous_ref", matches=hits[:20],
+                             suggestions=[f"scratch head {shlex.quote(h)}" for h in hits[:5]])
     raise EntryNotFound(f"no entry named {name!r} for agent {store.agent!r}", name=name,
                         agent=store.agent, suggestions=["scratch ls"])
 
