@@ -7,7 +7,7 @@ from typing import Any
 
 from scratch import stats
 from scratch.context import Context
-from scratch.diffing import diff_ops, split_lines, summarize_ops, unified
+from scratch.diffing import CR_SYMBOL, compare, summarize_ops
 from scratch.errors import UsageError
 from scratch.gitstore import GitStore
 from scratch.names import STORE_DIR_NAME, split_ref, validate_name
@@ -55,21 +55,29 @@ def _diff_result(command: str, store: Store, name: str, old: Any, new: Any,
     if context < 0:
         raise UsageError("-U must be >= 0", code="invalid_argument")
     if old.info.get("binary") or new.info.get("binary"):
-        raise UsageError(f"{name!r} holds binary content; line diffs need text",
-                         code="binary_content", name=name)
+        raise _not_text(name)
     base = {"name": name, "from_version": old.version, "to_version": new.version}
     if old.info["blob"] == new.info["blob"]:
         data = dict(base, unchanged=True, ops=[], added=0, removed=0)
         return Result(command, data=data, text="",
                       notices=(f"{name}: unchanged between versions {old.version} and "
                                f"{new.version}",))
-    a = split_lines(store.read_bytes(old))
-    b = split_lines(store.read_bytes(new))
-    ops = diff_ops(a, b)
-    text = unified(a, b, old_label=f"{name}@{old.version}", new_label=f"{name}@{new.version}",
-                   context=context)
-    data = dict(base, unchanged=False, ops=ops, **summarize_ops(ops))
-    return Result(command, data=data, text=text, style="diff")
+    try:
+        diff = compare(store.read_bytes(old), store.read_bytes(new),
+                       old_label=f"{name}@{old.version}", new_label=f"{name}@{new.version}",
+                       context=context)
+    except UnicodeDecodeError:  # not UTF-8 past the sniffed head: no exact line diff exists
+        raise _not_text(name) from None
+    data = dict(base, unchanged=False, ops=diff.ops, **summarize_ops(diff.ops))
+    notices = ((f"{name}: {CR_SYMBOL} in this diff marks a carriage return and is also a "
+                f"literal character of the content; --json shows the exact lines",)
+               if diff.literal_cr_symbol else ())
+    return Result(command, data=data, text=diff.text, style="diff", notices=notices)
+
+
+def _not_text(name: str) -> UsageError:
+    return UsageError(f"{name!r} holds binary content; line diffs need text",
+                      code="binary_content", name=name)
 
 
 def history(ctx: Context, name: str) -> Result:
