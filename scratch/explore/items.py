@@ -8,6 +8,9 @@ Invariants:
   strings are cut with the exact get-in command that shows them whole.
 - An NDJSON line that is not JSON does not sink the answer: its item is left out (a row of
   nulls for iterate-over; not counted by item-schema) and the answer warns with its line.
+- A requested field that no item of the window has is not an error (rows show null) but the
+  answer warns, naming close keys at the deepest level the items do have; so does a compared
+  --where key no item has when a close key exists.
 - --fit on iterate-over keeps the rows that fit and gives ``next``, which resumes at the first
   item not shown: following it visits every item once.
 """
@@ -15,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import shlex
+from collections.abc import Collection
 from typing import Any
 
 from scratch.context import Context
@@ -155,18 +159,22 @@ def _render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str) -> tup
 def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset: int = 0,
                  limit: int | None = None, where: str | None = None, fit: bool = False,
                  preview_chars: int = 200) -> Result:
-    from scratch.query.items import iterate_rows
+    from scratch.query.items import compile_where, iterate_rows
     from scratch.tokens import count_text
     fields = [f.strip() for f in fields_text.split(",") if f.strip()]
     if not fields:
         raise UsageError("--fields needs at least one field, e.g. --fields metadata.name",
                          code="invalid_argument")
+    from scratch.query.paths import parse_path
+    parsed = [parse_path(f) for f in fields]
+    flt = compile_where(where) if where else None
     target = open_target(ctx, ref)
     segments, total = _array(target, path)
     items, bad = _items(target, segments, total, offset, limit)
-    rows = iterate_rows(items, fields, offset=offset, limit=limit, where=where,
+    rows = iterate_rows(items, fields, offset=offset, limit=limit, where=flt,
                         preview_chars=preview_chars, array_location=segments, total=total,
-                        pre_windowed=True)
+                        pre_windowed=True, paths=parsed)
+    absent = _absent_warnings(items, fields, parsed, flt, offset, bad.keys())
     spec = ctx.encoding()
     text, table = _render_rows(fields, rows.rows, target.ref)
     cost = count_text(text, spec)
@@ -217,4 +225,27 @@ def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset:
         notices = (*notices, f"more: {nxt}")
     target.index.close()
     return Result("iterate-over", data=data, text=text, table=table, meta=meta,
-                  notices=notices, warnings=not_json_warning(target, bad.values()))
+                  notices=notices, warnings=(*not_json_warning(target, bad.values()), *absent))
+
+
+def _absent_warnings(items: list[Any], fields: list[str], parsed: list[Any], flt: Any,
+                     offset: int, skip: Collection[int], *, noun: str = "item",
+                     columns: bool = False) -> tuple[str, ...]:
+    """Warnings for the fields no item of the window has (a misspelling reads as a column of
+    nulls otherwise), and for --where keys that are compared (not just tested for) and that no
+    item has, when a key close to them exists: a key absent from a window is normal, and
+    ``!@.metadata.deletionTimestamp`` is about absence."""
+    from scratch.query.items import absent_field, absent_warning, where_paths
+    if not items:
+        return ()
+    last = offset + len(items) - 1
+    out = []
+    for f, p in zip(fields, parsed, strict=True):
+        a = absent_field(items, f, p, skip=skip, offset=offset)
+        if a is not None:
+            out.append(absent_warning(a, offset, last, noun=noun, columns=columns))
+    for text, p in where_paths(flt) if flt is not None else ():
+        a = absent_field(items, text, p, skip=skip, offset=offset)
+        if a is not None and a.near:
+            out.append(absent_warning(a, offset, last, noun=noun, where=True, columns=columns))
+    return tuple(out)

@@ -11,6 +11,9 @@
 * :func:`iterate_rows` -- one row per item with ``_index`` and the requested fields (missing ->
   ``None``), long values previewed with the full path to fetch them whole, optionally filtered
   by an RFC 9535 filter expression (``@.status.phase == 'Failed' && @.spec.nodeName``).
+* :func:`absent_field` / :func:`where_paths` -- a field (or a ``--where`` key) that no item of
+  the window has, with the deepest prefix some item has, the keys found there and close matches:
+  what a "did you mean" warning needs. A field absent from a window is not an error.
 
 Windows: ``offset``/``limit`` select array items (``_index`` is always the position in the
 whole array). Callers holding only the window's items pass ``pre_windowed=True`` and the
@@ -23,12 +26,14 @@ import itertools
 import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from scratch.errors import InvalidPattern, KeyPathNotFound, UsageError
 from scratch.query.paths import (
     WILDCARD,
     ParsedPath,
+    Segment,
+    Wildcard,
     compile_jsonpath,
     format_path,
     iter_matches,
@@ -252,15 +257,17 @@ def iterate_rows(items: Iterable[Any], fields: Sequence[str], *, offset: int = 0
                  limit: int | None = None, where: str | Where | None = None,
                  preview_chars: int = 200, array_location: Sequence[str | int] = (),
                  max_rows: int | None = None, total: int | None = None,
-                 pre_windowed: bool = False) -> Rows:
+                 pre_windowed: bool = False, paths: Sequence[ParsedPath] | None = None) -> Rows:
     """One row per item of the window (that passes ``where``), with the chosen fields.
 
     ``fields`` are paths relative to an item (dot path, pointer or JSONPath; ``.`` is the item
-    itself; a path with ``*`` gives a list). ``array_location`` is the array's concrete location
-    in the document, used to write the full path of previewed values. ``max_rows`` stops early
-    (then ``next_offset`` is the index after the last item looked at).
+    itself; a path with ``*`` gives a list). ``paths``, when given, are the parsed fields (one
+    per field; a caller may read a field name differently, e.g. a CSV column named ``a.b``).
+    ``array_location`` is the array's concrete location in the document, used to write the
+    full path of previewed values. ``max_rows`` stops early (then ``next_offset`` is the index
+    after the last item looked at).
     """
-    parsed = [parse_path(f) for f in fields]
+    parsed = list(paths) if paths is not None else [parse_path(f) for f in fields]
     flt = compile_where(where) if isinstance(where, str) else where
     rows: list[dict[str, Any]] = []
     scanned = 0
@@ -298,3 +305,172 @@ def iterate_rows(items: Iterable[Any], fields: Sequence[str], *, offset: int = 0
         window = {"offset": offset, "limit": limit, "total": total}
     return Rows(list(fields), rows, scanned, window, next_offset,
                 None if flt is None else flt.text)
+
+
+# ----------------------------------------------------------------------------- absent fields
+
+SHOWN_KEYS = 8  # keys an absent-field warning lists before "... N more"
+
+
+class Absent(NamedTuple):
+    """A field that no item of a window has, and what the items have instead.
+
+    ``at``: the deepest prefix of the field that some item has (``()``: the items themselves);
+    ``rest``: the segments after the one no value at ``at`` has (``None``: no prefix to
+    explain, e.g. a JSONPath with filters); ``keys``: the object keys seen at ``at`` (first
+    seen first); ``types``: the JSON types of the values at ``at``; ``near``: keys at ``at``
+    that look like the missing segment (best first).
+    """
+
+    field: str
+    at: tuple[Segment, ...]
+    rest: tuple[Segment, ...] | None
+    keys: list[str]
+    types: list[str]
+    near: list[str]
+
+
+def _present(item: Any, parsed: ParsedPath) -> bool:
+    try:
+        return next(iter_matches(item, parsed, explain_missing=False), None) is not None
+    except KeyPathNotFound:
+        return False
+
+
+def _down(nodes: list[Any], seg: Segment) -> list[Any]:
+    """The values one step below ``nodes`` (dot-path semantics; ``*`` takes every child)."""
+    out: list[Any] = []
+    for node in nodes:
+        if isinstance(seg, Wildcard):
+            if isinstance(node, dict):
+                out.extend(node.values())
+            elif isinstance(node, list):
+                out.extend(node)
+        elif isinstance(node, dict):
+            key = seg if isinstance(seg, str) else str(seg)
+            if key in node:
+                out.append(node[key])
+        elif isinstance(node, list) and isinstance(seg, int) and not isinstance(seg, bool):
+            i = seg + len(node) if seg < 0 else seg
+            if 0 <= i < len(node):
+                out.append(node[i])
+    return out
+
+
+def close_keys(want: str, keys: Sequence[str]) -> list[str]:
+    """Keys that look like ``want``: a case-insensitive equal first, then difflib's picks."""
+    import difflib
+    lower = {k.lower(): k for k in reversed(keys)}
+    close = [lower[want.lower()]] if want.lower() in lower and want not in keys else []
+    close += difflib.get_close_matches(want, keys, n=3, cutoff=0.6)
+    return list(dict.fromkeys(k for k in close if k != want))[:3]
+
+
+def absent_field(items: Iterable[Any], field_text: str, parsed: ParsedPath | None = None,
+                 *, skip: Collection[int] = (), offset: int = 0) -> Absent | None:
+    """``None`` when some item of ``items`` (array indexes from ``offset``; those in ``skip``
+    are not JSON and do not count) has ``field_text``; else what the items have instead.
+
+    Presence is what ``iterate_rows`` finds (a field holding null is present). With no item to
+    look at there is nothing to say (None)."""
+    p = parsed if parsed is not None else parse_path(field_text)
+    pool = [item for i, item in enumerate(items, offset) if i not in skip]
+    if not pool or any(_present(item, p) for item in pool):
+        return None
+    if p.segments is None:  # a JSONPath with filters: no prefix to explain
+        return Absent(field_text, (), None, [], [], [])
+    segments = p.segments
+    nodes = pool
+    depth = 0
+    while depth < len(segments):
+        below = _down(nodes, segments[depth])
+        if not below:
+            break
+        nodes = below
+        depth += 1
+    if depth == len(segments):  # found by plain steps but not by the query (JSONPath rules)
+        return Absent(field_text, tuple(segments), None, [], [], [])
+    keys: dict[str, None] = {}
+    types: dict[str, None] = {}
+    for node in nodes:
+        types[json_type(node)] = None
+        if isinstance(node, dict):
+            keys.update(dict.fromkeys(node))
+    failed = segments[depth]
+    near = close_keys(str(failed), list(keys)) if isinstance(failed, (str, int)) else []
+    return Absent(field_text, tuple(segments[:depth]), tuple(segments[depth + 1:]), list(keys),
+                  list(types), near)
+
+
+def where_paths(where: Where) -> list[tuple[str, ParsedPath]]:
+    """The plain relative paths (``@.a.b``, ``@['x y']``) a ``--where`` expression compares or
+    passes to a function, as (``@.a.b``, the path relative to the item). Left out: existence
+    tests (``!@.deletionTimestamp`` is about absence) and queries with their own filters or
+    wildcards (what they select is not one key)."""
+    from scratch.query.paths import format_jsonpath
+    out: dict[str, ParsedPath] = {}
+
+    def walk(node: Any, valued: bool) -> None:
+        kind = type(node).__name__
+        if kind == "RelativeFilterQuery":
+            if not valued:
+                return
+            try:
+                parsed = parse_path("$" + str(node)[1:])
+            except InvalidPattern:
+                return
+            if parsed.segments and parsed.singular:
+                out.setdefault("@" + format_jsonpath(parsed.segments)[1:], parsed)
+            return
+        valued = kind in ("ComparisonExpression", "FunctionExtension")
+        for attr in ("expression", "left", "right"):
+            child = getattr(node, attr, None)
+            if child is not None:
+                walk(child, valued)
+        for arg in getattr(node, "args", None) or ():
+            walk(arg, valued)
+
+    for segment in where._query.segments:
+        for selector in segment.selectors:
+            walk(getattr(selector, "expression", None), False)
+    return list(out.items())
+
+
+def _either(options: list[str]) -> str:
+    return options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
+
+
+def absent_warning(a: Absent, first: int, last: int, *, noun: str = "item",
+                   where: bool = False, columns: bool = False) -> str:
+    """The warning for a field (``where``: a ``--where`` key) that items ``first..last`` lack:
+    ``field metadata.nme is in none of items 0..2; did you mean metadata.name? (keys at
+    metadata: name, namespace, ...)``. ``columns``: the items are CSV rows, whose keys are
+    columns (written as they are: ``--fields`` takes a column name verbatim)."""
+    from scratch.query.paths import format_jsonpath, format_key
+
+    def path(segments: Sequence[Segment]) -> str:
+        if where:
+            return "@" + format_jsonpath(segments)[1:]
+        if columns and len(segments) == 1 and isinstance(segments[0], str):
+            return segments[0]
+        return format_path(segments)
+
+    span = f"{noun} {first}" if first == last else f"{noun}s {first}..{last}"
+    name = f"--where key {a.field}" if where else f"field {a.field}"
+    text = f"{name} is not in {span}" if first == last else f"{name} is in none of {span}"
+    if a.rest is not None and a.near:
+        text += f"; did you mean {_either([path([*a.at, k, *a.rest]) for k in a.near])}?"
+    if a.rest is None:
+        return text
+    if a.keys:
+        label = ("columns" if columns and not a.at else
+                 f"keys at {format_path(a.at)}" if a.at else f"keys of the {noun}s")
+        fmt = (lambda k: k) if columns and not a.at else format_key
+        shown = ", ".join(fmt(k) for k in a.keys[:SHOWN_KEYS])
+        if len(a.keys) > SHOWN_KEYS:
+            shown += f", ... {len(a.keys) - SHOWN_KEYS} more"
+        return f"{text} ({label}: {shown})"
+    types = "|".join(a.types)
+    if a.at:
+        return f"{text} ({format_path(a.at)} is {types})"
+    return f"{text} (the {noun}s are {types})"
