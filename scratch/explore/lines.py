@@ -154,8 +154,7 @@ def tail(ctx: Context, ref: str, n: int, *, numbers: bool, fit: bool) -> Result:
     total = target.index.line_count
     target.index.close()
     return show_range(ctx, ref, max(1, total - n + 1), total, command="tail",
-                      code="head_too_large", numbers=numbers,
-                      fit=fit)
+                      code="tail_too_large", numbers=numbers, fit=fit)
 
 
 def slice_(ctx: Context, ref: str, start: int, end: int, *, numbers: bool, fit: bool
