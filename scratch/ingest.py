@@ -263,11 +263,14 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             records = store.commit_versions(items, verb="Ingest",
                                             note=" Partial output." if opts.partial else "")
         main = records[0]
+        from scratch.sizing import EntrySizer
+        index.content_path = store.content_path(name)  # the commit moved the bytes there
+        sizer = EntrySizer(index, spec, ctx.config["budget.max_extraction_tokens"])
         pointer = build_pointer(
             name=name, version=main["version"], fmt=norm.format, size=size, lines=lines,
             tokens=total, encoding=spec.name, exact=spec.exact, info=index.info,
             companions=companion_names, warnings=norm.warnings, partial=opts.partial,
-            existing=existing or main["unchanged"])
+            existing=existing or main["unchanged"], sizer=sizer)
         index.close()
         # The size rule is about the output the tool printed. Re-rendered JSON can have far
         # more tokens than the minified bytes received, so judge the pointer by the smaller.

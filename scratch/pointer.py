@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from scratch.sizing import EntrySizer
 
 MAX_POINTER_TOKENS = 800
 BIG_OUTPUT_TOKENS = 50_000
@@ -95,8 +98,21 @@ def pick_fields(items: dict[str, Any], limit: int = 3) -> list[str]:
 
 def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, tokens: int,
                   encoding: str, exact: bool, info: dict[str, Any], companions: list[str],
-                  warnings: list[str], partial: bool, existing: bool = False) -> dict[str, Any]:
+                  warnings: list[str], partial: bool, existing: bool = False,
+                  sizer: EntrySizer | None = None) -> dict[str, Any]:
+    """The pointer's data. With ``sizer`` (the new version's costs) every next command is
+    one that fits the per-call cap: windows shrink, a value too big to print whole is asked
+    for with ``--fit``, and a command that cannot fit at all is left out."""
     ref = _q(name)
+    schema_cmd = f"scratch schema {ref}"
+    if sizer is not None:
+        depth = sizer.schema_depth(info)
+        schema_cmd = ("" if depth is None else schema_cmd if depth >= 4
+                      else f"{schema_cmd} --depth {depth}")
+
+    def get_in(path: str) -> str:
+        cmd = f"scratch get-in {ref} {_q(path)}"
+        return cmd if sizer is None or sizer.fits(path) else f"{cmd} --fit"
     pointer: dict[str, Any] = {
         "stored": True, "name": name, "version": version, "format": fmt, "bytes": size,
         "lines": lines, "tokens": tokens, "encoding": encoding, "exact": exact,
@@ -122,29 +138,33 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                 "samples": [s.get("value") for s in (items.get("samples") or [])[:3]],
             }
             fields = pick_fields(items)
-            nxt += [f"scratch schema {ref}", f"scratch item-schema {ref} {_q(path)} --depth 2"]
+            nxt += [schema_cmd, f"scratch item-schema {ref} {_q(path)} --depth 2"]
             if fields:
                 nxt.append(f"scratch iterate-over {ref} {_q(path)} --fields "
                            f"{_q(','.join(fields))} --limit 20")
             sep = "" if path == "." else "."
             first = f"{path}{sep}0" if path != "." else "0"
-            nxt.append(f"scratch get-in {ref} {_q(first)}")
+            nxt.append(get_in(first))
         else:
-            nxt += [f"scratch schema {ref}", f"scratch get-in {ref} ."]
+            nxt += [schema_cmd, get_in(".")]
     for key in ("timestamp_format", "time_range", "levels", "first_lines", "last_lines",
                 "last_lines_start", "columns", "header", "rows", "delimiter", "headings"):
         if key in info and info[key] not in (None, {}, []):
             pointer.setdefault("text", {})[key] = info[key]
-    if "columns" in info:
-        nxt.append(f"scratch schema {ref}")
+    if any(info.get(k) for k in ("columns", "headings", "timestamp_format")):
+        nxt.append(schema_cmd)  # CSV columns, the markdown outline, log levels and times
     pattern = "error|fail|fatal|exception|panic"
-    nxt += [f"scratch grep {ref} {_q(pattern)} -i -m 20", f"scratch slice {ref} 1 40"]
-    if lines > 40:
-        nxt.append(f"scratch tail {ref} -n 40")
+    nxt.append(f"scratch grep {ref} {_q(pattern)} -i -m 20")
+    first_n = 40 if sizer is None else min(40, sizer.head_lines())
+    if first_n:
+        nxt.append(f"scratch slice {ref} 1 {first_n}")
+    last_n = 40 if sizer is None else min(40, sizer.tail_lines())
+    if lines > 40 and last_n:
+        nxt.append(f"scratch tail {ref} -n {last_n}")
     if companions:
         pointer["companions"] = companions
         nxt.append(f"scratch head {_q(companions[0])}")
-    pointer["next"] = list(dict.fromkeys(nxt))
+    pointer["next"] = [c for c in dict.fromkeys(nxt) if c]
     if warnings:
         pointer["warnings"] = warnings
     return pointer

@@ -94,7 +94,9 @@ def check_array(p: dict[str, Any], value: Any, path: str) -> None:
     name = p["name"]
     assert f"scratch item-schema {name} {path} --depth 2" in p["next"]
     first = "0" if path == "." else f"{path}.0"
-    assert f"scratch get-in {name} {first}" in p["next"]
+    # a first item too big for the per-call cap is suggested with --fit (tests/test_pointer_next)
+    assert (f"scratch get-in {name} {first}" in p["next"]
+            or f"scratch get-in {name} {first} --fit" in p["next"])
 
 
 # ---------------------------------------------------------------------------------------------
