@@ -235,6 +235,14 @@ def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
             n_rows = f", {text['rows']:,} rows" if isinstance(text.get("rows"), int) else ""
             out.append(f"columns ({len(names)}{n_rows}): "
                        + ", ".join(_cut(n, 40) for n in shown) + more)
+        if text.get("headings"):
+            rows = flat_headings(text["headings"], detail)
+            out.append("headings:")
+            out += [f"  {'  ' * (h['depth'] - 1)}{'#' * h['level']} {_cut(h['title'], 80)} "
+                    f"L{h['line']}-{h['end_line']}" for h in rows]
+            hidden = count_headings(text["headings"]) - len(rows)
+            if hidden > 0:
+                out.append(f"  … {hidden} more headings (scratch schema)")
         n_first = {3: 5, 2: 3, 1: 1}.get(detail, 1)
         width = {3: 200, 2: 140, 1: 100}.get(detail, 100)
         if text.get("first_lines"):
@@ -250,6 +258,29 @@ def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
     out.append("next:")
     out += [f"  {c}" for c in p["next"][: (8 if detail >= 2 else 5)]]
     return "\n".join(out) + "\n"
+
+
+def flat_headings(tree: list[dict[str, Any]], detail: int) -> list[dict[str, Any]]:
+    """A markdown heading tree in document order, as deep and as long as ``detail`` allows
+    (``depth`` is the nesting in the tree; ``level`` stays the number of ``#``)."""
+    max_level = {3: 3, 2: 2}.get(detail, 1)
+    limit = {3: 30, 2: 15}.get(detail, 6)
+    out: list[dict[str, Any]] = []
+
+    def walk(nodes: list[dict[str, Any]], depth: int) -> None:
+        for h in nodes:
+            if len(out) >= limit:
+                return
+            if depth <= max_level:
+                out.append({**h, "depth": depth})
+            walk(h.get("children") or [], depth + 1)
+
+    walk(tree, 1)
+    return out
+
+
+def count_headings(tree: list[dict[str, Any]]) -> int:
+    return sum(1 + count_headings(h.get("children") or []) for h in tree)
 
 
 def pointer_cap(raw_tokens: int) -> int:
@@ -297,6 +328,13 @@ def shape_pointer(p: dict[str, Any], detail: int) -> dict[str, Any]:
             t["last_lines"] = [_cut(line, width) for line in last]
         if isinstance(t.get("header"), list):
             t["header"] = [_cut(h, 40) for h in t["header"][: (30 if detail >= 2 else 12)]]
+        if t.get("headings"):
+            rows = flat_headings(t["headings"], detail)
+            more = count_headings(t["headings"]) - len(rows)
+            t["headings"] = [{k: h[k] for k in ("level", "title", "line", "end_line")}
+                             for h in rows]
+            if more > 0:
+                t["headings_more"] = more
         out["text"] = t
     out["next"] = p["next"][: (8 if detail >= 2 else 5)]
     return out
