@@ -5,8 +5,9 @@ Invariants:
   stored (unless ``store_always``). Since a token is at least one byte, input shorter in bytes
   than the threshold passes without loading a tokenizer.
 - At or above it: the content is normalised (JSON pretty-printed unless ``raw``), indexed once
-  (index keyed by the stored blob id under ``cache/index/``), committed as a version of an
-  ``output`` entry together with its companion entries, and described by a pointer.
+  (index keyed by the stored blob id and format under ``cache/index/``), committed as a
+  version of an ``output`` entry together with its companion entries, and described by a
+  pointer.
 - Automatic names are ``<tool or stdin>/<UTC timestamp>-<8 hex of sha256 of the input>``; the
   same input ingested again under an automatic name points to the entry already stored. When an
   entry is itself named like the tool, the folder is ``<tool>.outputs`` instead.
@@ -67,10 +68,6 @@ def tool_slug(tool: str | None) -> str:
         return "stdin"
     slug = TOOL_BAD.sub("_", tool).strip("._-")
     return slug[:100] or "stdin"
-
-
-def index_dir(store: Store, blob: str) -> Path:
-    return store.cache_dir / "index" / blob
 
 
 def file_blob(path: Path) -> tuple[str, int]:
@@ -318,18 +315,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
 
 def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
                  progress: Progress | None) -> Any:
-    from scratch.index import EntryIndex, IndexInvalid, build_index
-    directory = index_dir(store, blob)
-    try:
-        index = EntryIndex.open(content, directory)
-        if index.has_base(base):
-            return index
-        index.add_base(base)
-        return index
-    except IndexInvalid:
-        pass
-    return build_index(content, directory, fmt, bases=[base], analysis=analysis,
-                       progress=progress)
+    from scratch.index import open_version_index
+    return open_version_index(content, store.cache_dir / "index", blob, fmt, base,
+                              analysis=analysis, progress=progress)
 
 
 def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
@@ -383,5 +371,4 @@ def default_tool(command: list[str]) -> str:
     return tool_slug(prog)
 
 
-__all__ = ["IngestOptions", "ingest", "ingest_spooled", "check_options", "default_tool",
-           "index_dir"]
+__all__ = ["IngestOptions", "ingest", "ingest_spooled", "check_options", "default_tool"]

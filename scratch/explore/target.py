@@ -4,8 +4,11 @@ REF is ``NAME``, ``NAME@VERSION``, or a unique prefix of the 8-hex hash that end
 name (``kubectl_get/20261130T071502Z-1a2b3c4d`` is also reachable as ``1a2b``).
 
 Invariants:
-- The index of a stored version is keyed by the version's blob id (``cache/index/<blob>``), so it
-  is built at most once per content; a missing or corrupt index is rebuilt here, never fatal.
+- The index of a stored version is keyed by the version's blob id and stored format
+  (``cache/index/<blob>.<format>``), so it is built at most once per content and format, and the
+  same bytes stored as text and as JSON never share one; a missing or corrupt index, or one
+  built for another format, is rebuilt here, never fatal. An index kept under the blob id
+  alone (older stores) is used when it was built for the version's format.
 - Logs (append-only, no versions) are indexed under ``cache/index/log-<hash of name>-<size>``:
   a log that grew gets a fresh index.
 - Line costs come from the index's per-line token prefix sums (no re-tokenising of the entry).
@@ -23,15 +26,18 @@ from scratch.names import split_ref
 from scratch.store import Store
 
 HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
+FORMAT_NAME = re.compile(r"[a-z]{1,16}")  # a stored format (scratch.formats.sniffer.FORMATS)
 
 
 class Target:
     """One resolved REF: the entry, its version and its index."""
 
-    __slots__ = ("name", "version", "kind", "path", "index", "store", "info", "latest", "binary")
+    __slots__ = ("name", "version", "kind", "path", "index", "store", "info", "latest", "binary",
+                 "key")
 
     def __init__(self, name: str, version: int | None, kind: str, path: Path, index: Any,
-                 store: Store, info: dict[str, Any], latest: bool, binary: bool = False) -> None:
+                 store: Store, info: dict[str, Any], latest: bool, binary: bool = False,
+                 key: str = "") -> None:
         self.name = name
         self.version = version  # None for logs
         self.kind = kind
@@ -41,6 +47,8 @@ class Target:
         self.info = info
         self.latest = latest  # the current content (or a log), so the bare name refers to it
         self.binary = binary  # the version was stored as binary (NUL bytes or invalid UTF-8)
+        # what the content's caches are keyed by: ``<blob>.<format>``, or ``log-<hash>-<size>``
+        self.key = key
 
     def __repr__(self) -> str:
         return f"Target({self.name!r}, version={self.version!r}, kind={self.kind!r})"
@@ -93,13 +101,15 @@ def _valid(name: str) -> bool:
 
 
 def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
-    from scratch.index import EntryIndex, IndexInvalid, build_index
+    from scratch.index import EntryIndex, IndexInvalid, build_index, open_version_index
 
     store = ctx.store()
     name, version = split_ref(ref)
     name = resolve_name(store, name)
     meta = store.require(name, allow_deleted=version is not None)
     base = ctx.encoding().base
+    index_root = store.cache_dir / "index"
+    blob: str | None = None
     if meta["kind"] == "log":
         if not logs:
             raise UsageError(f"{name!r} is a log; this command works on files and outputs "
@@ -111,35 +121,40 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         size = path.stat().st_size
         import hashlib
         key = hashlib.sha1(f"{store.agent}/{name}".encode()).hexdigest()[:16]
-        directory = store.cache_dir / "index" / f"log-{key}-{size}"
+        key = f"log-{key}-{size}"
         fmt = "ndjson"
         info: dict[str, Any] = {}
         binary = False
     else:
         ver = store.resolve(name, version)
         path = store.version_file(ver)
-        directory = store.cache_dir / "index" / ver.info["blob"]
         info = ver.info.get("info") or {}
         binary = bool(ver.info.get("binary"))
-        fmt = info.get("format") or _sniff_file(path)
+        stored = info.get("format")
+        fmt = (stored if isinstance(stored, str) and FORMAT_NAME.fullmatch(stored)
+               else _sniff_file(path))
+        blob = str(ver.info["blob"])
+        key = f"{blob}.{fmt}"
         version = ver.version
     try:
-        index = EntryIndex.open(path, directory)
-        if not index.has_base(base):
-            index.add_base(base)
-    except IndexInvalid:
-        try:
-            index = build_index(path, directory, fmt, bases=[base])
-        except PermissionError:
-            # a read-only store still answers: index into a private temporary directory
-            import atexit
-            import shutil
-            import tempfile
-            scratch_dir = tempfile.mkdtemp(prefix="scratch-index-")
-            atexit.register(shutil.rmtree, scratch_dir, True)
-            index = build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
+        if blob is not None:
+            index = open_version_index(path, index_root, blob, fmt, base)
+        else:
+            try:
+                index = EntryIndex.open(path, index_root / key, fmt)
+                index.add_base(base)
+            except IndexInvalid:
+                index = build_index(path, index_root / key, fmt, bases=[base])
+    except PermissionError:
+        # a read-only store still answers: index into a private temporary directory
+        import atexit
+        import shutil
+        import tempfile
+        scratch_dir = tempfile.mkdtemp(prefix="scratch-index-")
+        atexit.register(shutil.rmtree, scratch_dir, True)
+        index = build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
     latest = version is None or version == len(meta["versions"])
-    return Target(name, version, meta["kind"], path, index, store, info, latest, binary)
+    return Target(name, version, meta["kind"], path, index, store, info, latest, binary, key)
 
 
 def _sniff_file(path: Path) -> str:

@@ -92,6 +92,7 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
 
     content_path = Path(content_path)
     index_dir = Path(index_dir)
+    requested = fmt
     if analysis is None or analysis.format != fmt:
         analysis = analyze(content_path, fmt)
     warnings = list(analysis.warnings)
@@ -118,6 +119,7 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
         meta: dict[str, Any] = {
             "scratch_index": F.INDEX_FORMAT,
             "format": fmt,
+            "requested_format": requested,
             "layout": analysis.layout,
             "engine": analysis.engine,
             "bytes": size,
@@ -134,14 +136,14 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
                          for name in (F.LINES, F.INFO, F.NODES, F.KEYS, F.U32, F.U64)
                          if (tmp / name).exists()}
         F.write_atomic(tmp / F.META, orjson.dumps(meta))
-        _install(tmp, index_dir, content_path)
+        _install(tmp, index_dir, content_path, requested)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return EntryIndex.open(content_path, index_dir)
+    return EntryIndex.open(content_path, index_dir, requested)
 
 
-def _install(tmp: Path, index_dir: Path, content_path: Path) -> None:
+def _install(tmp: Path, index_dir: Path, content_path: Path, fmt: str) -> None:
     from scratch.index.reader import EntryIndex
 
     for _ in range(3):
@@ -152,7 +154,7 @@ def _install(tmp: Path, index_dir: Path, content_path: Path) -> None:
             if not index_dir.exists():
                 continue
         try:  # someone else built it (or a stale/corrupt one is in the way)
-            EntryIndex.open(content_path, index_dir).close()
+            EntryIndex.open(content_path, index_dir, fmt).close()
             return
         except IndexInvalid:
             stale = index_dir.with_name(f".{index_dir.name}.stale-{uuid.uuid4().hex[:8]}")

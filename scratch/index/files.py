@@ -1,14 +1,18 @@
 """On-disk layout of one version's index directory (format :data:`INDEX_FORMAT`).
 
-The caller chooses the directory (ingest keys it by the content's blob hash). Files:
+The caller chooses the directory: a stored version's is ``cache/index/<blob>.<format>``
+(:func:`scratch.index.open_version_index`), since the same bytes indexed as another format
+(text, CSV, JSON...) make another index. Files:
 
 ``meta.json``
     Written last, atomically (rename); its presence means the index is complete. Keys:
-    ``scratch_index`` (format version), ``format``, ``layout``, ``engine``, ``bytes``,
-    ``line_count``, ``byteorder``, ``fingerprint`` (CRC-32 of the content's first and last
-    4 KiB), ``files`` ({name: size} of every file below except token files), ``nodes``
-    (record count), ``sections32`` / ``sections64`` ([[offset, count], ...] by section id),
-    ``named`` ({name: u32 section id}: ``level:<LEVEL>``, ``rows``), ``warnings``.
+    ``scratch_index`` (format version), ``format`` (what the content was indexed as),
+    ``requested_format`` (what the build was asked for: ``format`` is ``text`` when the content
+    did not parse as it; absent from indexes written before it was added), ``layout``,
+    ``engine``, ``bytes``, ``line_count``, ``byteorder``, ``fingerprint`` (CRC-32 of the
+    content's first and last 4 KiB), ``files`` ({name: size} of every file below except token
+    files), ``nodes`` (record count), ``sections32`` / ``sections64`` ([[offset, count], ...]
+    by section id), ``named`` ({name: u32 section id}: ``level:<LEVEL>``, ``rows``), ``warnings``.
 ``info.json``
     Format-specific information: schema summary, log/CSV/markdown info (see
     :mod:`scratch.index.schema` and :mod:`scratch.index.textinfo`). Loaded only when asked.
@@ -25,9 +29,9 @@ The caller chooses the directory (ingest keys it by the content's blob hash). Fi
 
 All integers are in the byte order named by ``byteorder`` (the builder's native order; a
 reader on another order treats the index as invalid and rebuilds it). Any mismatch -- missing
-file, wrong size, other format version, content of another size or fingerprint -- raises
-:class:`scratch.errors.IndexInvalid`; the caller rebuilds. Bit flips inside the binary files
-are not detected.
+file, wrong size, other format version, content of another size or fingerprint, built for
+another format than the reader asks for -- raises :class:`scratch.errors.IndexInvalid`; the
+caller rebuilds. Bit flips inside the binary files are not detected.
 """
 
 from __future__ import annotations

@@ -114,8 +114,14 @@ class EntryIndex:
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, content_path: Path, index_dir: Path) -> EntryIndex:
-        """Open an index; raises :class:`IndexInvalid` if it must be rebuilt."""
+    def open(cls, content_path: Path, index_dir: Path, fmt: str | None = None) -> EntryIndex:
+        """Open an index; raises :class:`IndexInvalid` if it must be rebuilt.
+
+        ``fmt``: the format the caller needs the content indexed as. An index built for another
+        format (the same bytes stored once as text and once as JSON) is not this one: it raises
+        ``IndexInvalid`` (reason ``format_mismatch``). An index whose build fell back to text
+        because the content did not parse as the format asked for counts as built for it.
+        """
         import orjson
 
         content_path = Path(content_path)
@@ -155,6 +161,9 @@ class EntryIndex:
                                        file=name)
         except (KeyError, TypeError) as exc:
             raise IndexInvalid("index metadata is incomplete", reason="corrupt_meta") from exc
+        if fmt is not None and fmt not in (meta.get("format"), meta.get("requested_format")):
+            raise IndexInvalid(f"index was built for {meta.get('format')}, not {fmt}",
+                               reason="format_mismatch", found=meta.get("format"), wanted=fmt)
         return cls(content_path, index_dir, meta)
 
     def close(self) -> None:
