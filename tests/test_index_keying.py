@@ -51,6 +51,21 @@ NOT_STRUCTURED = {"code": "format_error", "message": "text content has no struct
                   "format": "text"}
 
 
+def json_summary(name: str) -> str:
+    return (f"{name}: json, {HEAD}\n"
+            "outline:\n"
+            "  .: object{2} L1-405\n"
+            "    kind: string(8) L2\n"
+            "    items: array[40] L3-404\n"
+            "      items.*: object 40\n"
+            "        items.*.metadata: object 40/40 max 2\n"
+            "        items.*.status: object 40/40 max 2\n"
+            "values in items (40 items):\n"
+            "  metadata.zone: a 14, b 13, c 13\n"
+            "  status.ready: true 30, false 10\n"
+            "  status.cpu: 1 8, 2 8, 3 8, 4 8, 5 8\n")
+
+
 def ingest(*args: str) -> dict[str, Any]:
     r = cli("ingest", "--store-always", "--json", *args, input=TEXT)
     assert r.code == 0, r.out
@@ -131,6 +146,26 @@ def test_same_bytes_as_json_and_as_another_format(scratch_home: Path, other: str
     blob = blob_of(home, j["name"])
     assert sorted(p.name for p in index_root(home).iterdir()) == sorted([f"{blob}.json",
                                                                          f"{blob}.{other}"])
+
+
+@pytest.mark.parametrize("other", ["text", "csv"])
+def test_summaries_follow_the_format_and_name(scratch_home: Path, other: str) -> None:
+    ingest("o", "--format", other)
+    ingest("j")
+    ingest("j2")  # same bytes, same format, another name
+    first = cli("summarize", "o", "--json").json["data"]
+    expected_other = {"text": f"o: text, {HEAD}\n",
+                      "csv": f"o: csv, {HEAD}\nvalues in 404 rows:\n"}[other]
+    assert (first["summary"], first["cached"]) == (expected_other, False)
+    for name in ("j", "j2"):
+        r = cli("summarize", name, "--json")
+        assert r.code == 0
+        assert (r.json["data"]["summary"], r.json["data"]["cached"]) == (json_summary(name),
+                                                                          False)
+    again = cli("summarize", "j")
+    assert (again.code, again.text) == (0, json_summary("j"))
+    assert cli("summarize", "o", "--json").json["data"]["cached"] is True
+    assert cli("summarize", "j", "--json").json["data"]["cached"] is True
 
 
 def _old_layout(home: Path, blob: str, fmt: str) -> Path:

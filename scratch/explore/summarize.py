@@ -7,8 +7,12 @@ Invariants:
 - With ``summarize.command`` set, the content is cut into pieces of at most
   ``budget.max_extraction_tokens`` tokens at line ends and each piece is piped to the command;
   the answers are joined in order.
-- Both are cached per stored version (``cache/summaries/<blob>-<mode>.txt``); an entry smaller
-  than :data:`SMALL_ENTRY_TOKENS` is refused with its token count: reading it costs less.
+- Both are cached per stored content (``cache/summaries/<blob>.<format>-<mode>-<encoding>...``,
+  the key of the content's index): the same bytes stored as text and as JSON summarize
+  differently. A local summary names the entry (and may give its REF in a note), so it is also
+  keyed by the REF it was made for; a command's answer is shared by every REF to the content.
+- An entry smaller than :data:`SMALL_ENTRY_TOKENS` is refused with its token count: reading it
+  costs less.
 """
 
 from __future__ import annotations
@@ -188,8 +192,10 @@ def summarize(ctx: Context, ref: str) -> Result:
             suggestions=[f"scratch read {target.ref}"])
     command = ctx.config["summarize.command"]
     mode = "local" if not command else "cmd-" + hashlib.sha1(command.encode()).hexdigest()[:12]
-    blob = target.index.index_dir.name
-    cache = target.store.cache_dir / "summaries" / f"{blob}-{mode}-{spec.name}.txt"
+    key = f"{target.key}-{mode}-{spec.name}"
+    if not command:
+        key += "-" + hashlib.sha1(target.ref.encode()).hexdigest()[:12]
+    cache = target.store.cache_dir / "summaries" / f"{key}.txt"
     cached = cache.is_file()
     if cached:
         text = cache.read_text()
