@@ -5,7 +5,10 @@ Invariants:
   (--offset/--limit) only the windowed items' lines are parsed; without one the array is parsed
   once.
 - Rows carry ``_index`` (the item's position in the array); missing fields are null; long
-  strings are cut with the exact get-in command that shows them whole.
+  strings are cut with the exact get-in command that shows them whole. In the table a string
+  holding a tab or a line break is shown as a JSON string, so each row stays one line.
+- CSV/TSV entries: the rows are the items (PATH ``.``), read from their stored lines through
+  the index's row positions; rows also carry ``_line`` (see :mod:`scratch.explore.csvrows`).
 - An NDJSON line that is not JSON does not sink the answer: its item is left out (a row of
   nulls for iterate-over; not counted by item-schema) and the answer warns with its line.
 - A requested field that no item of the window has is not an error (rows show null) but the
@@ -17,9 +20,10 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import shlex
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING, Any
 
 from scratch.context import Context
 from scratch.errors import FormatError, LineNotJson, UsageError
@@ -28,6 +32,9 @@ from scratch.explore.structure import not_json_warning, suggest_slice
 from scratch.explore.target import Target, open_target
 from scratch.pricing import charge_answer, shrink_to_fit
 from scratch.result import Result, Table
+
+if TYPE_CHECKING:
+    from scratch.explore.csvrows import CsvRows
 
 
 def _array(target: Target, path: str) -> tuple[tuple[Any, ...], int]:
@@ -57,9 +64,7 @@ def _items(target: Target, segments: tuple[Any, ...], total: int, offset: int,
     """The window's items, and {array index: line} of those that are NDJSON lines that are not
     JSON (``None`` in the list, so the others keep their index)."""
     from scratch.index.structure import lines_left_out
-    if offset < 0 or (limit is not None and limit < 1):
-        raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
-    end = total if limit is None else min(total, offset + limit)
+    end = _window_end(total, offset, limit)
     try:
         items = _read_window(target, segments, total, offset, end)
     except FormatError as exc:  # stored JSON that does not parse (not a line left out)
@@ -69,6 +74,18 @@ def _items(target: Target, segments: tuple[Any, ...], total: int, offset: int,
     bad = {} if segments else {k: line for line, k in lines_left_out(target.index).items()
                                if offset <= k < end}
     return items, bad
+
+
+def _window_end(total: int, offset: int, limit: int | None) -> int:
+    if offset < 0 or (limit is not None and limit < 1):
+        raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
+    return total if limit is None else min(total, offset + limit)
+
+
+def _table(target: Target, path: str) -> CsvRows | None:
+    """The rows of a CSV/TSV entry (PATH must be the root), None for other formats."""
+    from scratch.explore.csvrows import is_table, rows_of
+    return rows_of(target, path) if is_table(target) else None
 
 
 def _read_window(target: Target, segments: tuple[Any, ...], total: int, offset: int,
@@ -93,8 +110,14 @@ def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
     from scratch.query.items import item_schema as union
     from scratch.tokens import count_text
     target = open_target(ctx, ref)
-    segments, total = _array(target, path)
-    items, bad = _items(target, segments, total, offset, limit)
+    table = _table(target, path)
+    items: Iterable[Any]
+    if table is None:
+        segments, total = _array(target, path)
+        items, bad = _items(target, segments, total, offset, limit)
+    else:  # CSV/TSV: the rows, streamed from their stored lines
+        total = table.total
+        items, bad = table.iter_rows(offset, _window_end(total, offset, limit)), {}
     if depth is not None and depth < 1:
         raise UsageError("--depth must be >= 1", code="invalid_argument")
     result = union(items, offset=offset, limit=limit, total=total, pre_windowed=True,
@@ -107,7 +130,7 @@ def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
     kinds = [f"{t} {c}" for t, c in result["item_types"].items()]
     if result["not_json"]:
         kinds.append(f"not JSON {result['not_json']}")
-    lines.append("item types: " + ", ".join(kinds))
+    lines.append("item types: " + (", ".join(kinds) or "none"))
     for f in result["fields"]:
         types = "|".join(f["types"])
         elems = (" of " + "|".join(f["element_types"])) if f.get("element_types") else ""
@@ -124,13 +147,16 @@ def item_schema(ctx: Context, ref: str, path: str, *, offset: int = 0,
             **result}
     target.index.close()
     return Result("item-schema", data=data, text=text, meta=meta,
-                  warnings=not_json_warning(target, bad.values()))
+                  warnings=(*not_json_warning(target, bad.values()),
+                            *(table.warnings if table is not None else ())))
 
 
 def _cell(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, str):
+        if "\t" in value or "\n" in value or "\r" in value:  # would break the table's lines
+            return json.dumps(value, ensure_ascii=False)
         return value
     import orjson
     try:
@@ -139,11 +165,13 @@ def _cell(value: Any) -> str:
         return str(value)
 
 
-def _render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str) -> tuple[str, Table]:
-    columns = ["_index", *fields]
+def _render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str,
+                 lines: bool = False) -> tuple[str, Table]:
+    """Tab-separated rows under a header line; ``lines``: a ``_line`` column (CSV rows)."""
+    columns = ["_index", *(["_line"] if lines else []), *fields]
     table_rows = []
     for row in rows:
-        cells = [str(row["_index"])]
+        cells = [str(row["_index"]), *([str(row["_line"])] if lines else [])]
         for f in fields:
             cell = _cell(row.get(f))
             trunc = (row.get("_truncated") or {}).get(f)
@@ -166,22 +194,35 @@ def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset:
         raise UsageError("--fields needs at least one field, e.g. --fields metadata.name",
                          code="invalid_argument")
     from scratch.query.paths import parse_path
-    parsed = [parse_path(f) for f in fields]
     flt = compile_where(where) if where else None
     target = open_target(ctx, ref)
-    segments, total = _array(target, path)
-    items, bad = _items(target, segments, total, offset, limit)
-    rows = iterate_rows(items, fields, offset=offset, limit=limit, where=flt,
-                        preview_chars=preview_chars, array_location=segments, total=total,
-                        pre_windowed=True, paths=parsed)
-    absent = _absent_warnings(items, fields, parsed, flt, offset, bad.keys())
-    spec = ctx.encoding()
-    text, table = _render_rows(fields, rows.rows, target.ref)
-    cost = count_text(text, spec)
-    end = offset + len(items)
+    table = _table(target, path)
     base = (f"scratch iterate-over {target.ref} {shlex.quote(path)} --fields "
             f"{shlex.quote(','.join(fields))}"
             + (f" --where {shlex.quote(where)}" if where else ""))
+    spec = ctx.encoding()
+    if table is None:
+        parsed = [parse_path(f) for f in fields]
+        segments, total = _array(target, path)
+        items, bad = _items(target, segments, total, offset, limit)
+        end = offset + len(items)
+    else:  # CSV/TSV: the window's rows, read from their stored lines only
+        parsed = [table.field_path(f) for f in fields]
+        segments, total, bad = (), table.total, {}
+        end = _window_end(total, offset, limit)
+        items = _table_window(ctx, table, fields, offset, end, fit=fit, filtered=bool(flt),
+                              suggestions=_row_suggestions(base, fields, offset, end))
+    rows = iterate_rows(items, fields, offset=offset, limit=limit, where=flt,
+                        preview_chars=preview_chars, array_location=segments, total=total,
+                        pre_windowed=True, paths=parsed)
+    if table is not None:
+        rows.rows = [{"_index": r["_index"], "_line": table.line(r["_index"]), **r}
+                     for r in rows.rows]
+    absent = _absent_warnings(items, fields, parsed, flt, offset, bad.keys(),
+                              noun="item" if table is None else "row", columns=table is not None)
+    lines = table is not None
+    text, shown_table = _render_rows(fields, rows.rows, target.ref, lines)
+    cost = count_text(text, spec)
     shown_rows = rows.rows
     nxt = None
     if fit:
@@ -189,7 +230,7 @@ def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset:
         keep = len(shown_rows)
         while keep > 0 and cost > cap:  # shrink in proportion, then row by row
             keep = min(keep - 1, int(keep * cap / cost))
-            text, table = _render_rows(fields, shown_rows[:keep], target.ref)
+            text, shown_table = _render_rows(fields, shown_rows[:keep], target.ref, lines)
             cost = count_text(text, spec)
         keep = shrink_to_fit(ctx, cap, keep, lambda k: {
             "name": target.name, "version": target.version, "path": path, "length": total,
@@ -200,32 +241,93 @@ def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset:
                                  [f"{base} --limit 1 --offset {shown_rows[0]['_index']}"])
         if keep < len(shown_rows):
             shown_rows = shown_rows[:keep]
-            text, table = _render_rows(fields, shown_rows, target.ref)
+            text, shown_table = _render_rows(fields, shown_rows, target.ref, lines)
             cost = count_text(text, spec)
             resume = shown_rows[-1]["_index"] + 1
             left = None if limit is None else max(0, offset + limit - resume)
             if resume < end and left != 0:
                 nxt = f"{base} --offset {resume}" + (f" --limit {left}" if left else "") + " --fit"
-    half = max(1, (end - offset) // 2)
-    suggestions = [f"{base} --offset {offset} --limit {half}", f"{base} --fit"]
-    if len(fields) > 1:
-        suggestions.append(base.replace(shlex.quote(",".join(fields)), shlex.quote(fields[0]))
-                           + f" --limit {half}")
-    meta = charge_answer(ctx, cost, code="iterate_over_too_large", suggestions=suggestions,
+    meta = charge_answer(ctx, cost, code="iterate_over_too_large",
+                         suggestions=_row_suggestions(base, fields, offset, end),
                          details={"rows": len(shown_rows), "items": end - offset})
     data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
                             "length": total, "fields": fields, "rows": shown_rows,
                             "window": {"offset": offset, "limit": limit, "total": total}}
     notices: tuple[str, ...] = ()
     if where:
-        notices = (f"{len(shown_rows)} of {len(items)} items in the window "
+        noun = "items" if table is None else "rows"
+        notices = (f"{len(shown_rows)} of {len(items)} {noun} in the window "
                    f"({offset}..{end - 1}) match --where",)
     if nxt:
         data["next"] = meta["next"] = nxt
         notices = (*notices, f"more: {nxt}")
     target.index.close()
-    return Result("iterate-over", data=data, text=text, table=table, meta=meta,
-                  notices=notices, warnings=(*not_json_warning(target, bad.values()), *absent))
+    warnings = (*not_json_warning(target, bad.values()),
+                *(table.warnings if table is not None else ()), *absent)
+    return Result("iterate-over", data=data, text=text, table=shown_table, meta=meta,
+                  notices=notices, warnings=warnings)
+
+
+def _row_suggestions(base: str, fields: list[str], offset: int, end: int) -> list[str]:
+    """What a refused iterate-over offers: half the window, --fit, the first field alone."""
+    half = max(1, (end - offset) // 2)
+    at = f" --offset {offset}" if offset else ""
+    out = [f"{base} --offset {offset} --limit {half}", f"{base}{at} --fit"]
+    if len(fields) > 1:
+        out.append(base.replace(shlex.quote(",".join(fields)), shlex.quote(fields[0]))
+                   + f" --limit {half}")
+    return out
+
+
+SAMPLE_ROWS = 20  # rows rendered to estimate a refused CSV window
+FIRST_READ = 256  # rows a CSV --fit page reads first
+
+
+def _rows_cost(ctx: Context, table: CsvRows, fields: list[str], items: list[dict[str, Any]],
+               offset: int) -> int:
+    """Tokens of rows ``offset..`` as the answer would show them (text, or JSON under --json)."""
+    from scratch.query.items import iterate_rows
+    from scratch.tokens import count_text
+    rows = iterate_rows(items, fields, offset=offset, pre_windowed=True,
+                        paths=[table.field_path(f) for f in fields]).rows
+    for r in rows:
+        r["_line"] = table.line(r["_index"])
+    if ctx.json_mode:
+        from scratch.result import compact_json
+        return count_text(compact_json(rows), ctx.encoding())
+    return count_text(_render_rows(fields, rows, table.target.ref, True)[0], ctx.encoding())
+
+
+def _table_window(ctx: Context, table: CsvRows, fields: list[str], offset: int, end: int, *,
+                  fit: bool, filtered: bool, suggestions: list[str]) -> list[dict[str, Any]]:
+    """The rows of a CSV window, read only as far as an answer can go (a shown row costs at
+    least one token). Without --where: --fit reads rows in growing steps until they cost more
+    than the cap (at most cap + 1 rows), and a window of more rows than the cap is refused
+    before it is read, estimated from a sample of its first rows."""
+    if filtered or end - offset <= 0:
+        return table.read(offset, end)
+    cap = fit_cap(ctx)
+    if fit:
+        n = min(end - offset, FIRST_READ, cap + 1)
+        while True:
+            items = table.read(offset, offset + n)
+            if offset + n >= end or n > cap:
+                return items
+            cost = _rows_cost(ctx, table, fields, items, offset)
+            if cost > cap:
+                return items
+            n = min(end - offset, cap + 1, max(2 * n, int(n * cap / max(1, cost) * 1.25) + 1))
+    if end - offset > cap:
+        sample = table.read(offset, offset + SAMPLE_ROWS)
+        per_row = _rows_cost(ctx, table, fields, sample, offset) / max(1, len(sample))
+        estimate = max(end - offset, int(per_row * (end - offset)))
+        fits = int(cap / max(1.0, per_row) * 0.9)  # rows like the sample's that fit the cap
+        if fits >= 1:
+            suggestions = [suggestions[0].rsplit(" --limit ", 1)[0] + f" --limit {fits}",
+                           *suggestions[1:]]
+        charge_answer(ctx, estimate, code="iterate_over_too_large", suggestions=suggestions,
+                      details={"rows": end - offset, "items": end - offset})
+    return table.read(offset, end)
 
 
 def _absent_warnings(items: list[Any], fields: list[str], parsed: list[Any], flt: Any,

@@ -57,6 +57,9 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
            fit: bool = False) -> Result:
     from scratch.query.paths import evaluate, parse_path
     target = open_target(ctx, ref)
+    if target.format in ("csv", "tsv"):  # rows (N) and cells (N.column), from the row index
+        from scratch.explore.csvrows import get_in as get_in_rows
+        return get_in_rows(ctx, target, path, offset=offset, limit=limit, fit=fit)
     parsed = parse_path(path)
     spec = ctx.encoding()
     if parsed.singular:  # dot paths, pointers and plain JSONPath chains: through the index
