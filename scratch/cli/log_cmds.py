@@ -5,6 +5,7 @@ from typing import Annotated, Optional
 import typer
 
 from scratch.cli.common import NameArg, app, command, read_input
+from scratch.cli.explore_opts import FitOpt
 from scratch.context import Context
 
 log_app = typer.Typer(name="log", help="Append-only logs: append, read with a cursor, tail.\n\n"
@@ -39,19 +40,23 @@ def append_cmd(ctx: Context, name: NameArg,
 
 @command("read", target=log_app,
          help="Entries of log NAME after the cursor --since, at most --limit; says has_more and "
-         "next_since.\n\nExample: scratch log read events --since 100 --limit 50")
+         "next_since. Priced in tokens; refused over the per-call cap or the budget (--fit "
+         "pages).\n\nExample: scratch log read events --since 100 --limit 50")
 def read_cmd(ctx: Context, name: NameArg,
              since: Annotated[int, typer.Option("--since", metavar="ID",
                                                 help="Return entries with id > ID.")] = 0,
              limit: Annotated[int, typer.Option("--limit", metavar="N",
-                                                help="At most N entries.")] = 100):
+                                                help="At most N entries.")] = 100,
+             fit: FitOpt = False):
     from scratch.ops import logs
-    return logs.read(ctx, name, since, limit)
+    return logs.read(ctx, name, since, limit, fit=fit)
 
 
-@command("tail", target=log_app, help="The last N entries of log NAME.\n\n"
+@command("tail", target=log_app, help="The last N entries of log NAME, priced in tokens; "
+         "--fit pages them from the first, continuing with log read.\n\n"
          "Example: scratch log tail events -n 5")
 def tail_cmd(ctx: Context, name: NameArg,
-             n: Annotated[int, typer.Option("-n", metavar="N", help="How many entries.")] = 20):
+             n: Annotated[int, typer.Option("-n", metavar="N", help="How many entries.")] = 20,
+             fit: FitOpt = False):
     from scratch.ops import logs
-    return logs.tail(ctx, name, n)
+    return logs.tail(ctx, name, n, fit=fit)
