@@ -29,7 +29,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -156,12 +156,13 @@ def _passthrough(spooled: Spooled, threshold: int, tokens: int | None) -> Result
     return Result("ingest", data=payload, text=data)
 
 
-def _auto_name(store: Store, tool: str, sha256: str) -> tuple[str, bool]:
+def _auto_name(store: Store, tool: str, sha256: str, fmt: str) -> tuple[str, bool]:
     """The automatic name, and whether identical content is already stored under one.
 
-    Only an entry whose current version was ingested from exactly these bytes counts (the
-    full sha256 is in its version info): 8 hex digits alone can collide, and an entry can
-    have been rewritten since.
+    Only an entry whose current version was ingested from exactly these bytes as the same
+    format ``fmt`` counts (the full sha256 is in its version info): 8 hex digits alone can
+    collide, an entry can have been rewritten since, and the same input read as another
+    format (``--format text``, then sniffed as JSON) is another entry.
     """
     folder = _auto_folder(store, tool)
     suffix = f"-{sha256[:8]}"
@@ -170,10 +171,17 @@ def _auto_name(store: Store, tool: str, sha256: str) -> tuple[str, bool]:
         if (meta.get("deleted") or meta["kind"] != "output" or not name.startswith(f"{folder}/")
                 or not name.endswith(suffix) or not meta.get("versions")):
             continue
-        if (meta["versions"][-1].get("info") or {}).get("source_sha256") == sha256:
+        info = meta["versions"][-1].get("info") or {}
+        if info.get("source_sha256") == sha256 and info.get("format") == fmt:
             return name, True
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{folder}/{stamp}{suffix}", False
+    now = datetime.now(UTC)
+    for ahead in range(60):
+        fresh = f"{folder}/{(now + timedelta(seconds=ahead)):%Y%m%dT%H%M%SZ}{suffix}"
+        if store.load_meta(fresh) is None:
+            break
+        # taken within this second (say, by this input read as another format): the next
+        # free second, rather than a new version of that entry
+    return fresh, False
 
 
 def _auto_folder(store: Store, tool: str) -> str:
@@ -210,10 +218,6 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     from scratch.tokens import count_text
 
     spec = ctx.encoding()
-    if opts.name:
-        name, existing = opts.name, False
-    else:
-        name, existing = _auto_name(store, tool, spooled.sha256)
     tmp_dir = store.cache_dir / "tmp"
     fd, prepared_name = tempfile.mkstemp(dir=tmp_dir, prefix=".tmp-ingest-")
     os.close(fd)
@@ -236,6 +240,10 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         blob, size = file_blob(prepared)
         index, norm.format = _index_or_text(store, prepared, blob, norm.format, spec.base,
                                             norm.analysis, progress, norm.warnings)
+        if opts.name:
+            name, existing = opts.name, False
+        else:  # named once the format is known (see _auto_name)
+            name, existing = _auto_name(store, tool, spooled.sha256, norm.format)
         lines = index.line_count
         base_total = index.total_tokens(spec.base)
         total = spec.scale(base_total) if base_total is not None else 0
@@ -260,6 +268,17 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             records = store.commit_versions(items, verb="Ingest",
                                             note=" Partial output." if opts.partial else "")
         main = records[0]
+        stored_fmt = (main.get("info") or {}).get("format")
+        if main["unchanged"] and isinstance(stored_fmt, str) and stored_fmt != norm.format:
+            # identical content makes no version: describe the entry as it is stored (the
+            # warnings of reading it as the other format do not apply)
+            norm.warnings = [*main["info"].get("warnings", ()),
+                             f"{name} already holds these bytes as {stored_fmt}; identical "
+                             f"content makes no new version, so they are not read as "
+                             f"{norm.format} (ingest them under another name for that)"]
+            index.close()
+            index = _build_index(store, prepared, blob, stored_fmt, spec.base, None, None)
+            norm.format = stored_fmt
         from scratch.sizing import EntrySizer
         index.content_path = store.content_path(name)  # the commit moved the bytes there
         sizer = EntrySizer(index, spec, ctx.config["budget.max_extraction_tokens"])

@@ -168,6 +168,33 @@ def test_summaries_follow_the_format_and_name(scratch_home: Path, other: str) ->
     assert cli("summarize", "j", "--json").json["data"]["cached"] is True
 
 
+def test_the_same_tool_reading_the_bytes_as_another_format_makes_another_entry(
+        scratch_home: Path) -> None:
+    text = ingest("--tool", "k", "--format", "text")
+    again = ingest("--tool", "k", "--format", "text")
+    assert again["name"] == text["name"] and again["already_stored"] is True
+    as_json = ingest("--tool", "k")
+    assert as_json["name"] != text["name"] and "already_stored" not in as_json
+    assert as_json["format"] == "json"
+    check_json(as_json["name"])
+    check_text(text["name"])
+
+
+def test_a_named_entry_keeps_its_format_for_identical_bytes_and_says_so(
+        scratch_home: Path) -> None:
+    ingest("x", "--format", "text")
+    r = cli("ingest", "x", "--store-always", "--json", input=TEXT)
+    assert r.code == 0
+    d = r.json["data"]
+    assert (d["name"], d["version"], d["format"], d["already_stored"]) == ("x", 1, "text", True)
+    assert d["warnings"] == ["x already holds these bytes as text; identical content makes no "
+                             "new version, so they are not read as json (ingest them under "
+                             "another name for that)"]
+    check_text("x")
+    r = cli("ingest", "x", "--store-always", "--format", "text", "--json", input=TEXT)
+    assert r.json["data"]["format"] == "text" and "warnings" not in r.json["data"]
+
+
 def _old_layout(home: Path, blob: str, fmt: str) -> Path:
     """Move ``<blob>.<fmt>`` to ``<blob>`` and drop what older builds did not record."""
     root = index_root(home)
