@@ -487,3 +487,18 @@ def test_fit_pages_visit_every_row_once(scratch_home: Path) -> None:
             break
         r = cli(*shlex.split(r.json["data"]["next"])[1:], "--json")
     assert seen == list(range(400))
+
+
+def test_a_long_csv_cell_is_cut_with_the_get_in_that_shows_it(scratch_home: Path) -> None:
+    long = "long words " * 30
+    ingest("l.csv", f"k,text\n1,short\n2,{long}\n".encode(), "--format", "csv")
+    r = cli("iterate-over", "l.csv", ".", "--fields", "k,text")
+    assert r.text == ("_index\t_line\tk\ttext\n0\t2\t1\tshort\n"
+                      f"1\t3\t2\t{long[:200]}… [330 chars: scratch get-in l.csv 1.text]\n")
+    r = cli("iterate-over", "l.csv", ".", "--fields", "text", "--offset", "1", "--json")
+    assert r.json["data"]["rows"] == [{"_index": 1, "_line": 3, "text": long[:200] + "…",
+                                       "_truncated": {"text": {"path": "1.text", "length": 330}}}]
+    assert cli("get-in", "l.csv", "1.text").text == long + "\n"
+    r = cli("get-in", "l.csv", "1", "--offset", "1", "--limit", "1", "--json")
+    assert r.json["data"]["text"] == '  "k": 2,\n'
+    assert (r.json["data"]["total_lines"], r.json["data"]["row"]) == (4, 1)

@@ -17,8 +17,8 @@ from scratch.context import Context
 
 @command("item-schema", aliases=("item_schema",),
          help="Union of the keys across the items of the array at PATH (nested keys dotted), "
-         "with types and presence k/n; --offset/--limit look at a window. On a CSV/TSV entry "
-         "PATH . is its rows.\n\n"
+         "with types and presence k/n; --offset/--limit look at a window.\n\n"
+         "On a CSV/TSV entry PATH . is its rows.\n\n"
          "Example: scratch item-schema 1a2b items")
 def item_schema_cmd(ctx: Context, ref: RefArg, path: PathArg, offset: OffsetOpt = 0,
                     limit: LimitOpt = None,
@@ -31,8 +31,9 @@ def item_schema_cmd(ctx: Context, ref: RefArg, path: PathArg, offset: OffsetOpt 
 @command("iterate-over", aliases=("iterate_over",),
          help="One row per item of the array at PATH with the chosen --fields (missing fields "
          "null, long strings cut with the get-in command that shows them). --where takes an "
-         "RFC 9535 filter such as \"@.status.phase == 'Failed'\". On a CSV/TSV entry PATH . is "
-         "its rows, keyed by column and typed as schema types the columns.\n\n"
+         "RFC 9535 filter such as \"@.status.phase == 'Failed'\".\n\n"
+         "On a CSV/TSV entry PATH . is its rows, keyed by column and typed as schema types the "
+         "columns, each with the _line it starts on.\n\n"
          "Example: scratch iterate-over 1a2b items --fields metadata.name,status.phase --limit 20")
 def iterate_over_cmd(ctx: Context, ref: RefArg, path: PathArg, fields: FieldsOpt,
                      offset: OffsetOpt = 0, limit: LimitOpt = None,
