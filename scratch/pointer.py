@@ -153,6 +153,12 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
             pointer.setdefault("text", {})[key] = info[key]
     if any(info.get(k) for k in ("columns", "headings", "timestamp_format")):
         nxt.append(schema_cmd)  # CSV columns, the markdown outline, log levels and times
+    header = info.get("header")
+    if fmt in ("csv", "tsv") and isinstance(header, list):
+        names = [h for h in header if isinstance(h, str) and h and "," not in h]
+        cols = [h for h in dict.fromkeys(names) if names.count(h) == 1][:3]  # as rows key them
+        if cols:
+            nxt.append(f"scratch iterate-over {ref} . --fields {_q(','.join(cols))} --limit 20")
     pattern = "error|fail|fatal|exception|panic"
     nxt.append(f"scratch grep {ref} {_q(pattern)} -i -m 20")
     first_n = 40 if sizer is None else min(40, sizer.head_lines())

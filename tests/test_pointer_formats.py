@@ -1,4 +1,4 @@
-"""A markdown pointer shows the heading outline with line ranges, cut to its size."""
+"""Pointers of markdown and CSV entries: the heading outline, and a row command that runs."""
 
 from __future__ import annotations
 
@@ -37,3 +37,14 @@ def test_a_long_outline_is_cut_and_counted(scratch_home) -> None:
     assert len(text["headings"]) <= 30
     assert text["headings"][0] == {"level": 2, "title": "Preface", "line": 1, "end_line": 4}
     assert len(text["headings"]) + text["headings_more"] == 1 + 40 * 4
+
+
+def test_a_csv_pointer_suggests_iterating_over_its_rows(scratch_home) -> None:
+    rows = "".join(f"{i},name {i},{i * 1.5},x\n" for i in range(400))
+    r = cli("ingest", "t", "--store-always", "--json", input="id,name,score,id\n" + rows)
+    assert r.json["data"]["format"] == "csv"
+    cmd = "scratch iterate-over t . --fields name,score --limit 20"  # the repeated id is left out
+    assert cmd in r.json["data"]["next"]
+    out = cli(*cmd.split()[1:], "--json")
+    assert out.code == 0
+    assert out.json["data"]["rows"][1] == {"_index": 1, "_line": 3, "name": "name 1", "score": 1.5}
