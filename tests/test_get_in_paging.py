@@ -92,20 +92,23 @@ def test_fit_pages_join_to_the_whole(doc: str) -> None:
 def test_a_window_longer_than_the_cap_is_refused_with_an_estimate(doc: str) -> None:
     total = len(_whole(doc, "items"))
     used = cli("budget", "--json").json["data"]["used"]
-    r = cli("get-in", doc, "items", "--offset", "2", "--json",
-            env={"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "50"})
+    cap = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "400"}
+    r = cli("get-in", doc, "items", "--offset", "2", "--json", env=cap)
     assert r.code == 3
     err = r.json["error"]
     assert err["code"] == "get_in_too_large"
     assert err["estimated_tokens"] >= total - 2  # every line costs at least one token
-    assert err["limit"] == 50
-    assert "scratch get-in doc items --fit" in err["suggestions"]
-    r = cli("get-in", doc, "items", "--json", env={"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "50"})
+    assert err["limit"] == 400
+    assert "scratch get-in doc items --offset 2 --fit" in err["suggestions"]
+    r = cli("get-in", doc, "items", "--json", env=cap)
     assert r.code == 3 and r.json["error"]["code"] == "get_in_too_large"
     assert total > 2000 and r.json["error"]["estimated_tokens"] >= total
-    assert r.json["error"]["suggestions"][:2] == ["scratch get-in doc items.0",
-                                                  "scratch item-schema doc items"]
+    suggestions = r.json["error"]["suggestions"]
+    assert suggestions[0] == "scratch get-in doc items.0"
+    assert suggestions[-1] == "scratch get-in doc items --fit"
     assert cli("budget", "--json").json["data"]["used"] == used  # refusals cost nothing
+    for suggestion in suggestions:  # each fits the cap it was refused under
+        assert cli(*shlex.split(suggestion)[1:], "--json", env=cap).code == 0, suggestion
 
 
 def test_fit_that_fits_answers_the_value(doc: str) -> None:

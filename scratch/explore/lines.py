@@ -5,16 +5,27 @@ Every line-range answer goes through :func:`show_range`. Invariants:
 - The cost is estimated from the index before anything is read; over the per-call cap or the
   budget the answer is refused (exit 3) with runnable suggestions, or with ``fit`` cut to the
   largest prefix that fits plus ``next``, a command that continues exactly after it.
+- A refusal's suggestions are sized from the index's per-line token sums (and, with --json,
+  the exact envelope of the lines they would show): each fits the cap and budget as they stand,
+  and none repeats the refused command.
+- Under --json, --fit measures the whole envelope it prints (name, ``next``, meta included).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from scratch.context import Context
 from scratch.errors import BudgetExceeded, LimitExceeded, OutOfRange, ScratchError, UsageError
-from scratch.explore.target import Target, line_prefix_cost, open_target, range_cost
-from scratch.pricing import budget_for, charge_answer, shrink_to_fit
+from scratch.explore.target import Target, open_target, range_cost
+from scratch.pricing import (
+    Suggestions,
+    budget_for,
+    charge_answer,
+    resolve_suggestions,
+    shrink_to_fit,
+)
 from scratch.result import Result
 
 
@@ -34,7 +45,7 @@ def fit_cap(ctx: Context) -> int:
 
 
 def too_big_to_fit(ctx: Context, code: str, what: str, estimated: int,
-                   suggestions: list[str]) -> ScratchError:
+                   suggestions: Suggestions) -> ScratchError:
     """The refusal when not even the first piece of an answer fits: the budget's own code
     when what is left of the budget (not the per-call cap) is the limit."""
     view = budget_for(ctx).status()
@@ -46,19 +57,58 @@ def too_big_to_fit(ctx: Context, code: str, what: str, estimated: int,
             used=view["used"], suggestions=["scratch budget", "scratch budget reset"])
     return LimitExceeded(f"{what} costs ~{estimated} tokens, over the per-call cap of {cap}",
                          code=code, estimated_tokens=estimated, limit=cap,
-                         suggestions=suggestions)
+                         suggestions=resolve_suggestions(suggestions) or [])
 
 
-def last_fitting(target: Target, start: int, end: int, cap: int, spec: Any,
-                 numbers: bool) -> int:
-    """The last line L in start-1..end such that lines start..L cost at most ``cap``."""
-    overhead = line_prefix_cost(end) if numbers else 0
-    last = target.index.lines_fitting(start, spec.base_limit(cap), spec.base,
-                                      per_line_overhead=overhead)
-    last = min(last, end)
-    while last >= start and range_cost(target, start, last, spec, numbers=numbers) > cap:
-        last -= 1
-    return last
+def most(n: int, fits: Callable[[int], bool]) -> int:
+    """The largest k in 0..n with ``fits(k)``, for a test that holds up to some k and not
+    after (a bisection: the costs come from prefix sums)."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def fitting_lines(ctx: Context, target: Target, start: int, end: int, cap: int, *,
+                  command: str, numbers: bool, from_end: bool = False,
+                  next_for: Callable[[int], str | None] | None = None) -> int:
+    """How many lines of ``start..end`` (the first ones, or with ``from_end`` the last ones)
+    an answer of ``command`` shows within ``cap``, priced as this mode prices it: the index's
+    estimate in human mode; with --json the exact envelope (``next_for(k)``: the ``next`` of
+    an answer of k lines)."""
+    spec = ctx.encoding()
+
+    def span(k: int) -> tuple[int, int]:
+        return (end - k + 1, end) if from_end else (start, start + k - 1)
+
+    def within(limit: int, nums: bool) -> Callable[[int], bool]:
+        return lambda k: range_cost(target, *span(k), spec, numbers=nums) <= limit
+
+    n = end - start + 1
+    if not ctx.json_mode:
+        return most(n, within(cap, numbers))
+    # --json answers are checked on the lines' estimate (no numbers: the data has none), then
+    # priced on the envelope: both must fit
+    upper = most(n, within(cap, False))
+    if upper == 0:
+        return 0
+    lo, hi = span(upper)
+    lines = target.index.read_lines(lo, hi)
+    total = target.index.line_count
+
+    def data(k: int) -> dict[str, Any]:
+        first, last = span(k)
+        out = _data(target, first, last, total, lines[len(lines) - k:] if from_end else lines[:k])
+        nxt = next_for(k) if next_for else None
+        if nxt:
+            out["next"] = nxt
+        return out
+
+    return shrink_to_fit(ctx, cap, upper, data, command=command, guess=upper)
 
 
 def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: str,
@@ -81,39 +131,33 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
     end = min(end, total)  # a range running past the end is cut there, not refused
     spec = ctx.encoding()
     flags = "" if numbers else " --no-numbers"
-    cost = range_cost(target, start, end, spec, numbers=numbers)
+    priced = numbers and not ctx.json_mode  # --json data has no line numbers
+    cost = range_cost(target, start, end, spec, numbers=priced)
+    asked = end
     nxt = None
     if fit:
         cap = fit_cap(ctx)
-        if cost > cap:
-            last = last_fitting(target, start, end, cap, spec, numbers)
-            if last < start:
+
+        def next_for(k: int) -> str | None:
+            last = start + k - 1
+            return (f"scratch slice {target.ref} {last + 1} {asked} --fit{flags}"
+                    if last < asked else None)
+
+        if cost > cap or ctx.json_mode:
+            keep = fitting_lines(ctx, target, start, end, cap, command=command,
+                                 numbers=numbers, next_for=next_for)
+            if keep == 0:
                 raise too_big_to_fit(ctx, code, f"line {start} alone",
-                                     range_cost(target, start, start, spec, numbers=numbers),
-                                     [f"scratch schema {target.ref}",
-                                      f"scratch summarize {target.ref}"])
-            end_of_range = end
-            end = last
-            cost = range_cost(target, start, end, spec, numbers=numbers)
-        else:
-            end_of_range = end
-        keep = shrink_to_fit(ctx, cap, end - start + 1, lambda k: _data(
-            target, start, start + k - 1, total, target.index.read_lines(start, start + k - 1)))
-        if keep == 0:
-            raise too_big_to_fit(ctx, code, f"line {start} alone", cost,
-                                 [f"scratch schema {target.ref}",
-                                  f"scratch summarize {target.ref}"])
-        end = start + keep - 1
-        if end < end_of_range:
-            nxt = f"scratch slice {target.ref} {end + 1} {end_of_range} --fit{flags}"
-            cost = range_cost(target, start, end, spec, numbers=numbers)
-    half = start + max(0, (end - start) // 2 - 1)
-    smaller = (f"scratch tail {target.ref} -n {max(1, (end - start + 1) // 2)}{flags}"
-               if command == "tail" else f"scratch slice {target.ref} {start} {half}{flags}")
-    suggestions = [smaller,
-                   f"scratch {command_again(command, target.ref, start, end)} --fit{flags}"]
-    meta = charge_answer(ctx, cost, code=code, suggestions=suggestions,
-                         details={"total_lines": total, "start": start, "end": end})
+                                     range_cost(target, start, start, spec, numbers=priced),
+                                     lambda: line_alternatives(ctx, target, start))
+            end = start + keep - 1
+            nxt = next_for(keep)
+            cost = range_cost(target, start, end, spec, numbers=priced)
+    meta = charge_answer(ctx, cost, code=code, details={"total_lines": total, "start": start,
+                                                        "end": end},
+                         suggestions=lambda: range_suggestions(
+                             ctx, target, start, end, command=command, numbers=numbers,
+                             fit=fit))
     lines = target.index.read_lines(start, end)
     text = format_lines(lines, start, numbers)
     data = _data(target, start, end, total, lines)
@@ -124,6 +168,77 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
         notices = (f"more: {nxt}",)
     target.index.close()
     return Result(command, data=data, text=text, meta=meta, notices=notices)
+
+
+def range_suggestions(ctx: Context, target: Target, start: int, end: int, *, command: str,
+                      numbers: bool, fit: bool) -> list[str]:
+    """Commands that show part of the refused lines ``start..end`` within the cap and budget
+    as they stand: the same command asking for fewer lines, and (when the first line fits)
+    the command with --fit; when no line fits, other ways in (see :func:`line_alternatives`)."""
+    try:
+        return _range_suggestions(ctx, target, start, end, command=command, numbers=numbers,
+                                  fit=fit)
+    finally:
+        target.index.close()
+
+
+def _range_suggestions(ctx: Context, target: Target, start: int, end: int, *, command: str,
+                       numbers: bool, fit: bool) -> list[str]:
+    cap = fit_cap(ctx)
+    ref = target.ref
+    flags = "" if numbers else " --no-numbers"
+    out: list[str] = []
+    if command == "read":  # the whole entry: its first lines, numbered as head prints them
+        k = fitting_lines(ctx, target, 1, end, cap, command="head", numbers=True)
+        if k:
+            out.append(f"scratch head {ref} -n {k}")
+    elif command == "tail":
+        k = fitting_lines(ctx, target, start, end, cap, command="tail", numbers=numbers,
+                          from_end=True)
+        if k and k < end - start + 1:
+            out.append(f"scratch tail {ref} -n {k}{flags}")
+    else:
+        k = fitting_lines(ctx, target, start, end, cap, command=command, numbers=numbers)
+        if k and k < end - start + 1:
+            out.append(f"scratch head {ref} -n {k}{flags}" if command == "head" and start == 1
+                       else f"scratch slice {ref} {start} {start + k - 1}{flags}")
+    if not fit and _first_fits(ctx, target, start, end, cap, command, numbers):
+        again = f"read {ref}" if command == "read" else command_again(command, ref, start, end)
+        out.append(f"scratch {again} --fit{flags if command != 'read' else ''}")
+    if not out:
+        out = line_alternatives(ctx, target, start)
+    return out
+
+
+def _first_fits(ctx: Context, target: Target, start: int, end: int, cap: int, command: str,
+                numbers: bool) -> bool:
+    """Whether --fit over ``start..end`` answers at least line ``start``."""
+    flags = "" if numbers else " --no-numbers"
+    return fitting_lines(ctx, target, start, min(start, end), cap, command=command,
+                         numbers=numbers, next_for=lambda k: (
+                             f"scratch slice {target.ref} {start + 1} {end} --fit{flags}"
+                             if start < end else None)) > 0
+
+
+def line_alternatives(ctx: Context, target: Target, line: int) -> list[str]:
+    """Ways into an entry whose line ``line`` alone is over the cap: the item it holds (an
+    NDJSON line, paged with --fit), and the schema at a depth that fits."""
+    from scratch.explore.structure import fitting_schema
+    out = []
+    if target.format == "ndjson":
+        from bisect import bisect_right
+
+        try:
+            starts = target.index.item_starts([])
+            i = bisect_right(starts, line) - 1
+            if i >= 0 and starts[i] == line:
+                out.append(f"scratch get-in {target.ref} {i} --fit")
+        except ScratchError:
+            pass
+    schema = fitting_schema(ctx, target)
+    if schema:
+        out.append(schema)
+    return out
 
 
 def _data(target: Target, start: int, end: int, total: int, lines: list[bytes]

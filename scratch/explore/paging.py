@@ -14,6 +14,8 @@ Invariants:
 - Every rendered line is non-blank, so it costs at least one token: a window of more lines
   than the answer may cost is refused from its line count, before anything is read.
 - ``next`` (with --fit) names the command that continues exactly where a page stopped.
+- Under --fit --json a page is cut until its whole envelope fits (``make_data`` builds the data
+  the answer prints); a refusal's ``--limit`` and ``--fit`` suggestions are sized the same way.
 """
 
 from __future__ import annotations
@@ -23,8 +25,14 @@ from typing import Any
 
 from scratch.context import Context
 from scratch.errors import OutOfRange, UsageError
-from scratch.explore.lines import fit_cap, too_big_to_fit
-from scratch.pricing import charge_answer, shrink_to_fit
+from scratch.explore.lines import fit_cap, most, too_big_to_fit
+from scratch.pricing import (
+    EnvelopeMeter,
+    Suggestions,
+    charge_answer,
+    largest_fitting,
+    shrink_to_fit,
+)
 
 
 class TextLines:
@@ -109,11 +117,33 @@ def stored_container(index: Any, segments: Sequence[Any], base: str
 LineSource = TextLines | StoredContainer
 
 
+# make_data(paging, body, offset, limit, fit): the data of an answer that shows ``body`` with
+# ``paging`` ({offset, lines, total_lines[, next]}), asked with those options
+MakeData = Callable[[dict[str, Any], str, int, int | None, bool], dict[str, Any]]
+
+
 def page(ctx: Context, source: LineSource, *, offset: int, limit: int | None, fit: bool,
-         code: str, again: str, suggestions: list[str], spec: Any,
-         data_base: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """Cut ``source`` by line window and/or budget; charge it. Returns text, meta, paging."""
+         code: str, again: str, suggestions: Suggestions, spec: Any,
+         make_data: MakeData | None = None, warnings: tuple[str, ...] = (),
+         data_base: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """Cut ``source`` by line window and/or budget; charge it. Returns text, meta, paging.
+
+    ``make_data`` builds the answer's data exactly (--fit --json measures its envelope) and
+    ``suggestions`` is worked out on refusal. The older form -- ``data_base`` (the data's
+    first keys) and a list of suggestions, to which ``--fit`` is added -- is measured with a
+    reserve for what it leaves out."""
     from scratch.tokens import count_lines, count_text
+
+    measured: str | None = "get-in"
+    if make_data is None:
+        base = dict(data_base or {})
+        measured = None  # shrink_to_fit keeps a reserve for the keys it does not know
+
+        def make_data(paging: dict[str, Any], body: str, off: int, lim: int | None,
+                      with_fit: bool) -> dict[str, Any]:
+            return {**base, **paging, "text": body}
+    if isinstance(suggestions, list):
+        suggestions = [*suggestions, f"{again} --fit"]
 
     total = len(source)
     if offset < 0 or (limit is not None and limit < 1):
@@ -122,14 +152,13 @@ def page(ctx: Context, source: LineSource, *, offset: int, limit: int | None, fi
         raise OutOfRange(f"--offset {offset} is past the end ({total} lines)",
                          total_lines=total, offset=offset)
     wanted = min(total - offset, limit) if limit else total - offset
-    refuse = suggestions + [f"{again} --fit"]
     cap = fit_cap(ctx)
     if fit:
         size = min(wanted, cap + 1)  # lines cost >= 1 token each: more never fit
     else:
         if wanted > cap:  # refused before a line is read
             estimate = max(source.estimate(offset, wanted) or 0, wanted)
-            charge_answer(ctx, estimate, code=code, suggestions=refuse)
+            charge_answer(ctx, estimate, code=code, suggestions=suggestions)
         size = wanted
     window = source.window(offset, size)
     end = offset + len(window)
@@ -138,6 +167,13 @@ def page(ctx: Context, source: LineSource, *, offset: int, limit: int | None, fi
     cost = count_text(body, spec)
     nxt = None
     if fit:
+        def next_for(k: int) -> str | None:
+            stop = offset + k
+            if stop >= offset + wanted:
+                return None
+            rest = f" --limit {offset + limit - stop}" if limit else ""
+            return f"{again} --offset {stop}{rest} --fit"
+
         if cost > cap:
             # estimate from per-line counts, then confirm with the exact count of the cut text
             per_line = count_lines([w.rstrip("\n") for w in window], spec.base)
@@ -151,7 +187,10 @@ def page(ctx: Context, source: LineSource, *, offset: int, limit: int | None, fi
                 keep -= 1
         else:
             keep = len(window)
-        keep = shrink_to_fit(ctx, cap, keep, _fit_data(data_base, offset, total, window))
+        if ctx.json_mode:
+            keep = shrink_to_fit(ctx, cap, keep, lambda k: make_data(
+                _paging(offset, k, total, next_for(k)), "".join(window[:k]), offset, limit, fit),
+                command=measured, warnings=warnings, guess=keep)
         if keep == 0:
             raise too_big_to_fit(ctx, code, "the first line alone", cost, suggestions)
         if keep < len(window):
@@ -160,18 +199,60 @@ def page(ctx: Context, source: LineSource, *, offset: int, limit: int | None, fi
             cost = count_text(body, spec)
             end = offset + keep
             paging["lines"] = keep
-        if end < offset + wanted:
-            rest = f" --limit {offset + limit - end}" if limit else ""
-            nxt = f"{again} --offset {end}{rest} --fit"
+        nxt = next_for(end - offset)
+        if nxt:
             paging["next"] = nxt
-    meta = charge_answer(ctx, cost, code=code, suggestions=refuse)
+    meta = charge_answer(ctx, cost, code=code, suggestions=suggestions)
     if nxt:
         meta["next"] = nxt
     return body, meta, paging
 
 
-def _fit_data(data_base: dict[str, Any], offset: int, total: int, window: list[str]
-              ) -> Callable[[int], dict[str, Any]]:
-    """The --json data of a page of ``k`` lines (shrink_to_fit prices its envelope)."""
-    return lambda k: {**data_base, "offset": offset, "lines": k, "total_lines": total,
-                      "text": "".join(window[:k])}
+def _paging(offset: int, k: int, total: int, nxt: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"offset": offset, "lines": k, "total_lines": total}
+    if nxt:
+        out["next"] = nxt
+    return out
+
+
+def page_suggestions(ctx: Context, source: LineSource, *, offset: int, limit: int | None,
+                     fit: bool, again: str, spec: Any, make_data: MakeData,
+                     warnings: tuple[str, ...] = ()) -> list[str]:
+    """For a refused page: ``--limit K`` with the most lines that fit, and --fit when its first
+    page holds a line; both at the refused ``--offset`` and sized to the cap and budget as they
+    stand (with --json, to the envelope)."""
+    from scratch.tokens import count_lines, count_text
+
+    total = len(source)
+    wanted = min(total - offset, limit) if limit else total - offset
+    if wanted <= 0:
+        return []
+    cap = fit_cap(ctx)
+    window = source.window(offset, min(wanted, cap + 1))
+    meter = EnvelopeMeter(ctx, "get-in", cap, warnings) if ctx.json_mode else None
+
+    def cost(k: int, nxt: str | None, asked: int | None, with_fit: bool) -> int:
+        body = "".join(window[:k])
+        text = count_text(body, spec)
+        if meter is None or text > cap:  # --json checks the text's count first
+            return text
+        return max(text, meter.tokens(make_data(_paging(offset, k, total, nxt), body, offset,
+                                                asked, with_fit)))
+
+    per_line = count_lines([w.rstrip("\n") for w in window], spec.base)
+    sums = [0]
+    for c in per_line:
+        sums.append(sums[-1] + c + 1)
+    guess = most(len(window), lambda k: spec.scale(sums[k]) <= cap)
+    at = f" --offset {offset}" if offset else ""
+    out = []
+    k = largest_fitting(len(window), lambda k: cost(k, None, k, False), cap, guess)
+    if 0 < k < wanted:
+        out.append(f"{again}{at} --limit {k}")
+    if not fit:  # --fit shows at least the first line, with a next after it
+        nxt = None
+        if wanted > 1:
+            nxt = f"{again} --offset {offset + 1}{f' --limit {limit - 1}' if limit else ''} --fit"
+        if cost(1, nxt, limit, True) <= cap:
+            out.append(f"{again}{at}{f' --limit {limit}' if limit else ''} --fit")
+    return out

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
+
 from scratch.context import Context
-from scratch.explore.lines import show_range
-from scratch.explore.target import open_target, range_cost
-from scratch.pricing import charge_answer
+from scratch.explore.lines import fit_cap, fitting_lines, range_suggestions, show_range
+from scratch.explore.target import Target, open_target, range_cost
+from scratch.pricing import EnvelopeMeter, charge_answer
 from scratch.result import Result
 
 
@@ -21,8 +23,9 @@ def read(ctx: Context, ref: str, *, raw: bool, is_terminal: bool, fit: bool) -> 
                 f"to a terminal; use --raw, or redirect: scratch read {target.ref} > FILE\n"))
         # bytes have no meaningful tokens; price them as the ~4 bytes a token text averages,
         # so binary content cannot slip past the cap and the budget
-        meta = charge_answer(ctx, (size + 3) // 4, code="read_too_large", suggestions=[
-            f"scratch head {target.ref} -n 5", f"scratch read {target.ref} --raw > FILE"])
+        # (redirected or not, the same price: the only smaller answer is its first lines)
+        meta = charge_answer(ctx, (size + 3) // 4, code="read_too_large",
+                             suggestions=lambda: _binary_head(ctx, target))
         data = target.path.read_bytes()
         target.index.close()
         return Result("read", data=info, text=data, meta=meta)
@@ -38,16 +41,31 @@ def read(ctx: Context, ref: str, *, raw: bool, is_terminal: bool, fit: bool) -> 
         return result
     spec = ctx.encoding()
     cost = range_cost(target, 1, total, spec, numbers=False)
-    half = max(1, total // 2)
-    meta = charge_answer(ctx, cost, code="read_too_large", suggestions=[
-        f"scratch schema {target.ref}", f"scratch head {target.ref} -n 50",
-        f"scratch slice {target.ref} 1 {half}", f"scratch read {target.ref} --fit"],
-        details={"total_lines": total})
+
+    def suggestions() -> list[str]:
+        from scratch.explore.structure import fitting_schema
+        schema = fitting_schema(ctx, target)
+        out = range_suggestions(ctx, target, 1, total, command="read", numbers=False, fit=False)
+        return [schema, *out] if schema and schema not in out else out
+
+    meta = charge_answer(ctx, cost, code="read_too_large", suggestions=suggestions,
+                         details={"total_lines": total})
     data = target.path.read_bytes()
     target.index.close()
     payload = {"name": target.name, "version": target.version, "lines": total,
                "content": data.decode("utf-8", errors="replace")}
     return Result("read", data=payload, text=data, meta=meta)
+
+
+def _binary_head(ctx: Context, target: Target) -> list[str]:
+    """``head -n K`` with the most lines of binary content that fit (K >= 1), or nothing."""
+    try:
+        total = target.index.line_count
+        k = fitting_lines(ctx, target, 1, total, fit_cap(ctx), command="head",
+                          numbers=True) if total else 0
+        return [f"scratch head {target.ref} -n {k}"] if k else []
+    finally:
+        target.index.close()
 
 
 def read_since(ctx: Context, ref: str, since: int, context: int) -> Result:
@@ -56,8 +74,21 @@ def read_since(ctx: Context, ref: str, since: int, context: int) -> Result:
     result = files.read_since(ctx, ref, since, context)
     text = result.text if isinstance(result.text, str) else ""
     cost = count_text(text, ctx.encoding()) if text else 0
-    meta = charge_answer(ctx, cost, code="read_too_large", suggestions=[
-        f"scratch read {ref} --since-version {since} -U 0",
-        f"scratch diff {ref.split('@')[0]} {since} N"])
+
+    def suggestions() -> list[str]:
+        """The same changes without context lines, when that fits."""
+        if context == 0:
+            return []
+        bare = files.read_since(ctx, ref, since, 0)
+        body = bare.text if isinstance(bare.text, str) else ""
+        tokens = count_text(body, ctx.encoding()) if body else 0
+        cap = fit_cap(ctx)
+        if ctx.json_mode and tokens <= cap:
+            tokens = max(tokens, EnvelopeMeter(ctx, bare.command, cap).tokens(bare.data))
+        if tokens > cap:
+            return []
+        return [f"scratch read {shlex.quote(ref)} --since-version {since} -U 0"]
+
+    meta = charge_answer(ctx, cost, code="read_too_large", suggestions=suggestions)
     return Result(result.command, data=result.data, text=result.text, meta=meta,
                   notices=result.notices, style=result.style)

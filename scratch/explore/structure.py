@@ -10,6 +10,10 @@ Invariants:
 - An NDJSON line that is not JSON: a path into its item is a ``format_error`` naming the line
   (with the ``slice`` that shows it); an answer over the whole array has null in its place and
   warns with the line numbers.
+- A refused get-in suggests the children whose answers fit (sized from their stored lines,
+  then priced exactly), ``--limit K`` with the most lines that fit and --fit; a refused schema
+  the deepest --depth that fits. Each is priced as the refused answer was (text, or the --json
+  envelope) against the cap and budget as they stand.
 """
 
 from __future__ import annotations
@@ -22,9 +26,15 @@ from typing import Any
 from scratch.context import Context
 from scratch.errors import FormatError, KeyPathNotFound, UsageError
 from scratch.explore.lines import fit_cap
-from scratch.explore.paging import StoredContainer, TextLines, page, stored_container
+from scratch.explore.paging import (
+    StoredContainer,
+    TextLines,
+    page,
+    page_suggestions,
+    stored_container,
+)
 from scratch.explore.target import Target, open_target
-from scratch.pricing import charge_answer
+from scratch.pricing import EnvelopeMeter, charge_answer
 from scratch.result import Result
 
 
@@ -38,38 +48,143 @@ def render_value(value: Any) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
-def _child_suggestions(target: Target, path_text: str, value: Any) -> list[str]:
+_ABSENT = object()  # a child value not read yet
+CHILDREN_TRIED = 12  # keys of an object whose get-in is sized before giving up
+SIZE_FIRST = 4  # a child whose stored lines cost more than this many caps is not read at all
+
+
+def _get_in_data(target: Target, path: str, vtype: str, value: Any, matches: Any,
+                 paging: dict[str, Any], body: str, offset: int, limit: int | None,
+                 fit: bool) -> dict[str, Any]:
+    """The data of a get-in answer (the one place that decides between value and text)."""
+    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
+                            "type": vtype, **paging}
+    if matches is not None:
+        data["matches"] = matches if not (offset or limit or fit) else None
+        data["text"] = body
+    elif offset or limit or (fit and "next" in paging) or isinstance(value, str):
+        data["text"] = body
+    else:
+        data["value"] = value
+    return data
+
+
+def _child_cost(ctx: Context, target: Target, path: str, segments: list[Any], value: Any,
+                cap: int, warnings: tuple[str, ...]) -> int | None:
+    """What ``get-in REF path`` costs as this mode prices it, or None when it cannot fit (or
+    cannot be told cheaply). ``value``: the child when it is already in memory."""
+    from scratch.query.paths import json_type
+    from scratch.tokens import count_text
+    spec = ctx.encoding()
+    if value is _ABSENT:
+        info = target.index.node(segments)
+        if info is None or not info.complete:
+            return None
+        stored = target.index.range_tokens(info.start_line, info.end_line, spec.base)
+        if stored is None or spec.scale(stored) > SIZE_FIRST * cap:
+            return None
+        value = target.index.value_at(segments)
+    else:
+        from scratch.result import compact_json
+        if len(compact_json(value)) > 16 * SIZE_FIRST * cap:  # far too big to be worth counting
+            return None
+    text = render_value(value)
+    lines = text.count("\n")
+    if lines > cap:  # refused from its line count
+        return None
+    cost = count_text(text, spec)
+    if not ctx.json_mode or cost > cap:  # --json checks the text's count first
+        return cost
+    paging = {"offset": 0, "lines": lines, "total_lines": lines}
+    data = _get_in_data(target, path, json_type(value), value, None, paging, text, 0, None,
+                        False)
+    return max(cost, EnvelopeMeter(ctx, "get-in", cap, warnings).tokens(data))
+
+
+def _child_suggestions(ctx: Context, target: Target, segments: list[Any], value: Any,
+                       keys: Any, length: int | None, warnings: tuple[str, ...]) -> list[str]:
+    """``get-in`` of the first children whose answers fit (up to three keys of an object, one
+    item of an array); for an array none of whose first items fits, ``item-schema`` when it
+    fits."""
+    from scratch.errors import ScratchError
+    from scratch.query.paths import format_path
+    cap = fit_cap(ctx)
     ref = target.ref
-    base = "" if path_text in ("", ".", "$") else path_text
-    sep = "." if base else ""
     out: list[str] = []
-    from scratch.query.paths import format_key
-    if isinstance(value, dict):
-        for key in list(value)[:3]:
-            out.append(f"scratch get-in {ref} {shlex.quote(base + sep + format_key(key))}")
-    elif isinstance(value, list) and value:
-        out.append(f"scratch get-in {ref} {shlex.quote(base + sep + '0')}")
-        out.append(f"scratch item-schema {ref} {shlex.quote(base or '.')}")
+    if keys is not None:
+        candidates: list[Any] = list(keys)[:CHILDREN_TRIED]
+        wanted = 3
+    else:
+        candidates = list(range(min(length or 0, 3)))
+        wanted = 1
+    for key in candidates:
+        child = value[key] if value is not _ABSENT else _ABSENT
+        path = format_path([*segments, key])
+        try:
+            cost = _child_cost(ctx, target, path, [*segments, key], child, cap, warnings)
+        except ScratchError:
+            cost = None
+        if cost is not None and cost <= cap:
+            out.append(f"scratch get-in {ref} {shlex.quote(path)}")
+            if len(out) >= wanted:
+                break
+    if keys is None and not out and length:
+        schema = _fitting_item_schema(ctx, target, format_path(segments))
+        if schema:
+            out.append(schema)
     return out
+
+
+def _fitting_item_schema(ctx: Context, target: Target, path: str) -> str | None:
+    """``item-schema`` of the array at ``path`` (at depth 2 or 1 if need be) when its answer
+    fits, found by working it out without charging it."""
+    from scratch.errors import ScratchError
+    from scratch.explore.items import item_schema
+    from scratch.tokens import count_text
+    cap = fit_cap(ctx)
+    json_mode = ctx.json_mode
+    again = f"scratch item-schema {target.ref} {shlex.quote(path)}"
+    ref = target.name if target.latest else f"{target.name}@{target.version}"
+    for depth in (None, 2, 1):
+        ctx.json_mode = True  # --json answers are priced when printed: nothing is charged here
+        try:
+            result = item_schema(ctx, ref, path, depth=depth)
+        except ScratchError:  # refused (over the cap), or not an answer at all
+            continue
+        finally:
+            ctx.json_mode = json_mode
+        if json_mode:
+            cost = EnvelopeMeter(ctx, "item-schema", cap, result.warnings).tokens(result.data)
+        else:
+            cost = count_text(result.text if isinstance(result.text, str) else "",
+                              ctx.encoding())
+        if cost <= cap:
+            return again if depth is None else f"{again} --depth {depth}"
+    return None
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
 def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | None = None,
            fit: bool = False) -> Result:
-    from scratch.query.paths import evaluate, parse_path
+    from scratch.query.paths import evaluate, json_type, parse_path
     target = open_target(ctx, ref)
     if target.format in ("csv", "tsv"):  # rows (N) and cells (N.column), from the row index
         from scratch.explore.csvrows import get_in as get_in_rows
         return get_in_rows(ctx, target, path, offset=offset, limit=limit, fit=fit)
     parsed = parse_path(path)
     spec = ctx.encoding()
+    segments = list(parsed.segments or ())
     if parsed.singular:  # dot paths, pointers and plain JSONPath chains: through the index
-        stored = stored_container(target.index, list(parsed.segments or ()), spec.base)
+        stored = stored_container(target.index, segments, spec.base)
         if stored is not None and (offset or limit or fit or (
                 len(stored) > IN_MEMORY_LINES and len(stored) > fit_cap(ctx))):
             return _get_in_stored(ctx, target, path, stored, offset=offset, limit=limit,
                                   fit=fit, spec=spec)
         try:
-            value = target.index.value_at(list(parsed.segments or ()))
+            value = target.index.value_at(segments)
         except KeyPathNotFound as exc:
             _suggest(exc, target)
             raise
@@ -92,24 +207,34 @@ def get_in(ctx: Context, ref: str, path: str, *, offset: int = 0, limit: int | N
     text = render_value(value) if matches is None else "".join(
         f"{m['path']}: {render_value(m['value'])}" for m in matches)
     again = f"scratch get-in {target.ref} {shlex.quote(path)}"
-    suggestions = _child_suggestions(target, path, value) + [f"{again} --limit 50"]
-    body, meta, paging = page(ctx, TextLines(text), offset=offset, limit=limit, fit=fit,
-                              code="get_in_too_large", again=again, suggestions=suggestions,
-                              spec=spec, data_base={"name": target.name,
-                                                    "version": target.version, "path": path})
-    from scratch.query.paths import json_type
-    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
-                            "type": json_type(value) if matches is None else "matches",
-                            **paging}
-    if matches is not None:
-        data["matches"] = matches if not (offset or limit or fit) else None
-        data["text"] = body
-    elif offset or limit or (fit and "next" in paging) or isinstance(value, str):
-        data["text"] = body
-    else:
-        data["value"] = value
+    vtype = json_type(value) if matches is None else "matches"
     from scratch.index.structure import lines_left_out
     warnings = not_json_warning(target, lines_left_out(target.index))
+
+    def make_data(paging: dict[str, Any], body: str, off: int, lim: int | None,
+                  with_fit: bool) -> dict[str, Any]:
+        return _get_in_data(target, path, vtype, value, matches, paging, body, off, lim,
+                            with_fit)
+
+    source = TextLines(text)
+
+    def suggestions() -> list[str]:
+        try:
+            out: list[str] = []
+            if matches is None and isinstance(value, (dict, list)):
+                out = _child_suggestions(
+                    ctx, target, segments, value, list(value) if isinstance(value, dict)
+                    else None, len(value), warnings)
+            return _dedupe(out + page_suggestions(
+                ctx, source, offset=offset, limit=limit, fit=fit, again=again, spec=spec,
+                make_data=make_data, warnings=warnings))
+        finally:
+            target.index.close()
+
+    body, meta, paging = page(ctx, source, offset=offset, limit=limit, fit=fit,
+                              code="get_in_too_large", again=again, suggestions=suggestions,
+                              spec=spec, make_data=make_data, warnings=warnings)
+    data = make_data(paging, body, offset, limit, fit)
     target.index.close()
     notices = (f"more: {paging['next']}",) if paging.get("next") else ()
     return Result("get-in", data=data, text=body, meta=meta, notices=notices, warnings=warnings)
@@ -124,19 +249,35 @@ def _get_in_stored(ctx: Context, target: Target, path: str, stored: StoredContai
     lines: a page of a 100 MB subtree reads the page, not the subtree."""
     info = stored.info
     again = f"scratch get-in {target.ref} {shlex.quote(path)}"
-    sample: Any = dict.fromkeys(info.keys or ()) if info.type == "object" else [None] * min(
-        info.length or 0, 1)
-    suggestions = _child_suggestions(target, path, sample) + [f"{again} --limit 50"]
+    whole: list[Any] = []  # the value, read only when an answer shows all of it
+
+    def make_data(paging: dict[str, Any], body: str, off: int, lim: int | None,
+                  with_fit: bool) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
+                                "type": info.type, **paging}
+        if off or lim or "next" in paging:
+            data["text"] = body
+        else:  # --fit and all of it fitted: the value itself, as without --fit
+            if not whole:
+                whole.append(target.index.value_at(list(info.path)))
+            data["value"] = whole[0]
+        return data
+
+    def suggestions() -> list[str]:
+        try:
+            keys = info.keys if info.type == "object" else None
+            out = _child_suggestions(ctx, target, list(info.path), _ABSENT, keys,
+                                     info.length, ())
+            return _dedupe(out + page_suggestions(
+                ctx, stored, offset=offset, limit=limit, fit=fit, again=again, spec=spec,
+                make_data=make_data))
+        finally:
+            target.index.close()
+
     body, meta, paging = page(ctx, stored, offset=offset, limit=limit, fit=fit,
                               code="get_in_too_large", again=again, suggestions=suggestions,
-                              spec=spec, data_base={"name": target.name,
-                                                    "version": target.version, "path": path})
-    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
-                            "type": info.type, **paging}
-    if offset or limit or "next" in paging:
-        data["text"] = body
-    else:  # --fit and all of it fitted: the value itself, as without --fit
-        data["value"] = target.index.value_at(list(info.path))
+                              spec=spec, make_data=make_data)
+    data = make_data(paging, body, offset, limit, fit)
     target.index.close()
     notices = (f"more: {paging['next']}",) if paging.get("next") else ()
     return Result("get-in", data=data, text=body, meta=meta, notices=notices)
@@ -303,25 +444,58 @@ def _cut_schema(node: dict[str, Any], depth: int, level: int = 0) -> dict[str, A
     return out
 
 
-def schema(ctx: Context, ref: str, depth: int = 4) -> Result:
-    from scratch.tokens import count_text
-    if depth < 1:
-        raise UsageError("--depth must be >= 1", code="invalid_argument")
-    target = open_target(ctx, ref)
+def _schema_answer(target: Target, depth: int) -> tuple[str, dict[str, Any]]:
+    """The text and the data of ``schema REF --depth depth``."""
     info = target.index.info
     text = schema_text(info, depth)
     if not isinstance(info.get("schema"), dict):
         text = f"{target.format}: {target.index.line_count:,} lines\n" + text
-    spec = ctx.encoding()
-    cost = count_text(text, spec)
-    suggestions = [f"scratch schema {target.ref} --depth {d}"
-                   for d in sorted({max(1, depth - 1), min(2, depth - 1), 1}, reverse=True)
-                   if d < depth]
-    meta = charge_answer(ctx, cost, code="schema_too_large", suggestions=suggestions)
     shown = {k: v for k, v in info.items() if k not in ("first_lines", "last_lines")}
     if isinstance(info.get("schema"), dict):
         shown["schema"] = _cut_schema(info["schema"], depth)
     data = {"name": target.name, "version": target.version, "format": target.format,
             "lines": target.index.line_count, "depth": depth, "schema": shown}
+    return text, data
+
+
+DEFAULT_DEPTH = 4  # schema's --depth when none is given
+
+
+def fitting_schema(ctx: Context, target: Target, below: int | None = None) -> str | None:
+    """``scratch schema REF`` at the deepest --depth (under ``below``, at most the default)
+    whose answer fits the cap and budget as they stand, priced as this mode prices it; None
+    when not even depth 1 fits."""
+    from scratch.tokens import count_text
+    cap = fit_cap(ctx)
+    spec = ctx.encoding()
+    meter = EnvelopeMeter(ctx, "schema", cap) if ctx.json_mode else None
+    top = DEFAULT_DEPTH if below is None else min(DEFAULT_DEPTH, below - 1)
+    for depth in range(top, 0, -1):
+        text, data = _schema_answer(target, depth)
+        cost = count_text(text, spec)  # --json checks it before the envelope
+        if meter is not None and cost <= cap:
+            cost = max(cost, meter.tokens(data))
+        if cost <= cap:
+            return (f"scratch schema {target.ref}" if depth == DEFAULT_DEPTH
+                    else f"scratch schema {target.ref} --depth {depth}")
+    return None
+
+
+def schema(ctx: Context, ref: str, depth: int = DEFAULT_DEPTH) -> Result:
+    from scratch.tokens import count_text
+    if depth < 1:
+        raise UsageError("--depth must be >= 1", code="invalid_argument")
+    target = open_target(ctx, ref)
+    text, data = _schema_answer(target, depth)
+    cost = count_text(text, ctx.encoding())
+
+    def suggestions() -> list[str]:
+        try:
+            smaller = fitting_schema(ctx, target, below=depth)
+            return [smaller] if smaller else []
+        finally:
+            target.index.close()
+
+    meta = charge_answer(ctx, cost, code="schema_too_large", suggestions=suggestions)
     target.index.close()
     return Result("schema", data=data, text=text, meta=meta)
