@@ -345,3 +345,18 @@ def test_schema_of_csv_logs_and_markdown_is_readable(scratch_home: Path) -> None
                                             "  ## Part L5-12\n")
     cli("write", "plain.txt", input="just\nsome\nwords\n")
     assert cli("schema", "plain.txt").text.startswith("text: 3 lines\n")
+
+
+def test_a_count_of_one_is_singular(scratch_home: Path) -> None:
+    cli("write", "one.txt", input="hello error\n")
+    assert cli("schema", "one.txt").text.startswith("text: 1 line\n")
+    r = cli("slice", "one.txt", "3", "4", "--json")
+    assert r.json["error"]["message"] == "one.txt has 1 line; line 3 is past the end"
+    cli("write", "t.csv", input="a,b\n1,2\n")
+    assert "csv: 1 row, 2 columns," in cli("schema", "t.csv").text
+    cli("ingest", "s", "--store-always", input='{"s": "x"}')
+    r = cli("get-in", "s", "s", "--offset", "5", "--json")
+    assert r.json["error"]["message"] == "--offset 5 is past the end (1 line)"
+    cli("write", "long.txt", input=" ".join(f"w{i}" for i in range(1500)) + "\n")
+    summary = cli("summarize", "long.txt", "--json").json["data"]["summary"]
+    assert summary.startswith("long.txt: text, ") and ", 1 line, " in summary.splitlines()[0]

@@ -37,6 +37,12 @@ def format_lines(lines: list[bytes], start: int, numbers: bool) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
+def plural(n: int, word: str, *, grouped: bool = False) -> str:
+    """``1 line``, ``2 lines`` (``1,000 lines`` when ``grouped``): a count and its noun,
+    agreeing."""
+    return (f"{n:,} " if grouped else f"{n} ") + (word if n == 1 else word + "s")
+
+
 def fit_cap(ctx: Context) -> int:
     """What one answer may cost now: the per-call cap or what is left of the budget."""
     view = budget_for(ctx).status()
@@ -52,10 +58,12 @@ def too_big_to_fit(ctx: Context, code: str, what: str, estimated: int,
     cap = ctx.config["budget.max_extraction_tokens"]
     if cap <= 0 or view["remaining"] < cap:
         return BudgetExceeded(
-            f"{what} costs ~{estimated} tokens; {view['remaining']} are left of the budget",
+            f"{what} costs ~{plural(estimated, 'token')}; {view['remaining']} are left of the "
+            "budget",
             estimated_tokens=estimated, remaining=view["remaining"], usable=view["usable"],
             used=view["used"], suggestions=["scratch budget", "scratch budget reset"])
-    return LimitExceeded(f"{what} costs ~{estimated} tokens, over the per-call cap of {cap}",
+    return LimitExceeded(f"{what} costs ~{plural(estimated, 'token')}, over the per-call cap "
+                         f"of {cap}",
                          code=code, estimated_tokens=estimated, limit=cap,
                          suggestions=resolve_suggestions(suggestions) or [])
 
@@ -125,7 +133,8 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
         raise UsageError(f"need 1 <= START <= END, got {start}..{end}", code="invalid_argument",
                          start=start, end=end)
     if start > total:
-        raise OutOfRange(f"{target.name} has {total} lines; line {start} is past the end",
+        raise OutOfRange(f"{target.name} has {plural(total, 'line')}; line {start} is past "
+                         "the end",
                          total_lines=total, start=start,
                          suggestions=[f"scratch tail {target.ref} -n 50"] if total else [])
     end = min(end, total)  # a range running past the end is cut there, not refused

@@ -25,7 +25,7 @@ from typing import Any
 
 from scratch.context import Context
 from scratch.errors import OutOfRange, UsageError
-from scratch.explore.lines import fit_cap, most, too_big_to_fit
+from scratch.explore.lines import fit_cap, most, plural, too_big_to_fit
 from scratch.pricing import (
     EnvelopeMeter,
     Suggestions,
@@ -149,7 +149,7 @@ def page(ctx: Context, source: LineSource, *, offset: int, limit: int | None, fi
     if offset < 0 or (limit is not None and limit < 1):
         raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
     if offset and offset >= total:
-        raise OutOfRange(f"--offset {offset} is past the end ({total} lines)",
+        raise OutOfRange(f"--offset {offset} is past the end ({plural(total, 'line')})",
                          total_lines=total, offset=offset)
     wanted = min(total - offset, limit) if limit else total - offset
     cap = fit_cap(ctx)

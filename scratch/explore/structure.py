@@ -25,7 +25,7 @@ from typing import Any
 
 from scratch.context import Context
 from scratch.errors import FormatError, KeyPathNotFound, UsageError
-from scratch.explore.lines import fit_cap
+from scratch.explore.lines import fit_cap, plural
 from scratch.explore.paging import (
     StoredContainer,
     TextLines,
@@ -364,7 +364,7 @@ def _items_lines(node: dict[str, Any], depth_left: int, indent: str) -> list[str
         extra = f" max {k['max_length']}" if k.get("max_length") is not None else ""
         out.append(f"{indent}  {prefix}*.{k['key']}: {types} {k['count']}/{total}{extra}")
     if items.get("more_keys"):
-        out.append(f"{indent}  … {items['more_keys']} more keys (scratch item-schema)")
+        out.append(f"{indent}  … {plural(items['more_keys'], 'more key')} (scratch item-schema)")
     return out
 
 
@@ -399,7 +399,7 @@ def schema_text(info: dict[str, Any], depth: int) -> str:
 
 
 def _csv_lines(info: dict[str, Any]) -> list[str]:
-    out = [f"csv: {info.get('rows', '?')} rows, {info.get('columns', '?')} columns, "
+    out = [f"csv: {_count(info.get('rows'), 'row')}, {_count(info.get('columns'), 'column')}, "
            f"delimiter {info.get('delimiter', ',')!r}, header on line "
            f"{info.get('header_line', 1)}"]
     for col in info.get("column_info") or [{"name": h} for h in info.get("header") or []]:
@@ -408,6 +408,11 @@ def _csv_lines(info: dict[str, Any]) -> list[str]:
     if info.get("ragged_rows"):
         out.append(f"ragged rows: {info['ragged_rows']}")
     return out
+
+
+def _count(n: Any, word: str) -> str:
+    """``plural`` for a count the index may lack (shown as ``?``)."""
+    return plural(n, word) if isinstance(n, int) else f"? {word}s"
 
 
 def _log_lines(info: dict[str, Any]) -> list[str]:
@@ -449,7 +454,7 @@ def _schema_answer(target: Target, depth: int) -> tuple[str, dict[str, Any]]:
     info = target.index.info
     text = schema_text(info, depth)
     if not isinstance(info.get("schema"), dict):
-        text = f"{target.format}: {target.index.line_count:,} lines\n" + text
+        text = f"{target.format}: {plural(target.index.line_count, 'line', grouped=True)}\n" + text
     shown = {k: v for k, v in info.items() if k not in ("first_lines", "last_lines")}
     if isinstance(info.get("schema"), dict):
         shown["schema"] = _cut_schema(info["schema"], depth)

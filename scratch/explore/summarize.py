@@ -23,6 +23,7 @@ from typing import Any
 
 from scratch.context import Context
 from scratch.errors import LimitExceeded, ScratchError
+from scratch.explore.lines import plural
 from scratch.explore.structure import schema_text
 from scratch.explore.target import Target, open_target
 from scratch.locking import atomic_write
@@ -56,8 +57,10 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
     from scratch.query.summary import find_record_arrays, summarize_values
     index = target.index
     info = index.info
-    lines = [f"{target.name}: {target.format}, {index.meta['bytes']:,} bytes, "
-             f"{index.line_count:,} lines, {tokens:,} tokens ({encoding})"]
+    sizes = [plural(index.meta["bytes"], "byte", grouped=True),
+             plural(index.line_count, "line", grouped=True),
+             plural(tokens, "token", grouped=True)]
+    lines = [f"{target.name}: {target.format}, {', '.join(sizes)} ({encoding})"]
     if isinstance(info.get("schema"), dict):
         lines.append("outline:")
         lines += ["  " + row for row in schema_text(info, 2).splitlines()]
@@ -79,7 +82,7 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
                 summary = summarize_values(items)
                 text = _fields_text(summary)
                 if text:
-                    lines.append(f"values in {arr['path']} ({arr['length']} items):")
+                    lines.append(f"values in {arr['path']} ({plural(arr['length'], 'item')}):")
                     lines += text
     elif "column_info" in info or "header" in info:
         lines += _csv_summary(target, info)
@@ -128,7 +131,7 @@ def _csv_summary(target: Target, info: dict[str, Any]) -> list[str]:
                 for row in itertools.islice(reader, CSV_ROWS)]
     summary = summarize_values(rows)
     cut = f" (first {CSV_ROWS:,})" if len(rows) == CSV_ROWS else ""
-    return [f"values in {len(rows):,} rows{cut}:", *_fields_text(summary)]
+    return [f"values in {plural(len(rows), 'row', grouped=True)}{cut}:", *_fields_text(summary)]
 
 
 def _error_word_lines(target: Target, limit: int = 10) -> list[str]:
@@ -187,7 +190,8 @@ def summarize(ctx: Context, ref: str) -> Result:
     tokens = spec.scale(base)
     if tokens < SMALL_ENTRY_TOKENS:
         raise LimitExceeded(
-            f"{target.name} is only {tokens} tokens: reading it costs less than a summary",
+            f"{target.name} is only {plural(tokens, 'token')}: reading it costs less than a "
+            "summary",
             code="entry_too_small", tokens=tokens, limit=SMALL_ENTRY_TOKENS,
             suggestions=[f"scratch read {target.ref}"])
     command = ctx.config["summarize.command"]
