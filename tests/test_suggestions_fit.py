@@ -248,6 +248,16 @@ def test_schema_suggests_a_depth_that_fits_or_nothing(scratch_home: Path,
     assert err["code"] == "schema_too_large" and err["suggestions"] == []
 
 
+@pytest.mark.parametrize("json_mode", MODES)
+def test_summarize_refusal_suggests_what_fits(scratch_home: Path, json_mode: bool) -> None:
+    pods = Path(__file__).resolve().parents[1] / "scratch" / "samples" / "pods.json"
+    cli("ingest", "pods", "--store-always", input=pods.read_bytes())
+    suggestions = check_suggestions(["summarize", "pods"], cap=250, json_mode=json_mode,
+                                    code="summarize_too_large", at_least=2)
+    assert suggestions[0].startswith("scratch schema pods")
+    assert suggestions[1].startswith("scratch head pods -n ")
+
+
 # -- --fit --json measures the whole envelope ----------------------------------------------------
 
 def _fit_checks(name: str) -> list[list[str]]:

@@ -208,8 +208,8 @@ def summarize(ctx: Context, ref: str) -> Result:
                 else local_summary(target, tokens, spec.name))
         atomic_write(cache, text.encode(), fsync=False)
     cost = count_text(text, spec)
-    meta = charge_answer(ctx, cost, code="summarize_too_large", suggestions=[
-        f"scratch schema {target.ref} --depth 2", f"scratch head {target.ref} -n 40"])
+    meta = charge_answer(ctx, cost, code="summarize_too_large",
+                         suggestions=lambda: _smaller(ctx, target))
     meta["cached"] = cached
     data = {"name": target.name, "version": target.version, "mode": mode, "summary": text,
             "cached": cached, "command": command or None}
@@ -218,3 +218,20 @@ def summarize(ctx: Context, ref: str) -> Result:
 
 
 __all__ = ["summarize"]
+
+
+def _smaller(ctx: Context, target: Target) -> list[str]:
+    """For a summary over the cap: the schema at a depth that fits, and the most first lines
+    that fit."""
+    from scratch.explore.lines import fit_cap, fitting_lines
+    from scratch.explore.structure import fitting_schema
+    try:
+        out = [s for s in (fitting_schema(ctx, target),) if s]
+        total = target.index.line_count
+        k = fitting_lines(ctx, target, 1, total, fit_cap(ctx), command="head",
+                          numbers=True) if total else 0
+        if k:
+            out.append(f"scratch head {target.ref} -n {k}")
+        return out
+    finally:
+        target.index.close()
