@@ -160,6 +160,28 @@ def test_read_since_suggests_no_context_only_when_it_fits(scratch_home: Path) ->
         assert err["suggestions"] == []
 
 
+@pytest.mark.parametrize("json_mode", MODES)
+def test_suggestions_fit_what_is_left_of_the_budget(ndj: str, json_mode: bool) -> None:
+    cli("budget", "set-window", "7000")
+    cli("head", ndj, "-n", "1")  # something used already
+    used = cli("budget", "--json").json["data"]["used"]
+    left = cli("budget", "--json").json["data"]["remaining"]
+    assert 2500 < left < 6000  # answers of ~6k tokens: the budget, not the cap, refuses
+    for args in (["slice", ndj, "1", "3"], ["tail", ndj, "-n", "3"],
+                 ["grep", ndj, "error", "-m", "3"], ["get-in", ndj, "0"]):
+        err = refusal(run(args, json_mode, {}), json_mode)
+        assert err["code"] == "budget_exceeded", err
+        commands = [s for s in err["suggestions"] if s.startswith("scratch ")]
+        assert commands, err
+        for suggestion in commands:
+            cli("budget", "reset")
+            cli("budget", "used", str(used))  # as it was when refused
+            r = run(shlex.split(suggestion)[1:], json_mode, {})
+            assert r.code == 0, (args, suggestion, r.out[:300])
+            spent = cli("budget", "--json").json["data"]["used"] - used
+            assert 0 < spent <= left, (suggestion, spent, left)
+
+
 # -- grep -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("json_mode", MODES)
