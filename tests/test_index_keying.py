@@ -46,7 +46,7 @@ status: object 40/40
 status.ready: boolean 40/40
 status.cpu: integer 40/40
 """
-CSV_SCHEMA_HEAD = ["csv: 405 lines", "csv: 404 rows, 1 columns, delimiter ',', header on line 1"]
+CSV_SCHEMA_HEAD = ["csv: 405 lines", "csv: 404 rows, 1 column, delimiter ',', header on line 1"]
 NOT_STRUCTURED = {"code": "format_error", "message": "text content has no structure to address",
                   "format": "text"}
 
