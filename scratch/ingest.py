@@ -279,14 +279,16 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             index.close()
             index = _build_index(store, prepared, blob, stored_fmt, spec.base, None, None)
             norm.format = stored_fmt
+        from scratch.explore.lines import fit_cap
+        from scratch.explore.target import open_target
         from scratch.sizing import EntrySizer
-        index.content_path = store.content_path(name)  # the commit moved the bytes there
-        sizer = EntrySizer(index, spec, ctx.config["budget.max_extraction_tokens"])
+        sizer = EntrySizer(ctx, open_target(ctx, name), fit_cap(ctx))
         pointer = build_pointer(
             name=name, version=main["version"], fmt=norm.format, size=size, lines=lines,
             tokens=total, encoding=spec.name, exact=spec.exact, info=index.info,
             companions=companion_names, warnings=norm.warnings, partial=opts.partial,
             existing=existing or main["unchanged"], sizer=sizer)
+        sizer.target.index.close()
         index.close()
         # The size rule is about the output the tool printed. Re-rendered JSON can have far
         # more tokens than the minified bytes received, so judge the pointer by the smaller.

@@ -106,9 +106,7 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     ref = _q(name)
     schema_cmd = f"scratch schema {ref}"
     if sizer is not None:
-        depth = sizer.schema_depth(info)
-        schema_cmd = ("" if depth is None else schema_cmd if depth >= 4
-                      else f"{schema_cmd} --depth {depth}")
+        schema_cmd = sizer.schema_command() or ""
 
     def get_in(path: str) -> str:
         cmd = f"scratch get-in {ref} {_q(path)}"
@@ -160,7 +158,8 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
         if cols:
             nxt.append(f"scratch iterate-over {ref} . --fields {_q(','.join(cols))} --limit 20")
     pattern = "error|fail|fatal|exception|panic"
-    nxt.append(f"scratch grep {ref} {_q(pattern)} -i -m 20")
+    # matching lines can be far longer than the average: --fit takes what fits, with next
+    nxt.append(f"scratch grep {ref} {_q(pattern)} -i -m 20 --fit")
     first_n = 40 if sizer is None else min(40, sizer.head_lines())
     if first_n:
         nxt.append(f"scratch slice {ref} 1 {first_n}")

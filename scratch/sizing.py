@@ -3,51 +3,53 @@
 A pointer suggests commands an agent runs as printed; one that is refused wastes a turn. At
 ingest the new version's index knows the token count of every line, so the size of a line
 window, of the stored lines of any JSON/YAML value, and of the schema answer can be known
-without running the commands. Costs are in the agent's encoding (``spec``); line windows
-allow a few tokens per line for the ``N:`` numbers head/slice/tail print.
+without running the commands; the exploration commands' own fitting helpers do the pricing,
+so a suggestion is measured exactly as the command will be.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-LINE_NUMBER_TOKENS = 2  # "1234:" costs one or two tokens
-MAX_SCHEMA_DEPTH = 4  # `scratch schema`'s default --depth
 RENDER_LIMIT_TOKENS = 200_000  # values bigger than this are not rendered to be measured
 
 
 class EntrySizer:
-    """Costs of answers over one indexed version, against ``cap`` tokens."""
+    """Costs of answers over one stored version, against ``cap`` tokens, priced the way this
+    context's mode prices them (human text, or the --json envelope)."""
 
-    def __init__(self, index: Any, spec: Any, cap: int) -> None:
-        self.index = index
-        self.spec = spec
+    def __init__(self, ctx: Any, target: Any, cap: int) -> None:
+        self.ctx = ctx
+        self.target = target
+        self.index = target.index
+        self.spec = ctx.encoding()
         self.cap = cap
-        self._base_cap = spec.base_limit(cap)
 
-    def head_lines(self) -> int:
-        """How many lines from line 1 a numbered slice can show within the cap (0: not even
-        the first line)."""
-        ix = self.index
-        if not ix.line_count or not ix.has_base(self.spec.base):
-            return 0
-        return int(ix.lines_fitting(1, self._base_cap, self.spec.base, LINE_NUMBER_TOKENS))
+    def head_lines(self, most: int = 40) -> int:
+        """How many lines from line 1 (at most ``most``) a slice shows within the cap."""
+        from scratch.explore.lines import fitting_lines
 
-    def tail_lines(self) -> int:
-        """How many lines ending at the last one a numbered tail can show within the cap."""
-        ix = self.index
-        last = ix.line_count
-        if not last or not ix.has_base(self.spec.base):
+        total = self.index.line_count
+        if not total:
             return 0
-        lo, hi = 0, last  # the most lines n with cost(last - n + 1 .. last) <= cap
-        while lo < hi:
-            n = (lo + hi + 1) // 2
-            cost = ix.range_tokens(last - n + 1, last, self.spec.base) + LINE_NUMBER_TOKENS * n
-            if cost <= self._base_cap:
-                lo = n
-            else:
-                hi = n - 1
-        return lo
+        return fitting_lines(self.ctx, self.target, 1, min(most, total), self.cap,
+                             command="slice", numbers=True)
+
+    def tail_lines(self, most: int = 40) -> int:
+        """How many of the last lines (at most ``most``) a tail shows within the cap."""
+        from scratch.explore.lines import fitting_lines
+
+        total = self.index.line_count
+        if not total:
+            return 0
+        return fitting_lines(self.ctx, self.target, max(1, total - most + 1), total, self.cap,
+                             command="tail", numbers=True, from_end=True)
+
+    def schema_command(self) -> str | None:
+        """``scratch schema REF`` at the deepest --depth whose answer fits; None if none does."""
+        from scratch.explore.structure import fitting_schema
+
+        return fitting_schema(self.ctx, self.target)
 
     def value_tokens(self, path: str) -> int | None:
         """Tokens of the stored lines of the value at ``path`` (about what get-in prints), or
@@ -84,14 +86,3 @@ class EntrySizer:
     def fits(self, path: str) -> bool:
         tokens = self.value_tokens(path)
         return tokens is None or tokens <= self.cap
-
-    def schema_depth(self, info: dict[str, Any]) -> int | None:
-        """The deepest ``--depth`` (at most the default) whose schema answer fits; None when
-        not even depth 1 does."""
-        from scratch.explore.structure import schema_text
-        from scratch.tokens import count_text
-
-        for depth in range(MAX_SCHEMA_DEPTH, 0, -1):
-            if count_text(schema_text(info, depth), self.spec) <= self.cap:
-                return depth
-        return None
