@@ -60,7 +60,8 @@ def footer(meta: dict[str, Any]) -> str | None:
     tokens = meta.get("tokens")
     if tokens is None:
         return None
-    parts = [f"{tokens['count']:,} tokens ({tokens['encoding']}"
+    unit = "token" if tokens["count"] == 1 else "tokens"
+    parts = [f"{tokens['count']:,} {unit} ({tokens['encoding']}"
              + ("" if tokens.get("exact", True) else ", estimate") + ")"]
     budget = meta.get("budget")
     if budget:

@@ -22,7 +22,7 @@ def git(home: Path, *args: str) -> str:
 
 def test_write_read_versions_and_unchanged(scratch_home: Path) -> None:
     r = cli("write", "notes/plan.md", input="step 1\n")
-    assert (r.code, r.text) == (0, "notes/plan.md: version 1 (7 bytes, 1 lines)\n")
+    assert (r.code, r.text) == (0, "notes/plan.md: version 1 (7 bytes, 1 line)\n")
     r = cli("write", "notes/plan.md", input="step 1\n")
     assert (r.code, r.text) == (0, "notes/plan.md: unchanged (version 1)\n")
     r = cli("write", "notes/plan.md", "--json", input="step 1\nstep 2\n")

@@ -31,7 +31,8 @@ def write(ctx: Context, name: str, data: bytes) -> Result:
     if rec["unchanged"]:
         text = f"{name}: unchanged (version {rec['version']})\n"
     else:
-        size = f"{rec['bytes']:,} bytes, {rec['lines']:,} lines"
+        size = (f"{rec['bytes']:,} byte{'' if rec['bytes'] == 1 else 's'}, "
+                f"{rec['lines']:,} line{'' if rec['lines'] == 1 else 's'}")
         text = f"{name}: version {rec['version']} ({size})\n"
     return Result("write", data=out, text=text)
 
