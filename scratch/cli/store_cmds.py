@@ -54,8 +54,8 @@ def diff_cmd(ctx: Context, name: NameArg,
              a: Annotated[int, typer.Argument(metavar="A", help="Older version.")],
              b: Annotated[int, typer.Argument(metavar="B", help="Newer version.")],
              context: ContextOpt = 3):
-    from scratch.ops import files
-    return files.diff(ctx, name, a, b, context)
+    from scratch.explore.read import diff
+    return diff(ctx, name, a, b, context)
 
 
 @command("restore", help="Make version N of NAME the new current version.\n\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 
 from scratch.context import Context
 from scratch.explore.lines import fit_cap, fitting_lines, range_suggestions, show_range
@@ -70,8 +71,22 @@ def _binary_head(ctx: Context, target: Target) -> list[str]:
 
 def read_since(ctx: Context, ref: str, since: int, context: int) -> Result:
     from scratch.ops import files
+    return _priced_diff(ctx, lambda c: files.read_since(ctx, ref, since, c), context,
+                        again=f"scratch read {shlex.quote(ref)} --since-version {since}",
+                        code="read_too_large")
+
+
+def diff(ctx: Context, name: str, a: int, b: int, context: int) -> Result:
+    from scratch.ops import files
+    return _priced_diff(ctx, lambda c: files.diff(ctx, name, a, b, c), context,
+                        again=f"scratch diff {shlex.quote(name)} {a} {b}", code="diff_too_large")
+
+
+def _priced_diff(ctx: Context, make: Callable[[int], Result], context: int, *, again: str,
+                 code: str) -> Result:
+    """A diff answer (``make(context)``) priced and held to the cap like any other."""
     from scratch.tokens import count_text
-    result = files.read_since(ctx, ref, since, context)
+    result = make(context)
     text = result.text if isinstance(result.text, str) else ""
     cost = count_text(text, ctx.encoding()) if text else 0
 
@@ -79,7 +94,7 @@ def read_since(ctx: Context, ref: str, since: int, context: int) -> Result:
         """The same changes without context lines, when that fits."""
         if context == 0:
             return []
-        bare = files.read_since(ctx, ref, since, 0)
+        bare = make(0)
         body = bare.text if isinstance(bare.text, str) else ""
         tokens = count_text(body, ctx.encoding()) if body else 0
         cap = fit_cap(ctx)
@@ -87,8 +102,8 @@ def read_since(ctx: Context, ref: str, since: int, context: int) -> Result:
             tokens = max(tokens, EnvelopeMeter(ctx, bare.command, cap).tokens(bare.data))
         if tokens > cap:
             return []
-        return [f"scratch read {shlex.quote(ref)} --since-version {since} -U 0"]
+        return [f"{again} -U 0"]
 
-    meta = charge_answer(ctx, cost, code="read_too_large", suggestions=suggestions)
+    meta = charge_answer(ctx, cost, code=code, suggestions=suggestions)
     return Result(result.command, data=result.data, text=result.text, meta=meta,
                   notices=result.notices, style=result.style)
