@@ -8,7 +8,7 @@ import random
 import pytest
 
 from scratch.diffing import apply_ops, split_lines
-from tests.helpers import cli
+from tests.helpers import cli, count
 from tests.test_diffing import CASES, NNL, _pair
 
 
@@ -34,7 +34,8 @@ def test_diff_and_since_version_show_the_change(case: str) -> None:
     assert added + removed > 0
 
     d = cli("diff", "f", "1", "2")
-    assert (d.code, d.text, d.err) == (0, text, "")
+    assert (d.code, d.text) == (0, text)
+    assert d.err.startswith(f"-- {count(text):,} tokens (o200k_base) · budget ")  # priced
     dj = cli("diff", "f", "1", "2", "--json")
     assert (dj.code, dj.json["command"], dj.json["data"]) == (0, "diff", data)
 
@@ -113,7 +114,8 @@ def test_exit_codes() -> None:
     _write("f", b"x\n")
     _write("f", b"x")
     same = cli("diff", "f", "2", "2")
-    assert (same.code, same.text, same.err) == (0, "", "f: unchanged between versions 2 and 2\n")
+    assert (same.code, same.text) == (0, "")
+    assert same.err.startswith("f: unchanged between versions 2 and 2\n-- 0 tokens")
     bad = cli("diff", "f", "1", "2", "-U", "-1", "--json")
     assert (bad.code, bad.json["error"]["code"]) == (2, "invalid_argument")
     missing = cli("diff", "f", "1", "9", "--json")
