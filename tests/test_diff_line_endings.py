@@ -103,8 +103,9 @@ def test_a_literal_cr_symbol_in_the_content_is_called_out() -> None:
     _write("f", b"a\r\n")
     d = cli("diff", "f", "1", "2")
     assert (d.code, d.text) == (0, "--- f@1\n+++ f@2\n@@ -1 +1 @@\n-a\u240d\n+a\u240d\n")
-    assert d.err == ("f: \u240d in this diff marks a carriage return and is also a literal "
-                     "character of the content; --json shows the exact lines\n")
+    assert d.err.startswith("f: \u240d in this diff marks a carriage return and is also a "
+                            "literal character of the content; --json shows the exact lines\n"
+                            "-- ")
     assert cli("diff", "f", "1", "2", "--json").json["data"]["ops"] == [
         {"op": "remove", "lines": ["a\u240d"], "line": 1},
         {"op": "add", "lines": ["a\r"], "line": 1}]
