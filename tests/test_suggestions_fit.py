@@ -126,7 +126,6 @@ def test_a_line_alone_over_the_cap_suggests_its_item_and_a_schema(ndj: str) -> N
     # every line is ~2,000 tokens: under a cap of 1,000 no line range can fit
     for json_mode in (True, False):
         for args, code in [(["slice", ndj, "5", "9"], "slice_too_large"),
-                           (["slice", ndj, "5", "9", "--fit"], "slice_too_large"),
                            (["grep", ndj, "error", "-m", "3"], "grep_too_large"),
                            (["grep", ndj, "error", "--fit"], "grep_too_large")]:
             suggestions = check_suggestions(args, cap=1000, json_mode=json_mode, code=code)

@@ -29,13 +29,19 @@ def tail_cmd(ctx: Context, ref: RefArg, n: LinesOpt = 50, no_numbers: NoNumbersO
     return tail(ctx, ref, n, numbers=not no_numbers, fit=fit)
 
 @command("slice", help="Lines START to END of REF (1-indexed, inclusive).\n\n"
+         "With --fit, a line too long for one answer comes in pieces: next continues it "
+         "with --from-byte.\n\n"
          "Example: scratch slice 1a2b 120 180")
 def slice_cmd(ctx: Context, ref: RefArg,
               start: Annotated[int, typer.Argument(metavar="START", help="First line (>= 1).")],
               end: Annotated[int, typer.Argument(metavar="END", help="Last line (>= START).")],
-              no_numbers: NoNumbersOpt = False, fit: FitOpt = False):
+              no_numbers: NoNumbersOpt = False, fit: FitOpt = False,
+              from_byte: Annotated[Optional[int], typer.Option(
+                  "--from-byte", metavar="B", show_default=False,
+                  help="Show line START from byte B on, as much as fits (the pieces of a line "
+                       "too long for one answer; --fit's next gives B).")] = None):
     from scratch.explore.lines import slice_
-    return slice_(ctx, ref, start, end, numbers=not no_numbers, fit=fit)
+    return slice_(ctx, ref, start, end, numbers=not no_numbers, fit=fit, from_byte=from_byte)
 
 @command("read", help="The whole content of REF (NAME or NAME@N) if it fits the per-call cap and "
          "budget, or with --since-version N what changed since version N as a compact diff.\n\n"

@@ -120,7 +120,7 @@ def fitting_lines(ctx: Context, target: Target, start: int, end: int, cap: int, 
 
 
 def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: str,
-               code: str, numbers: bool, fit: bool) -> Result:
+               code: str, numbers: bool, fit: bool, from_byte: int | None = None) -> Result:
     target = open_target(ctx, ref, logs=True)
     total = target.index.line_count
     if total == 0 and command in ("head", "tail"):
@@ -138,6 +138,10 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
                          total_lines=total, start=start,
                          suggestions=[f"scratch tail {target.ref} -n 50"] if total else [])
     end = min(end, total)  # a range running past the end is cut there, not refused
+    if from_byte is not None:  # the rest of line START, from a byte offset: piece by piece
+        from scratch.explore.linepart import line_piece
+        return line_piece(ctx, target, start, end, from_byte, command=command, code=code,
+                          numbers=numbers)
     spec = ctx.encoding()
     flags = "" if numbers else " --no-numbers"
     priced = numbers and not ctx.json_mode  # --json data has no line numbers
@@ -155,6 +159,10 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
         if cost > cap or ctx.json_mode:
             keep = fitting_lines(ctx, target, start, end, cap, command=command,
                                  numbers=numbers, next_for=next_for)
+            if keep == 0 and command != "tail":  # one line over the cap: read it in pieces
+                from scratch.explore.linepart import line_piece
+                return line_piece(ctx, target, start, asked, 0, command=command, code=code,
+                                  numbers=numbers)
             if keep == 0:
                 raise too_big_to_fit(ctx, code, f"line {start} alone",
                                      range_cost(target, start, start, spec, numbers=priced),
@@ -211,11 +219,14 @@ def _range_suggestions(ctx: Context, target: Target, start: int, end: int, *, co
         if k and k < end - start + 1:
             out.append(f"scratch head {ref} -n {k}{flags}" if command == "head" and start == 1
                        else f"scratch slice {ref} {start} {start + k - 1}{flags}")
+    again = f"read {ref}" if command == "read" else command_again(command, ref, start, end)
+    fit_cmd = f"scratch {again} --fit{flags if command != 'read' else ''}"
     if not fit and _first_fits(ctx, target, start, end, cap, command, numbers):
-        again = f"read {ref}" if command == "read" else command_again(command, ref, start, end)
-        out.append(f"scratch {again} --fit{flags if command != 'read' else ''}")
-    if not out:
-        out = line_alternatives(ctx, target, start)
+        out.append(fit_cmd)
+    elif not out:
+        if not fit and command != "tail":
+            out.append(fit_cmd)  # the first line, too long for one answer, comes in pieces
+        out += line_alternatives(ctx, target, start)
     return out
 
 
@@ -281,7 +292,7 @@ def tail(ctx: Context, ref: str, n: int, *, numbers: bool, fit: bool) -> Result:
                       code="tail_too_large", numbers=numbers, fit=fit)
 
 
-def slice_(ctx: Context, ref: str, start: int, end: int, *, numbers: bool, fit: bool
-           ) -> Result:
+def slice_(ctx: Context, ref: str, start: int, end: int, *, numbers: bool, fit: bool,
+           from_byte: int | None = None) -> Result:
     return show_range(ctx, ref, start, end, command="slice", code="slice_too_large",
-                      numbers=numbers, fit=fit)
+                      numbers=numbers, fit=fit, from_byte=from_byte)
