@@ -307,3 +307,11 @@ def test_bisect_line_numbers_helper_agrees() -> None:
     # 1-based number of the line holding ``offset``.
     starts = [0, 5, 9]
     assert [bisect_right(starts, o) for o in (0, 4, 5, 9, 12)] == [1, 1, 2, 3, 3]
+
+
+def test_separators_only_between_regions_with_context(scratch_home) -> None:
+    from tests.helpers import cli
+    assert cli("ingest", "n", "--store-always", input="".join(f"{i}\n" for i in range(1, 101))
+               ).code == 0
+    assert cli("grep", "n", "^(5|50|90)$").text == "5:5\n50:50\n90:90\n"  # as GNU grep -n
+    assert cli("grep", "n", "^(5|50)$", "-C", "1").text == "4-4\n5:5\n6-6\n--\n49-49\n50:50\n51-51\n"

@@ -81,9 +81,12 @@ def _flags(options: Any, max_count: int | None) -> str:
 
 
 def _render(regions: list[Any], prefix: str = "") -> str:
+    """``N:line`` for matches, ``N-line`` for context; like GNU grep, ``--`` separates regions
+    only when they carry context (numbered match lines alone already show the gaps)."""
     out: list[str] = []
+    separate = any(not line.match for region in regions for line in region.lines)
     for i, region in enumerate(regions):
-        if i:
+        if i and separate:
             out.append("--")
         for line in region.lines:
             out.append(f"{prefix}{line.lineno}{':' if line.match else '-'}{line.display()}")
