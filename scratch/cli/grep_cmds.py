@@ -10,8 +10,8 @@ from scratch.context import Context
 
 
 @command("grep", help="Lines of REF matching PATTERN (linear-time regex engine), with context; "
-         "matches 'N:', context 'N-', regions separated by '--'. With --all, search every entry "
-         "of the agent (then the first argument is the PATTERN).\n\n"
+         "matches 'N:', context 'N-', regions with context separated by '--'. With --all, search "
+         "every entry of the agent (then the first argument is the PATTERN).\n\n"
          "Example: scratch grep app-log 'error|timeout' -i -C 2 -m 20")
 def grep_cmd(ctx: Context, ref: RefArg,
              pattern: Annotated[Optional[str], typer.Argument(
