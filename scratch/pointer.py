@@ -104,9 +104,8 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     one that fits the per-call cap: windows shrink, a value too big to print whole is asked
     for with ``--fit``, and a command that cannot fit at all is left out."""
     ref = _q(name)
-    schema_cmd = f"scratch schema {ref}"
-    if sizer is not None:
-        schema_cmd = sizer.schema_command() or ""
+    def schema_cmd() -> str:  # sized only for the formats that suggest it
+        return f"scratch schema {ref}" if sizer is None else sizer.schema_command() or ""
 
     def get_in(path: str) -> str:
         cmd = f"scratch get-in {ref} {_q(path)}"
@@ -136,7 +135,7 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                 "samples": [s.get("value") for s in (items.get("samples") or [])[:3]],
             }
             fields = pick_fields(items)
-            nxt += [schema_cmd, f"scratch item-schema {ref} {_q(path)} --depth 2"]
+            nxt += [schema_cmd(), f"scratch item-schema {ref} {_q(path)} --depth 2"]
             if fields:
                 nxt.append(f"scratch iterate-over {ref} {_q(path)} --fields "
                            f"{_q(','.join(fields))} --limit 20")
@@ -144,13 +143,13 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
             first = f"{path}{sep}0" if path != "." else "0"
             nxt.append(get_in(first))
         else:
-            nxt += [schema_cmd, get_in(".")]
+            nxt += [schema_cmd(), get_in(".")]
     for key in ("timestamp_format", "time_range", "levels", "first_lines", "last_lines",
                 "last_lines_start", "columns", "header", "rows", "delimiter", "headings"):
         if key in info and info[key] not in (None, {}, []):
             pointer.setdefault("text", {})[key] = info[key]
     if any(info.get(k) for k in ("columns", "headings", "timestamp_format")):
-        nxt.append(schema_cmd)  # CSV columns, the markdown outline, log levels and times
+        nxt.append(schema_cmd())  # CSV columns, the markdown outline, log levels and times
     header = info.get("header")
     if fmt in ("csv", "tsv") and isinstance(header, list):
         names = [h for h in header if isinstance(h, str) and h and "," not in h]
