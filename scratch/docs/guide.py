@@ -35,9 +35,9 @@ cap or the remaining budget is refused (exit 3) with error.code (head_too_large,
 slice_too_large, grep_too_large, get_in_too_large, iterate_over_too_large, read_too_large,
 budget_exceeded, ...), estimated_tokens, limit, and suggestions: exact commands. Run one of
 them; don't retry the same call. Or add --fit (head, tail, slice, grep, get-in, iterate-over,
-read) to get the largest part that fits plus `next`, the exact command that continues; follow
-`next` until it is absent. Exit 4 is not found: key_path_not_found names the valid_prefix and
-the available keys."""),
+read, log read) to get the largest part that fits plus `next`, the exact command that
+continues; follow `next` until it is absent (a line too long for one answer comes in pieces).
+Exit 4 is not found: key_path_not_found names the valid_prefix and the available keys."""),
     ("Budget", """\
 scratch budget               window, used, remaining
 scratch budget used N        after your model reports N tokens used (keeps the estimate true)
