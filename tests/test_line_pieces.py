@@ -95,3 +95,14 @@ def test_a_refused_long_line_suggests_reading_it_in_pieces(entry: str) -> None:
     assert r.code == 3 and r.json["error"]["code"] == "slice_too_large"
     assert "scratch slice e 2 3 --fit" in r.json["error"]["suggestions"]
     assert follow("scratch slice e 2 3 --fit", json_mode=True)[-1]["lines"] == ["third line"]
+
+
+def test_tail_fit_over_a_long_line_also_comes_in_pieces(entry: str) -> None:
+    # tail -n 2 is lines 2..3; --fit pages them from the first, so the long line 2 in pieces
+    answers = follow(f"scratch tail {entry} -n 2 --fit", json_mode=True)
+    parts = [a for a in answers if "line_part" in a]
+    assert "".join(p["lines"][0] for p in parts).encode() == LONG.encode()
+    assert answers[-1]["lines"] == ["third line"]
+    r = cli("tail", entry, "-n", "2", "--json", env=ENV)
+    assert r.code == 3 and r.json["error"]["code"] == "tail_too_large"
+    assert r.json["error"]["suggestions"] == ["scratch tail e -n 1"]  # the short last line

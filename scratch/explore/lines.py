@@ -159,14 +159,10 @@ def show_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
         if cost > cap or ctx.json_mode:
             keep = fitting_lines(ctx, target, start, end, cap, command=command,
                                  numbers=numbers, next_for=next_for)
-            if keep == 0 and command != "tail":  # one line over the cap: read it in pieces
+            if keep == 0:  # the first line alone is over the cap: read it in pieces
                 from scratch.explore.linepart import line_piece
                 return line_piece(ctx, target, start, asked, 0, command=command, code=code,
                                   numbers=numbers)
-            if keep == 0:
-                raise too_big_to_fit(ctx, code, f"line {start} alone",
-                                     range_cost(target, start, start, spec, numbers=priced),
-                                     lambda: line_alternatives(ctx, target, start))
             end = start + keep - 1
             nxt = next_for(keep)
             cost = range_cost(target, start, end, spec, numbers=priced)
@@ -224,7 +220,7 @@ def _range_suggestions(ctx: Context, target: Target, start: int, end: int, *, co
     if not fit and _first_fits(ctx, target, start, end, cap, command, numbers):
         out.append(fit_cmd)
     elif not out:
-        if not fit and command != "tail":
+        if not fit:
             out.append(fit_cmd)  # the first line, too long for one answer, comes in pieces
         out += line_alternatives(ctx, target, start)
     return out
