@@ -106,3 +106,10 @@ def test_tail_fit_over_a_long_line_also_comes_in_pieces(entry: str) -> None:
     r = cli("tail", entry, "-n", "2", "--json", env=ENV)
     assert r.code == 3 and r.json["error"]["code"] == "tail_too_large"
     assert r.json["error"]["suggestions"] == ["scratch tail e -n 1"]  # the short last line
+
+
+def test_a_grep_match_on_a_long_line_points_to_its_pieces(entry: str) -> None:
+    for extra in ([], ["--fit"]):
+        r = cli("grep", entry, "wörd5 ", *extra, "--json", env=ENV)
+        assert r.code == 3 and r.json["error"]["code"] == "grep_too_large"
+        assert r.json["error"]["suggestions"][0] == "scratch slice e 2 2 --fit"

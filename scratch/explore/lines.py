@@ -223,7 +223,7 @@ def _range_suggestions(ctx: Context, target: Target, start: int, end: int, *, co
         if not fit:
             out.append(fit_cmd)  # the first line, too long for one answer, comes in pieces
         out += line_alternatives(ctx, target, start)
-    return out
+    return list(dict.fromkeys(out))
 
 
 def _first_fits(ctx: Context, target: Target, start: int, end: int, cap: int, command: str,
@@ -237,10 +237,11 @@ def _first_fits(ctx: Context, target: Target, start: int, end: int, cap: int, co
 
 
 def line_alternatives(ctx: Context, target: Target, line: int) -> list[str]:
-    """Ways into an entry whose line ``line`` alone is over the cap: the item it holds (an
-    NDJSON line, paged with --fit), and the schema at a depth that fits."""
+    """Ways into an entry whose line ``line`` alone is over the cap: that line in pieces
+    (slice --fit), the item it holds (an NDJSON line, paged with --fit), and the schema at a
+    depth that fits."""
     from scratch.explore.structure import fitting_schema
-    out = []
+    out = [f"scratch slice {target.ref} {line} {line} --fit"]
     if target.format == "ndjson":
         from bisect import bisect_right
 
