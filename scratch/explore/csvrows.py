@@ -236,18 +236,23 @@ def get_in(ctx: Context, target: Target, path: str, *, offset: int = 0,
     again = f"scratch get-in {ref} {shlex.quote(path)}"
     suggestions = [f"scratch get-in {ref} {shlex.quote(format_path([k, key]))}"
                    for key in list(row)[:3]] if isinstance(value, dict) else []
+
+    def make_data(paging: dict[str, Any], body: str, off: int, lim: int | None,
+                  with_fit: bool) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
+                                "type": json_type(value), "row": k, "line": table.line(k),
+                                **paging}
+        if off or lim or (with_fit and "next" in paging) or isinstance(value, str):
+            data["text"] = body
+        else:
+            data["value"] = value
+        return data
+
     body, meta, paging = page(ctx, TextLines(render_value(value)), offset=offset, limit=limit,
                               fit=fit, code="get_in_too_large", again=again,
                               suggestions=[*suggestions, f"{again} --limit 50"], spec=spec,
-                              data_base={"name": target.name, "version": target.version,
-                                         "path": path})
-    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
-                            "type": json_type(value), "row": k, "line": table.line(k),
-                            **paging}
-    if offset or limit or (fit and "next" in paging) or isinstance(value, str):
-        data["text"] = body
-    else:
-        data["value"] = value
+                              make_data=make_data, warnings=table.warnings)
+    data = make_data(paging, body, offset, limit, fit)
     target.index.close()
     notices = (f"more: {paging['next']}",) if paging.get("next") else ()
     return Result("get-in", data=data, text=body, meta=meta, notices=notices,

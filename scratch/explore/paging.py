@@ -123,25 +123,14 @@ MakeData = Callable[[dict[str, Any], str, int, int | None, bool], dict[str, Any]
 
 
 def page(ctx: Context, source: LineSource, *, offset: int, limit: int | None, fit: bool,
-         code: str, again: str, suggestions: Suggestions, spec: Any,
-         make_data: MakeData | None = None, warnings: tuple[str, ...] = (),
-         data_base: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], dict[str, Any]]:
+         code: str, again: str, suggestions: Suggestions, spec: Any, make_data: MakeData,
+         warnings: tuple[str, ...] = ()) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """Cut ``source`` by line window and/or budget; charge it. Returns text, meta, paging.
 
-    ``make_data`` builds the answer's data exactly (--fit --json measures its envelope) and
-    ``suggestions`` is worked out on refusal. The older form -- ``data_base`` (the data's
-    first keys) and a list of suggestions, to which ``--fit`` is added -- is measured with a
-    reserve for what it leaves out."""
+    ``make_data`` builds the answer's data exactly (--fit --json measures its envelope);
+    ``suggestions`` is worked out on refusal, or, given as a list, gets ``--fit`` added."""
     from scratch.tokens import count_lines, count_text
 
-    measured: str | None = "get-in"
-    if make_data is None:
-        base = dict(data_base or {})
-        measured = None  # shrink_to_fit keeps a reserve for the keys it does not know
-
-        def make_data(paging: dict[str, Any], body: str, off: int, lim: int | None,
-                      with_fit: bool) -> dict[str, Any]:
-            return {**base, **paging, "text": body}
     if isinstance(suggestions, list):
         suggestions = [*suggestions, f"{again} --fit"]
 
@@ -190,7 +179,7 @@ def page(ctx: Context, source: LineSource, *, offset: int, limit: int | None, fi
         if ctx.json_mode:
             keep = shrink_to_fit(ctx, cap, keep, lambda k: make_data(
                 _paging(offset, k, total, next_for(k)), "".join(window[:k]), offset, limit, fit),
-                command=measured, warnings=warnings, guess=keep)
+                command="get-in", warnings=warnings, guess=keep)
         if keep == 0:
             raise too_big_to_fit(ctx, code, "the first line alone", cost, suggestions)
         if keep < len(window):
