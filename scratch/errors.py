@@ -46,6 +46,8 @@ class ScratchError(Exception):
 
     code: str = "error"
     exit_code: ExitCode = ExitCode.ERROR
+    # a refusal's own price once charged ({"tokens", "budget"}), for a footer; not in to_dict
+    charged: dict[str, Any] | None = None
 
     def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
         super().__init__(message)

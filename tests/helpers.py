@@ -51,3 +51,37 @@ def count_bytes(data: bytes) -> int:
     from scratch.tokens import count_stream
 
     return count_stream([data], spec())
+
+
+def shell_of(call: Any) -> str:
+    """A suggestion or ``next`` as the shell line that runs it (``--json`` gives objects with
+    the structured call and its ``shell`` line)."""
+    return call["shell"] if isinstance(call, dict) else call
+
+
+def human_error(err: str) -> dict[str, Any]:
+    """Human mode's error on stderr (``error [code]: message``, then one suggestion per
+    line) as a dict like the ``--json`` error object: code, message, suggestions."""
+    lines = err.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("error ["))
+    head = lines[first]
+    code, message = head[len("error ["):].split("]: ", 1)
+    suggestions = []
+    for line in lines[first + 1:]:
+        if not line.startswith("  "):
+            break
+        suggestions.append(line[2:])
+    return {"code": code, "message": message, "suggestions": suggestions}
+
+
+def error_of(r: Run, json_mode: bool) -> dict[str, Any]:
+    """The error a refused run printed, suggestions as shell lines, in either mode."""
+    if json_mode:
+        err = dict(r.json["error"])
+        err["suggestions"] = [shell_of(s) for s in err.get("suggestions", [])]
+        return err
+    return human_error(r.err)
+
+
+def shells(calls: list[Any]) -> list[str]:
+    return [shell_of(c) for c in calls]

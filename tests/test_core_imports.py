@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
-CORE = ["scratch.store", "scratch.logs", "scratch.config", "scratch.errors", "scratch.names",
-        "scratch.diffing", "scratch.ops.files", "scratch.ops.logs", "scratch.ops.tokens",
-        "scratch.ops.run", "scratch.context", "scratch.ingest", "scratch.pointer",
-        "scratch.pricing", "scratch.tokens", "scratch.formats", "scratch.index",
-        "scratch.query.paths", "scratch.query.grep", "scratch.query.items",
-        "scratch.explore.lines", "scratch.explore.grep", "scratch.explore.structure",
-        "scratch.explore.items", "scratch.explore.read", "scratch.explore.summarize"]
+import scratch
+
+INTERFACES = ("scratch.cli", "scratch.docs", "scratch.mcp", "scratch.__main__")
+
+
+def core_modules() -> list[str]:
+    """Every module of scratch below the interfaces (cli, docs, mcp)."""
+    out = []
+    for info in pkgutil.walk_packages([str(Path(scratch.__file__).parent)], "scratch."):
+        if not info.name.startswith(INTERFACES):
+            out.append(info.name)
+    return sorted(out)
+
+
+CORE = core_modules()
+
+
+def test_the_core_is_every_layer_below_the_interfaces() -> None:
+    assert {"scratch.answers.fitting", "scratch.answers.registry", "scratch.store",
+            "scratch.index.reader", "scratch.query.paths", "scratch.tokens"} <= set(CORE)
+    assert not [m for m in CORE if m.startswith(INTERFACES)]
 
 
 def test_core_does_not_import_typer_or_rich() -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from tests.helpers import cli, count
+from tests.helpers import cli, count, human_error
 
 
 def write_two_versions() -> None:
@@ -37,8 +35,12 @@ def test_a_diff_over_the_cap_is_refused_with_a_smaller_one(scratch_home) -> None
     used = cli("budget", "--json").json["data"]["used"]
     r = cli("diff", "n", "1", "2", env=env)  # people read the hunks; --json carries ops
     assert r.code == 3 and r.out == b""
-    err = json.loads(r.err.splitlines()[-1])["error"]
-    assert (err["code"], err["limit"], err["estimated_tokens"]) == ("diff_too_large", cap, full)
+    err = human_error(r.err)
+    assert err["code"] == "diff_too_large"
+    assert err["message"] == (f"this answer costs ~{full} tokens, over the per-call cap of {cap} "
+                              "(budget.max_extraction_tokens)")
     assert err["suggestions"] == ["scratch diff n 1 2 -U 0"]
-    assert cli("budget", "--json").json["data"]["used"] == used  # a refusal costs nothing
+    # a refusal costs what it prints: its line and its suggestion
+    printed = "\n".join(r.err.splitlines()[:2]) + "\n"
+    assert cli("budget", "--json").json["data"]["used"] == used + count(printed)
     assert cli("diff", "n", "1", "2", "-U", "0", env=env).code == 0

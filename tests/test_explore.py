@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scratch.tokens import count_text, resolve_encoding
-from tests.helpers import cli
+from tests.helpers import cli, count, shell_of, shells
 
 SAMPLE = Path(__file__).resolve().parents[1] / "scratch" / "samples" / "pods.json"
 O200K = resolve_encoding(None, "o200k_base")
@@ -26,7 +26,7 @@ def stored(home: Path, name: str) -> list[str]:
 
 
 def run_next(cmd: str):
-    args = shlex.split(cmd)
+    args = shlex.split(shell_of(cmd))
     assert args[0] == "scratch"
     return cli(*args[1:], "--json")
 
@@ -94,7 +94,7 @@ def test_refusal_has_code_estimate_limit_and_runnable_suggestions(scratch_home: 
     assert run_next(r.json["error"]["suggestions"][-1]).code == 0  # a smaller --depth fits
 
 
-def test_budget_exceeded_and_nothing_recorded(scratch_home: Path, pods: str) -> None:
+def test_budget_exceeded_and_only_the_refusal_recorded(scratch_home: Path, pods: str) -> None:
     cli("budget", "set-window", "1000")
     before = cli("budget", "--json").json["data"]["used"]
     r = cli("slice", pods, "1", "300", "--json")
@@ -102,7 +102,8 @@ def test_budget_exceeded_and_nothing_recorded(scratch_home: Path, pods: str) -> 
     err = r.json["error"]
     assert err["code"] == "budget_exceeded"
     assert err["estimated_tokens"] > err["remaining"]
-    assert cli("budget", "--json").json["data"]["used"] == before
+    # the answer was not given; the refusal was read, and costs what it printed
+    assert cli("budget", "--json").json["data"]["used"] == before + count(r.text)
 
 
 def test_fit_pages_cover_everything_without_gap_or_overlap(scratch_home: Path,
@@ -158,7 +159,7 @@ def test_grep_pathological_pattern_and_invalid_pattern(scratch_home: Path) -> No
     err = r.json["error"]
     assert err["code"] == "invalid_pattern"
     assert isinstance(err["position"], int)
-    assert any(s.endswith("-F") for s in err["suggestions"])
+    assert any(s.endswith("-F") for s in shells(err["suggestions"]))
 
 
 def test_get_in_paths_match_json(scratch_home: Path, pods: str) -> None:
@@ -184,7 +185,7 @@ def test_get_in_missing_path_diagnostics(pods: str) -> None:
     assert (err["code"], err["valid_prefix"], err["failed_segment"]) == \
         ("key_path_not_found", "items.3", "metdata")
     assert err["available_keys"] == ["apiVersion", "kind", "metadata", "spec", "status"]
-    assert err["suggestions"][0] == "scratch get-in pods items.3.metadata"
+    assert shell_of(err["suggestions"][0]) == "scratch get-in pods items.3.metadata"
     r = cli("get-in", pods, "items.500", "--json")
     assert r.json["error"]["array_length"] == 60
     r = cli("get-in", pods, "kind.x", "--json")
@@ -275,7 +276,7 @@ def test_summarize_counts_and_cache_and_small_refusal(scratch_home: Path, pods: 
     cli("write", "tiny", input="just a line\n")
     r = cli("summarize", "tiny", "--json")
     assert r.code == 3 and r.json["error"]["code"] == "entry_too_small"
-    assert r.json["error"]["suggestions"] == ["scratch read tiny"]
+    assert shells(r.json["error"]["suggestions"]) == ["scratch read tiny"]
 
 
 def test_summarize_command_runs_per_piece(scratch_home: Path, pods: str) -> None:

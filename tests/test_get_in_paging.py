@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli
+from tests.helpers import cli, count, shell_of, shells
 
 BIG_CAP = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "10000000",
            "SCRATCH_BUDGET_CONTEXT_WINDOW": "100000000000"}
@@ -79,11 +79,11 @@ def test_fit_pages_join_to_the_whole(doc: str) -> None:
     while True:
         assert r.code == 0, r.out
         pages.append(r.json["data"]["text"])
-        nxt = r.json["meta"].get("next")
+        nxt = r.json["data"].get("next")
         if not nxt:
             break
         assert r.json["meta"]["tokens"]["count"] <= 400
-        args = shlex.split(nxt)
+        args = shlex.split(shell_of(nxt))
         r = cli(*args[1:], "--json", env=env)
     assert len(pages) > 3
     assert "".join(pages) == "".join(whole)
@@ -95,18 +95,21 @@ def test_a_window_longer_than_the_cap_is_refused_with_an_estimate(doc: str) -> N
     cap = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "400"}
     r = cli("get-in", doc, "items", "--offset", "2", "--json", env=cap)
     assert r.code == 3
+    refusals = count(r.text)
     err = r.json["error"]
     assert err["code"] == "get_in_too_large"
     assert err["estimated_tokens"] >= total - 2  # every line costs at least one token
     assert err["limit"] == 400
-    assert "scratch get-in doc items --offset 2 --fit" in err["suggestions"]
+    assert "scratch get-in doc items --offset 2 --fit" in shells(err["suggestions"])
     r = cli("get-in", doc, "items", "--json", env=cap)
     assert r.code == 3 and r.json["error"]["code"] == "get_in_too_large"
+    refusals += count(r.text)
     assert total > 2000 and r.json["error"]["estimated_tokens"] >= total
-    suggestions = r.json["error"]["suggestions"]
+    suggestions = shells(r.json["error"]["suggestions"])
     assert suggestions[0] == "scratch get-in doc items.0"
     assert suggestions[-1] == "scratch get-in doc items --fit"
-    assert cli("budget", "--json").json["data"]["used"] == used  # refusals cost nothing
+    # refusals cost what they print, and nothing more: the window was never read
+    assert cli("budget", "--json").json["data"]["used"] == used + refusals
     for suggestion in suggestions:  # each fits the cap it was refused under
         assert cli(*shlex.split(suggestion)[1:], "--json", env=cap).code == 0, suggestion
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Run, cli, count, count_bytes
+from tests.helpers import Run, cli, count, count_bytes, shells
 
 PODS = Path(str(files("scratch") / "samples" / "pods.json"))
 AUTO_NAME = re.compile(r"(?P<tool>.+)/(?P<stamp>\d{8}T\d{6}Z)-(?P<hash>[0-9a-f]{8})")
@@ -261,9 +261,10 @@ def test_pointer_on_pods_sample(scratch_home: Path) -> None:
     first, last = items_node["lines"]
     lines = stored.decode().split("\n")
     assert lines[first - 1] == '  "items": [' and lines[last - 1] == "  ],"
-    assert p["next"][:4] == [f"scratch schema {name}", f"scratch item-schema {name} items --depth 2",
-                             p["next"][2], f"scratch get-in {name} items.0"]
-    assert p["next"][2].startswith(f"scratch iterate-over {name} items --fields ")
+    nxt = shells(p["next"])
+    assert nxt[:4] == [f"scratch schema {name}", f"scratch item-schema {name} items --depth 2",
+                       nxt[2], f"scratch get-in {name} items.0"]
+    assert nxt[2].startswith(f"scratch iterate-over {name} items --fields ")
     # the human rendering: its exact token count is pointer_tokens, within the size rules
     text = r.text
     assert text.splitlines()[0] == (
@@ -346,7 +347,7 @@ def test_companion_from_an_mcp_shaped_result(scratch_home: Path) -> None:
     p = pointer("mcp/pods", "--store-always", input=mcp)
     cname = "mcp/pods.content-0-text"
     assert p["companions"] == [cname]
-    assert f"scratch head {cname}" in p["next"]
+    assert f"scratch head {cname}" in shells(p["next"])
     assert sorted(e["name"] for e in entries()) == ["mcp/pods", cname]
     companion = stored_path(scratch_home, cname).read_bytes()
     assert json.loads(companion) == inner
@@ -503,19 +504,23 @@ def test_intercepted_tokens_in_stats_and_budget() -> None:
     ingest(input=b"small\n")  # passthrough: nothing intercepted
     agent = cli("stats", "--json").json["data"]["agents"]
     assert all(a.get("tokens_intercepted", 0) == 0 for a in agent)
-    p = pointer("--tool", "kubectl_get_pods", input=PODS.read_bytes())
-    intercepted = p["tokens"] - p["pointer_tokens"]
+    r = cli("ingest", "--tool", "kubectl_get_pods", "--json", input=PODS.read_bytes())
+    p, meta = r.json["data"], r.json["meta"]
+    # the agent read the --json pointer, so it is charged as printed: the whole envelope
+    assert meta["tokens"]["count"] == count(r.text)
+    intercepted = p["tokens"] - meta["tokens"]["count"]
+    assert meta["intercepted"] == intercepted
     (stats,) = cli("stats", "--json").json["data"]["agents"]
     assert stats["tokens_intercepted"] == intercepted
     budget = cli("budget", "--json").json["data"]
     assert budget["intercepted"] == intercepted
-    assert budget["used"] == budget["kinds"]["pointer"] == p["pointer_tokens"]
+    assert budget["used"] == budget["kinds"]["pointer"] == meta["tokens"]["count"]
 
 
 def test_core_ingest_api_without_the_cli(scratch_home: Path) -> None:
-    from scratch.context import Context
-    from scratch.ingest import IngestOptions, default_tool
-    from scratch.ingest import ingest as core_ingest
+    from scratch.answers.context import Context
+    from scratch.answers.ingest import IngestOptions, default_tool
+    from scratch.answers.ingest import ingest as core_ingest
 
     ctx = Context.build()
     rows = "".join(f"{i},name-{i},{i * 7 % 13}\n" for i in range(2000))

@@ -13,13 +13,25 @@ import json
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
-from tests.helpers import cli, count, count_bytes
+from tests.helpers import cli, count, count_bytes, shells
 
 pytestmark = pytest.mark.corpus
 ENVELOPE = 60  # tokens of the --json envelope around the pointer's data (measured 56-58)
+
+
+def ingest_both(ctx: Any, path: Path, opts: Any) -> tuple[Any, int]:
+    """Ingest ``path`` as an agent reading text would, then as one reading --json: the text
+    result, and the tokens of the --json pointer's data (its calls spelled as printed)."""
+    from scratch.answers.ingest import ingest
+    from scratch.answers.pointer import pointer_json
+    from scratch.cli.render import JsonEnvelope, ShellText
+    with open(path, "rb") as fh:
+        res = ingest(ctx, fh, opts, rendering=ShellText())
+    with open(path, "rb") as fh:
+        as_json = ingest(ctx, fh, opts, rendering=JsonEnvelope())
+    return res, count(pointer_json(as_json.data, JsonEnvelope().call_data))
 
 
 def stored(home: Path, name: str) -> bytes:
@@ -92,11 +104,12 @@ def check_array(p: dict[str, Any], value: Any, path: str) -> None:
     if all(isinstance(x, dict) for x in target):
         assert unquoted(arr["keys"]) == presence(target)
     name = p["name"]
-    assert f"scratch item-schema {name} {path} --depth 2" in p["next"]
+    nxt = shells(p["next"])
+    assert f"scratch item-schema {name} {path} --depth 2" in nxt
     first = "0" if path == "." else f"{path}.0"
     # a first item too big for the per-call cap is suggested with --fit (tests/test_pointer_next)
-    assert (f"scratch get-in {name} {first}" in p["next"]
-            or f"scratch get-in {name} {first} --fit" in p["next"])
+    assert (f"scratch get-in {name} {first}" in nxt
+            or f"scratch get-in {name} {first} --fit" in nxt)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,7 +191,7 @@ def test_companion_in_an_mcp_result_wrapping_corpus_json(scratch_home: Path,
     assert p["companions"] == names
     assert json.loads(stored(scratch_home, names[0])) == inner
     assert stored(scratch_home, names[1]) == md.encode()
-    assert f"scratch head {names[0]}" in p["next"]
+    assert f"scratch head {names[0]}" in shells(p["next"])
     entries = {e["name"] for e in cli("ls", "--json").json["data"]["entries"]}
     assert entries == {"mcp/list", *names}
 
@@ -280,8 +293,8 @@ def test_ndjson(scratch_home: Path, corpus_dir: Path) -> None:
 
 def test_every_json_file_round_trips_and_pointer_fits(scratch_home: Path,
                                                       corpus_dir: Path) -> None:
-    from scratch.context import Context
-    from scratch.ingest import IngestOptions, ingest
+    from scratch.answers.context import Context
+    from scratch.answers.ingest import IngestOptions
 
     ctx = Context.build()
     files = sorted(corpus_dir.rglob("*.json"))
@@ -290,8 +303,8 @@ def test_every_json_file_round_trips_and_pointer_fits(scratch_home: Path,
     for i, path in enumerate(files):
         rel = path.relative_to(corpus_dir).as_posix()
         raw = path.read_bytes()
-        with open(path, "rb") as fh:
-            res = ingest(ctx, fh, IngestOptions(name=f"rt/{i}", store_always=True))
+        res, json_tokens = ingest_both(ctx, path, IngestOptions(name=f"rt/{i}",
+                                                                store_always=True))
         p = res.data
         content = stored(scratch_home, f"rt/{i}")
         if p["format"] != "json" or json.loads(content) != json.loads(raw):
@@ -303,7 +316,7 @@ def test_every_json_file_round_trips_and_pointer_fits(scratch_home: Path,
         if count(res.text) != p["pointer_tokens"]:
             bad.append(f"{rel}: pointer_tokens {p['pointer_tokens']} != {count(res.text)}")
         # the printed pointer, and the --json one (its data plus the envelope around it)
-        pointer_tokens = max(count(res.text), count(orjson.dumps(p).decode()) + ENVELOPE)
+        pointer_tokens = max(count(res.text), json_tokens + ENVELOPE)
         # the output is what the tool printed; re-rendered JSON has its own token count
         received = p["tokens"] if content == raw else count_bytes(raw)
         if received >= 5120:  # what ingest stores by default
@@ -315,8 +328,8 @@ def test_every_json_file_round_trips_and_pointer_fits(scratch_home: Path,
 
 
 def test_pointer_size_on_every_other_corpus_file(scratch_home: Path, corpus_dir: Path) -> None:
-    from scratch.context import Context
-    from scratch.ingest import IngestOptions, ingest
+    from scratch.answers.context import Context
+    from scratch.answers.ingest import IngestOptions
 
     ctx = Context.build()
     files = sorted(p for p in corpus_dir.rglob("*") if p.is_file() and p.suffix != ".json"
@@ -324,13 +337,12 @@ def test_pointer_size_on_every_other_corpus_file(scratch_home: Path, corpus_dir:
     bad: list[str] = []
     for i, path in enumerate(files):
         rel = path.relative_to(corpus_dir).as_posix()
-        with open(path, "rb") as fh:
-            res = ingest(ctx, fh, IngestOptions(name=f"f/{i}", tool="t"))
+        res, json_tokens = ingest_both(ctx, path, IngestOptions(name=f"f/{i}", tool="t"))
         if not res.data["stored"]:
             continue  # under the default threshold: passed through
         p = res.data
         assert stored(scratch_home, f"f/{i}") == path.read_bytes(), rel  # kept byte-exact
-        n = max(count(res.text), count(orjson.dumps(p).decode()) + ENVELOPE)
+        n = max(count(res.text), json_tokens + ENVELOPE)
         if not (n < p["tokens"] and (p["tokens"] < 50_000 or n <= min(800, p["tokens"] // 100))):
             bad.append(f"{rel}: pointer {n} for {p['tokens']}")
     assert bad == []

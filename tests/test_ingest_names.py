@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.helpers import cli
+from tests.helpers import cli, shells
 
 DOC = json.dumps({"items": [{"name": f"pod-{i}", "phase": "Running"} for i in range(400)]})
 
@@ -39,5 +39,5 @@ def test_a_hash_shared_by_two_names_asks_for_a_name(scratch_home) -> None:
         assert err["message"] == (f"hash prefix {prefix!r} matches 2 entries; all end in the "
                                   f"same hash {digits}; give the full name")
         assert err["matches"] == [a, b]
-        assert err["suggestions"] == [f"scratch head {a}", f"scratch head {b}"]
-        assert all(cli(*s.split()[1:]).code == 0 for s in err["suggestions"])
+        assert shells(err["suggestions"]) == [f"scratch head {a}", f"scratch head {b}"]
+        assert all(cli(*s.split()[1:]).code == 0 for s in shells(err["suggestions"]))

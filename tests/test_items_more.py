@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scratch.tokens import count_text, resolve_encoding
-from tests.helpers import cli
+from tests.helpers import cli, shell_of, shells
 
 SAMPLE = Path(__file__).resolve().parents[1] / "scratch" / "samples" / "pods.json"
 O200K = resolve_encoding(None, "o200k_base")
@@ -150,7 +150,7 @@ ALL = "id,name,score,ok,when,note"
 
 def test_cell_typing_reads_the_shapes_the_index_types_columns_by() -> None:
     # rows are typed by the index's column types; a cell converts when it has that type's shape
-    from scratch.explore import csvrows
+    from scratch.answers import table_rows as csvrows
     from scratch.index import textinfo
     assert csvrows._INT.pattern == textinfo._INT.pattern
     assert csvrows._NUM.pattern == textinfo._NUM.pattern
@@ -250,7 +250,7 @@ def test_csv_paths_other_than_the_rows_are_refused_with_suggestions(tricky: str)
         assert r.code == 2
         err = r.json["error"]
         assert err["code"] == "invalid_path"
-        assert err["suggestions"] == [
+        assert shells(err["suggestions"]) == [
             f"scratch iterate-over {tricky} . --fields id,name,score --limit 20",
             f"scratch item-schema {tricky} ."]
 
@@ -341,21 +341,21 @@ def test_csv_get_in_errors_point_to_what_works(tricky: str) -> None:
 
     code, e = err("3")
     assert (code, e["code"], e["array_length"]) == (4, "key_path_not_found", 3)
-    assert e["suggestions"] == [f"scratch get-in {tricky} 2", f"scratch schema {tricky}"]
+    assert shells(e["suggestions"]) == [f"scratch get-in {tricky} 2", f"scratch schema {tricky}"]
     code, e = err("score")
     assert (code, e["code"]) == (4, "key_path_not_found")
-    assert e["suggestions"] == [f"scratch get-in {tricky} 0.score",
+    assert shells(e["suggestions"]) == [f"scratch get-in {tricky} 0.score",
                                 f"scratch iterate-over {tricky} . --fields score --limit 20"]
     code, e = err("1.scor")
     assert e["message"] == "no column 'scor' in row 1 (6 columns)"
     assert e["available_keys"] == ["id", "name", "score", "ok", "when", "note"]
-    assert e["suggestions"] == [f"scratch get-in {tricky} 1.score", f"scratch schema {tricky}"]
+    assert shells(e["suggestions"]) == [f"scratch get-in {tricky} 1.score", f"scratch schema {tricky}"]
     code, e = err("1.name.first")
     assert e["message"] == "the value at 1.name is a string, it has no 'first'"
     for path in (".", "$", "$[*].name"):
         code, e = err(path)
         assert (code, e["code"]) == (2, "invalid_path")
-        assert e["suggestions"] == [
+        assert shells(e["suggestions"]) == [
             f"scratch iterate-over {tricky} . --fields id,name,score --limit 20",
             f"scratch item-schema {tricky} .", f"scratch get-in {tricky} 0"]
 
@@ -456,7 +456,7 @@ def test_a_window_reads_its_rows_not_the_table(big: str) -> None:
     err = r.json["error"]
     assert err["code"] == "iterate_over_too_large"
     assert err["estimated_tokens"] > 1_000_000
-    first = err["suggestions"][0]
+    first = shell_of(err["suggestions"][0])
     assert first.startswith(f"scratch iterate-over {big} . --fields id,name --offset 5 --limit ")
     import shlex
     r = cli(*shlex.split(first)[1:], "--json")
@@ -466,7 +466,7 @@ def test_a_window_reads_its_rows_not_the_table(big: str) -> None:
                     "--json")
     assert r.code == 0 and peak < 2_000_000, peak
     rows = r.json["data"]["rows"]
-    assert rows[0]["_index"] == 7 and r.json["data"]["next"] == (
+    assert rows[0]["_index"] == 7 and r.json["data"]["next"]["shell"] == (
         f"scratch iterate-over {big} . --fields id --offset {7 + len(rows)} --fit")
 
 
@@ -485,7 +485,7 @@ def test_fit_pages_visit_every_row_once(scratch_home: Path) -> None:
                    for row in rows)
         if "next" not in r.json["data"]:
             break
-        r = cli(*shlex.split(r.json["data"]["next"])[1:], "--json")
+        r = cli(*shlex.split(shell_of(r.json["data"]["next"]))[1:], "--json")
     assert seen == list(range(400))
 
 

@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from tests.helpers import cli, count
+from tests.helpers import cli, count, shell_of, shells
 
 CAP = 400
 ENV = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": str(CAP)}
@@ -24,7 +24,7 @@ def follow(cmd: str, json_mode: bool) -> list:
     """Every answer of a --fit chain, starting at ``cmd``."""
     answers = []
     while cmd:
-        args = shlex.split(cmd)[1:] + (["--json"] if json_mode else [])
+        args = shlex.split(shell_of(cmd))[1:] + (["--json"] if json_mode else [])
         r = cli(*args, env=ENV)
         assert r.code == 0, (cmd, r.out[:300], r.err[-300:])
         if json_mode:
@@ -67,7 +67,8 @@ def test_head_fit_on_a_long_first_line_starts_the_pieces(scratch_home) -> None:
     assert r.code == 0
     d = r.json["data"]
     assert d["line_part"]["line"] == 1 and d["line_part"]["from_byte"] == 0
-    assert d["next"] == f"scratch slice h 1 2 --from-byte {d['line_part']['to_byte']} --fit"
+    assert d["next"]["shell"] == (f"scratch slice h 1 2 --from-byte {d['line_part']['to_byte']} "
+                                  "--fit")
 
 
 def test_from_byte_errors(entry: str) -> None:
@@ -93,7 +94,7 @@ def test_a_piece_never_splits_a_character(entry: str) -> None:
 def test_a_refused_long_line_suggests_reading_it_in_pieces(entry: str) -> None:
     r = cli("slice", entry, "2", "3", "--json", env=ENV)
     assert r.code == 3 and r.json["error"]["code"] == "slice_too_large"
-    assert "scratch slice e 2 3 --fit" in r.json["error"]["suggestions"]
+    assert "scratch slice e 2 3 --fit" in shells(r.json["error"]["suggestions"])
     assert follow("scratch slice e 2 3 --fit", json_mode=True)[-1]["lines"] == ["third line"]
 
 
@@ -105,11 +106,11 @@ def test_tail_fit_over_a_long_line_also_comes_in_pieces(entry: str) -> None:
     assert answers[-1]["lines"] == ["third line"]
     r = cli("tail", entry, "-n", "2", "--json", env=ENV)
     assert r.code == 3 and r.json["error"]["code"] == "tail_too_large"
-    assert r.json["error"]["suggestions"] == ["scratch tail e -n 1"]  # the short last line
+    assert shells(r.json["error"]["suggestions"]) == ["scratch tail e -n 1"]  # the short last line
 
 
 def test_a_grep_match_on_a_long_line_points_to_its_pieces(entry: str) -> None:
     for extra in ([], ["--fit"]):
         r = cli("grep", entry, "wörd5 ", *extra, "--json", env=ENV)
         assert r.code == 3 and r.json["error"]["code"] == "grep_too_large"
-        assert r.json["error"]["suggestions"][0] == "scratch slice e 2 2 --fit"
+        assert shell_of(r.json["error"]["suggestions"][0]) == "scratch slice e 2 2 --fit"

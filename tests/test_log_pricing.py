@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
-import orjson
 import pytest
 
 from scratch.tokens import count_text, resolve_encoding
-from tests.helpers import cli
+from tests.helpers import cli, human_error, shell_of, shells
 
 O200K = resolve_encoding(None, "o200k_base")
 N = 3000
@@ -44,8 +44,8 @@ def used() -> int:
     return int(cli("budget", "--json").json["data"]["used"])
 
 
-def run(cmd: str, *, json: bool = True):
-    args = shlex.split(cmd)
+def run(cmd: Any, *, json: bool = True):
+    args = shlex.split(shell_of(cmd))
     assert args[0] == "scratch", cmd
     return cli(*args[1:], *(["--json"] if json else []))
 
@@ -88,21 +88,26 @@ def test_json_answers_are_priced_on_the_envelope(big: str) -> None:
     (("log", "read", "big", "--since", "1000", "--limit", "900"), "log_read_too_large"),
     (("log", "tail", "big", "-n", "100000"), "log_tail_too_large"),
 ])
-def test_refusals_cost_nothing_and_their_suggestions_fit(big: str, capped: int, json: bool,
-                                                         args: tuple[str, ...],
-                                                         code: str) -> None:
+def test_refusals_cost_what_they_print_and_their_suggestions_fit(
+        big: str, capped: int, json: bool, args: tuple[str, ...], code: str) -> None:
     before = used()
     r = cli(*args, "--json")
     assert r.code == 3
     err = r.json["error"]
     assert err["code"] == code
     assert err["limit"] == capped and err["estimated_tokens"] > capped
-    assert used() == before
+    assert used() == before + count_text(r.text, O200K)  # the agent read the refusal
+    before = used()
     human = cli(*args)
-    assert human.code == 3 and human.out == b"" and f"Error: {code}" in human.err
-    assert used() == before
-    suggestions = err["suggestions"]
-    assert orjson.loads(human.err.splitlines()[-1])["error"]["suggestions"] == suggestions
+    assert human.code == 3 and human.out == b"" and f"error [{code}]: " in human.err
+    printed = human.err.split("\n-- ", 1)[0] + "\n"  # the error and its suggestions
+    assert used() == before + count_text(printed, O200K)
+    # each mode sizes its suggestions to what it prints: the same calls, maybe other sizes
+    in_json = shells(err["suggestions"])
+    in_text = human_error(human.err)["suggestions"]
+    assert [s.split(" --limit")[0].split(" -n")[0] for s in in_json] == \
+        [s.split(" --limit")[0].split(" -n")[0] for s in in_text]
+    suggestions = in_json if json else in_text
     assert any("--limit" in s and "--fit" not in s for s in suggestions)
     assert suggestions[-1].endswith("--fit")
     for suggestion in suggestions:  # each runs as given, in either mode, under the same cap
@@ -115,8 +120,9 @@ def test_refusals_cost_nothing_and_their_suggestions_fit(big: str, capped: int, 
 
 def test_refusal_estimate_is_close_to_the_real_cost(big: str, capped: int,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    err = cli("log", "read", big, "--limit", "600").err  # human mode: the error JSON on stderr
-    estimate = orjson.loads(err.splitlines()[-1])["error"]["estimated_tokens"]
+    # the text's price, as human mode prices it
+    estimate = int(human_error(cli("log", "read", big, "--limit", "600").err)["message"]
+                   .split("~")[1].split(" ")[0])
     monkeypatch.setenv("SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS", "0")
     r = cli("log", "read", big, "--limit", "600")
     assert r.code == 0
@@ -125,12 +131,15 @@ def test_refusal_estimate_is_close_to_the_real_cost(big: str, capped: int,
 
 
 def test_suggested_page_is_about_the_largest_that_fits(big: str, capped: int) -> None:
-    # measured as --json documents (the dearer form), so they fit in either mode
-    err = orjson.loads(cli("log", "read", big, "--limit", "5000").err.splitlines()[-1])
-    k = int(err["error"]["suggestions"][0].split("--limit ")[1])
+    # sized in the mode refused: here --json
+    err = cli("log", "read", big, "--limit", "5000", "--json").json["error"]
+    assert err["suggestions"][0]["args"] == {"name": big, "limit": err["suggestions"][0]["args"][
+        "limit"]}
+    k = int(shell_of(err["suggestions"][0]).split("--limit ")[1])
     assert cli("log", "read", big, "--limit", str(k), "--json").code == 0
     assert cli("log", "read", big, "--limit", str(k + 3), "--json").code == 3
-    tail = cli("log", "tail", big, "-n", "5000", "--json").json["error"]["suggestions"][0]
+    tail = shell_of(cli("log", "tail", big, "-n", "5000", "--json").json["error"][
+        "suggestions"][0])
     k = int(tail.split("-n ")[1])
     assert cli("log", "tail", big, "-n", str(k), "--json").code == 0
     assert cli("log", "tail", big, "-n", str(k + 3), "--json").code == 3
@@ -147,7 +156,7 @@ def _follow(first: str, *, json: bool, cap: int = CAP) -> tuple[list[int], int]:
         if json:
             data, meta = r.json["data"], r.json["meta"]
             assert meta["tokens"]["count"] <= cap
-            assert meta.get("next") == data.get("next")
+            assert "next" not in meta  # once, under data
             ids += [e["id"] for e in data["entries"]]
             nxt = data.get("next")
             if nxt:  # the cursor fields describe the page shown
@@ -194,13 +203,14 @@ def test_budget_left_is_the_limit_when_smaller_than_the_cap(big: str) -> None:
     r = cli("log", "read", big, "--limit", "60", "--json")
     assert r.code == 3 and r.json["error"]["code"] == "budget_exceeded"
     assert r.json["error"]["estimated_tokens"] > r.json["error"]["remaining"] == 500
-    assert used() == 1900
+    after = used()
+    assert after == 1900 + count_text(r.text, O200K)
     for suggestion in r.json["error"]["suggestions"]:
         follow = run(suggestion)
         assert follow.code == 0, (suggestion, follow.out[:300])
-        assert follow.json["meta"]["tokens"]["count"] <= 500
+        assert follow.json["meta"]["tokens"]["count"] <= 2400 - after
         cli("budget", "reset")
-        cli("budget", "used", "1900")
+        cli("budget", "used", str(after))
     r = cli("log", "tail", big, "-n", "60", "--fit", "--json")
     assert r.code == 0 and r.json["meta"]["budget"]["used"] <= 2400
     assert "next" in r.json["data"]
@@ -219,7 +229,7 @@ def test_an_entry_too_big_alone_is_refused_with_a_way_past_it(capped: int) -> No
         assert r.code == 3, args
         err = r.json["error"]
         assert err["code"] == f"log_{args[1]}_too_large" and err["estimated_tokens"] > capped
-        assert used() == before
+        assert used() == before + count_text(r.text, O200K)
         follow = run(err["suggestions"][0])
         assert follow.code == 0, err["suggestions"]
         assert [e["entry"] for e in follow.json["data"]["entries"]] == ["small two",

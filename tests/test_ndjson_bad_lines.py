@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli
+from tests.helpers import cli, shell_of, shells
 
 REASON = "Expecting property name enclosed in double quotes"
 ONE_BAD = "1 line of nd is not JSON (line 1502); left out"
@@ -43,7 +43,7 @@ def nd(scratch_home: Path) -> str:
 
 
 def run(cmd: str):
-    args = shlex.split(cmd)
+    args = shlex.split(shell_of(cmd))
     assert args[0] == "scratch"
     return cli(*args[1:], "--json")
 
@@ -55,7 +55,8 @@ def run(cmd: str):
 def test_path_into_the_bad_item_names_its_line(nd: str, path: str) -> None:
     r = cli("get-in", nd, path, "--json")
     assert r.code == 1
-    assert r.json["error"] == {
+    err = dict(r.json["error"], suggestions=shells(r.json["error"]["suggestions"]))
+    assert err == {
         "code": "format_error",
         "message": f"item 1501 (line 1502) is not JSON: {REASON} at column 2",
         "line": 1502, "column": 2, "item": 1501, "reason": REASON,
@@ -67,8 +68,9 @@ def test_path_into_the_bad_item_names_its_line(nd: str, path: str) -> None:
 def test_path_into_the_bad_item_in_human_mode(nd: str) -> None:
     r = cli("get-in", nd, "1501")
     assert r.code == 1 and r.out == b""
-    assert (f"Error: format_error: item 1501 (line 1502) is not JSON: {REASON} at column 2"
+    assert (f"error [format_error]: item 1501 (line 1502) is not JSON: {REASON} at column 2"
             in r.err)
+    assert "  scratch slice nd 1502 1502" in r.err.splitlines()
 
 
 def test_arrays_inside_the_bad_item_are_not_guessed(nd: str) -> None:
@@ -77,7 +79,7 @@ def test_arrays_inside_the_bad_item_are_not_guessed(nd: str) -> None:
         r = cli(*cmd, "--json")
         assert r.code == 1, cmd
         err = r.json["error"]
-        assert (err["code"], err["line"], err["suggestions"]) == (
+        assert (err["code"], err["line"], shells(err["suggestions"])) == (
             "format_error", 1502, ["scratch slice nd 1502 1502"])
 
 
@@ -200,7 +202,7 @@ def test_blank_lines_shift_items_off_lines(scratch_home: Path) -> None:
     r = cli("get-in", "sparse", "6", "--json")
     assert r.code == 1
     assert r.json["error"]["message"] == f"item 6 (line 8) is not JSON: {REASON} at column 2"
-    assert r.json["error"]["suggestions"] == ["scratch slice sparse 8 8"]
+    assert shells(r.json["error"]["suggestions"]) == ["scratch slice sparse 8 8"]
     r = cli("iterate-over", "sparse", ".", "--fields", "id", "--offset", "5", "--limit", "3",
             "--json")
     assert r.json["data"]["rows"] == [{"_index": 5, "id": 5}, {"_index": 6, "id": None},
@@ -246,7 +248,9 @@ def test_broken_json_region_names_the_entry_line(scratch_home: Path) -> None:
     for cmd in (("get-in", "doc", "items.1500.name"), ("get-in", "doc", "items.1500"),
                 ("item-schema", "doc", "items")):
         r = cli(*cmd, "--json")
-        assert (r.code, r.json["error"]) == (1, want), cmd
+        err = r.json["error"]
+        err["suggestions"] = shells(err["suggestions"])
+        assert (r.code, err) == (1, want), cmd
     assert cli("get-in", "doc", "items.1499.name").text == "n1499\n"
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scratch.pointer import (
+from scratch.answers.pointer import (
     BIG_OUTPUT_TOKENS,
     MAX_POINTER_TOKENS,
     build_pointer,
@@ -15,6 +15,7 @@ from scratch.pointer import (
     pick_fields,
     render_pointer,
 )
+from scratch.cli.spelling import shell_line
 
 
 def count(text: str) -> int:
@@ -48,24 +49,24 @@ def test_csv_pointer_shows_the_header() -> None:
     p = make(info, fmt="csv", tokens=143_020)
     assert p["text"] == {"columns": 3, "header": ["LineId", "Date", "Level"], "rows": 2000,
                          "delimiter": ","}
-    text = render_pointer(p)
+    text = render_pointer(p, shell_line)
     assert "columns (3, 2,000 rows): LineId, Date, Level\n" in text
     assert "  scratch schema t/x\n" in text
 
 
 def test_columns_given_as_a_list_still_render() -> None:
     p = make({"columns": [{"name": "a"}, {"name": "b"}]}, fmt="csv")
-    assert "columns (2): a, b\n" in render_pointer(p)
+    assert "columns (2): a, b\n" in render_pointer(p, shell_line)
 
 
 def test_many_columns_are_cut_with_a_count() -> None:
     header = [f"col{i}" for i in range(56)]
     p = make({"header": header, "columns": 56, "rows": 250}, fmt="csv")
-    line = next(ln for ln in render_pointer(p, detail=3).splitlines()
+    line = next(ln for ln in render_pointer(p, shell_line, detail=3).splitlines()
                 if ln.startswith("columns"))
     assert line.startswith("columns (56, 250 rows): col0, col1,")
     assert line.endswith("col29, … 26 more")
-    line1 = next(ln for ln in render_pointer(p, detail=1).splitlines()
+    line1 = next(ln for ln in render_pointer(p, shell_line, detail=1).splitlines()
                  if ln.startswith("columns"))
     assert line1.endswith("col11, … 44 more")
 
@@ -75,7 +76,7 @@ def test_array_pointer_and_next_commands() -> None:
     assert p["array"]["path"] == "items" and p["array"]["length"] == 500
     assert p["array"]["keys"] == {"name": "500/500", "namespace": "500/500", "phase": "500/500"}
     assert len(p["array"]["samples"]) == 3
-    assert p["next"] == [
+    assert [shell_line(c) for c in p["next"]] == [
         "scratch schema k/pods",
         "scratch item-schema k/pods items --depth 2",
         "scratch iterate-over k/pods items --fields name,phase,namespace --limit 20",
@@ -84,7 +85,7 @@ def test_array_pointer_and_next_commands() -> None:
         "scratch slice k/pods 1 40",
         "scratch tail k/pods -n 40",
     ]
-    text = render_pointer(p)
+    text = render_pointer(p, shell_line)
     assert text.startswith("stored k/pods (version 1): json, 123,456 bytes, 4,000 lines, "
                            "100,000 tokens (o200k_base)\nschema:\n  .: object{2} L1-5004\n")
     assert "    items: array[500] L3-5003\n" in text
@@ -93,7 +94,7 @@ def test_array_pointer_and_next_commands() -> None:
 
 def test_names_with_odd_characters_are_quoted_in_commands() -> None:
     p = make({"schema": item_schema(3, ["a"])}, name="it's")
-    assert p["next"][0] == "scratch schema 'it'\"'\"'s'"
+    assert shell_line(p["next"][0]) == "scratch schema 'it'\"'\"'s'"
 
 
 def test_pick_fields_prefers_identifiers_present_everywhere() -> None:
@@ -112,7 +113,7 @@ def test_flags_warnings_and_companions_render() -> None:
     p = make({"first_lines": ["a"], "last_lines": ["z"], "last_lines_start": 9}, fmt="text",
              partial=True, existing=True, warnings=["content does not parse as JSON"],
              companions=["t/x.content-0-text"])
-    text = render_pointer(p)
+    text = render_pointer(p, shell_line)
     assert text.splitlines()[1:4] == [
         "already stored: identical content was ingested before under this name",
         "PARTIAL: the command failed, was killed or was interrupted mid-output; this is what arrived",
@@ -120,7 +121,7 @@ def test_flags_warnings_and_companions_render() -> None:
     ]
     assert "embedded documents stored as: t/x.content-0-text\n" in text
     assert "last lines (from line 9):\n  z\n" in text
-    assert p["next"][-1] == "scratch head t/x.content-0-text"
+    assert shell_line(p["next"][-1]) == "scratch head t/x.content-0-text"
 
 
 @pytest.mark.parametrize("raw_tokens,cap", [
@@ -132,25 +133,25 @@ def test_flags_warnings_and_companions_render() -> None:
 ])
 def test_fit_pointer_meets_the_size_rule(raw_tokens: int, cap: int) -> None:
     p = make({"schema": item_schema(5000, [f"key{i}" for i in range(40)])}, tokens=raw_tokens)
-    full = count(render_pointer(p, detail=3))
-    text, n = fit_pointer(p, raw_tokens, count)
+    full = count(render_pointer(p, shell_line, detail=3))
+    text, n, _ = fit_pointer(p, raw_tokens, count, shell_line)
     assert n == count(text) <= cap
     if full <= cap:
-        assert text == render_pointer(p, detail=3)  # the most detailed that fits
+        assert text == render_pointer(p, shell_line, detail=3)  # the most detailed that fits
 
 
 def test_fit_pointer_steps_down_detail() -> None:
     p = make({"schema": item_schema(5000, [f"key_number_{i}" for i in range(40)])})
-    sizes = [count(render_pointer(p, detail=d)) for d in (3, 2, 1, 0)]
+    sizes = [count(render_pointer(p, shell_line, detail=d)) for d in (3, 2, 1, 0)]
     assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
-    text, n = fit_pointer(p, sizes[1] * 100, count)  # 1% cap equal to detail 2's size
-    assert (text, n) == (render_pointer(p, detail=2), sizes[1])
+    text, n, _ = fit_pointer(p, sizes[1] * 100, count, shell_line)  # 1% cap equal to detail 2's size
+    assert (text, n) == (render_pointer(p, shell_line, detail=2), sizes[1])
 
 
 def test_fit_pointer_returns_the_smallest_when_nothing_fits() -> None:
     p = make({}, fmt="text", tokens=5)
-    text, n = fit_pointer(p, 5, count)
-    assert text == render_pointer(p, detail=0) and n == count(text) > 5
+    text, n, _ = fit_pointer(p, 5, count, shell_line)
+    assert text == render_pointer(p, shell_line, detail=0) and n == count(text) > 5
 
 
 def test_integers_beyond_64_bits_render() -> None:
@@ -160,13 +161,13 @@ def test_integers_beyond_64_bits_render() -> None:
         {"path": "items", "type": "array", "length": 2, "lines": [3, 39], "items": {
             "count": 2, "keys": [{"key": "n", "count": 2, "types": {"integer": 2}}],
             "samples": [{"value": {"n": big}}, {"value": {"n": -big}}]}}]}
-    text = render_pointer(make({"schema": schema}))
+    text = render_pointer(make({"schema": schema}), shell_line)
     assert f"    big: integer {big} L2-2\n" in text
     assert f'  sample 0: {{"n":{big}}}\n' in text
 
 
 def test_shape_pointer_mirrors_the_rendered_detail() -> None:
-    from scratch.pointer import shape_pointer
+    from scratch.answers.pointer import shape_pointer
 
     info = {"schema": item_schema(500, [f"key{i}" for i in range(40)]),
             "first_lines": [f"line {i} " + "x" * 300 for i in range(5)],
@@ -191,12 +192,15 @@ def test_shape_pointer_mirrors_the_rendered_detail() -> None:
 
 
 def test_fit_data_meets_the_cap_with_an_envelope_reserve() -> None:
-    import orjson
-
-    from scratch.pointer import fit_data, shape_pointer
+    from scratch.answers.pointer import fit_data, pointer_json, shape_pointer
+    from scratch.cli.render import call_json
 
     p = make({"schema": item_schema(5000, [f"key_number_{i}" for i in range(40)])})
-    sizes = [count(orjson.dumps(shape_pointer(p, d)).decode()) for d in (3, 2, 1, 0)]
-    data, n = fit_data(p, 60_000, count, overhead=80)
-    assert n <= 600 - 80 and n == count(orjson.dumps(data).decode())
+
+    def json_count(d):
+        return count(pointer_json(d, call_json))
+
+    sizes = [json_count(shape_pointer(p, d)) for d in (3, 2, 1, 0)]
+    data, n, _ = fit_data(p, 60_000, json_count, overhead=80)
+    assert n <= 600 - 80 and n == json_count(data)
     assert n == max(s for s in sizes if s <= 520)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from scratch.tokens import count_text, resolve_encoding
-from tests.helpers import Run, cli
+from tests.helpers import Run, cli, error_of, shell_of
 
 O200K = resolve_encoding(None, "o200k_base")
 LONG_NAME = "runs/" + "-".join(["very-long-tool-output-name"] * 4) + "/" + "x" * 7
@@ -34,10 +34,7 @@ def run(args: list[str], json_mode: bool, env: dict[str, str]) -> Run:
 
 def refusal(r: Run, json_mode: bool) -> dict:
     assert r.code == 3, r.out
-    if json_mode:
-        return r.json["error"]
-    line = [ln for ln in r.err.splitlines() if ln.startswith('{"error"')][-1]
-    return json.loads(line)["error"]
+    return error_of(r, json_mode)
 
 
 def check_suggestions(args: list[str], *, cap: int, json_mode: bool, code: str,
@@ -117,11 +114,13 @@ def test_line_range_refusals_suggest_ranges_that_fit(ndj: str, json_mode: bool) 
 def test_tail_refusal_has_its_own_code(ndj: str) -> None:
     r = cli("tail", ndj, "-n", "40", "--json", env=cap_env(10000))
     assert r.code == 3 and r.json["error"]["code"] == "tail_too_large"
-    assert r.json["error"]["suggestions"][0].startswith("scratch tail ndj -n ")
+    assert shell_of(r.json["error"]["suggestions"][0]).startswith("scratch tail ndj -n ")
     r = cli("tail", ndj, "-n", "40", "--fit", "--json", env=cap_env(1000))
     assert r.code == 0  # line 21 alone is over the cap: it comes in pieces
     assert r.json["data"]["line_part"]["line"] == 21
-    assert r.json["data"]["next"].startswith("scratch slice ndj 21 60 --from-byte ")
+    assert r.json["data"]["next"]["shell"].startswith("scratch slice ndj 21 60 --from-byte ")
+    assert r.json["data"]["next"]["command"] == "slice"
+    assert r.json["data"]["next"]["args"]["from_byte"] > 0
 
 
 def test_a_line_alone_over_the_cap_suggests_its_item_and_a_schema(ndj: str) -> None:
@@ -148,17 +147,21 @@ def test_read_since_suggests_no_context_only_when_it_fits(scratch_home: Path) ->
     cli("write", "doc", input="".join(f"line {i} some stable text\n" for i in range(3000)))
     cli("write", "doc", input="".join(f"line {i} some stable text\n" if i % 10 else
                                       f"changed {i}\n" for i in range(3000)))
-    for json_mode in (True, False):
-        bare = run(["read", "doc", "--since-version", "1", "-U", "0"], json_mode,
-                   cap_env(10 ** 6))
-        price = (bare.json["meta"]["tokens"]["count"] if json_mode
-                 else int(bare.err.rsplit("-- ", 1)[1].split(" tokens")[0].replace(",", "")))
-        suggestions = check_suggestions(["read", "doc", "--since-version", "1"], cap=price,
-                                        json_mode=json_mode, code="read_too_large")
-        assert suggestions == ["scratch read doc --since-version 1 -U 0"]
-        err = refusal(run(["read", "doc", "--since-version", "1"], json_mode,
-                          cap_env(price - 1)), json_mode)
-        assert err["suggestions"] == []
+    bare = run(["read", "doc", "--since-version", "1", "-U", "0"], False, cap_env(10 ** 6))
+    price = int(bare.err.rsplit("-- ", 1)[1].split(" tokens")[0].replace(",", ""))
+    suggestions = check_suggestions(["read", "doc", "--since-version", "1"], cap=price,
+                                    json_mode=False, code="read_too_large")
+    assert suggestions == ["scratch read doc --since-version 1 -U 0"]
+    err = refusal(run(["read", "doc", "--since-version", "1"], False, cap_env(price - 1)),
+                  False)
+    assert err["suggestions"] == []
+    # --json gives the edit ops, which are the same whatever -U: fewer context lines would
+    # not be cheaper, so a refusal there does not offer them
+    bare = run(["read", "doc", "--since-version", "1", "-U", "0"], True, cap_env(10 ** 6))
+    price = bare.json["meta"]["tokens"]["count"]
+    err = refusal(run(["read", "doc", "--since-version", "1"], True, cap_env(price // 2)),
+                  True)
+    assert err["code"] == "read_too_large" and err["suggestions"] == []
 
 
 @pytest.mark.parametrize("json_mode", MODES)
@@ -172,15 +175,22 @@ def test_suggestions_fit_what_is_left_of_the_budget(ndj: str, json_mode: bool) -
                  ["grep", ndj, "error", "-m", "3"], ["get-in", ndj, "0"]):
         err = refusal(run(args, json_mode, {}), json_mode)
         assert err["code"] == "budget_exceeded", err
+        # the refusal was read, so it was charged: the suggestions fit what is left after it
+        after = cli("budget", "--json").json["data"]
+        assert after["used"] > used
+        left = after["remaining"]
         commands = [s for s in err["suggestions"] if s.startswith("scratch ")]
         assert commands, err
         for suggestion in commands:
             cli("budget", "reset")
-            cli("budget", "used", str(used))  # as it was when refused
+            cli("budget", "used", str(after["used"]))  # as it was once refused
             r = run(shlex.split(suggestion)[1:], json_mode, {})
             assert r.code == 0, (args, suggestion, r.out[:300])
-            spent = cli("budget", "--json").json["data"]["used"] - used
-            assert 0 < spent <= left, (suggestion, spent, left)
+            spent = cli("budget", "--json").json["data"]["used"] - after["used"]
+            if suggestion.startswith("scratch budget"):  # what always runs: not priced
+                assert spent <= 0, suggestion
+            else:
+                assert 0 < spent <= left, (suggestion, spent, left)
 
 
 # -- grep -------------------------------------------------------------------------------------
@@ -220,7 +230,7 @@ def test_grep_all_refusal_suggestions_fit(scratch_home: Path) -> None:
 def test_the_old_identical_grep_suggestion_is_gone(ndj: str) -> None:
     # one region of 20 adjacent matching lines used to suggest "-m 20" again
     r = cli("grep", ndj, "error", "-m", "20", "--json", env=cap_env(10000))
-    assert f"scratch grep {ndj} error -m 20" not in r.json["error"]["suggestions"]
+    assert f"scratch grep {ndj} error -m 20" not in error_of(r, True)["suggestions"]
 
 
 # -- get-in -----------------------------------------------------------------------------------
@@ -307,7 +317,7 @@ def test_fit_json_never_exceeds_the_cap_with_a_long_name(scratch_home: Path, cap
         printed = count_text(r.text, O200K)
         assert r.json["meta"]["tokens"]["count"] == printed, args
         assert printed <= cap, (args, printed)
-        if "next" in r.json["meta"]:  # a page is cut close to the cap, not far below it
+        if "next" in r.json["data"]:  # a page is cut close to the cap, not far below it
             assert printed > cap * 0.8, (args, printed)
 
 
@@ -322,10 +332,10 @@ def test_fit_json_follows_next_to_the_end_within_the_cap(scratch_home: Path) -> 
             assert r.code == 0, (args, r.out[:300])
             assert r.json["meta"]["tokens"]["count"] == count_text(r.text, O200K) <= cap
             pages += 1
-            nxt = r.json["meta"].get("next")
+            nxt = r.json["data"].get("next")
             if not nxt:
                 break
-            r = cli(*shlex.split(nxt)[1:], "--json", env=cap_env(cap))
+            r = cli(*shlex.split(nxt["shell"])[1:], "--json", env=cap_env(cap))
         assert pages > 2
 
 

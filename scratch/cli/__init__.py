@@ -131,7 +131,7 @@ def _usage_error(exc: Any, argv: list[str]) -> int:
         exc.show()
         return 2
     if "--json" in words:
-        from scratch import render
+        from scratch.cli import render
         from scratch.errors import UsageError
 
         return render.render_error(_command_of(words) or "scratch",

@@ -11,7 +11,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, NamedTuple, Optional
 
 import typer
 
@@ -37,7 +37,7 @@ COMMON = "Common options"
 def complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
     """Stored entry names of the current agent (for shell completion)."""
     try:
-        from scratch.context import Context
+        from scratch.answers.context import Context
         params = {**GLOBAL_DEFAULTS, **{k: v for k, v in ctx.params.items() if v}}
         sctx = Context.build(store=params.get("store"), agent=params.get("agent"))
         if not (sctx.root / ".git").exists():
@@ -92,25 +92,39 @@ def _debug() -> bool:
     return os.environ.get("SCRATCH_DEBUG", "") not in ("", "0")
 
 
+class Cleanup(NamedTuple):
+    """A call to run, and what to do once it ran (stop a progress bar)."""
+
+    call: Any
+    after: Callable[[], None]
+
+
 def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
-    """Build the context, run ``body(ctx)``, render, record the operation, exit."""
-    from scratch import render
+    """Build the context, run ``body(ctx)`` (a Call goes through the answers pipeline), render
+    the result or the error, exit."""
+    from scratch.cli import render
 
     merged = {k: (common.get(k) if common.get(k) not in (None, False) else GLOBAL_DEFAULTS.get(k))
               for k in dict(_COMMON_PARAMS)}
     json_mode = bool(merged.pop("json_output"))
     try:
-        from scratch.context import Context
+        from scratch.answers.calls import Call
+        from scratch.answers.context import Context
         ctx = Context.build(**merged)
-        ctx.json_mode = json_mode
-        result = body(ctx)
-        if not isinstance(result, int) and json_mode:
-            _price_json(ctx, result)
-        if isinstance(result, int):
-            code = result
-        else:
-            code = render.render(result, json_mode=json_mode)
-            _record(ctx, name, result.meta)
+        produced = body(ctx)
+        after = None
+        if isinstance(produced, Cleanup):
+            produced, after = produced
+        if isinstance(produced, Call):
+            from scratch.answers.registry import execute
+            rendering = render.JsonEnvelope() if json_mode else render.ShellText()
+            try:
+                produced = execute(ctx, rendering, produced)
+            finally:
+                if after is not None:
+                    after()
+        code = produced if isinstance(produced, int) else render.render(produced,
+                                                                        json_mode=json_mode)
     except ScratchError as exc:
         if _debug():
             raise
@@ -127,27 +141,6 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
             f"unexpected {type(exc).__name__}: {exc} (set SCRATCH_DEBUG=1 for a traceback)",
             code="internal_error"), json_mode=json_mode)
     raise typer.Exit(code)
-
-
-def _price_json(ctx: Any, result: Any) -> None:
-    from scratch.pricing import PENDING, price_envelope
-    if PENDING not in result.meta:
-        return
-    from scratch.render import envelope_text
-    price_envelope(ctx, result.meta, lambda: envelope_text(result))
-
-
-def _record(ctx: Any, name: str, meta: dict[str, Any]) -> None:
-    """Count the operation, and the tokens it kept out of (or put into) the context."""
-    if not (ctx.root / ".git").exists():
-        return
-    from scratch import stats
-    counters: dict[str, int] = {}
-    if meta.get("intercepted"):
-        counters["tokens_intercepted"] = int(meta["intercepted"])
-    elif "budget" in meta and meta.get("tokens"):
-        counters["tokens_extracted"] = int(meta["tokens"]["count"])
-    stats.record(ctx.root, ctx.agent, name, **counters)
 
 
 def _silence_stdout() -> None:

@@ -23,7 +23,7 @@ if completing():
 
 
 def _emit(name: str, build: Callable[[], object], json_output: bool) -> None:
-    from scratch import render
+    from scratch.cli import render
     from scratch.errors import ScratchError
     try:
         code = render.render(build(), json_mode=json_output)  # type: ignore[arg-type]
@@ -52,8 +52,8 @@ def completions_cmd(
     json_output: JsonOpt = False,
 ) -> None:
     def build():
+        from scratch.answers.result import Result
         from scratch.docs.completion import script
-        from scratch.result import Result
         text = script(shell)
         return Result("completions", data={"shell": shell, "script": text},
                       text=text.encode("utf-8"))
@@ -66,7 +66,7 @@ def completions_cmd(
              "Example: scratch guide --json")
 def guide_cmd(json_output: JsonOpt = False) -> None:
     def build():
+        from scratch.answers.result import Result
         from scratch.docs import guide
-        from scratch.result import Result
         return Result("guide", data=guide.data(), text=guide.text())
     _emit("guide", build, json_output)

@@ -4,9 +4,10 @@ from typing import Annotated, Optional
 
 import typer
 
+from scratch.answers.calls import call
+from scratch.answers.context import Context
 from scratch.cli.common import RefArg, command
 from scratch.cli.explore_opts import FitOpt
-from scratch.context import Context
 
 
 @command("grep", help="Lines of REF matching PATTERN (linear-time regex engine), with context; "
@@ -34,16 +35,14 @@ def grep_cmd(ctx: Context, ref: RefArg,
                                                     help="Start searching at line N.")] = 1,
              fit: FitOpt = False):
     from scratch.errors import UsageError
-    from scratch.explore.grep import grep, grep_all
+    flags = {"context": context or None, "ignore_case": ignore_case or None,
+             "fixed": fixed or None, "max_count": max_count, "invert": invert or None}
     if all_entries:
         if pattern is not None:
             raise UsageError("with --all give only PATTERN", code="invalid_argument")
-        if fit or from_line != 1:
-            raise UsageError("--fit and --from-line work on one entry, not with --all; narrow "
-                             "with -m or grep one entry", code="invalid_argument")
-        return grep_all(ctx, ref, context=context, ignore_case=ignore_case, fixed=fixed,
-                        max_count=max_count, invert=invert)
+        return call("grep", all=True, pattern=ref, fit=fit or None,
+                    from_line=None if from_line == 1 else from_line, **flags)
     if pattern is None:
         raise UsageError("missing PATTERN: scratch grep REF PATTERN", code="invalid_argument")
-    return grep(ctx, ref, pattern, context=context, ignore_case=ignore_case, fixed=fixed,
-                max_count=max_count, invert=invert, fit=fit, from_line=from_line)
+    return call("grep", ref=ref, pattern=pattern, from_line=None if from_line == 1 else from_line,
+                fit=fit or None, **flags)

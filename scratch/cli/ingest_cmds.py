@@ -5,9 +5,10 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from scratch.answers.calls import call
+from scratch.answers.context import Context
 from scratch.cli.argv import rewrite_run_argv  # noqa: F401  (kept importable here)
 from scratch.cli.common import command
-from scratch.context import Context
 
 ToolOpt = Annotated[Optional[str], typer.Option(
     "--tool", metavar="TOOL", help="Tool name: picks the [thresholds] entry and the automatic "
@@ -40,14 +41,13 @@ def _progress():
     return bar, update
 
 
-def _run_ingest(ctx: Context, stream, opts):
-    from scratch.ingest import ingest
+def _with_progress(c):
+    """``c`` with a progress bar on a terminal, stopped once it ran."""
+    from scratch.cli.common import Cleanup
     bar, update = _progress()
-    try:
-        return ingest(ctx, stream, opts, progress=update)
-    finally:
-        if bar is not None:
-            bar.stop()
+    if bar is None:
+        return c
+    return Cleanup(c.with_args(progress=update), bar.stop)
 
 
 @command("ingest", help="Read a tool's output on stdin: below the tool's threshold pass it "
@@ -57,12 +57,12 @@ def _run_ingest(ctx: Context, stream, opts):
 def ingest_cmd(ctx: Context, name: NameOpt = None, tool: ToolOpt = None,
                format: FormatOpt = None, raw: RawOpt = False, store_always: AlwaysOpt = False):
     from scratch.errors import UsageError
-    from scratch.ingest import IngestOptions
     if sys.stdin is None or sys.stdin.isatty():
         raise UsageError("no input: stdin is a terminal; pipe a tool's output into scratch "
                          "ingest", code="no_input")
-    opts = IngestOptions(name=name, tool=tool, fmt=format, raw=raw, store_always=store_always)
-    return _run_ingest(ctx, sys.stdin.buffer, opts)
+    return _with_progress(call("ingest", stream=sys.stdin.buffer, name=name, tool=tool,
+                               format=format, raw=raw or None,
+                               store_always=store_always or None))
 
 
 @command("run", help="Run CMD, pass its stderr through, treat its stdout like 'ingest', and exit "
@@ -82,11 +82,6 @@ def run_cmd(ctx: Context,
             name: Annotated[Optional[str], typer.Option(
                 "--name", metavar="NAME", help="Entry name (same as NAME before --).",
                 show_default=False)] = None):
-    from scratch.ops.run import run_command
-    bar, update = _progress()
-    try:
-        return run_command(ctx, command_words, name=name, tool=tool, fmt=format, raw=raw,
-                           store_always=store_always, progress=update)
-    finally:
-        if bar is not None:
-            bar.stop()
+    return _with_progress(call("run", words=command_words, name=name, tool=tool,
+                               format=format, raw=raw or None,
+                               store_always=store_always or None))

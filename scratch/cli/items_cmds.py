@@ -4,6 +4,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from scratch.answers.calls import call
+from scratch.answers.context import Context
 from scratch.cli.common import RefArg, command
 from scratch.cli.explore_opts import (
     FieldsOpt,
@@ -12,7 +14,6 @@ from scratch.cli.explore_opts import (
     OffsetOpt,
     PathArg,
 )
-from scratch.context import Context
 
 
 @command("item-schema", aliases=("item_schema",),
@@ -25,8 +26,8 @@ def item_schema_cmd(ctx: Context, ref: RefArg, path: PathArg, offset: OffsetOpt 
                     depth: Annotated[Optional[int], typer.Option(
                         "--depth", metavar="N", help="List keys down to N levels (all when "
                         "omitted).", show_default=False)] = None):
-    from scratch.explore.items import item_schema
-    return item_schema(ctx, ref, path, offset=offset, limit=limit, depth=depth)
+    return call("item-schema", ref=ref, path=path, offset=offset or None, limit=limit,
+                depth=depth)
 
 @command("iterate-over", aliases=("iterate_over",),
          help="One row per item of the array at PATH with the chosen --fields (missing fields "
@@ -41,8 +42,8 @@ def iterate_over_cmd(ctx: Context, ref: RefArg, path: PathArg, fields: FieldsOpt
                          "--where", metavar="EXPR", help="Keep items matching this RFC 9535 "
                          "filter (@ is the item).", show_default=False)] = None,
                      fit: FitOpt = False):
-    from scratch.explore.items import iterate_over
-    return iterate_over(ctx, ref, path, fields, offset=offset, limit=limit, where=where, fit=fit)
+    return call("iterate-over", ref=ref, path=path, fields=fields, where=where,
+                offset=offset or None, limit=limit, fit=fit or None)
 
 @command("summarize", help="A deterministic local summary of REF, cached per version.\n\n"
          "Format, size, outline, value counts of low-cardinality fields, numeric and time "
@@ -50,5 +51,4 @@ def iterate_over_cmd(ctx: Context, ref: RefArg, path: PathArg, fields: FieldsOpt
          "that command's answer over the content in pieces.\n\n"
          "Example: scratch summarize 1a2b")
 def summarize_cmd(ctx: Context, ref: RefArg):
-    from scratch.explore.summarize import summarize
-    return summarize(ctx, ref)
+    return call("summarize", ref=ref)

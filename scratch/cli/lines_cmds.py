@@ -5,28 +5,31 @@ from typing import Annotated, Optional
 
 import typer
 
+from scratch.answers.calls import call
+from scratch.answers.context import Context
 from scratch.cli.common import RefArg, command
 from scratch.cli.explore_opts import (
     FitOpt,
     LinesOpt,
     NoNumbersOpt,
 )
-from scratch.context import Context
+
+
+def _numbers(no_numbers: bool) -> Optional[bool]:
+    return False if no_numbers else None
 
 
 @command("head", help="The first N lines of REF, numbered, priced in tokens.\n\n"
          "Example: scratch head kubectl_get/20261130T071502Z-1a2b3c4d -n 20")
 def head_cmd(ctx: Context, ref: RefArg, n: LinesOpt = 50, no_numbers: NoNumbersOpt = False,
              fit: FitOpt = False):
-    from scratch.explore.lines import head
-    return head(ctx, ref, n, numbers=not no_numbers, fit=fit)
+    return call("head", ref=ref, lines=n, numbers=_numbers(no_numbers), fit=fit or None)
 
 @command("tail", help="The last N lines of REF (errors are usually at the end).\n\n"
          "Example: scratch tail app-log -n 40")
 def tail_cmd(ctx: Context, ref: RefArg, n: LinesOpt = 50, no_numbers: NoNumbersOpt = False,
              fit: FitOpt = False):
-    from scratch.explore.lines import tail
-    return tail(ctx, ref, n, numbers=not no_numbers, fit=fit)
+    return call("tail", ref=ref, lines=n, numbers=_numbers(no_numbers), fit=fit or None)
 
 @command("slice", help="Lines START to END of REF (1-indexed, inclusive).\n\n"
          "With --fit, a line too long for one answer comes in pieces: next continues it "
@@ -40,8 +43,8 @@ def slice_cmd(ctx: Context, ref: RefArg,
                   "--from-byte", metavar="B", show_default=False,
                   help="Show line START from byte B on, as much as fits (the pieces of a line "
                        "too long for one answer; --fit's next gives B).")] = None):
-    from scratch.explore.lines import slice_
-    return slice_(ctx, ref, start, end, numbers=not no_numbers, fit=fit, from_byte=from_byte)
+    return call("slice", ref=ref, start=start, end=end, numbers=_numbers(no_numbers),
+                fit=fit or None, from_byte=from_byte)
 
 @command("read", help="The whole content of REF (NAME or NAME@N) if it fits the per-call cap and "
          "budget, or with --since-version N what changed since version N as a compact diff.\n\n"
@@ -56,7 +59,6 @@ def read_cmd(ctx: Context, ref: RefArg,
              raw: Annotated[bool, typer.Option("--raw", help="Print binary content even to a "
                                                 "terminal.")] = False,
              fit: FitOpt = False):
-    from scratch.explore.read import read, read_since
-    if since_version is not None:
-        return read_since(ctx, ref, since_version, context)
-    return read(ctx, ref, raw=raw, is_terminal=sys.stdout.isatty(), fit=fit)
+    return call("read", ref=ref, since_version=since_version,
+                context=context if context != 3 else None, raw=raw or None, fit=fit or None,
+                terminal=sys.stdout.isatty() or None)

@@ -4,9 +4,10 @@ from typing import Annotated, Optional
 
 import typer
 
+from scratch.answers.calls import call
+from scratch.answers.context import Context
 from scratch.cli.common import NameArg, app, command, read_input
 from scratch.cli.explore_opts import FitOpt
-from scratch.context import Context
 
 log_app = typer.Typer(name="log", help="Append-only logs: append, read with a cursor, tail.\n\n"
                       "Example: scratch log tail events -n 5",
@@ -24,7 +25,6 @@ def append_cmd(ctx: Context, name: NameArg,
                    show_default=False)] = None,
                lines: Annotated[bool, typer.Option(
                    "--lines", help="Append each non-empty stdin line as its own entry.")] = False):
-    from scratch.ops import logs
     if entry is not None and entry != "-":
         raw = [entry.encode("utf-8", errors="surrogateescape")]
         if lines:
@@ -35,7 +35,7 @@ def append_cmd(ctx: Context, name: NameArg,
             raw = [line.rstrip(b"\r") for line in data.split(b"\n") if line.strip()]
         else:
             raw = [data[:-1] if data.endswith(b"\n") else data]
-    return logs.append(ctx, name, raw)
+    return call("log append", name=name, entries=raw)
 
 
 @command("read", target=log_app,
@@ -48,8 +48,7 @@ def read_cmd(ctx: Context, name: NameArg,
              limit: Annotated[int, typer.Option("--limit", metavar="N",
                                                 help="At most N entries.")] = 100,
              fit: FitOpt = False):
-    from scratch.ops import logs
-    return logs.read(ctx, name, since, limit, fit=fit)
+    return call("log read", name=name, since=since or None, limit=limit, fit=fit or None)
 
 
 @command("tail", target=log_app, help="The last N entries of log NAME, priced in tokens; "
@@ -58,5 +57,4 @@ def read_cmd(ctx: Context, name: NameArg,
 def tail_cmd(ctx: Context, name: NameArg,
              n: Annotated[int, typer.Option("-n", metavar="N", help="How many entries.")] = 20,
              fit: FitOpt = False):
-    from scratch.ops import logs
-    return logs.tail(ctx, name, n, fit=fit)
+    return call("log tail", name=name, lines=n, fit=fit or None)

@@ -5,8 +5,9 @@ from typing import Annotated, Optional
 
 import typer
 
+from scratch.answers.calls import call
+from scratch.answers.context import Context
 from scratch.cli.common import NameArg, app, command, group_default, read_input
-from scratch.context import Context
 
 SourceArg = Annotated[Optional[str], typer.Argument(
     metavar="[FILE|-]", help="Read from FILE; stdin when omitted or '-'.", show_default=False)]
@@ -21,10 +22,11 @@ def init_cmd(
                                               show_default=False)] = Path("."),
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
+    from scratch.answers import entries
     from scratch.cli.common import run
-    from scratch.ops import files
     store = str(directory.absolute() / ".scratch")
-    run("init", lambda ctx: files.init(directory), {"json_output": json_output, "store": store})
+    run("init", lambda ctx: entries.init(directory), {"json_output": json_output,
+                                                      "store": store})
 
 
 @command("write", help="Store a new version of NAME from FILE or stdin.\n\n"
@@ -34,18 +36,16 @@ def write_cmd(ctx: Context, name: NameArg, source: SourceArg = None,
               allow_empty: Annotated[bool, typer.Option(
                   "--allow-empty", help="Store empty input instead of refusing it.")] = False):
     from scratch.names import validate_name
-    from scratch.ops import files
     validate_name(name)
     data = read_input(source, limit=ctx.config["limits.max_write_bytes"], what="content",
                       allow_empty=allow_empty)
-    return files.write(ctx, name, data)
+    return call("write", name=name, content=data, allow_empty=allow_empty or None)
 
 
 @command("history", help="List the versions of NAME: number, time, bytes, lines, commit, "
          "message.\n\nExample: scratch history notes/plan.md")
 def history_cmd(ctx: Context, name: NameArg):
-    from scratch.ops import files
-    return files.history(ctx, name)
+    return call("history", name=name)
 
 
 @command("diff", help="Show what changed in NAME between versions A and B (unified hunks).\n\n"
@@ -54,38 +54,33 @@ def diff_cmd(ctx: Context, name: NameArg,
              a: Annotated[int, typer.Argument(metavar="A", help="Older version.")],
              b: Annotated[int, typer.Argument(metavar="B", help="Newer version.")],
              context: ContextOpt = 3):
-    from scratch.explore.read import diff
-    return diff(ctx, name, a, b, context)
+    return call("diff", name=name, a=a, b=b, context=None if context == 3 else context)
 
 
 @command("restore", help="Make version N of NAME the new current version.\n\n"
          "Also brings back a deleted entry. Example: scratch restore notes/plan.md@2")
 def restore_cmd(ctx: Context, ref: Annotated[str, typer.Argument(
         metavar="NAME@N", help="Entry and the version to bring back.")]):
-    from scratch.ops import files
-    return files.restore(ctx, ref)
+    return call("restore", ref=ref)
 
 
 @command("rm", help="Delete entry NAME (a commit; 'scratch restore NAME@N' brings it back).\n\n"
          "Example: scratch rm notes/old.md")
 def rm_cmd(ctx: Context, name: NameArg):
-    from scratch.ops import files
-    return files.remove(ctx, name)
+    return call("rm", name=name)
 
 
 @command("ls", help="List the agent's entries: kind, version, bytes, lines, updated.\n\n"
          "PREFIX is literal and case-sensitive. Example: scratch ls kubectl_get/")
 def ls_cmd(ctx: Context, prefix: Annotated[str, typer.Argument(
         metavar="[PREFIX]", help="Only names starting with PREFIX.", show_default=False)] = ""):
-    from scratch.ops import files
-    return files.ls(ctx, prefix)
+    return call("ls", prefix=prefix or None)
 
 
 @command("stats", help="Per agent: files, logs, log entries, bytes, operations by kind.\n\n"
          "Example: scratch stats --json")
 def stats_cmd(ctx: Context):
-    from scratch.ops import files
-    return files.store_stats(ctx)
+    return call("stats")
 
 
 @app.command("git", context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
@@ -94,9 +89,9 @@ def stats_cmd(ctx: Context):
              "Uses the store found as for other commands (--store must come before 'git').\n\n"
              "Example: scratch git log --oneline")
 def git_cmd(typer_ctx: typer.Context) -> None:
+    from scratch.answers import entries
     from scratch.cli.common import GLOBAL_DEFAULTS, run
-    from scratch.ops import files
-    run("git", lambda ctx: files.git_passthrough(ctx, list(typer_ctx.args)),
+    run("git", lambda ctx: entries.git_passthrough(ctx, list(typer_ctx.args)),
         {"store": GLOBAL_DEFAULTS.get("store"), "agent": GLOBAL_DEFAULTS.get("agent")})
 
 
@@ -107,8 +102,7 @@ app.add_typer(config_app, name="config")
 
 
 def _show_config(ctx: Context):
-    from scratch.ops import files
-    return files.show_config(ctx)
+    return call("config")
 
 
 group_default(config_app, "config", _show_config)
@@ -119,9 +113,4 @@ group_default(config_app, "config", _show_config)
          "Example: scratch config threshold kubectl_get")
 def threshold_cmd(ctx: Context, tool: Annotated[str, typer.Argument(
         metavar="TOOL", help="Tool name as given to ingest --tool.")]):
-    from scratch.result import Result
-    from scratch.thresholds import resolve_threshold
-    t = resolve_threshold(tool, ctx.config["thresholds"])
-    src = f"pattern {t.pattern!r}" if t.pattern else "the default"
-    return Result("config threshold", data=t.as_dict(),
-                  text=f"{tool}: min_tokens {t.min_tokens} from {src} ({t.reason})\n")
+    return call("config threshold", tool=tool)

@@ -4,6 +4,8 @@ from typing import Annotated
 
 import typer
 
+from scratch.answers.calls import call
+from scratch.answers.context import Context
 from scratch.cli.common import RefArg, command
 from scratch.cli.explore_opts import (
     FitOpt,
@@ -11,7 +13,6 @@ from scratch.cli.explore_opts import (
     OffsetOpt,
     PathArg,
 )
-from scratch.context import Context
 
 
 @command("schema", help="The shape of REF: JSON/YAML/NDJSON paths with types, lengths and line "
@@ -20,8 +21,7 @@ from scratch.context import Context
 def schema_cmd(ctx: Context, ref: RefArg,
                depth: Annotated[int, typer.Option("--depth", metavar="N",
                                                   help="How many path levels.")] = 4):
-    from scratch.explore.structure import schema
-    return schema(ctx, ref, depth)
+    return call("schema", ref=ref, depth=None if depth == 4 else depth)
 
 @command("get-in", aliases=("get_in",),
          help="The value at PATH in REF (only that part is read). Strings page by line with "
@@ -29,5 +29,5 @@ def schema_cmd(ctx: Context, ref: RefArg,
          "Example: scratch get-in 1a2b items.0.metadata")
 def get_in_cmd(ctx: Context, ref: RefArg, path: PathArg, offset: OffsetOpt = 0,
                limit: LimitOpt = None, fit: FitOpt = False):
-    from scratch.explore.structure import get_in
-    return get_in(ctx, ref, path, offset=offset, limit=limit, fit=fit)
+    return call("get-in", ref=ref, path=path, offset=offset or None, limit=limit,
+                fit=fit or None)

@@ -5,8 +5,9 @@ from typing import Annotated, Optional
 
 import typer
 
+from scratch.answers.calls import call
+from scratch.answers.context import Context
 from scratch.cli.common import app, command, group_default
-from scratch.context import Context
 
 CHUNK = 1 << 20
 
@@ -15,6 +16,7 @@ def _chunks(source: Optional[str]):
     import sys
 
     from scratch.errors import UsageError
+
     if source in (None, "-"):
         if sys.stdin.isatty():
             raise UsageError("no input: stdin is a terminal; pipe data in or give a FILE",
@@ -28,6 +30,13 @@ def _chunks(source: Optional[str]):
     except FileNotFoundError:
         from scratch.errors import ScratchError
         raise ScratchError(f"no such file: {source}", code="file_not_found", path=source) from None
+    except IsADirectoryError:
+        raise UsageError(f"{source} is a directory, not a file",
+                         code="invalid_argument", path=source) from None
+    except PermissionError:
+        from scratch.errors import ScratchError
+        raise ScratchError(f"cannot read {source}: permission denied",
+                           code="permission_denied", path=source) from None
     with fh:
         while block := fh.read(CHUNK):
             yield block
@@ -59,24 +68,8 @@ def tokens_cmd(ctx: Context,
                    "between chunks (default: the ASCII record separator, \\x1e).",
                    show_default=False)] = "\x1e",
                ids: Annotated[bool, typer.Option("--ids", help="Print the token ids.")] = False):
-    from scratch.errors import UsageError
-    from scratch.ops import tokens
-    chosen = [name for name, v in (("--truncate", truncate), ("--tail", tail),
-                                   ("--split", split), ("--ids", ids or None)) if v is not None]
-    if len(chosen) > 1:
-        raise UsageError(f"choose one of {', '.join(chosen)}", code="invalid_argument")
-    if split_dir is not None and split is None:
-        raise UsageError("--split-dir goes with --split N", code="invalid_argument")
-    chunks = _chunks(source)
-    if truncate is not None:
-        return tokens.truncate(ctx, chunks, truncate, tail=False)
-    if tail is not None:
-        return tokens.truncate(ctx, chunks, tail, tail=True)
-    if split is not None:
-        return tokens.split(ctx, chunks, split, split_dir, delimiter)
-    if ids:
-        return tokens.ids(ctx, chunks)
-    return tokens.count(ctx, chunks)
+    return call("tokens", chunks=_chunks(source), truncate=truncate, tail=tail, split=split,
+                split_dir=split_dir, delimiter=delimiter, ids=ids or None)
 
 
 budget_app = typer.Typer(name="budget", help="The agent's context budget for this session: "
@@ -86,8 +79,7 @@ app.add_typer(budget_app, name="budget")
 
 
 def _show_budget(ctx: Context):
-    from scratch.ops import tokens
-    return tokens.budget_show(ctx)
+    return call("budget")
 
 
 group_default(budget_app, "budget", _show_budget)
@@ -96,21 +88,18 @@ group_default(budget_app, "budget", _show_budget)
 @command("reset", target=budget_app, help="Start the session's budget over at zero used.\n\n"
          "Example: scratch budget reset")
 def budget_reset(ctx: Context):
-    from scratch.ops import tokens
-    return tokens.budget_show(ctx, "reset")
+    return call("budget reset")
 
 
 @command("used", target=budget_app, help="Record N tokens the LLM reports as used: the estimate "
          "becomes max(current, N).\n\nExample: scratch budget used 48210")
 def budget_used(ctx: Context, n: Annotated[int, typer.Argument(metavar="N", min=0,
                                                                help="Tokens used so far.")]):
-    from scratch.ops import tokens
-    return tokens.budget_show(ctx, "used", n)
+    return call("budget used", tokens=n)
 
 
 @command("set-window", target=budget_app, help="Set this session's context window to N tokens "
          "(0 returns to the model's window).\n\nExample: scratch budget set-window 200000")
 def budget_set_window(ctx: Context, n: Annotated[int, typer.Argument(
         metavar="N", min=0, help="Window in tokens.")]):
-    from scratch.ops import tokens
-    return tokens.budget_show(ctx, "set-window", n or None)
+    return call("budget set-window", tokens=n)

@@ -12,23 +12,21 @@ most 800 tokens. Detail is dropped level by level until it fits.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from scratch.answers.calls import Call, call
+
 if TYPE_CHECKING:
-    from scratch.sizing import EntrySizer
+    from scratch.answers.result import Speller
+    from scratch.answers.sizing import EntrySizer
 
 MAX_POINTER_TOKENS = 800
 BIG_OUTPUT_TOKENS = 50_000
 NAME_HINTS = ("name", "id", "phase", "status", "state", "level", "reason", "message", "type",
               "namespace", "code", "time", "key", "kind")
-
-
-def _q(text: str) -> str:
-    return shlex.quote(text)
 
 
 def _json(value: Any) -> str:
@@ -100,16 +98,17 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                   encoding: str, exact: bool, info: dict[str, Any], companions: list[str],
                   warnings: list[str], partial: bool, existing: bool = False,
                   sizer: EntrySizer | None = None) -> dict[str, Any]:
-    """The pointer's data. With ``sizer`` (the new version's costs) every next command is
-    one that fits the per-call cap: windows shrink, a value too big to print whole is asked
-    for with ``--fit``, and a command that cannot fit at all is left out."""
-    ref = _q(name)
-    def schema_cmd() -> str:  # sized only for the formats that suggest it
-        return f"scratch schema {ref}" if sizer is None else sizer.schema_command() or ""
+    """The pointer's data. With ``sizer`` (the new version's costs) every next call is one
+    that fits the per-call cap: windows shrink, a value too big to print whole is asked for
+    with ``fit``, and a call that cannot fit at all is left out."""
+    ref = name
 
-    def get_in(path: str) -> str:
-        cmd = f"scratch get-in {ref} {_q(path)}"
-        return cmd if sizer is None or sizer.fits(path) else f"{cmd} --fit"
+    def schema_cmd() -> Call | None:  # sized only for the formats that suggest it
+        return call("schema", ref=ref) if sizer is None else sizer.schema_call()
+
+    def get_in(path: str) -> Call:
+        c = call("get-in", ref=ref, path=path)
+        return c if sizer is None or sizer.fits(path) else c.with_args(fit=True)
     pointer: dict[str, Any] = {
         "stored": True, "name": name, "version": version, "format": fmt, "bytes": size,
         "lines": lines, "tokens": tokens, "encoding": encoding, "exact": exact,
@@ -118,7 +117,7 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
         pointer["already_stored"] = True
     if partial:
         pointer["partial"] = True
-    nxt: list[str] = []
+    nxt: list[Call | None] = []
     schema = info.get("schema")
     if isinstance(schema, dict):
         pointer["schema"] = _outline(schema, depth=3)
@@ -135,10 +134,9 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                 "samples": [s.get("value") for s in (items.get("samples") or [])[:3]],
             }
             fields = pick_fields(items)
-            nxt += [schema_cmd(), f"scratch item-schema {ref} {_q(path)} --depth 2"]
+            nxt += [schema_cmd(), call("item-schema", ref=ref, path=path, depth=2)]
             if fields:
-                nxt.append(f"scratch iterate-over {ref} {_q(path)} --fields "
-                           f"{_q(','.join(fields))} --limit 20")
+                nxt.append(call("iterate-over", ref=ref, path=path, fields=fields, limit=20))
             sep = "" if path == "." else "."
             first = f"{path}{sep}0" if path != "." else "0"
             nxt.append(get_in(first))
@@ -155,20 +153,20 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
         names = [h for h in header if isinstance(h, str) and h and "," not in h]
         cols = [h for h in dict.fromkeys(names) if names.count(h) == 1][:3]  # as rows key them
         if cols:
-            nxt.append(f"scratch iterate-over {ref} . --fields {_q(','.join(cols))} --limit 20")
+            nxt.append(call("iterate-over", ref=ref, path=".", fields=cols, limit=20))
     pattern = "error|fail|fatal|exception|panic"
     # matching lines can be far longer than the average: --fit takes what fits, with next
-    nxt.append(f"scratch grep {ref} {_q(pattern)} -i -m 20 --fit")
-    first_n = 40 if sizer is None else min(40, sizer.head_lines())
-    if first_n:
-        nxt.append(f"scratch slice {ref} 1 {first_n}")
-    last_n = 40 if sizer is None else min(40, sizer.tail_lines())
-    if lines > 40 and last_n:
-        nxt.append(f"scratch tail {ref} -n {last_n}")
+    nxt.append(call("grep", ref=ref, pattern=pattern, ignore_case=True, max_count=20,
+                    fit=True))
+    nxt.append(call("slice", ref=ref, start=1, end=min(40, lines)) if sizer is None
+               else sizer.first_lines(40))
+    if lines > 40:
+        nxt.append(call("tail", ref=ref, lines=40) if sizer is None else sizer.last_lines(40))
     if companions:
         pointer["companions"] = companions
-        nxt.append(f"scratch head {_q(companions[0])}")
-    pointer["next"] = [c for c in dict.fromkeys(nxt) if c]
+        nxt.append(call("head", ref=companions[0]))
+    from scratch.answers.calls import unique
+    pointer["next"] = unique([c for c in nxt if c is not None])
     if warnings:
         pointer["warnings"] = warnings
     return pointer
@@ -186,8 +184,9 @@ def _outline(node: dict[str, Any], depth: int, level: int = 0) -> list[dict[str,
     return out
 
 
-def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
-    """Plain text for the agent. ``detail`` 3 is everything, 0 the bare minimum."""
+def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str:
+    """Plain text for the agent, its calls spelled by ``spell``. ``detail`` 3 is everything,
+    0 the bare minimum."""
     head = (f"stored {p['name']} (version {p['version']}): {p['format']}, {p['bytes']:,} bytes, "
             f"{p['lines']:,} lines, {p['tokens']:,} tokens ({p['encoding']}"
             f"{'' if p['exact'] else ', estimate'})")
@@ -208,7 +207,8 @@ def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
         for n in rows[:limit]:
             out.append(f"  {'  ' * n['depth']}{n['path']}: {_type(n)}{_lines(n)}")
         if len(rows) > limit:
-            out.append(f"  … {len(rows) - limit} more paths (scratch schema)")
+            out.append(f"  … {len(rows) - limit} more paths "
+                       f"({spell(call('schema', ref=p['name']))})")
     arr = p.get("array")
     if arr and detail >= 1:
         keys = list(arr["keys"].items())
@@ -246,7 +246,8 @@ def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
                     f"L{h['line']}-{h['end_line']}" for h in rows]
             hidden = count_headings(text["headings"]) - len(rows)
             if hidden > 0:
-                out.append(f"  … {hidden} more headings (scratch schema)")
+                out.append(f"  … {hidden} more headings "
+                           f"({spell(call('schema', ref=p['name']))})")
         n_first = {3: 5, 2: 3, 1: 1}.get(detail, 1)
         width = {3: 200, 2: 140, 1: 100}.get(detail, 100)
         if text.get("first_lines"):
@@ -260,7 +261,7 @@ def render_pointer(p: dict[str, Any], *, detail: int = 3) -> str:
     if p.get("companions"):
         out.append("embedded documents stored as: " + ", ".join(p["companions"][:5]))
     out.append("next:")
-    out += [f"  {c}" for c in p["next"][: (8 if detail >= 2 else 5)]]
+    out += [f"  {spell(c)}" for c in p["next"][: (8 if detail >= 2 else 5)]]
     return "\n".join(out) + "\n"
 
 
@@ -344,30 +345,40 @@ def shape_pointer(p: dict[str, Any], detail: int) -> dict[str, Any]:
     return out
 
 
-def fit_data(p: dict[str, Any], raw_tokens: int, count: Callable[[str], int],
-             overhead: int = 0) -> tuple[dict[str, Any], int]:
-    """The most detailed :func:`shape_pointer` whose compact JSON, plus ``overhead`` tokens
-    (the envelope around it), meets the size invariant; and that JSON's token count."""
+def fit_data(p: dict[str, Any], raw_tokens: int, count: Callable[[dict[str, Any]], int],
+             overhead: int = 0) -> tuple[dict[str, Any], int, int]:
+    """The most detailed :func:`shape_pointer` whose JSON as printed (``count`` measures it,
+    its calls spelled), plus ``overhead`` tokens (the envelope around it), meets the size
+    invariant; that JSON's token count, and the detail."""
     cap = pointer_cap(raw_tokens) - overhead
     data: dict[str, Any] = {}
     n = 0
+    detail = 3
     for detail in (3, 2, 1, 0):
         data = shape_pointer(p, detail)
-        n = count(_json(data))
+        n = count(data)
         if n <= cap:
             break
-    return data, n
+    return data, n, detail
 
 
-def fit_pointer(p: dict[str, Any], raw_tokens: int, count: Callable[[str], int]
-                ) -> tuple[str, int]:
-    """The most detailed rendering that meets the size invariant, and its token count."""
+def fit_pointer(p: dict[str, Any], raw_tokens: int, count: Callable[[str], int],
+                spell: Speller) -> tuple[str, int, int]:
+    """The most detailed rendering that meets the size invariant, its token count and its
+    detail."""
     cap = pointer_cap(raw_tokens)
     text = ""
     n = 0
     for detail in (3, 2, 1, 0):
-        text = render_pointer(p, detail=detail)
+        text = render_pointer(p, spell, detail=detail)
         n = count(text)
         if n <= cap:
-            return text, n
-    return text, n
+            return text, n, detail
+    return text, n, 0
+
+
+def pointer_json(data: dict[str, Any], call_data: Callable[[Call], Any]) -> str:
+    """The pointer's data as compact JSON, its calls as ``call_data`` writes them."""
+    shown = {k: ([call_data(c) if isinstance(c, Call) else c for c in v]
+                 if isinstance(v, list) else v) for k, v in data.items()}
+    return _json(shown)

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from scratch.context import Context
+from scratch.answers.context import Context
+from scratch.answers.result import Result
 from scratch.errors import UsageError
-from scratch.result import Result
 
 SPLIT_DELIMITER = "\x1e"  # ASCII record separator between --split chunks on stdout
 
@@ -28,7 +28,7 @@ def count(ctx: Context, chunks: Iterable[bytes]) -> Result:
     return Result("tokens", data=data, text=f"{n}\n", notices=notices)
 
 
-def ids(ctx: Context, chunks: Iterable[bytes]) -> Result:
+def token_ids(ctx: Context, chunks: Iterable[bytes]) -> Result:
     from scratch.tokens.stream import ids_stream
     spec = ctx.encoding()
     if not spec.exact:
@@ -41,7 +41,7 @@ def ids(ctx: Context, chunks: Iterable[bytes]) -> Result:
                   text=" ".join(map(str, out)) + "\n")
 
 
-def truncate(ctx: Context, chunks: Iterable[bytes], n: int, *, tail: bool) -> Result:
+def truncate_text(ctx: Context, chunks: Iterable[bytes], n: int, *, tail: bool) -> Result:
     from scratch.tokens import tail_stream, truncate_stream
     spec = ctx.encoding()
     pieces = (tail_stream if tail else truncate_stream)(chunks, n, spec)
@@ -51,7 +51,7 @@ def truncate(ctx: Context, chunks: Iterable[bytes], n: int, *, tail: bool) -> Re
     return Result("tokens", data=payload, text=data)
 
 
-def split(ctx: Context, chunks: Iterable[bytes], n: int, split_dir: Path | None,
+def split_text(ctx: Context, chunks: Iterable[bytes], n: int, split_dir: Path | None,
           delimiter: str) -> Result | Iterator[bytes]:
     from scratch.tokens import split_stream
     spec = ctx.encoding()
@@ -79,8 +79,45 @@ def split(ctx: Context, chunks: Iterable[bytes], n: int, split_dir: Path | None,
     return Result("tokens", data=data, text=f"wrote {len(files)} chunks to {split_dir}\n")
 
 
-def budget_show(ctx: Context, action: str = "show", value: int | None = None) -> Result:
-    from scratch.pricing import budget_for
+def tokens(ctx: Context, chunks: Iterable[bytes], truncate: int | None = None,
+           tail: int | None = None, split: int | None = None, split_dir: Path | None = None,
+           delimiter: str = SPLIT_DELIMITER, ids: bool = False) -> Result | Iterator[bytes]:
+    """``scratch tokens``: count, or one of truncate / tail / split / ids."""
+    chosen = [name for name, v in (("--truncate", truncate), ("--tail", tail),
+                                   ("--split", split), ("--ids", ids or None)) if v is not None]
+    if len(chosen) > 1:
+        raise UsageError(f"choose one of {', '.join(chosen)}", code="invalid_argument")
+    if split_dir is not None and split is None:
+        raise UsageError("--split-dir goes with --split N", code="invalid_argument")
+    if truncate is not None:
+        return truncate_text(ctx, chunks, truncate, tail=False)
+    if tail is not None:
+        return truncate_text(ctx, chunks, tail, tail=True)
+    if split is not None:
+        return split_text(ctx, chunks, split, split_dir, delimiter)
+    if ids:
+        return token_ids(ctx, chunks)
+    return count(ctx, chunks)
+
+
+def budget_show(ctx: Context) -> Result:
+    return _budget(ctx, "show")
+
+
+def budget_reset(ctx: Context) -> Result:
+    return _budget(ctx, "reset")
+
+
+def budget_used(ctx: Context, tokens: int) -> Result:
+    return _budget(ctx, "used", tokens)
+
+
+def budget_set_window(ctx: Context, tokens: int) -> Result:
+    return _budget(ctx, "set-window", tokens or None)
+
+
+def _budget(ctx: Context, action: str, value: int | None = None) -> Result:
+    from scratch.answers.prices import budget_for
     budget = budget_for(ctx)
     if action == "reset":
         view = budget.reset()

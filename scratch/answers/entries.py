@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from scratch import stats
-from scratch.context import Context
+from scratch.answers.calls import call
+from scratch.answers.context import Context
+from scratch.answers.result import Result, Table, Words
 from scratch.diffing import CR_SYMBOL, compare, summarize_ops
 from scratch.errors import UsageError
 from scratch.gitstore import GitStore
 from scratch.names import STORE_DIR_NAME, split_ref, validate_name
-from scratch.result import Result, Table
 from scratch.store import Store
 
 
@@ -24,8 +25,17 @@ def init(directory: Path) -> Result:
     return Result("init", data=data, text=f"{verb} at {root}\n")
 
 
-def write(ctx: Context, name: str, data: bytes) -> Result:
+def write(ctx: Context, name: str, content: bytes | None = None, source: str | None = None,
+          allow_empty: bool = False) -> Result:
+    """Store ``content`` (or the bytes of the file ``source``) as the next version of NAME."""
     validate_name(name)
+    if content is None:
+        content = read_file(source, limit=ctx.config["limits.max_write_bytes"], what="content",
+                            allow_empty=allow_empty)
+    elif not content and not allow_empty:
+        raise UsageError("the content was empty: nothing to store (allow_empty stores an "
+                         "empty file)", code="empty_input")
+    data = content
     rec = ctx.store().write(name, data)
     out = {k: rec[k] for k in ("name", "version", "bytes", "lines", "unchanged")}
     if rec["unchanged"]:
@@ -37,7 +47,7 @@ def write(ctx: Context, name: str, data: bytes) -> Result:
     return Result("write", data=out, text=text)
 
 
-def read_since(ctx: Context, ref: str, since: int, context: int) -> Result:
+def read_since(ctx: Context, ref: str, since: int, context: int = 3) -> Result:
     name, version = split_ref(ref)
     store = ctx.store()
     new = store.resolve(name, version)
@@ -45,7 +55,7 @@ def read_since(ctx: Context, ref: str, since: int, context: int) -> Result:
     return _diff_result("read", store, name, old, new, context)
 
 
-def diff(ctx: Context, name: str, a: int, b: int, context: int) -> Result:
+def diff(ctx: Context, name: str, a: int, b: int, context: int = 3) -> Result:
     store = ctx.store()
     return _diff_result("diff", store, name, store.resolve(name, a), store.resolve(name, b),
                         context)
@@ -103,12 +113,14 @@ def restore(ctx: Context, ref: str) -> Result:
 
 def remove(ctx: Context, name: str) -> Result:
     rec = ctx.store().remove(name)
-    hint = (f"; scratch restore {name}@{rec['versions']} brings it back"
-            if rec["kind"] != "log" else "")
-    return Result("rm", data=rec, text=f"Deleted {rec['kind']} {name}{hint}\n")
+    if rec["kind"] == "log":
+        return Result("rm", data=rec, text=f"Deleted log {name}\n")
+    back = call("restore", ref=f"{name}@{rec['versions']}")
+    return Result("rm", data=rec, text=Words((f"Deleted {rec['kind']} {name}; ", back,
+                                              " brings it back\n")))
 
 
-def ls(ctx: Context, prefix: str) -> Result:
+def ls(ctx: Context, prefix: str = "") -> Result:
     rows = ctx.store().list(prefix)
     table = Table(["name", "kind", "version", "bytes", "lines", "updated"],
                   [[r["name"], r["kind"], r["version"] if r["version"] is not None else "-",
@@ -154,3 +166,43 @@ def _show(value: Any) -> str:
 def git_passthrough(ctx: Context, args: list[str]) -> int:
     """Run git on the whole store (every agent's entries): a tool for people, not agents."""
     return ctx.store(create=False).git.run_user(args)
+
+
+def threshold(ctx: Context, tool: str) -> Result:
+    """Which [thresholds] pattern decides TOOL's ingest threshold, and why."""
+    from scratch.thresholds import resolve_threshold
+    t = resolve_threshold(tool, ctx.config["thresholds"])
+    src = f"pattern {t.pattern!r}" if t.pattern else "the default"
+    return Result("config threshold", data=t.as_dict(),
+                  text=f"{tool}: min_tokens {t.min_tokens} from {src} ({t.reason})\n")
+
+
+def read_file(source: str | None, *, limit: int | None = None, what: str = "input",
+              allow_empty: bool = False) -> bytes:
+    """The bytes of the file ``source`` (at most ``limit``; an empty one refused unless
+    allowed), with a clear error for what cannot be read."""
+    if source is None:
+        raise UsageError(f"no {what} given", code="no_input")
+    try:
+        with open(source, "rb") as fh:
+            data = fh.read(limit + 1) if limit is not None else fh.read()
+    except FileNotFoundError:
+        from scratch.errors import ScratchError
+        raise ScratchError(f"no such file: {source}", code="file_not_found",
+                           path=source) from None
+    except IsADirectoryError:
+        raise UsageError(f"{source} is a directory, not a file",
+                         code="invalid_argument") from None
+    except PermissionError:
+        from scratch.errors import ScratchError
+        raise ScratchError(f"cannot read {source}: permission denied",
+                           code="permission_denied", path=source) from None
+    if limit is not None and len(data) > limit:
+        from scratch.errors import LimitExceeded
+        raise LimitExceeded(f"{what} from {source} is over limits.max_write_bytes ({limit:,} "
+                            "bytes)", code="write_too_large", limit="limits.max_write_bytes",
+                            limit_value=limit, attempted_at_least=len(data))
+    if not data and not allow_empty:
+        hint = " (use --allow-empty to store an empty file)" if what == "content" else ""
+        raise UsageError(f"{source} was empty: nothing to store{hint}", code="empty_input")
+    return data

@@ -21,14 +21,15 @@ import hashlib
 import subprocess
 from typing import Any
 
-from scratch.context import Context
+from scratch.answers.calls import call
+from scratch.answers.candidate import Alternative, Candidate, Fixed
+from scratch.answers.context import Context
+from scratch.answers.result import Result
+from scratch.answers.shapes import schema_text
+from scratch.answers.target import Target, open_target
 from scratch.errors import LimitExceeded, ScratchError
-from scratch.explore.lines import plural
-from scratch.explore.structure import schema_text
-from scratch.explore.target import Target, open_target
 from scratch.locking import atomic_write
-from scratch.pricing import charge_answer
-from scratch.result import Result
+from scratch.words import plural
 
 SMALL_ENTRY_TOKENS = 1000
 ERROR_WORDS = r"error|fail|fatal|exception|denied|panic|refused|timed? ?out"
@@ -68,7 +69,7 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
             value = index.value_at([])
         except ScratchError:
             value = None
-        from scratch.explore.structure import not_json_warning
+        from scratch.answers.values import not_json_warning
         from scratch.index.structure import lines_left_out
         # kept in the (cached) summary itself, so every reading of it says so
         lines += [f"note: {w}" for w in not_json_warning(target, lines_left_out(index))]
@@ -182,9 +183,16 @@ def command_summary(ctx: Context, target: Target, command: str) -> str:
     return "\n\n".join(answers) + "\n"
 
 
-def summarize(ctx: Context, ref: str) -> Result:
-    from scratch.tokens import count_text
+def summarize(ctx: Context, ref: str) -> Candidate:
     target = open_target(ctx, ref)
+    try:
+        return _summary(ctx, target, ref)
+    except BaseException:
+        target.index.close()
+        raise
+
+
+def _summary(ctx: Context, target: Target, ref: str) -> Candidate:
     spec = ctx.encoding()
     base = target.index.total_tokens(spec.base) or 0
     tokens = spec.scale(base)
@@ -193,7 +201,7 @@ def summarize(ctx: Context, ref: str) -> Result:
             f"{target.name} is only {plural(tokens, 'token')}: reading it costs less than a "
             "summary",
             code="entry_too_small", tokens=tokens, limit=SMALL_ENTRY_TOKENS,
-            suggestions=[f"scratch read {target.ref}"])
+            suggestions=[call("read", ref=target.ref)])
     command = ctx.config["summarize.command"]
     mode = "local" if not command else "cmd-" + hashlib.sha1(command.encode()).hexdigest()[:12]
     key = f"{target.key}-{mode}-{spec.name}"
@@ -207,31 +215,19 @@ def summarize(ctx: Context, ref: str) -> Result:
         text = (command_summary(ctx, target, command) if command
                 else local_summary(target, tokens, spec.name))
         atomic_write(cache, text.encode(), fsync=False)
-    cost = count_text(text, spec)
-    meta = charge_answer(ctx, cost, code="summarize_too_large",
-                         suggestions=lambda: _smaller(ctx, target))
-    meta["cached"] = cached
     data = {"name": target.name, "version": target.version, "mode": mode, "summary": text,
             "cached": cached, "command": command or None}
-    target.index.close()
-    return Result("summarize", data=data, text=text, meta=meta)
+    result = Result("summarize", data=data, text=text, meta={"cached": cached})
+    from scratch.answers.line_ranges import LineRange
+    from scratch.answers.shapes import schema_candidate
+    total = target.index.line_count
+    smaller = [Alternative(candidate=lambda cap: schema_candidate(target), shrink=True)]
+    if total:  # the most first lines that fit
+        smaller.append(Alternative(candidate=lambda cap: LineRange(
+            target, 1, total, command="head", numbers=True, fit=False, owner=False),
+            shrink=True))
+    return Fixed(call("summarize", ref=ref), result, code="summarize_too_large",
+                 alternatives=smaller, on_close=target.index.close)
 
 
 __all__ = ["summarize"]
-
-
-def _smaller(ctx: Context, target: Target) -> list[str]:
-    """For a summary over the cap: the schema at a depth that fits, and the most first lines
-    that fit."""
-    from scratch.explore.lines import fit_cap, fitting_lines
-    from scratch.explore.structure import fitting_schema
-    try:
-        out = [s for s in (fitting_schema(ctx, target),) if s]
-        total = target.index.line_count
-        k = fitting_lines(ctx, target, 1, total, fit_cap(ctx), command="head",
-                          numbers=True) if total else 0
-        if k:
-            out.append(f"scratch head {target.ref} -n {k}")
-        return out
-    finally:
-        target.index.close()

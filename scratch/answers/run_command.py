@@ -8,9 +8,10 @@ import subprocess
 import threading
 from typing import Any
 
-from scratch.context import Context
+from scratch.answers.context import Context
+from scratch.answers.rendering import Rendering
+from scratch.answers.result import Result
 from scratch.errors import ScratchError, UsageError
-from scratch.result import Result
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
 
@@ -98,8 +99,17 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
+def run_call(ctx: Context, words: list[str], name: str | None = None, tool: str | None = None,
+             format: str | None = None, raw: bool = False, store_always: bool = False,
+             progress: Any = None, rendering: Rendering | None = None) -> Result:
+    """``run``: see :func:`run_command`."""
+    return run_command(ctx, words, name=name, tool=tool, fmt=format, raw=raw,
+                       store_always=store_always, progress=progress, rendering=rendering)
+
+
 def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str | None,
-                fmt: str | None, raw: bool, store_always: bool, progress: Any = None) -> Result:
+                fmt: str | None, raw: bool, store_always: bool, progress: Any = None,
+                rendering: Rendering | None = None) -> Result:
     """The command's stderr goes straight to ours; its stdout is spooled, then ingested.
 
     The exit status is only known once stdout closes, so the output is spooled first and
@@ -107,10 +117,10 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     scratch itself was interrupted (SIGINT, SIGTERM) while reading it; then scratch exits with
     128 + that signal's number.
     """
-    from scratch.ingest import IngestOptions, check_options, default_tool, ingest_spooled
+    from scratch.answers.ingest import IngestOptions, check_options, default_tool, ingest_spooled
     from scratch.spool import spool
     if not words:
-        raise UsageError("nothing to run: scratch run [NAME] -- CMD ARGS...",
+        raise UsageError("nothing to run: run [NAME] -- CMD ARGS...",
                          code="invalid_argument")
     opts = IngestOptions(name=name, tool=tool or default_tool(words), fmt=fmt, raw=raw,
                          store_always=store_always)
@@ -153,7 +163,7 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     exit_code = command_exit if interrupted is None else 128 + interrupted
     opts.partial = (code != 0 or interrupted is not None) and spooled.size > 0
     try:
-        result = ingest_spooled(ctx, spooled, opts, progress)
+        result = ingest_spooled(ctx, spooled, opts, progress, rendering)
     finally:
         spooled.discard()
     notices = result.notices
@@ -167,5 +177,5 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
         notices = (*notices, f"scratch: interrupted by {signal_name(interrupted)}; {what}")
         meta["interrupted"] = signal_name(interrupted)
     return Result("run", data=result.data, text=result.text, table=result.table,
-                  meta=meta, warnings=result.warnings,
+                  meta=meta, warnings=result.warnings, charge=result.charge,
                   notices=notices, exit_code=exit_code, style=result.style)

@@ -31,14 +31,13 @@ from __future__ import annotations
 import csv
 import math
 import re
-import shlex
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from scratch.context import Context
+from scratch.answers.calls import Call, call
+from scratch.answers.candidate import Candidate
+from scratch.answers.target import Target
 from scratch.errors import FormatError, KeyPathNotFound, UsageError
-from scratch.explore.target import Target
-from scratch.result import Result
 
 CSV_FORMATS = ("csv", "tsv")
 CHUNK_ROWS = 4096  # rows read per stored-lines read when a window is streamed
@@ -180,8 +179,8 @@ class CsvRows:
         except csv.Error as exc:
             line = first + max(0, reader.line_num - 1)
             raise FormatError(f"csv does not parse at line {line}: {exc}", line=line,
-                              suggestions=[f"scratch slice {self.target.ref} {line} {line}"]
-                              ) from None
+                              suggestions=[call("slice", ref=self.target.ref, start=line,
+                                                end=line)]) from None
         if len(out) < want:  # the stored lines changed under the index: never silently short
             raise FormatError(f"rows {offset}..{end - 1} of the csv index are not in the "
                               f"stored lines {first}..{last}", line=first)
@@ -192,9 +191,9 @@ class CsvRows:
     def some_columns(self, n: int = 3) -> str:
         return ",".join(self.columns[:n]) or "COLUMN"
 
-    def iterate_command(self, fields: str | None = None) -> str:
-        return (f"scratch iterate-over {self.target.ref} . --fields "
-                f"{shlex.quote(fields or self.some_columns())} --limit 20")
+    def iterate_command(self, fields: str | None = None) -> Call:
+        return call("iterate-over", ref=self.target.ref, path=".",
+                    fields=(fields or self.some_columns()).split(","), limit=20)
 
 
 def rows_of(target: Target, path: str) -> CsvRows:
@@ -205,58 +204,57 @@ def rows_of(target: Target, path: str) -> CsvRows:
         raise UsageError(f"{target.format} entry: its rows are at . (or $); {path!r} names "
                          "nothing else", code="invalid_path", path=path,
                          suggestions=[table.iterate_command(),
-                                      f"scratch item-schema {target.ref} ."])
+                                      call("item-schema", ref=target.ref, path=".")])
     return table
 
 
 # -- get-in ---------------------------------------------------------------------------------
 
 
-def get_in(ctx: Context, target: Target, path: str, *, offset: int = 0,
-           limit: int | None = None, fit: bool = False) -> Result:
+def get_in(target: Target, path: str, asked: Call, *, offset: int = 0,
+           limit: int | None = None, fit: bool = False, owner: bool = True) -> Candidate:
     """get-in on a CSV/TSV entry: ``N`` is row N (an object), ``N.column`` one cell."""
-    from scratch.explore.paging import TextLines, page
-    from scratch.explore.structure import render_value
+    from scratch.answers.candidate import Alternative, Some
+    from scratch.answers.value_lines import TextLines, ValueLines
+    from scratch.answers.values import render_value
     from scratch.query.paths import format_path, json_type, parse_path
-    table = CsvRows(target)
-    ref = target.ref
-    parsed = parse_path(path)
-    segments = list(parsed.segments or ())
-    if not parsed.singular or not segments:
-        raise UsageError(f"get-in on a {target.format} entry takes a row (N) or a cell "
-                         "(N.column); read many rows with iterate-over", code="invalid_path",
-                         path=path, rows=table.total,
-                         suggestions=[table.iterate_command(),
-                                      f"scratch item-schema {ref} .",
-                                      f"scratch get-in {ref} 0"])
-    k = _row_number(table, segments[0], path)
-    row = table.read(k, k + 1)[0]
-    value = _cell(table, row, k, segments[1:], path)
-    spec = ctx.encoding()
-    again = f"scratch get-in {ref} {shlex.quote(path)}"
-    suggestions = [f"scratch get-in {ref} {shlex.quote(format_path([k, key]))}"
-                   for key in list(row)[:3]] if isinstance(value, dict) else []
+    try:
+        table = CsvRows(target)
+        ref = target.ref
+        parsed = parse_path(path)
+        segments = list(parsed.segments or ())
+        if not parsed.singular or not segments:
+            raise UsageError(f"get-in on a {target.format} entry takes a row (N) or a cell "
+                             "(N.column); read many rows with iterate-over",
+                             code="invalid_path", path=path, rows=table.total,
+                             suggestions=[table.iterate_command(),
+                                          call("item-schema", ref=ref, path="."),
+                                          call("get-in", ref=ref, path="0")])
+        k = _row_number(table, segments[0], path)
+        row = table.read(k, k + 1)[0]
+        value = _cell(table, row, k, segments[1:], path)
+    except BaseException:
+        if owner:
+            target.index.close()
+        raise
+    cells = [Alternative(call=call("get-in", ref=ref, path=format_path([k, key])))
+             for key in list(row)[:3]] if isinstance(value, dict) else []
 
-    def make_data(paging: dict[str, Any], body: str, off: int, lim: int | None,
-                  with_fit: bool) -> dict[str, Any]:
+    def make_data(paging: dict[str, Any], body: str, windowed: bool, with_fit: bool,
+                  cut: bool) -> dict[str, Any]:
         data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
                                 "type": json_type(value), "row": k, "line": table.line(k),
                                 **paging}
-        if off or lim or (with_fit and "next" in paging) or isinstance(value, str):
+        if windowed or cut or isinstance(value, str):
             data["text"] = body
         else:
             data["value"] = value
         return data
 
-    body, meta, paging = page(ctx, TextLines(render_value(value)), offset=offset, limit=limit,
-                              fit=fit, code="get_in_too_large", again=again,
-                              suggestions=[*suggestions, f"{again} --limit 50"], spec=spec,
-                              make_data=make_data, warnings=table.warnings)
-    data = make_data(paging, body, offset, limit, fit)
-    target.index.close()
-    notices = (f"more: {paging['next']}",) if paging.get("next") else ()
-    return Result("get-in", data=data, text=body, meta=meta, notices=notices,
-                  warnings=table.warnings)
+    return ValueLines(asked, TextLines(render_value(value)), offset=offset, limit=limit,
+                      fit=fit, make_data=make_data, warnings=table.warnings,
+                      alternatives=lambda: [Some(cells, most=3)] if cells else [],
+                      on_close=target.index.close if owner else None)
 
 
 def _row_number(table: CsvRows, seg: Any, path: str) -> int:
@@ -267,15 +265,15 @@ def _row_number(table: CsvRows, seg: Any, path: str) -> int:
         k = seg + table.total if seg < 0 else seg
         if 0 <= k < table.total:
             return k
-        last = [f"scratch get-in {ref} {table.total - 1}"] if table.total else []
+        last = [call("get-in", ref=ref, path=str(table.total - 1))] if table.total else []
         raise KeyPathNotFound(f"row {seg} out of range: the entry has {table.total} rows",
                               path=path, valid_prefix=".", failed_segment=seg,
                               array_length=table.total,
-                              suggestions=[*last, f"scratch schema {ref}"])
+                              suggestions=[*last, call("schema", ref=ref)])
     # a column name where a row number goes: offer that column of row 0 and of every row
     want = str(seg)
     cols = [want] if want in table.columns else close_keys(want, table.columns)
-    suggestions = [f"scratch get-in {ref} {shlex.quote(format_path([0, c]))}" for c in cols]
+    suggestions = [call("get-in", ref=ref, path=format_path([0, c])) for c in cols]
     suggestions += [table.iterate_command(c) for c in cols[:1]] or [table.iterate_command()]
     raise KeyPathNotFound(f"{want!r} is not a row number: a {table.target.format} entry is an "
                           f"array of {table.total} rows (get-in N or N.column)", path=path,
@@ -294,12 +292,12 @@ def _cell(table: CsvRows, row: dict[str, Any], k: int, rest: list[Any], path: st
     if key not in row:
         keys = list(row)
         from scratch.query.paths import MAX_AVAILABLE_KEYS
-        suggestions = [f"scratch get-in {ref} {shlex.quote(format_path([k, c]))}"
+        suggestions = [call("get-in", ref=ref, path=format_path([k, c]))
                        for c in close_keys(key, keys)]
         raise KeyPathNotFound(f"no column {key!r} in row {k} ({len(keys)} columns)", path=path,
                               valid_prefix=str(k), failed_segment=rest[0],
                               available_keys=keys[:MAX_AVAILABLE_KEYS], key_count=len(keys),
-                              suggestions=[*suggestions, f"scratch schema {ref}"])
+                              suggestions=[*suggestions, call("schema", ref=ref)])
     try:
         return locate(row[key], rest[1:]).value
     except KeyPathNotFound as exc:  # the cell's own locations, told from the row's number
@@ -310,7 +308,7 @@ def _cell(table: CsvRows, row: dict[str, Any], k: int, rest: list[Any], path: st
         exc.details["path"] = path
         if isinstance(exc.details.get("segment_index"), int):
             exc.details["segment_index"] += 2
-        exc.details["suggestions"] = [f"scratch get-in {ref} {shlex.quote(prefix)}"]
+        exc.details["suggestions"] = [call("get-in", ref=ref, path=prefix)]
         raise
 
 

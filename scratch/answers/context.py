@@ -23,19 +23,17 @@ SESSION_RE_CHARS = "A-Za-z0-9_-"
 class Context:
     """Where the store is, who is asking, with which settings; opens the store on first use."""
 
-    __slots__ = ("root", "root_source", "agent", "session", "config", "flags", "json_mode",
-                 "_store")
+    __slots__ = ("root", "root_source", "agent", "session", "config", "_store", "_spec")
 
-    def __init__(self, root: Path, root_source: str, agent: str, session: str, config: Config,
-                 flags: dict[str, str] | None = None, json_mode: bool = False) -> None:
+    def __init__(self, root: Path, root_source: str, agent: str, session: str,
+                 config: Config) -> None:
         self.root = root
         self.root_source = root_source
         self.agent = agent
         self.session = session
         self.config = config
-        self.flags: dict[str, str] = {} if flags is None else flags
-        self.json_mode = json_mode  # answers are priced on the JSON envelope the agent will read
         self._store: Store | None = None
+        self._spec: EncodingSpec | None = None
 
     def __repr__(self) -> str:
         return f"Context(root={self.root!r}, agent={self.agent!r}, session={self.session!r})"
@@ -66,6 +64,9 @@ class Context:
         return self._store
 
     def encoding(self) -> EncodingSpec:
-        from scratch.tokens import resolve_encoding
-        return resolve_encoding(self.config["model"] or None, self.config["encoding"] or None,
-                                claude_factor=self.config["tokens.claude_factor"])
+        if self._spec is None:
+            from scratch.tokens import resolve_encoding
+            self._spec = resolve_encoding(self.config["model"] or None,
+                                          self.config["encoding"] or None,
+                                          claude_factor=self.config["tokens.claude_factor"])
+        return self._spec

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from scratch.context import Context
+from scratch.answers.context import Context
 from scratch.errors import EntryNotFound, UsageError
 from scratch.names import split_ref
 from scratch.store import Store
@@ -33,11 +33,11 @@ class Target:
     """One resolved REF: the entry, its version and its index."""
 
     __slots__ = ("name", "version", "kind", "path", "index", "store", "info", "latest", "binary",
-                 "key")
+                 "key", "spec")
 
     def __init__(self, name: str, version: int | None, kind: str, path: Path, index: Any,
                  store: Store, info: dict[str, Any], latest: bool, binary: bool = False,
-                 key: str = "") -> None:
+                 key: str = "", spec: Any = None) -> None:
         self.name = name
         self.version = version  # None for logs
         self.kind = kind
@@ -49,46 +49,101 @@ class Target:
         self.binary = binary  # the version was stored as binary (NUL bytes or invalid UTF-8)
         # what the content's caches are keyed by: ``<blob>.<format>``, or ``log-<hash>-<size>``
         self.key = key
+        self.spec = spec  # the agent's encoding (scratch.tokens.EncodingSpec)
 
     def __repr__(self) -> str:
         return f"Target({self.name!r}, version={self.version!r}, kind={self.kind!r})"
 
     @property
     def ref(self) -> str:
-        """The REF that names exactly this content (quoted for a shell when needed)."""
-        import shlex
-        return shlex.quote(self.name if self.latest else f"{self.name}@{self.version}")
+        """The REF that names exactly this content (the bare name for the current one)."""
+        return self.name if self.latest else f"{self.name}@{self.version}"
 
     @property
     def format(self) -> str:
         return str(self.index.meta.get("format", "text"))
 
 
+MIN_PREFIX = 3  # hex digits a hash prefix needs (fewer would match too much to mean one entry)
+
+
 def resolve_name(store: Store, name: str) -> str:
-    """``name`` if it is an entry, else the entry whose automatic-name hash starts with it."""
+    """The entry ``name`` refers to: itself when it is an entry; else the entry whose automatic
+    name's hash starts with it (``1a2b``, and ``1a2b.<slug>`` for that entry's companion);
+    else, for a tool name, that tool's latest stored output. Otherwise an error that says what
+    would have matched."""
     meta = store.load_meta(name) if _valid(name) else None
     if meta is not None and not meta.get("deleted"):
         return name
-    if re.fullmatch(r"[0-9a-f]{3,8}", name):
+    prefix, _, companion = name.partition(".")
+    rows = None
+    if re.fullmatch(f"[0-9a-f]{{{MIN_PREFIX},8}}", prefix):
+        rows = store.list("")
         hits = []
-        for row in store.list(""):
+        for row in rows:
             m = HASH_SUFFIX.search(row["name"])
-            if m and m.group(1).startswith(name):
+            if m and m.group(1).startswith(prefix):
                 hits.append(row["name"])
+        if companion:  # NAME.<slug>: the companion of the entry the prefix names
+            hits = [f"{h}.{companion}" for h in hits
+                    if any(r["name"] == f"{h}.{companion}" for r in rows)]
         if len(hits) == 1:
             return hits[0]
         if len(hits) > 1:
-            import shlex
+            _ambiguous(name, hits)
+    if rows is None:
+        rows = store.list("")
+    latest = _latest_output(rows, name)
+    if latest is not None:
+        return latest
+    raise _not_found(store, name)
 
-            # one 8-digit hash for all: the same content under two names, only a name helps
-            hashes = {m.group(1) for m in map(HASH_SUFFIX.search, hits) if m}
-            hint = (f"all end in the same hash {next(iter(hashes))}; give the full name"
-                    if len(hashes) == 1 else "give more digits or the full name")
-            raise UsageError(f"hash prefix {name!r} matches {len(hits)} entries; {hint}",
-                             code="ambiguous_ref", matches=hits[:20],
-                             suggestions=[f"scratch head {shlex.quote(h)}" for h in hits[:5]])
-    raise EntryNotFound(f"no entry named {name!r} for agent {store.agent!r}", name=name,
-                        agent=store.agent, suggestions=["scratch ls"])
+
+def _ambiguous(name: str, hits: list[str]) -> None:
+    from scratch.answers.calls import call
+
+    # one 8-digit hash for all: the same content under two names, only a name helps
+    hashes = {m.group(1) for m in map(HASH_SUFFIX.search, hits) if m}
+    hint = (f"all end in the same hash {next(iter(hashes))}; give the full name"
+            if len(hashes) == 1 else "give more digits or the full name")
+    raise UsageError(f"hash prefix {name!r} matches {len(hits)} entries; {hint}",
+                     code="ambiguous_ref", matches=hits[:20],
+                     suggestions=[call("head", ref=h) for h in hits[:5]])
+
+
+def _latest_output(rows: list[dict[str, Any]], tool: str) -> str | None:
+    """The newest output stored under the automatic names of tool ``tool`` (its folder is
+    ``<tool>/``, or ``<tool>.outputs/`` when an entry is itself named ``<tool>``)."""
+    best: tuple[str, str] | None = None
+    for row in rows:
+        name = row["name"]
+        folder, _, leaf = name.rpartition("/")
+        if folder not in (tool, f"{tool}.outputs") or not HASH_SUFFIX.search(leaf):
+            continue
+        if row.get("kind") != "output":
+            continue
+        key = (leaf.rsplit("-", 1)[0], name)  # <UTC time> sorts in time order
+        if best is None or key > best:
+            best = key
+    return best[1] if best is not None else None
+
+
+def _not_found(store: Store, name: str) -> EntryNotFound:
+    from scratch.answers.calls import call
+    suggestions = [call("ls")]
+    hint = ""
+    if re.fullmatch(f"[0-9a-f]{{1,{MIN_PREFIX - 1}}}", name.partition(".")[0]):
+        hint = (f"; a hash prefix needs at least {MIN_PREFIX} hex digits "
+                f"({name.partition('.')[0]!r} has {len(name.partition('.')[0])})")
+    elif _on_disk(name):
+        import os
+        leaf = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(name.rstrip("/"))) or "file"
+        leaf = leaf.lstrip(".") or "file"
+        hint = ("; that is a path on disk: entries are stored first (write stores a file as "
+                "a versioned entry, ingest stores a tool's output from stdin)")
+        suggestions = [call("write", name=leaf, source=name), call("ls")]
+    return EntryNotFound(f"no entry named {name!r} for agent {store.agent!r}{hint}", name=name,
+                         agent=store.agent, suggestions=suggestions)
 
 
 def _valid(name: str) -> bool:
@@ -100,6 +155,14 @@ def _valid(name: str) -> bool:
     return True
 
 
+def _on_disk(name: str) -> bool:
+    import os
+    try:
+        return os.path.isfile(name)
+    except (OSError, ValueError):
+        return False
+
+
 def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
     from scratch.index import EntryIndex, IndexInvalid, build_index, open_version_index
 
@@ -107,14 +170,17 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
     name, version = split_ref(ref)
     name = resolve_name(store, name)
     meta = store.require(name, allow_deleted=version is not None)
-    base = ctx.encoding().base
+    spec = ctx.encoding()
+    base = spec.base
     index_root = store.cache_dir / "index"
     blob: str | None = None
     if meta["kind"] == "log":
         if not logs:
+            from scratch.answers.calls import call
             raise UsageError(f"{name!r} is a log; this command works on files and outputs "
-                             "(logs support head, tail and grep; or scratch log read)",
-                             code="wrong_kind", name=name, kind="log")
+                             "(logs support head, tail and grep; or log read)",
+                             code="wrong_kind", name=name, kind="log",
+                             suggestions=[call("log read", name=name), call("tail", ref=name)])
         if version is not None:
             raise UsageError("logs have no versions", code="invalid_ref", ref=ref)
         path = store.content_path(name, "log")
@@ -154,7 +220,8 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         atexit.register(shutil.rmtree, scratch_dir, True)
         index = build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
     latest = version is None or version == len(meta["versions"])
-    return Target(name, version, meta["kind"], path, index, store, info, latest, binary, key)
+    return Target(name, version, meta["kind"], path, index, store, info, latest, binary, key,
+                  spec)
 
 
 def _sniff_file(path: Path) -> str:

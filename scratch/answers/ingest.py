@@ -11,8 +11,11 @@ Invariants:
 - Automatic names are ``<tool or stdin>/<UTC timestamp>-<8 hex of sha256 of the input>``; the
   same input ingested again under an automatic name points to the entry already stored. When an
   entry is itself named like the tool, the folder is ``<tool>.outputs`` instead.
-- The pointer's size rule (see :mod:`scratch.pointer`) is judged against the smaller of the
-  stored tokens and the tokens as received (they differ when JSON is re-rendered).
+- The pointer's size rule (see :mod:`scratch.answers.pointer`) is judged against the smaller
+  of the stored tokens and the tokens as received (they differ when JSON is re-rendered), in
+  the rendering the agent reads (its next calls spelled and sized as that rendering prints
+  them). The pointer is charged as shown (never refused: the output is already in hand), and
+  what storing kept out of the context is recorded as intercepted.
 - NAME and ``--format`` are checked before any input is read.
 - An index that fails to build for a structured format falls back to a text index with a
   warning: what arrived is stored either way.
@@ -33,10 +36,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from scratch.context import Context
+from scratch.answers.context import Context
+from scratch.answers.rendering import Rendering
+from scratch.answers.result import Charge, Result
 from scratch.errors import LimitExceeded, ScratchError, UsageError
 from scratch.names import validate_name
-from scratch.result import Result
 from scratch.spool import Spooled, spool
 from scratch.store import Pending, Store
 from scratch.thresholds import resolve_threshold
@@ -94,8 +98,29 @@ def check_options(opts: IngestOptions, store: Store | None = None) -> None:
         canonical_format(opts.fmt)
 
 
+def ingest_call(ctx: Context, stream: BinaryIO | None = None, content: bytes | str | None = None,
+                name: str | None = None, tool: str | None = None, format: str | None = None,
+                raw: bool = False, store_always: bool = False, progress: Progress | None = None,
+                rendering: Rendering | None = None) -> Result:
+    """``ingest``: the output on ``stream`` (or given as ``content``), passed through or
+    stored with a pointer."""
+    if stream is None:
+        if content is None:
+            raise UsageError("ingest needs content", code="no_input")
+        stream = io.BytesIO(content.encode("utf-8") if isinstance(content, str) else content)
+    opts = IngestOptions(name=name, tool=tool, fmt=format, raw=raw, store_always=store_always)
+    return ingest(ctx, stream, opts, progress=progress, rendering=rendering)
+
+
+def _rendering(rendering: Rendering | None) -> Rendering:
+    if rendering is not None:
+        return rendering
+    from scratch.answers.rendering import PlainCalls
+    return PlainCalls()
+
+
 def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
-           progress: Progress | None = None) -> Result:
+           progress: Progress | None = None, rendering: Rendering | None = None) -> Result:
     store = ctx.store()
     check_options(opts, store)
     tmp_dir = store.cache_dir / "tmp"
@@ -103,13 +128,14 @@ def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
     spooled = spool(stream, tmp_dir,
                     progress=(lambda n: progress("read", n, None)) if progress else None)
     try:
-        return ingest_spooled(ctx, spooled, opts, progress)
+        return ingest_spooled(ctx, spooled, opts, progress, rendering)
     finally:
         spooled.discard()
 
 
 def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
-                   progress: Progress | None = None) -> Result:
+                   progress: Progress | None = None, rendering: Rendering | None = None
+                   ) -> Result:
     check_options(opts)
     store = ctx.store()
     tool = tool_slug(opts.tool)
@@ -146,7 +172,7 @@ def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
                 if counted < threshold.min_tokens:
                     return _passthrough(spooled, threshold.min_tokens, counted)
                 received = counted
-    return _store(ctx, store, spooled, opts, tool, progress, received)
+    return _store(ctx, store, spooled, opts, tool, progress, _rendering(rendering), received)
 
 
 def _passthrough(spooled: Spooled, threshold: int, tokens: int | None) -> Result:
@@ -212,9 +238,18 @@ def _received_tokens(spooled: Spooled, spec: Any, enough: int) -> int | None:
 
 
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
-           progress: Progress | None, received: int | None = None) -> Result:
+           progress: Progress | None, rendering: Rendering, received: int | None = None
+           ) -> Result:
+    from scratch.answers.pointer import (
+        MAX_POINTER_TOKENS,
+        build_pointer,
+        fit_data,
+        fit_pointer,
+        pointer_json,
+        render_pointer,
+        shape_pointer,
+    )
     from scratch.formats.normalizer import normalize
-    from scratch.pointer import MAX_POINTER_TOKENS, build_pointer, fit_data, fit_pointer
     from scratch.tokens import count_text
 
     spec = ctx.encoding()
@@ -279,17 +314,20 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             index.close()
             index = _build_index(store, prepared, blob, stored_fmt, spec.base, None, None)
             norm.format = stored_fmt
-        from scratch.explore.lines import fit_cap
-        from scratch.explore.target import open_target
-        from scratch.sizing import EntrySizer
-        sizer = EntrySizer(ctx, open_target(ctx, name), fit_cap(ctx))
-        pointer = build_pointer(
-            name=name, version=main["version"], fmt=norm.format, size=size, lines=lines,
-            tokens=total, encoding=spec.name, exact=spec.exact, info=index.info,
-            companions=companion_names, warnings=norm.warnings, partial=opts.partial,
-            existing=existing or main["unchanged"], sizer=sizer)
-        sizer.target.index.close()
-        index.close()
+        from scratch.answers.fitting import Meter
+        from scratch.answers.sizing import EntrySizer
+        from scratch.answers.target import open_target
+        meter = Meter(ctx, rendering)
+        target = open_target(ctx, name)
+        try:
+            pointer = build_pointer(
+                name=name, version=main["version"], fmt=norm.format, size=size, lines=lines,
+                tokens=total, encoding=spec.name, exact=spec.exact, info=index.info,
+                companions=companion_names, warnings=norm.warnings, partial=opts.partial,
+                existing=existing or main["unchanged"], sizer=EntrySizer(meter, target))
+        finally:
+            target.index.close()
+            index.close()
         # The size rule is about the output the tool printed. Re-rendered JSON can have far
         # more tokens than the minified bytes received, so judge the pointer by the smaller.
         judged = total
@@ -298,11 +336,19 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 received = _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS)
             if received is not None:
                 judged = min(total, received)
-        text, pointer_tokens = fit_pointer(pointer, judged, lambda t: count_text(t, spec))
-        # --json prints the data instead: it meets the same rule on its own (the envelope
-        # around it, and the warnings it repeats under meta, are reserved for)
-        overhead = ENVELOPE_TOKENS + sum(count_text(w, spec) + 2 for w in norm.warnings)
-        data, _ = fit_data(pointer, judged, lambda t: count_text(t, spec), overhead)
+        if rendering.states_meta:
+            # the data is printed: it meets the same rule on its own (the envelope around
+            # it, and the warnings it repeats under meta, are reserved for)
+            overhead = ENVELOPE_TOKENS + sum(count_text(w, spec) + 2 for w in norm.warnings)
+            data, pointer_tokens, detail = fit_data(
+                pointer, judged, lambda d: count_text(pointer_json(d, rendering.call_data),
+                                                      spec), overhead)
+            text = render_pointer(pointer, rendering.spell, detail=detail)
+        else:
+            text, pointer_tokens, detail = fit_pointer(pointer, judged,
+                                                       lambda t: count_text(t, spec),
+                                                       rendering.spell)
+            data = shape_pointer(pointer, detail)
     finally:
         if writer is not None:
             writer.wait()
@@ -310,28 +356,21 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         for path in companions_tmp:
             path.unlink(missing_ok=True)
     notices: tuple[str, ...] = ()
+    text_out: str | bytes = text
     if pointer_tokens >= judged and spooled.size <= 1 << 20:
         # even the barest pointer would cost more than the output itself (a tiny output
         # stored with --store-always or a very low threshold): show the output, say where
         # it is stored
-        text_out: str | bytes = b"".join(spooled.chunks())
+        text_out = b"".join(spooled.chunks())
         pointer_tokens = judged
         notices = (f"scratch: stored as {name} (version {main['version']}); the output is "
                    "shorter than a pointer to it"
                    + ("; PARTIAL: the command failed, was killed or was interrupted mid-output"
                       if opts.partial else ""),)
-    else:
-        text_out = text
     data["pointer_tokens"] = pointer_tokens
-    intercepted = max(0, total - pointer_tokens)
-    from scratch.pricing import budget_for, budget_meta, token_meta
-    budget = budget_for(ctx)
-    budget.record_intercepted(intercepted)
-    view = budget.charge(pointer_tokens, kind="pointer", enforce=False)
-    meta = {"tokens": token_meta(pointer_tokens, spec), "budget": budget_meta(view),
-            "intercepted": intercepted}
-    return Result("ingest", data=data, text=text_out, meta=meta, style="pointer",
-                  warnings=tuple(norm.warnings), notices=notices)
+    return Result("ingest", data=data, text=text_out, style="pointer",
+                  warnings=tuple(norm.warnings), notices=notices,
+                  charge=Charge(kind="pointer", enforce=False, stored=total))
 
 
 def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,

@@ -1,0 +1,59 @@
+"""Calls: a command and its arguments, as data.
+
+Suggestions in refusals, ``next`` in ``--fit`` answers and the pointer's next commands are
+:class:`Call` records, never command lines: only an interface spells them (the CLI as a shell
+line, MCP as a tool call), so every interface offers the same calls.
+
+Invariants:
+- ``command`` is a command name as the core knows it (``"head"``, ``"get-in"``,
+  ``"log read"``, ``"budget reset"``); ``args`` uses the core's argument names (``ref``,
+  ``lines``, ``max_count``, ``fit`` ...), positive booleans (``numbers=False``, never
+  ``no_numbers``), and holds only what the call sets: an argument left out takes the
+  command's default in every interface.
+- A call is a value: two calls with the same command and arguments are the same suggestion.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class Call(NamedTuple):
+    """One command with its arguments (see the module docstring)."""
+
+    command: str
+    args: dict[str, Any]
+
+    def key(self) -> tuple[str, tuple[tuple[str, Any], ...]]:
+        """A hashable identity: the same command and arguments give the same key."""
+        return self.command, tuple(sorted((k, _frozen(v)) for k, v in self.args.items()))
+
+    def with_args(self, **changes: Any) -> Call:
+        """This call with ``changes`` applied (a value of None removes the argument)."""
+        args = {**self.args, **changes}
+        return Call(self.command, {k: v for k, v in args.items() if v is not None})
+
+
+def call(command: str, **args: Any) -> Call:
+    """A :class:`Call`; arguments given as None are left out (they take their default)."""
+    return Call(command, {k: v for k, v in args.items() if v is not None})
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    return value
+
+
+def unique(calls: list[Call], *, without: Call | None = None) -> list[Call]:
+    """``calls`` in order, each once, and never ``without`` (the refused call itself)."""
+    seen = set() if without is None else {without.key()}
+    out = []
+    for c in calls:
+        k = c.key()
+        if k not in seen:
+            seen.add(k)
+            out.append(c)
+    return out

@@ -1,0 +1,122 @@
+"""item-schema: the union of the keys across the items of one array, as a candidate answer.
+
+Invariants:
+- Nested keys are dotted (``format_path`` spelling, so they can be passed to ``get-in`` and
+  ``--fields``), each with the JSON types seen (with counts) and its presence ``k/n``.
+- With a window (offset/limit) only the windowed items are read; CSV/TSV rows are streamed
+  from their stored lines.
+- An NDJSON line that is not JSON keeps its place but counts nowhere; the answer warns with
+  its line.
+- A refused item-schema offers shallower depths (2, then 1) and a smaller window that fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from scratch.answers.arrays import array_at, table_of, window_end, window_items
+from scratch.answers.calls import Call, call
+from scratch.answers.candidate import SHRINK, Alternative, Candidate
+from scratch.answers.context import Context
+from scratch.answers.result import Result
+from scratch.answers.target import Target, open_target
+from scratch.answers.values import not_json_warning
+from scratch.errors import UsageError
+
+
+class ItemSchema(Candidate):
+    """The union schema of the items ``offset..`` (at most ``limit``) of the array at PATH."""
+
+    command = "item-schema"
+    code = "item_schema_too_large"
+
+    def __init__(self, target: Target, path: str, *, offset: int = 0, limit: int | None = None,
+                 depth: int | None = None, asked: Call | None = None,
+                 owner: bool = True) -> None:
+        if depth is not None and depth < 1:
+            raise UsageError("--depth must be >= 1", code="invalid_argument")
+        self.target = target
+        self.path = path
+        self.offset = offset
+        self.limit = limit
+        self.depth = depth
+        self._owner = owner
+        super().__init__(asked or call("item-schema", ref=target.ref, path=path,
+                                       offset=offset or None, limit=limit, depth=depth))
+        self._result = self._compute()
+        self.shrink_units = self.window  # a smaller window (--limit k) for k < the window
+
+    def _compute(self) -> Result:
+        from scratch.query.items import item_schema as union
+        target, offset, limit = self.target, self.offset, self.limit
+        table = table_of(target, self.path)
+        items: Iterable[Any]
+        if table is None:
+            segments, total = array_at(target, self.path)
+            items, bad = window_items(target, segments, total, offset, limit)
+        else:  # CSV/TSV: the rows, streamed from their stored lines
+            total = table.total
+            items, bad = table.iter_rows(offset, window_end(total, offset, limit)), {}
+        self.total = total
+        self.window = window_end(total, offset, limit) - offset
+        result = union(items, offset=offset, limit=limit, total=total, pre_windowed=True,
+                       depth=self.depth, not_json=bad.keys())
+        n = result["items"]
+        lines = []
+        window = result.get("window")
+        if window and (offset or (limit is not None and offset + n < total)):
+            lines.append(f"window: items {offset}..{offset + n - 1} of {total}")
+        kinds = [f"{t} {c}" for t, c in result["item_types"].items()]
+        if result["not_json"]:
+            kinds.append(f"not JSON {result['not_json']}")
+        lines.append("item types: " + (", ".join(kinds) or "none"))
+        for f in result["fields"]:
+            types = "|".join(f["types"])
+            elems = (" of " + "|".join(f["element_types"])) if f.get("element_types") else ""
+            lines.append(f"{f['path']}: {types}{elems} {f['presence']}")
+        data = {"name": target.name, "version": target.version, "path": self.path,
+                "length": total, **result}
+        warnings = (*not_json_warning(target, bad.values()),
+                    *(table.warnings if table is not None else ()))
+        return Result("item-schema", data=data, text="\n".join(lines) + "\n",
+                      warnings=warnings)
+
+    def page(self, k: int) -> Result:
+        return self._result
+
+    def shrunk(self, k: int) -> Candidate | None:
+        return ItemSchema(self.target, self.path, offset=self.offset, limit=k,
+                          depth=self.depth, owner=False)
+
+    def plan(self) -> list[Any]:
+        from functools import partial
+        depths = [Alternative(candidate=partial(self._at_depth, d)) for d in (2, 1)
+                  if self.depth is None or d < self.depth]
+        return [*depths, SHRINK]
+
+    def _at_depth(self, depth: int, cap: int) -> Candidate:
+        return ItemSchema(self.target, self.path, offset=self.offset, limit=self.limit,
+                          depth=depth, owner=False)
+
+    def close(self) -> None:
+        if self._owner:
+            self.target.index.close()
+
+
+def item_schema_candidate(target: Target, path: str, *, depth: int | None = None
+                          ) -> ItemSchema:
+    """The item-schema of the array at PATH of an open target (kept open), for suggestions."""
+    return ItemSchema(target, path, depth=depth, owner=False)
+
+
+def item_schema(ctx: Context, ref: str, path: str, offset: int = 0, limit: int | None = None,
+                depth: int | None = None) -> Candidate:
+    target = open_target(ctx, ref)
+    try:
+        return ItemSchema(target, path, offset=offset, limit=limit, depth=depth,
+                          asked=call("item-schema", ref=ref, path=path, offset=offset or None,
+                                     limit=limit, depth=depth))
+    except BaseException:
+        target.index.close()
+        raise

@@ -1,0 +1,230 @@
+"""head, tail, slice (and read --fit): line ranges of an entry as candidate answers.
+
+Invariants:
+- Lines are 1-indexed and inclusive; only the bytes of the shown lines are read (one seek).
+- A range's text is priced from the index's per-line token sums (plus the ``N:`` prefixes
+  when numbered), so no tokenizer is loaded to answer it; with ``--json`` the envelope is
+  counted (the index's sum of the lines, without numbers, bounds it first).
+- A --fit page shows the first k lines of the range; ``next`` is ``slice REF last+1 END
+  --fit``, END being the end asked for. When not even the first line fits it is answered in
+  pieces (see :mod:`scratch.answers.line_pieces`).
+- A refusal offers the same command asking for fewer lines (``head -n K``, ``tail -n K``,
+  ``slice START START+K-1``), --fit when it shows a line or a piece, and when not even one
+  line fits: that line in pieces, the NDJSON item it holds, and the schema at a depth that
+  fits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scratch.answers.calls import Call, call
+from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
+from scratch.answers.context import Context
+from scratch.answers.result import Result
+from scratch.answers.target import Target, open_target, range_cost
+from scratch.errors import OutOfRange, ScratchError, UsageError
+from scratch.words import plural
+
+CODES = {"head": "head_too_large", "tail": "tail_too_large", "slice": "slice_too_large",
+         "read": "read_too_large"}
+
+
+def format_lines(lines: list[bytes], start: int, numbers: bool) -> str:
+    out = []
+    for i, raw in enumerate(lines):
+        text = raw.decode("utf-8", errors="replace")
+        out.append(f"{start + i}:{text}" if numbers else text)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def lines_data(target: Target, start: int, end: int, lines: list[bytes]) -> dict[str, Any]:
+    return {"name": target.name, "version": target.version, "start": start, "end": end,
+            "total_lines": target.index.line_count,
+            "lines": [b.decode("utf-8", errors="replace") for b in lines]}
+
+
+class LineRange(Candidate):
+    """Lines ``start..end`` of ``target`` as ``command`` shows them (see the module)."""
+
+    what = "the first line alone"
+
+    def __init__(self, target: Target, start: int, end: int, *, command: str, numbers: bool,
+                 fit: bool, asked: Call | None = None, asked_end: int | None = None,
+                 owner: bool = True) -> None:
+        self.target = target
+        self.start = start
+        self.end = end
+        self.command = command
+        self.code = CODES[command]
+        self.numbers = numbers
+        self.asked_end = end if asked_end is None else asked_end
+        self.units = end - start + 1
+        self.shrink_units = self.units
+        self._owner = owner  # closes the target's index when done
+        self._read: tuple[int, list[bytes]] = (start, [])
+        super().__init__(asked or self._call(start, end, fit), fit=fit)
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def _flags(self) -> dict[str, Any]:
+        return {} if self.numbers else {"numbers": False}
+
+    def _call(self, start: int, end: int, fit: bool) -> Call:
+        """The call that shows lines start..end as this command asks for them."""
+        ref = self.target.ref
+        f = {"fit": True} if fit else {}
+        if self.command == "read":
+            return call("read", ref=ref, **f)
+        if self.command == "tail":
+            return call("tail", ref=ref, lines=end - start + 1, **self._flags(), **f)
+        if self.command == "head" and start == 1:
+            return call("head", ref=ref, lines=end, **self._flags(), **f)
+        return call("slice", ref=ref, start=start, end=end, **self._flags(), **f)
+
+    def fit_call(self) -> Call | None:
+        return self.asked.with_args(fit=True)
+
+    def resume(self, k: int) -> Call | None:
+        last = self.start + k - 1
+        if last >= self.asked_end:
+            return None
+        return call("slice", ref=self.target.ref, start=last + 1, end=self.asked_end,
+                    fit=True, **self._flags())
+
+    # -- pages ---------------------------------------------------------------------------------
+
+    def _lines(self, k: int) -> list[bytes]:
+        start, have = self._read
+        if len(have) < k:
+            have = self.target.index.read_lines(self.start, self.start + k - 1)
+            self._read = (start, have)
+        return have[:k]
+
+    def page(self, k: int) -> Result:
+        last = self.start + k - 1
+        lines = self._lines(k)
+        text = format_lines(lines, self.start, self.numbers)
+        data = lines_data(self.target, self.start, last, lines)
+        return Result(self.command, data=data, text=text, price=self.text_price(k))
+
+    def text_price(self, k: int) -> int | None:
+        return range_cost(self.target, self.start, self.start + k - 1, self.target.spec,
+                          numbers=self.numbers)
+
+    def estimate(self, k: int) -> int | None:
+        return range_cost(self.target, self.start, self.start + k - 1, self.target.spec,
+                          numbers=False)
+
+    def shrunk(self, k: int) -> Candidate | None:
+        if self.command == "read":  # the first lines, numbered as head prints them
+            return LineRange(self.target, 1, k, command="head", numbers=True, fit=False,
+                             owner=False)
+        if self.command == "tail":
+            return LineRange(self.target, self.end - k + 1, self.end, command="tail",
+                             numbers=self.numbers, fit=False, owner=False)
+        return LineRange(self.target, self.start, self.start + k - 1, command=self.command,
+                         numbers=self.numbers, fit=False, owner=False)
+
+    def pieces(self) -> Candidate | None:
+        from scratch.answers.line_pieces import LinePiece
+        return LinePiece(self.target, self.start, self.asked_end, 0, command=self.command,
+                         numbers=self.numbers, owner=False)
+
+    def plan(self) -> list[Any]:
+        return [SHRINK, FIT, *line_alternatives(self.target, self.start, unless_shrunk=True)]
+
+    def details(self) -> dict[str, Any]:
+        return {"total_lines": self.target.index.line_count, "start": self.start,
+                "end": self.end}
+
+    def close(self) -> None:
+        if self._owner:
+            self.target.index.close()
+
+
+def line_alternatives(target: Target, line: int, *, unless_shrunk: bool = False
+                      ) -> list[Alternative]:
+    """Ways into an entry whose line ``line`` alone is over the cap: that line in pieces
+    (``slice L L --fit``), the item it holds (an NDJSON line, paged with --fit), and the schema
+    at a depth that fits."""
+    from scratch.answers.shapes import schema_candidate
+
+    ref = target.ref
+    out = [Alternative(call("slice", ref=ref, start=line, end=line, fit=True),
+                       unless_shrunk=unless_shrunk)]
+    if target.format == "ndjson":
+        from bisect import bisect_right
+        try:
+            starts = target.index.item_starts([])
+            i = bisect_right(starts, line) - 1
+            if i >= 0 and starts[i] == line:
+                out.append(Alternative(call("get-in", ref=ref, path=str(i), fit=True),
+                                       unless_shrunk=unless_shrunk))
+        except ScratchError:
+            pass
+    out.append(Alternative(candidate=lambda cap: schema_candidate(target), shrink=True,
+                           unless_shrunk=unless_shrunk))
+    return out
+
+
+def line_range(ctx: Context, ref: str, start: int, end: int | None, *, command: str,
+               numbers: bool = True, fit: bool = False, from_byte: int | None = None,
+               asked: Call | None = None) -> Candidate | Result:
+    """The candidate answer of lines ``start..end`` (None: to the end) of REF."""
+    target = open_target(ctx, ref, logs=True)
+    total = target.index.line_count
+    if total == 0 and command in ("head", "tail"):
+        target.index.close()
+        return Result(command, data={"name": target.name, "version": target.version,
+                                     "start": 1, "end": 0, "total_lines": 0, "lines": []},
+                      text="")
+    if end is None:
+        end = total
+    if start < 1 or end < start:
+        target.index.close()
+        raise UsageError(f"need 1 <= START <= END, got {start}..{end}", code="invalid_argument",
+                         start=start, end=end)
+    if start > total:
+        target.index.close()
+        raise OutOfRange(f"{target.name} has {plural(total, 'line')}; line {start} is past "
+                         "the end", total_lines=total, start=start,
+                         suggestions=[call("tail", ref=target.ref, lines=50)] if total else [])
+    clipped = min(end, total)  # a range running past the end is cut there, not refused
+    if from_byte is not None:  # the rest of line START, from a byte offset: piece by piece
+        from scratch.answers.line_pieces import LinePiece
+        return LinePiece(target, start, clipped, from_byte, command=command, numbers=numbers,
+                         asked=asked)
+    return LineRange(target, start, clipped, command=command, numbers=numbers, fit=fit,
+                     asked=asked)
+
+
+def head(ctx: Context, ref: str, lines: int = 50, numbers: bool = True,
+         fit: bool = False) -> Candidate | Result:
+    if lines < 1:
+        raise UsageError("-n must be >= 1", code="invalid_argument", n=lines)
+    return line_range(ctx, ref, 1, lines, command="head", numbers=numbers, fit=fit,
+                      asked=call("head", ref=ref, lines=lines, numbers=None if numbers
+                                 else False, fit=fit or None))
+
+
+def tail(ctx: Context, ref: str, lines: int = 50, numbers: bool = True,
+         fit: bool = False) -> Candidate | Result:
+    if lines < 1:
+        raise UsageError("-n must be >= 1", code="invalid_argument", n=lines)
+    target = open_target(ctx, ref, logs=True)
+    total = target.index.line_count
+    target.index.close()
+    return line_range(ctx, ref, max(1, total - lines + 1), total, command="tail",
+                      numbers=numbers, fit=fit,
+                      asked=call("tail", ref=ref, lines=lines, numbers=None if numbers
+                                 else False, fit=fit or None))
+
+
+def slice_(ctx: Context, ref: str, start: int, end: int, numbers: bool = True,
+           fit: bool = False, from_byte: int | None = None) -> Candidate | Result:
+    return line_range(ctx, ref, start, end, command="slice", numbers=numbers, fit=fit,
+                      from_byte=from_byte,
+                      asked=call("slice", ref=ref, start=start, end=end,
+                                 numbers=None if numbers else False, fit=fit or None,
+                                 from_byte=from_byte))

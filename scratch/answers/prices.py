@@ -1,0 +1,89 @@
+"""The budget of an agent session as the answers pipeline sees it: the cap one answer may
+cost now, and the ``meta`` figures every priced answer reports.
+
+Invariants:
+- The budget of (agent, session) lives in ``state/budget/<agent>/<session>.json``; every
+  check-and-record is one locked operation in :class:`scratch.tokens.Budget`.
+- What one answer may cost now is the per-call cap (``budget.max_extraction_tokens``; 0 or less
+  means none) or what is left of the budget, whichever is smaller.
+- The budget speaks before it runs out: once an answer leaves :data:`WARN_AT` or more of the
+  usable budget used, ``meta["budget"]["warning"]`` says how much (the CLI's footer shows it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from scratch.answers.context import Context
+    from scratch.tokens import Budget, EncodingSpec
+
+WARN_AT = (0.95, 0.80, 0.50)  # shares of the usable budget used that a footer warns about
+
+
+def budget_for(ctx: Context) -> Budget:
+    from scratch.tokens import Budget, context_window
+    cfg = ctx.config
+    window = context_window(cfg["model"] or None, cfg["budget.windows"],
+                            cfg["budget.context_window"])
+    path = ctx.root / "state" / "budget" / ctx.agent / f"{ctx.session}.json"
+    return Budget(path, window=window, safety_margin=cfg["budget.safety_margin"],
+                  max_extraction_tokens=cfg["budget.max_extraction_tokens"])
+
+
+class Limits(NamedTuple):
+    """The budget as it stands before an answer, and what one answer may cost."""
+
+    view: dict[str, Any]  # Budget.status()
+    per_call: int  # the per-call cap setting (<= 0: none)
+
+    @property
+    def cap(self) -> int:
+        remaining = int(self.view["remaining"])
+        return min(self.per_call, remaining) if self.per_call > 0 else remaining
+
+    @property
+    def budget_binds(self) -> bool:
+        """What is left of the budget, not the per-call cap, is the limit."""
+        return self.per_call <= 0 or int(self.view["remaining"]) < self.per_call
+
+    def less(self, tokens: int) -> Limits:
+        """The limits once ``tokens`` more are used (a refusal's own price)."""
+        view = dict(self.view)
+        view["used"] = int(view["used"]) + tokens
+        view["remaining"] = max(0, int(view["remaining"]) - tokens)
+        return Limits(view, self.per_call)
+
+
+def limits_for(ctx: Context) -> Limits:
+    return Limits(budget_for(ctx).status(), int(ctx.config["budget.max_extraction_tokens"]))
+
+
+def token_meta(count: int, spec: EncodingSpec) -> dict[str, Any]:
+    return {"count": count, "encoding": spec.name, "exact": spec.exact}
+
+
+def budget_meta(view: dict[str, Any]) -> dict[str, Any]:
+    out = {k: view[k] for k in ("window", "usable", "used", "remaining")}
+    warning = budget_warning(int(view["used"]), int(view["usable"]))
+    if warning:
+        out["warning"] = warning
+    return out
+
+
+def budget_warning(used: int, usable: int) -> str | None:
+    """``"83% of the budget used"`` once 50% is reached (the marks of :data:`WARN_AT`), then
+    ``"the budget is used up"``."""
+    if usable <= 0 or used >= usable:
+        return "the budget is used up" if used > 0 or usable <= 0 else None
+    share = used / usable
+    if share >= min(WARN_AT):
+        return f"{int(share * 100)}% of the budget used"
+    return None
+
+
+def after(view: dict[str, Any], tokens: int) -> dict[str, Any]:
+    """``meta["budget"]`` as it reads once ``tokens`` are charged (if nothing else is)."""
+    return budget_meta({"window": view["window"], "usable": view["usable"],
+                        "used": int(view["used"]) + tokens,
+                        "remaining": max(0, int(view["remaining"]) - tokens)})

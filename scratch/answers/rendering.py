@@ -1,0 +1,67 @@
+"""How an interface prints answers, as far as pricing needs to know.
+
+The answers pipeline prices what the agent reads, so it asks the interface's
+:class:`Rendering` to measure a result as it will be printed and to spell the calls it names.
+Interfaces implement it: the CLI (plain text, or the ``--json`` envelope, with calls spelled as
+shell lines) and MCP (tool results, with calls spelled as tool calls). Nothing here prints.
+
+Invariants:
+- ``cost(result, spec)`` is the exact token count of what is printed for ``result`` with its
+  ``meta`` as filled in; a rendering whose output holds ``meta`` (the JSON envelope states its
+  own count and the budget after it) says so with ``states_meta``.
+- ``text_prices``: the rendering prints a result's ``text`` and nothing else that costs, so a
+  price the index already knows (``Result.price``) is its cost.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scratch.answers.calls import Call
+    from scratch.answers.result import Result
+    from scratch.errors import ScratchError
+
+
+class Rendering:
+    """Base: plain text on stdout (its cost: the text's tokens, or the index's price)."""
+
+    name = "text"
+    states_meta = False
+    text_prices = True
+
+    def spell(self, call: Call) -> str:
+        raise NotImplementedError
+
+    def call_data(self, call: Call) -> Any:
+        """A call as structured output carries it (the pointer's ``next`` in JSON)."""
+        return {"command": call.command, "args": call.args}
+
+    def cost(self, result: Result, spec: Any) -> int:
+        if self.text_prices and result.price is not None:
+            return result.price
+        from scratch.answers.result import spelled
+        from scratch.tokens import count_text
+        text = spelled(result.text, self.spell)
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", errors="replace")
+        return count_text(text, spec) if text else 0
+
+    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+        raise NotImplementedError
+
+
+class PlainCalls(Rendering):
+    """For callers of the core without an interface (the library API, tests): calls spelled
+    as ``command key=value ...``, errors priced on their message."""
+
+    name = "plain"
+
+    def spell(self, call: Call) -> str:
+        from scratch.answers.result import compact_json
+        args = " ".join(f"{k}={compact_json(v)}" for k, v in call.args.items())
+        return f"{call.command} {args}".rstrip()
+
+    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+        from scratch.tokens import count_text
+        return count_text(f"{error.code}: {error.message}\n", spec)

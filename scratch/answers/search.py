@@ -1,0 +1,341 @@
+"""grep over stored entries as candidate answers: linear-time matching (re2), priced regions.
+
+Invariants:
+- The content is searched through an mmap with the index's line offsets, so memory stays flat
+  and line numbers are a bisect away.
+- Output lines are ``N:text`` for selected lines and ``N-text`` for context, regions with
+  context separated by ``--`` (as grep -n prints); with ``all`` each line is prefixed ``name:``.
+- Priced in human mode from the index's per-line token sums (plus the ``N:`` prefixes and the
+  separators), with --json on the envelope.
+- A --fit page stops only where resuming the search (``from_line``) repeats and skips nothing:
+  between regions, or just before a selected line; ``next`` resumes there with the remaining
+  ``max_count``: following it covers all matches with no gap and no overlap.
+- A refusal offers a smaller ``max_count`` (the answer for the first K matches is a prefix of
+  the refused one plus the K-th's trailing context, so it is known without searching again),
+  --fit when its first piece fits, and context 0 when the matches alone fit; when none fits,
+  the ways into the first matching line.
+"""
+
+from __future__ import annotations
+
+import mmap
+from typing import Any
+
+from scratch.answers.calls import Call, call
+from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
+from scratch.answers.context import Context
+from scratch.answers.line_ranges import line_alternatives
+from scratch.answers.result import Result
+from scratch.answers.target import Target, open_target, range_cost
+from scratch.errors import InvalidPattern, UsageError
+
+ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
+
+
+def _options(pattern: str, context: int, ignore_case: bool, fixed: bool, max_count: int | None,
+             invert: bool) -> Any:
+    from scratch.query.grep import GrepOptions
+    if context < 0 or (max_count is not None and max_count < 0):
+        raise UsageError("-C and -m must be >= 0", code="invalid_argument")
+    return GrepOptions(pattern=pattern, ignore_case=ignore_case, fixed=fixed, invert=invert,
+                       max_count=max_count, context=context)
+
+
+def _regions(target: Target, options: Any, from_line: int) -> list[Any]:
+    from scratch.query.grep import grep_buffer
+    index = target.index
+    if index.line_count == 0 or from_line > index.line_count:
+        return []
+    with open(target.path, "rb") as fh:
+        size = index.meta["bytes"]
+        if size == 0:
+            return []
+        buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            start = index.line_offset(from_line)
+            return list(grep_buffer(buf, options, start=start, first_lineno=from_line,
+                                    line_starts=index.line_starts()))
+        finally:
+            buf.close()
+
+
+def _region_cost(target: Target, region: Any, prefix: str, numbers: bool = True) -> int:
+    spec = target.spec
+    first, last = region.first_lineno, region.last_lineno
+    cost = range_cost(target, first, last, spec, numbers=numbers)
+    if prefix:
+        cost += spec.scale((last - first + 1) * max(1, len(prefix) // 4))
+    return cost + 1  # the "--" separator
+
+
+def render_regions(regions: list[Any], prefix: str = "") -> str:
+    """``N:line`` for matches, ``N-line`` for context; like GNU grep, ``--`` separates regions
+    only when they carry context (numbered match lines alone already show the gaps)."""
+    out: list[str] = []
+    separate = any(not line.match for region in regions for line in region.lines)
+    for i, region in enumerate(regions):
+        if i and separate:
+            out.append("--")
+        for line in region.lines:
+            out.append(f"{prefix}{line.lineno}{':' if line.match else '-'}{line.display()}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def regions_data(regions: list[Any]) -> list[dict[str, Any]]:
+    return [{"start": r.first_lineno, "end": r.last_lineno,
+             "lines": [{"line": ln.lineno, "text": ln.display(), "match": ln.match}
+                       for ln in r.lines]} for r in regions]
+
+
+def first_matches(regions: list[Any], k: int, after: int) -> list[Any]:
+    """The regions ``-m k`` answers, from those of a search that went further: its lines up to
+    the k-th selected one, then up to ``after`` lines of trailing context (lines that follow
+    at once, shown as context even when they match, as grep -m does)."""
+    from scratch.query.grep import GrepLine, Region
+    out: list[Any] = []
+    seen = 0
+    for region in regions:
+        lines: list[Any] = []
+        for ln in region.lines:
+            if seen >= k:
+                if len(lines) >= 1 and after > 0 and ln.lineno == lines[-1].lineno + 1:
+                    lines.append(GrepLine(ln.lineno, ln.text, False))
+                    after -= 1
+                    continue
+                break
+            lines.append(ln)
+            seen += ln.match
+        if lines:
+            out.append(Region(lines))
+        if seen >= k:
+            break
+    return out
+
+
+def only_matches(regions: list[Any]) -> list[Any]:
+    """The regions -C 0 answers: the selected lines, adjacent ones together."""
+    from scratch.query.grep import Region
+    out: list[Any] = []
+    for region in regions:
+        for ln in region.lines:
+            if not ln.match:
+                continue
+            if out and out[-1].last_lineno + 1 == ln.lineno:
+                out[-1].lines.append(ln)
+            else:
+                out.append(Region([ln]))
+    return out
+
+
+class GrepAnswer(Candidate):
+    """The regions of a search of one entry; units are the places a --fit page may stop."""
+
+    command = "grep"
+    code = "grep_too_large"
+
+    def __init__(self, target: Target, regions: list[Any], options: Any, *, from_line: int,
+                 fit: bool, asked: Call, owner: bool = True,
+                 details: dict[str, Any] | None = None) -> None:
+        super().__init__(asked, fit=fit)
+        self.target = target
+        self.regions = regions
+        self.options = options
+        self.from_line = from_line
+        self._owner = owner
+        self._details = details or {"matches": sum(r.match_count for r in regions)}
+        self.lines = [(ri, ln) for ri, region in enumerate(regions) for ln in region.lines]
+        spec = target.spec
+        self.costs = [range_cost(target, ln.lineno, ln.lineno, spec, numbers=True)
+                      + (1 if ri and i == 0 else 0)
+                      for ri, region in enumerate(regions) for i, ln in enumerate(region.lines)]
+        # a page may stop before a selected line, between regions, or at the end
+        self.cuts = [p for p in range(1, len(self.lines) + 1)
+                     if p == len(self.lines) or self.lines[p][1].match
+                     or self.lines[p][0] != self.lines[p - 1][0]]
+        self.units = max(1, len(self.cuts))
+        self.shrink_units = sum(r.match_count for r in regions)
+        first = next((ln.lineno for _, ln in self.lines), from_line)
+        self.what = f"line {first} alone"
+
+    def _prefix(self, k: int) -> list[Any]:
+        """The regions of the first k units."""
+        from scratch.query.grep import Region
+        if not self.cuts:
+            return []
+        if k >= len(self.cuts):
+            return self.regions
+        out: list[Any] = []
+        for ri, ln in self.lines[:self.cuts[k - 1]]:
+            if not out or out[-1][0] != ri:
+                out.append((ri, Region()))
+            out[-1][1].lines.append(ln)
+        return [r for _, r in out]
+
+    def page(self, k: int) -> Result:
+        regions = self._prefix(k)
+        data: dict[str, Any] = {"name": self.target.name, "version": self.target.version,
+                                "matches": sum(r.match_count for r in regions),
+                                "regions": regions_data(regions)}
+        notices = ("no matches",) if not regions and self.resume(k) is None else ()
+        return Result("grep", data=data, text=render_regions(regions), notices=notices,
+                      price=self.text_price(k))
+
+    def text_price(self, k: int) -> int | None:
+        if not self.cuts:
+            return 0
+        return max(0, sum(self.costs[:self.cuts[min(k, len(self.cuts)) - 1]]) - 1)
+
+    def estimate(self, k: int) -> int | None:
+        if not self.cuts:
+            return 0
+        spec = self.target.spec
+        shown = self.lines[:self.cuts[min(k, len(self.cuts)) - 1]]
+        return sum(range_cost(self.target, ln.lineno, ln.lineno, spec, numbers=False)
+                   for _, ln in shown)
+
+    def resume(self, k: int) -> Call | None:
+        if not self.cuts or k >= len(self.cuts):
+            return None
+        line = self.lines[self.cuts[k - 1]][1].lineno
+        shown = sum(r.match_count for r in self._prefix(k))
+        left = None if self.options.max_count is None else self.options.max_count - shown
+        return self.asked.with_args(max_count=left, from_line=line, fit=True)
+
+    def fit_call(self) -> Call | None:
+        return self.asked.with_args(fit=True)
+
+    def shrunk(self, k: int) -> Candidate | None:
+        regions = first_matches(self.regions, k, self.options.after_lines)
+        return GrepAnswer(self.target, regions, self.options, from_line=self.from_line,
+                          fit=False, asked=self.asked.with_args(max_count=k, fit=None),
+                          owner=False)
+
+    def plan(self) -> list[Any]:
+        steps: list[Any] = [SHRINK, FIT]
+        if self.options.context:
+            steps.append(Alternative(candidate=lambda cap: GrepAnswer(
+                self.target, only_matches(self.regions), self.options,
+                from_line=self.from_line, fit=False, owner=False,
+                asked=self.asked.with_args(context=0, fit=None))))
+        first = next((ln.lineno for _, ln in self.lines if ln.match), None)
+        if first is not None:
+            steps += [a._replace(last_resort=True)
+                      for a in line_alternatives(self.target, first)]
+        return steps
+
+    def details(self) -> dict[str, Any]:
+        return self._details
+
+    def close(self) -> None:
+        if self._owner:
+            self.target.index.close()
+
+
+def grep(ctx: Context, ref: str | None = None, pattern: str | None = None, context: int = 0,
+         ignore_case: bool = False, fixed: bool = False, max_count: int | None = None,
+         invert: bool = False, fit: bool = False, from_line: int = 1, all: bool = False
+         ) -> Candidate:
+    if all:
+        if fit or from_line != 1:
+            raise UsageError("--fit and --from-line work on one entry, not with --all; narrow "
+                             "with -m or grep one entry", code="invalid_argument")
+        if pattern is None:
+            raise UsageError("missing PATTERN: grep --all PATTERN", code="invalid_argument")
+        return grep_all(ctx, pattern, context=context, ignore_case=ignore_case, fixed=fixed,
+                        max_count=max_count, invert=invert)
+    if ref is None or pattern is None:
+        raise UsageError("missing PATTERN: grep REF PATTERN", code="invalid_argument")
+    options = _options(pattern, context, ignore_case, fixed, max_count, invert)
+    if from_line < 1:
+        raise UsageError("--from-line must be >= 1", code="invalid_argument")
+    asked = call("grep", ref=ref, pattern=pattern, context=context or None,
+                 ignore_case=ignore_case or None, fixed=fixed or None, invert=invert or None,
+                 max_count=max_count, from_line=None if from_line == 1 else from_line,
+                 fit=fit or None)
+    target = open_target(ctx, ref, logs=True)
+    try:
+        regions = _regions(target, options, from_line)
+    except InvalidPattern as exc:
+        target.index.close()
+        exc.details.setdefault("suggestions", [asked.with_args(fixed=True)])
+        raise
+    except BaseException:
+        target.index.close()
+        raise
+    return GrepAnswer(target, regions, options, from_line=from_line, fit=fit, asked=asked)
+
+
+class GrepAll(Candidate):
+    """The matches of a search of every entry of the agent (one unit)."""
+
+    command = "grep"
+    code = "grep_too_large"
+
+    def __init__(self, ctx: Context, pattern: str, options: Any, found: list[tuple[Target, Any]],
+                 asked: Call) -> None:
+        super().__init__(asked)
+        self.ctx = ctx
+        self.pattern = pattern
+        self.options = options
+        self.found = found
+        self.shrink_units = max((sum(r.match_count for r in regions) for _, regions in found),
+                                default=0)
+
+    def page(self, k: int) -> Result:
+        parts: list[str] = []
+        entries: list[dict[str, Any]] = []
+        for target, regions in self.found:
+            parts.append(render_regions(regions, f"{target.name}:"))
+            entries.append({"name": target.name, "regions": regions_data(regions),
+                            "matches": sum(r.match_count for r in regions)})
+        data = {"pattern": self.pattern, "entries": entries,
+                "matches": sum(e["matches"] for e in entries)}
+        return Result("grep", data=data, text="--\n".join(parts), price=self.text_price(k),
+                      notices=() if entries else ("no matches",))
+
+    def text_price(self, k: int) -> int | None:
+        return sum(_region_cost(t, r, f"{t.name}:") for t, regions in self.found
+                   for r in regions)
+
+    def shrunk(self, k: int) -> Candidate | None:
+        cut = [(t, first_matches(regions, k, self.options.after_lines))
+               for t, regions in self.found]
+        return GrepAll(self.ctx, self.pattern, self.options, cut,
+                       self.asked.with_args(max_count=k))
+
+    def plan(self) -> list[Any]:
+        steps: list[Any] = [SHRINK]
+        args = {k: v for k, v in self.asked.args.items() if k not in ("all", "pattern")}
+        for target, regions in self.found[:ALL_FIT_ENTRIES * 2]:
+            one = call("grep", ref=target.name, pattern=self.pattern, **args)
+            steps.append(Alternative(candidate=GrepAnswer(target, regions, self.options,
+                                                          from_line=1, fit=False, asked=one,
+                                                          owner=False), fit=True))
+        return steps[:1 + ALL_FIT_ENTRIES]
+
+    def close(self) -> None:
+        for target, _ in self.found:
+            target.index.close()
+
+
+def grep_all(ctx: Context, pattern: str, *, context: int = 0, ignore_case: bool = False,
+             fixed: bool = False, max_count: int | None = None, invert: bool = False
+             ) -> Candidate:
+    options = _options(pattern, context, ignore_case, fixed, max_count, invert)
+    asked = call("grep", all=True, pattern=pattern, context=context or None,
+                 ignore_case=ignore_case or None, fixed=fixed or None, invert=invert or None,
+                 max_count=max_count)
+    found: list[tuple[Target, Any]] = []
+    try:
+        for row in ctx.store().list(""):
+            target = open_target(ctx, row["name"], logs=True)
+            regions = _regions(target, options, 1)
+            if regions:
+                found.append((target, regions))
+            else:
+                target.index.close()
+    except BaseException:
+        for target, _ in found:
+            target.index.close()
+        raise
+    return GrepAll(ctx, pattern, options, found, asked)

@@ -1,0 +1,203 @@
+"""schema: the shape of an entry, from its index, as a candidate answer.
+
+Invariants:
+- The answer is read from the index only (the skeleton's info), never from the content.
+- ``--depth`` cuts the outline to that many path levels; a refused schema offers the deepest
+  depth that fits (a schema's shrink units are depth levels).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scratch.answers.calls import Call, call
+from scratch.answers.candidate import SHRINK, Candidate
+from scratch.answers.context import Context
+from scratch.answers.result import Result
+from scratch.answers.target import Target, open_target
+from scratch.errors import UsageError
+from scratch.words import plural
+
+
+def _node_line(node: dict[str, Any]) -> str:
+    t = node.get("type", "?")
+    desc = t
+    if t == "array":
+        desc = f"array[{node.get('length')}]"
+    elif t == "object":
+        desc = f"object{{{node.get('length')}}}"
+    elif t == "string" and node.get("length") is not None:
+        desc = f"string({node['length']})"
+    lines = node.get("lines")
+    where = ""
+    if lines:
+        where = f" L{lines[0]}" if lines[0] == lines[1] else f" L{lines[0]}-{lines[1]}"
+    return f"{node.get('path')}: {desc}{where}"
+
+
+def _items_lines(node: dict[str, Any], depth_left: int, indent: str) -> list[str]:
+    items = node.get("items") or {}
+    total = items.get("scanned") or items.get("count") or 0
+    base = node.get("path") or "."
+    prefix = "" if base == "." else base + "."
+    out = [f"{indent}{prefix}*: " + ", ".join(f"{k} {v}" for k, v in
+                                            (items.get("types") or {}).items())]
+    for k in items.get("keys") or []:
+        if k["key"].count(".") + 1 > depth_left:
+            continue
+        types = "|".join(k.get("types") or {})
+        extra = f" max {k['max_length']}" if k.get("max_length") is not None else ""
+        out.append(f"{indent}  {prefix}*.{k['key']}: {types} {k['count']}/{total}{extra}")
+    if items.get("more_keys"):
+        out.append(f"{indent}  … {plural(items['more_keys'], 'more key')} (item-schema lists them)")
+    return out
+
+
+def schema_text(info: dict[str, Any], depth: int) -> str:
+    schema = info.get("schema")
+    out: list[str] = []
+    if isinstance(schema, dict):
+        def walk(node: dict[str, Any], level: int) -> None:
+            indent = "  " * level
+            out.append(indent + _node_line(node))
+            if level >= depth:
+                return
+            if node.get("type") == "array" and isinstance(node.get("items"), dict):
+                out.extend(_items_lines(node, depth - level, indent + "  "))
+            for child in node.get("children") or []:
+                walk(child, level + 1)
+        walk(schema, 0)
+    elif "column_info" in info or "header" in info:
+        out += _csv_lines(info)
+    elif "headings" in info:
+        out += _heading_lines(info["headings"], depth)
+    elif info.get("levels") or info.get("timestamp_format"):
+        out += _log_lines(info)
+    else:
+        for key, value in info.items():
+            if key in ("layout", "engine"):
+                continue
+            shown = value if isinstance(value, (str, int, float)) else json.dumps(
+                value, ensure_ascii=False)
+            out.append(f"{key}: {shown}")
+    return "\n".join(out) + "\n"
+
+
+def _csv_lines(info: dict[str, Any]) -> list[str]:
+    out = [f"csv: {_count(info.get('rows'), 'row')}, {_count(info.get('columns'), 'column')}, "
+           f"delimiter {info.get('delimiter', ',')!r}, header on line "
+           f"{info.get('header_line', 1)}"]
+    for col in info.get("column_info") or [{"name": h} for h in info.get("header") or []]:
+        empty = f", {col['empty']} empty" if col.get("empty") else ""
+        out.append(f"  {col.get('name')}: {col.get('type', '?')}{empty}")
+    if info.get("ragged_rows"):
+        out.append(f"ragged rows: {info['ragged_rows']}")
+    return out
+
+
+def _count(n: Any, word: str) -> str:
+    """``plural`` for a count the index may lack (shown as ``?``)."""
+    return plural(n, word) if isinstance(n, int) else f"? {word}s"
+
+
+def _log_lines(info: dict[str, Any]) -> list[str]:
+    out = []
+    fmt = info.get("timestamp_format")
+    span = [t for t in info.get("time_range") or [] if t]
+    out.append(f"log: {fmt or 'no'} timestamps" + (f", {span[0]} .. {span[-1]}" if span else ""))
+    if info.get("levels"):
+        out.append("levels: " + ", ".join(f"{k} {v}" for k, v in info["levels"].items()))
+    return out
+
+
+def _heading_lines(headings: list[dict[str, Any]], depth: int, level: int = 0) -> list[str]:
+    out = []
+    for h in headings:
+        out.append(f"{'  ' * level}{'#' * h.get('level', 1)} {h.get('title')} "
+                   f"L{h.get('line')}-{h.get('end_line')}")
+        if level + 1 < depth:
+            out += _heading_lines(h.get("children") or [], depth, level + 1)
+    return out
+
+
+def _cut_schema(node: dict[str, Any], depth: int, level: int = 0) -> dict[str, Any]:
+    """The schema tree down to ``depth`` path levels: what the text form shows, as data."""
+    out = {k: v for k, v in node.items() if k not in ("children", "items")}
+    items = node.get("items")
+    if isinstance(items, dict) and level < depth:
+        left = depth - level
+        out["items"] = {**{k: v for k, v in items.items() if k not in ("keys", "samples")},
+                        "keys": [k for k in items.get("keys") or []
+                                 if k["key"].count(".") + 1 <= left]}
+    if level < depth and node.get("children"):
+        out["children"] = [_cut_schema(c, depth, level + 1) for c in node["children"]]
+    return out
+
+
+def schema_answer(target: Target, depth: int) -> tuple[str, dict[str, Any]]:
+    """The text and the data of ``schema REF --depth depth``."""
+    info = target.index.info
+    text = schema_text(info, depth)
+    if not isinstance(info.get("schema"), dict):
+        text = f"{target.format}: {plural(target.index.line_count, 'line', grouped=True)}\n" + text
+    shown = {k: v for k, v in info.items() if k not in ("first_lines", "last_lines")}
+    if isinstance(info.get("schema"), dict):
+        shown["schema"] = _cut_schema(info["schema"], depth)
+    data = {"name": target.name, "version": target.version, "format": target.format,
+            "lines": target.index.line_count, "depth": depth, "schema": shown}
+    return text, data
+
+
+DEFAULT_DEPTH = 4  # schema's --depth when none is given
+
+
+class SchemaAnswer(Candidate):
+    """``schema REF --depth depth`` of an open target; shrinks to smaller depths."""
+
+    command = "schema"
+    code = "schema_too_large"
+
+    def __init__(self, target: Target, depth: int, asked: Call | None = None,
+                 owner: bool = True) -> None:
+        self.target = target
+        self.depth = depth
+        self.shrink_units = depth  # schema --depth k for k < depth
+        self._owner = owner
+        super().__init__(asked or _schema_call(target, depth))
+
+    def page(self, k: int) -> Result:
+        text, data = schema_answer(self.target, self.depth)
+        return Result("schema", data=data, text=text)
+
+    def estimate(self, k: int) -> int | None:
+        return None
+
+    def shrunk(self, k: int) -> Candidate | None:
+        return SchemaAnswer(self.target, k, owner=False)
+
+    def plan(self) -> list[Any]:
+        return [SHRINK]
+
+    def close(self) -> None:
+        if self._owner:
+            self.target.index.close()
+
+
+def _schema_call(target: Target, depth: int) -> Call:
+    return call("schema", ref=target.ref, depth=None if depth == DEFAULT_DEPTH else depth)
+
+
+def schema_candidate(target: Target, depth: int = DEFAULT_DEPTH) -> SchemaAnswer:
+    """The schema of an open target (the caller keeps the target open), for suggestions: the
+    pipeline offers it, or the deepest depth below it that fits."""
+    return SchemaAnswer(target, depth, owner=False)
+
+
+def schema(ctx: Context, ref: str, depth: int = DEFAULT_DEPTH) -> Candidate:
+    if depth < 1:
+        raise UsageError("--depth must be >= 1", code="invalid_argument")
+    target = open_target(ctx, ref)
+    return SchemaAnswer(target, depth, asked=call("schema", ref=ref,
+                                                  depth=None if depth == DEFAULT_DEPTH
+                                                  else depth))

@@ -1,0 +1,197 @@
+"""Line windows of a rendered value (get-in's --offset/--limit/--fit), priced and budgeted.
+
+A rendered value is a sequence of lines; two sources provide them:
+
+- :class:`TextLines`: lines of text rendered in memory (small values, JSONPath matches).
+- :class:`StoredContainer`: an object or array of a canonical JSON entry, read straight from
+  the entry's lines. Canonical entries hold JSON exactly as get-in renders it (2-space
+  indentation, one scalar or bracket per line; see :mod:`scratch.formats.jsontext`), so the
+  container at lines ``start..end`` renders as those lines minus its own indentation, the
+  ``"key": `` before its opening bracket and the comma after its closing one. A page of a
+  100 MB subtree then reads the page's lines, not the subtree.
+
+Invariants:
+- Every rendered line is non-blank, so it costs at least one token: a window of more lines
+  than the answer may cost is refused from its line count, before anything is read.
+- :class:`ValueLines` is the candidate answer of a window of such lines: its units are lines,
+  ``next`` (with --fit) continues at the first line not shown (``--offset``), and a refusal's
+  ``--limit K`` is the most lines that fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from scratch.answers.calls import Call
+from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
+from scratch.answers.result import Result
+from scratch.errors import OutOfRange, UsageError
+from scratch.words import plural
+
+
+class TextLines:
+    """The lines of a rendered text."""
+
+    def __init__(self, text: str) -> None:
+        self._lines = text.splitlines(keepends=True)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def window(self, offset: int, count: int) -> list[str]:
+        return self._lines[offset:offset + count]
+
+    def estimate(self, offset: int, count: int) -> int | None:
+        return None
+
+
+class StoredContainer:
+    """The rendered lines of the container stored at lines ``start..end`` of a canonical
+    entry (see the module docstring)."""
+
+    def __init__(self, index: Any, start: int, end: int, base: str, info: Any = None) -> None:
+        self.info = info  # the index's NodeInfo of the container (type, keys, length)
+        self._index = index
+        self._start = start
+        self._end = end
+        self._base = base
+        first = index.read_lines(start, start)[0]
+        self._indent = len(first) - len(first.lstrip(b" "))
+        self._open = first.rstrip()[-1:].decode()  # "{" or "[" after an optional key
+
+    def __len__(self) -> int:
+        return self._end - self._start + 1
+
+    def window(self, offset: int, count: int) -> list[str]:
+        lo = self._start + offset
+        hi = min(self._end, lo + count - 1)
+        if hi < lo:
+            return []
+        out = []
+        cut = self._indent
+        for lineno, raw in enumerate(self._index.read_lines(lo, hi), lo):
+            if lineno == self._start:
+                line = self._open
+            else:
+                line = raw[cut:].decode("utf-8", "surrogateescape")
+                if lineno == self._end and line.endswith(","):
+                    line = line[:-1]
+            out.append(line + "\n")
+        return out
+
+    def estimate(self, offset: int, count: int) -> int | None:
+        """Tokens of the stored lines of the window (the rendered ones, dedented, cost a
+        little less): what a refusal reports as "about"."""
+        lo = self._start + offset
+        hi = min(self._end, lo + count - 1)
+        return self._index.range_tokens(lo, hi, self._base) if hi >= lo else 0
+
+
+def stored_container(index: Any, segments: Sequence[Any], base: str
+                     ) -> StoredContainer | None:
+    """The stored lines of the object or array at ``segments`` of a canonical JSON entry, or
+    None when that shortcut does not apply (another layout, a scalar, an empty container, a
+    missing path: the caller materialises the value as usual)."""
+    if getattr(index, "layout", None) != "canonical":
+        return None
+    from scratch.errors import FormatError, KeyPathNotFound
+    try:
+        info = index.node(segments)
+    except (KeyPathNotFound, FormatError):
+        return None  # materialising says what is wrong, as for any other entry
+    if (info is None or not info.complete or info.type not in ("object", "array")
+            or info.end_line <= info.start_line):
+        return None
+    first = index.read_lines(info.start_line, info.start_line)[0].rstrip()
+    if not first.endswith((b"{", b"[")):
+        return None
+    return StoredContainer(index, info.start_line, info.end_line, base, info)
+
+
+LineSource = TextLines | StoredContainer
+
+# make_data(paging, body, windowed, fit, cut): the data of an answer that shows ``body`` with
+# ``paging`` ({offset, lines, total_lines}), asked with a window (--offset/--limit) or not,
+# with --fit or not; ``cut``: the answer stops before the end of what was asked
+MakeData = Callable[[dict[str, Any], str, bool, bool, bool], dict[str, Any]]
+
+
+class ValueLines(Candidate):
+    """Lines ``offset..`` (at most ``limit``) of a rendered value, as ``asked`` shows them.
+
+    ``alternatives``: other ways in offered before the smaller windows (the value's children);
+    ``warnings``: carried by every page."""
+
+    command = "get-in"
+    code = "get_in_too_large"
+    what = "the first line alone"
+
+    def __init__(self, asked: Call, source: LineSource, *, offset: int, limit: int | None,
+                 fit: bool, make_data: MakeData, warnings: tuple[str, ...] = (),
+                 alternatives: Callable[[], list[Any]] | None = None,
+                 on_close: Callable[[], None] | None = None) -> None:
+        super().__init__(asked, fit=fit)
+        total = len(source)
+        if offset < 0 or (limit is not None and limit < 1):
+            raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
+        if offset and offset >= total:
+            raise OutOfRange(f"--offset {offset} is past the end ({plural(total, 'line')})",
+                             total_lines=total, offset=offset)
+        self.source = source
+        self.offset = offset
+        self.limit = limit
+        self.total = total
+        self.units = min(total - offset, limit) if limit else total - offset
+        self.shrink_units = self.units
+        self.make_data = make_data
+        self.warnings = warnings
+        self._alternatives = alternatives
+        self._on_close = on_close
+        self._window: list[str] = []
+
+    def _lines(self, k: int) -> list[str]:
+        if len(self._window) < k:
+            self._window = self.source.window(self.offset, k)
+        return self._window[:k]
+
+    def page(self, k: int) -> Result:
+        lines = self._lines(k)
+        body = "".join(lines)
+        paging = {"offset": self.offset, "lines": len(lines), "total_lines": self.total}
+        data = self.make_data(paging, body, bool(self.offset or self.limit), self.fit,
+                              k < self.units)
+        return Result(self.command, data=data, text=body, warnings=self.warnings)
+
+    def estimate(self, k: int) -> int | None:
+        return k  # every rendered line is non-blank: at least one token each
+
+    def about(self, k: int) -> int | None:
+        return self.source.estimate(self.offset, k)
+
+    def resume(self, k: int) -> Call | None:
+        stop = self.offset + k
+        if k >= self.units:
+            return None
+        rest = self.offset + self.limit - stop if self.limit else None
+        return self.asked.with_args(offset=stop, limit=rest, fit=True)
+
+    def fit_call(self) -> Call | None:
+        return self.asked.with_args(fit=True)
+
+    def shrunk(self, k: int) -> Candidate | None:
+        return ValueLines(self.asked.with_args(limit=k, fit=None), self.source,
+                          offset=self.offset, limit=k, fit=False, make_data=self.make_data,
+                          warnings=self.warnings)
+
+    def plan(self) -> list[Any]:
+        extra = self._alternatives() if self._alternatives is not None else []
+        return [*extra, SHRINK, FIT]
+
+    def close(self) -> None:
+        if self._on_close is not None:
+            self._on_close()
+
+
+__all__ = ["Alternative", "LineSource", "StoredContainer", "TextLines", "ValueLines",
+           "stored_container"]

@@ -1,0 +1,284 @@
+"""get-in: the value at a path, from the index, as a candidate answer.
+
+Invariants:
+- A plain path (dot path, JSON Pointer, simple JSONPath chain) is answered through the index:
+  only the lines of the deepest indexed ancestor are parsed. JSONPath with filters or
+  wildcards evaluates over the parsed document. A big container of a canonical JSON entry is
+  paged from its stored lines (see :mod:`scratch.answers.value_lines`).
+- Rendered values are 2-space JSON (key order kept); strings print as their text. Paging by
+  line (--offset/--limit) and --fit work on those rendered lines, and ``next`` continues exactly
+  where the answer stopped.
+- An NDJSON line that is not JSON: a path into its item is a ``format_error`` naming the line
+  (with the ``slice`` that shows it); an answer over the whole array has null in its place and
+  warns with the line numbers.
+- A refused get-in suggests the children whose answers fit (up to three keys of an object, or
+  the first item of an array, else the array's item-schema), ``--limit K`` with the most lines
+  that fit and --fit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from scratch.answers.calls import Call, call
+from scratch.answers.candidate import Alternative, Candidate, Some
+from scratch.answers.context import Context
+from scratch.answers.target import Target, open_target
+from scratch.answers.value_lines import (
+    StoredContainer,
+    TextLines,
+    ValueLines,
+    stored_container,
+)
+from scratch.errors import FormatError, KeyPathNotFound
+
+CHILDREN_TRIED = 12  # keys of an object whose get-in is sized before giving up
+SIZE_FIRST = 4  # a child whose stored lines cost more than this many caps is not read at all
+IN_MEMORY_LINES = 2000  # a whole value this small is rendered in memory even when refused
+SHOWN_LINES = 5  # line numbers a not-JSON warning lists before "and N more"
+
+
+def render_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value if value.endswith("\n") else value + "\n"
+    import orjson
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
+    except TypeError:  # integers beyond 64 bits
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _get_in_data(target: Target, path: str, vtype: str, value: Any, matches: Any,
+                 paging: dict[str, Any], body: str, windowed: bool, fit: bool, cut: bool
+                 ) -> dict[str, Any]:
+    """The data of a get-in answer (the one place that decides between value and text):
+    the value itself when all of it is shown unwindowed, else the text of the lines shown."""
+    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
+                            "type": vtype, **paging}
+    if matches is not None:
+        data["matches"] = matches if not (windowed or fit) else None
+        data["text"] = body
+    elif windowed or cut or isinstance(value, str):
+        data["text"] = body
+    else:
+        data["value"] = value
+    return data
+
+
+def get_in(ctx: Context, ref: str, path: str, offset: int = 0, limit: int | None = None,
+           fit: bool = False) -> Candidate:
+    asked = call("get-in", ref=ref, path=path, offset=offset or None, limit=limit,
+                 fit=fit or None)
+    return _get_in(open_target(ctx, ref), path, asked, offset=offset, limit=limit, fit=fit)
+
+
+def get_in_of(target: Target, path: str) -> Candidate:
+    """``get-in REF PATH`` of an open target, which stays open (for sizing suggestions)."""
+    c = _get_in(target, path, call("get-in", ref=target.ref, path=path), offset=0,
+                limit=None, fit=False, owner=False)
+    return c
+
+
+def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int | None,
+            fit: bool, owner: bool = True) -> Candidate:
+    from scratch.query.paths import evaluate, json_type, parse_path
+    close = target.index.close if owner else None
+    if target.format in ("csv", "tsv"):  # rows (N) and cells (N.column), from the row index
+        from scratch.answers.table_rows import get_in as get_in_rows
+        return get_in_rows(target, path, asked, offset=offset, limit=limit, fit=fit,
+                           owner=owner)
+    try:
+        parsed = parse_path(path)
+        segments = list(parsed.segments or ())
+        if parsed.singular:  # dot paths, pointers and plain JSONPath chains: through the index
+            stored = stored_container(target.index, segments, target.spec.base)
+            if stored is not None and (offset or limit or fit or len(stored) > IN_MEMORY_LINES):
+                return _stored(target, path, stored, asked, offset=offset, limit=limit, fit=fit,
+                               close=close)
+            value = _located(target, lambda: target.index.value_at(segments))
+            matches = None
+        else:
+            found = _located(target, lambda: evaluate(target.index.value_at([]), parsed))
+            matches = [{"path": m.path, "value": m.value} for m in found]
+            value = [m.value for m in found]
+    except BaseException:
+        if owner:
+            target.index.close()
+        raise
+    text = render_value(value) if matches is None else "".join(
+        f"{m['path']}: {render_value(m['value'])}" for m in matches)
+    vtype = json_type(value) if matches is None else "matches"
+    from scratch.index.structure import lines_left_out
+    warnings = not_json_warning(target, lines_left_out(target.index))
+
+    def make_data(paging: dict[str, Any], body: str, windowed: bool, fit: bool,
+                  cut: bool) -> dict[str, Any]:
+        return _get_in_data(target, path, vtype, value, matches, paging, body, windowed, fit,
+                            cut)
+
+    def children() -> list[Any]:
+        if matches is None and isinstance(value, (dict, list)):
+            keys = list(value) if isinstance(value, dict) else None
+            return _children(target, segments, value, keys, len(value))
+        return []
+
+    return ValueLines(asked, TextLines(text), offset=offset, limit=limit, fit=fit,
+                      make_data=make_data, warnings=warnings, alternatives=children,
+                      on_close=close)
+
+
+def _located(target: Target, find: Any) -> Any:
+    """``find()``, with runnable suggestions on a missing path or a region that does not
+    parse."""
+    try:
+        return find()
+    except KeyPathNotFound as exc:
+        _suggest(exc, target)
+        raise
+    except FormatError as exc:
+        suggest_slice(exc, target)
+        raise
+
+
+def _stored(target: Target, path: str, stored: StoredContainer, asked: Call, *, offset: int,
+            limit: int | None, fit: bool, close: Any) -> Candidate:
+    """get-in of a container of a canonical JSON entry, paged (or refused) from its stored
+    lines: a page of a 100 MB subtree reads the page, not the subtree."""
+    info = stored.info
+    whole: list[Any] = []  # the value, read only when an answer shows all of it
+
+    def make_data(paging: dict[str, Any], body: str, windowed: bool, fit: bool,
+                  cut: bool) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
+                                "type": info.type, **paging}
+        if windowed or cut:
+            data["text"] = body
+        else:  # all of it shown: the value itself, as without --fit
+            if not whole:
+                whole.append(target.index.value_at(list(info.path)))
+            data["value"] = whole[0]
+        return data
+
+    def children() -> list[Any]:
+        keys = info.keys if info.type == "object" else None
+        return _children(target, list(info.path), None, keys, info.length)
+
+    return ValueLines(asked, stored, offset=offset, limit=limit, fit=fit, make_data=make_data,
+                      alternatives=children, on_close=close)
+
+
+def _children(target: Target, segments: list[Any], value: Any, keys: Any,
+              length: int | None) -> list[Any]:
+    """The plan step offering ``get-in`` of the first children whose answers fit (up to three
+    keys of an object, one of the first items of an array); for an array none of whose first
+    items fits, its ``item-schema`` at a depth that fits."""
+    from scratch.query.paths import format_path
+    if keys is not None:
+        candidates: list[Any] = list(keys)[:CHILDREN_TRIED]
+        most = 3
+    else:
+        candidates = list(range(min(length or 0, 3)))
+        most = 1
+    options = [Alternative(call=call("get-in", ref=target.ref, path=format_path([*segments, k])),
+                           candidate=_child(target, [*segments, k], value, k))
+               for k in candidates]
+    otherwise: list[Alternative] = []
+    if keys is None and length:
+        otherwise = _item_schemas(target, format_path(segments))
+    return [Some(options, most=most, otherwise=otherwise)]
+
+
+def _child(target: Target, segments: list[Any], parent: Any, key: Any) -> Any:
+    """A function of the cap giving the candidate of ``get-in`` at ``segments`` (a child of a
+    value in memory, or of the stored lines), or None when its stored lines are far over the
+    cap (not worth reading)."""
+    from scratch.query.paths import format_path, json_type
+    path = format_path(segments)
+
+    def build(cap: int) -> Candidate | None:
+        if parent is not None:
+            value = parent[key]
+            from scratch.answers.result import compact_json
+            if len(compact_json(value)) > 16 * SIZE_FIRST * cap:  # far too big to count
+                return None
+        else:
+            info = target.index.node(segments)
+            if info is None or not info.complete:
+                return None
+            tokens = target.index.range_tokens(info.start_line, info.end_line, target.spec.base)
+            if tokens is None or target.spec.scale(tokens) > SIZE_FIRST * cap:
+                return None
+            value = target.index.value_at(segments)
+        asked = call("get-in", ref=target.ref, path=path)
+        vtype = json_type(value)
+
+        def make_data(paging: dict[str, Any], body: str, windowed: bool, fit: bool,
+                      cut: bool) -> dict[str, Any]:
+            return _get_in_data(target, path, vtype, value, None, paging, body, windowed, fit,
+                                cut)
+
+        return ValueLines(asked, TextLines(render_value(value)), offset=0, limit=None,
+                          fit=False, make_data=make_data)
+
+    return build
+
+
+def _item_schemas(target: Target, path: str) -> list[Alternative]:
+    """``item-schema`` of the array at ``path``, at the first of all depths, 2 and 1 that
+    fits."""
+    from functools import partial
+
+    from scratch.answers.item_shapes import item_schema_candidate
+
+    def at_depth(depth: int | None, cap: int) -> Candidate:
+        return item_schema_candidate(target, path, depth=depth)
+
+    return [Alternative(call=call("item-schema", ref=target.ref, path=path, depth=d),
+                        candidate=partial(at_depth, d)) for d in (None, 2, 1)]
+
+
+def suggest_slice(exc: FormatError, target: Target) -> None:
+    """A stored region that does not parse names its entry line: offer to read that line."""
+    line = exc.details.get("line")
+    if isinstance(line, int) and not exc.details.get("suggestions"):
+        exc.details["suggestions"] = [call("slice", ref=target.ref, start=line, end=line)]
+
+
+def not_json_warning(target: Target, lines: Iterable[int]) -> tuple[str, ...]:
+    """The warning of an answer that left out NDJSON lines that are not JSON (as null items)."""
+    shown = sorted(lines)
+    n = len(shown)
+    if not n:
+        return ()
+    listed = ", ".join(str(x) for x in shown[:SHOWN_LINES])
+    if n > SHOWN_LINES:
+        listed += f" and {n - SHOWN_LINES} more"
+    if n == 1:
+        return (f"1 line of {target.ref} is not JSON (line {listed}); left out",)
+    return (f"{n} lines of {target.ref} are not JSON (lines {listed}); left out",)
+
+
+def _suggest(exc: KeyPathNotFound, target: Target) -> None:
+    """Make sure a missing path comes with calls the agent can run as they are."""
+    import difflib
+
+    from scratch.query.paths import format_key
+    d = exc.details
+    if d.get("suggestions"):
+        d["suggestions"] = [s if isinstance(s, Call) else call("get-in", ref=target.ref, path=s)
+                            for s in d["suggestions"]]
+        return
+    prefix = d.get("valid_prefix") or ""
+    sep = "." if prefix not in ("", ".") else ""
+    base = prefix if prefix not in ("", ".") else ""
+    out = []
+    keys = d.get("available_keys") or []
+    close = difflib.get_close_matches(str(d.get("failed_segment", "")), keys, n=3, cutoff=0.5)
+    for key in close or keys[:3]:
+        out.append(call("get-in", ref=target.ref, path=base + sep + format_key(key)))
+    if d.get("array_length"):
+        out.append(call("get-in", ref=target.ref, path=base + sep + "0"))
+    out.append(call("schema", ref=target.ref))
+    d["suggestions"] = out

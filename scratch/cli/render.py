@@ -1,0 +1,261 @@
+"""The one place that decides how a result looks on the command line.
+
+- ``--json``: exactly one JSON document on stdout (the versioned envelope), for success and
+  failure alike. A refusal's suggestions and a page's ``next`` are objects
+  ``{"command", "args", "shell"}``: the structured form and the shell line that runs it
+  (``next`` once, under ``data``). The pointer's next commands are shell lines: eight call
+  objects would not leave a pointer of 1% of its output room for the shape of the data.
+- Human mode: data on stdout, diagnostics on stderr (warnings, notices, ``more: NEXT``, the
+  token footer; an error as one line ``error [code]: message`` and its suggestions, one shell
+  line each). Rich formatting only when stdout is a terminal and ``NO_COLOR`` is unset; plain
+  text otherwise, so pipes get stable, parseable output.
+
+The two :class:`~scratch.answers.rendering.Rendering` classes here tell the answers pipeline
+what each mode prints, so answers are priced on exactly that.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO, Any
+
+import orjson
+
+from scratch.answers.calls import Call
+from scratch.answers.rendering import Rendering
+from scratch.answers.result import Result, Table, spelled
+from scratch.cli.spelling import shell_line
+from scratch.errors import ScratchError
+
+JSON_ENVELOPE_VERSION = 1
+
+
+def _dumps(obj: Any, pretty: bool = False) -> bytes:
+    option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)
+    try:
+        return orjson.dumps(obj, option=option, default=str)
+    except TypeError:
+        # integers beyond 64 bits (orjson refuses them, and default= is not asked for ints):
+        # the standard library keeps them exact
+        import json
+        text = json.dumps(obj, ensure_ascii=False, default=str, indent=2 if pretty else None,
+                          separators=None if pretty else (",", ":"))
+        # lone surrogates (undecodable bytes in a name) are escaped rather than crash
+        return text.encode("utf-8", errors="backslashreplace")
+
+
+def call_json(c: Call) -> dict[str, Any]:
+    """A call in --json: what to run, as data and as the shell line."""
+    return {"command": c.command, "args": c.args, "shell": shell_line(c)}
+
+
+def _calls_spelled(value: Any) -> Any:
+    """Calls in an answer's data: one call as an object; a list of them (the pointer's next
+    commands) as shell lines, which is what keeps a pointer within its size rule."""
+    if isinstance(value, Call):
+        return call_json(value)
+    if isinstance(value, list) and value and isinstance(value[0], Call):
+        return [shell_line(v) if isinstance(v, Call) else v for v in value]
+    return value
+
+
+def envelope_ok(result: Result) -> dict[str, Any]:
+    """The success envelope; its keys are pinned by a test."""
+    data = result.data
+    if isinstance(data, dict):
+        data = {k: _calls_spelled(v) for k, v in data.items()}
+    meta = dict(result.meta)
+    if result.next is not None:
+        nxt = call_json(result.next)
+        if isinstance(data, dict):
+            data["next"] = nxt
+        else:
+            meta["next"] = nxt
+    if result.warnings:
+        meta["warnings"] = list(result.warnings)
+    return {"scratch": JSON_ENVELOPE_VERSION, "ok": True, "command": result.command,
+            "data": data, "meta": meta}
+
+
+def error_object(error: ScratchError) -> dict[str, Any]:
+    info = error.to_dict()
+    if "suggestions" in info:
+        info["suggestions"] = [call_json(s) if isinstance(s, Call) else s
+                               for s in info["suggestions"]]
+    return info
+
+
+def envelope_error(command: str, error: ScratchError) -> dict[str, Any]:
+    """The failure envelope; ``error`` holds at least ``code`` and ``message``."""
+    return {"scratch": JSON_ENVELOPE_VERSION, "ok": False, "command": command,
+            "error": error_object(error)}
+
+
+def envelope_text(result: Result) -> str:
+    """The --json document of ``result`` as the agent reads it."""
+    return _dumps(envelope_ok(result)).decode("utf-8", errors="replace") + "\n"
+
+
+def error_lines(error: ScratchError) -> list[str]:
+    """Human mode's error: ``error [code]: message``, then each suggestion as a shell line."""
+    out = [f"error [{error.code}]: {error.message}"]
+    for s in error.details.get("suggestions") or ():
+        out.append(f"  {shell_line(s) if isinstance(s, Call) else s}")
+    return out
+
+
+class ShellText(Rendering):
+    """Human mode: the text on stdout (the footer and notices on stderr are not priced)."""
+
+    name = "text"
+
+    def spell(self, call: Call) -> str:
+        return shell_line(call)
+
+    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+        from scratch.tokens import count_text
+        return count_text("\n".join(error_lines(error)) + "\n", spec)
+
+
+class JsonEnvelope(Rendering):
+    """--json: the whole envelope, which states its own count and the budget after it."""
+
+    name = "json"
+    states_meta = True
+    text_prices = False
+
+    def spell(self, call: Call) -> str:
+        return shell_line(call)
+
+    def call_data(self, call: Call) -> Any:
+        return shell_line(call)
+
+    def cost(self, result: Result, spec: Any) -> int:
+        from scratch.tokens import count_text
+        return count_text(envelope_text(result), spec)
+
+    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+        from scratch.tokens import count_text
+        return count_text(_dumps(envelope_error(command, error)).decode() + "\n", spec)
+
+
+def _is_tty(stream: IO[Any]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def use_rich(stream: IO[Any] | None = None) -> bool:
+    return _is_tty(stream or sys.stdout) and not os.environ.get("NO_COLOR")
+
+
+def _write_out(data: bytes | str) -> None:
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="surrogateescape")
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _err(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def footer(meta: dict[str, Any]) -> str | None:
+    tokens = meta.get("tokens")
+    if tokens is None:
+        return None
+    unit = "token" if tokens["count"] == 1 else "tokens"
+    parts = [f"{tokens['count']:,} {unit} ({tokens['encoding']}"
+             + ("" if tokens.get("exact", True) else ", estimate") + ")"]
+    budget = meta.get("budget")
+    if budget:
+        parts.append(f"budget {budget['remaining']:,} of {budget['usable']:,} left")
+        if budget.get("warning"):
+            parts.append(budget["warning"])
+    return "-- " + " · ".join(parts)
+
+
+def plain_table(table: Table) -> str:
+    rows = [table.columns] + [["" if v is None else str(v) for v in row] for row in table.rows]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(table.columns))]
+    out = []
+    for row in rows:
+        cells = [str(v).ljust(w) for v, w in zip(row, widths, strict=True)]
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out) + "\n"
+
+
+def _rich_table(table: Table) -> None:
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    rt = RichTable(title=table.title, header_style="bold")
+    for col in table.columns:
+        rt.add_column(col, overflow="fold")
+    for row in table.rows:
+        rt.add_row(*["" if v is None else str(v) for v in row])
+    Console().print(rt)
+
+
+def _rich_text(text: str, style: str | None) -> None:
+    from rich.console import Console
+    from rich.syntax import Syntax
+
+    console = Console()
+    if style in ("diff", "json", "yaml"):
+        console.print(Syntax(text.rstrip("\n"), style, word_wrap=True))
+    else:
+        console.print(text, end="" if text.endswith("\n") else "\n", markup=False,
+                      highlight=False, soft_wrap=True)
+
+
+def _plain_data(data: Any) -> str:
+    if isinstance(data, dict) and all(not isinstance(v, (dict, list)) for v in data.values()):
+        return "".join(f"{k}: {'' if v is None else v}\n" for k, v in data.items())
+    return _dumps(data, pretty=True).decode() + "\n"
+
+
+def render(result: Result, *, json_mode: bool) -> int:
+    if json_mode:
+        _write_out(_dumps(envelope_ok(result)) + b"\n")
+        return result.exit_code
+    rich = use_rich()
+    text = spelled(result.text, shell_line)
+    if text is not None:
+        if isinstance(text, bytes) or not rich:
+            _write_out(text)
+        else:
+            _rich_text(text, result.style)
+    elif result.table is not None:
+        table = spelled(result.table, shell_line)
+        if rich:
+            _rich_table(table)
+        else:
+            _write_out(plain_table(table))
+    elif result.data is not None:
+        _write_out(_plain_data(result.data))
+    for warning in result.warnings:
+        _err(f"warning: {warning}")
+    for notice in result.notices:
+        _err(spelled(notice, shell_line))
+    if result.next is not None:
+        _err(f"more: {shell_line(result.next)}")
+    line = footer(result.meta)
+    if line:
+        _err(line)
+    return result.exit_code
+
+
+def render_error(command: str, error: ScratchError, *, json_mode: bool) -> int:
+    if json_mode:
+        _write_out(_dumps(envelope_error(command, error)) + b"\n")
+    else:
+        for line in error_lines(error):
+            _err(line)
+        shown = footer(error.charged) if error.charged else None
+        if shown:
+            _err(shown)
+    return int(error.exit_code)
