@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from scratch.calls import call
 from scratch.config import Config, load_config
 from scratch.errors import (
     EntryNotFound,
@@ -298,8 +299,8 @@ class Store:
         if meta is None or (meta.get("deleted") and not allow_deleted):
             raise EntryNotFound(f"no entry named {name!r} for agent {self.agent!r}", name=name,
                                 agent=self.agent,
-                                suggestions=[f"scratch ls {name.rsplit('/', 1)[0]}/"
-                                             if "/" in name else "scratch ls"])
+                                suggestions=[call("ls", prefix=name.rsplit("/", 1)[0] + "/")
+                                             if "/" in name else call("ls")])
         if meta["kind"] not in kinds:
             raise UsageError(f"{name!r} is a {meta['kind']}, this command takes "
                              f"{' or '.join(kinds)}", code="wrong_kind", name=name,
@@ -338,8 +339,9 @@ class Store:
             validate_name(item.name)
             meta = self.load_meta(item.name)
             if meta is not None and meta["kind"] == "log" and not meta.get("deleted"):
-                raise UsageError(f"{item.name!r} is a log; use another name or scratch rm it "
-                                 "first", code="wrong_kind", name=item.name, kind="log")
+                raise UsageError(f"{item.name!r} is a log; use another name or remove it "
+                                 "first", code="wrong_kind", name=item.name, kind="log",
+                                 suggestions=[call("rm", name=item.name)])
             live = meta is not None and not meta.get("deleted")
             if meta is not None and live and meta["versions"] \
                     and meta["versions"][-1]["blob"] == item.blob:
@@ -476,7 +478,7 @@ class Store:
                 f"agent {self.agent!r} has {use['files'] + use['logs']} entries; quota.files is "
                 f"{q_files}", limit="quota.files", limit_value=q_files,
                 current=use["files"] + use["logs"], attempted=new_entries,
-                suggestions=["scratch ls", "scratch rm NAME"])
+                suggestions=[call("ls")])
         after = use["bytes"] - old_bytes + new_bytes
         if after > q_bytes:
             raise QuotaExceeded(
@@ -525,8 +527,9 @@ class Store:
     def history(self, name: str) -> list[dict[str, Any]]:
         meta = self.require(name, allow_deleted=True)
         if meta["kind"] == "log":
-            raise UsageError(f"{name!r} is a log: logs have entries, not versions; "
-                             f"see scratch log read {name}", code="wrong_kind", name=name)
+            raise UsageError(f"{name!r} is a log: logs have entries, not versions",
+                             code="wrong_kind", name=name,
+                             suggestions=[call("log read", name=name)])
         commits = version_commits(self.git.path_history(self.rel(self.content_path(name))))
         rows = []
         at = 0

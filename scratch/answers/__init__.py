@@ -1,6 +1,6 @@
 """The answers layer: every command any interface serves, described as data and priced once.
 
-An interface (the CLI, the MCP server) turns its input into a :class:`~scratch.answers.calls.
+An interface (the CLI, the MCP server) turns its input into a :class:`~scratch.calls.
 Call` and runs it with :func:`scratch.answers.registry.execute`, giving its
 :class:`~scratch.answers.rendering.Rendering`. A command describes its candidate answer
 (:mod:`scratch.answers.candidate`) without side effects; :mod:`scratch.answers.fitting` alone

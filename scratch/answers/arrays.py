@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scratch.answers.calls import call
+from scratch.answers.rendered import suggest_slice
 from scratch.answers.target import Target
-from scratch.answers.values import suggest_slice
+from scratch.calls import call
 from scratch.errors import FormatError, LineNotJson, UsageError
 
 if TYPE_CHECKING:

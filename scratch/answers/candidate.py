@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from scratch.answers.calls import Call
     from scratch.answers.result import Result
+    from scratch.calls import Call
 
 
 class Alternative(NamedTuple):

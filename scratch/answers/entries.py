@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from scratch import stats
-from scratch.answers.calls import call
 from scratch.answers.context import Context
 from scratch.answers.result import Result, Table, Words
+from scratch.calls import call
 from scratch.diffing import CR_SYMBOL, compare, summarize_ops
 from scratch.errors import UsageError
 from scratch.gitstore import GitStore
@@ -102,7 +102,8 @@ def history(ctx: Context, name: str) -> Result:
 def restore(ctx: Context, ref: str) -> Result:
     name, version = split_ref(ref)
     if version is None:
-        raise UsageError("restore needs a version: scratch restore NAME@N", code="invalid_ref")
+        raise UsageError("restore needs a version: restore NAME@N", code="invalid_ref",
+                         suggestions=[call("history", name=name)])
     rec = ctx.store().restore(name, version)
     data = {"name": name, "restored_from": version, "version": rec["version"],
             "unchanged": rec["unchanged"]}

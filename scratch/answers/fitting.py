@@ -33,10 +33,10 @@ from scratch.answers.prices import Limits, after, budget_for, budget_meta, limit
 from scratch.errors import BudgetExceeded, LimitExceeded, ScratchError
 
 if TYPE_CHECKING:
-    from scratch.answers.calls import Call
     from scratch.answers.context import Context
     from scratch.answers.rendering import Rendering
     from scratch.answers.result import Result
+    from scratch.calls import Call
 
 MAX_SUGGESTIONS = 6
 
@@ -326,14 +326,14 @@ def _limit_error(meter: Meter, c: Candidate, estimated: int, what: str | None) -
 def budget_calls(view: dict[str, Any]) -> list[Call]:
     """What always runs when the budget is spent: see it, record the model's own count, reset
     it after the context was cleared, or give the real window."""
-    from scratch.answers.calls import call
+    from scratch.calls import call
     return [call("budget"), call("budget used", tokens=int(view["used"])),
             call("budget reset"), call("budget set-window", tokens=int(view["window"]))]
 
 
 def suggest(meter: Meter, c: Candidate) -> list[Call]:
     """The calls that answer part of ``c`` within ``meter``'s cap, in ``c.plan()`` order."""
-    from scratch.answers.calls import unique
+    from scratch.calls import unique
     out: list[Call] = []
     shrunk = False
     regular = 0  # calls found by steps that are not last resorts
@@ -393,7 +393,7 @@ def _step(meter: Meter, c: Candidate, step: Any, shrunk: bool) -> Call | None:
         return None
     other = step.candidate(meter.cap) if callable(step.candidate) else step.candidate
     if other is None and step.call is not None:
-        from scratch.answers.registry import describe_candidate
+        from scratch.answers.commands import describe_candidate
         other = describe_candidate(meter.ctx, step.call)
     if other is None:
         return None

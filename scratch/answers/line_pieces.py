@@ -20,13 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from scratch.answers.calls import Call, call
 from scratch.answers.candidate import Candidate
 from scratch.answers.result import Result
 from scratch.answers.target import Target
+from scratch.calls import Call, call
 from scratch.errors import OutOfRange, UsageError
 
 READ_BLOCK = 1 << 16
+CODES = {"head": "head_too_large", "tail": "tail_too_large", "slice": "slice_too_large",
+         "read": "read_too_large"}
 
 
 def utf8_boundary(data: bytes) -> bytes:
@@ -66,7 +68,6 @@ class LinePiece(Candidate):
 
     def __init__(self, target: Target, line: int, end: int, from_byte: int, *, command: str,
                  numbers: bool, asked: Call | None = None, owner: bool = True) -> None:
-        from scratch.answers.line_ranges import CODES
         if from_byte < 0:
             raise UsageError("--from-byte must be >= 0", code="invalid_argument")
         self.target = target

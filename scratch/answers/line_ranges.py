@@ -18,16 +18,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.answers.calls import Call, call
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.context import Context
+from scratch.answers.line_pieces import CODES, LinePiece
 from scratch.answers.result import Result
 from scratch.answers.target import Target, open_target, range_cost
+from scratch.calls import Call, call
 from scratch.errors import OutOfRange, ScratchError, UsageError
 from scratch.words import plural
-
-CODES = {"head": "head_too_large", "tail": "tail_too_large", "slice": "slice_too_large",
-         "read": "read_too_large"}
 
 
 def format_lines(lines: list[bytes], start: int, numbers: bool) -> str:
@@ -127,7 +125,6 @@ class LineRange(Candidate):
                          numbers=self.numbers, fit=False, owner=False)
 
     def pieces(self) -> Candidate | None:
-        from scratch.answers.line_pieces import LinePiece
         return LinePiece(self.target, self.start, self.asked_end, 0, command=self.command,
                          numbers=self.numbers, owner=False)
 
@@ -192,7 +189,6 @@ def line_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
                          suggestions=[call("tail", ref=target.ref, lines=50)] if total else [])
     clipped = min(end, total)  # a range running past the end is cut there, not refused
     if from_byte is not None:  # the rest of line START, from a byte offset: piece by piece
-        from scratch.answers.line_pieces import LinePiece
         return LinePiece(target, start, clipped, from_byte, command=command, numbers=numbers,
                          asked=asked)
     return LineRange(target, start, clipped, command=command, numbers=numbers, fit=fit,

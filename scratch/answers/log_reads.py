@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from scratch import logs
-from scratch.answers.calls import Call, call
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.context import Context
 from scratch.answers.result import Result, Words, compact_json
+from scratch.calls import Call, call
 
 Entries = list[dict[str, Any]]
 

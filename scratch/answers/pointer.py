@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from scratch.answers.calls import Call, call
+from scratch.calls import Call, call
 
 if TYPE_CHECKING:
     from scratch.answers.result import Speller
@@ -165,7 +165,7 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     if companions:
         pointer["companions"] = companions
         nxt.append(call("head", ref=companions[0]))
-    from scratch.answers.calls import unique
+    from scratch.calls import unique
     pointer["next"] = unique([c for c in nxt if c is not None])
     if warnings:
         pointer["warnings"] = warnings

@@ -17,12 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scratch.answers.calls import Call, call
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate, Fixed
 from scratch.answers.context import Context
 from scratch.answers.line_ranges import LineRange, line_alternatives
 from scratch.answers.result import Result
 from scratch.answers.target import Target, open_target, range_cost
+from scratch.calls import Call, call
 from scratch.errors import UsageError
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scratch.answers.calls import Call
     from scratch.answers.result import Result
+    from scratch.calls import Call
     from scratch.errors import ScratchError
 
 

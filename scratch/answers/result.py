@@ -5,7 +5,7 @@ terminal, plain text on a pipe, the versioned JSON envelope with ``--json``; MCP
 result).
 
 Invariants:
-- ``data`` is JSON-serialisable (orjson) once its :class:`~scratch.answers.calls.Call` values
+- ``data`` is JSON-serialisable (orjson) once its :class:`~scratch.calls.Call` values
   are spelled, and is exactly what ``--json`` puts under ``"data"``.
 - ``text`` is what a person reads on stdout, byte for byte when it is ``bytes``. It may name
   calls (a hint, a cut cell's get-in): then it is a :class:`Words` or a function of the
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from scratch.answers.calls import Call
+    from scratch.calls import Call
 
 Speller = Callable[["Call"], str]
 
@@ -37,7 +37,7 @@ class Words(tuple):  # type: ignore[type-arg]
     __slots__ = ()
 
     def spell(self, spell: Speller) -> str:
-        from scratch.answers.calls import Call
+        from scratch.calls import Call
         return "".join(spell(p) if isinstance(p, Call) else str(p) for p in self)
 
 

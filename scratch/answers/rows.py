@@ -23,12 +23,12 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from scratch.answers.arrays import array_at, table_of, window_end, window_items
-from scratch.answers.calls import Call, call
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.context import Context
+from scratch.answers.rendered import not_json_warning
 from scratch.answers.result import Result, Table
 from scratch.answers.target import Target, open_target
-from scratch.answers.values import not_json_warning
+from scratch.calls import Call, call
 from scratch.errors import UsageError
 
 if TYPE_CHECKING:

@@ -21,12 +21,12 @@ from __future__ import annotations
 import mmap
 from typing import Any
 
-from scratch.answers.calls import Call, call
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.context import Context
 from scratch.answers.line_ranges import line_alternatives
 from scratch.answers.result import Result
 from scratch.answers.target import Target, open_target, range_cost
+from scratch.calls import Call, call
 from scratch.errors import InvalidPattern, UsageError
 
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scratch.answers.calls import Call, call
 from scratch.answers.candidate import SHRINK, Candidate
 from scratch.answers.context import Context
 from scratch.answers.result import Result
 from scratch.answers.target import Target, open_target
+from scratch.calls import Call, call
 from scratch.errors import UsageError
 from scratch.words import plural
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.answers.calls import Call
+from scratch.calls import Call
 
 RENDER_LIMIT_TOKENS = 200_000  # values bigger than this are not rendered to be measured
 
@@ -79,7 +79,7 @@ class EntrySizer:
         span = index.range_tokens(info.start_line, info.end_line, spec.base)
         if span is not None and span > RENDER_LIMIT_TOKENS:
             return int(spec.scale(span))  # over any sensible cap already
-        from scratch.answers.values import render_value
+        from scratch.answers.rendered import render_value
         from scratch.tokens import count_text
         try:
             return count_text(render_value(index.value_at(list(parsed.segments or ()))), spec)

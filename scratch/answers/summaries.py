@@ -21,12 +21,12 @@ import hashlib
 import subprocess
 from typing import Any
 
-from scratch.answers.calls import call
 from scratch.answers.candidate import Alternative, Candidate, Fixed
 from scratch.answers.context import Context
 from scratch.answers.result import Result
 from scratch.answers.shapes import schema_text
 from scratch.answers.target import Target, open_target
+from scratch.calls import call
 from scratch.errors import LimitExceeded, ScratchError
 from scratch.locking import atomic_write
 from scratch.words import plural
@@ -69,7 +69,7 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
             value = index.value_at([])
         except ScratchError:
             value = None
-        from scratch.answers.values import not_json_warning
+        from scratch.answers.rendered import not_json_warning
         from scratch.index.structure import lines_left_out
         # kept in the (cached) summary itself, so every reading of it says so
         lines += [f"note: {w}" for w in not_json_warning(target, lines_left_out(index))]

@@ -34,9 +34,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from scratch.answers.calls import Call, call
 from scratch.answers.candidate import Candidate
 from scratch.answers.target import Target
+from scratch.calls import Call, call
 from scratch.errors import FormatError, KeyPathNotFound, UsageError
 
 CSV_FORMATS = ("csv", "tsv")
@@ -215,8 +215,8 @@ def get_in(target: Target, path: str, asked: Call, *, offset: int = 0,
            limit: int | None = None, fit: bool = False, owner: bool = True) -> Candidate:
     """get-in on a CSV/TSV entry: ``N`` is row N (an object), ``N.column`` one cell."""
     from scratch.answers.candidate import Alternative, Some
+    from scratch.answers.rendered import render_value
     from scratch.answers.value_lines import TextLines, ValueLines
-    from scratch.answers.values import render_value
     from scratch.query.paths import format_path, json_type, parse_path
     try:
         table = CsvRows(target)

@@ -100,7 +100,7 @@ def resolve_name(store: Store, name: str) -> str:
 
 
 def _ambiguous(name: str, hits: list[str]) -> None:
-    from scratch.answers.calls import call
+    from scratch.calls import call
 
     # one 8-digit hash for all: the same content under two names, only a name helps
     hashes = {m.group(1) for m in map(HASH_SUFFIX.search, hits) if m}
@@ -129,7 +129,7 @@ def _latest_output(rows: list[dict[str, Any]], tool: str) -> str | None:
 
 
 def _not_found(store: Store, name: str) -> EntryNotFound:
-    from scratch.answers.calls import call
+    from scratch.calls import call
     suggestions = [call("ls")]
     hint = ""
     if re.fullmatch(f"[0-9a-f]{{1,{MIN_PREFIX - 1}}}", name.partition(".")[0]):
@@ -176,7 +176,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
     blob: str | None = None
     if meta["kind"] == "log":
         if not logs:
-            from scratch.answers.calls import call
+            from scratch.calls import call
             raise UsageError(f"{name!r} is a log; this command works on files and outputs "
                              "(logs support head, tail and grep; or log read)",
                              code="wrong_kind", name=name, kind="log",

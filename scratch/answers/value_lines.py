@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scratch.answers.calls import Call
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.result import Result
+from scratch.calls import Call
 from scratch.errors import OutOfRange, UsageError
 from scratch.words import plural
 

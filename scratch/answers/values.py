@@ -18,13 +18,11 @@ Invariants:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
 from typing import Any
 
-from scratch.answers.calls import Call, call
 from scratch.answers.candidate import Alternative, Candidate, Some
 from scratch.answers.context import Context
+from scratch.answers.rendered import not_json_warning, render_value, suggest_slice
 from scratch.answers.target import Target, open_target
 from scratch.answers.value_lines import (
     StoredContainer,
@@ -32,22 +30,12 @@ from scratch.answers.value_lines import (
     ValueLines,
     stored_container,
 )
+from scratch.calls import Call, call
 from scratch.errors import FormatError, KeyPathNotFound
 
 CHILDREN_TRIED = 12  # keys of an object whose get-in is sized before giving up
 SIZE_FIRST = 4  # a child whose stored lines cost more than this many caps is not read at all
 IN_MEMORY_LINES = 2000  # a whole value this small is rendered in memory even when refused
-SHOWN_LINES = 5  # line numbers a not-JSON warning lists before "and N more"
-
-
-def render_value(value: Any) -> str:
-    if isinstance(value, str):
-        return value if value.endswith("\n") else value + "\n"
-    import orjson
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
-    except TypeError:  # integers beyond 64 bits
-        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
 def _get_in_data(target: Target, path: str, vtype: str, value: Any, matches: Any,
@@ -237,27 +225,6 @@ def _item_schemas(target: Target, path: str) -> list[Alternative]:
 
     return [Alternative(call=call("item-schema", ref=target.ref, path=path, depth=d),
                         candidate=partial(at_depth, d)) for d in (None, 2, 1)]
-
-
-def suggest_slice(exc: FormatError, target: Target) -> None:
-    """A stored region that does not parse names its entry line: offer to read that line."""
-    line = exc.details.get("line")
-    if isinstance(line, int) and not exc.details.get("suggestions"):
-        exc.details["suggestions"] = [call("slice", ref=target.ref, start=line, end=line)]
-
-
-def not_json_warning(target: Target, lines: Iterable[int]) -> tuple[str, ...]:
-    """The warning of an answer that left out NDJSON lines that are not JSON (as null items)."""
-    shown = sorted(lines)
-    n = len(shown)
-    if not n:
-        return ()
-    listed = ", ".join(str(x) for x in shown[:SHOWN_LINES])
-    if n > SHOWN_LINES:
-        listed += f" and {n - SHOWN_LINES} more"
-    if n == 1:
-        return (f"1 line of {target.ref} is not JSON (line {listed}); left out",)
-    return (f"{n} lines of {target.ref} are not JSON (lines {listed}); left out",)
 
 
 def _suggest(exc: KeyPathNotFound, target: Target) -> None:

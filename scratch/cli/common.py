@@ -108,8 +108,8 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
               for k in dict(_COMMON_PARAMS)}
     json_mode = bool(merged.pop("json_output"))
     try:
-        from scratch.answers.calls import Call
         from scratch.answers.context import Context
+        from scratch.calls import Call
         ctx = Context.build(**merged)
         produced = body(ctx)
         after = None

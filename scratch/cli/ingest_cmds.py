@@ -5,8 +5,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from scratch.answers.calls import call
 from scratch.answers.context import Context
+from scratch.calls import call
 from scratch.cli.argv import rewrite_run_argv  # noqa: F401  (kept importable here)
 from scratch.cli.common import command
 

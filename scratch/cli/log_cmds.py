@@ -4,8 +4,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from scratch.answers.calls import call
 from scratch.answers.context import Context
+from scratch.calls import call
 from scratch.cli.common import NameArg, app, command, read_input
 from scratch.cli.explore_opts import FitOpt
 

@@ -22,9 +22,9 @@ from typing import IO, Any
 
 import orjson
 
-from scratch.answers.calls import Call
 from scratch.answers.rendering import Rendering
 from scratch.answers.result import Result, Table, spelled
+from scratch.calls import Call
 from scratch.cli.spelling import shell_line
 from scratch.errors import ScratchError
 

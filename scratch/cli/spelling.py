@@ -1,6 +1,6 @@
 """Calls spelled as shell lines: the CLI's side of suggestions, ``next`` and the pointer.
 
-The answers layer names calls as data (:class:`~scratch.answers.calls.Call`); this table says
+The answers layer names calls as data (:class:`~scratch.calls.Call`); this table says
 how each command's arguments are written on a ``scratch`` command line, so every call the CLI
 prints runs as printed: the words are shlex-quoted, booleans become their flag, lists are
 comma-joined. A test checks the table against the live command tree (every argument here is a
@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from typing import Any, NamedTuple
 
-from scratch.answers.calls import Call
+from scratch.calls import Call
 
 
 class Spelling(NamedTuple):

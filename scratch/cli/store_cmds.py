@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from scratch.answers.calls import call
 from scratch.answers.context import Context
+from scratch.calls import call
 from scratch.cli.common import NameArg, app, command, group_default, read_input
 
 SourceArg = Annotated[Optional[str], typer.Argument(

@@ -4,8 +4,8 @@ from typing import Annotated
 
 import typer
 
-from scratch.answers.calls import call
 from scratch.answers.context import Context
+from scratch.calls import call
 from scratch.cli.common import RefArg, command
 from scratch.cli.explore_opts import (
     FitOpt,

@@ -5,8 +5,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from scratch.answers.calls import call
 from scratch.answers.context import Context
+from scratch.calls import call
 from scratch.cli.common import app, command, group_default
 
 CHUNK = 1 << 20

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scratch.calls import call
 from scratch.errors import BudgetExceeded, LimitExceeded, UsageError
 from scratch.locking import atomic_write, exclusive
 
@@ -183,12 +184,9 @@ class Budget:
             f"{view['usable']}-token budget remain",
             estimated_tokens=tokens, remaining=view["remaining"], usable=view["usable"],
             used=view["used"], window=view["window"],
-            suggestions=[
-                "ask for less: fewer lines, a narrower key path, grep instead of reading",
-                "if the model reported its real usage, record it: scratch budget used N",
-                "after the context was cleared or compacted: scratch budget reset",
-                "if the model's window is larger: scratch budget set-window N",
-            ])
+            suggestions=[call("budget"), call("budget used", tokens=view["used"]),
+                         call("budget reset"),
+                         call("budget set-window", tokens=view["window"])])
 
     def check(self, tokens: int) -> dict[str, Any]:
         """Raise :class:`BudgetExceeded` if ``tokens`` do not fit; record nothing."""
@@ -282,7 +280,4 @@ class Budget:
                 f"this answer would be about {tokens} tokens, over the per-call cap of {cap} "
                 "(budget.max_extraction_tokens)",
                 code=code, estimated_tokens=tokens, limit=cap,
-                suggestions=suggestions or [
-                    "ask for a smaller part: fewer lines, a narrower key path, or grep",
-                    "raise budget.max_extraction_tokens in the config if this is intended",
-                ])
+                suggestions=suggestions or [])

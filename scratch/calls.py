@@ -1,4 +1,4 @@
-"""Calls: a command and its arguments, as data.
+"""Calls: a command and its arguments, as data (usable from every layer).
 
 Suggestions in refusals, ``next`` in ``--fit`` answers and the pointer's next commands are
 :class:`Call` records, never command lines: only an interface spells them (the CLI as a shell

@@ -1,0 +1,94 @@
+"""The commands the answers layer serves: their names, and what each would answer.
+
+Invariants:
+- A command's module is imported only when the command runs (a cold CLI call pays for its own
+  command only).
+- ``describe`` has no side effects on the budget: it returns a candidate answer, or for
+  commands that are not priced (writes, listings) their result.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from scratch.errors import UsageError
+
+if TYPE_CHECKING:
+    from scratch.answers.candidate import Candidate
+    from scratch.answers.context import Context
+    from scratch.answers.rendering import Rendering
+    from scratch.answers.result import Result
+    from scratch.calls import Call
+
+# command -> "module:function" under scratch.answers; the function takes (ctx, **args)
+COMMANDS: dict[str, str] = {
+    "head": "line_ranges:head",
+    "tail": "line_ranges:tail",
+    "slice": "line_ranges:slice_",
+    "read": "reading:read",
+    "diff": "reading:diff",
+    "export": "reading:export",
+    "schema": "shapes:schema",
+    "get-in": "values:get_in",
+    "item-schema": "item_shapes:item_schema",
+    "iterate-over": "rows:iterate_over",
+    "grep": "search:grep",
+    "summarize": "summaries:summarize",
+    "log append": "log_reads:append",
+    "log read": "log_reads:read",
+    "log tail": "log_reads:tail",
+    "write": "entries:write",
+    "history": "entries:history",
+    "restore": "entries:restore",
+    "rm": "entries:remove",
+    "ls": "entries:ls",
+    "stats": "entries:store_stats",
+    "config": "entries:show_config",
+    "config threshold": "entries:threshold",
+    "tokens": "token_tools:tokens",
+    "budget": "token_tools:budget_show",
+    "budget used": "token_tools:budget_used",
+    "budget reset": "token_tools:budget_reset",
+    "budget set-window": "token_tools:budget_set_window",
+    "ingest": "ingest:ingest_call",
+    "run": "run_command:run_call",
+}
+
+
+def command_function(command: str) -> Any:
+    try:
+        where = COMMANDS[command]
+    except KeyError:
+        raise UsageError(f"unknown command {command!r}", code="unknown_command",
+                         command=command) from None
+    module, function = where.split(":")
+    return getattr(importlib.import_module(f"scratch.answers.{module}"), function)
+
+
+def describe(ctx: Context, call: Call, rendering: Rendering | None = None
+             ) -> Candidate | Result:
+    """What ``call`` would answer, without charging anything. A command whose answer depends
+    on how it is printed (the pointer's next calls are spelled and sized as the agent reads
+    them) takes the ``rendering``."""
+    fn = command_function(call.command)
+    params = inspect.signature(fn).parameters
+    args = dict(call.args)
+    if "rendering" in params and rendering is not None:
+        args["rendering"] = rendering
+    try:
+        bound = inspect.signature(fn).bind(ctx, **args)
+    except TypeError as exc:
+        raise UsageError(f"{call.command}: {exc}", code="invalid_argument",
+                         command=call.command) from None
+    return fn(*bound.args, **bound.kwargs)
+
+
+def describe_candidate(ctx: Context, call: Call) -> Candidate:
+    """The candidate of ``call`` (a finished result is wrapped as one that cannot be cut)."""
+    from scratch.answers.candidate import Candidate, Fixed
+    produced = describe(ctx, call)
+    if isinstance(produced, Candidate):
+        return produced
+    return Fixed(call, produced, code="")
