@@ -1,4 +1,5 @@
-"""Effective settings: defaults < ``scratch.toml`` at the store root < environment < flags.
+"""Effective settings: defaults < ``scratch.toml`` at the store root < its ``[agents.NAME]``
+table for the agent asking < environment < flags.
 
 Invariants:
 - Every key has one declared type and default in :data:`SETTINGS`; an unknown key or a wrong type
@@ -7,6 +8,9 @@ Invariants:
 - Environment variables: ``SCRATCH_MODEL`` for ``model`` and ``SCRATCH_<SECTION>_<KEY>`` (upper
   case, dots as underscores) for every scalar key, e.g. ``SCRATCH_BUDGET_SAFETY_MARGIN=0.1``.
   Tables (``thresholds``, ``budget.windows``) come only from the file.
+- ``[agents.NAME]`` tables hold any setting for one agent (budget, caps, thresholds, model...):
+  a scalar replaces the file's value, a table's entries are added to (or replace those of) the
+  file's table. Each agent's table is checked like the rest of the file, whoever asks.
 """
 
 from __future__ import annotations
@@ -145,8 +149,30 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def load_config(root: Path | None, environ: Mapping[str, str] | None = None) -> Config:
-    """Read ``scratch.toml`` (if any) and the environment over the defaults."""
+def _agent_tables(agents: Any) -> dict[str, dict[str, Any]]:
+    """The ``[agents.NAME]`` tables, flattened and checked (unknown keys name the agent)."""
+    from scratch.names import AGENT_RE
+    if not isinstance(agents, Mapping):
+        raise ConfigError(f"agents in {CONFIG_FILE} must be a table of [agents.NAME] tables",
+                          key="agents")
+    out: dict[str, dict[str, Any]] = {}
+    for name, table in agents.items():
+        if not AGENT_RE.fullmatch(str(name)) or not isinstance(table, Mapping):
+            raise ConfigError(f"[agents.{name}] in {CONFIG_FILE} must be a table named after "
+                              "an agent (A-Z a-z 0-9 _ -)", key=f"agents.{name}")
+        values = _flatten(table)
+        for key in values:
+            if key not in SETTINGS:
+                raise ConfigError(f"unknown key {key!r} in [agents.{name}] of {CONFIG_FILE}",
+                                  key=f"agents.{name}.{key}", known=sorted(SETTINGS))
+        out[str(name)] = values
+    return out
+
+
+def load_config(root: Path | None, environ: Mapping[str, str] | None = None,
+                agent: str | None = None) -> Config:
+    """Read ``scratch.toml`` (if any), its ``[agents.<agent>]`` table and the environment over
+    the defaults."""
     environ = os.environ if environ is None else environ
     cfg = Config(
         values={k: (dict(s.default) if isinstance(s.default, dict) else s.default)
@@ -169,12 +195,23 @@ def load_config(root: Path | None, environ: Mapping[str, str] | None = None) -> 
                 data = tomllib.loads(raw.decode("utf-8"))
             except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError is one
                 raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}") from None
+            agents = data.pop("agents", {})
             for key, value in _flatten(data).items():
                 if key not in SETTINGS:
                     raise ConfigError(f"unknown key {key!r} in {CONFIG_FILE}", key=key,
                                       known=sorted(SETTINGS))
                 cfg.values[key] = _coerce(key, value, CONFIG_FILE)
                 cfg.sources[key] = CONFIG_FILE
+            for name, values in _agent_tables(agents).items():
+                source = f"{CONFIG_FILE} [agents.{name}]"
+                for key, value in values.items():
+                    value = _coerce(key, value, source)
+                    if name != agent:
+                        continue
+                    if isinstance(value, dict):
+                        value = {**cfg.values[key], **value}
+                    cfg.values[key] = value
+                    cfg.sources[key] = source
     for key, setting in SETTINGS.items():
         if setting.type is dict:
             continue

@@ -154,14 +154,15 @@ def test_read_since_suggests_no_context_only_when_it_fits(scratch_home: Path) ->
     assert suggestions == ["scratch read doc --since-version 1 -U 0"]
     err = refusal(run(["read", "doc", "--since-version", "1"], False, cap_env(price - 1)),
                   False)
-    assert err["suggestions"] == []
+    assert err["suggestions"] == ["scratch read doc@2 --fit"]  # no diff fits: page the new one
     # --json gives the edit ops, which are the same whatever -U: fewer context lines would
     # not be cheaper, so a refusal there does not offer them
     bare = run(["read", "doc", "--since-version", "1", "-U", "0"], True, cap_env(10 ** 6))
     price = bare.json["meta"]["tokens"]["count"]
     err = refusal(run(["read", "doc", "--since-version", "1"], True, cap_env(price // 2)),
                   True)
-    assert err["code"] == "read_too_large" and err["suggestions"] == []
+    assert err["code"] == "read_too_large"
+    assert err["suggestions"] == ["scratch read doc@2 --fit"]
 
 
 @pytest.mark.parametrize("json_mode", MODES)

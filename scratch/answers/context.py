@@ -52,7 +52,7 @@ class Context:
             from scratch.errors import InvalidName
             raise InvalidName(f"invalid session name {session!r}: use 1-128 characters from "
                               "A-Z a-z 0-9 _ -", code="invalid_session", session=session) from None
-        config = load_config(root)
+        config = load_config(root, agent=agent)
         config.set_override("model", model, "--model")
         config.set_override("encoding", encoding, "--encoding")
         return cls(root=root, root_source=source, agent=agent, session=session, config=config)

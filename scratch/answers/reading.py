@@ -7,7 +7,8 @@ Invariants:
 - Binary content is priced as the ~4 bytes a token of text averages, so it cannot slip past
   the cap and the budget; it is not printed to a terminal unless ``raw``.
 - A diff (``read --since-version``, ``diff``) is priced on its text like any other answer; a
-  refusal offers the same changes without context lines (``-U 0``) when that fits.
+  refusal offers the same changes without context lines (``-U 0``) when that fits, else the
+  newer version read page by page.
 - ``export`` is for people: the stored bytes of a version exactly, to a file or stdout, with
   no cap and no charge.
 """
@@ -131,8 +132,12 @@ def diff(ctx: Context, name: str, a: int, b: int, context: int = 3) -> Candidate
 
 def _diff_candidate(result: Result, asked: Call, context: int, *, code: str) -> Candidate:
     """A diff answer, priced and held to the cap like any other; refused, it offers the same
-    changes without context lines."""
+    changes without context lines, else the newer version paged by lines."""
     alternatives = [Alternative(call=asked.with_args(context=0))] if context else []
+    data = result.data or {}
+    if data.get("name") and data.get("to_version"):
+        newer = call("read", ref=f"{data['name']}@{data['to_version']}", fit=True)
+        alternatives.append(Alternative(call=newer, last_resort=True))
     return Fixed(asked, result, code=code, alternatives=alternatives)
 
 
@@ -153,7 +158,11 @@ def export(ctx: Context, ref: str, output: str | None = None) -> Result:
         shown_version = ver.version
     data = path.read_bytes()
     info: dict[str, Any] = {"name": name, "version": shown_version, "bytes": len(data)}
-    if output is None:
+    if output is None:  # the bytes on stdout; --json carries them as text when they are
+        try:
+            info["content"] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            info.update(content=None, binary=True)
         return Result("export", data=info, text=data)
     target = Path(output)
     if target.is_dir():

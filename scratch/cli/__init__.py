@@ -45,7 +45,7 @@ def main_callback(
 # command it was asked for; --help, completion and unknown names load them all. A test checks
 # this table against the full command tree.
 COMMAND_MODULES = {
-    **dict.fromkeys(("head", "tail", "slice", "read"), "lines_cmds"),
+    **dict.fromkeys(("head", "tail", "slice", "read", "export"), "lines_cmds"),
     "grep": "grep_cmds",
     **dict.fromkeys(("schema", "get-in", "get_in"), "struct_cmds"),
     **dict.fromkeys(("item-schema", "item_schema", "iterate-over", "iterate_over", "summarize"),
@@ -91,9 +91,19 @@ def _register(args: list[str] | None = None) -> None:
         importlib.import_module(f"scratch.cli.{module}")
 
 
+def _plain_help(typer_app: typer.Typer) -> None:
+    """Help and usage errors as plain text (no rich boxes) in ``typer_app`` and its groups."""
+    typer_app.rich_markup_mode = None
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _plain_help(group.typer_instance)
+
+
 def main() -> None:
     argv = sys.argv[1:]
     _register(argv)
+    if not sys.stdout.isatty():  # help, usage and errors for a pipe or an agent: plain text
+        _plain_help(app)
     from typer import Abort
     from typer._click.exceptions import ClickException
 
@@ -137,10 +147,13 @@ def _usage_error(exc: Any, argv: list[str]) -> int:
         return render.render_error(_command_of(words) or "scratch",
                                    UsageError(exc.format_message(), code="usage_error"),
                                    json_mode=True)
-    try:
-        from typer import rich_utils
-
-        rich_utils.rich_format_error(exc)
-    except Exception:
+    if app.rich_markup_mode is None:
         exc.show()
+    else:
+        try:
+            from typer import rich_utils
+
+            rich_utils.rich_format_error(exc)
+        except Exception:
+            exc.show()
     return int(getattr(exc, "exit_code", 2))

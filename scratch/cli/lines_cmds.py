@@ -62,3 +62,14 @@ def read_cmd(ctx: Context, ref: RefArg,
     return call("read", ref=ref, since_version=since_version,
                 context=context if context != 3 else None, raw=raw or None, fit=fit or None,
                 terminal=sys.stdout.isatty() or None)
+
+
+@command("export", help="Write the stored bytes of REF exactly, to FILE or stdout: no cap, no "
+         "charge, no pointer. For people getting an entry back whole; agents explore with "
+         "head, grep, get-in and the rest, which are priced and held to the budget.\n\n"
+         "Example: scratch export kubectl_get/20261130T071502Z-1a2b3c4d -o pods.json")
+def export_cmd(ctx: Context, ref: RefArg,
+               output: Annotated[Optional[str], typer.Option(
+                   "-o", "--output", metavar="FILE", show_default=False,
+                   help="Write to FILE instead of stdout.")] = None):
+    return call("export", ref=ref, output=output)
