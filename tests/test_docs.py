@@ -336,3 +336,14 @@ def test_every_command_and_option_the_guide_names_exists() -> None:
     absent = [f"{c} {o}" for c, o in claims
               if (c,) not in BY_PATH or not any(o in p.opts for p in BY_PATH[(c,)].params)]
     assert absent == [], f"the guide names options that do not exist: {absent}"
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    """The README opens with two set-up commands; CI runs the second one as written."""
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)\n```", readme, flags=re.S)
+    install, test = blocks[0].strip(), blocks[1].strip()
+    assert install.startswith("python3 -m pip install . && scratch ingest ")
+    assert test == "python3 -m pip install '.[test]' && python3 -m pytest"
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert test in ci
