@@ -41,8 +41,9 @@ DETECT_MIN_SHARE = 0.5  # share of the sample the chosen format must parse
 @dataclass(frozen=True)
 class Field:
     name: str
-    type: str  # a JSON type name: string, integer, number, boolean; "any" for logfmt values
+    type: str  # a JSON type name: string, integer, number, boolean
     doc: str
+    facet: bool = False  # worth value counts at index time (status, level, program...)
 
 
 @dataclass(frozen=True)
@@ -128,10 +129,10 @@ _ACCESS_FIELDS = (
     Field("time_local", "string", "local time, as 17/May/2015:10:05:03 +0000"),
     Field("request", "string", "the full request line"),
     Field("method", "string", "request method (null if the request line is not METHOD PATH "
-                              "PROTOCOL)"),
+                              "PROTOCOL)", facet=True),
     Field("path", "string", "request target"),
-    Field("protocol", "string", "HTTP/1.1 ..."),
-    Field("status", "integer", "response status"),
+    Field("protocol", "string", "HTTP/1.1 ...", facet=True),
+    Field("status", "integer", "response status", facet=True),
     Field("body_bytes_sent", "integer", "bytes sent without headers (- counts as 0)"),
 )
 _NGINX_DOC = "https://nginx.org/en/docs/http/ngx_http_log_module.html#log_format"
@@ -188,14 +189,15 @@ def _rfc3164(line: str) -> dict[str, Any] | None:
             "pid": int(pid) if pid is not None else None, "content": g["content"]}
 
 
-_FAC = Field("facility", "integer", "PRI div 8 (null without a PRI)")
-_SEV = Field("severity", "integer", "PRI mod 8: 0 emergency .. 7 debug (null without a PRI)")
+_FAC = Field("facility", "integer", "PRI div 8 (null without a PRI)", facet=True)
+_SEV = Field("severity", "integer", "PRI mod 8: 0 emergency .. 7 debug (null without a PRI)",
+             facet=True)
 RFC5424 = LogFormat(
     "rfc5424", "syslog (RFC 5424)", "https://www.rfc-editor.org/rfc/rfc5424#section-6",
     (_FAC, _SEV, Field("version", "integer", "protocol version"),
      Field("timestamp", "string", "RFC 3339 time, - if unknown"),
-     Field("hostname", "string", "HOSTNAME"), Field("app_name", "string", "APP-NAME"),
-     Field("procid", "string", "PROCID"), Field("msgid", "string", "MSGID"),
+     Field("hostname", "string", "HOSTNAME"), Field("app_name", "string", "APP-NAME", facet=True),
+     Field("procid", "string", "PROCID"), Field("msgid", "string", "MSGID", facet=True),
      Field("structured_data", "string", "STRUCTURED-DATA as written, - if none"),
      Field("msg", "string", "MSG (null if absent)")),
     _rfc5424,
@@ -204,8 +206,8 @@ RFC3164 = LogFormat(
     "rfc3164", "BSD syslog (RFC 3164), as in /var/log/syslog and auth.log",
     "https://www.rfc-editor.org/rfc/rfc3164#section-4.1",
     (_FAC, _SEV, Field("timestamp", "string", "Mmm dd hh:mm:ss"),
-     Field("hostname", "string", "HOSTNAME"),
-     Field("tag", "string", "TAG: the program (null when the line has none)"),
+     Field("hostname", "string", "HOSTNAME", facet=True),
+     Field("tag", "string", "TAG: the program (null when the line has none)", facet=True),
      Field("pid", "integer", "the [pid] after the TAG"),
      Field("content", "string", "CONTENT: the rest of the message")),
     _rfc3164, "Mar 27 13:06:56 ip-10-77-20-248 sshd[1291]: Server listening on 0.0.0.0 port 22.")
@@ -231,10 +233,11 @@ def _klog(line: str) -> dict[str, Any] | None:
 KLOG = LogFormat(
     "klog", "klog / glog (Kubernetes, Go and C++ services)",
     "https://github.com/google/glog#log-line-prefix-format",
-    (Field("level", "string", "INFO, WARNING, ERROR or FATAL (the line's first letter)"),
+    (Field("level", "string", "INFO, WARNING, ERROR or FATAL (the line's first letter)",
+           facet=True),
      Field("timestamp", "string", "mmdd hh:mm:ss.uuuuuu"),
      Field("threadid", "integer", "thread (or process) id"),
-     Field("file", "string", "source file"), Field("line", "integer", "source line"),
+     Field("file", "string", "source file", facet=True), Field("line", "integer", "source line"),
      Field("msg", "string", "the message")),
     _klog, 'I1213 17:06:54.244456       6 e2e.go:383] Starting e2e run')
 
@@ -260,9 +263,9 @@ LOGHUB = LogFormat(
     (Field("date", "string", "date as written (2015-10-18, 17/06/09, 081109)"),
      Field("time", "string", "time as written"),
      Field("pid", "integer", "process id (null when the layout has none)"),
-     Field("level", "string", "level word"),
+     Field("level", "string", "level word", facet=True),
      Field("process", "string", "[thread] (null when absent)"),
-     Field("component", "string", "logger / class"),
+     Field("component", "string", "logger / class", facet=True),
      Field("content", "string", "the message")),
     _regex_parser(_LOGHUB, ("date", "time", "pid", "level", "process", "component", "content"),
                   ints=("pid",)),
@@ -270,10 +273,11 @@ LOGHUB = LogFormat(
 OPENSTACK = LogFormat(
     "openstack", "OpenStack service log (oslo.log default layout)",
     "https://github.com/logpai/loghub/tree/master/OpenStack",
-    (Field("logrecord", "string", "source file name Loghub prefixes (null when absent)"),
+    (Field("logrecord", "string", "source file name Loghub prefixes (null when absent)",
+           facet=True),
      Field("date", "string", "YYYY-MM-DD"), Field("time", "string", "hh:mm:ss.mmm"),
-     Field("pid", "integer", "process id"), Field("level", "string", "level word"),
-     Field("component", "string", "logger name"),
+     Field("pid", "integer", "process id"), Field("level", "string", "level word", facet=True),
+     Field("component", "string", "logger name", facet=True),
      Field("addr", "string", "request context in [...]"),
      Field("content", "string", "the message")),
     _regex_parser(_OPENSTACK, ("logrecord", "date", "time", "pid", "level", "component", "addr",
@@ -289,7 +293,8 @@ PYTHON_LOGGING = LogFormat(
     "python", "Python logging: asctime - name - levelname - message",
     "https://docs.python.org/3/library/logging.html#logrecord-attributes",
     (Field("asctime", "string", "YYYY-MM-DD hh:mm:ss,mmm"),
-     Field("name", "string", "logger name"), Field("levelname", "string", "level"),
+     Field("name", "string", "logger name", facet=True),
+     Field("levelname", "string", "level", facet=True),
      Field("message", "string", "the message")),
     _regex_parser(_PYLOG, ("asctime", "name", "levelname", "message")),
     "2016-11-21 11:13:07,750 - custodian.policy - INFO - Running policy")
@@ -321,9 +326,10 @@ def _unquote(text: str) -> str:
 
 
 def _logfmt(line: str) -> dict[str, Any] | None:
-    """key=value pairs (go-logfmt / logrus); the whole line must be pairs, at least two of them
-    with ``=``, the first among them, and most of the pairs. A leading RFC 3339 time (``kubectl logs --timestamps``) becomes ``timestamp``
-    unless the line has a key of that name."""
+    """key=value pairs (go-logfmt / logrus); the whole line must be pairs, at least two of
+    them with ``=``, the first among them, and most of the pairs. A leading RFC 3339 time
+    (``kubectl logs --timestamps``) becomes ``timestamp`` unless the line has a key of that
+    name."""
     d: dict[str, Any] = {}
     pos = 0
     m = _TS_PREFIX.match(line)
@@ -397,14 +403,12 @@ def detect(lines: Iterable[str], *, sample: int = DETECT_SAMPLE,
 
 def records(lines: Iterable[str], fmt: LogFormat, *, first_line: int = 1
             ) -> Iterator[dict[str, Any]]:
-    """One record per non-blank line: ``{"_line": n, **fields}``, or ``{"_line": n, "_raw":
-    text}`` for a line the format does not parse. Blank lines are no records (and keep their
-    numbers: ``_line`` is always the line's number in the entry)."""
+    """One record per line, so record i is line ``first_line + i``: ``{"_line": n,
+    **fields}``, or ``{"_line": n, "_raw": text}`` for a line the format does not parse (a
+    blank line too, with ``_raw`` as it is)."""
     parse = fmt.parse
     for n, line in enumerate(lines, first_line):
-        if not line or line.isspace():
-            continue
-        d = parse(line)
+        d = parse(line) if line else None
         if d is None:
             yield {"_line": n, "_raw": line}
         else:
