@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 Parser = Callable[[str], "dict[str, Any] | None"]
+RowParser = Callable[[str], "tuple[Any, ...] | None"]
 
 DETECT_SAMPLE = 1000  # non-blank lines looked at by detect()
 DETECT_MIN_SHARE = 0.5  # share of the sample the chosen format must parse
@@ -55,72 +56,75 @@ class LogFormat:
     parse: Parser = field(compare=False, repr=False)
     example: str = ""
     dynamic: bool = False  # fields vary by line (logfmt): ``fields`` lists none
+    # fixed-field formats: the values alone, in ``fields`` order (what parse() zips with the
+    # names); index-time scans use it to skip building a dict per line
+    row: RowParser | None = field(default=None, compare=False, repr=False)
 
     @property
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
 
 
-def _int(text: str | None) -> int | None:
-    return int(text) if text is not None else None
-
-
-def _regex_parser(pattern: re.Pattern[str], names: Sequence[str], ints: Iterable[str] = (),
-                  post: Callable[[dict[str, Any]], None] | None = None) -> Parser:
-    """A parser from one full-line regex whose named groups are exactly ``names``."""
-    int_fields = tuple(ints)
-
+def _zipped(names: tuple[str, ...], row: RowParser) -> Parser:
     def parse(line: str) -> dict[str, Any] | None:
+        values = row(line)
+        return None if values is None else dict(zip(names, values, strict=True))
+
+    return parse
+
+
+def _fixed(name: str, title: str, doc: str, fields: tuple[Field, ...], row: RowParser,
+           example: str) -> LogFormat:
+    names = tuple(f.name for f in fields)
+    return LogFormat(name, title, doc, fields, _zipped(names, row), example, row=row)
+
+
+def _regex_row(pattern: re.Pattern[str], ints: Iterable[int] = ()) -> RowParser:
+    """Values of one full-line regex's groups, in order; groups at ``ints`` as integers."""
+    int_at = tuple(ints)
+
+    def row(line: str) -> tuple[Any, ...] | None:
         m = pattern.match(line)
         if m is None:
             return None
-        d: dict[str, Any] = m.groupdict()
-        for k in int_fields:
-            v = d[k]
+        if not int_at:
+            return m.groups()
+        values: list[Any] = list(m.groups())
+        for i in int_at:
+            v = values[i]
             if v is not None:
-                d[k] = int(v)
-        if post is not None:
-            post(d)
-        return d
+                values[i] = int(v)
+        return tuple(values)
 
-    return parse
+    return row
 
 
 # ---------------------------------------------------------------------------- access logs
 
-_ACCESS_HEAD = (r'(?P<remote_addr>\S+) \S+ (?P<remote_user>\S+) \[(?P<time_local>[^\]]+)\] '
-                r'"(?P<request>[^"\\]*(?:\\.[^"\\]*)*)" (?P<status>\d{3}) '
-                r'(?P<body_bytes_sent>\d+|-)')
-_COMBINED = re.compile(_ACCESS_HEAD + r' "(?P<http_referer>[^"\\]*(?:\\.[^"\\]*)*)"'
-                       r' "(?P<http_user_agent>[^"\\]*(?:\\.[^"\\]*)*)"[ \t]*\Z')
+_QUOTED = r'"([^"\\]*(?:\\.[^"\\]*)*)"'  # a quoted field; \" inside is kept as written
+_ACCESS_HEAD = r'(\S+) \S+ (\S+) \[([^\]]+)\] ' + _QUOTED + r' (\d{3}) (\d+|-)'
+_COMBINED = re.compile(_ACCESS_HEAD + " " + _QUOTED + " " + _QUOTED + r"[ \t]*\Z")
 _COMMON = re.compile(_ACCESS_HEAD + r"[ \t]*\Z")
-_REQUEST = re.compile(r"(?P<method>[A-Z][A-Z_-]*) (?P<path>\S+) (?P<protocol>[A-Z]+/[\d.]+)\Z")
 
 
-def _access(pattern: re.Pattern[str], combined: bool) -> Parser:
-    def parse(line: str) -> dict[str, Any] | None:
+def _access(pattern: re.Pattern[str]) -> RowParser:
+    def row(line: str) -> tuple[Any, ...] | None:
         m = pattern.match(line)
         if m is None:
             return None
-        g = m.groupdict()
-        r = _REQUEST.match(g["request"])
-        sent = g["body_bytes_sent"]
-        d: dict[str, Any] = {
-            "remote_addr": g["remote_addr"], "remote_user": g["remote_user"],
-            "time_local": g["time_local"], "request": g["request"],
-            "method": r.group("method") if r else None,
-            "path": r.group("path") if r else None,
-            "protocol": r.group("protocol") if r else None,
-            "status": int(g["status"]),
-            # Apache's %b writes "-" for no bytes (its documentation: "a '-' rather than a 0")
-            "body_bytes_sent": 0 if sent == "-" else int(sent),
-        }
-        if combined:
-            d["http_referer"] = g["http_referer"]
-            d["http_user_agent"] = g["http_user_agent"]
-        return d
+        g = m.groups()
+        request = g[3]
+        parts = request.split(" ")
+        if len(parts) == 3 and all(parts):
+            method, path, protocol = parts
+        else:  # "-", a bare path, garbage from a scanner: no method/path/protocol
+            method = path = protocol = None
+        sent = g[5]
+        # Apache's %b writes "-" for no bytes (its documentation: "a '-' rather than a 0")
+        return (g[0], g[1], g[2], request, method, path, protocol, int(g[4]),
+                0 if sent == "-" else int(sent), *g[6:])
 
-    return parse
+    return row
 
 
 _ACCESS_FIELDS = (
@@ -128,8 +132,8 @@ _ACCESS_FIELDS = (
     Field("remote_user", "string", "user name from authentication, - if none"),
     Field("time_local", "string", "local time, as 17/May/2015:10:05:03 +0000"),
     Field("request", "string", "the full request line"),
-    Field("method", "string", "request method (null if the request line is not METHOD PATH "
-                              "PROTOCOL)", facet=True),
+    Field("method", "string", "request method (null if the request line is not three words)",
+          facet=True),
     Field("path", "string", "request target"),
     Field("protocol", "string", "HTTP/1.1 ...", facet=True),
     Field("status", "integer", "response status", facet=True),
@@ -137,16 +141,16 @@ _ACCESS_FIELDS = (
 )
 _NGINX_DOC = "https://nginx.org/en/docs/http/ngx_http_log_module.html#log_format"
 
-COMBINED = LogFormat(
+COMBINED = _fixed(
     "combined", "combined access log (Apache, nginx)", _NGINX_DOC,
     _ACCESS_FIELDS + (Field("http_referer", "string", "Referer header, - if none"),
                       Field("http_user_agent", "string", "User-Agent header")),
-    _access(_COMBINED, True),
+    _access(_COMBINED),
     '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326 '
     '"http://example.com/" "Mozilla/4.08"')
-COMMON = LogFormat(
+COMMON = _fixed(
     "common", "common access log (CLF)", "https://httpd.apache.org/docs/2.4/logs.html#common",
-    _ACCESS_FIELDS, _access(_COMMON, False),
+    _ACCESS_FIELDS, _access(_COMMON),
     '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326')
 
 # --------------------------------------------------------------------------------- syslog
@@ -161,38 +165,30 @@ _RFC3164 = re.compile(
     r"(?P<hostname>\S+) (?:(?P<tag>[^\s\[\]:]+)(?:\[(?P<pid>\d+)\])?: ?)?(?P<content>.*)\Z")
 
 
-def _rfc5424(line: str) -> dict[str, Any] | None:
+def _rfc5424(line: str) -> tuple[Any, ...] | None:
     m = _RFC5424.match(line)
     if m is None:
         return None
-    g = m.groupdict()
-    facility, severity = divmod(int(g["pri"]), 8)
-    msg = g["msg"]
+    pri, version, ts, host, app, procid, msgid, sd, msg = m.groups()
+    facility, severity = divmod(int(pri), 8)
     if msg is not None and msg.startswith("\ufeff"):
         msg = msg[1:]  # the RFC's BOM before a UTF-8 MSG
-    return {"facility": facility, "severity": severity, "version": int(g["version"]),
-            "timestamp": g["timestamp"], "hostname": g["hostname"], "app_name": g["app_name"],
-            "procid": g["procid"], "msgid": g["msgid"],
-            "structured_data": g["structured_data"], "msg": msg}
+    return (facility, severity, int(version), ts, host, app, procid, msgid, sd, msg)
 
 
-def _rfc3164(line: str) -> dict[str, Any] | None:
+def _rfc3164(line: str) -> tuple[Any, ...] | None:
     m = _RFC3164.match(line)
     if m is None:
         return None
-    g = m.groupdict()
-    pri = g["pri"]
+    pri, ts, host, tag, pid, content = m.groups()
     facility, severity = divmod(int(pri), 8) if pri is not None else (None, None)
-    pid = g["pid"]
-    return {"facility": facility, "severity": severity, "timestamp": g["timestamp"],
-            "hostname": g["hostname"], "tag": g["tag"],
-            "pid": int(pid) if pid is not None else None, "content": g["content"]}
+    return (facility, severity, ts, host, tag, int(pid) if pid is not None else None, content)
 
 
 _FAC = Field("facility", "integer", "PRI div 8 (null without a PRI)", facet=True)
 _SEV = Field("severity", "integer", "PRI mod 8: 0 emergency .. 7 debug (null without a PRI)",
              facet=True)
-RFC5424 = LogFormat(
+RFC5424 = _fixed(
     "rfc5424", "syslog (RFC 5424)", "https://www.rfc-editor.org/rfc/rfc5424#section-6",
     (_FAC, _SEV, Field("version", "integer", "protocol version"),
      Field("timestamp", "string", "RFC 3339 time, - if unknown"),
@@ -202,7 +198,7 @@ RFC5424 = LogFormat(
      Field("msg", "string", "MSG (null if absent)")),
     _rfc5424,
     "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - 'su root' failed")
-RFC3164 = LogFormat(
+RFC3164 = _fixed(
     "rfc3164", "BSD syslog (RFC 3164), as in /var/log/syslog and auth.log",
     "https://www.rfc-editor.org/rfc/rfc3164#section-4.1",
     (_FAC, _SEV, Field("timestamp", "string", "Mmm dd hh:mm:ss"),
@@ -220,17 +216,15 @@ _KLOG = re.compile(
 _KLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
 
 
-def _klog(line: str) -> dict[str, Any] | None:
+def _klog(line: str) -> tuple[Any, ...] | None:
     m = _KLOG.match(line)
     if m is None:
         return None
-    g = m.groupdict()
-    return {"level": _KLOG_LEVELS[g["level"]], "timestamp": g["timestamp"],
-            "threadid": int(g["threadid"]), "file": g["file"], "line": int(g["line"]),
-            "msg": g["msg"]}
+    lv, ts, tid, file, ln, msg = m.groups()
+    return (_KLOG_LEVELS[lv], ts, int(tid), file, int(ln), msg)
 
 
-KLOG = LogFormat(
+KLOG = _fixed(
     "klog", "klog / glog (Kubernetes, Go and C++ services)",
     "https://github.com/google/glog#log-line-prefix-format",
     (Field("level", "string", "INFO, WARNING, ERROR or FATAL (the line's first letter)",
@@ -257,7 +251,7 @@ _OPENSTACK = re.compile(
     r"(?:\.\d+)?) (?P<pid>\d+) (?P<level>" + _LEVEL_WORDS + r") (?P<component>\S+) "
     r"\[(?P<addr>[^\]]*)\] (?P<content>.*)\Z")
 
-LOGHUB = LogFormat(
+LOGHUB = _fixed(
     "loghub", "date time [pid] level [process] component: content (log4j-style Java logs: "
     "HDFS, Hadoop, Spark)", "https://github.com/logpai/loghub",
     (Field("date", "string", "date as written (2015-10-18, 17/06/09, 081109)"),
@@ -267,10 +261,9 @@ LOGHUB = LogFormat(
      Field("process", "string", "[thread] (null when absent)"),
      Field("component", "string", "logger / class", facet=True),
      Field("content", "string", "the message")),
-    _regex_parser(_LOGHUB, ("date", "time", "pid", "level", "process", "component", "content"),
-                  ints=("pid",)),
+    _regex_row(_LOGHUB, ints=(2,)),
     "081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1 terminating")
-OPENSTACK = LogFormat(
+OPENSTACK = _fixed(
     "openstack", "OpenStack service log (oslo.log default layout)",
     "https://github.com/logpai/loghub/tree/master/OpenStack",
     (Field("logrecord", "string", "source file name Loghub prefixes (null when absent)",
@@ -280,8 +273,7 @@ OPENSTACK = LogFormat(
      Field("component", "string", "logger name", facet=True),
      Field("addr", "string", "request context in [...]"),
      Field("content", "string", "the message")),
-    _regex_parser(_OPENSTACK, ("logrecord", "date", "time", "pid", "level", "component", "addr",
-                               "content"), ints=("pid",)),
+    _regex_row(_OPENSTACK, ints=(3,)),
     "2017-05-16 00:00:00.008 25746 INFO nova.osapi_compute.wsgi.server [req-1 - - -] GET")
 
 # Python's logging module, '%(asctime)s - %(name)s - %(levelname)s - %(message)s' (the
@@ -289,14 +281,14 @@ OPENSTACK = LogFormat(
 _PYLOG = re.compile(
     r"(?P<asctime>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) - (?P<name>\S+) - "
     r"(?P<levelname>[A-Z]+) - (?P<message>.*)\Z")
-PYTHON_LOGGING = LogFormat(
+PYTHON_LOGGING = _fixed(
     "python", "Python logging: asctime - name - levelname - message",
     "https://docs.python.org/3/library/logging.html#logrecord-attributes",
     (Field("asctime", "string", "YYYY-MM-DD hh:mm:ss,mmm"),
      Field("name", "string", "logger name", facet=True),
      Field("levelname", "string", "level", facet=True),
      Field("message", "string", "the message")),
-    _regex_parser(_PYLOG, ("asctime", "name", "levelname", "message")),
+    _regex_row(_PYLOG),
     "2016-11-21 11:13:07,750 - custodian.policy - INFO - Running policy")
 
 # --------------------------------------------------------------------------------- logfmt

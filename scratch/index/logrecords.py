@@ -1,0 +1,221 @@
+"""Parsed records of a log entry: analysed once when the index is built, read back cheaply.
+
+A log whose lines are in a known format (:mod:`scratch.formats.logformats`) is an array of
+records: record ``i`` is line ``i + 1`` (``{"_line": n, **fields}``, or ``{"_line": n,
+"_raw": text}`` when the line does not parse; blank lines are such raw records too), so a
+window of records reads only its lines through the line index, like CSV rows.
+
+What the index keeps (``info.json`` key ``records``, written by :func:`analyze_records`)::
+
+    {"format": "combined", "title": "...", "doc": "https://...",
+     "records": 10000, "parsed": 9999, "unparsed": 1, "blank": 0,
+     "detected": [1000, 1000],            # lines parsed / looked at when detecting
+     "fields": [{"name": "_line", "type": "integer", "present": 10000, "types": {...}},
+                {"name": "status", "type": "integer", "present": 9999,
+                 "types": {"integer": 9999}}, ...,
+                {"name": "_raw", "type": "string", "present": 1, "types": {"string": 1}}],
+     "facets": {"status": {"distinct": 8, "values": [[200, 9126], [404, 213], ...]},
+                "path": ...},            # fields marked facet (all keys for logfmt)
+     "unparsed_examples": [4521]}
+
+``types`` counts JSON types over the records that have the field (``null`` included), and
+``present`` is how many records have the key at all; for a fixed-field format every parsed
+record has every field. ``facets`` hold the exact value counts of a field (biggest first,
+ties by value) while it has at most :data:`FACET_MAX` distinct values; past that the entry is
+``{"distinct": null, "over": FACET_MAX}`` (too many to keep). Values are JSON values (numbers
+stay numbers). The section ``records:unparsed`` lists the non-blank lines that did not parse.
+
+A log in no known format has ``records: {"format": null}``: it is lines, not records.
+The records themselves are not stored: parsing a line again costs less than reading a stored
+copy of it (measured: 0.85 s to parse 100 MB of access log lines, 2 s to load the same
+records from NDJSON), and a copy would double the entry's size on disk.
+"""
+
+from __future__ import annotations
+
+import itertools
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scratch.formats.logformats import LogFormat, detect, get_format
+from scratch.index.textinfo import iter_text_lines
+
+FACET_MAX = 1000  # distinct values a facet keeps counts for
+DETECT_LINES = 5000  # lines read for detection (detect() takes the first 1000 record lines)
+UNPARSED_EXAMPLES = 5
+SECTION = "records:unparsed"
+
+
+def _type(v: Any) -> str:
+    if v is None:
+        return "null"
+    t = type(v)
+    if t is str:
+        return "string"
+    if t is bool:
+        return "boolean"
+    if t is int:
+        return "integer"
+    return "number"
+
+
+def _ranked(counts: dict[Any, int]) -> list[list[Any]]:
+    from scratch.query.aggregate import key_order, value_key
+
+    return [[v, c] for v, c in sorted(counts.items(),
+                                      key=lambda p: (-p[1], key_order(value_key(p[0]))))]
+
+
+def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
+    """``(info["records"], sections)`` for the log at ``path`` (one pass after detection)."""
+    sample = list(itertools.islice(iter_text_lines(path), DETECT_LINES))
+    fmt, hits, looked = detect(sample)
+    if fmt is None:
+        return {"format": None, "detected": [hits, looked]}, {}
+    del sample
+    if fmt.dynamic:
+        info = _scan_dynamic(path, fmt)
+    else:
+        info = _scan_fixed(path, fmt)
+    unparsed: array = info.pop("_unparsed")
+    out = {"format": fmt.name, "title": fmt.title, "doc": fmt.doc, **info,
+           "detected": [hits, looked],
+           "unparsed_examples": list(unparsed[:UNPARSED_EXAMPLES])}
+    return out, {SECTION: unparsed}
+
+
+def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
+    names = fmt.field_names
+    width = len(names)
+    nulls = [0] * width
+    facet_at = [i for i, f in enumerate(fmt.fields) if f.facet]
+    facets: list[dict[Any, int] | None] = [{} for _ in facet_at]
+    unparsed = array("I")
+    row = fmt.row
+    assert row is not None
+    n = parsed = blank = 0
+    from scratch.formats.jsontext import no_gc
+
+    with no_gc():  # nothing here makes reference cycles; the collector would only slow it
+        for n, line in enumerate(iter_text_lines(path), 1):
+            if not line or line.isspace():
+                blank += 1
+                continue
+            values = row(line)
+            if values is None:
+                unparsed.append(n)
+                continue
+            parsed += 1
+            if None in values:
+                for i in range(width):
+                    if values[i] is None:
+                        nulls[i] += 1
+            for slot, i in enumerate(facet_at):
+                c = facets[slot]
+                if c is not None:
+                    v = values[i]
+                    c[v] = c.get(v, 0) + 1
+                    if len(c) > FACET_MAX:
+                        facets[slot] = None
+    fields: list[dict[str, Any]] = [_field("_line", "integer", n, {"integer": n})]
+    for i, f in enumerate(fmt.fields):
+        types = {f.type: parsed - nulls[i]} if parsed - nulls[i] else {}
+        if nulls[i]:
+            types["null"] = nulls[i]
+        fields.append(_field(f.name, f.type, parsed, types))
+    raw = n - parsed
+    if raw:
+        fields.append(_field("_raw", "string", raw, {"string": raw}))
+    by_name = {names[i]: facets[slot] for slot, i in enumerate(facet_at)}
+    return {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
+            "fields": fields, "facets": _facets(by_name), "_unparsed": unparsed}
+
+
+def _scan_dynamic(path: Path, fmt: LogFormat) -> dict[str, Any]:
+    present: dict[str, int] = {}
+    types: dict[str, dict[str, int]] = {}
+    facets: dict[str, dict[Any, int] | None] = {}
+    unparsed = array("I")
+    parse = fmt.parse
+    n = parsed = blank = 0
+    for n, line in enumerate(iter_text_lines(path), 1):
+        if not line or line.isspace():
+            blank += 1
+            continue
+        d = parse(line)
+        if d is None:
+            unparsed.append(n)
+            continue
+        parsed += 1
+        for k, v in d.items():
+            present[k] = present.get(k, 0) + 1
+            tc = types.get(k)
+            if tc is None:
+                tc = types[k] = {}
+                facets[k] = {}
+            t = _type(v)
+            tc[t] = tc.get(t, 0) + 1
+            c = facets[k]
+            if c is not None:
+                # True and 1 are one dict key in Python: key by type too
+                kv = (t, v)
+                c[kv] = c.get(kv, 0) + 1
+                if len(c) > FACET_MAX:
+                    facets[k] = None
+    fields: list[dict[str, Any]] = [_field("_line", "integer", n, {"integer": n})]
+    for k, p in present.items():
+        tc = types[k]
+        main = max((t for t in tc if t != "null"), key=lambda t: tc[t], default="null")
+        fields.append(_field(k, main, p, tc))
+    raw = n - parsed
+    if raw:
+        fields.append(_field("_raw", "string", raw, {"string": raw}))
+    plain = {k: (None if c is None else {v: cnt for (_, v), cnt in c.items()})
+             for k, c in facets.items()}
+    return {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
+            "fields": fields, "facets": _facets(plain), "_unparsed": unparsed}
+
+
+def _field(name: str, type_: str, present: int, types: dict[str, int]) -> dict[str, Any]:
+    return {"name": name, "type": type_, "present": present, "types": types}
+
+
+def _facets(facets: dict[str, dict[Any, int] | None]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for k, c in facets.items():
+        if c is None:
+            out[k] = {"distinct": None, "over": FACET_MAX}
+        else:
+            out[k] = {"distinct": len(c), "values": _ranked(c)}
+    return out
+
+
+def iter_records(path: Path, fmt_name: str, *, start: int = 0, stop: int | None = None
+                 ) -> Iterator[dict[str, Any]]:
+    """Records ``start`` .. ``stop - 1`` of the log at ``path`` parsed as ``fmt_name`` (the
+    ``format`` the index recorded), reading the file from its start. A caller holding the line
+    index should read only the window's lines and use
+    :func:`scratch.formats.logformats.records` with ``first_line=start + 1`` instead."""
+    from scratch.formats.logformats import records
+
+    lines = itertools.islice(iter_text_lines(path), start, stop)
+    return records(lines, get_format(fmt_name), first_line=start + 1)
+
+
+def add_records(analysis: Any, path: Path) -> None:
+    """Put the records analysis of the log at ``path`` into an index build's ``analysis``
+    (``info["records"]`` and the ``records:unparsed`` section): the hook in
+    :func:`scratch.index.build.build_index`."""
+    info, sections = analyze_records(path)
+    analysis.info["records"] = info
+    analysis.sections.update(sections)
+
+
+def records_info(index: Any) -> dict[str, Any] | None:
+    """``info["records"]`` of an opened :class:`scratch.index.EntryIndex` of a log; None when
+    the index was built before records were analysed (rebuild it to get them)."""
+    info = index.info
+    rec = info.get("records") if isinstance(info, dict) else None
+    return rec if isinstance(rec, dict) else None
