@@ -95,8 +95,10 @@ def count_by_file(path: Path, kind: str, fields: Sequence[str], *, limit: int | 
     # json_extract gives SQL NULL for a path the item lacks and the text null for a null
     cols = ", ".join(f"json_extract(json, {_q(p)})" for p in pointers)
     sql = f"SELECT {cols}, count(*) FROM ({items}) GROUP BY ALL"
+    # groups come back in any order (ranked below), so DuckDB need not keep the file's order
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
-                                            "autoload_known_extensions": False})
+                                            "autoload_known_extensions": False,
+                                            "preserve_insertion_order": False})
     try:
         rows = con.execute(sql).fetchall()
     except duckdb.Error:

@@ -1,0 +1,164 @@
+"""Benchmark of issue 11's engines, side by side in one run (a script, not collected by pytest).
+
+    python tests/bench/bench_count.py [--bytes 1e8] [--reps 3] [--data-dir DIR] [--field F]
+
+- count-by: :func:`scratch.query.filecount.count_by_file` over a 100 MB NDJSON file (a cold
+  process each run) against ``jq -s 'group_by(.F)|map({k:.[0].F,n:length})'`` on the same file.
+  Target: >= 10x faster. The two answers are compared (same groups, same counts).
+- SQL: :func:`scratch.query.sql.run_sql` with a GROUP BY (cold process: the sandbox set-up
+  included) against DuckDB's own query over the original file, ``SELECT F, count(*) FROM
+  read_ndjson(file) GROUP BY F`` in a cold Python process. Target: <= 1.5x.
+- Log records at index time: ``scratch ingest`` of a 100 MB combined access log (the corpus
+  file repeated), and the time :func:`scratch.index.logrecords.analyze_records` takes of it.
+
+Medians of ``--reps`` runs, the two sides alternating. The jq rows are skipped (with a note)
+when jq is not installed. Asserts nothing; prints a table and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import gen_inputs  # noqa: E402
+
+ACCESS = Path("logs/app/apache_access_10k.log")
+
+
+def timed(cmd: Sequence[str], **kw: object) -> tuple[float, bytes]:
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, **kw)  # type: ignore[call-overload]
+    return time.perf_counter() - t0, out.stdout
+
+
+def side_by_side(reps: int, a: Callable[[], tuple[float, bytes]],
+                 b: Callable[[], tuple[float, bytes]]) -> tuple[float, float, bytes, bytes]:
+    ta: list[float] = []
+    tb: list[float] = []
+    oa = ob = b""
+    for _ in range(reps):
+        t, oa = a()
+        ta.append(t)
+        t, ob = b()
+        tb.append(t)
+    return statistics.median(ta), statistics.median(tb), oa, ob
+
+
+COUNT = """
+import json, sys
+from pathlib import Path
+from scratch.query.filecount import count_by_file
+r = count_by_file(Path(sys.argv[1]), "ndjson", [sys.argv[2]], limit=None)
+print(json.dumps({json.dumps(b.values[0]) if b.types[0] != "missing" else "null": b.count
+                  for b in r.buckets}))
+"""
+SQL = """
+import sys
+from pathlib import Path
+from scratch.query.sql import Source, run_sql
+r = run_sql({"entry": Source.ndjson(Path(sys.argv[1]))},
+            f'SELECT "{sys.argv[2]}" AS k, count(*) AS n FROM entry GROUP BY 1 ORDER BY 2 DESC')
+print(sorted(r.rows, key=repr))
+"""
+DUCK = """
+import sys, duckdb
+rows = duckdb.sql(f'SELECT "{sys.argv[2]}" AS k, count(*) AS n FROM read_ndjson(\\'{sys.argv[1]}\\') '
+                  'GROUP BY 1 ORDER BY 2 DESC').fetchall()
+print(sorted(rows, key=repr))
+"""
+
+
+def jq_counts(out: bytes) -> dict[str, int]:
+    return {json.dumps(g["k"]): g["n"] for g in json.loads(out)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bytes", type=float, default=1e8)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--field", default="PRIORITY")
+    ap.add_argument("--data-dir", type=Path, default=HERE / "data")
+    args = ap.parse_args()
+    nd, meta = gen_inputs.ensure("ndjson", int(args.bytes), args.data_dir)
+    py = sys.executable
+    rows: list[tuple[str, str, str, str, str]] = []
+    notes: list[str] = []
+
+    # count-by vs jq
+    ours = lambda: timed([py, "-c", COUNT, str(nd), args.field])  # noqa: E731
+    if shutil.which("jq"):
+        prog = f"group_by(.{args.field})|map({{k:.[0].{args.field},n:length}})"
+        jq = lambda: timed(["jq", "-c", "-s", prog, str(nd)])  # noqa: E731
+        t_ours, t_jq, o_ours, o_jq = side_by_side(args.reps, ours, jq)
+        same = json.loads(o_ours) == jq_counts(o_jq)
+        ratio = t_jq / t_ours
+        rows.append(("count-by vs jq -s group_by", f"{t_ours * 1000:.0f} ms",
+                     f"{t_jq * 1000:.0f} ms", f"{ratio:.1f}x faster",
+                     "pass" if ratio >= 10 and same else "FAIL"))
+        notes.append(f"count-by {args.field} over {meta['bytes']:,} bytes, {meta['lines']:,} "
+                     f"lines: same counts as jq: {same}")
+    else:
+        notes.append("jq is not installed: count-by vs jq skipped")
+
+    # SQL vs DuckDB's own query
+    t_sql, t_duck, o_sql, o_duck = side_by_side(
+        args.reps, lambda: timed([py, "-c", SQL, str(nd), args.field]),
+        lambda: timed([py, "-c", DUCK, str(nd), args.field]))
+    ratio = t_sql / t_duck
+    rows.append(("sql GROUP BY vs DuckDB on the file", f"{t_sql * 1000:.0f} ms",
+                 f"{t_duck * 1000:.0f} ms", f"{ratio:.2f}x",
+                 "pass" if ratio <= 1.5 and o_sql == o_duck else "FAIL"))
+    notes.append(f"sql: same rows as DuckDB: {o_sql == o_duck}")
+
+    # log records at index time
+    corpus = gen_inputs.corpus_dir()
+    log = args.data_dir / f"access-{gen_inputs.label(int(args.bytes))}.log"
+    if not log.exists() or log.stat().st_size < args.bytes * 0.9:
+        block = (corpus / ACCESS).read_bytes()
+        with open(log, "wb") as fh:
+            for _ in range(max(1, int(args.bytes // len(block)))):
+                fh.write(block)
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "SCRATCH_HOME": home,
+               "SCRATCH_LIMITS_MAX_INGEST_BYTES": str(64 << 30),
+               "SCRATCH_LIMITS_MAX_WRITE_BYTES": str(4 << 30),
+               "SCRATCH_QUOTA_BYTES": str(10**12)}
+        scratch = shutil.which("scratch") or "scratch"
+        ingest: list[float] = []
+        analysis: list[float] = []
+        for i in range(args.reps):
+            with open(log, "rb") as fh:
+                t, _ = timed([scratch, "ingest", "--tool", "bench", "--store-always",
+                              f"access{i}"], stdin=fh, env=env, stderr=subprocess.DEVNULL)
+            ingest.append(t)
+            t, _ = timed([py, "-c", "import sys; from pathlib import Path; "
+                          "from scratch.index.logrecords import analyze_records; "
+                          "analyze_records(Path(sys.argv[1]))", str(log)])
+            analysis.append(t)
+    t_in, t_an = statistics.median(ingest), statistics.median(analysis)
+    rows.append(("ingest of a combined access log (records analysis inside)",
+                 f"{t_in * 1000:.0f} ms", f"{t_an * 1000:.0f} ms (analysis)",
+                 f"{t_an / t_in:.0%} of ingest", "-"))
+    notes.append(f"access log: {log.stat().st_size:,} bytes")
+
+    print("| what | scratch | baseline | ratio | result |\n|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    print()
+    for n in notes:
+        print(f"- {n}")
+
+
+if __name__ == "__main__":
+    main()
