@@ -144,3 +144,31 @@ def test_world_cities_by_country(corpus_dir: Path) -> None:
     order = sort_indexes(rows, "name", desc=True)
     assert [rows[i]["name"] for i in order[:3]] == sorted(
         (r["name"] for r in rows), reverse=True)[:3]
+
+
+def test_summary_top_values_and_the_rest() -> None:
+    from scratch.query.summary import summarize_values
+
+    items = [{"c": f"k{i % 30}", "u": i} for i in range(300)] + [{"c": "k0"}]
+    out = summarize_values(items, max_distinct=1000, top=3)
+    c = next(f for f in out["fields"] if f["path"] == "c")
+    assert c["values"] == [["k0", 11], ["k1", 10], ["k2", 10]]
+    assert c["other"] == {"count": 301 - 31, "distinct": 27}
+    u = next(f for f in out["fields"] if f["path"] == "u")
+    assert "values" not in u  # every value unique: an identifier, not a category
+    # without top: unchanged, no counts past max_distinct
+    c10 = next(f for f in summarize_values(items)["fields"] if f["path"] == "c")
+    assert "values" not in c10 and "other" not in c10
+
+
+@pytest.mark.corpus
+def test_summary_of_journald_names_the_identifiers(corpus_dir: Path) -> None:
+    from scratch.query.summary import summarize_values
+
+    items = _ndjson(corpus_dir / "ndjson/journald_ip-10-0-9-206.ndjson")
+    out = summarize_values(items, max_distinct=1000, top=10)
+    f = next(x for x in out["fields"] if x["path"] == "SYSLOG_IDENTIFIER")
+    want = Counter(it["SYSLOG_IDENTIFIER"] for it in items if "SYSLOG_IDENTIFIER" in it)  # type: ignore[index, operator]
+    assert f["values"][0] == list(want.most_common(1)[0])
+    assert sum(c for _, c in f["values"]) + f.get("other", {}).get("count", 0) == sum(
+        want.values())
