@@ -140,3 +140,24 @@ def test_loghub_levels_and_components(corpus_dir: Path, tmp_path: Path) -> None:
     assert fields["pid"]["types"] == {"integer": 2000}
     assert fields["process"]["types"] == {"null": 2000}
     idx.close()
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(("name", "field"), [("logs/app/apache_access_10k.log", "status"),
+                                             ("logs/app/auth.log", "tag"),
+                                             ("logs/k8s/kube-sonobuoy.txt", "level"),
+                                             ("logs/app/custodian-run.log", "levelname")])
+def test_facet_count_by_is_the_record_by_record_answer(corpus_dir: Path, tmp_path: Path,
+                                                       name: str, field: str) -> None:
+    from scratch.index.logrecords import facet_count_by
+    from scratch.query.aggregate import count_by
+
+    content, idx = _index(tmp_path, (corpus_dir / name).read_bytes())
+    rec = records_info(idx)
+    assert rec is not None
+    got = facet_count_by(rec, field, limit=5)
+    assert got is not None
+    assert got.to_dict() == count_by(iter_records(content, rec["format"]), [field],
+                                     limit=5).to_dict()
+    assert facet_count_by(rec, "_raw") is None
+    idx.close()

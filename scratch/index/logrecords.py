@@ -219,3 +219,24 @@ def records_info(index: Any) -> dict[str, Any] | None:
     info = index.info
     rec = info.get("records") if isinstance(info, dict) else None
     return rec if isinstance(rec, dict) else None
+
+
+def facet_count_by(rec: dict[str, Any], field: str, *, limit: int | None = 10) -> Any:
+    """``count_by(records, [field])`` answered from the index alone (a
+    :class:`scratch.query.aggregate.CountBy`), or None when ``field`` has no stored facet
+    (not a facet, or too many values): then count over :func:`iter_records`. Records without
+    the field (unparsed and blank lines, logfmt lines without the key) are the ``missing``
+    bucket, as the record-by-record count has it."""
+    from scratch.query.aggregate import MISSING, rank, value_key
+
+    facet = (rec.get("facets") or {}).get(field)
+    if not isinstance(facet, dict) or facet.get("values") is None:
+        return None
+    present = next((f["present"] for f in rec.get("fields", []) if f["name"] == field), 0)
+    counts: dict[Any, tuple[tuple[Any, ...], int]] = {}
+    for value, n in facet["values"]:
+        counts[(value_key(value),)] = ((value,), n)
+    missing = int(rec.get("records", 0)) - present
+    if missing:
+        counts[(value_key(MISSING),)] = ((MISSING,), missing)
+    return rank(counts, [field], limit=limit)
