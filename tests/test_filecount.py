@@ -81,3 +81,35 @@ def test_corpus_pod_list(corpus_dir: Path) -> None:
     fields = ["metadata.namespace", "status.phase", "spec.nodeName"]
     got = count_by_file(path, "json", fields, location=["items"])
     assert got is not None and got.to_dict() == count_by(items, fields).to_dict()
+
+
+def test_counts_cached_beside_the_index(tmp_path: Path) -> None:
+    from scratch.index import countcache
+
+    nd = tmp_path / "e.ndjson"
+    nd.write_text("\n".join(KINDS) + "\n")
+    index_dir = tmp_path / "index"
+    index_dir.mkdir()
+    calls = []
+
+    def compute() -> object:
+        calls.append(1)
+        return count_by_file(nd, "ndjson", ["a"], limit=None)
+
+    key = ("ndjson", [], ["a"])
+    items = _items(KINDS)
+    for limit in (3, None, 1, 3):
+        got = countcache.cached_count_by(index_dir, key, compute, limit=limit)
+        assert got.to_dict() == count_by(items, ["a"], limit=limit).to_dict()
+    assert len(calls) == 1
+    (cached,) = (index_dir / "counts").iterdir()
+    assert b"123456789012345678901234567890" in cached.read_bytes()  # exact, not a float
+    cached.write_text("{not json")
+    assert countcache.cached_count_by(index_dir, key, compute, limit=2).to_dict() == count_by(
+        items, ["a"], limit=2).to_dict()
+    assert len(calls) == 2
+    # another question is another file
+    countcache.cached_count_by(index_dir, ("ndjson", [], ["b.c"]),
+                               lambda: count_by_file(nd, "ndjson", ["b.c"], limit=None))
+    assert len(list((index_dir / "counts").iterdir())) == 2
+    assert countcache.cached_count_by(index_dir, ("x",), lambda: None) is None
