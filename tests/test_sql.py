@@ -76,7 +76,10 @@ def test_more_tables_json_arrays_csv_records_and_lines(tmp_path: Path) -> None:
          "(SELECT string_agg(code, ',' ORDER BY name) FROM c), (SELECT sum(score) FROM c), "
          "(SELECT count(_raw) FROM logs), (SELECT string_agg(line || ':' || text, '|') "
          "FROM lines)")
-    r = run_sql(tables, q)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    r = run_sql(tables, q, tmp_dir=spool)
+    assert not list(spool.iterdir())  # the rows spooled for DuckDB are gone
     assert r.rows == [(sum(1 for x in ROWS[:10] if x["status"] == 404), 10, "007,010,x", 3.5,
                        1, "1:first|2:|3:third line")]
     d = describe(tables)

@@ -207,7 +207,7 @@ def _views(name: str, src: Source, tmp: Path) -> tuple[list[str], list[Path]]:
 class _Session:
     """A sandboxed DuckDB connection with one view per table (closed on exit)."""
 
-    def __init__(self, tables: Mapping[str, Source]) -> None:
+    def __init__(self, tables: Mapping[str, Source], tmp_dir: Path | None = None) -> None:
         import duckdb
 
         if not tables:
@@ -216,7 +216,8 @@ class _Session:
             if not TABLE_NAME.match(name):
                 raise UsageError(f"invalid table name {name!r}: letters, digits and _ only",
                                  code="invalid_argument", table=name)
-        self.tmp = Path(tempfile.mkdtemp(prefix="scratch-sql-"))  # 0700, removed on close
+        # rows given by the caller are written here for DuckDB to read: 0700, removed on close
+        self.tmp = Path(tempfile.mkdtemp(prefix="scratch-sql-", dir=tmp_dir))
         try:
             plans = {name: _views(name, src, self.tmp) for name, src in tables.items()}
             self.con = duckdb.connect(":memory:", config={
@@ -306,16 +307,18 @@ def _retryable(exc: BaseException) -> bool:
 
 
 def run_sql(tables: Mapping[str, Source], query: str, *, row_limit: int = 1000,
-            time_limit: float = 30.0) -> SqlResult:
+            time_limit: float = 30.0, tmp_dir: Path | None = None) -> SqlResult:
     """Run one read-only query; at most ``row_limit`` rows are kept (``truncated`` says if
-    there were more); past ``time_limit`` seconds the query is interrupted (``sql_timeout``)."""
+    there were more); past ``time_limit`` seconds the query is interrupted (``sql_timeout``).
+    ``tmp_dir``: where rows given by the caller are spooled for DuckDB (pass a directory of
+    the store's, which is private; default: the system's temporary directory)."""
     if row_limit < 0 or time_limit <= 0:
         raise UsageError("row limit must be >= 0 and time limit > 0", code="invalid_argument",
                          row_limit=row_limit, time_limit=time_limit)
     import duckdb
 
     started = time.monotonic()
-    with _Session(tables) as s:
+    with _Session(tables, tmp_dir) as s:
         _check_read_only(s.con, query)
         while True:
             timer = threading.Timer(max(0.0, time_limit - (time.monotonic() - started)),
@@ -342,12 +345,13 @@ def run_sql(tables: Mapping[str, Source], query: str, *, row_limit: int = 1000,
                          row_limit, time.monotonic() - started)
 
 
-def describe(tables: Mapping[str, Source]) -> dict[str, list[tuple[str, str]]]:
+def describe(tables: Mapping[str, Source], *, tmp_dir: Path | None = None
+             ) -> dict[str, list[tuple[str, str]]]:
     """``{table: [(column, DuckDB type), ...]}``."""
     import duckdb
 
     out: dict[str, list[tuple[str, str]]] = {}
-    with _Session(tables) as s:
+    with _Session(tables, tmp_dir) as s:
         for name in tables:
             while True:
                 try:
