@@ -55,6 +55,12 @@ def test_combined_fields_are_nginx_names_and_numbers_are_numbers() -> None:
     assert L.COMMON.parse(ok) is None  # the common format has no referer/agent
     assert L.COMMON.parse(ok.rsplit(' "-"', 1)[0]) is not None
     assert L.COMBINED.parse(ok[:-1]) is None  # unterminated user agent
+    # Apache writes a quote inside a field as \" (the field keeps it as written)
+    esc = ('1.2.3.4 - - [01/Jan/2024:00:00:00 +0000] "GET /q?a=\\"b\\" HTTP/1.1" 200 1 "-" '
+           '"say \\"hi\\" 200 1 \\"x\\""')
+    d = L.COMBINED.parse(esc)
+    assert d is not None
+    assert (d["path"], d["http_user_agent"]) == ('/q?a=\\"b\\"', 'say \\"hi\\" 200 1 \\"x\\"')
 
 
 def test_rfc5424_examples_from_the_rfc() -> None:

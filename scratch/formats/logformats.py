@@ -102,14 +102,17 @@ def _regex_row(pattern: re.Pattern[str], ints: Iterable[int] = ()) -> RowParser:
 # ---------------------------------------------------------------------------- access logs
 
 _QUOTED = r'"([^"\\]*(?:\\.[^"\\]*)*)"'  # a quoted field; \" inside is kept as written
-_ACCESS_HEAD = r'(\S+) \S+ (\S+) \[([^\]]+)\] ' + _QUOTED + r' (\d{3}) (\d+|-)'
-_COMBINED = re.compile(_ACCESS_HEAD + " " + _QUOTED + " " + _QUOTED + r"[ \t]*\Z")
-_COMMON = re.compile(_ACCESS_HEAD + r"[ \t]*\Z")
+_PLAIN = r'"([^"]*)"'  # the same without escapes: a third faster, for lines without a backslash
+_HEAD = r'(\S++) \S++ (\S++) \[([^\]]++)\] {q} (\d{{3}}) (\d+|-)'
+_COMBINED = re.compile(_HEAD.format(q=_QUOTED) + " " + _QUOTED + " " + _QUOTED + r"[ \t]*\Z")
+_COMBINED_PLAIN = re.compile(_HEAD.format(q=_PLAIN) + " " + _PLAIN + " " + _PLAIN + r"[ \t]*\Z")
+_COMMON = re.compile(_HEAD.format(q=_QUOTED) + r"[ \t]*\Z")
+_COMMON_PLAIN = re.compile(_HEAD.format(q=_PLAIN) + r"[ \t]*\Z")
 
 
-def _access(pattern: re.Pattern[str]) -> RowParser:
+def _access(pattern: re.Pattern[str], plain: re.Pattern[str]) -> RowParser:
     def row(line: str) -> tuple[Any, ...] | None:
-        m = pattern.match(line)
+        m = (plain if "\\" not in line else pattern).match(line)
         if m is None:
             return None
         g = m.groups()
@@ -145,12 +148,12 @@ COMBINED = _fixed(
     "combined", "combined access log (Apache, nginx)", _NGINX_DOC,
     _ACCESS_FIELDS + (Field("http_referer", "string", "Referer header, - if none"),
                       Field("http_user_agent", "string", "User-Agent header")),
-    _access(_COMBINED),
+    _access(_COMBINED, _COMBINED_PLAIN),
     '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326 '
     '"http://example.com/" "Mozilla/4.08"')
 COMMON = _fixed(
     "common", "common access log (CLF)", "https://httpd.apache.org/docs/2.4/logs.html#common",
-    _ACCESS_FIELDS, _access(_COMMON),
+    _ACCESS_FIELDS, _access(_COMMON, _COMMON_PLAIN),
     '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326')
 
 # --------------------------------------------------------------------------------- syslog
