@@ -101,6 +101,9 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
         warnings.append(f"content does not parse as {fmt} ({err.get('message')}); indexed as text")
         fmt = "text"
         analysis = analyze(content_path, "text")
+    if fmt == "log":  # records of a known line format: scratch.index.logrecords
+        from scratch.index.logrecords import add_records
+        add_records(analysis, content_path)
     if bases and count_lines is None:
         count_lines = default_count_lines()
     index_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,13 @@ same paths as ``item_schema``; arrays are left to their own pass) and reports, p
      "min": "2020-09-10T18:03:04Z", "max": "2020-09-15T23:29:37Z"}   # ISO timestamps: range
     {"path": "metadata.name", "present": 11, "distinct": 11}  # high cardinality: count only
 
+With ``top`` (summarize passes ``max_distinct=1000, top=10``) only the ``top`` biggest counts are
+listed and the rest is one ``"other": {"count": n, "distinct": k}`` entry, so a field with a
+thousand categories (``kind``, ``SYSLOG_IDENTIFIER``, ``country``) costs eleven lines::
+
+    {"path": "country", "present": 9000, "distinct": 240,
+     "values": [["United States", 1820], ...], "other": {"count": 4100, "distinct": 230}}
+
 Value counts are listed when a field has at most ``max_distinct`` distinct values and some value
 repeats (a field whose every value is unique is an identifier, not a category) and the values are
 not timestamps; they are sorted by count (descending), ties in first-seen order. Strings longer
@@ -78,7 +85,7 @@ def _walk(obj: dict[str, Any], prefix: list[str], fields: dict[tuple[str, ...], 
 
 
 def summarize_values(items: Iterable[Any], *, max_distinct: int = 10, depth: int = 4,
-                     max_value_chars: int = 80) -> dict[str, Any]:
+                     max_value_chars: int = 80, top: int | None = None) -> dict[str, Any]:
     """Per-field value counts and ranges over the object items (see the module docstring)."""
     fields: dict[tuple[str, ...], _Field] = {}
     order: dict[tuple[str, ...], int] = {}
@@ -109,7 +116,11 @@ def summarize_values(items: Iterable[Any], *, max_distinct: int = 10, depth: int
         )
         if categorical:
             ranked = sorted(enumerate(f.counts.items()), key=lambda p: (-p[1][1], p[0]))
-            entry["values"] = [[value, count] for _, ((_, value), count) in ranked]
+            shown = ranked if top is None else ranked[:top]
+            entry["values"] = [[value, count] for _, ((_, value), count) in shown]
+            if len(shown) < len(ranked):
+                rest = ranked[len(shown):]
+                entry["other"] = {"count": sum(c for _, (_, c) in rest), "distinct": len(rest)}
         out.append(entry)
     return {"items": n, "fields": out}
 

@@ -1,0 +1,340 @@
+"""Counting, grouping and sorting items: exact answers over a whole iterator of items.
+
+* :func:`count` -- how many items pass a ``--where`` filter (RFC 9535, as ``iterate-over``).
+* :func:`count_by` -- value counts of one or more fields: biggest first, the top ``limit``
+  plus an ``other`` bucket (its count and how many distinct keys it holds) and the number of
+  distinct keys. :func:`rank` does the ranking alone, for callers that counted elsewhere
+  (an index, DuckDB).
+* :func:`sort_indexes` -- item indexes ordered by one field.
+* :func:`resolve_index` / :func:`resolve_window` -- negative indexes (``-1`` is the last item;
+  an offset of ``-20`` is the last 20 items).
+
+Keys (:func:`value_key`) keep JSON's kinds apart: the number 1, the string ``"1"``, ``true``,
+``null`` and a missing field are five different keys, and each bucket says which it is
+(``type``: integer, number, string, boolean, null, object, array or ``missing``). Numbers
+compare as numbers (1 and 1.0 are one key, shown as the first seen). Objects and arrays are
+keyed by their JSON text with object keys sorted.
+
+Order (:func:`key_order`): numbers ascending, then strings (by code point), booleans (false
+first), objects and arrays (by JSON text), null, missing. Ranked buckets are biggest first and
+ties follow that order, so a ranking does not depend on the order items came in.
+:func:`sort_indexes` is stable (equal keys keep item order); ``desc`` reverses the order of
+the values, and null then missing stay last either way.
+
+Pure: works on plain Python values; ``scratch.query.items`` supplies the filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scratch.errors import OutOfRange, UsageError
+from scratch.query.paths import ParsedPath, iter_matches, json_type, parse_path
+
+
+class _Missing:
+    """A field an item does not have (distinct from a field holding null)."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+Key = tuple[str, Any]  # (kind, value): kind number/string/boolean/null/object/array/missing
+_RANK = {"number": 0, "string": 1, "boolean": 2, "object": 3, "array": 3, "null": 4,
+         "missing": 5}
+
+
+def _json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      default=str)
+
+
+def value_key(value: Any) -> Key:
+    """The grouping key of one value (see the module docstring)."""
+    if value is MISSING:
+        return ("missing", None)
+    if value is None:
+        return ("null", None)
+    t = type(value)
+    if t is str:
+        return ("string", value)
+    if t is bool:
+        return ("boolean", value)
+    if t is int or t is float:
+        return ("number", value)
+    if isinstance(value, dict):
+        return ("object", _json_text(value))
+    if isinstance(value, (list, tuple)):
+        return ("array", _json_text(value))
+    if isinstance(value, (int, float)):  # int/float subclasses; Decimal is not JSON
+        return ("number", value)
+    return ("string", str(value))  # a YAML date: its text
+
+
+def key_order(key: Key) -> tuple[Any, ...]:
+    """Sort key of a :func:`value_key` (numbers, strings, booleans, objects/arrays, null,
+    missing)."""
+    kind, value = key
+    return (_RANK[kind], value) if value is not None else (_RANK[kind],)
+
+
+def key_type(key: Key, value: Any) -> str:
+    """The type a bucket reports: a JSON type name, or ``missing``."""
+    return "missing" if key[0] == "missing" else json_type(value)
+
+
+# ------------------------------------------------------------------------------ field access
+
+
+def field_getter(path: str | ParsedPath) -> Callable[[Any], Any]:
+    """A function giving the value of ``path`` (relative to an item) or :data:`MISSING`.
+
+    Plain dot paths are walked directly (integers index arrays, negative from the end, and are
+    keys on objects); paths with wildcards or filters give the list of matches (MISSING when
+    nothing matches)."""
+    parsed = parse_path(path) if isinstance(path, str) else path
+    segments = parsed.segments
+    if segments is not None and parsed.singular and all(
+            isinstance(s, (str, int)) for s in segments):
+        segs = tuple(segments)
+
+        def get(item: Any) -> Any:
+            cur = item
+            for seg in segs:
+                if isinstance(cur, dict):
+                    cur = cur.get(seg if isinstance(seg, str) else str(seg), MISSING)
+                    if cur is MISSING:
+                        return MISSING
+                elif isinstance(cur, list) and isinstance(seg, int):
+                    if not -len(cur) <= seg < len(cur):
+                        return MISSING
+                    cur = cur[seg]
+                else:
+                    return MISSING
+            return cur
+
+        return get
+
+    def get_many(item: Any) -> Any:
+        from scratch.errors import KeyPathNotFound
+
+        try:
+            values = [m.value for m in iter_matches(item, parsed, explain_missing=False)]
+        except KeyPathNotFound:
+            return MISSING
+        if parsed.singular:
+            return values[0] if values else MISSING
+        return values or MISSING
+
+    return get_many
+
+
+def compile_filter(where: Any) -> Any:
+    """A compiled ``Where`` (from text or as given), or None."""
+    if where is None or not isinstance(where, str):
+        return where
+    from scratch.query.items import compile_where
+
+    return compile_where(where)
+
+
+def _where_text(where: Any) -> str | None:
+    return where if isinstance(where, str) or where is None else str(where.text)
+
+
+def _filtered(items: Iterable[Any], where: Any, skip: Collection[int]
+              ) -> Iterable[tuple[int, Any]]:
+    flt = compile_filter(where)
+    for i, item in enumerate(items):
+        if i in skip:
+            continue
+        if flt is None or flt(item):
+            yield i, item
+
+
+# ------------------------------------------------------------------------------------ count
+
+
+@dataclass(frozen=True)
+class Count:
+    """``count`` items matched out of ``items`` looked at (items in ``skip`` not counted)."""
+
+    count: int
+    items: int
+    where: str | None = None
+
+
+def count(items: Iterable[Any], where: Any = None, *, skip: Collection[int] = ()) -> Count:
+    """How many items pass ``where`` (an RFC 9535 filter text or a compiled ``Where``)."""
+    flt = compile_filter(where)
+    seen = matched = 0
+    for i, item in enumerate(items):
+        if i in skip:
+            continue
+        seen += 1
+        if flt is None or flt(item):
+            matched += 1
+    return Count(matched, seen, _where_text(where))
+
+
+# --------------------------------------------------------------------------------- count_by
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One group: its values (one per field; :data:`MISSING` for a missing field), their
+    types, and how many items have them."""
+
+    values: tuple[Any, ...]
+    types: tuple[str, ...]
+    count: int
+
+    def to_dict(self, fields: Sequence[str]) -> dict[str, Any]:
+        vals = [None if v is MISSING else v for v in self.values]
+        if len(fields) == 1:
+            return {"value": vals[0], "type": self.types[0], "count": self.count}
+        return {"values": vals, "types": list(self.types), "count": self.count}
+
+
+@dataclass(frozen=True)
+class CountBy:
+    """The answer of :func:`count_by`: ``buckets`` (the top ``limit``), ``other`` items in
+    ``other_distinct`` further keys, ``distinct`` keys in all, over ``total`` items."""
+
+    fields: tuple[str, ...]
+    total: int
+    distinct: int
+    buckets: tuple[Bucket, ...]
+    other: int
+    other_distinct: int
+    where: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"fields": list(self.fields), "total": self.total,
+                               "distinct": self.distinct,
+                               "values": [b.to_dict(self.fields) for b in self.buckets],
+                               "other": {"count": self.other, "distinct": self.other_distinct}}
+        if self.where is not None:
+            out["where"] = self.where
+        return out
+
+
+def rank(counts: dict[tuple[Key, ...], tuple[tuple[Any, ...], int]], fields: Sequence[str],
+         *, limit: int | None = 10, where: str | None = None) -> CountBy:
+    """Rank counted keys: ``counts`` maps a tuple of :func:`value_key` (one per field) to
+    (the values shown for it, count). Biggest first; ties in :func:`key_order`."""
+    if limit is not None and limit < 0:
+        raise UsageError("--limit must not be negative", limit=limit)
+    ordered = sorted(counts.items(),
+                     key=lambda kv: (-kv[1][1], tuple(key_order(k) for k in kv[0])))
+    top = ordered if limit is None else ordered[:limit]
+    rest = [] if limit is None else ordered[limit:]
+    buckets = tuple(
+        Bucket(vals, tuple(key_type(k, v) for k, v in zip(keys, vals, strict=True)), n)
+        for keys, (vals, n) in top)
+    total = sum(n for _, (_, n) in ordered)
+    return CountBy(tuple(fields), total, len(ordered), buckets,
+                   sum(n for _, (_, n) in rest), len(rest), where)
+
+
+def tally(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[Key, ...], tuple[tuple[Any, ...], int]]:
+    """Count tuples of values (what :func:`rank` takes)."""
+    counts: dict[tuple[Key, ...], list[Any]] = {}
+    for vals in rows:
+        k = tuple(value_key(v) for v in vals)
+        slot = counts.get(k)
+        if slot is None:
+            counts[k] = [vals, 1]
+        else:
+            slot[1] += 1
+    return {k: (v[0], v[1]) for k, v in counts.items()}
+
+
+def count_by(items: Iterable[Any], fields: Sequence[str | ParsedPath], *, where: Any = None,
+             limit: int | None = 10, skip: Collection[int] = (),
+             names: Sequence[str] | None = None) -> CountBy:
+    """Value counts of ``fields`` (paths relative to an item) over the items that pass
+    ``where``; items whose index is in ``skip`` (not JSON) are left out."""
+    if not fields:
+        raise UsageError("--count-by needs at least one field")
+    getters = [field_getter(f) for f in fields]
+    shown = list(names) if names is not None else [
+        f if isinstance(f, str) else f.text for f in fields]
+    if len(getters) == 1:
+        g = getters[0]
+        rows: Iterable[tuple[Any, ...]] = ((g(item),) for _, item in _filtered(items, where,
+                                                                                 skip))
+    else:
+        rows = (tuple(g(item) for g in getters) for _, item in _filtered(items, where, skip))
+    return rank(tally(rows), shown, limit=limit, where=_where_text(where))
+
+
+# ------------------------------------------------------------------------------------- sort
+
+
+def sort_key(value: Any) -> tuple[Any, ...]:
+    """Sort key of a value for :func:`sort_indexes` (null and missing last)."""
+    return key_order(value_key(value))
+
+
+def sort_indexes(items: Iterable[Any], field: str | ParsedPath, *, desc: bool = False,
+                 skip: Collection[int] = (), where: Any = None) -> list[int]:
+    """Indexes of the items (passing ``where``; not in ``skip``) ordered by ``field``: stable,
+    numbers as numbers, null then missing last in both directions."""
+    get = field_getter(field)
+    keyed: list[tuple[tuple[Any, ...], int]] = []
+    tail_null: list[int] = []
+    tail_missing: list[int] = []
+    for i, item in _filtered(items, where, skip):
+        v = get(item)
+        if v is MISSING:
+            tail_missing.append(i)
+        elif v is None:
+            tail_null.append(i)
+        else:
+            keyed.append((sort_key(v), i))
+    # sort on the key alone: Python's sort is stable, also with reverse=True
+    keyed.sort(key=lambda p: p[0], reverse=desc)
+    return [i for _, i in keyed] + tail_null + tail_missing
+
+
+# ---------------------------------------------------------------------------- negative index
+
+
+def resolve_index(index: int, length: int, *, what: str = "index") -> int:
+    """``index`` as a position in a sequence of ``length`` (``-1`` is the last).
+
+    Out of range: :class:`OutOfRange` (``offset_out_of_range``) naming the valid range."""
+    i = index + length if index < 0 else index
+    if not 0 <= i < length:
+        valid = f"0..{length - 1} or -{length}..-1" if length else "none (it is empty)"
+        raise OutOfRange(f"{what} {index} is out of range: {length} items (valid: {valid})",
+                         index=index, length=length)
+    return i
+
+
+def resolve_window(offset: int, limit: int | None, total: int) -> tuple[int, int]:
+    """``(start, stop)`` of a window of ``total`` items: a negative ``offset`` counts from
+    the end (``-20``: the last 20; further back than the start means the start); an offset
+    past the end gives an empty window at the end. ``limit`` None: to the end."""
+    if limit is not None and limit < 0:
+        raise UsageError("--limit must not be negative", limit=limit)
+    start = max(0, total + offset) if offset < 0 else min(offset, total)
+    stop = total if limit is None else min(total, start + limit)
+    return start, stop

@@ -1,0 +1,414 @@
+"""SQL over stored entries, on DuckDB, read-only and sandboxed.
+
+:func:`run_sql` runs one query over named tables (the main entry is ``entry``), each made from
+a :class:`Source`: a stored NDJSON or JSON file, a CSV/TSV file, or rows given by the caller
+(parsed log records, JSON items) or text lines as ``(line, text)``. :func:`describe` lists
+each table's columns and types.
+
+Sandbox (DuckDB's documented settings, set before any query runs and then locked):
+- ``enable_external_access = false`` with ``allowed_paths`` naming only the files behind the
+  tables: no other file, no network, no ``COPY``/``ATTACH``/``EXPORT`` target, no secrets;
+- ``autoinstall_known_extensions`` / ``autoload_known_extensions`` /
+  ``allow_community_extensions`` off (no ``INSTALL``/``LOAD``, so no ``httpfs``);
+- ``python_enable_replacements`` off (a query cannot read Python variables by name);
+- ``lock_configuration = true``: ``SET`` cannot undo any of it;
+- and, before DuckDB sees it, the query must be exactly one ``SELECT`` (``WITH``, ``FROM``,
+  ``VALUES``, ``DESCRIBE``, ``SUMMARIZE`` are selects) or ``EXPLAIN``: anything else is
+  refused as ``sql_not_read_only``.
+Errors: ``sql_not_read_only``, ``sql_access_denied`` (DuckDB refused a file/extension/setting),
+``sql_error`` (syntax, binder, conversion), ``sql_timeout`` (the time limit interrupted it:
+exit 3), ``invalid_argument`` (bad table names or limits).
+
+Results keep DuckDB's values: integers of any size stay ``int``, DECIMAL stays ``Decimal``
+(:func:`json_rows` writes both as exact JSON numbers), dates/times are ISO text in JSON.
+
+DuckDB is imported inside the functions that use it: importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scratch.errors import LimitExceeded, UsageError
+
+TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
+MAX_MEMORY = "2GB"
+_CSV_TYPES = {"integer": "BIGINT", "number": "DOUBLE", "boolean": "BOOLEAN"}
+
+
+class SqlError(UsageError):
+    code = "sql_error"
+
+
+class SqlTimeout(LimitExceeded):
+    code = "sql_timeout"
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a table is made of. Build one with the class methods."""
+
+    kind: str  # ndjson, json, csv, rows, lines
+    path: Path | None = None
+    rows: Callable[[], Iterable[Mapping[str, Any]]] | None = field(default=None, compare=False)
+    location: tuple[str | int, ...] = ()  # json: where the array of items is
+    delimiter: str = ","
+    columns: tuple[tuple[str, str], ...] = ()  # csv: (name, scratch column type)
+
+    @classmethod
+    def ndjson(cls, path: Path) -> Source:
+        """Each line of a stored NDJSON file is a row (objects' keys are the columns)."""
+        return cls("ndjson", Path(path))
+
+    @classmethod
+    def json_array(cls, path: Path, location: Sequence[str | int] = ()) -> Source:
+        """The items of the array at ``location`` (() is the root) of a stored JSON file."""
+        return cls("json", Path(path), location=tuple(location))
+
+    @classmethod
+    def csv(cls, path: Path, delimiter: str = ",",
+            columns: Sequence[tuple[str, str]] = ()) -> Source:
+        """Rows of a stored CSV/TSV file; ``columns`` are the index's (name, type) pairs, which
+        name and type the columns (types: integer, number, boolean, anything else text)."""
+        return cls("csv", Path(path), delimiter=delimiter, columns=tuple(columns))
+
+    @classmethod
+    def records(cls, rows: Callable[[], Iterable[Mapping[str, Any]]]) -> Source:
+        """Rows given by the caller (parsed log records, JSON items): ``rows()`` is called once
+        and must give JSON-like dicts."""
+        return cls("rows", rows=rows)
+
+    @classmethod
+    def lines(cls, path: Path) -> Source:
+        """The lines of a text file as ``(line, text)``: line numbers from 1, terminators
+        (``\\n`` and a ``\\r`` before it) removed."""
+        return cls("lines", Path(path))
+
+
+@dataclass(frozen=True)
+class SqlResult:
+    """Typed rows: ``columns`` names, ``types`` DuckDB type names, ``rows`` value tuples;
+    ``truncated`` when the query had more rows than ``row_limit``."""
+
+    columns: list[str]
+    types: list[str]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+    row_limit: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"columns": self.columns, "types": self.types,
+                "rows": [list(r) for r in self.rows], "truncated": self.truncated,
+                "row_limit": self.row_limit}
+
+
+# ---------------------------------------------------------------------------------- setup
+
+
+def _q(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _write_ndjson(rows: Iterable[Mapping[str, Any]], out: Path) -> None:
+    import orjson
+
+    with open(out, "wb") as fh:
+        buf: list[bytes] = []
+        for row in rows:
+            try:
+                buf.append(orjson.dumps(row, default=str))
+            except TypeError:  # integers beyond 64 bits: the stdlib writes them exactly
+                import json
+
+                buf.append(json.dumps(row, ensure_ascii=False, default=str).encode())
+            if len(buf) >= 4096:
+                fh.write(b"\n".join(buf) + b"\n")
+                buf.clear()
+        if buf:
+            fh.write(b"\n".join(buf) + b"\n")
+
+
+def _write_lines(path: Path, out: Path) -> None:
+    from scratch.index.textinfo import iter_text_lines
+
+    _write_ndjson(({"line": n, "text": t} for n, t in enumerate(iter_text_lines(path), 1)),
+                  out)
+
+
+def _views(name: str, src: Source, tmp: Path) -> tuple[list[str], list[Path]]:
+    """Candidate view bodies for a table (the first that works is used; later ones read more
+    carefully), and the files they read."""
+    if src.kind == "ndjson":
+        assert src.path is not None
+        p = _q(str(src.path))
+        return ([f"SELECT * FROM read_ndjson({p})",
+                 f"SELECT * FROM read_ndjson({p}, sample_size=-1)",
+                 f"SELECT * FROM read_ndjson({p}, sample_size=-1, ignore_errors=true)"],
+                [src.path])
+    if src.kind == "json":
+        assert src.path is not None
+        p = _q(str(src.path))
+        size = max(src.path.stat().st_size + 1, 16 << 20)
+        if not src.location:
+            return ([f"SELECT * FROM read_json({p}, format='array', maximum_object_size={size})",
+                     f"SELECT * FROM read_json({p}, format='array', sample_size=-1, "
+                     f"maximum_object_size={size})"], [src.path])
+        expr = "j"
+        for seg in src.location:
+            expr += f"[{seg + 1}]" if isinstance(seg, int) else f".{_ident(seg)}"
+        base = f"read_json({p}, format='auto', records=false, maximum_object_size={size}"
+        return ([f"SELECT t.* FROM (SELECT unnest({expr}) AS t FROM {base}) AS r(j))",
+                 f"SELECT t.* FROM (SELECT unnest({expr}) AS t FROM {base}, "
+                 "sample_size=-1) AS r(j))"], [src.path])
+    if src.kind == "csv":
+        assert src.path is not None
+        p = _q(str(src.path))
+        opts = f"delim={_q(src.delimiter)}, header=true"
+        if src.columns:
+            names = "[" + ", ".join(_q(n) for n, _ in src.columns) + "]"
+            types = "{" + ", ".join(f"{_q(n)}: {_q(_CSV_TYPES.get(t, 'VARCHAR'))}"
+                                    for n, t in src.columns) + "}"
+            return ([f"SELECT * FROM read_csv({p}, {opts}, names={names}, types={types})",
+                     f"SELECT * FROM read_csv({p}, {opts}, names={names}, all_varchar=true)"],
+                    [src.path])
+        return ([f"SELECT * FROM read_csv({p}, {opts})",
+                 f"SELECT * FROM read_csv({p}, {opts}, all_varchar=true)"], [src.path])
+    if src.kind in ("rows", "lines"):
+        out = tmp / f"{name}.ndjson"
+        if src.kind == "lines":
+            assert src.path is not None
+            _write_lines(src.path, out)
+            p = _q(str(out))
+            return ([f"SELECT * FROM read_ndjson({p}, columns={{'line': 'BIGINT', "
+                     "'text': 'VARCHAR'})"], [out])
+        assert src.rows is not None
+        _write_ndjson(src.rows(), out)
+        p = _q(str(out))
+        if out.stat().st_size == 0:
+            return (["SELECT NULL AS _line WHERE false"], [out])
+        return ([f"SELECT * FROM read_ndjson({p}, sample_size=-1)"], [out])
+    raise UsageError(f"unknown table source {src.kind!r}", code="invalid_argument")
+
+
+class _Session:
+    """A sandboxed DuckDB connection with one view per table (closed on exit)."""
+
+    def __init__(self, tables: Mapping[str, Source], tmp_dir: Path | None = None) -> None:
+        import duckdb
+
+        if not tables:
+            raise UsageError("no tables to query", code="invalid_argument")
+        for name in tables:
+            if not TABLE_NAME.match(name):
+                raise UsageError(f"invalid table name {name!r}: letters, digits and _ only",
+                                 code="invalid_argument", table=name)
+        # rows given by the caller are written here for DuckDB to read: 0700, removed on close
+        self.tmp = Path(tempfile.mkdtemp(prefix="scratch-sql-", dir=tmp_dir))
+        try:
+            plans = {name: _views(name, src, self.tmp) for name, src in tables.items()}
+            self.con = duckdb.connect(":memory:", config={
+                "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+                "allow_community_extensions": False, "allow_unsigned_extensions": False,
+                "python_enable_replacements": False, "max_memory": MAX_MEMORY})
+            files = sorted({str(f) for _, fs in plans.values() for f in fs})
+            self.con.execute("SET allowed_paths = [" + ", ".join(_q(f) for f in files) + "]")
+            self.con.execute("SET allowed_directories = []")
+            self.con.execute("SET enable_external_access = false")
+            self.con.execute("SET lock_configuration = true")
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        self.plans = {name: bodies for name, (bodies, _) in plans.items()}
+        self.choice = dict.fromkeys(tables, 0)
+        for name in tables:
+            self._create(name)
+
+    def _create(self, name: str) -> None:
+        body = self.plans[name][self.choice[name]]
+        self.con.execute(f"CREATE OR REPLACE VIEW {_ident(name)} AS {body}")
+
+    def fallback(self) -> bool:
+        """Move every table that has a more careful reading to it; False when none has."""
+        moved = False
+        for name, bodies in self.plans.items():
+            if self.choice[name] + 1 < len(bodies):
+                self.choice[name] += 1
+                self._create(name)
+                moved = True
+        return moved
+
+    def close(self) -> None:
+        try:
+            self.con.close()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self) -> _Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_read_only(con: Any, query: str) -> None:
+    import duckdb
+
+    try:
+        statements = con.extract_statements(query)
+    except duckdb.Error as exc:
+        raise SqlError(_message(exc), query=query) from None
+    if len(statements) != 1:
+        raise SqlError(f"one statement at a time ({len(statements)} given)", query=query,
+                       code="sql_not_read_only" if len(statements) > 1 else "sql_error")
+    kind = statements[0].type
+    if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
+        raise SqlError(f"only SELECT queries run here (this is {kind.name}): the tables are "
+                       "read-only and nothing outside them can be reached",
+                       code="sql_not_read_only", statement=kind.name, query=query)
+
+
+def _message(exc: BaseException) -> str:
+    return str(exc).strip().split("\n\n")[0]
+
+
+def _classify(exc: BaseException, query: str) -> SqlError:
+    import duckdb
+
+    msg = _message(exc)
+    if isinstance(exc, duckdb.PermissionException) or "disabled by configuration" in msg or \
+            "configuration has been locked" in msg:
+        return SqlError(f"refused: {msg} (queries read only their tables)",
+                        code="sql_access_denied", query=query)
+    return SqlError(msg, query=query, error=type(exc).__name__)
+
+
+def _retryable(exc: BaseException) -> bool:
+    import duckdb
+
+    return isinstance(exc, (duckdb.ConversionException, duckdb.InvalidInputException)) and \
+        "disabled by configuration" not in str(exc)
+
+
+# ---------------------------------------------------------------------------------- run
+
+
+def run_sql(tables: Mapping[str, Source], query: str, *, row_limit: int = 1000,
+            time_limit: float = 30.0, tmp_dir: Path | None = None) -> SqlResult:
+    """Run one read-only query; at most ``row_limit`` rows are kept (``truncated`` says if
+    there were more); past ``time_limit`` seconds the query is interrupted (``sql_timeout``).
+    ``tmp_dir``: where rows given by the caller are spooled for DuckDB (pass a directory of
+    the store's, which is private; default: the system's temporary directory)."""
+    if row_limit < 0 or time_limit <= 0:
+        raise UsageError("row limit must be >= 0 and time limit > 0", code="invalid_argument",
+                         row_limit=row_limit, time_limit=time_limit)
+    import duckdb
+
+    started = time.monotonic()
+    with _Session(tables, tmp_dir) as s:
+        _check_read_only(s.con, query)
+        while True:
+            timer = threading.Timer(max(0.0, time_limit - (time.monotonic() - started)),
+                                    s.con.interrupt)
+            timer.daemon = True
+            timer.start()
+            try:
+                cur = s.con.execute(query)
+                columns = [d[0] for d in cur.description or []]
+                types = [str(d[1]) for d in cur.description or []]
+                rows = cur.fetchmany(row_limit + 1) if row_limit else cur.fetchmany(1)
+                break
+            except duckdb.InterruptException:
+                raise SqlTimeout(f"the query ran past the time limit of {time_limit:g} s and "
+                                 "was stopped", limit=time_limit, query=query) from None
+            except duckdb.Error as exc:
+                if _retryable(exc) and s.fallback():
+                    continue  # a later row did not fit the sampled types: read them all
+                raise _classify(exc, query) from None
+            finally:
+                timer.cancel()
+        truncated = len(rows) > row_limit
+        return SqlResult(columns, types, [tuple(r) for r in rows[:row_limit]], truncated,
+                         row_limit, time.monotonic() - started)
+
+
+def describe(tables: Mapping[str, Source], *, tmp_dir: Path | None = None
+             ) -> dict[str, list[tuple[str, str]]]:
+    """``{table: [(column, DuckDB type), ...]}``."""
+    import duckdb
+
+    out: dict[str, list[tuple[str, str]]] = {}
+    with _Session(tables, tmp_dir) as s:
+        for name in tables:
+            while True:
+                try:
+                    rows = s.con.execute(f"DESCRIBE {_ident(name)}").fetchall()
+                    break
+                except duckdb.Error as exc:
+                    if _retryable(exc) and s.fallback():
+                        continue
+                    raise _classify(exc, f"DESCRIBE {name}") from None
+            out[name] = [(str(r[0]), str(r[1])) for r in rows]
+    return out
+
+
+# ---------------------------------------------------------------------------------- JSON
+
+
+def json_value(value: Any) -> Any:
+    """A result value as orjson can write it exactly (big integers and decimals as number
+    fragments, dates and times as ISO text, bytes as hex, UUIDs as text)."""
+    import datetime as dt
+    import decimal
+    import uuid
+
+    import orjson
+
+    if value is None or isinstance(value, (bool, str, float)):
+        return value
+    if isinstance(value, int):
+        return value if -(1 << 63) <= value < (1 << 64) else orjson.Fragment(str(value))
+    if isinstance(value, decimal.Decimal):
+        return orjson.Fragment(str(value)) if value.is_finite() else str(value)
+    if isinstance(value, (dt.date, dt.time, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    return str(value)
+
+
+def json_rows(result: SqlResult) -> bytes:
+    """``{"columns", "types", "rows", "truncated", "row_limit"}`` as JSON bytes, numbers exact."""
+    import orjson
+
+    doc = result.to_dict()
+    doc["rows"] = [[json_value(v) for v in row] for row in result.rows]
+    return orjson.dumps(doc)
+
+
+def iter_dict_rows(result: SqlResult) -> Iterator[dict[str, Any]]:
+    """The rows as dicts keyed by column name (a repeated name keeps its last value)."""
+    for row in result.rows:
+        yield dict(zip(result.columns, row, strict=True))
+
