@@ -204,3 +204,34 @@ def test_fit_data_meets_the_cap_with_an_envelope_reserve() -> None:
     data, n, _ = fit_data(p, 60_000, json_count, overhead=80)
     assert n <= 600 - 80 and n == json_count(data)
     assert n == max(s for s in sizes if s <= 520)
+
+
+def test_the_outline_shows_every_top_level_key_before_deeper_ones() -> None:
+    # a first key with a big subtree used to push the later top-level keys out of the pointer
+    deep = {"path": "shapes", "type": "object", "length": 400, "lines": [2, 9000],
+            "children": [{"path": f"shapes.S{i}", "type": "object", "length": 3,
+                          "lines": [3 + i, 3 + i]} for i in range(400)]}
+    tail = [{"path": k, "type": "string", "lines": [9001 + i, 9001 + i]}
+            for i, k in enumerate(("version", "metadata", "operations"))]
+    p = make({"schema": {"path": ".", "type": "object", "length": 4, "lines": [1, 9100],
+                         "children": [deep, *tail]}})
+    for detail in (3, 2, 1):
+        text = render_pointer(p, shell_line, detail=detail)
+        for key in ("shapes", "version", "metadata", "operations"):
+            assert f"  {key}: " in text, (detail, key)
+        lines = text.splitlines()
+        # shown in document order: the deeper rows kept stay under their parent
+        assert lines.index("    version: string L9001-9001") > lines.index(
+            "    shapes: object{400} L2-9000")
+        assert ("more paths" in text) == (detail > 1)
+
+
+def test_items_of_is_the_largest_array_of_objects() -> None:
+    def arr(path: str, n: int, item_type: str, lines: tuple[int, int]) -> dict[str, Any]:
+        return {"path": path, "type": "array", "length": n, "lines": list(lines),
+                "items": {"count": n, "types": {item_type: n}, "keys": [], "samples": []}}
+    schema = {"path": ".", "type": "object", "length": 3, "lines": [1, 999], "children": [
+        arr("tags", 500, "string", (2, 502)), arr("small", 10, "object", (503, 600)),
+        arr("pods", 60, "object", (601, 900)), arr("same", 60, "object", (901, 950))]}
+    p = make({"schema": schema})
+    assert p["array"]["path"] == "pods"  # objects first; then most items; then most lines

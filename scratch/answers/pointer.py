@@ -59,7 +59,9 @@ def _type(node: dict[str, Any]) -> str:
 
 
 def array_nodes(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """Arrays with item info, biggest first (the likely 'list of things' of an output)."""
+    """Arrays with item info, the likely 'list of things' of an output first: arrays of
+    objects before others, then the most items, then the most lines (a tie on count goes to
+    the array whose items say more)."""
     found: list[dict[str, Any]] = []
 
     def walk(node: dict[str, Any]) -> None:
@@ -68,8 +70,16 @@ def array_nodes(schema: dict[str, Any]) -> list[dict[str, Any]]:
         for child in node.get("children", []) or []:
             walk(child)
 
+    def span(node: dict[str, Any]) -> int:
+        lines = node.get("lines") or [0, 0]
+        return int(lines[1]) - int(lines[0]) if len(lines) == 2 else 0
+
+    def of_objects(node: dict[str, Any]) -> bool:
+        types = (node["items"].get("types") or {})
+        return bool(types) and max(types, key=lambda t: types[t]) == "object"
+
     walk(schema)
-    found.sort(key=lambda n: -(n.get("length") or 0))
+    found.sort(key=lambda n: (not of_objects(n), -(n.get("length") or 0), -span(n)))
     return found
 
 
@@ -184,6 +194,19 @@ def _outline(node: dict[str, Any], depth: int, level: int = 0) -> list[dict[str,
     return out
 
 
+def outline_rows(schema: list[dict[str, Any]], detail: int) -> tuple[list[dict[str, Any]],
+                                                                      int]:
+    """The schema rows a pointer of ``detail`` shows, and how many it leaves out. Rows are
+    chosen breadth first (every key of one level before any deeper one, so a long first
+    subtree never hides the other top-level keys) and shown in document order, each under its
+    parent."""
+    max_depth = 3 if detail >= 3 else (2 if detail == 2 else 1)
+    limit = {3: 40, 2: 20, 1: 8}.get(detail, 8)
+    rows = [(n["depth"], i) for i, n in enumerate(schema) if n["depth"] <= max_depth]
+    chosen = sorted(i for _, i in sorted(rows)[:limit])
+    return [schema[i] for i in chosen], max(0, len(rows) - limit)
+
+
 def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str:
     """Plain text for the agent, its calls spelled by ``spell``. ``detail`` 3 is everything,
     0 the bare minimum."""
@@ -200,14 +223,12 @@ def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str
         out.append(f"warning: {w}")
     schema = p.get("schema")
     if schema and detail >= 1:
-        max_depth = 3 if detail >= 3 else (2 if detail == 2 else 1)
-        rows = [n for n in schema if n["depth"] <= max_depth]
-        limit = {3: 40, 2: 20, 1: 8}.get(detail, 8)
+        rows, hidden = outline_rows(schema, detail)
         out.append("schema:")
-        for n in rows[:limit]:
+        for n in rows:
             out.append(f"  {'  ' * n['depth']}{n['path']}: {_type(n)}{_lines(n)}")
-        if len(rows) > limit:
-            out.append(f"  … {len(rows) - limit} more paths "
+        if hidden:
+            out.append(f"  … {hidden} more paths "
                        f"({spell(call('schema', ref=p['name']))})")
     arr = p.get("array")
     if arr and detail >= 1:
@@ -304,12 +325,10 @@ def shape_pointer(p: dict[str, Any], detail: int) -> dict[str, Any]:
         out["warnings"] = p["warnings"][:3]
     schema = p.get("schema")
     if schema and detail >= 1:
-        max_depth = 3 if detail >= 3 else (2 if detail == 2 else 1)
-        rows = [n for n in schema if n["depth"] <= max_depth]
-        limit = {3: 40, 2: 20, 1: 8}.get(detail, 8)
-        out["schema"] = rows[:limit]
-        if len(rows) > limit:
-            out["schema_more"] = len(rows) - limit
+        rows, hidden = outline_rows(schema, detail)
+        out["schema"] = rows
+        if hidden:
+            out["schema_more"] = hidden
     arr = p.get("array")
     if arr and detail >= 1:
         keys = list(arr["keys"].items())
