@@ -91,6 +91,14 @@ def _register(args: list[str] | None = None) -> None:
         importlib.import_module(f"scratch.cli.{module}")
 
 
+def command_tree() -> Any:
+    """The click command of the whole CLI, with every command module registered."""
+    import typer.main
+
+    _register()
+    return typer.main.get_command(app)
+
+
 def _plain_help(typer_app: typer.Typer) -> None:
     """Help and usage errors as plain text (no rich boxes) in ``typer_app`` and its groups."""
     typer_app.rich_markup_mode = None
