@@ -1,5 +1,6 @@
 """The command-line interface: a thin layer over the core (only this package imports typer)."""
 
+import os
 import sys
 from typing import Annotated, Any, Optional
 
@@ -80,10 +81,9 @@ def _command_of(args: list[str]) -> str | None:
 def _register(args: list[str] | None = None) -> None:
     """Import the command modules (importing one registers its commands on ``app``)."""
     import importlib
-    import os
 
     name = _command_of(args) if args is not None else None
-    if name in COMMAND_MODULES and not os.environ.get("_SCRATCH_COMPLETE"):
+    if name in COMMAND_MODULES:
         modules = [COMMAND_MODULES[name]]
     else:
         modules = sorted(set(COMMAND_MODULES.values()))
@@ -109,6 +109,9 @@ def _plain_help(typer_app: typer.Typer) -> None:
 
 def main() -> None:
     argv = sys.argv[1:]
+    if os.environ.get("_SCRATCH_COMPLETE"):  # a shell asking for completions, not a command
+        from scratch.docs.completion import respond
+        sys.exit(respond(os.environ["_SCRATCH_COMPLETE"], command_tree))
     _register(argv)
     if not sys.stdout.isatty():  # help, usage and errors for a pipe or an agent: plain text
         _plain_help(app)
