@@ -116,17 +116,18 @@ def main() -> None:
     if not sys.stdout.isatty():  # help, usage and errors for a pipe or an agent: plain text
         _plain_help(app)
     from typer import Abort
-    from typer._click.exceptions import ClickException
 
     from scratch.cli.argv import rewrite_run_argv
     try:
         code = app(args=rewrite_run_argv(argv), prog_name="scratch", standalone_mode=False)
-    except ClickException as exc:
-        code = _usage_error(exc, argv)
     except Abort:
         code = 130
     except BrokenPipeError:
         code = 0
+    except Exception as exc:
+        if not _is_usage_error(exc):
+            raise
+        code = _usage_error(exc, argv)
     _skip_final_collection()
     sys.exit(code if isinstance(code, int) else 0)
 
@@ -143,6 +144,17 @@ def _skip_final_collection() -> None:
     import gc
 
     gc.freeze()
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """A bad command line as the parser reports it (unknown option, missing argument, ...).
+
+    Typer exports no base class for these, so they are known by what every one of them offers:
+    an exit code, a message, and a way to show itself.
+    """
+    return (isinstance(getattr(exc, "exit_code", None), int)
+            and callable(getattr(exc, "format_message", None))
+            and callable(getattr(exc, "show", None)))
 
 
 def _usage_error(exc: Any, argv: list[str]) -> int:
