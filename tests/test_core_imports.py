@@ -68,3 +68,17 @@ def test_a_run_builds_only_its_own_module() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "['scratch.cli.common', 'scratch.cli.tokens_cmds']"
+
+
+def test_a_command_run_loads_no_completion_or_docs_code() -> None:
+    """Completion and the docs generators load only when a shell asks or docs are built."""
+    code = ("import sys; sys.argv = ['scratch', 'head', 'nosuch']\n"
+            "from scratch import cli\n"
+            "try:\n"
+            "    cli.main()\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('scratch.docs')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

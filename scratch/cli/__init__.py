@@ -1,5 +1,6 @@
 """The command-line interface: a thin layer over the core (only this package imports typer)."""
 
+import os
 import sys
 from typing import Annotated, Any, Optional
 
@@ -80,15 +81,22 @@ def _command_of(args: list[str]) -> str | None:
 def _register(args: list[str] | None = None) -> None:
     """Import the command modules (importing one registers its commands on ``app``)."""
     import importlib
-    import os
 
     name = _command_of(args) if args is not None else None
-    if name in COMMAND_MODULES and not os.environ.get("_SCRATCH_COMPLETE"):
+    if name in COMMAND_MODULES:
         modules = [COMMAND_MODULES[name]]
     else:
         modules = sorted(set(COMMAND_MODULES.values()))
     for module in modules:
         importlib.import_module(f"scratch.cli.{module}")
+
+
+def command_tree() -> Any:
+    """The click command of the whole CLI, with every command module registered."""
+    import typer.main
+
+    _register()
+    return typer.main.get_command(app)
 
 
 def _plain_help(typer_app: typer.Typer) -> None:
@@ -101,21 +109,25 @@ def _plain_help(typer_app: typer.Typer) -> None:
 
 def main() -> None:
     argv = sys.argv[1:]
+    if os.environ.get("_SCRATCH_COMPLETE"):  # a shell asking for completions, not a command
+        from scratch.docs.completion import respond
+        sys.exit(respond(os.environ["_SCRATCH_COMPLETE"], command_tree))
     _register(argv)
     if not sys.stdout.isatty():  # help, usage and errors for a pipe or an agent: plain text
         _plain_help(app)
     from typer import Abort
-    from typer._click.exceptions import ClickException
 
     from scratch.cli.argv import rewrite_run_argv
     try:
         code = app(args=rewrite_run_argv(argv), prog_name="scratch", standalone_mode=False)
-    except ClickException as exc:
-        code = _usage_error(exc, argv)
     except Abort:
         code = 130
     except BrokenPipeError:
         code = 0
+    except Exception as exc:
+        if not _is_usage_error(exc):
+            raise
+        code = _usage_error(exc, argv)
     _skip_final_collection()
     sys.exit(code if isinstance(code, int) else 0)
 
@@ -132,6 +144,17 @@ def _skip_final_collection() -> None:
     import gc
 
     gc.freeze()
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """A bad command line as the parser reports it (unknown option, missing argument, ...).
+
+    Typer exports no base class for these, so they are known by what every one of them offers:
+    an exit code, a message, and a way to show itself.
+    """
+    return (isinstance(getattr(exc, "exit_code", None), int)
+            and callable(getattr(exc, "format_message", None))
+            and callable(getattr(exc, "show", None)))
 
 
 def _usage_error(exc: Any, argv: list[str]) -> int:

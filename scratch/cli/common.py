@@ -10,8 +10,8 @@ import functools
 import inspect
 import os
 import sys
-from collections.abc import Callable
-from typing import Annotated, Any, NamedTuple, Optional
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, NamedTuple, Optional, Protocol
 
 import typer
 
@@ -34,12 +34,19 @@ app = typer.Typer(
 COMMON = "Common options"
 
 
-def complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Stored entry names of the current agent (for shell completion)."""
+class CompletionLine(Protocol):
+    """What a completion callback (``autocompletion=``) is given: the values typed on the line
+    so far, by parameter name (``store``, ``agent``, ...); see scratch.docs.resolve."""
+
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+
+
+def complete_names(ctx: CompletionLine, incomplete: str) -> list[str]:
+    """Stored entry names of the agent and store given on the line (else the environment's)."""
     try:
         from scratch.answers.context import Context
-        params = {**GLOBAL_DEFAULTS, **{k: v for k, v in ctx.params.items() if v}}
-        sctx = Context.build(store=params.get("store"), agent=params.get("agent"))
+        sctx = Context.build(store=ctx.params.get("store"), agent=ctx.params.get("agent"))
         if not (sctx.root / ".git").exists():
             return []
         return [r["name"] for r in sctx.store(create=False).list(incomplete)]
@@ -47,10 +54,11 @@ def complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
         return []
 
 
-def complete_agents(ctx: typer.Context, incomplete: str) -> list[str]:
+def complete_agents(ctx: CompletionLine, incomplete: str) -> list[str]:
+    """Agent names in the store given on the line (else the environment's)."""
     try:
         from scratch.names import find_store_root
-        root, _ = find_store_root(ctx.params.get("store") or GLOBAL_DEFAULTS.get("store"))
+        root, _ = find_store_root(ctx.params.get("store"))
         return sorted(p.name for p in (root / "agents").iterdir() if p.name.startswith(incomplete))
     except Exception:
         return []

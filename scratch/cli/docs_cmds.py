@@ -2,10 +2,6 @@
 
 Neither touches the store: they build no Context, so they work (and a shell start-up that
 sources completions stays quiet) even where the store or scratch.toml is broken.
-
-Importing this module also arms shell completion when ``_SCRATCH_COMPLETE`` is set: the
-completion classes must be registered before the app parses anything, and ``_register()``
-imports command modules before ``main()`` runs the app.
 """
 
 from collections.abc import Callable
@@ -13,13 +9,8 @@ from typing import Annotated
 
 import typer
 
-from scratch.cli.common import JsonOpt, app
-from scratch.docs.completion import SHELLS, completing
-
-if completing():
-    from scratch.docs.completion import register
-
-    register()
+from scratch.cli.common import CompletionLine, JsonOpt, app
+from scratch.docs.completion import SHELLS
 
 
 def _emit(name: str, build: Callable[[], object], json_output: bool) -> None:
@@ -36,7 +27,7 @@ def _emit(name: str, build: Callable[[], object], json_output: bool) -> None:
     raise typer.Exit(code)
 
 
-def _complete_shells(incomplete: str) -> list[str]:
+def _complete_shells(ctx: CompletionLine, incomplete: str) -> list[str]:
     return [s for s in SHELLS if s.startswith(incomplete)]
 
 

@@ -4,8 +4,8 @@ The scripts hold no command list. On every TAB they run ``scratch`` again with
 
     _SCRATCH_COMPLETE=complete_<shell>  COMP_WORDS="<words on the line>"  COMP_CWORD=<index>
 
-and scratch, instead of running a command, resolves the line against the live command tree
-(click's resilient parsing) and prints one candidate per line:
+and scratch, instead of running a command, reads the line over the live command tree
+(:mod:`scratch.docs.resolve`) and prints one candidate per line:
 
     <kind> TAB <value> [TAB <help>]      kind: plain | file | dir
 
@@ -15,14 +15,22 @@ given on the line, else the environment) and agent names (``complete_agents``) a
 the callbacks declared on the parameters, so completion can never drift from the CLI.
 bash gets no help column (it cannot show one).
 
+``COMP_WORDS`` is split as the shell would (an unterminated quote keeps its partial word). bash
+splits ``--agent=de`` into ``--agent``, ``=``, ``de``: the words are glued back together; zsh and
+fish replace the whole word, so their candidates for ``--agent=de`` come back as ``--agent=...``.
+
 Invariants: :func:`script` depends only on the shell name, so the committed files in
 completions/ are byte-identical to ``scratch completions SHELL``; a candidate never contains
-a tab or a newline.
+a tab or a newline; importing this module loads neither typer nor the command tree (only
+:func:`respond`, run when a shell asks, does).
 """
 
 from __future__ import annotations
 
 import os
+import shlex
+import sys
+from collections.abc import Callable
 from typing import Any
 
 PROG = "scratch"
@@ -152,142 +160,94 @@ def _one_line(text: str | None, limit: int = 70) -> str:
     return words if len(words) <= limit else words[: limit - 3].rstrip() + "..."
 
 
-def _seed_common_options(ctx: Any) -> None:
-    """Make ``--store``/``--agent`` given anywhere on the line visible to the callbacks.
-
-    During completion click parses without invoking callbacks, so the root callback that
-    normally records options given before the command name never runs.
-    """
-    from scratch.cli.common import GLOBAL_DEFAULTS
-    chain = []
-    while ctx is not None:
-        chain.append(ctx)
-        ctx = ctx.parent
-    for c in reversed(chain):  # the root first, so options nearer the cursor win
-        for key in ("store", "agent"):
-            if c.params.get(key):
-                GLOBAL_DEFAULTS[key] = c.params[key]
-
-
-# click parameter types whose values are never paths
-_NOT_PATHS = frozenset({"int", "int range", "float", "float range", "boolean", "uuid", "datetime"})
-
-
 def _wants_paths(param: Any) -> str | None:
-    """'file'/'dir' for a parameter the shell should complete as a path, else None."""
-    if getattr(param, "_custom_shell_complete", None) is not None:
-        return None
-    if getattr(param, "is_flag", False):
-        return None
-    if getattr(param.type, "name", "") in _NOT_PATHS:
-        return None
-    if getattr(param.type, "file_okay", True) is False:
-        return "dir"
-    return "file"
+    """'file'/'dir' for a click parameter the shell should complete as a path, else None (see
+    :func:`scratch.docs.model.path_kind`; the records carry it as ``ParamDoc.paths``)."""
+    from scratch.docs.model import path_kind
+
+    return path_kind(param)
 
 
-def _base() -> Any:
-    from typer._click.shell_completion import CompletionItem, ShellComplete, split_arg_string
-
-    class Base(ShellComplete):
-        """COMP_WORDS/COMP_CWORD in, ``kind TAB value TAB help`` lines out."""
-
-        name = "scratch"
-        source_template = ""
-        with_help = True
-        prefix = ""
-
-        def source_vars(self) -> dict[str, Any]:
-            return {}
-
-        def source(self) -> str:
-            return script(self.name)
-
-        def words(self) -> tuple[list[str], str]:
-            words = split_arg_string(os.environ.get("COMP_WORDS", ""))
-            cword = int(os.environ.get("COMP_CWORD", len(words)))
-            current = words[cword] if cword < len(words) else ""
-            return words[1:cword], current
-
-        def get_completion_args(self) -> tuple[list[str], str]:
-            return self.words()
-
-        def get_completions(self, args: list[str], incomplete: str) -> list[Any]:
-            from typer._click.core import Parameter
-            from typer._click.shell_completion import _resolve_context, _resolve_incomplete
-            ctx = _resolve_context(self.cli, self.ctx_args, self.prog_name, args)
-            _seed_common_options(ctx)
-            obj, incomplete = _resolve_incomplete(ctx, args, incomplete)
-            items = obj.shell_complete(ctx, incomplete)
-            if not items and isinstance(obj, Parameter):
-                kind = _wants_paths(obj)
-                if kind:
-                    items = [CompletionItem(incomplete, type=kind)]
-            return items
-
-        def format_completion(self, item: Any) -> str:
-            value = " ".join(str(item.value).split())
-            if item.type != "plain":
-                value = ""
-            elif self.prefix:
-                value = self.prefix + value
-            if not self.with_help:
-                return f"{item.type}\t{value}"
-            return f"{item.type}\t{value}\t{_one_line(item.help)}"
-
-        def complete(self) -> str:
-            args, incomplete = self.get_completion_args()
-            # zsh and fish replace the whole word, so `--agent=de` must come back whole
-            self.prefix = ""
-            if self.with_help and incomplete.startswith("-") and "=" in incomplete:
-                self.prefix = incomplete.partition("=")[0] + "="
-            items = self.get_completions(args, incomplete)
-            return "\n".join(self.format_completion(item) for item in items)
-
-    return Base
+def split_words(text: str) -> list[str]:
+    """``text`` split into words as a POSIX shell would, tolerating a half-typed line: an
+    unterminated quote or a trailing backslash keeps the partial word."""
+    lexer = shlex.shlex(text, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    words: list[str] = []
+    try:
+        for word in lexer:
+            words.append(word)
+    except ValueError:  # raised at the end of the text, inside a quote or after a backslash
+        words.append(lexer.token)
+    return words
 
 
-def _classes() -> dict[str, Any]:
-    Base = _base()
-
-    class Bash(Base):  # type: ignore[misc, valid-type]
-        name = "bash"
-        with_help = False
-
-        def get_completion_args(self) -> tuple[list[str], str]:
-            # bash splits `--agent=de` into `--agent`, `=`, `de`: glue them back together
-            args, current = self.words()
-            glued: list[str] = []
-            for word in args:
-                if glued and (word == "=" or glued[-1].endswith("=")) and glued[-1][:1] == "-":
-                    glued[-1] += word
-                else:
-                    glued.append(word)
-            if glued and glued[-1].startswith("-") and glued[-1].endswith("="):
-                current = glued.pop() + current
-            elif current == "=" and glued and glued[-1].startswith("-"):
-                current = glued.pop() + "="
-            return glued, current
-
-    class Zsh(Base):  # type: ignore[misc, valid-type]
-        name = "zsh"
-
-    class Fish(Base):  # type: ignore[misc, valid-type]
-        name = "fish"
-
-    return {"bash": Bash, "zsh": Zsh, "fish": Fish}
+def line_words() -> tuple[list[str], str]:
+    """(the words after ``scratch`` before the cursor, the word under it), from the environment."""
+    words = split_words(os.environ.get("COMP_WORDS", ""))
+    try:
+        cword = int(os.environ.get("COMP_CWORD", len(words)))
+    except ValueError:
+        cword = len(words)
+    current = words[cword] if 0 <= cword < len(words) else ""
+    return words[1:cword], current
 
 
-def register() -> None:
-    """Register the classes with Typer's click, so ``_SCRATCH_COMPLETE=complete_bash`` works.
+def glue_bash(args: list[str], current: str) -> tuple[list[str], str]:
+    """bash splits ``--agent=de`` into ``--agent``, ``=``, ``de``: glue them back together."""
+    glued: list[str] = []
+    for word in args:
+        if glued and (word == "=" or glued[-1].endswith("=")) and glued[-1][:1] == "-":
+            glued[-1] += word
+        else:
+            glued.append(word)
+    if glued and glued[-1].startswith("-") and glued[-1].endswith("="):
+        current = glued.pop() + current
+    elif current == "=" and glued and glued[-1].startswith("-"):
+        current = glued.pop() + "="
+    return glued, current
 
-    Called at start-up only when the variable is set (the CLI module checks), so ordinary
-    commands pay nothing for completion.
-    """
-    from typer._click.shell_completion import add_completion_class
-    for name, cls in _classes().items():
-        add_completion_class(cls, name)
+
+def candidates(root: Any, shell: str, args: list[str], incomplete: str) -> list[str]:
+    """The protocol lines for completing ``incomplete`` after ``args`` in ``shell``, over the
+    click command ``root``."""
+    from scratch.docs.model import Tree
+    from scratch.docs.resolve import complete
+
+    if shell == "bash":
+        args, incomplete = glue_bash(args, incomplete)
+    # zsh and fish replace the whole word, so `--agent=de` must come back whole
+    prefix = ""
+    if shell != "bash" and incomplete.startswith("-") and "=" in incomplete:
+        prefix = incomplete.partition("=")[0] + "="
+    out = []
+    for item in complete(Tree(root), args, incomplete):
+        value = prefix + " ".join(item.value.split()) if item.kind == "plain" else ""
+        if shell == "bash":  # bash cannot show a help column
+            out.append(f"{item.kind}\t{value}")
+        else:
+            out.append(f"{item.kind}\t{value}\t{_one_line(item.help)}")
+    return out
 
 
-def completing() -> bool:
-    return bool(os.environ.get(COMPLETE_VAR))
+def respond(instruction: str, root: Callable[[], Any]) -> int:
+    """Answer a shell: ``instruction`` is the value of ``_SCRATCH_COMPLETE``, ``complete_SHELL``
+    (the candidates for the line in COMP_WORDS/COMP_CWORD) or ``source_SHELL`` (the script);
+    ``root()`` builds the click command of the CLI (the CLI hands it over, as this module does
+    not import the CLI). Returns the exit status."""
+    action, sep, shell = instruction.partition("_")
+    if not sep:
+        print("Invalid completion instruction.", file=sys.stderr)
+        return 1
+    if shell not in SHELLS:
+        print(f"Shell {shell} not supported.", file=sys.stderr)
+        return 1
+    if action == "source":
+        print(script(shell))
+    elif action == "complete":
+        print("\n".join(candidates(root(), shell, *line_words())))
+    else:
+        print(f'Completion instruction "{action}" not supported.', file=sys.stderr)
+        return 1
+    return 0
