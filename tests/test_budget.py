@@ -53,8 +53,10 @@ def test_charge_and_refuse(tmp_path: Path) -> None:
     assert err.code == "budget_exceeded" and err.exit_code == 3
     assert (err.details["estimated_tokens"], err.details["remaining"], err.details["usable"],
             err.details["used"]) == (201, 200, 800, 600)
-    suggestions = err.details["suggestions"]
-    assert suggestions and all(isinstance(s, str) for s in suggestions)
+    # what always runs when the budget is spent, as calls (the interfaces spell them)
+    assert [(c.command, c.args) for c in err.details["suggestions"]] == [
+        ("budget", {}), ("budget used", {"tokens": 600}), ("budget reset", {}),
+        ("budget set-window", {"tokens": 1000})]
     status = budget.status()
     # the refused charge recorded nothing
     assert (status["used"], status["calls"], status["extracted"]) == (600, 2, 500)
