@@ -37,14 +37,14 @@ DUCKDB_BYTES = 4 << 20
 _LITERALS = ("null", "true", "false", "(missing)")
 
 
-def value_cell(value: Any, kind: str) -> str:
+def value_cell(value: Any, kind: str, *, strings: bool = False) -> str:
     """A bucket's value as a cell: strings as they are unless they would read as another kind
     (a number, true/false/null, the missing marker: then JSON-quoted), ``(missing)`` for a
     field an item lacks, anything else as JSON."""
     from scratch.answers.row_lists import cell_text
     if kind == "missing":
         return "(missing)"
-    if isinstance(value, str):
+    if isinstance(value, str) and not strings:
         import json
         looks = value in _LITERALS or not value or value != value.strip()
         if not looks and value[0] in "-0123456789[{\"":
@@ -140,7 +140,7 @@ def count_by_answer(asked: Call, counted: Any, *, command: str, code: str,
                     base: dict[str, Any], noun: str, items: int | None, engine: str,
                     seconds: float, offset: int, limit: int | None, fit: bool,
                     warnings: tuple[str, ...] = (), on_close: Any = None,
-                    what: str | None = None) -> RowList:
+                    what: str | None = None, strings: bool = False) -> RowList:
     """The ranking ``counted`` (a CountBy with every bucket) as a list of buckets: rows
     ``offset..`` (``limit``: 10 unless given), then the ``other`` line."""
     fields = list(counted.fields)
@@ -149,7 +149,8 @@ def count_by_answer(asked: Call, counted: Any, *, command: str, code: str,
     subject = what or ", ".join(fields)
 
     def cells(b: Any) -> list[str]:
-        return [*(value_cell(v, t) for v, t in zip(b.values, b.types, strict=True)),
+        return [*(value_cell(v, t, strings=strings)
+                  for v, t in zip(b.values, b.types, strict=True)),
                 str(b.count)]
 
     def rest(end: int) -> tuple[int, int]:

@@ -10,6 +10,11 @@ Invariants:
 - A --fit page stops only where resuming the search (``from_line``) repeats and skips nothing:
   between regions, or just before a selected line; ``next`` resumes there with the remaining
   ``max_count``: following it covers all matches with no gap and no overlap.
+- When ``-m`` stopped the search, ``meta.total_matches`` is the number of matching lines in the
+  whole entry (a second pass without context, counted, not shown).
+- ``--count``: the number of selected lines alone (exact over the whole entry, -m a cap);
+  ``--count-by GROUP``: counts of a capture group's values over them
+  (:mod:`scratch.query.groups`), a ranked list like iterate-over's.
 - A refusal offers a smaller ``max_count`` (the answer for the first K matches is a prefix of
   the refused one plus the K-th's trailing context, so it is known without searching again),
   --fit when its first piece fits, and context 0 when the matches alone fit; when none fits,
@@ -28,6 +33,7 @@ from scratch.answers.result import Result
 from scratch.answers.target import Target, open_target, range_cost
 from scratch.calls import Call, call
 from scratch.errors import InvalidPattern, UsageError
+from scratch.words import plural
 
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
 
@@ -156,6 +162,7 @@ class GrepAnswer(Candidate):
         self.shrink_units = sum(r.match_count for r in regions)
         first = next((ln.lineno for _, ln in self.lines), from_line)
         self.what = f"line {first} alone"
+        self._total_matches: int | None = None
 
     def _prefix(self, k: int) -> list[Any]:
         """The regions of the first k units."""
@@ -176,9 +183,28 @@ class GrepAnswer(Candidate):
         data: dict[str, Any] = {"name": self.target.name, "version": self.target.version,
                                 "matches": sum(r.match_count for r in regions),
                                 "regions": regions_data(regions)}
-        notices = ("no matches",) if not regions and self.resume(k) is None else ()
+        notices: tuple[str, ...] = ("no matches",) if not regions and self.resume(k) is None \
+            else ()
+        meta: dict[str, Any] = {}
+        total = self._total()
+        if total is not None:  # -m cut the answer: how many the whole entry has
+            meta["total_matches"] = total
+            notices = (f"{plural(total, 'matching line', grouped=True)} in the whole entry; "
+                       f"-m {self.options.max_count} stops at the first "
+                       f"{self.options.max_count}",)
         return Result("grep", data=data, text=render_regions(regions), notices=notices,
-                      price=self.text_price(k))
+                      price=self.text_price(k), meta=meta)
+
+    def _total(self) -> int | None:
+        """The selected lines of the whole entry when -m stopped this search, else None."""
+        m = self.options.max_count
+        if m is None or sum(r.match_count for r in self.regions) < m:
+            return None
+        if self._total_matches is None:
+            from dataclasses import replace
+            self._total_matches = count_matches(self.target,
+                                                replace(self.options, max_count=None))
+        return self._total_matches
 
     def text_price(self, k: int) -> int | None:
         if not self.cuts:
@@ -233,8 +259,17 @@ class GrepAnswer(Candidate):
 
 def grep(ctx: Context, ref: str | None = None, pattern: str | None = None, context: int = 0,
          ignore_case: bool = False, fixed: bool = False, max_count: int | None = None,
-         invert: bool = False, fit: bool = False, from_line: int = 1, all: bool = False
-         ) -> Candidate:
+         invert: bool = False, fit: bool = False, from_line: int = 1, all: bool = False,
+         count: bool = False, count_by: str | int | None = None, offset: int = 0,
+         limit: int | None = None) -> Candidate:
+    if count or count_by is not None:
+        return _counting(ctx, ref, pattern, all=all, count=count, count_by=count_by,
+                         ignore_case=ignore_case, fixed=fixed, max_count=max_count,
+                         invert=invert, fit=fit, from_line=from_line, offset=offset,
+                         limit=limit, context=context)
+    if offset or limit is not None:
+        raise UsageError("--offset and --limit page the values of --count-by (matches: -m, "
+                         "--from-line)", code="invalid_argument")
     if all:
         if fit or from_line != 1:
             raise UsageError("--fit and --from-line work on one entry, not with --all; narrow "
@@ -339,3 +374,104 @@ def grep_all(ctx: Context, pattern: str, *, context: int = 0, ignore_case: bool 
             target.index.close()
         raise
     return GrepAll(ctx, pattern, options, found, asked)
+
+
+# -- counting -------------------------------------------------------------------------------
+
+
+def _with_buffer(target: Target, use: Any) -> Any:
+    """``use(buf)`` over the entry's bytes (an mmap; ``b""`` for an empty entry)."""
+    if target.index.meta["bytes"] == 0:
+        return use(b"")
+    with open(target.path, "rb") as fh:
+        buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            return use(buf)
+        finally:
+            buf.close()
+
+
+def count_matches(target: Target, options: Any, from_line: int = 1) -> int:
+    """Selected lines of the whole entry (from ``from_line``), no context, up to -m."""
+    from scratch.query.grep import iter_selected_lines
+    index = target.index
+    if index.line_count == 0 or from_line > index.line_count:
+        return 0
+    cap = options.max_count
+
+    def count(buf: Any) -> int:
+        n = 0
+        for _ in iter_selected_lines(buf, options, start=index.line_offset(from_line),
+                                     first_lineno=from_line, line_starts=index.line_starts()):
+            n += 1
+            if cap is not None and n >= cap:
+                break
+        return n
+
+    return int(_with_buffer(target, count))
+
+
+def _counting(ctx: Context, ref: str | None, pattern: str | None, *, all: bool, count: bool,
+              count_by: str | int | None, ignore_case: bool, fixed: bool,
+              max_count: int | None, invert: bool, fit: bool, from_line: int, offset: int,
+              limit: int | None, context: int) -> Candidate:
+    import time
+
+    from scratch.answers.counting import count_by_answer, count_result
+    if all:
+        raise UsageError("--count and --count-by work on one entry, not with --all",
+                         code="invalid_argument")
+    if ref is None or pattern is None:
+        raise UsageError("missing PATTERN: grep REF PATTERN", code="invalid_argument")
+    if count and count_by is not None:
+        raise UsageError("--count and --count-by are two answers: give one",
+                         code="invalid_argument")
+    if context:
+        raise UsageError("-C shows lines around matches; counts have none",
+                         code="invalid_argument")
+    if from_line < 1:
+        raise UsageError("--from-line must be >= 1", code="invalid_argument")
+    options = _options(pattern, 0, ignore_case, fixed, max_count, invert)
+    asked = call("grep", ref=ref, pattern=pattern, ignore_case=ignore_case or None,
+                 fixed=fixed or None, invert=invert or None, max_count=max_count,
+                 from_line=None if from_line == 1 else from_line, count=count or None,
+                 count_by=None if count_by is None else str(count_by),
+                 offset=offset or None, limit=limit, fit=fit or None)
+    target = open_target(ctx, ref, logs=True)
+    base = {"name": target.name, "version": target.version, "pattern": pattern}
+    try:
+        started = time.monotonic()
+        if count:
+            if fit or offset or limit is not None:
+                raise UsageError("--count is one number: --fit, --offset and --limit page "
+                                 "--count-by values", code="invalid_argument")
+            n = count_matches(target, options, from_line)
+            seconds = time.monotonic() - started
+            lines = target.index.line_count
+            what = "lines that do not match" if invert else "lines match"
+            notice = (f"{n:,} of {lines:,} {what}"
+                      + (f" (stopped at -m {max_count})" if max_count is not None
+                         and n >= max_count else "") + f" ({seconds:.2f} s)")
+            return count_result("grep", asked, {**base, "lines": lines,
+                                                "seconds": round(seconds, 3)},
+                                n, notice, "grep_too_large", on_close=target.index.close)
+        from scratch.query.groups import group_counts
+        index = target.index
+        if from_line > 1 or max_count is not None:
+            raise UsageError("--count-by counts over the whole entry: -m and --from-line do "
+                             "not apply", code="invalid_argument")
+        try:
+            counted = _with_buffer(target, lambda buf: group_counts(
+                buf, options, count_by if count_by is not None else 0,
+                line_starts=index.line_starts()))
+        except InvalidPattern as exc:
+            exc.details.setdefault("suggestions", [asked.with_args(fixed=True)])
+            raise
+        seconds = time.monotonic() - started
+        return count_by_answer(asked, counted, command="grep", code="grep_too_large",
+                               base=base, noun="matching line", items=None, engine="re2",
+                               seconds=seconds, offset=offset, limit=limit, fit=fit,
+                               on_close=target.index.close, strings=True)
+    except BaseException:
+        target.index.close()
+        raise
