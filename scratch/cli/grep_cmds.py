@@ -12,9 +12,9 @@ from scratch.cli.explore_opts import FitOpt
 
 @command("grep", help="Lines of REF matching PATTERN (linear-time regex engine), with context; "
          "matches 'N:', context 'N-', regions with context separated by '--'. With --all, search "
-         "every entry of the agent (then the first argument is the PATTERN). With -m, the whole "
-         "entry's number of matching lines is reported too.\n\n"
-         "--count gives just the number of matching lines; --count-by 1 (or a group's name) "
+         "every entry of the agent (then the first argument is the PATTERN).\n\n"
+         "When -m stops the search, the whole entry's number of matching lines is reported "
+         "too. --count gives just the number of matching lines; --count-by 1 (or a group's name) "
          "the counts of the values a capture group took, biggest first.\n\n"
          "Example: scratch grep app-log 'error|timeout' -i -C 2 -m 20\n\n"
          "Example: scratch grep access '\" (\\d{3}) ' --count-by 1")

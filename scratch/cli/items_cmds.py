@@ -30,11 +30,12 @@ def item_schema_cmd(ctx: Context, ref: RefArg, path: PathArg, offset: OffsetOpt 
 
 @command("iterate-over", aliases=("iterate_over",),
          help="One row per item of the array at PATH with the chosen --fields (missing fields "
-         "null, long strings cut with the get-in command that shows them). --where takes an "
-         "RFC 9535 filter such as \"@.status.phase == 'Failed'\" and scans every item: "
-         "--offset/--limit page the matching rows (a negative --offset counts from the end), "
-         "and the answer says how many of all the items match. --sort orders the rows by a "
-         "field (numbers as numbers, nulls last).\n\n"
+         "null, long strings cut with the get-in command that shows them); --count and "
+         "--count-by count them instead.\n\n"
+         "--where takes an RFC 9535 filter such as \"@.status.phase == 'Failed'\" and scans "
+         "every item: --offset/--limit page the matching rows (a negative --offset counts "
+         "from the end), and the answer says how many of all the items match. --sort orders "
+         "the rows by a field (numbers as numbers, nulls last).\n\n"
          "--count gives just the number of items (matching --where); --count-by FIELD[,FIELD] "
          "gives value counts, biggest first: --limit of them (10 unless given), the rest as "
          "'other', and the number of distinct values.\n\n"

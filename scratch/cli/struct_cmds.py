@@ -25,9 +25,9 @@ def schema_cmd(ctx: Context, ref: RefArg,
 
 @command("get-in", aliases=("get_in",), context_settings={"ignore_unknown_options": True},
          help="The value at PATH in REF (only that part is read). Strings page by line with "
-         "--offset/--limit (a negative --offset counts from the end). A missing path says what "
-         "exists instead. Negative indexes count from the end: -1, items.-1.metadata, "
-         "$.items[-1].\n\n"
+         "--offset/--limit. A missing path says what exists instead.\n\n"
+         "Negative indexes count from the end: -1, items.-1.metadata, $.items[-1]; so does a "
+         "negative --offset (-20: the last 20 lines).\n\n"
          "--keys lists an object's keys with the type and size of each value (an array: its "
          "length and item types); --fields a,b.c keeps only those fields of each item of an "
          "array; --count gives the number of nodes a JSONPath query selects.\n\n"
