@@ -45,7 +45,7 @@ def get_in_cmd(ctx: Context, ref: RefArg, path: PathArg, offset: OffsetOpt = 0,
                count: Annotated[bool, typer.Option(
                    "--count", help="Just the number of nodes PATH selects.")] = False,
                fit: FitOpt = False):
-    if path.startswith("-") and not path.lstrip("-").isdigit():
+    if path.startswith("-") and not path[1:2].isdigit():  # -1, -2.name are paths
         from scratch.errors import UsageError
         raise UsageError(f"no such option: {path}", code="usage_error")
     return call("get-in", ref=ref, path=path, keys=keys or None,
