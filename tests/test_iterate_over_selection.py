@@ -262,3 +262,8 @@ def test_bad_arguments_are_clear_errors(nd: str) -> None:
                          ([], "--fields needs at least one field")):
         r = cli("iterate-over", nd, ".", *args, "--json")
         assert r.code == 2 and needle in r.json["error"]["message"], (args, r.out)
+
+
+def test_item_schema_takes_a_negative_offset(nd: str) -> None:
+    r = cli("item-schema", nd, ".", "--offset", "-2")
+    assert r.code == 0 and r.text.startswith("window: items 498..499 of 500\n")

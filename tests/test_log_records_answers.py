@@ -167,7 +167,8 @@ def test_loghub_hdfs_levels_and_components(corpus_dir: Path, scratch_home: Path)
     r = cli("iterate-over", "hdfs", ".", "--fields", "level", "--where", "@.level == 'WARN'",
             "--offset", "-2", "--json")
     assert [row["_index"] for row in r.json["data"]["rows"]] == warn[-2:]
-    assert data["records"]["breakdown"][0][0] == "level"
+    assert data["text"]["levels"] == dict(Counter(m.group(1) for m in matches))
+    assert data["records"]["breakdown"][0][0] == "component"  # levels: counted once, above
 
 
 @pytest.mark.corpus

@@ -164,10 +164,12 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     rec = info.get("records")
     rec = rec if fmt == "log" and isinstance(rec, dict) and rec.get("format") else None
     if rec is not None:
-        pointer["records"] = {k: rec.get(k) for k in ("format", "title", "records", "parsed",
+        pointer["records"] = {k: rec.get(k) for k in ("format", "records", "parsed",
                                                       "unparsed")}
+        counted = info.get("levels")  # level words counted already: not twice
         pointer["records"]["breakdown"] = [[label, [list(vc) for vc in values], more]
-                                           for label, values, more in breakdown(rec)]
+                                           for label, values, more in breakdown(rec)
+                                           if not (counted and label in ("level", "levelname"))]
     if any(info.get(k) for k in ("columns", "headings", "timestamp_format")) or rec:
         nxt.append(schema_cmd())  # CSV columns, the markdown outline, log levels and times
     header = info.get("header")
@@ -267,7 +269,7 @@ def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str
             tr = [t for t in (text.get("time_range") or []) if t]
             span = f", {tr[0]} .. {tr[-1]}" if tr else ""
             out.append(f"log: {text['timestamp_format']} timestamps{span}")
-        if text.get("levels") and not _has_levels(p):
+        if text.get("levels"):
             out.append("levels: " + ", ".join(f"{k} {v}" for k, v in text["levels"].items()))
         out += records_lines(p, detail)
         if text.get("columns"):
@@ -307,20 +309,13 @@ def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str
     return "\n".join(out) + "\n"
 
 
-def _has_levels(p: dict[str, Any]) -> bool:
-    """Whether the records' breakdown already counts the levels."""
-    from scratch.answers.pointer_counts import LEVEL_FIELDS
-    rec = p.get("records") or {}
-    return any(label in LEVEL_FIELDS for label, _, _ in rec.get("breakdown") or [])
-
-
 def records_lines(p: dict[str, Any], detail: int) -> list[str]:
     """A parsed log's format, parsed share and breakdown (``detail`` 0: none of it)."""
     rec = p.get("records")
     if not rec or detail < 1:
         return []
     unparsed = f", {rec['unparsed']:,} not" if rec.get("unparsed") else ""
-    out = [f"records: {rec.get('title') or rec['format']}: {rec.get('parsed', 0):,} of "
+    out = [f"records ({rec['format']}): {rec.get('parsed', 0):,} of "
            f"{rec.get('records', 0):,} lines parsed{unparsed}"]
     top = 5 if detail >= 2 else 3
     for label, values, more in rec.get("breakdown") or []:

@@ -1,6 +1,6 @@
 """sql: one read-only SQL query over stored entries, on DuckDB, as a candidate answer.
 
-The entry is the table ``entry``; ``tables`` adds others (``NAME=REF``). What a table holds
+The entry is the table ``entry``; ``table`` (a list of ``NAME=REF``) adds others. What a table holds
 depends on the entry's format (:func:`source_of`):
 
 - NDJSON: one row per line (objects' keys are the columns), read by DuckDB from the file;
@@ -134,7 +134,7 @@ def split_tables(tables: Any) -> list[str]:
     return parts
 
 
-def sql(ctx: Context, ref: str, query: str | None = None, tables: Any = None,
+def sql(ctx: Context, ref: str, query: str | None = None, table: Any = None,
         path: str | None = None, describe: bool = False, offset: int = 0,
         limit: int | None = None, fit: bool = False) -> Candidate:
     if describe and query:
@@ -146,8 +146,8 @@ def sql(ctx: Context, ref: str, query: str | None = None, tables: Any = None,
                          suggestions=[call("sql", ref=ref, describe=True)])
     if limit is not None and limit < 1:
         raise UsageError("--limit must be >= 1", code="invalid_argument")
-    names = split_tables(tables)
-    asked = call("sql", ref=ref, query=query, tables=names or None, path=path,
+    names = split_tables(table)
+    asked = call("sql", ref=ref, query=query, table=names or None, path=path,
                  describe=describe or None, offset=offset or None, limit=limit,
                  fit=fit or None)
     target = open_target(ctx, ref, logs=True)

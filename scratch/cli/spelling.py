@@ -53,7 +53,7 @@ SPELLINGS: dict[str, Spelling] = {
                               ("limit", "--limit"), ("fit", "--fit"))),
     "summarize": Spelling(("summarize",), ("ref",)),
     "sql": Spelling(("sql",), ("ref", "query"),
-                    (("tables", "--table"), ("path", "--path"), ("describe", "--describe"),
+                    (("table", "--table"), ("path", "--path"), ("describe", "--describe"),
                      ("offset", "--offset"), ("limit", "--limit"), ("fit", "--fit"))),
     "log read": Spelling(("log", "read"), ("name",),
                          (("since", "--since"), ("limit", "--limit"), ("fit", "--fit"))),

@@ -39,5 +39,5 @@ def sql_cmd(ctx: Context, ref: RefArg,
                 "--limit", metavar="N", help="At most N rows of the answer.",
                 show_default=False)] = None,
             fit: FitOpt = False):
-    return call("sql", ref=ref, query=query, tables=tables or None, path=path,
+    return call("sql", ref=ref, query=query, table=tables or None, path=path,
                 describe=describe or None, offset=offset or None, limit=limit, fit=fit or None)
