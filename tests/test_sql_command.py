@@ -173,3 +173,21 @@ def test_world_cities_group_by_matches_the_csv_module(corpus_dir: Path,
     text = io.StringIO(path.read_text(encoding="utf-8"))
     assert len(list(csv.reader(text))) - 1 == sql("cities", "SELECT count(*) FROM entry")[
         "rows"][0][0]
+
+
+def test_a_ragged_csv_is_queried_as_scratch_reads_its_rows(scratch_home: Path) -> None:
+    ingest("r.csv", b'a,b\n1,2\n3,4,5\n6\n"x\ny",7\n', "--format", "csv")
+    rows = cli("iterate-over", "r.csv", ".", "--fields", "a,b,_rest", "--json").json["data"]
+    want = [[r["a"], r["b"], r["_rest"]] for r in rows["rows"]]
+    d = sql("r.csv", "SELECT a, b, _rest FROM entry")
+    assert d["rows"] == want
+    assert want[1] == ["3", 4, ["5"]]  # a column holding "x\ny" is a string column
+
+
+def test_an_engine_error_is_a_clear_sql_error() -> None:
+    from scratch.answers.sql_answers import _engine_error
+    from scratch.query.duck import duckdb_module
+    err = _engine_error(duckdb_module().InvalidInputException("Error when sniffing file x\nmore"))
+    assert err is not None and err.code == "sql_error"
+    assert err.message == "DuckDB could not read a table: Error when sniffing file x"
+    assert _engine_error(ValueError("not DuckDB's")) is None

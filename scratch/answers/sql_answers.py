@@ -68,11 +68,16 @@ def source_of(target: Target, path: str | None = None) -> tuple[Any, str]:
     if fmt in ("csv", "tsv"):
         from scratch.answers.table_rows import CsvRows
         rows = CsvRows(target)
-        types = [str(c.get("type")) for c in target.index.info.get("column_info") or []]
+        what = f"the {plural(rows.total, 'row', grouped=True)} of the {fmt}"
+        info = target.index.info
+        if info.get("ragged_rows") or rows.warnings:
+            # rows of other lengths than the header, or a record that does not parse: the
+            # rows as scratch reads them (extra cells under _rest), not DuckDB's strict reader
+            return Source.records(lambda: rows.iter_rows(0, rows.total)), what
+        types = [str(c.get("type")) for c in info.get("column_info") or []]
         columns = [(name, types[i] if i < len(types) else "string")
                    for i, name in enumerate(rows.columns)]
-        return (Source.csv(target.path, rows.delimiter, columns),
-                f"the {plural(rows.total, 'row', grouped=True)} of the {fmt}")
+        return Source.csv(target.path, rows.delimiter, columns), what
     if fmt == "log":
         from scratch.answers.log_rows import LogRows, parsed_log
         rec = parsed_log(target)
@@ -172,6 +177,17 @@ def sql(ctx: Context, ref: str, query: str | None = None, table: Any = None,
         raise
 
 
+def _engine_error(exc: BaseException) -> ScratchError | None:
+    """A DuckDB error the engine let through (reading a table it could not make sense of),
+    as a clear ``sql_error``; None for anything else."""
+    from scratch.query.duck import duckdb_module
+    from scratch.query.sql import SqlError
+    if isinstance(exc, duckdb_module().Error):
+        message = str(exc).strip().split("\n")[0]
+        return SqlError(f"DuckDB could not read a table: {message}", error=type(exc).__name__)
+    return None
+
+
 def _with_help(exc: ScratchError, ref: str) -> ScratchError:
     if exc.code in ("sql_error",) and not exc.details.get("suggestions"):
         exc.details["suggestions"] = [call("sql", ref=ref, describe=True)]
@@ -187,6 +203,11 @@ def _query(asked: Call, sources: dict[str, Any], query: str, base: dict[str, Any
                          tmp_dir=tmp)
     except ScratchError as exc:
         raise _with_help(exc, ref) from None
+    except Exception as exc:
+        err = _engine_error(exc)
+        if err is None:
+            raise
+        raise err from None
     columns, types, rows = result.columns, result.types, result.rows
 
     def cells(row: tuple[Any, ...]) -> list[str]:
@@ -214,7 +235,15 @@ def _describe(asked: Call, sources: dict[str, Any], about: dict[str, str],
               base: dict[str, Any], tmp: Any, *, offset: int, limit: int | None, fit: bool,
               on_close: Any) -> Candidate:
     from scratch.query.sql import describe
-    described = describe(sources, tmp_dir=tmp)
+    try:
+        described = describe(sources, tmp_dir=tmp)
+    except ScratchError:
+        raise
+    except Exception as exc:
+        err = _engine_error(exc)
+        if err is None:
+            raise
+        raise err from None
     rows = [(table, column, kind) for table, cols in described.items()
             for column, kind in cols]
 
