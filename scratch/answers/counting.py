@@ -174,7 +174,7 @@ def count_by_answer(asked: Call, counted: Any, *, command: str, code: str,
         return data
 
     def notices(start: int, k: int) -> tuple[str, ...]:
-        over = f"{counted.total:,} {noun}s" if noun else f"{counted.total:,}"
+        over = plural(counted.total, noun, grouped=True)
         if items is not None and counted.where is not None:
             over += f" matching --where (of {items:,})"
         elif counted.where is not None:

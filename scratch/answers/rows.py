@@ -36,6 +36,7 @@ from scratch.answers.row_lists import cell_text
 from scratch.answers.target import Target, open_target
 from scratch.calls import Call, call
 from scratch.errors import UsageError
+from scratch.words import plural
 
 if TYPE_CHECKING:
     from scratch.answers.result import Speller
@@ -189,8 +190,8 @@ class RowsAnswer(Candidate):
                 data["desc"] = self.desc
             shown = (f"rows {self.start}..{self.start + k - 1} shown" if k
                      else "no rows shown" if self.count else "none to show")
-            what = (f"{self.count:,} of {self.selection.seen:,} {noun}s match --where"
-                    if self.where else f"{self.count:,} {noun}s")
+            what = (f"{self.count:,} of {plural(self.selection.seen, noun, grouped=True)} "
+                    "match --where" if self.where else plural(self.count, noun, grouped=True))
             order = f", by {self.sort}{' descending' if self.desc else ''}" if self.sort else ""
             notices = (f"{what}{order}; {shown}",)
         warnings = (*self.source.warnings, *self._absent(items))
@@ -336,8 +337,8 @@ def _count(target: Target, source: Items, path: str, where: str | None, asked: C
     flt = compile_where(where) if where else None
     n, seen, seconds = count_items(source, flt)
     noun = source.noun
-    what = (f"{n:,} of {seen:,} {noun}s match --where" if where
-            else f"{n:,} {noun}s")
+    what = (f"{n:,} of {plural(seen, noun, grouped=True)} match --where" if where
+            else plural(n, noun, grouped=True))
     data = {**_base(target, path, where), "items": seen, "seconds": round(seconds, 3)}
     result = count_result("iterate-over", asked, data, n, f"{what} ({seconds:.2f} s)",
                           "iterate_over_too_large", on_close=target.index.close)
