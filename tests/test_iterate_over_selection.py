@@ -267,3 +267,17 @@ def test_bad_arguments_are_clear_errors(nd: str) -> None:
 def test_item_schema_takes_a_negative_offset(nd: str) -> None:
     r = cli("item-schema", nd, ".", "--offset", "-2")
     assert r.code == 0 and r.text.startswith("window: items 498..499 of 500\n")
+
+
+@pytest.mark.parametrize("expr", [
+    "@.status == 404", "@.status >= 400 && @.path != '/p3'", "!@.flag", "@.flag == true",
+    "@.code == '1' || @.code == 1", "length(@.path) > 2", "match(@.path, '/p[12]')",
+    "search(@.path, '4')", "@.status == null", "@.missing < 3", "@.id > @.status",
+    "$[0].id == 0", "count(@.*) > 4", "@ == 'x'",
+])
+def test_the_direct_where_test_answers_as_the_library(expr: str) -> None:
+    from scratch.query.items import compile_where
+    where = compile_where(expr)
+    assert where._test is not None
+    items = [*ITEMS[:60], "x", None, [1, 2], 3]
+    assert [where(x) for x in items] == [bool(where._query.find([x])) for x in items]

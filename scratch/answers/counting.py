@@ -78,9 +78,9 @@ def count_items(source: Items, where: Any) -> tuple[int, int, float]:
     """(items matching ``where``, items looked at, seconds): every item of the array."""
     started = time.monotonic()
     if where is None:
-        if source.fast is None or source.fast[0] != "ndjson":
+        if source.fast is None or source.fast[0] != "ndjson" or not _any_bad(source):
             return source.total, source.total, time.monotonic() - started
-        # an NDJSON root: lines that are not JSON are not items to count
+        # an NDJSON root with lines that are not JSON: those are not items to count
         n = sum(1 for _ in good(source.scan(), source.bad))
         return n, n, time.monotonic() - started
     matched = seen = 0
@@ -89,6 +89,11 @@ def count_items(source: Items, where: Any) -> tuple[int, int, float]:
         if where(item):
             matched += 1
     return matched, seen, time.monotonic() - started
+
+
+def _any_bad(source: Items) -> bool:
+    """Whether the index found NDJSON lines that are not JSON (it says so in a warning)."""
+    return any("lines are not JSON" in w for w in source.target.index.warnings)
 
 
 # -- count-by -------------------------------------------------------------------------------
