@@ -12,9 +12,8 @@ Invariants:
   ``max_count``: following it covers all matches with no gap and no overlap.
 - When ``-m`` stopped the search, ``meta.total_matches`` is the number of matching lines in the
   whole entry (a second pass without context, counted, not shown).
-- ``--count``: the number of selected lines alone (exact over the whole entry, -m a cap);
-  ``--count-by GROUP``: counts of a capture group's values over them
-  (:mod:`scratch.query.groups`), a ranked list like iterate-over's.
+- ``--count`` and ``--count-by GROUP`` are counting answers
+  (:mod:`scratch.answers.grep_counts`).
 - A refusal offers a smaller ``max_count`` (the answer for the first K matches is a prefix of
   the refused one plus the K-th's trailing context, so it is known without searching again),
   --fit when its first piece fits, and context 0 when the matches alone fit; when none fits,
@@ -202,6 +201,8 @@ class GrepAnswer(Candidate):
             return None
         if self._total_matches is None:
             from dataclasses import replace
+
+            from scratch.answers.grep_counts import count_matches
             self._total_matches = count_matches(self.target,
                                                 replace(self.options, max_count=None))
         return self._total_matches
@@ -263,7 +264,8 @@ def grep(ctx: Context, ref: str | None = None, pattern: str | None = None, conte
          count: bool = False, count_by: str | int | None = None, offset: int = 0,
          limit: int | None = None) -> Candidate:
     if count or count_by is not None:
-        return _counting(ctx, ref, pattern, all=all, count=count, count_by=count_by,
+        from scratch.answers.grep_counts import counting
+        return counting(ctx, ref, pattern, all=all, count=count, count_by=count_by,
                          ignore_case=ignore_case, fixed=fixed, max_count=max_count,
                          invert=invert, fit=fit, from_line=from_line, offset=offset,
                          limit=limit, context=context)
@@ -375,103 +377,3 @@ def grep_all(ctx: Context, pattern: str, *, context: int = 0, ignore_case: bool 
         raise
     return GrepAll(ctx, pattern, options, found, asked)
 
-
-# -- counting -------------------------------------------------------------------------------
-
-
-def _with_buffer(target: Target, use: Any) -> Any:
-    """``use(buf)`` over the entry's bytes (an mmap; ``b""`` for an empty entry)."""
-    if target.index.meta["bytes"] == 0:
-        return use(b"")
-    with open(target.path, "rb") as fh:
-        buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        try:
-            return use(buf)
-        finally:
-            buf.close()
-
-
-def count_matches(target: Target, options: Any, from_line: int = 1) -> int:
-    """Selected lines of the whole entry (from ``from_line``), no context, up to -m."""
-    from scratch.query.grep import iter_selected_lines
-    index = target.index
-    if index.line_count == 0 or from_line > index.line_count:
-        return 0
-    cap = options.max_count
-
-    def count(buf: Any) -> int:
-        n = 0
-        for _ in iter_selected_lines(buf, options, start=index.line_offset(from_line),
-                                     first_lineno=from_line, line_starts=index.line_starts()):
-            n += 1
-            if cap is not None and n >= cap:
-                break
-        return n
-
-    return int(_with_buffer(target, count))
-
-
-def _counting(ctx: Context, ref: str | None, pattern: str | None, *, all: bool, count: bool,
-              count_by: str | int | None, ignore_case: bool, fixed: bool,
-              max_count: int | None, invert: bool, fit: bool, from_line: int, offset: int,
-              limit: int | None, context: int) -> Candidate:
-    import time
-
-    from scratch.answers.counting import count_by_answer, count_result
-    if all:
-        raise UsageError("--count and --count-by work on one entry, not with --all",
-                         code="invalid_argument")
-    if ref is None or pattern is None:
-        raise UsageError("missing PATTERN: grep REF PATTERN", code="invalid_argument")
-    if count and count_by is not None:
-        raise UsageError("--count and --count-by are two answers: give one",
-                         code="invalid_argument")
-    if context:
-        raise UsageError("-C shows lines around matches; counts have none",
-                         code="invalid_argument")
-    if from_line < 1:
-        raise UsageError("--from-line must be >= 1", code="invalid_argument")
-    options = _options(pattern, 0, ignore_case, fixed, max_count, invert)
-    asked = call("grep", ref=ref, pattern=pattern, ignore_case=ignore_case or None,
-                 fixed=fixed or None, invert=invert or None, max_count=max_count,
-                 from_line=None if from_line == 1 else from_line, count=count or None,
-                 count_by=None if count_by is None else str(count_by),
-                 offset=offset or None, limit=limit, fit=fit or None)
-    target = open_target(ctx, ref, logs=True)
-    base = {"name": target.name, "version": target.version, "pattern": pattern}
-    try:
-        started = time.monotonic()
-        if count:
-            if fit or offset or limit is not None:
-                raise UsageError("--count is one number: --fit, --offset and --limit page "
-                                 "--count-by values", code="invalid_argument")
-            n = count_matches(target, options, from_line)
-            seconds = time.monotonic() - started
-            lines = target.index.line_count
-            what = "lines that do not match" if invert else "lines match"
-            notice = (f"{n:,} of {lines:,} {what}"
-                      + (f" (stopped at -m {max_count})" if max_count is not None
-                         and n >= max_count else "") + f" ({seconds:.2f} s)")
-            return count_result("grep", asked, {**base, "lines": lines,
-                                                "seconds": round(seconds, 3)},
-                                n, notice, "grep_too_large", on_close=target.index.close)
-        from scratch.query.groups import group_counts
-        index = target.index
-        if from_line > 1 or max_count is not None:
-            raise UsageError("--count-by counts over the whole entry: -m and --from-line do "
-                             "not apply", code="invalid_argument")
-        try:
-            counted = _with_buffer(target, lambda buf: group_counts(
-                buf, options, count_by if count_by is not None else 0,
-                line_starts=index.line_starts()))
-        except InvalidPattern as exc:
-            exc.details.setdefault("suggestions", [asked.with_args(fixed=True)])
-            raise
-        seconds = time.monotonic() - started
-        return count_by_answer(asked, counted, command="grep", code="grep_too_large",
-                               base=base, noun="matching line", items=None, engine="re2",
-                               seconds=seconds, offset=offset, limit=limit, fit=fit,
-                               on_close=target.index.close, strings=True)
-    except BaseException:
-        target.index.close()
-        raise
