@@ -262,8 +262,9 @@ def test_pointer_on_pods_sample(scratch_home: Path) -> None:
     lines = stored.decode().split("\n")
     assert lines[first - 1] == '  "items": [' and lines[last - 1] == "  ],"
     nxt = shells(p["next"])
-    assert nxt[:4] == [f"scratch schema {name}", f"scratch item-schema {name} items --depth 2",
-                       nxt[2], f"scratch get-in {name} items.0"]
+    assert nxt[:5] == [f"scratch schema {name}", f"scratch item-schema {name} items --depth 2",
+                       nxt[2], f"scratch iterate-over {name} items --count-by status.phase",
+                       f"scratch get-in {name} items.0"]
     assert nxt[2].startswith(f"scratch iterate-over {name} items --fields ")
     # the human rendering: its exact token count is pointer_tokens, within the size rules
     text = r.text

@@ -253,8 +253,13 @@ def test_loghub_log_with_crlf(scratch_home: Path, corpus_dir: Path) -> None:
     assert levels == {"INFO": 1920, "WARN": 80}
     text = p["text"]
     assert text["levels"] == levels
-    assert text["first_lines"] == lines[:5]
-    assert text["last_lines"] == lines[-len(text["last_lines"]):]
+    # lines without their CR, cut to the pointer's width (a parsed log's breakdown and its
+    # counting calls take the room of two sample lines in the JSON pointer)
+    assert len(text["first_lines"]) >= 3 and len(text["last_lines"]) >= 3
+    for shown, line in zip(text["first_lines"], lines, strict=False):
+        assert shown == line or (shown.endswith("…") and line.startswith(shown[:-1]))
+    for shown, line in zip(text["last_lines"], lines[-len(text["last_lines"]):], strict=True):
+        assert shown == line or (shown.endswith("…") and line.startswith(shown[:-1]))
     assert text["time_range"] == [lines[0][:13], lines[-1][:13]]
     assert "levels: " + ", ".join(f"{k} {v}" for k, v in levels.items()) in human
     assert f"  {lines[-1]}\n" in human  # errors are usually at the end: the last line is shown

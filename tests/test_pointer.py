@@ -80,6 +80,7 @@ def test_array_pointer_and_next_commands() -> None:
         "scratch schema k/pods",
         "scratch item-schema k/pods items --depth 2",
         "scratch iterate-over k/pods items --fields name,phase,namespace --limit 20",
+        "scratch iterate-over k/pods items --count-by phase",
         "scratch get-in k/pods items.0",
         "scratch grep k/pods 'error|fail|fatal|exception|panic' -i -m 20 --fit",
         "scratch slice k/pods 1 40",

@@ -5,7 +5,8 @@ Invariants:
   (offset/limit) only the windowed items' lines are parsed; without one the array is parsed
   once.
 - CSV/TSV entries: the rows are the items (PATH ``.``), read from their stored lines through
-  the index's row positions (see :mod:`scratch.answers.table_rows`).
+  the index's row positions (see :mod:`scratch.answers.table_rows`); so are the records of a
+  parsed log, one per line (see :mod:`scratch.answers.log_rows`).
 - An NDJSON line that is not JSON does not sink the answer: its item is ``None`` in the window
   (so the others keep their index) and is reported with its line.
 """
@@ -20,6 +21,7 @@ from scratch.calls import call
 from scratch.errors import FormatError, LineNotJson, UsageError
 
 if TYPE_CHECKING:
+    from scratch.answers.log_rows import LogRows
     from scratch.answers.table_rows import CsvRows
 
 
@@ -68,10 +70,15 @@ def window_end(total: int, offset: int, limit: int | None) -> int:
     return total if limit is None else min(total, offset + limit)
 
 
-def table_of(target: Target, path: str) -> CsvRows | None:
-    """The rows of a CSV/TSV entry (PATH must be the root), None for other formats."""
+def table_of(target: Target, path: str) -> CsvRows | LogRows | None:
+    """The rows of a CSV/TSV entry or the records of a parsed log (PATH must be the root),
+    None for other formats."""
     from scratch.answers.table_rows import is_table, rows_of
-    return rows_of(target, path) if is_table(target) else None
+    if is_table(target):
+        return rows_of(target, path)
+    from scratch.answers.log_rows import log_rows_of, parsed_log
+    rec = parsed_log(target)
+    return log_rows_of(target, path, rec) if rec is not None else None
 
 
 def read_window(target: Target, segments: tuple[Any, ...], total: int, offset: int,

@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "iterate-over": "rows:iterate_over",
     "grep": "search:grep",
     "summarize": "summaries:summarize",
+    "sql": "sql_answers:sql",
     "log append": "log_reads:append",
     "log read": "log_reads:read",
     "log tail": "log_reads:tail",

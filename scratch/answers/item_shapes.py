@@ -3,8 +3,8 @@
 Invariants:
 - Nested keys are dotted (``format_path`` spelling, so they can be passed to ``get-in`` and
   ``--fields``), each with the JSON types seen (with counts) and its presence ``k/n``.
-- With a window (offset/limit) only the windowed items are read; CSV/TSV rows are streamed
-  from their stored lines.
+- With a window (offset/limit; a negative offset counts from the end) only the windowed items
+  are read; CSV/TSV rows and parsed log records are streamed from their stored lines.
 - An NDJSON line that is not JSON keeps its place but counts nowhere; the answer warns with
   its line.
 - A refused item-schema offers shallower depths (2, then 1) and a smaller window that fit.
@@ -54,9 +54,13 @@ class ItemSchema(Candidate):
         items: Iterable[Any]
         if table is None:
             segments, total = array_at(target, self.path)
+            if offset < 0:  # from the end: --offset -20 is the last 20 items
+                offset = self.offset = max(0, total + offset)
             items, bad = window_items(target, segments, total, offset, limit)
-        else:  # CSV/TSV: the rows, streamed from their stored lines
+        else:  # CSV/TSV rows and log records, streamed from their stored lines
             total = table.total
+            if offset < 0:
+                offset = self.offset = max(0, total + offset)
             items, bad = table.iter_rows(offset, window_end(total, offset, limit)), {}
         self.total = total
         self.window = window_end(total, offset, limit) - offset

@@ -3,7 +3,8 @@
 Built from the index only (no re-reading of the content). It carries name, version, format,
 size in bytes/lines/tokens, a schema outline (depth <= 3, types, array lengths, line ranges),
 for arrays of objects the key set with presence counts and 3 samples, for text the first and last
-lines and level counts, companions, and exact next commands.
+lines and level counts, for a parsed log the counts that matter (status classes, levels, top
+components: :mod:`scratch.answers.pointer_counts`), companions, and exact next commands.
 
 Size invariant (checked by :func:`fit_pointer` with the real tokenizer): the rendered pointer is
 smaller than the output, and for outputs of 50k tokens or more at most 1% of their tokens and at
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from scratch.answers.pointer_counts import breakdown, category_field, csv_category, log_calls
 from scratch.calls import Call, call
 
 if TYPE_CHECKING:
@@ -147,6 +149,9 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
             nxt += [schema_cmd(), call("item-schema", ref=ref, path=path, depth=2)]
             if fields:
                 nxt.append(call("iterate-over", ref=ref, path=path, fields=fields, limit=20))
+            category = category_field(items)
+            if category is not None:  # value counts: the commonest next question
+                nxt.append(call("iterate-over", ref=ref, path=path, count_by=[category]))
             sep = "" if path == "." else "."
             first = f"{path}{sep}0" if path != "." else "0"
             nxt.append(get_in(first))
@@ -156,7 +161,16 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                 "last_lines_start", "columns", "header", "rows", "delimiter", "headings"):
         if key in info and info[key] not in (None, {}, []):
             pointer.setdefault("text", {})[key] = info[key]
-    if any(info.get(k) for k in ("columns", "headings", "timestamp_format")):
+    rec = info.get("records")
+    rec = rec if fmt == "log" and isinstance(rec, dict) and rec.get("format") else None
+    if rec is not None:
+        pointer["records"] = {k: rec.get(k) for k in ("format", "records", "parsed",
+                                                      "unparsed")}
+        counted = info.get("levels")  # level words counted already: not twice
+        pointer["records"]["breakdown"] = [[label, [list(vc) for vc in values], more]
+                                           for label, values, more in breakdown(rec)
+                                           if not (counted and label in ("level", "levelname"))]
+    if any(info.get(k) for k in ("columns", "headings", "timestamp_format")) or rec:
         nxt.append(schema_cmd())  # CSV columns, the markdown outline, log levels and times
     header = info.get("header")
     if fmt in ("csv", "tsv") and isinstance(header, list):
@@ -164,10 +178,18 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
         cols = [h for h in dict.fromkeys(names) if names.count(h) == 1][:3]  # as rows key them
         if cols:
             nxt.append(call("iterate-over", ref=ref, path=".", fields=cols, limit=20))
-    pattern = "error|fail|fatal|exception|panic"
-    # matching lines can be far longer than the average: --fit takes what fits, with next
-    nxt.append(call("grep", ref=ref, pattern=pattern, ignore_case=True, max_count=20,
-                    fit=True))
+        category = csv_category([h for h in names if names.count(h) == 1],
+                                info.get("column_info") or [])
+        if category is not None:
+            nxt.append(call("iterate-over", ref=ref, path=".", count_by=[category]))
+        nxt.append(call("sql", ref=ref, describe=True))
+    if rec is not None:  # a parsed log: counts, its errors' rows and SQL, not a word grep
+        nxt += log_calls(ref, rec)
+    else:
+        pattern = "error|fail|fatal|exception|panic"
+        # matching lines can be far longer than the average: --fit takes what fits, with next
+        nxt.append(call("grep", ref=ref, pattern=pattern, ignore_case=True, max_count=20,
+                        fit=True))
     nxt.append(call("slice", ref=ref, start=1, end=min(40, lines)) if sizer is None
                else sizer.first_lines(40))
     if lines > 40:
@@ -249,6 +271,7 @@ def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str
             out.append(f"log: {text['timestamp_format']} timestamps{span}")
         if text.get("levels"):
             out.append("levels: " + ", ".join(f"{k} {v}" for k, v in text["levels"].items()))
+        out += records_lines(p, detail)
         if text.get("columns"):
             # the CSV index gives a column count and the field names under "header"
             cols = text.get("header") or []
@@ -286,6 +309,23 @@ def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str
     return "\n".join(out) + "\n"
 
 
+def records_lines(p: dict[str, Any], detail: int) -> list[str]:
+    """A parsed log's format, parsed share and breakdown (``detail`` 0: none of it)."""
+    rec = p.get("records")
+    if not rec or detail < 1:
+        return []
+    unparsed = f", {rec['unparsed']:,} not" if rec.get("unparsed") else ""
+    out = [f"records ({rec['format']}): {rec.get('parsed', 0):,} of "
+           f"{rec.get('records', 0):,} lines parsed{unparsed}"]
+    top = 5 if detail >= 2 else 3
+    for label, values, more in rec.get("breakdown") or []:
+        shown = values[:top]
+        left = more + len(values) - len(shown)
+        out.append(f"  {label}: " + ", ".join(f"{_cut(v, 40)} {n:,}" for v, n in shown)
+                   + (f", … {left} more" if left else ""))
+    return out
+
+
 def flat_headings(tree: list[dict[str, Any]], detail: int) -> list[dict[str, Any]]:
     """A markdown heading tree in document order, as deep and as long as ``detail`` allows
     (``depth`` is the nesting in the tree; ``level`` stays the number of ``#``)."""
@@ -320,7 +360,14 @@ def pointer_cap(raw_tokens: int) -> int:
 def shape_pointer(p: dict[str, Any], detail: int) -> dict[str, Any]:
     """The pointer's data cut to what ``render_pointer(p, detail=detail)`` shows, for
     ``--json``: same keys, fewer entries; ``*_more`` counts say what was left out."""
-    out = {k: v for k, v in p.items() if k not in ("schema", "array", "text", "next")}
+    out = {k: v for k, v in p.items() if k not in ("schema", "array", "text", "next",
+                                                   "records")}
+    if p.get("records") and detail >= 1:
+        top = 5 if detail >= 2 else 3
+        rec = dict(p["records"])
+        rec["breakdown"] = [[label, values[:top], more + len(values) - len(values[:top])]
+                            for label, values, more in rec.get("breakdown") or []]
+        out["records"] = rec
     if p.get("warnings"):
         out["warnings"] = p["warnings"][:3]
     schema = p.get("schema")

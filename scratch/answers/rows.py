@@ -1,55 +1,50 @@
-"""iterate-over: one row per item of an array, with the chosen fields, as a candidate answer.
+"""iterate-over: one row per item of an array, with the chosen fields, as a candidate answer;
+and its counting forms (``--count``, ``--count-by``, :mod:`scratch.answers.counting`).
 
 Invariants:
 - Rows carry ``_index`` (the item's position in the array); missing fields are null; long
   strings are cut, with the exact get-in call that shows them whole. In the table a string
   holding a tab or a line break is shown as a JSON string, so each row stays one line.
-- CSV/TSV entries: the rows are the items (PATH ``.``), read from their stored lines; rows
-  also carry ``_line``.
-- Without --where only the rows an answer can show are read (a row costs at least one token,
-  so a window of more rows than the cap is refused before it is read, its cost estimated from
-  a sample of its first rows). With --where the window's items are read and filtered.
-- An NDJSON line that is not JSON is a row of nulls and the answer warns with its line. A
-  requested field that no item shown has is not an error (rows show null) but the answer
-  warns, naming close keys; so does a compared --where key no item has when a close key exists.
-- --fit keeps the rows that fit and gives ``next``, which resumes at the first item not shown:
-  following it visits every item once.
+- CSV/TSV entries and parsed logs: the rows are the items (PATH ``.``), read from their stored
+  lines; rows also carry ``_line``.
+- The rows an answer pages are the selection: every item, or with ``--where`` every item that
+  matches (the whole array is scanned), ordered by ``--sort`` when given (stable; numbers as
+  numbers; null, then missing, last). ``--offset``/``--limit`` are positions in the selection,
+  a negative offset counting from its end (``--offset -20``: the last 20); the answer says
+  ``N of M items match``.
+- Without --where and --sort only the rows an answer can show are read (a row costs at least
+  one token, so a window of more rows than the cap is refused before it is read, its cost
+  estimated from a sample of its first rows).
+- An NDJSON line that is not JSON is a row of nulls (left out of a selection) and the answer
+  warns with its line. A requested field that no item shown has is not an error (rows show
+  null) but the answer warns, naming close keys; so does a compared --where key no item of
+  the first :data:`WHERE_SAMPLE` has when a close key exists.
+- --fit keeps the rows that fit and gives ``next``, which resumes at the first row not shown:
+  following it visits every row of the selection once.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from scratch.answers.arrays import array_at, table_of, window_end, window_items
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.context import Context
-from scratch.answers.rendered import not_json_warning
+from scratch.answers.item_source import Items, good, items_of
 from scratch.answers.result import Result, Table
+from scratch.answers.row_lists import cell_text
 from scratch.answers.target import Target, open_target
 from scratch.calls import Call, call
 from scratch.errors import UsageError
+from scratch.words import plural
 
 if TYPE_CHECKING:
     from scratch.answers.result import Speller
-    from scratch.answers.table_rows import CsvRows
 
 SAMPLE_ROWS = 20  # rows rendered to estimate a refused window's cost
+WHERE_SAMPLE = 200  # items a --where key is looked for in, to warn about a misspelling
 
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        if "\t" in value or "\n" in value or "\r" in value:  # would break the table's lines
-            return json.dumps(value, ensure_ascii=False)
-        return value
-    import orjson
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
+_cell = cell_text
 
 
 def render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str, spell: Speller,
@@ -58,7 +53,7 @@ def render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str, spell: 
     columns = ["_index", *(["_line"] if lines else []), *fields]
     table_rows = []
     for row in rows:
-        cells = [str(row["_index"]), *([str(row["_line"])] if lines else [])]
+        cells = [str(row["_index"]), *([str(row.get("_line"))] if lines else [])]
         for f in fields:
             cell = _cell(row.get(f))
             trunc = (row.get("_truncated") or {}).get(f)
@@ -77,162 +72,207 @@ def split_fields(fields: Any) -> list[str]:
     return [f.strip() for f in parts if isinstance(f, str) and f.strip()]
 
 
+class Selection:
+    """The items a --where/--sort answer pages: their indexes in order, and how many items
+    were looked at (the scan is shared by the smaller answers sized from it)."""
+
+    def __init__(self, source: Items, flt: Any, sort: str | None, desc: bool) -> None:
+        from scratch.query.aggregate import MISSING, field_getter, sort_key
+        get = field_getter(source.field_path(sort)) if sort else None
+        keyed: list[tuple[Any, int]] = []
+        nulls: list[int] = []
+        missing: list[int] = []
+        picked: list[int] = []
+        seen = 0
+        for k, item in good(source.scan(), source.bad):
+            seen += 1
+            if flt is not None and not flt(item):
+                continue
+            if get is None:
+                picked.append(k)
+                continue
+            v = get(item)
+            if v is MISSING:
+                missing.append(k)
+            elif v is None:
+                nulls.append(k)
+            else:
+                keyed.append((sort_key(v), k))
+        if get is not None:
+            keyed.sort(key=lambda p: p[0], reverse=desc)  # stable, also reversed
+            picked = [k for _, k in keyed] + nulls + missing
+        self.indexes = picked
+        self.seen = seen
+
+
 class RowsAnswer(Candidate):
-    """The rows of items ``offset..end-1`` of an array; units are rows shown."""
+    """Rows ``start..stop-1`` of the selection of an array; units are rows shown."""
 
     command = "iterate-over"
     code = "iterate_over_too_large"
     what = "one row alone"
 
-    def __init__(self, target: Target, path: str, fields: list[str], *, offset: int,
-                 limit: int | None, where: str | None, fit: bool, preview_chars: int,
-                 asked: Call, owner: bool = True, read: tuple[list[Any], dict[int, int]]
-                 | None = None) -> None:
+    def __init__(self, target: Target, source: Items, path: str, fields: list[str], *,
+                 offset: int, limit: int | None, where: str | None, sort: str | None,
+                 desc: bool, fit: bool, preview_chars: int, asked: Call, owner: bool = True,
+                 selection: Selection | None = None,
+                 cache: dict[int, Any] | None = None) -> None:
+        from scratch.query.aggregate import resolve_window
         from scratch.query.items import compile_where
-        from scratch.query.paths import parse_path
         super().__init__(asked, fit=fit)
         self.target = target
+        self.source = source
         self.path = path
         self.fields = fields
         self.offset = offset
         self.limit = limit
         self.where = where
+        self.sort = sort
+        self.desc = desc
         self.preview_chars = preview_chars
         self._owner = owner
         self.flt = compile_where(where) if where else None
-        self.table: CsvRows | None = table_of(target, path)
-        if self.table is None:
-            self.parsed = [parse_path(f) for f in fields]
-            self.segments, self.total = array_at(target, path)
-        else:
-            self.parsed = [self.table.field_path(f) for f in fields]
-            self.segments, self.total = (), self.table.total
-        self.end = window_end(self.total, offset, limit)
-        self.window = self.end - offset
-        # the window's items read so far (from offset), and {array index: line} of the NDJSON
-        # lines among them that are not JSON; a smaller window shares its parent's
-        self._items: list[Any] = list(read[0][:self.window]) if read else []
-        self.bad: dict[int, int] = dict(read[1]) if read else {}
-        self._rows: list[dict[str, Any]] | None = None  # with --where: the matching rows
-        if self.flt is not None:
-            self._rows = self._make_rows(self._read(self.window), self.offset)
-            self.units = len(self._rows)
-        else:
-            self.units = self.window
-        self.shrink_units = self.window
+        self.parsed = [source.field_path(f) for f in fields]
+        self.total = source.total
+        if selection is None and (where or sort):
+            selection = Selection(source, self.flt, sort, desc)
+        self.selection = selection
+        self.count = len(selection.indexes) if selection is not None else self.total
+        self.start, self.stop = resolve_window(offset, limit, self.count)
+        self.units = self.stop - self.start
+        self.shrink_units = self.units
+        self._items: dict[int, Any] = cache if cache is not None else {}
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _read(self, n: int) -> list[Any]:
-        """The first ``n`` items of the window (read once, then kept)."""
-        if len(self._items) < n:
-            stop = self.offset + n
-            if self.table is not None:
-                self._items = self.table.read(self.offset, stop)
-            else:
-                items, bad = window_items(self.target, self.segments, self.total, self.offset,
-                                          n)
-                self._items = items
-                self.bad.update(bad)
-        return self._items[:n]
-
-    def _make_rows(self, items: list[Any], offset: int) -> list[dict[str, Any]]:
-        from scratch.query.items import iterate_rows
-        rows = iterate_rows(items, self.fields, offset=offset, where=self.flt,
-                            preview_chars=self.preview_chars, array_location=self.segments,
-                            total=self.total, pre_windowed=True, paths=self.parsed).rows
-        if self.table is not None:
-            rows = [{"_index": r["_index"], "_line": self.table.line(r["_index"]), **r}
-                    for r in rows]
-        return rows
+    def _index(self, p: int) -> int:
+        """The array index of position ``p`` of the selection."""
+        return self.selection.indexes[p] if self.selection is not None else p
 
     def _shown(self, k: int) -> tuple[list[dict[str, Any]], list[Any]]:
         """The first k rows, and the items they were read from (for the warnings)."""
-        if self._rows is not None:
-            return self._rows[:k], self._items
-        items = self._read(k)
-        return self._make_rows(items, self.offset), items
+        from scratch.query.items import iterate_rows
+        indexes = [self._index(p) for p in range(self.start, self.start + k)]
+        missing = [i for i in indexes if i not in self._items]
+        if missing:
+            self._items.update(self.source.fetch(missing))
+        items = [self._items[i] for i in indexes]
+        rows = []
+        for i, item in zip(indexes, items, strict=True):
+            row = iterate_rows([item], self.fields, offset=i, preview_chars=self.preview_chars,
+                               array_location=self.source.segments, total=self.total,
+                               pre_windowed=True, paths=self.parsed).rows[0]
+            if self.source.lines:
+                row = {"_index": i, "_line": self.source.line(i), **row}
+            rows.append(row)
+        return rows, items
 
     # -- the answer ----------------------------------------------------------------------------
 
     def page(self, k: int) -> Result:
         rows, items = self._shown(k)
         ref = self.target.ref
-        lines = self.table is not None
+        lines = self.source.lines
         fields = self.fields
+        window = {"offset": self.start, "limit": self.limit, "total": self.count}
         data: dict[str, Any] = {"name": self.target.name, "version": self.target.version,
                                 "path": self.path, "length": self.total, "fields": fields,
-                                "rows": rows,
-                                "window": {"offset": self.offset, "limit": self.limit,
-                                           "total": self.total}}
+                                "rows": rows, "window": window}
+        noun = self.source.noun
         notices: tuple[str, ...] = ()
-        if self.where:
-            noun = "items" if self.table is None else "rows"
-            notices = (f"{len(rows)} of {len(items)} {noun} in the window "
-                       f"({self.offset}..{self.offset + len(items) - 1}) match --where",)
-        warnings = (*not_json_warning(self.target, self.bad.values()),
-                    *(self.table.warnings if self.table is not None else ()),
-                    *self._absent(items))
+        if self.selection is not None:
+            data["matches"] = self.count
+            data["items"] = self.selection.seen
+            if self.where:
+                data["where"] = self.where
+            if self.sort:
+                data["sort"] = self.sort
+                data["desc"] = self.desc
+            shown = (f"rows {self.start}..{self.start + k - 1} shown" if k
+                     else "no rows shown" if self.count else "none to show")
+            what = (f"{self.count:,} of {plural(self.selection.seen, noun, grouped=True)} "
+                    "match --where" if self.where else plural(self.count, noun, grouped=True))
+            order = f", by {self.sort}{' descending' if self.desc else ''}" if self.sort else ""
+            notices = (f"{what}{order}; {shown}",)
+        warnings = (*self.source.warnings, *self._absent(items))
         return Result("iterate-over", data=data,
                       text=lambda spell: render_rows(fields, rows, ref, spell, lines)[0],
                       table=lambda spell: render_rows(fields, rows, ref, spell, lines)[1],
                       notices=notices, warnings=warnings)
 
     def _absent(self, items: list[Any]) -> tuple[str, ...]:
-        return absent_warnings(items, self.fields, self.parsed, self.flt, self.offset,
-                               self.bad.keys(), noun="item" if self.table is None else "row",
-                               columns=self.table is not None)
+        shown = [self._index(p) for p in range(self.start, self.start + len(items))]
+        noun = "item" if self.source.noun == "item" else "row"
+        columns = self.source.table is not None
+        bad = self.source.bad.keys()
+        out: list[str] = []
+        if items and shown == list(range(shown[0], shown[0] + len(shown))):
+            out += absent_warnings(items, self.fields, self.parsed, None, shown[0], bad,
+                                   noun=noun, columns=columns)
+        elif items:  # rows picked from across the array: judge the fields on them alone
+            out += absent_warnings(items, self.fields, self.parsed, None, 0, (),
+                                   noun=noun, columns=columns, spread=True)
+        if (self.flt is not None or not items) and self.total:
+            # nothing shown, or a --where: judge the names on the first items of the array
+            sample = self._sample(min(self.total, WHERE_SAMPLE))
+            fields, parsed = ([], []) if items else (self.fields, self.parsed)
+            out += absent_warnings(sample, fields, parsed, self.flt, 0, bad, noun=noun,
+                                   columns=columns)
+        return tuple(out)
+
+    def _sample(self, n: int) -> list[Any]:
+        missing = [i for i in range(n) if i not in self._items]
+        if missing:
+            self._items.update(self.source.fetch(missing))
+        return [self._items[i] for i in range(n)]
 
     def estimate(self, k: int) -> int | None:
-        return k if self._rows is None else None  # a row costs at least a token
+        return k  # a row costs at least a token
 
     def about(self, k: int) -> int | None:
         """A refused window's cost, from a sample of its first rows."""
         from scratch.tokens import count_text
-        sample = self._make_rows(self._read(min(k, SAMPLE_ROWS)), self.offset)
+        sample = self._shown(min(k, SAMPLE_ROWS))[0]
         if not sample:
             return None
-        text = render_rows(self.fields, sample, self.target.ref, _plain,
-                           self.table is not None)[0]
+        text = render_rows(self.fields, sample, self.target.ref, _plain, self.source.lines)[0]
         return int(count_text(text, self.target.spec) / len(sample) * k)
-
-    def _resume_at(self, k: int) -> int:
-        """The array index after the last item the first k rows looked at."""
-        if self._rows is None:
-            return self.offset + k
-        return self._rows[k - 1]["_index"] + 1 if k else self.offset
 
     def resume(self, k: int) -> Call | None:
         if k >= self.units:
             return None
-        at = self._resume_at(k)
-        left = None if self.limit is None else self.offset + self.limit - at
-        if at >= self.end or left == 0:
-            return None
+        at = self.start + k
+        left = None if self.limit is None else self.stop - at
         return self.asked.with_args(offset=at, limit=left, fit=True)
 
     def fit_call(self) -> Call | None:
         return self.asked.with_args(fit=True)
 
+    def _again(self, asked: Call, *, fields: list[str] | None = None, limit: int | None,
+               offset: int | None = None) -> RowsAnswer:
+        return RowsAnswer(self.target, self.source, self.path, fields or self.fields,
+                          offset=self.offset if offset is None else offset, limit=limit,
+                          where=self.where, sort=self.sort, desc=self.desc, fit=False,
+                          preview_chars=self.preview_chars, asked=asked, owner=False,
+                          selection=self.selection, cache=self._items)
+
     def shrunk(self, k: int) -> Candidate | None:
-        """The same rows from a window of k items."""
-        return RowsAnswer(self.target, self.path, self.fields, offset=self.offset, limit=k,
-                          where=self.where, fit=False, preview_chars=self.preview_chars,
-                          asked=self.asked.with_args(limit=k, fit=None), owner=False,
-                          read=(self._items, self.bad))
+        """The first k rows of this answer."""
+        return self._again(self.asked.with_args(limit=k, fit=None), limit=k)
 
     def plan(self) -> list[Any]:
         steps: list[Any] = [SHRINK, FIT]
         if len(self.fields) > 1:  # the first field alone, over a window that fits
             first = self.asked.with_args(fields=self.fields[:1], fit=None)
-            steps.append(Alternative(candidate=lambda cap: RowsAnswer(
-                self.target, self.path, self.fields[:1], offset=self.offset, limit=self.limit,
-                where=self.where, fit=False, preview_chars=self.preview_chars, asked=first,
-                owner=False), shrink=True))
+            steps.append(Alternative(candidate=lambda cap: self._again(
+                first, fields=self.fields[:1], limit=self.limit), shrink=True))
         return steps
 
     def details(self) -> dict[str, Any]:
-        return {"rows": self.units, "items": self.window}
+        out: dict[str, Any] = {"rows": self.units, "items": self.total}
+        if self.selection is not None:
+            out["matches"] = self.count
+        return out
 
     def close(self) -> None:
         if self._owner:
@@ -243,33 +283,90 @@ def _plain(c: Call) -> str:
     return f"{c.command} {c.args.get('ref', '')} {c.args.get('path', '')}"
 
 
-def iterate_over(ctx: Context, ref: str, path: str, fields: Any, offset: int = 0,
-                 limit: int | None = None, where: str | None = None, fit: bool = False,
-                 preview_chars: int = 200) -> Candidate:
+def iterate_over(ctx: Context, ref: str, path: str, fields: Any = None, offset: int = 0,
+                 limit: int | None = None, where: str | None = None, sort: str | None = None,
+                 desc: bool = False, count: bool = False, count_by: Any = None,
+                 fit: bool = False, preview_chars: int = 200) -> Candidate:
+    from scratch.answers.counting import split_names
     names = split_fields(fields)
-    if not names:
-        raise UsageError("--fields needs at least one field, e.g. --fields metadata.name",
+    by = split_names(count_by)
+    if count and by:
+        raise UsageError("--count and --count-by are two answers: give one",
                          code="invalid_argument")
-    if offset < 0 or (limit is not None and limit < 1):
-        raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
-    asked = call("iterate-over", ref=ref, path=path, fields=names, where=where,
+    if not names and not count and not by:
+        raise UsageError("--fields needs at least one field, e.g. --fields metadata.name "
+                         "(or count with --count / --count-by FIELD)", code="invalid_argument")
+    if limit is not None and limit < 1:
+        raise UsageError("--limit must be >= 1", code="invalid_argument")
+    if desc and not sort:
+        raise UsageError("--desc orders by --sort FIELD: give the field",
+                         code="invalid_argument")
+    if (count or by) and sort:
+        raise UsageError("--sort orders rows; counts have their own order (biggest first)",
+                         code="invalid_argument")
+    asked = call("iterate-over", ref=ref, path=path, fields=names or None, where=where,
+                 sort=sort, desc=desc or None, count=count or None, count_by=by or None,
                  offset=offset or None, limit=limit, fit=fit or None)
     target = open_target(ctx, ref)
     try:
-        return RowsAnswer(target, path, names, offset=offset, limit=limit, where=where,
-                          fit=fit, preview_chars=preview_chars, asked=asked)
+        source = items_of(target, path)
+        if count:
+            return _count(target, source, path, where, asked)
+        if by:
+            return _count_by(target, source, path, by, where, asked, offset=offset,
+                             limit=limit, fit=fit)
+        return RowsAnswer(target, source, path, names, offset=offset, limit=limit,
+                          where=where, sort=sort, desc=desc, fit=fit,
+                          preview_chars=preview_chars, asked=asked)
     except BaseException:
         target.index.close()
         raise
 
 
+def _base(target: Target, path: str, where: str | None) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path}
+    if where:
+        data["where"] = where
+    return data
+
+
+def _count(target: Target, source: Items, path: str, where: str | None, asked: Call
+           ) -> Candidate:
+    from scratch.answers.counting import count_items, count_result
+    from scratch.query.items import compile_where
+    flt = compile_where(where) if where else None
+    n, seen, seconds = count_items(source, flt)
+    noun = source.noun
+    what = (f"{n:,} of {plural(seen, noun, grouped=True)} match --where" if where
+            else plural(n, noun, grouped=True))
+    data = {**_base(target, path, where), "items": seen, "seconds": round(seconds, 3)}
+    result = count_result("iterate-over", asked, data, n, f"{what} ({seconds:.2f} s)",
+                          "iterate_over_too_large", on_close=target.index.close)
+    result.result.warnings = source.warnings
+    return result
+
+
+def _count_by(target: Target, source: Items, path: str, by: list[str], where: str | None,
+              asked: Call, *, offset: int, limit: int | None, fit: bool) -> Candidate:
+    from scratch.answers.counting import count_by_answer, count_by_items
+    from scratch.query.items import compile_where
+    flt = compile_where(where) if where else None
+    counted, engine, seconds = count_by_items(source, by, flt)
+    return count_by_answer(asked, counted, command="iterate-over",
+                           code="iterate_over_too_large", base=_base(target, path, where),
+                           noun=source.noun, items=source.total,
+                           engine=engine, seconds=seconds, offset=offset, limit=limit,
+                           fit=fit, warnings=source.warnings, on_close=target.index.close)
+
+
 def absent_warnings(items: list[Any], fields: list[str], parsed: list[Any], flt: Any,
-                     offset: int, skip: Collection[int], *, noun: str = "item",
-                     columns: bool = False) -> tuple[str, ...]:
+                    offset: int, skip: Collection[int], *, noun: str = "item",
+                    columns: bool = False, spread: bool = False) -> tuple[str, ...]:
     """Warnings for the fields no item of the window has (a misspelling reads as a column of
     nulls otherwise), and for --where keys that are compared (not just tested for) and that no
     item has, when a key close to them exists: a key absent from a window is normal, and
-    ``!@.metadata.deletionTimestamp`` is about absence."""
+    ``!@.metadata.deletionTimestamp`` is about absence. ``spread``: the items are rows picked
+    from across the array (a selection), not a window."""
     from scratch.query.items import absent_field, absent_warning, where_paths
     if not items:
         return ()
@@ -278,9 +375,24 @@ def absent_warnings(items: list[Any], fields: list[str], parsed: list[Any], flt:
     for f, p in zip(fields, parsed, strict=True):
         a = absent_field(items, f, p, skip=skip, offset=offset)
         if a is not None:
-            out.append(absent_warning(a, offset, last, noun=noun, columns=columns))
+            text = absent_warning(a, offset, last, noun=noun, columns=columns)
+            if spread:
+                text = _spread(text, noun, len(items))
+            out.append(text)
     for text, p in where_paths(flt) if flt is not None else ():
         a = absent_field(items, text, p, skip=skip, offset=offset)
         if a is not None and a.near:
             out.append(absent_warning(a, offset, last, noun=noun, where=True, columns=columns))
     return tuple(out)
+
+
+def _spread(text: str, noun: str, n: int) -> str:
+    """A warning about a window (``items 0..4``) said of the rows shown instead."""
+    import re
+    shown = f"the {plural_noun(n, noun)} shown"
+    text = re.sub(rf"\bnone of {noun}s \d+\.\.\d+", f"none of {shown}", text)
+    return re.sub(rf"\bnot in {noun} \d+", f"not in {shown}", text)
+
+
+def plural_noun(n: int, noun: str) -> str:
+    return noun if n == 1 else f"{n} {noun}s"

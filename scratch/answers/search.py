@@ -10,6 +10,10 @@ Invariants:
 - A --fit page stops only where resuming the search (``from_line``) repeats and skips nothing:
   between regions, or just before a selected line; ``next`` resumes there with the remaining
   ``max_count``: following it covers all matches with no gap and no overlap.
+- When ``-m`` stopped the search, ``meta.total_matches`` is the number of matching lines in the
+  whole entry (a second pass without context, counted, not shown).
+- ``--count`` and ``--count-by GROUP`` are counting answers
+  (:mod:`scratch.answers.grep_counts`).
 - A refusal offers a smaller ``max_count`` (the answer for the first K matches is a prefix of
   the refused one plus the K-th's trailing context, so it is known without searching again),
   --fit when its first piece fits, and context 0 when the matches alone fit; when none fits,
@@ -28,6 +32,7 @@ from scratch.answers.result import Result
 from scratch.answers.target import Target, open_target, range_cost
 from scratch.calls import Call, call
 from scratch.errors import InvalidPattern, UsageError
+from scratch.words import plural
 
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
 
@@ -156,6 +161,7 @@ class GrepAnswer(Candidate):
         self.shrink_units = sum(r.match_count for r in regions)
         first = next((ln.lineno for _, ln in self.lines), from_line)
         self.what = f"line {first} alone"
+        self._total_matches: int | None = None
 
     def _prefix(self, k: int) -> list[Any]:
         """The regions of the first k units."""
@@ -176,9 +182,30 @@ class GrepAnswer(Candidate):
         data: dict[str, Any] = {"name": self.target.name, "version": self.target.version,
                                 "matches": sum(r.match_count for r in regions),
                                 "regions": regions_data(regions)}
-        notices = ("no matches",) if not regions and self.resume(k) is None else ()
+        notices: tuple[str, ...] = ("no matches",) if not regions and self.resume(k) is None \
+            else ()
+        meta: dict[str, Any] = {}
+        total = self._total()
+        if total is not None:  # -m cut the answer: how many the whole entry has
+            meta["total_matches"] = total
+            notices = (f"{plural(total, 'matching line', grouped=True)} in the whole entry; "
+                       f"-m {self.options.max_count} stops at the first "
+                       f"{self.options.max_count}",)
         return Result("grep", data=data, text=render_regions(regions), notices=notices,
-                      price=self.text_price(k))
+                      price=self.text_price(k), meta=meta)
+
+    def _total(self) -> int | None:
+        """The selected lines of the whole entry when -m stopped this search, else None."""
+        m = self.options.max_count
+        if m is None or sum(r.match_count for r in self.regions) < m:
+            return None
+        if self._total_matches is None:
+            from dataclasses import replace
+
+            from scratch.answers.grep_counts import count_matches
+            self._total_matches = count_matches(self.target,
+                                                replace(self.options, max_count=None))
+        return self._total_matches
 
     def text_price(self, k: int) -> int | None:
         if not self.cuts:
@@ -233,8 +260,18 @@ class GrepAnswer(Candidate):
 
 def grep(ctx: Context, ref: str | None = None, pattern: str | None = None, context: int = 0,
          ignore_case: bool = False, fixed: bool = False, max_count: int | None = None,
-         invert: bool = False, fit: bool = False, from_line: int = 1, all: bool = False
-         ) -> Candidate:
+         invert: bool = False, fit: bool = False, from_line: int = 1, all: bool = False,
+         count: bool = False, count_by: str | int | None = None, offset: int = 0,
+         limit: int | None = None) -> Candidate:
+    if count or count_by is not None:
+        from scratch.answers.grep_counts import counting
+        return counting(ctx, ref, pattern, all=all, count=count, count_by=count_by,
+                         ignore_case=ignore_case, fixed=fixed, max_count=max_count,
+                         invert=invert, fit=fit, from_line=from_line, offset=offset,
+                         limit=limit, context=context)
+    if offset or limit is not None:
+        raise UsageError("--offset and --limit page the values of --count-by (matches: -m, "
+                         "--from-line)", code="invalid_argument")
     if all:
         if fit or from_line != 1:
             raise UsageError("--fit and --from-line work on one entry, not with --all; narrow "
@@ -339,3 +376,4 @@ def grep_all(ctx: Context, pattern: str, *, context: int = 0, ignore_case: bool 
             target.index.close()
         raise
     return GrepAll(ctx, pattern, options, found, asked)
+

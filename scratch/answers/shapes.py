@@ -2,6 +2,8 @@
 
 Invariants:
 - The answer is read from the index only (the skeleton's info), never from the content.
+- A parsed log's schema lists its records' fields (types, presence, distinct values of the
+  facets) as the index analysed them.
 - ``--depth`` cuts the outline to that many path levels; a refused schema offers the deepest
   depth that fits (a schema's shrink units are depth levels).
 """
@@ -72,7 +74,7 @@ def schema_text(info: dict[str, Any], depth: int) -> str:
         out += _csv_lines(info)
     elif "headings" in info:
         out += _heading_lines(info["headings"], depth)
-    elif info.get("levels") or info.get("timestamp_format"):
+    elif info.get("levels") or info.get("timestamp_format") or _records(info):
         out += _log_lines(info)
     else:
         for key, value in info.items():
@@ -101,6 +103,11 @@ def _count(n: Any, word: str) -> str:
     return plural(n, word) if isinstance(n, int) else f"? {word}s"
 
 
+def _records(info: dict[str, Any]) -> dict[str, Any] | None:
+    rec = info.get("records")
+    return rec if isinstance(rec, dict) and rec.get("format") else None
+
+
 def _log_lines(info: dict[str, Any]) -> list[str]:
     out = []
     fmt = info.get("timestamp_format")
@@ -108,6 +115,32 @@ def _log_lines(info: dict[str, Any]) -> list[str]:
     out.append(f"log: {fmt or 'no'} timestamps" + (f", {span[0]} .. {span[-1]}" if span else ""))
     if info.get("levels"):
         out.append("levels: " + ", ".join(f"{k} {v}" for k, v in info["levels"].items()))
+    rec = _records(info)
+    if rec is not None:
+        out += _record_lines(rec)
+    return out
+
+
+def _record_lines(rec: dict[str, Any]) -> list[str]:
+    """A parsed log's records: the format, how many lines parsed, and each field with its
+    types, presence and (for a facet) its number of distinct values."""
+    from scratch.answers.log_rows import field_rows
+    n = int(rec.get("records") or 0)
+    parts = [f"{rec.get('parsed', 0):,} parsed"]
+    if rec.get("unparsed"):
+        first = rec.get("unparsed_examples") or []
+        at = f" (line {', '.join(str(x) for x in first[:3])}{', ...' if len(first) > 3 else ''})"
+        parts.append(f"{rec['unparsed']:,} unparsed{at if first else ''}")
+    if rec.get("blank"):
+        parts.append(f"{rec['blank']:,} blank")
+    out = [f"records: {rec.get('format')} ({rec.get('title')}), "
+           f"{plural(n, 'line', grouped=True)}: " + ", ".join(parts),
+           "fields (records at .; lines that do not parse have _line and _raw only):"]
+    for f in field_rows(rec):
+        types = "|".join(f["types"]) or f["type"]
+        distinct = (f", {plural(f['distinct'], 'value', grouped=True)}"
+                    if isinstance(f.get("distinct"), int) else "")
+        out.append(f"  {f['name']}: {types} {f['present']}/{n}{distinct}")
     return out
 
 

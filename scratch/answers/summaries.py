@@ -2,8 +2,10 @@
 
 Invariants:
 - Local mode uses no network and no model: format and size, a depth-2 schema outline, value
-  counts and ranges of the record arrays' fields (low-cardinality values counted, numbers and
-  timestamps as ranges), log levels and time range, and a sample of error lines.
+  counts and ranges of the record arrays' fields (every field with up to
+  :data:`MAX_DISTINCT` distinct values that repeat: its top :data:`TOP_VALUES` values and how
+  many items the rest hold; numbers and timestamps as ranges), a parsed log's facet counts,
+  log levels and time range, and a sample of error lines.
 - With ``summarize.command`` set, the content is cut into pieces of at most
   ``budget.max_extraction_tokens`` tokens at line ends and each piece is piped to the command;
   the answers are joined in order.
@@ -36,11 +38,19 @@ ERROR_WORDS = r"error|fail|fatal|exception|denied|panic|refused|timed? ?out"
 ERROR_LEVELS = ("FATAL", "CRITICAL", "ERROR", "SEVERE", "PANIC", "WARN", "WARNING")
 
 
+TOP_VALUES = 10  # value counts listed per field; the rest is one "N more" figure
+MAX_DISTINCT = 1000  # a field with more distinct values is not a category
+
+
 def _fields_text(summary: dict[str, Any], limit: int = 40) -> list[str]:
     out = []
     for f in summary["fields"]:
         if "values" in f:
             vals = ", ".join(f"{v if isinstance(v, str) else _j(v)} {c}" for v, c in f["values"])
+            other = f.get("other")
+            if other:
+                vals += (f", … {other['count']:,} more in "
+                         f"{plural(other['distinct'], 'value', grouped=True)}")
             out.append(f"  {f['path']}: {vals}")
         elif "min" in f:
             out.append(f"  {f['path']}: {f['min']} .. {f['max']} ({f['distinct']} distinct)")
@@ -80,7 +90,7 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
                 items = value
                 for seg in arr["location"]:
                     items = items[seg]
-                summary = summarize_values(items)
+                summary = summarize_values(items, max_distinct=MAX_DISTINCT, top=TOP_VALUES)
                 text = _fields_text(summary)
                 if text:
                     lines.append(f"values in {arr['path']} ({plural(arr['length'], 'item')}):")
@@ -88,6 +98,9 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
     elif "column_info" in info or "header" in info:
         lines += _csv_summary(target, info)
     else:
+        rec = _records(target)
+        if rec is not None:
+            lines += _records_summary(rec)
         for key in ("timestamp_format", "time_range", "levels", "columns", "headings"):
             if info.get(key):
                 lines.append(f"{key}: {_j(info[key])}")
@@ -106,6 +119,35 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
         lines.append("error lines (sample):")
         lines += sample
     return "\n".join(lines) + "\n"
+
+
+def _records(target: Target) -> dict[str, Any] | None:
+    from scratch.answers.log_rows import parsed_log
+    return parsed_log(target)
+
+
+def _records_summary(rec: dict[str, Any]) -> list[str]:
+    """A parsed log's format, record counts and the value counts of its facets (made when
+    the index was built), top values first."""
+    parsed, unparsed = rec.get("parsed", 0), rec.get("unparsed", 0)
+    lines = [f"records: {rec.get('format')} ({rec.get('title')}), "
+             f"{plural(int(rec.get('records', 0)), 'line', grouped=True)}: {parsed:,} parsed"
+             + (f", {unparsed:,} unparsed" if unparsed else "")
+             + (f", {rec['blank']:,} blank" if rec.get("blank") else "")]
+    lines.append("values of " + ", ".join(f["name"] for f in rec.get("fields") or []
+                                          if not f["name"].startswith("_")) + ":")
+    for name, facet in (rec.get("facets") or {}).items():
+        values = facet.get("values")
+        if not values:
+            continue
+        top = values[:TOP_VALUES]
+        text = ", ".join(f"{v if isinstance(v, str) else _j(v)} {c}" for v, c in top)
+        rest = values[TOP_VALUES:]
+        if rest:
+            text += (f", … {sum(c for _, c in rest):,} more in "
+                     f"{plural(len(rest), 'value', grouped=True)}")
+        lines.append(f"  {name}: {text}")
+    return lines
 
 
 CSV_ROWS = 200_000  # rows read for value counts; a bigger table is summarized on this prefix
@@ -130,7 +172,7 @@ def _csv_summary(target: Target, info: dict[str, Any]) -> list[str]:
         reader = csv.DictReader(fh, delimiter=info.get("delimiter") or ",")
         rows = [{k: typed(v) for k, v in row.items() if k is not None and v not in (None, "")}
                 for row in itertools.islice(reader, CSV_ROWS)]
-    summary = summarize_values(rows)
+    summary = summarize_values(rows, max_distinct=MAX_DISTINCT, top=TOP_VALUES)
     cut = f" (first {CSV_ROWS:,})" if len(rows) == CSV_ROWS else ""
     return [f"values in {plural(len(rows), 'row', grouped=True)}{cut}:", *_fields_text(summary)]
 

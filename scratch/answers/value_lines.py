@@ -13,7 +13,8 @@ A rendered value is a sequence of lines; two sources provide them:
 Invariants:
 - Every rendered line is non-blank, so it costs at least one token: a window of more lines
   than the answer may cost is refused from its line count, before anything is read.
-- :class:`ValueLines` is the candidate answer of a window of such lines: its units are lines,
+- :class:`ValueLines` is the candidate answer of a window of such lines: its units are lines
+  (a negative ``offset`` counts from the end: ``-20`` is the last 20),
   ``next`` (with --fit) continues at the first line not shown (``--offset``), and a refusal's
   ``--limit K`` is the most lines that fit.
 """
@@ -133,8 +134,10 @@ class ValueLines(Candidate):
                  on_close: Callable[[], None] | None = None) -> None:
         super().__init__(asked, fit=fit)
         total = len(source)
-        if offset < 0 or (limit is not None and limit < 1):
-            raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
+        if offset < 0:  # from the end: --offset -20 is the last 20 lines
+            offset = max(0, total + offset)
+        if limit is not None and limit < 1:
+            raise UsageError("--limit must be >= 1", code="invalid_argument")
         if offset and offset >= total:
             raise OutOfRange(f"--offset {offset} is past the end ({plural(total, 'line')})",
                              total_lines=total, offset=offset)

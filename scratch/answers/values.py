@@ -56,10 +56,108 @@ def _get_in_data(target: Target, path: str, vtype: str, value: Any, matches: Any
 
 
 def get_in(ctx: Context, ref: str, path: str, offset: int = 0, limit: int | None = None,
-           fit: bool = False) -> Candidate:
-    asked = call("get-in", ref=ref, path=path, offset=offset or None, limit=limit,
-                 fit=fit or None)
-    return _get_in(open_target(ctx, ref), path, asked, offset=offset, limit=limit, fit=fit)
+           fit: bool = False, keys: bool = False, fields: Any = None,
+           count: bool = False) -> Candidate:
+    from scratch.answers.rows import split_fields
+    from scratch.errors import UsageError
+    names = split_fields(fields)
+    if sum((keys, bool(names), count)) > 1:
+        raise UsageError("--keys, --fields and --count are three answers: give one",
+                         code="invalid_argument")
+    asked = call("get-in", ref=ref, path=path, keys=keys or None, fields=names or None,
+                 count=count or None, offset=offset or None, limit=limit, fit=fit or None)
+    target = open_target(ctx, ref)
+    if keys or names or count:
+        try:
+            if target.format in ("csv", "tsv") or target.format == "log":
+                raise UsageError(f"--keys, --fields and --count read JSON, YAML and NDJSON; "
+                                 f"a {target.format} entry's rows are items: see schema, or "
+                                 "iterate-over REF . --fields ... / --count",
+                                 code="invalid_argument",
+                                 suggestions=[call("schema", ref=target.ref)])
+            if keys:
+                from scratch.answers.keys import keys_answer
+                return keys_answer(target, path, asked, offset=offset, limit=limit, fit=fit)
+            if count:
+                return _count(target, path, asked)
+            return _projected(target, path, names, asked, offset=offset, limit=limit, fit=fit)
+        except BaseException:
+            target.index.close()
+            raise
+    return _get_in(target, path, asked, offset=offset, limit=limit, fit=fit)
+
+
+def _count(target: Target, path: str, asked: Call) -> Candidate:
+    """How many nodes ``path`` selects (a JSONPath query: its matches; a plain path: 1)."""
+    import time
+
+    from scratch.answers.counting import count_result
+    from scratch.index.structure import lines_left_out
+    from scratch.query.paths import evaluate, parse_path
+    started = time.monotonic()
+    parsed = parse_path(path)
+    if parsed.singular:
+        segments = list(parsed.segments or ())
+        info = _located(target, lambda: target.index.node(segments))
+        if info is None or not info.complete:  # says precisely what is missing
+            _located(target, lambda: target.index.value_at(segments))
+        n = 1
+    else:
+        n = len(_located(target, lambda: evaluate(target.index.value_at([]), parsed)))
+    seconds = time.monotonic() - started
+    data = {"name": target.name, "version": target.version, "path": path,
+            "seconds": round(seconds, 3)}
+    answer = count_result("get-in", asked, data, n,
+                          f"{n:,} {'node' if n == 1 else 'nodes'} match {path} "
+                          f"({seconds:.2f} s)", "get_in_too_large",
+                          on_close=target.index.close)
+    answer.result.warnings = not_json_warning(target, lines_left_out(target.index))
+    return answer
+
+
+def _projected(target: Target, path: str, names: list[str], asked: Call, *, offset: int,
+               limit: int | None, fit: bool) -> Candidate:
+    """The items of the array at ``path`` (or the matches of a JSONPath query, or one object)
+    with only ``names``: one compact JSON object per line, missing fields null."""
+    from scratch.answers.result import compact_json
+    from scratch.index.structure import lines_left_out
+    from scratch.query.aggregate import MISSING, field_getter
+    from scratch.query.paths import evaluate, parse_path
+    parsed = parse_path(path)
+    if parsed.singular:
+        value = _located(target, lambda: target.index.value_at(list(parsed.segments or ())))
+    else:
+        value = [m.value for m in _located(
+            target, lambda: evaluate(target.index.value_at([]), parsed))]
+    getters = [(n, field_getter(n)) for n in names]
+
+    def project(item: Any) -> dict[str, Any]:
+        row = {}
+        for n, get in getters:
+            v = get(item)
+            row[n] = None if v is MISSING else v
+        return row
+
+    projected: Any = ([project(v) for v in value] if isinstance(value, list)
+                      else project(value))
+    if isinstance(projected, list):
+        body = "".join(f"  {compact_json(r)}{',' if i < len(projected) - 1 else ''}\n"
+                       for i, r in enumerate(projected))
+        text = f"[\n{body}]\n" if projected else "[]\n"
+    else:
+        text = compact_json(projected) + "\n"
+    vtype = "array" if isinstance(projected, list) else "object"
+    warnings = not_json_warning(target, lines_left_out(target.index))
+
+    def make_data(paging: dict[str, Any], body: str, windowed: bool, fit: bool,
+                  cut: bool) -> dict[str, Any]:
+        data = _get_in_data(target, path, vtype, projected, None, paging, body, windowed, fit,
+                            cut)
+        data["fields"] = names
+        return data
+
+    return ValueLines(asked, TextLines(text), offset=offset, limit=limit, fit=fit,
+                      make_data=make_data, warnings=warnings, on_close=target.index.close)
 
 
 def get_in_of(target: Target, path: str) -> Candidate:

@@ -48,6 +48,7 @@ def main_callback(
 COMMAND_MODULES = {
     **dict.fromkeys(("head", "tail", "slice", "read", "export"), "lines_cmds"),
     "grep": "grep_cmds",
+    "sql": "sql_cmds",
     **dict.fromkeys(("schema", "get-in", "get_in"), "struct_cmds"),
     **dict.fromkeys(("item-schema", "item_schema", "iterate-over", "iterate_over", "summarize"),
                     "items_cmds"),

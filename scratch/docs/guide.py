@@ -25,15 +25,16 @@ tool. REF is a name, NAME@VERSION, or a prefix of the hash in an automatic name.
 1. scratch schema REF                     paths, types, array lengths, line ranges
 2. scratch item-schema REF PATH           keys of an array's items, with presence k/n
 3. scratch iterate-over REF PATH --fields a,b.c --limit 20    one row per item
-   scratch get-in REF PATH                one value: items.3.name, /items/3, or $..name
+   (--where EXPR scans all items; --sort F; --count; --count-by F: value counts)
+   scratch get-in REF PATH                one value: items.-1.name, /items/3, or $..name
+   scratch sql REF "SELECT ... FROM entry"   SQL over the items (--describe: columns)
 4. scratch grep REF PATTERN -m 20         matching lines with context
    scratch slice REF START END            exact lines (also head, tail)
 Read a whole entry (scratch read REF) only when it is small."""),
     ("Refusals", """\
 Each answer is priced: with --json, meta.tokens and meta.budget. An answer over the per-call
-cap or the remaining budget is refused (exit 3) with error.code (head_too_large,
-slice_too_large, grep_too_large, get_in_too_large, iterate_over_too_large, read_too_large,
-budget_exceeded, ...), estimated_tokens, limit, and suggestions: exact commands. Run one of
+cap or the remaining budget is refused (exit 3) with error.code (head_too_large, ...,
+budget_exceeded), estimated_tokens, limit, and suggestions: exact commands. Run one of
 them; don't retry the same call. Or add --fit (head, tail, slice, grep, get-in, iterate-over,
 read, log read) to get the largest part that fits plus `next`, the exact command that
 continues; follow `next` until it is absent (a line too long for one answer comes in pieces).

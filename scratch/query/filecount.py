@@ -90,7 +90,8 @@ def count_by_file(path: Path, kind: str, fields: Sequence[str], *, limit: int | 
     items = _items_sql(Path(path), kind, location)
     if items is None or not fields:
         return None
-    import duckdb
+    from scratch.query.duck import duckdb_module
+    duckdb = duckdb_module()
 
     # json_extract gives SQL NULL for a path the item lacks and the text null for a null
     cols = ", ".join(f"json_extract(json, {_q(p)})" for p in pointers)

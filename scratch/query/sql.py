@@ -208,7 +208,8 @@ class _Session:
     """A sandboxed DuckDB connection with one view per table (closed on exit)."""
 
     def __init__(self, tables: Mapping[str, Source], tmp_dir: Path | None = None) -> None:
-        import duckdb
+        from scratch.query.duck import duckdb_module
+        duckdb = duckdb_module()
 
         if not tables:
             raise UsageError("no tables to query", code="invalid_argument")
@@ -265,7 +266,8 @@ class _Session:
 
 
 def _check_read_only(con: Any, query: str) -> None:
-    import duckdb
+    from scratch.query.duck import duckdb_module
+    duckdb = duckdb_module()
 
     try:
         statements = con.extract_statements(query)
@@ -286,7 +288,8 @@ def _message(exc: BaseException) -> str:
 
 
 def _classify(exc: BaseException, query: str) -> SqlError:
-    import duckdb
+    from scratch.query.duck import duckdb_module
+    duckdb = duckdb_module()
 
     msg = _message(exc)
     if isinstance(exc, duckdb.PermissionException) or "disabled by configuration" in msg or \
@@ -297,7 +300,8 @@ def _classify(exc: BaseException, query: str) -> SqlError:
 
 
 def _retryable(exc: BaseException) -> bool:
-    import duckdb
+    from scratch.query.duck import duckdb_module
+    duckdb = duckdb_module()
 
     return isinstance(exc, (duckdb.ConversionException, duckdb.InvalidInputException)) and \
         "disabled by configuration" not in str(exc)
@@ -315,7 +319,8 @@ def run_sql(tables: Mapping[str, Source], query: str, *, row_limit: int = 1000,
     if row_limit < 0 or time_limit <= 0:
         raise UsageError("row limit must be >= 0 and time limit > 0", code="invalid_argument",
                          row_limit=row_limit, time_limit=time_limit)
-    import duckdb
+    from scratch.query.duck import duckdb_module
+    duckdb = duckdb_module()
 
     started = time.monotonic()
     with _Session(tables, tmp_dir) as s:
@@ -348,7 +353,8 @@ def run_sql(tables: Mapping[str, Source], query: str, *, row_limit: int = 1000,
 def describe(tables: Mapping[str, Source], *, tmp_dir: Path | None = None
              ) -> dict[str, list[tuple[str, str]]]:
     """``{table: [(column, DuckDB type), ...]}``."""
-    import duckdb
+    from scratch.query.duck import duckdb_module
+    duckdb = duckdb_module()
 
     out: dict[str, list[tuple[str, str]]] = {}
     with _Session(tables, tmp_dir) as s:

@@ -1,0 +1,194 @@
+"""Counting answers: how many items match (``--count``), and value counts (``--count-by``).
+
+Both are exact over the whole array, whatever the window: ``--count`` is one number (with the
+items looked at and the time it took), ``--count-by`` a ranking of value counts, biggest first
+(:mod:`scratch.query.aggregate`: numbers, strings, booleans, null and a missing field kept
+apart), shown as a :class:`~scratch.answers.row_lists.RowList`: ``--limit`` buckets (10
+unless given) from ``--offset``, then an ``other`` line with what the rest hold, and the number
+of distinct values.
+
+Engines for a count-by, the first that answers (named in the answer's ``engine``):
+- ``cache``: the count of the same fields over the same array of this version, kept beside its
+  index (:mod:`scratch.index.countcache`) by an earlier count-by without ``--where``;
+- ``duckdb``: one scan of the stored JSON/NDJSON file (:mod:`scratch.query.filecount`), for
+  a file of :data:`DUCKDB_BYTES` or more (below that, parsing it here is quicker than
+  starting DuckDB);
+- ``index``: a parsed log's facet counts, made when the index was built;
+- ``python``: the items scanned here (always with ``--where``, which is RFC 9535).
+A count-by without ``--where`` is saved to the cache whichever engine made it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from scratch.answers.candidate import Fixed
+from scratch.answers.item_source import Items, good
+from scratch.answers.result import Result
+from scratch.answers.row_lists import RowList
+from scratch.calls import Call
+from scratch.words import plural
+
+DEFAULT_TOP = 10  # buckets a count-by shows without --limit
+# below this size parsing the items here is faster than starting DuckDB (~0.3 s to import)
+DUCKDB_BYTES = 4 << 20
+_LITERALS = ("null", "true", "false", "(missing)")
+
+
+def value_cell(value: Any, kind: str, *, strings: bool = False) -> str:
+    """A bucket's value as a cell: strings as they are unless they would read as another kind
+    (a number, true/false/null, the missing marker: then JSON-quoted), ``(missing)`` for a
+    field an item lacks, anything else as JSON."""
+    from scratch.answers.row_lists import cell_text
+    if kind == "missing":
+        return "(missing)"
+    if isinstance(value, str) and not strings:
+        import json
+        looks = value in _LITERALS or not value or value != value.strip()
+        if not looks and value[0] in "-0123456789[{\"":
+            try:
+                json.loads(value)
+                looks = True
+            except ValueError:
+                looks = False
+        return json.dumps(value, ensure_ascii=False) if looks else cell_text(value)
+    return cell_text(value)
+
+
+def split_names(value: Any) -> list[str]:
+    """A comma-separated text or a list, as a list of names."""
+    parts = value.split(",") if isinstance(value, str) else list(value or [])
+    return [p.strip() for p in parts if isinstance(p, str) and p.strip()]
+
+
+# -- count ----------------------------------------------------------------------------------
+
+
+def count_result(command: str, asked: Call, data: dict[str, Any], count: int, notice: str,
+                 code: str, on_close: Any = None) -> Fixed:
+    """The answer of a ``--count``: the number alone on stdout, what it counts on stderr."""
+    result = Result(command, data={**data, "count": count}, text=f"{count}\n",
+                    notices=(notice,))
+    return Fixed(asked, result, code=code, on_close=on_close)
+
+
+def count_items(source: Items, where: Any) -> tuple[int, int, float]:
+    """(items matching ``where``, items looked at, seconds): every item of the array."""
+    started = time.monotonic()
+    if where is None:
+        if source.fast is None or source.fast[0] != "ndjson" or not _any_bad(source):
+            return source.total, source.total, time.monotonic() - started
+        # an NDJSON root with lines that are not JSON: those are not items to count
+        n = sum(1 for _ in good(source.scan(), source.bad))
+        return n, n, time.monotonic() - started
+    matched = seen = 0
+    for _, item in good(source.scan(), source.bad):
+        seen += 1
+        if where(item):
+            matched += 1
+    return matched, seen, time.monotonic() - started
+
+
+def _any_bad(source: Items) -> bool:
+    """Whether the index found NDJSON lines that are not JSON (it says so in a warning)."""
+    return any("lines are not JSON" in w for w in source.target.index.warnings)
+
+
+# -- count-by -------------------------------------------------------------------------------
+
+
+def count_by_items(source: Items, fields: Sequence[str], where: Any) -> tuple[Any, str, float]:
+    """(the full :class:`~scratch.query.aggregate.CountBy`, engine, seconds) of ``fields``
+    over the items that pass ``where`` (see the module docstring for the engines)."""
+    from scratch.query.aggregate import count_by
+    started = time.monotonic()
+    parsed = [source.field_path(f) for f in fields]
+
+    def python() -> Any:
+        items: Iterator[Any] = (item for _, item in good(source.scan(), source.bad))
+        return count_by(items, parsed, where=where, limit=None, names=list(fields))
+
+    if where is not None:
+        return python(), "python", time.monotonic() - started
+    from scratch.index.countcache import cached_count_by
+    target = source.target
+    engine: list[str] = []
+
+    def compute() -> Any:
+        fast = source.fast
+        if fast is not None and fast[0] in ("ndjson", "json") and \
+                target.index.bytes >= DUCKDB_BYTES:
+            from scratch.query.filecount import count_by_file
+            r = count_by_file(target.path, fast[0], list(fields), limit=None,
+                              location=fast[1])
+            if r is not None:
+                engine.append("duckdb")
+                return r
+        if fast is not None and fast[0] == "log" and len(fields) == 1:
+            from scratch.index.logrecords import facet_count_by
+            r = facet_count_by(fast[1], fields[0], limit=None)
+            if r is not None:
+                engine.append("index")
+                return r
+        engine.append("python")
+        return python()
+
+    key = ("count-by", [s if isinstance(s, (str, int)) else str(s) for s in source.segments],
+           list(fields))
+    full = cached_count_by(target.index.index_dir, key, compute, limit=None)
+    return full, engine[0] if engine else "cache", time.monotonic() - started
+
+
+def count_by_answer(asked: Call, counted: Any, *, command: str, code: str,
+                    base: dict[str, Any], noun: str, items: int | None, engine: str,
+                    seconds: float, offset: int, limit: int | None, fit: bool,
+                    warnings: tuple[str, ...] = (), on_close: Any = None,
+                    what: str | None = None, strings: bool = False) -> RowList:
+    """The ranking ``counted`` (a CountBy with every bucket) as a list of buckets: rows
+    ``offset..`` (``limit``: 10 unless given), then the ``other`` line."""
+    fields = list(counted.fields)
+    buckets = list(counted.buckets)
+    distinct = counted.distinct
+    subject = what or ", ".join(fields)
+
+    def cells(b: Any) -> list[str]:
+        return [*(value_cell(v, t, strings=strings)
+                  for v, t in zip(b.values, b.types, strict=True)),
+                str(b.count)]
+
+    def rest(end: int) -> tuple[int, int]:
+        after = buckets[end:]
+        return sum(b.count for b in after), len(after)
+
+    def tail(end: int) -> list[list[str]]:
+        n, k = rest(end)
+        if not k:
+            return []
+        return [[f"(other: {plural(k, 'value')})", *([""] * (len(fields) - 1)), str(n)]]
+
+    def make_data(shown: list[Any], start: int, k: int) -> dict[str, Any]:
+        n, left = rest(start + k)
+        data = {**base, "fields": fields, "total": counted.total, "distinct": distinct,
+                "offset": start, "values": [b.to_dict(fields) for b in shown],
+                "other": {"count": n, "distinct": left}, "engine": engine,
+                "seconds": round(seconds, 3)}
+        if items is not None:
+            data["items"] = items
+        return data
+
+    def notices(start: int, k: int) -> tuple[str, ...]:
+        over = plural(counted.total, noun, grouped=True)
+        if items is not None and counted.where is not None:
+            over += f" matching --where (of {items:,})"
+        elif counted.where is not None:
+            over += " matching --where"
+        ranks = f"values {start + 1}..{start + k} shown" if k else "none shown"
+        return (f"{plural(distinct, 'distinct value', grouped=True)} of {subject} over {over};"
+                f" {ranks} ({seconds:.2f} s, {engine})",)
+
+    return RowList(asked, command=command, code=code, columns=[*fields, "count"],
+                   rows=buckets, offset=offset, limit=DEFAULT_TOP if limit is None else limit,
+                   fit=fit, cells=cells, make_data=make_data, tail=tail, notices=notices,
+                   warnings=warnings, on_close=on_close)

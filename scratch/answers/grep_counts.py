@@ -1,0 +1,125 @@
+"""grep's counting answers: ``--count`` (the number of selected lines of the whole entry)
+and ``--count-by GROUP`` (the values a capture group took, ranked like iterate-over's counts),
+and the whole entry's count a grep that ``-m`` stopped reports.
+
+Invariants:
+- Counts run over the entry's bytes through an mmap with the index's line starts, with the
+  capture-free matcher (:func:`scratch.query.grep.iter_selected_lines`): lines that do not
+  match cost what ``grep`` costs. ``--count`` honours ``-m`` as a cap (as ``grep -c -m``) and
+  ``--from-line``; ``--count-by`` always counts the whole entry.
+- Group values come from :mod:`scratch.query.groups`; a group that took no part in a line's
+  match is the ``missing`` bucket.
+"""
+
+from __future__ import annotations
+
+import mmap
+from typing import Any
+
+from scratch.answers.candidate import Candidate
+from scratch.answers.context import Context
+from scratch.answers.target import Target, open_target
+from scratch.calls import call
+from scratch.errors import InvalidPattern, UsageError
+
+
+def _with_buffer(target: Target, use: Any) -> Any:
+    """``use(buf)`` over the entry's bytes (an mmap; ``b""`` for an empty entry)."""
+    if target.index.meta["bytes"] == 0:
+        return use(b"")
+    with open(target.path, "rb") as fh:
+        buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            return use(buf)
+        finally:
+            buf.close()
+
+
+def count_matches(target: Target, options: Any, from_line: int = 1) -> int:
+    """Selected lines of the whole entry (from ``from_line``), no context, up to -m."""
+    from scratch.query.grep import iter_selected_lines
+    index = target.index
+    if index.line_count == 0 or from_line > index.line_count:
+        return 0
+    cap = options.max_count
+
+    def count(buf: Any) -> int:
+        n = 0
+        for _ in iter_selected_lines(buf, options, start=index.line_offset(from_line),
+                                     first_lineno=from_line, line_starts=index.line_starts()):
+            n += 1
+            if cap is not None and n >= cap:
+                break
+        return n
+
+    return int(_with_buffer(target, count))
+
+
+def counting(ctx: Context, ref: str | None, pattern: str | None, *, all: bool, count: bool,
+              count_by: str | int | None, ignore_case: bool, fixed: bool,
+              max_count: int | None, invert: bool, fit: bool, from_line: int, offset: int,
+              limit: int | None, context: int) -> Candidate:
+    import time
+
+    from scratch.answers.counting import count_by_answer, count_result
+    if all:
+        raise UsageError("--count and --count-by work on one entry, not with --all",
+                         code="invalid_argument")
+    if ref is None or pattern is None:
+        raise UsageError("missing PATTERN: grep REF PATTERN", code="invalid_argument")
+    if count and count_by is not None:
+        raise UsageError("--count and --count-by are two answers: give one",
+                         code="invalid_argument")
+    if context:
+        raise UsageError("-C shows lines around matches; counts have none",
+                         code="invalid_argument")
+    if from_line < 1:
+        raise UsageError("--from-line must be >= 1", code="invalid_argument")
+    if max_count is not None and max_count < 0:
+        raise UsageError("-m must be >= 0", code="invalid_argument")
+    from scratch.query.grep import GrepOptions
+    options = GrepOptions(pattern=pattern, ignore_case=ignore_case, fixed=fixed, invert=invert,
+                          max_count=max_count)
+    asked = call("grep", ref=ref, pattern=pattern, ignore_case=ignore_case or None,
+                 fixed=fixed or None, invert=invert or None, max_count=max_count,
+                 from_line=None if from_line == 1 else from_line, count=count or None,
+                 count_by=None if count_by is None else str(count_by),
+                 offset=offset or None, limit=limit, fit=fit or None)
+    target = open_target(ctx, ref, logs=True)
+    base = {"name": target.name, "version": target.version, "pattern": pattern}
+    try:
+        started = time.monotonic()
+        if count:
+            if fit or offset or limit is not None:
+                raise UsageError("--count is one number: --fit, --offset and --limit page "
+                                 "--count-by values", code="invalid_argument")
+            n = count_matches(target, options, from_line)
+            seconds = time.monotonic() - started
+            lines = target.index.line_count
+            what = "lines that do not match" if invert else "lines match"
+            notice = (f"{n:,} of {lines:,} {what}"
+                      + (f" (stopped at -m {max_count})" if max_count is not None
+                         and n >= max_count else "") + f" ({seconds:.2f} s)")
+            return count_result("grep", asked, {**base, "lines": lines,
+                                                "seconds": round(seconds, 3)},
+                                n, notice, "grep_too_large", on_close=target.index.close)
+        from scratch.query.groups import group_counts
+        index = target.index
+        if from_line > 1 or max_count is not None:
+            raise UsageError("--count-by counts over the whole entry: -m and --from-line do "
+                             "not apply", code="invalid_argument")
+        try:
+            counted = _with_buffer(target, lambda buf: group_counts(
+                buf, options, count_by if count_by is not None else 0,
+                line_starts=index.line_starts()))
+        except InvalidPattern as exc:
+            exc.details.setdefault("suggestions", [asked.with_args(fixed=True)])
+            raise
+        seconds = time.monotonic() - started
+        return count_by_answer(asked, counted, command="grep", code="grep_too_large",
+                               base=base, noun="matching line", items=None, engine="re2",
+                               seconds=seconds, offset=offset, limit=limit, fit=fit,
+                               on_close=target.index.close, strings=True)
+    except BaseException:
+        target.index.close()
+        raise

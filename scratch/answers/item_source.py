@@ -1,0 +1,204 @@
+"""The items of one array as a source: random access to a window, or a scan of all of them.
+
+Three kinds of array hold the items the row and counting answers work on:
+
+- a JSON/YAML/NDJSON array at a path (:class:`JsonItems`), read through the index;
+- the rows of a CSV/TSV entry and the records of a parsed log (:class:`TableItems`, over
+  :class:`~scratch.answers.table_rows.CsvRows` or :class:`~scratch.answers.log_rows.LogRows`).
+
+Invariants:
+- Item ``k`` is the same value whichever way it is read (``read``, ``fetch`` or ``scan``).
+- ``scan`` streams: the root array of an NDJSON entry and table rows are read a chunk of
+  lines at a time, so memory does not grow with the entry; an array inside a document is the
+  parsed array (the index caches it).
+- An NDJSON line that is not JSON is ``None`` in its place (indexes stay aligned) and is
+  recorded in ``bad`` ({item index: line}); answers leave it out and warn with its line.
+- ``fast`` names what an engine outside Python may count without reading the items here
+  (``("ndjson", ())``, ``("json", location)``, ``("log", records info)``), or is None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from scratch.answers.rendered import not_json_warning
+from scratch.answers.target import Target
+
+if TYPE_CHECKING:
+    from scratch.answers.log_rows import LogRows
+    from scratch.answers.table_rows import CsvRows
+
+SCAN_ITEMS = 4096  # NDJSON lines parsed per read when a scan streams them
+
+
+class JsonItems:
+    """The items of the array at ``path`` of a JSON, YAML or NDJSON entry."""
+
+    noun = "item"
+    lines = False  # rows do not carry _line
+
+    def __init__(self, target: Target, path: str) -> None:
+        from scratch.answers.arrays import array_at
+        self.target = target
+        self.path = path
+        self.segments, self.total = array_at(target, path)
+        self.bad: dict[int, int] = {}
+        self.table: Any = None
+        index = target.index
+        self._ndjson_root = not self.segments and getattr(index, "layout", None) == "ndjson"
+        self.fast: tuple[str, Any] | None = None
+        if self._ndjson_root:
+            self.fast = ("ndjson", ())
+        elif target.format == "json" and all(
+                isinstance(s, str) or (isinstance(s, int) and s >= 0) for s in self.segments):
+            self.fast = ("json", tuple(self.segments))
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return not_json_warning(self.target, self.bad.values())
+
+    def field_path(self, text: str) -> Any:
+        from scratch.query.paths import parse_path
+        return parse_path(text)
+
+    def line(self, k: int) -> int | None:
+        return None
+
+    def read(self, offset: int, end: int) -> list[Any]:
+        """Items ``offset..end-1``."""
+        from scratch.answers.arrays import window_items
+        if end <= offset:
+            return []
+        items, bad = window_items(self.target, self.segments, self.total, offset, end - offset)
+        self.bad.update(bad)
+        return items
+
+    def fetch(self, indexes: Sequence[int]) -> dict[int, Any]:
+        """{k: item k} for the given indexes (runs of neighbours read together)."""
+        out: dict[int, Any] = {}
+        for lo, hi in _runs(indexes):
+            for k, item in enumerate(self.read(lo, hi), lo):
+                out[k] = item
+        return out
+
+    def scan(self) -> Iterator[tuple[int, Any]]:
+        """(k, item) for every item, in order (``None`` for a bad NDJSON line)."""
+        if self._ndjson_root:
+            yield from self._scan_ndjson()
+            return
+        from scratch.index.structure import lines_left_out
+        items = self.target.index.value_at(list(self.segments))
+        if not self.segments:
+            self.bad.update({k: line for line, k in lines_left_out(self.target.index).items()})
+        yield from enumerate(items)
+
+    def _scan_ndjson(self) -> Iterator[tuple[int, Any]]:
+        import orjson
+
+        from scratch.formats.jsontext import JsonError, has_big_int, parse_json
+        index = self.target.index
+        starts = index.item_starts([])
+        n = self.total
+        k = 0
+        while k < n:
+            stop = min(n, k + SCAN_ITEMS)
+            first = int(starts[k])
+            data = index.read_bytes(first, int(starts[stop - 1]))
+            lines = data.split(b"\n")
+            exact = not has_big_int(data)
+            for j in range(k, stop):
+                line = int(starts[j])
+                text = lines[line - first].strip()
+                try:
+                    if not exact:
+                        raise ValueError
+                    value = orjson.loads(text)
+                except ValueError:  # orjson's error is a ValueError; the stdlib words it
+                    try:
+                        value = parse_json(text)[0]
+                    except JsonError:
+                        self.bad[j] = line
+                        value = None
+                yield j, value
+            k = stop
+
+
+class TableItems:
+    """The rows of a CSV/TSV entry or the records of a parsed log."""
+
+    lines = True  # rows carry the _line they start on
+
+    def __init__(self, target: Target, table: CsvRows | LogRows) -> None:
+        self.target = target
+        self.table = table
+        self.total = table.total
+        self.segments: tuple[Any, ...] = ()
+        self.bad: dict[int, int] = {}
+        self.noun = getattr(table, "noun", "row")
+        rec = getattr(table, "rec", None)
+        self.fast: tuple[str, Any] | None = ("log", rec) if rec is not None else None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(self.table.warnings)
+
+    def field_path(self, text: str) -> Any:
+        return self.table.field_path(text)
+
+    def line(self, k: int) -> int | None:
+        return self.table.line(k)
+
+    def read(self, offset: int, end: int) -> list[Any]:
+        return self.table.read(offset, end) if end > offset else []
+
+    def fetch(self, indexes: Sequence[int]) -> dict[int, Any]:
+        out: dict[int, Any] = {}
+        for lo, hi in _runs(indexes):
+            for k, item in enumerate(self.table.read(lo, hi), lo):
+                out[k] = item
+        return out
+
+    def scan(self) -> Iterator[tuple[int, Any]]:
+        return enumerate(self.table.iter_rows(0, self.total))
+
+
+Items = JsonItems | TableItems
+
+
+def items_of(target: Target, path: str) -> Items:
+    """The items at ``path`` of ``target`` (raises as ``iterate-over`` would on a path that
+    names no array)."""
+    from scratch.answers.arrays import table_of
+    table = table_of(target, path)
+    if table is not None:
+        return TableItems(target, table)
+    if target.format == "log":
+        from scratch.calls import call
+        from scratch.errors import FormatError
+        raise FormatError("this log's lines are in no known format, so it has no records; "
+                          "search it with grep, or query its lines with sql (table entry: "
+                          "line, text)", format="log",
+                          suggestions=[call("schema", ref=target.ref),
+                                       call("sql", ref=target.ref, describe=True)])
+    return JsonItems(target, path)
+
+
+def _runs(indexes: Iterable[int], gap: int = 8) -> list[tuple[int, int]]:
+    """[lo, hi) runs covering the sorted unique indexes (neighbours up to ``gap`` apart
+    share one read)."""
+    out: list[list[int]] = []
+    for k in sorted(set(indexes)):
+        if out and k - out[-1][1] <= gap:
+            out[-1][1] = k + 1
+        else:
+            out.append([k, k + 1])
+    return [(lo, hi) for lo, hi in out]
+
+
+def good(items: Iterable[tuple[int, Any]], bad: dict[int, int]) -> Iterator[tuple[int, Any]]:
+    """``items`` without the NDJSON lines that are not JSON (looked up as the scan goes)."""
+    for k, item in items:
+        if item is None and k in bad:
+            continue
+        yield k, item

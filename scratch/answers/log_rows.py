@@ -1,0 +1,129 @@
+"""The records of a parsed log as an array of rows, read through the line index.
+
+A log whose lines are in a known format (:mod:`scratch.formats.logformats`, analysed when the
+index was built: :mod:`scratch.index.logrecords`) is an array of records, like the rows of a
+CSV entry: ``iterate-over REF .``, ``item-schema REF .``, ``sql REF`` and the counting answers
+read them (``.`` or ``$`` names the records; no other path does).
+
+Invariants:
+- Record ``k`` is line ``k + 1``: ``{"_line": n, **fields}`` in the format's field order, or
+  ``{"_line": n, "_raw": text}`` for a line the format does not parse (blank lines too). A
+  window reads only its lines; a scan reads the entry a chunk of lines at a time.
+- Field values are what the format's parser gives (numbers are numbers); nothing here
+  re-types them.
+- A log in no known format (or indexed before records were analysed) has no records:
+  :func:`parsed_log` is None and the callers answer as for text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from scratch.answers.target import Target
+from scratch.calls import Call, call
+from scratch.errors import UsageError
+
+CHUNK_LINES = 8192  # lines read per stored-lines read when records are streamed
+
+
+def parsed_log(target: Target) -> dict[str, Any] | None:
+    """``info["records"]`` of a log entry whose lines parsed in a known format, else None."""
+    if target.format != "log":
+        return None
+    from scratch.index.logrecords import records_info
+    rec = records_info(target.index)
+    if rec is None or not rec.get("format"):
+        return None
+    return rec
+
+
+class LogRows:
+    """The records of one parsed log (see the module docstring); the interface of
+    :class:`scratch.answers.table_rows.CsvRows`."""
+
+    noun = "record"
+
+    def __init__(self, target: Target, rec: dict[str, Any]) -> None:
+        from scratch.formats.logformats import get_format
+        self.target = target
+        self.index = target.index
+        self.rec = rec
+        self.format = get_format(str(rec["format"]))
+        self.total = min(int(rec.get("records") or 0), self.index.line_count)
+        self.columns = [str(f["name"]) for f in rec.get("fields") or []]
+        self.rest_key = "_raw"
+        self.warnings: tuple[str, ...] = ()
+
+    def line(self, k: int) -> int:
+        return k + 1
+
+    def field_path(self, text: str) -> Any:
+        """A field name as it is (``a.b`` is the field ``a.b`` when there is one), anything
+        else as a path."""
+        from scratch.query.paths import ParsedPath, parse_path
+        if text in self.columns:
+            return ParsedPath(text, "dot", (text,))
+        return parse_path(text)
+
+    def _read(self, offset: int, end: int) -> list[dict[str, Any]]:
+        from scratch.formats.logformats import records
+        if end <= offset:
+            return []
+        raw = self.index.read_lines(offset + 1, end)
+        lines = [b.decode("utf-8", "replace") for b in raw]
+        return list(records(lines, self.format, first_line=offset + 1))
+
+    def iter_rows(self, offset: int, end: int) -> Iterator[dict[str, Any]]:
+        k = max(0, offset)
+        end = min(end, self.total)
+        while k < end:
+            stop = min(end, k + CHUNK_LINES)
+            yield from self._read(k, stop)
+            k = stop
+
+    def read(self, offset: int, end: int) -> list[dict[str, Any]]:
+        return list(self.iter_rows(offset, end))
+
+    def some_columns(self, n: int = 3) -> str:
+        names = [c for c in self.columns if not c.startswith("_")]
+        return ",".join(names[:n]) or "_raw"
+
+    def iterate_command(self, fields: str | None = None) -> Call:
+        return call("iterate-over", ref=self.target.ref, path=".",
+                    fields=(fields or self.some_columns()).split(","), limit=20)
+
+
+def log_rows_of(target: Target, path: str, rec: dict[str, Any]) -> LogRows:
+    """The records of a parsed log, for the answers over items at ``path`` (the root)."""
+    from scratch.query.paths import parse_path
+    rows = LogRows(target, rec)
+    if not parse_path(path).is_root:
+        raise UsageError(f"parsed log ({rec['format']}): its records are at . (or $); "
+                         f"{path!r} names nothing else", code="invalid_path", path=path,
+                         suggestions=[rows.iterate_command(),
+                                      call("schema", ref=target.ref)])
+    return rows
+
+
+def field_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fields of a parsed log as the schema lists them: name, type, present, types and,
+    for a facet, its number of distinct values."""
+    facets = rec.get("facets") or {}
+    out = []
+    for f in rec.get("fields") or []:
+        row = {"name": f["name"], "type": f["type"], "present": f["present"],
+               "types": f.get("types") or {}}
+        facet = facets.get(f["name"])
+        if isinstance(facet, dict):
+            row["distinct"] = facet.get("distinct")
+        out.append(row)
+    return out
+
+
+def facet_values(rec: dict[str, Any], name: str) -> Sequence[tuple[Any, int]]:
+    """``[(value, count), ...]`` of a facet, biggest first (empty when it is not one)."""
+    facet = (rec.get("facets") or {}).get(name)
+    if not isinstance(facet, dict) or facet.get("values") is None:
+        return []
+    return [(v, int(n)) for v, n in facet["values"]]

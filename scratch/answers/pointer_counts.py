@@ -1,0 +1,170 @@
+"""What a pointer says about records: a parsed log's breakdown, and the counting calls an
+agent's next question usually is.
+
+A parsed log (its index holds ``info["records"]``, :mod:`scratch.index.logrecords`) is shown
+by the counts that matter for it: HTTP status classes and methods for an access log, levels
+(or syslog severities) and the top components otherwise, all from the index's facet counts.
+Its next calls are a count-by, the rows of its errors (5xx, then 4xx; the most severe level
+present) and a SQL query over its records, instead of a generic error grep.
+
+An array of objects gets a count-by of the field that reads most like a category
+(``status.phase``, ``PRIORITY``, ``level``), when one of its keys does. Everything here is
+read from the index's info: nothing runs a query at ingest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scratch.calls import Call, call
+
+LEVEL_FIELDS = ("level", "levelname", "severity")
+COMPONENT_FIELDS = ("component", "tag", "app_name", "name", "logger", "caller", "module",
+                    "file", "source", "logrecord")
+TIME_FIELDS = ("time_local", "timestamp", "time", "asctime", "ts")
+MESSAGE_FIELDS = ("content", "msg", "message", "request", "path")
+SEVERE = ("FATAL", "CRITICAL", "PANIC", "SEVERE", "ERROR", "ERR", "error", "fatal", "crit",
+          "WARN", "WARNING", "warning", "warn")
+SYSLOG_SEVERITY = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
+CATEGORY_HINTS = ("phase", "status", "state", "level", "severity", "priority", "kind", "type",
+                  "reason", "code", "method", "identifier", "unit", "component", "category",
+                  "country", "region", "namespace")
+TOP = 5
+
+
+def _facet(rec: dict[str, Any], name: str) -> list[tuple[Any, int]]:
+    facet = (rec.get("facets") or {}).get(name)
+    if not isinstance(facet, dict) or not facet.get("values"):
+        return []
+    return [(v, int(n)) for v, n in facet["values"] if v is not None]
+
+
+def _first(rec: dict[str, Any], names: tuple[str, ...]) -> str | None:
+    return next((n for n in names if _facet(rec, n)), None)
+
+
+def _field(rec: dict[str, Any], names: tuple[str, ...]) -> str | None:
+    have = {f["name"] for f in rec.get("fields") or []}
+    return next((n for n in names if n in have), None)
+
+
+def status_classes(values: list[tuple[Any, int]]) -> list[tuple[str, int]]:
+    out: dict[str, int] = {}
+    for v, n in values:
+        if isinstance(v, int):
+            key = f"{v // 100}xx"
+            out[key] = out.get(key, 0) + n
+    return sorted(out.items())
+
+
+def breakdown(rec: dict[str, Any]) -> list[tuple[str, list[tuple[Any, int]], int]]:
+    """``[(label, [(value, count), ...], values left out), ...]`` for the pointer."""
+    out: list[tuple[str, list[tuple[Any, int]], int]] = []
+    status = _facet(rec, "status")
+    if status:
+        out.append(("status", list(status_classes(status)), 0))
+        method = _facet(rec, "method")
+        if method:
+            out.append(("method", method[:TOP], max(0, len(method) - TOP)))
+        return out
+    level = _first(rec, LEVEL_FIELDS)
+    if level is not None:
+        values = _facet(rec, level)
+        if level == "severity":
+            values = [(f"{v} {SYSLOG_SEVERITY[v]}" if isinstance(v, int) and 0 <= v < 8
+                       else v, n) for v, n in values]
+        out.append((level, values, 0))
+    component = _first(rec, COMPONENT_FIELDS)
+    if component is not None:
+        values = _facet(rec, component)
+        out.append((component, values[:TOP], max(0, len(values) - TOP)))
+    return out
+
+
+def _errors(rec: dict[str, Any]) -> tuple[str, str] | None:
+    """(the --where of the log's most severe records, the field it is about), or None."""
+    status = _facet(rec, "status")
+    if status:
+        codes = {v for v, _ in status if isinstance(v, int)}
+        for floor in (500, 400):
+            if any(c >= floor for c in codes):
+                return f"@.status >= {floor}", "status"
+        return None
+    level = _first(rec, LEVEL_FIELDS)
+    if level is None:
+        return None
+    values = [v for v, _ in _facet(rec, level)]
+    if level == "severity":
+        worst = min((v for v in values if isinstance(v, int)), default=None)
+        return (f"@.severity <= {max(3, worst)}", level) if worst is not None and worst <= 4 \
+            else None
+    for word in SEVERE:
+        if word in values:
+            return f'@.{level} == "{word}"', level
+    return None
+
+
+def log_calls(ref: str, rec: dict[str, Any]) -> list[Call]:
+    """The next calls for a parsed log: count-by, its errors' rows, a SQL query."""
+    out: list[Call] = []
+    by = "status" if _facet(rec, "status") else (_first(rec, LEVEL_FIELDS)
+                                                 or _first(rec, COMPONENT_FIELDS))
+    if by is not None:
+        out.append(call("iterate-over", ref=ref, path=".", count_by=[by]))
+    errors = _errors(rec)
+    access = bool(_facet(rec, "status"))
+    fields = [f for f in (_field(rec, TIME_FIELDS), errors[1] if errors else None,
+                          None if access else _field(rec, COMPONENT_FIELDS),
+                          _field(rec, ("path",) if access else MESSAGE_FIELDS)) if f]
+    if errors is not None and fields:
+        out.append(call("iterate-over", ref=ref, path=".", fields=list(dict.fromkeys(fields)),
+                        where=errors[0], limit=20))
+    out.append(sql_call(ref, rec, errors))
+    return out
+
+
+def sql_call(ref: str, rec: dict[str, Any], errors: tuple[str, str] | None) -> Call:
+    """A GROUP BY over the log's records where one reads naturally, else --describe."""
+    if _facet(rec, "status") and _field(rec, ("path",)):
+        floor = errors[0].rsplit(" ", 1)[-1] if errors else "400"
+        return call("sql", ref=ref, query=f"SELECT path, count(*) AS n FROM entry WHERE "
+                    f"status >= {floor} GROUP BY path ORDER BY n DESC LIMIT 10")
+    component = _first(rec, COMPONENT_FIELDS)
+    level = _first(rec, LEVEL_FIELDS)
+    if component is not None and level is not None:
+        return call("sql", ref=ref, query=f"SELECT {level}, {component}, count(*) AS n FROM "
+                    f"entry GROUP BY ALL ORDER BY n DESC LIMIT 10")
+    return call("sql", ref=ref, describe=True)
+
+
+def category_field(items: dict[str, Any]) -> str | None:
+    """The key of an array's items that reads most like a category (see the module)."""
+    keys = items.get("keys") or []
+    total = items.get("scanned") or items.get("count") or 1
+    best: tuple[int, int, str] | None = None
+    for pos, k in enumerate(keys):
+        types = set((k.get("types") or {}).keys())
+        if not types or types - {"string", "integer", "boolean", "null"}:
+            continue
+        if (k.get("max_length") or 0) > 40 or k.get("count", 0) * 2 < total:
+            continue
+        last = k["key"].rsplit(".", 1)[-1].strip('"').lower()
+        hint = next((i for i, h in enumerate(CATEGORY_HINTS) if h in last), None)
+        if hint is None:
+            continue
+        exact = 0 if last in CATEGORY_HINTS else 1
+        score = (exact * 100 + hint, pos, k["key"])
+        if best is None or score < best:
+            best = score
+    return best[2] if best is not None else None
+
+
+def csv_category(header: list[str], column_info: list[dict[str, Any]]) -> str | None:
+    """A CSV column that reads like a category (a string column named like one)."""
+    types = {c.get("name"): c.get("type") for c in column_info or []}
+    for hint in CATEGORY_HINTS:
+        for name in header:
+            if isinstance(name, str) and hint in name.lower() and \
+                    types.get(name) in (None, "string", "integer", "boolean"):
+                return name
+    return None

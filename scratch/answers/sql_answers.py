@@ -1,0 +1,262 @@
+"""sql: one read-only SQL query over stored entries, on DuckDB, as a candidate answer.
+
+The entry is the table ``entry``; ``table`` (a list of ``NAME=REF``) adds others. What a table holds
+depends on the entry's format (:func:`source_of`):
+
+- NDJSON: one row per line (objects' keys are the columns), read by DuckDB from the file;
+- JSON: the items of an array (``path``, else the root array, else the array the pointer
+  calls "items of": the largest array of objects), read by DuckDB from the file;
+- YAML: the items of an array likewise (rows spooled for DuckDB; a non-object item is a row
+  ``{"value": item}``);
+- CSV/TSV: the rows, columns named and typed as ``schema`` lists them;
+- a parsed log: its records (``_line``, the format's fields; ``_raw`` for lines that do not
+  parse);
+- any other text: its lines as ``(line, text)``.
+
+Invariants:
+- The query runs in :func:`scratch.query.sql.run_sql`'s sandbox: one SELECT only, no file,
+  network, extension or setting reachable from it (refused with ``sql_not_read_only`` or
+  ``sql_access_denied``), at most :data:`MAX_ROWS` rows kept (``truncated`` says there were
+  more) and :data:`TIME_LIMIT` seconds (``sql_timeout``).
+- The answer is a list of rows (:class:`~scratch.answers.row_lists.RowList`): priced and
+  capped like any answer, ``--fit`` pages rows and ``next`` continues at the first row not
+  shown (the query runs again: its rows come back in the same order for the same version).
+- ``describe``: the columns and DuckDB types of every table, without running a query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scratch.answers.candidate import Candidate
+from scratch.answers.context import Context
+from scratch.answers.row_lists import RowList, cell_text
+from scratch.answers.target import Target, open_target
+from scratch.calls import Call, call
+from scratch.errors import ScratchError, UsageError
+from scratch.words import plural
+
+MAX_ROWS = 10_000
+TIME_LIMIT = 20.0
+
+
+def _json_location(target: Target, path: str | None) -> tuple[list[Any], str]:
+    """Where the items of a JSON/YAML entry's table are, and how to say it."""
+    from scratch.answers.arrays import array_at
+    from scratch.query.paths import format_path
+    if path is None:
+        schema = target.index.info.get("schema")
+        if isinstance(schema, dict) and schema.get("type") != "array":
+            from scratch.answers.pointer import array_nodes
+            arrays = array_nodes(schema)
+            if not arrays:
+                raise UsageError("this entry holds no array of items to query; give --path "
+                                 "PATH to an array", code="invalid_path",
+                                 suggestions=[call("schema", ref=target.ref)])
+            path = str(arrays[0].get("path") or ".")
+        else:
+            path = "."
+    segments, total = array_at(target, path)
+    where = format_path(list(segments))
+    return list(segments), f"the {plural(total, 'item', grouped=True)} of {where}"
+
+
+def source_of(target: Target, path: str | None = None) -> tuple[Any, str]:
+    """(the :class:`~scratch.query.sql.Source` of ``target``'s table, what its rows are)."""
+    from scratch.query.sql import Source
+    fmt = target.format
+    if fmt in ("csv", "tsv"):
+        from scratch.answers.table_rows import CsvRows
+        rows = CsvRows(target)
+        what = f"the {plural(rows.total, 'row', grouped=True)} of the {fmt}"
+        info = target.index.info
+        if info.get("ragged_rows") or rows.warnings:
+            # rows of other lengths than the header, or a record that does not parse: the
+            # rows as scratch reads them (extra cells under _rest), not DuckDB's strict reader
+            return Source.records(lambda: rows.iter_rows(0, rows.total)), what
+        types = [str(c.get("type")) for c in info.get("column_info") or []]
+        columns = [(name, types[i] if i < len(types) else "string")
+                   for i, name in enumerate(rows.columns)]
+        return Source.csv(target.path, rows.delimiter, columns), what
+    if fmt == "log":
+        from scratch.answers.log_rows import LogRows, parsed_log
+        rec = parsed_log(target)
+        if rec is not None:
+            log = LogRows(target, rec)
+            return (Source.records(lambda: log.iter_rows(0, log.total)),
+                    f"the {plural(log.total, 'record', grouped=True)} of a {rec['format']} log")
+    if getattr(target.index, "layout", None) == "ndjson" and path in (None, ".", "$", ""):
+        lines = plural(target.index.line_count, "line", grouped=True)
+        return Source.ndjson(target.path), f"the {lines}"
+    if fmt == "json":
+        location, what = _json_location(target, path)
+        if all(isinstance(s, str) or (isinstance(s, int) and s >= 0) for s in location):
+            return Source.json_array(target.path, location), what
+        return _spooled(target, location), what
+    if fmt in ("yaml", "ndjson"):
+        location, what = _json_location(target, path)
+        return _spooled(target, location), what
+    return (Source.lines(target.path),
+            f"the {plural(target.index.line_count, 'line', grouped=True)} as (line, text)")
+
+
+def _spooled(target: Target, location: list[Any]) -> Any:
+    from scratch.query.sql import Source
+
+    def rows() -> Any:
+        for item in target.index.value_at(location):
+            yield item if isinstance(item, dict) else {"value": item}
+
+    return Source.records(rows)
+
+
+def _tables(ctx: Context, main: Target, path: str | None, tables: Any
+            ) -> tuple[dict[str, Any], dict[str, str], list[Target]]:
+    """{table: Source}, {table: what it holds}, and the other targets opened."""
+    src, what = source_of(main, path)
+    sources = {"entry": src}
+    about = {"entry": f"{main.ref}: {what}"}
+    opened: list[Target] = []
+    for spec in split_tables(tables):
+        name, sep, ref = spec.partition("=")
+        name, ref = name.strip(), ref.strip()
+        if not sep or not name or not ref:
+            raise UsageError(f"--table takes NAME=REF, not {spec!r}", code="invalid_argument")
+        if name in sources:
+            raise UsageError(f"table {name!r} is given twice (entry is REF itself)",
+                             code="invalid_argument", table=name)
+        other = open_target(ctx, ref, logs=True)
+        opened.append(other)
+        sources[name], what = source_of(other)
+        about[name] = f"{other.ref}: {what}"
+    return sources, about, opened
+
+
+def split_tables(tables: Any) -> list[str]:
+    parts: list[str] = []
+    for t in ([tables] if isinstance(tables, str) else list(tables or [])):
+        parts += [p.strip() for p in str(t).split(",") if p.strip()]
+    return parts
+
+
+def sql(ctx: Context, ref: str, query: str | None = None, table: Any = None,
+        path: str | None = None, describe: bool = False, offset: int = 0,
+        limit: int | None = None, fit: bool = False) -> Candidate:
+    if describe and query:
+        raise UsageError("--describe lists the tables' columns; give it without a query",
+                         code="invalid_argument")
+    if not describe and not (query or "").strip():
+        raise UsageError("missing QUERY: scratch sql REF \"SELECT ... FROM entry\" (columns: "
+                         "--describe)", code="invalid_argument",
+                         suggestions=[call("sql", ref=ref, describe=True)])
+    if limit is not None and limit < 1:
+        raise UsageError("--limit must be >= 1", code="invalid_argument")
+    names = split_tables(table)
+    asked = call("sql", ref=ref, query=query, table=names or None, path=path,
+                 describe=describe or None, offset=offset or None, limit=limit,
+                 fit=fit or None)
+    target = open_target(ctx, ref, logs=True)
+    opened: list[Target] = []
+
+    def close() -> None:
+        for t in (target, *opened):
+            t.index.close()
+
+    try:
+        sources, about, opened = _tables(ctx, target, path, names)
+        tmp = target.store.cache_dir / "tmp"
+        tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
+        base = {"name": target.name, "version": target.version, "tables": about}
+        if describe:
+            return _describe(asked, sources, about, base, tmp, offset=offset, limit=limit,
+                             fit=fit, on_close=close)
+        return _query(asked, sources, str(query), base, tmp, ref=target.ref, offset=offset,
+                      limit=limit, fit=fit, on_close=close)
+    except BaseException:
+        close()
+        raise
+
+
+def _engine_error(exc: BaseException) -> ScratchError | None:
+    """A DuckDB error the engine let through (reading a table it could not make sense of),
+    as a clear ``sql_error``; None for anything else."""
+    from scratch.query.duck import duckdb_module
+    from scratch.query.sql import SqlError
+    if isinstance(exc, duckdb_module().Error):
+        message = str(exc).strip().split("\n")[0]
+        return SqlError(f"DuckDB could not read a table: {message}", error=type(exc).__name__)
+    return None
+
+
+def _with_help(exc: ScratchError, ref: str) -> ScratchError:
+    if exc.code in ("sql_error",) and not exc.details.get("suggestions"):
+        exc.details["suggestions"] = [call("sql", ref=ref, describe=True)]
+    return exc
+
+
+def _query(asked: Call, sources: dict[str, Any], query: str, base: dict[str, Any], tmp: Any,
+           *, ref: str, offset: int, limit: int | None, fit: bool, on_close: Any
+           ) -> Candidate:
+    from scratch.query.sql import json_value, run_sql
+    try:
+        result = run_sql(sources, query, row_limit=MAX_ROWS, time_limit=TIME_LIMIT,
+                         tmp_dir=tmp)
+    except ScratchError as exc:
+        raise _with_help(exc, ref) from None
+    except Exception as exc:
+        err = _engine_error(exc)
+        if err is None:
+            raise
+        raise err from None
+    columns, types, rows = result.columns, result.types, result.rows
+
+    def cells(row: tuple[Any, ...]) -> list[str]:
+        return [cell_text(json_value(v)) for v in row]
+
+    def make_data(shown: list[Any], start: int, k: int) -> dict[str, Any]:
+        return {**base, "query": query, "columns": columns, "types": types,
+                "rows": [[json_value(v) for v in r] for r in shown], "offset": start,
+                "row_count": len(rows), "truncated": result.truncated,
+                "row_limit": result.row_limit, "seconds": round(result.seconds, 3)}
+
+    def notices(start: int, k: int) -> tuple[str, ...]:
+        n = plural(len(rows), "row", grouped=True)
+        cut = (f" (the first {MAX_ROWS:,}: the query has more; aggregate, or page it with "
+               "LIMIT/OFFSET)") if result.truncated else ""
+        shown = "" if k == len(rows) else f"; rows {start}..{start + k - 1} shown"
+        return (f"{n}{cut}{shown} ({result.seconds:.2f} s)",)
+
+    return RowList(asked, command="sql", code="sql_too_large", columns=columns, rows=rows,
+                   offset=offset, limit=limit, fit=fit, cells=cells, make_data=make_data,
+                   notices=notices, on_close=on_close)
+
+
+def _describe(asked: Call, sources: dict[str, Any], about: dict[str, str],
+              base: dict[str, Any], tmp: Any, *, offset: int, limit: int | None, fit: bool,
+              on_close: Any) -> Candidate:
+    from scratch.query.sql import describe
+    try:
+        described = describe(sources, tmp_dir=tmp)
+    except ScratchError:
+        raise
+    except Exception as exc:
+        err = _engine_error(exc)
+        if err is None:
+            raise
+        raise err from None
+    rows = [(table, column, kind) for table, cols in described.items()
+            for column, kind in cols]
+
+    def make_data(shown: list[Any], start: int, k: int) -> dict[str, Any]:
+        tables: dict[str, Any] = {}
+        for table, column, kind in shown:
+            tables.setdefault(table, []).append({"column": column, "type": kind})
+        return {**base, "columns": tables, "offset": start, "column_count": len(rows)}
+
+    def notices(start: int, k: int) -> tuple[str, ...]:
+        return tuple(f"{table} = {what}" for table, what in about.items())
+
+    return RowList(asked, command="sql", code="sql_too_large",
+                   columns=["table", "column", "type"], rows=rows, offset=offset, limit=limit,
+                   fit=fit, cells=lambda r: [cell_text(x) for x in r], make_data=make_data,
+                   notices=notices, on_close=on_close)
