@@ -1,0 +1,146 @@
+"""Who is asking, and what a warm server keeps between calls.
+
+Invariants:
+- A :class:`Session` is one MCP client connection's view: its agent (fixed when the session is
+  made: ``--agent``/``SCRATCH_AGENT`` on stdio, the bearer token over HTTP; never a tool
+  argument), its budget session, and the model that prices its answers.
+- Budget sessions: every connection gets its own (``mcp-<16 hex>``) unless the server was
+  started with ``--session NAME`` (or ``SCRATCH_SESSION``), which all its connections share.
+- The model: ``--model`` > ``SCRATCH_MODEL`` > ``scratch.toml`` > the family of the client's
+  declared name (``claude-code`` prices as Claude) > none (o200k_base).
+- What is kept warm never hides a write by another process: the configuration is re-read when
+  ``scratch.toml`` changes (one ``stat`` per call); entries, versions, budgets and indexes are
+  read from the store on every call, so a version the CLI wrote a moment ago is the one
+  answered; tokenizers are process-wide and loaded once.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from pathlib import Path
+from typing import Any
+
+from scratch.config import CONFIG_FILE, Config, load_config
+from scratch.context import Context
+from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent
+
+# A client's declared name -> the model family that prices it (substring, lower case). Only
+# families whose tokenizer differs from the default are worth naming.
+CLIENT_FAMILIES = (("claude", "claude"), ("gemini", "gemini"), ("codex", "gpt-5"),
+                   ("chatgpt", "gpt-5"), ("openai", "gpt-5"))
+
+
+def model_for_client(name: str | None) -> str | None:
+    """The model whose tokenizer prices answers for a client that calls itself ``name``."""
+    if not name:
+        return None
+    low = name.lower()
+    for needle, model in CLIENT_FAMILIES:
+        if needle in low:
+            return model
+    return None
+
+
+class ConfigCache:
+    """The effective configuration of one store, re-read only when ``scratch.toml`` changes
+    (its size, mtime and inode), handed out as copies so a session's overrides stay its own."""
+
+    def __init__(self, root: Path, overrides: dict[str, str | None]) -> None:
+        self.root = root
+        self.overrides = overrides  # flags of `scratch mcp serve` (--model, --encoding)
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int] | None = None
+        self._config: Config | None = None
+
+    def _file_stamp(self) -> tuple[int, int, int]:
+        try:
+            st = os.stat(self.root / CONFIG_FILE)
+        except OSError:
+            return (0, 0, 0)
+        return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+    def get(self) -> Config:
+        stamp = self._file_stamp()
+        with self._lock:
+            if self._config is None or stamp != self._stamp:
+                config = load_config(self.root)
+                for key, value in self.overrides.items():
+                    config.set_override(key, value, f"--{key}")
+                self._config, self._stamp = config, stamp
+            base = self._config
+        return Config(dict(base.values), dict(base.sources), base.path)
+
+
+class Session:
+    """One client connection: agent, budget session, client name; builds a Context per call."""
+
+    __slots__ = ("server", "agent", "session", "client_name", "label")
+
+    def __init__(self, server: ServerState, agent: str, session: str,
+                 client_name: str | None = None, label: str = "") -> None:
+        validate_agent(agent)
+        self.server = server
+        self.agent = agent
+        self.session = session
+        self.client_name = client_name
+        self.label = label  # for the request log: "stdio", or the token's id
+
+    def context(self) -> Context:
+        config = self.server.configs.get()
+        if config.sources.get("model") == "default":
+            model = model_for_client(self.client_name)
+            if model:
+                config.set_override("model", model, f"client {self.client_name}")
+        ctx = Context(root=self.server.root, root_source=self.server.root_source,
+                      agent=self.agent, session=self.session, config=config)
+        ctx.json_mode = True  # answers are sized and priced as the structured data they carry
+        return ctx
+
+
+class ServerState:
+    """What one ``scratch mcp serve`` process holds: the store, its settings, the sessions."""
+
+    def __init__(self, *, store: str | None = None, agent: str | None = None,
+                 session: str | None = None, model: str | None = None,
+                 encoding: str | None = None) -> None:
+        self.root, self.root_source = find_store_root(store)
+        self.agent = agent or os.environ.get("SCRATCH_AGENT") or DEFAULT_AGENT
+        validate_agent(self.agent)
+        self.shared_session = session or os.environ.get("SCRATCH_SESSION") or None
+        if self.shared_session:
+            validate_agent(self.shared_session)
+        self.configs = ConfigCache(self.root, {"model": model, "encoding": encoding})
+        self._sessions: dict[Any, Session] = {}
+        self._lock = threading.Lock()
+
+    def session_name(self) -> str:
+        return self.shared_session or f"mcp-{secrets.token_hex(8)}"
+
+    def session_for(self, key: Any, agent: str, client_name: str | None,
+                    label: str) -> Session:
+        """The session of connection ``key`` (made on first use). ``key`` includes the agent,
+        so no two agents ever share one."""
+        full = (agent, key)
+        with self._lock:
+            found = self._sessions.get(full)
+            if found is None:
+                found = Session(self, agent, self.session_name(), client_name, label)
+                self._sessions[full] = found
+            elif client_name and not found.client_name:
+                found.client_name = client_name
+            return found
+
+    def forget(self, key: Any, agent: str) -> None:
+        with self._lock:
+            self._sessions.pop((agent, key), None)
+
+    def warm_up(self) -> None:
+        """Load the tokenizer of the configured model now, not on the first call."""
+        from scratch.tokens import get_tokenizer
+        try:
+            spec = Session(self, self.agent, "warmup").context().encoding()
+            get_tokenizer(spec.base).count("warm")
+        except Exception:  # a bad setting is reported by the first call, with its message
+            pass
