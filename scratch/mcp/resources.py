@@ -49,12 +49,10 @@ def parse_uri(uri: str, agent: str) -> tuple[str, dict[str, int]]:
     """``scratch://AGENT/NAME[@V][?from_line=N&from_byte=B]`` -> (ref, page) for ``agent``."""
     parts = urlsplit(uri)
     ref = unquote(parts.path.lstrip("/"))
-    if parts.scheme != SCHEME or not ref:
-        raise UsageError(f"not a scratch resource URI: {uri!r} (scratch://AGENT/NAME)",
-                         code="invalid_uri", uri=uri)
-    if parts.netloc != agent:
-        raise EntryNotFound(f"no entry named {ref!r} for agent {agent!r}", name=ref,
-                            agent=agent)
+    if parts.scheme != SCHEME or not ref or parts.netloc != agent:
+        # another scheme, or another agent's entry: not found, like a name that is not there
+        raise EntryNotFound(f"no resource {uri!r} for agent {agent!r} (scratch://{agent}/NAME "
+                            "names this agent's entries)", uri=uri, agent=agent)
     page: dict[str, int] = {}
     for key, values in parse_qs(parts.query, keep_blank_values=True).items():
         if key not in ("from_line", "from_byte") or not values[-1].isdigit():
