@@ -131,7 +131,7 @@ class Door:
 
     def _log(self, outcome: str, status: int, start: float, token: Any) -> None:
         if self.log is not None:
-            self.log.write(request_id=f"http-{uuid.uuid4().hex[:12]}", transport="http",
+            self.log.write(request_id=uuid.uuid4().hex[:16], transport="http",
                            agent=token.agent if token else None,
                            token=token.id if token else None, status=status,
                            duration_ms=round((time.perf_counter() - start) * 1000, 2),

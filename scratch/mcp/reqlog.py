@@ -1,7 +1,8 @@
 """The request log: one JSON object per line for every request, for operators.
 
-Fields: ``time`` (UTC, ms), ``request_id``, ``transport``, ``agent``, ``token`` (the token's id,
-never the token), ``method``, ``tool``, ``tokens`` (what the answer was charged), ``duration_ms``,
+Fields: ``time`` (UTC, ms), ``request_id`` (unique per request), ``rpc_id`` (the JSON-RPC id),
+``transport``, ``agent``, ``token`` (the token's id, never the token), ``method``, ``tool``,
+``tokens`` (what the answer was charged), ``status`` (HTTP refusals), ``duration_ms``,
 ``outcome`` (``ok``, ``tool_error``, ``error``, or the HTTP refusal: ``unauthorized``,
 ``rate_limited``, ``forbidden``, ``too_large``) and ``code``. Invariant: never the content of a
 request or an answer (no arguments, no text), so the log can be kept and shared.

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import time
+import uuid
 from typing import Any
 
 import anyio
@@ -200,33 +201,30 @@ class _LogMiddleware:
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         if ctx.request_id is None:
             return await call_next(ctx)
-        fields: dict[str, Any] = {}
+        request = getattr(ctx, "request", None)
+        scope = getattr(request, "scope", None)
+        tok = scope.get("scratch.token") if isinstance(scope, dict) else None
+        # a unique id per request (JSON-RPC ids repeat across connections), and who sent it
+        fields: dict[str, Any] = {"request_id": uuid.uuid4().hex[:16], "rpc_id": ctx.request_id,
+                                  "transport": "http" if isinstance(scope, dict) else "stdio",
+                                  "agent": tok.agent if tok else None,
+                                  "token": tok.id if tok else None, "method": ctx.method}
         token = _LOG_FIELDS.set(fields)
         start = time.perf_counter()
         outcome, code = "ok", None
         try:
             return await call_next(ctx)
         except MCPError as exc:
-            outcome, code = "error", exc.error.code if hasattr(exc, "error") else None
+            outcome, code = "error", exc.code
             raise
         except Exception:
             outcome = "error"
             raise
         finally:
             _LOG_FIELDS.reset(token)
-            if "outcome" in fields:
-                outcome = fields.pop("outcome")
-            if "code" in fields and fields["code"] is not None:
-                code = fields.pop("code")
-            fields.pop("code", None)
-            if "agent" not in fields:
-                request = getattr(ctx, "request", None)
-                scope = getattr(request, "scope", None)
-                tok = scope.get("scratch.token") if isinstance(scope, dict) else None
-                fields.update(agent=tok.agent if tok else None,
-                              token=tok.id if tok else None)
-            self.log.write(request_id=ctx.request_id, method=ctx.method, **fields,
-                           duration_ms=round((time.perf_counter() - start) * 1000, 2),
+            outcome = fields.pop("outcome", outcome)
+            code = fields.pop("code", None) or code
+            self.log.write(**fields, duration_ms=round((time.perf_counter() - start) * 1000, 2),
                            outcome=outcome, code=code)
 
 
