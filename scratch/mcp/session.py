@@ -96,6 +96,7 @@ class Session:
         ctx = Context(root=self.server.root, root_source=self.server.root_source,
                       agent=self.agent, session=self.session, config=config)
         ctx.json_mode = True  # answers are sized and priced as the structured data they carry
+        self.server.warm(ctx)
         return ctx
 
 
@@ -114,6 +115,7 @@ class ServerState:
         self.configs = ConfigCache(self.root, {"model": model, "encoding": encoding})
         self._sessions: dict[Any, Session] = {}
         self._lock = threading.Lock()
+        self._warm: set[str] = set()
 
     def session_name(self) -> str:
         return self.shared_session or f"mcp-{secrets.token_hex(8)}"
@@ -136,11 +138,27 @@ class ServerState:
         with self._lock:
             self._sessions.pop((agent, key), None)
 
-    def warm_up(self) -> None:
-        """Load the tokenizer of the configured model now, not on the first call."""
-        from scratch.tokens import get_tokenizer
+    def warm(self, ctx: Context) -> None:
+        """Load the tokenizer that prices ``ctx``'s answers with its native counter, once.
+
+        A cold command counts small answers in pure Python, because loading the native
+        counter costs more than the count; a warm server pays that load once, and from then on
+        every count (the envelope of each answer, counted twice) takes microseconds.
+        """
         try:
-            spec = Session(self, self.agent, "warmup").context().encoding()
-            get_tokenizer(spec.base).count("warm")
-        except Exception:  # a bad setting is reported by the first call, with its message
-            pass
+            base = ctx.encoding().base
+        except Exception:  # a bad setting: the call itself reports it, with its message
+            return
+        if base in self._warm:
+            return
+        from scratch.tokens import get_tokenizer
+        tokenizer = get_tokenizer(base)
+        fast = getattr(tokenizer, "fast_counter", None)
+        if fast is not None:
+            fast()
+        tokenizer.count("warm")
+        self._warm.add(base)
+
+    def warm_up(self) -> None:
+        """Load the configured model's tokenizer now, not on the first call."""
+        Session(self, self.agent, "warmup").context()
