@@ -195,6 +195,10 @@ def test_resources_are_listed_and_read_in_pages(client: McpClient, pods: str) ->
     client.data("write_file", {"path": "two", "content": "two\n"})
     assert client.read("scratch://default/two@1").contents[0].text == "one\n"
     assert client.read("scratch://default/two").contents[0].text == "two\n"
+    client.data("write_file", {"path": "empty", "content": "", "allow_empty": True})
+    assert client.read("scratch://default/empty").contents[0].text == ""
+    refused = client.call("write_file", {"path": "empty2", "content": ""})
+    assert refused.structured_content["code"] == "empty_input"
 
 
 def test_another_agents_resources_are_not_found(client: McpClient, home: Path) -> None:

@@ -57,6 +57,12 @@ def serve_cmd(ctx: Context,
     from scratch.errors import UsageError
     from scratch.mcp.reqlog import RequestLog
     from scratch.mcp.session import ServerState
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        from scratch.errors import ScratchError
+        raise ScratchError("scratch mcp serve needs the MCP SDK: pip install 'scratch[mcp]'",
+                           code="missing_dependency") from None
     if max_body < 1024:
         raise UsageError("--max-body must be at least 1024 bytes", code="invalid_argument")
     flags = ctx.config.sources

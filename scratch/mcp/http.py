@@ -184,7 +184,12 @@ async def serve_http(app: Door, host: str, port: int, announce: Any) -> None:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                         code="bind_failed", host=host, port=port) from None
     sock.listen(128)
     sock.set_inheritable(True)
     bound = sock.getsockname()[1]

@@ -123,6 +123,8 @@ def read_entry(session: Session, uri: str) -> dict[str, Any]:
     if "from_byte" in page:
         args["from_byte"] = page["from_byte"]
     outcome = run_tool("slice", args, session)
+    if not outcome.ok and outcome.code == "offset_out_of_range" and start == 1:
+        return {"uri": uri, "mimeType": "text/plain", "text": "", "_meta": {"scratch/tokens": 0}}
     if not outcome.ok:
         from scratch.errors import ScratchError
         info = dict(outcome.structured)

@@ -163,7 +163,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
         on_list_resource_templates=list_templates, on_read_resource=read_resource)
     if log is not None:
-        server.middleware.insert(0, _LogMiddleware(log))
+        server.middleware.insert(0, _LogMiddleware(log, state.agent))
     return server
 
 
@@ -195,19 +195,22 @@ def _read(session: Session, uri: str) -> dict[str, Any]:
 class _LogMiddleware:
     """One request-log line per JSON-RPC request (notifications are not requests)."""
 
-    def __init__(self, log: RequestLog) -> None:
+    def __init__(self, log: RequestLog, stdio_agent: str) -> None:
         self.log = log
+        self.stdio_agent = stdio_agent
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         if ctx.request_id is None:
             return await call_next(ctx)
         request = getattr(ctx, "request", None)
         scope = getattr(request, "scope", None)
+        http = isinstance(scope, dict)
         tok = scope.get("scratch.token") if isinstance(scope, dict) else None
         # a unique id per request (JSON-RPC ids repeat across connections), and who sent it
         fields: dict[str, Any] = {"request_id": uuid.uuid4().hex[:16], "rpc_id": ctx.request_id,
-                                  "transport": "http" if isinstance(scope, dict) else "stdio",
-                                  "agent": tok.agent if tok else None,
+                                  "transport": "http" if http else "stdio",
+                                  "agent": tok.agent if tok else (None if http
+                                                                  else self.stdio_agent),
                                   "token": tok.id if tok else None, "method": ctx.method}
         token = _LOG_FIELDS.set(fields)
         start = time.perf_counter()
