@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
@@ -155,8 +156,16 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
             uri=page["uri"], mime_type=page["mimeType"], text=page["text"],
             _meta=page["_meta"])])
 
+    # The tool list and the resource template never change while a server runs: let clients
+    # keep them (without a hint a 2026-07-28 client lists the tools again before every call);
+    # the resource list changes with every write and stays uncached.
+    static = CacheHint(ttl_ms=3_600_000, scope="public")
     server: Server[Any] = Server(
         "scratch", version=__version__, title="scratch",
+        cache_hints={"tools/list": static, "resources/templates/list": static},
+        # the 2026-07-28 HTTP transport checks each call's Mcp-Param-* headers against the
+        # tool's schema: hand it the schema instead of having it run tools/list per call
+        get_tool_input_schema=_input_schema,
         description="A git-backed scratchpad for agents: big outputs stored once, explored "
                     "cheaply, every answer priced in tokens.",
         instructions=INSTRUCTIONS,
@@ -165,6 +174,11 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
     if log is not None:
         server.middleware.insert(0, _LogMiddleware(log, state.agent))
     return server
+
+
+def _input_schema(name: str) -> dict[str, Any] | None:
+    spec = specs.BY_NAME.get(name)
+    return spec.input_schema() if spec is not None else None
 
 
 def _list(session: Session, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
