@@ -9,6 +9,17 @@ suggestions and ``next`` back into calls (:mod:`scratch.mcp.shellcalls`). When t
 layer lands, the body of :func:`_answer` becomes ``Call(command, args)`` run on it and the
 interim helpers go; the signature and :class:`ToolOutcome` stay.
 
+What the swap needs from the answers layer (each interim helper below stands in for one):
+- ``run(Call, ctx) -> Answer(data, text, meta, next)`` with suggestions and ``next`` as Calls
+  (then :mod:`scratch.mcp.shellcalls` and :func:`_pointer_text` go: the pointer's menu and the
+  "[N chars: scratch get-in ...]" cells of iterate-over should be Calls or neutral text);
+- pricing, the stats counters and the checks the CLI does on input today (``write``'s size
+  and empty-content limits, done here in :func:`_store_answer`) done inside the layer, once;
+- ``read``'s binary switch as an argument rather than "is stdout a terminal";
+- ``stats`` narrowed to one agent as an option (:func:`_usage_stats` filters it here);
+- a hook for a per-process index cache keyed by ``<blob>.<format>`` (immutable), so a warm
+  server keeps recently used indexes open instead of reopening them on every call.
+
 Invariants:
 - A tool result is either an answer (``ok``) or an error object with a stable ``code``, the
   same object the CLI prints under ``--json``'s ``error``, its suggestions as tool calls.
