@@ -12,6 +12,8 @@ Invariants:
 - Logs (append-only, no versions) are indexed under ``cache/index/log-<hash of name>-<size>``:
   a log that grew gets a fresh index.
 - Line costs come from the index's per-line token prefix sums (no re-tokenising of the entry).
+- A long-lived process may keep indexes open between calls (:mod:`scratch.answers.kept_indexes`,
+  off by default); a kept index answers only while its content file is unchanged.
 """
 
 from __future__ import annotations
@@ -202,23 +204,29 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         blob = str(ver.info["blob"])
         key = f"{blob}.{fmt}"
         version = ver.version
-    try:
-        if blob is not None:
-            index = open_version_index(path, index_root, blob, fmt, base)
-        else:
+    def opener() -> Any:
+        try:
+            if blob is not None:
+                return open_version_index(path, index_root, blob, fmt, base)
             try:
-                index = EntryIndex.open(path, index_root / key, fmt)
-                index.add_base(base)
+                opened = EntryIndex.open(path, index_root / key, fmt)
+                opened.add_base(base)
+                return opened
             except IndexInvalid:
-                index = build_index(path, index_root / key, fmt, bases=[base])
-    except PermissionError:
-        # a read-only store still answers: index into a private temporary directory
-        import atexit
-        import shutil
-        import tempfile
-        scratch_dir = tempfile.mkdtemp(prefix="scratch-index-")
-        atexit.register(shutil.rmtree, scratch_dir, True)
-        index = build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
+                return build_index(path, index_root / key, fmt, bases=[base])
+        except PermissionError:
+            # a read-only store still answers: index into a private temporary directory
+            import atexit
+            import shutil
+            import tempfile
+            scratch_dir = tempfile.mkdtemp(prefix="scratch-index-")
+            atexit.register(shutil.rmtree, scratch_dir, True)
+            return build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
+
+    from scratch.answers.kept_indexes import KeptIndex, open_kept
+    index = open_kept(index_root / key, path, opener)
+    if isinstance(index, KeptIndex):  # maybe opened by a call priced in another encoding
+        index.add_base(base)
     latest = version is None or version == len(meta["versions"])
     return Target(name, version, meta["kind"], path, index, store, info, latest, binary, key,
                   spec)
