@@ -47,10 +47,17 @@ class McpClient:
         return self.portal.call(self.client.call_tool, name, arguments or {})
 
     def data(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The structured answer of a call that must succeed."""
+        """The structured answer of a call that must succeed (a ``--structured`` server)."""
         result = self.call(name, arguments)
         assert not result.is_error, result.content[0].text
+        assert result.structured_content is not None, "not a --structured server"
         return result.structured_content  # type: ignore[no-any-return]
+
+    def text(self, name: str, arguments: dict[str, Any] | None = None) -> str:
+        """The answer's text of a call that must succeed."""
+        result = self.call(name, arguments)
+        assert not result.is_error, result.content[0].text
+        return text_of(result)
 
     def tools(self) -> list[Any]:
         return self.portal.call(self.client.list_tools).tools  # type: ignore[no-any-return]
@@ -66,11 +73,12 @@ class McpClient:
 
 
 def stdio_client(home: Path, *args: str, env: dict[str, str] | None = None,
-                 client_name: str | None = None) -> McpClient:
+                 client_name: str | None = None, structured: bool = False) -> McpClient:
+    """A client of `scratch ARGS mcp serve` (``structured``: with --structured)."""
     from mcp import StdioServerParameters
     from mcp_types import Implementation
-    params = StdioServerParameters(command=SCRATCH[0], args=[*SCRATCH[1:], *args, "mcp", "serve",
-                                                             "--quiet"],
+    serve = ["mcp", "serve", "--quiet", *(["--structured"] if structured else [])]
+    params = StdioServerParameters(command=SCRATCH[0], args=[*SCRATCH[1:], *args, *serve],
                                    env=env or server_env(home))
     kwargs: dict[str, Any] = {}
     if client_name:
@@ -144,3 +152,37 @@ def add_token(home: Path, agent: str) -> str:
 
 def text_of(result: Any) -> str:
     return result.content[0].text  # type: ignore[no-any-return]
+
+
+def notes_of(result: Any) -> str:
+    """The second text block of an answer (warnings, notices, more: NEXT, the footer)."""
+    texts = [c.text for c in result.content if c.type == "text"]
+    return texts[1] if len(texts) > 1 else ""
+
+
+def next_of(result: Any) -> dict[str, Any] | None:
+    """The tool call that continues a --fit answer, from the result's _meta."""
+    return (result.meta or {}).get("scratch/next")
+
+
+def charged(result: Any) -> int:
+    """The tokens an answer or refusal was charged, from the result's _meta."""
+    return int(result.meta["scratch/tokens"]["count"])
+
+
+def shown_tokens(result: Any, encoding: str = "o200k_base") -> int:
+    """What the result puts in front of the model, counted: every text block, and each
+    resource link as its JSON (the MCP rendering's pricing rule)."""
+    from scratch.answers.result import compact_json
+    from scratch.tokens import count_text, resolve_encoding
+    spec = resolve_encoding(None, encoding)
+    total = 0
+    for block in result.content:
+        if block.type == "text":
+            total += count_text(block.text, spec)
+        elif block.type == "resource_link":
+            wire = {"type": "resource_link", "uri": str(block.uri), "name": block.name,
+                    "mimeType": block.mime_type, "description": block.description,
+                    "size": block.size}
+            total += count_text(compact_json(wire), spec)
+    return total

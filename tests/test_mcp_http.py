@@ -54,26 +54,35 @@ def dev(server: HttpServer, tokens: dict[str, str]) -> Iterator[McpClient]:
     c.close()
 
 
+def listed(client: McpClient) -> dict[str, dict[str, str]]:
+    """``list_files`` read back from its table: name -> its columns."""
+    lines = client.text("list_files").splitlines()
+    columns = lines[0].split()
+    return {row[0]: dict(zip(columns, row, strict=False)) for row in map(str.split, lines[1:])}
+
+
 def test_the_sdk_client_works_over_http_with_a_token(ops: McpClient) -> None:
     assert len(ops.tools()) == 28
-    ops.data("write_file", {"path": "plan", "content": "a\n"})
+    assert ops.text("write_file", {"path": "plan", "content": "a\n"}) == (
+        "plan: version 1 (2 bytes, 1 line)\n")
     assert text_of(ops.call("read", {"file": "plan"})) == "a\n"
-    assert ops.data("budget")["data"]["agent"] == "ops"
+    assert "\nsession      ops/mcp-" in ops.text("budget")
 
 
 def test_two_tokens_cannot_see_each_others_entries(ops: McpClient, dev: McpClient) -> None:
-    ops.data("write_file", {"path": "ops-only", "content": "secret\n"})
-    assert "ops-only" not in [e["name"] for e in dev.data("list_files")["data"]["entries"]]
+    ops.text("write_file", {"path": "ops-only", "content": "secret\n"})
+    assert "ops-only" in listed(ops)
+    assert "ops-only" not in listed(dev)
     assert dev.call("read", {"file": "ops-only"}).structured_content["code"] == "entry_not_found"
     assert dev.call("read_file", {"path": "../ops/files/ops-only"}).is_error
     from mcp.shared.exceptions import MCPError
     with pytest.raises(MCPError) as err:
         dev.read("scratch://ops/ops-only")
     assert err.value.code == -32002
-    dev.data("write_file", {"path": "ops-only", "content": "dev's own\n"})
+    dev.text("write_file", {"path": "ops-only", "content": "dev's own\n"})
     assert text_of(ops.call("read", {"file": "ops-only"})) == "secret\n"
     assert text_of(dev.call("read", {"file": "ops-only"})) == "dev's own\n"
-    assert dev.data("get_usage_stats")["data"]["agent"] == "dev"
+    assert dev.text("get_usage_stats").startswith("agent: dev\n")
 
 
 def test_no_token_or_a_bad_one_gets_401(server: HttpServer, tokens: dict[str, str]) -> None:
@@ -146,18 +155,18 @@ def test_a_client_that_disconnects_mid_call_leaves_nothing_half_stored(
     # the server keeps serving while (and after) the abandoned call finishes
     assert not ops.call("budget").is_error
     for _ in range(100):
-        listed = {e["name"]: e for e in ops.data("list_files")["data"]["entries"]}
-        if "dropped" in listed:
+        entries = listed(ops)
+        if "dropped" in entries:
             break
         threading.Event().wait(0.1)
-    assert "dropped" in listed  # the core finished the write whole, or not at all
-    assert listed["dropped"]["lines"] == 40_000 and listed["dropped"]["version"] == 1
+    assert "dropped" in entries  # the core finished the write whole, or not at all
+    assert entries["dropped"]["lines"] == "40000" and entries["dropped"]["version"] == "1"
 
 
 def test_one_log_line_per_request_and_never_content(server: HttpServer, ops: McpClient,
                                                     tokens: dict[str, str]) -> None:
     marker = "do-not-log-this-3f9a"
-    ops.data("write_file", {"path": "logged", "content": marker + "\n"})
+    ops.text("write_file", {"path": "logged", "content": marker + "\n"})
     ops.call("read", {"file": "logged"})
     post(server.url, INITIALIZE)  # a 401
     assert server.log is not None
@@ -192,5 +201,5 @@ def test_a_non_loopback_bind_without_tokens_is_refused(tmp_path: Path) -> None:
                          env=server_env(empty), capture_output=True, text=True, timeout=60,
                          check=False)
     assert out.returncode == 2
-    assert "tokens_required: refusing to serve on 0.0.0.0 without tokens" in out.stderr
+    assert "error [tokens_required]: refusing to serve on 0.0.0.0 without tokens" in out.stderr
     assert "scratch mcp token add AGENT" in out.stderr

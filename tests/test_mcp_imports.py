@@ -36,7 +36,7 @@ def test_token_commands_import_no_sdk(scratch_home: Path) -> None:
 def test_the_mcp_core_modules_import_no_sdk(scratch_home: Path) -> None:
     code = ("import scratch.mcp.specs, scratch.mcp.dispatch, scratch.mcp.session, "
             "scratch.mcp.resources, scratch.mcp.tokens, scratch.mcp.ratelimit, "
-            "scratch.mcp.reqlog, scratch.mcp.shellcalls")
+            "scratch.mcp.reqlog, scratch.mcp.rendering")
     assert _heavy_after(code, scratch_home) == []
 
 

@@ -40,7 +40,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = tmp_path_factory.mktemp("mcp-node") / "store"
     client = stdio_client(store)  # an entry to list, explore and read
     try:
-        client.data("ingest", {"content": PODS.read_text(), "name": "pods"})
+        assert not client.call("ingest", {"content": PODS.read_text(), "name": "pods"}).is_error
     finally:
         client.close()
     return store
@@ -69,7 +69,9 @@ def test_the_inspector_calls_a_tool(home: Path) -> None:
                        "--tool-arg", "file=pods", "--tool-arg", "path=items.0.kind")
     assert answer.get("isError") in (None, False)
     assert answer["content"][0]["text"] == "Pod\n"
-    assert answer["structuredContent"]["data"]["path"] == "items.0.kind"
+    assert "structuredContent" not in answer  # text only: what the model reads is priced
+    assert answer["content"][1]["text"].startswith(
+        f"-- {answer['_meta']['scratch/tokens']['count']} tokens (o200k_base)")
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scratch.mcp.shellcalls import GRAMMARS, parse_cli_line
+from scratch.answers.calls import Call, call
+from scratch.mcp.rendering import error_object, spell_call
 from scratch.mcp.specs import BY_NAME, TOOLS, ArgumentError, to_core_args, to_tool_call, tool_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,7 +75,7 @@ def test_arguments_become_core_arguments_with_defaults_filled_in() -> None:
     assert to_core_args(BY_NAME["restore"], {"path": "notes", "version": 2}) == {
         "ref": "notes@2"}
     assert to_core_args(BY_NAME["append_log"], {"path": "ev", "entry": "x"}) == {
-        "name": "ev", "entries": ["x"]}
+        "name": "ev", "entries": [b"x"]}
     assert to_core_args(BY_NAME["grep_all"], {"pattern": "x"})["all"] is True
     assert to_core_args(BY_NAME["get_in"], {"file": "p", "path": ".", "limit": None}) == {
         "ref": "p", "path": ".", "offset": 0, "fit": False}
@@ -108,89 +109,102 @@ def test_arguments_must_be_an_object() -> None:
         to_core_args(BY_NAME["head"], ["pods"])
 
 
-@pytest.mark.parametrize(("line", "call"), [
-    ("scratch head pods -n 20", {"name": "head", "arguments": {"file": "pods", "lines": 20}}),
-    ("scratch head pods -n 400 --fit",
+@pytest.mark.parametrize(("core", "tool_call"), [
+    (call("head", ref="pods", lines=20), {"name": "head", "arguments": {"file": "pods",
+                                                                      "lines": 20}}),
+    (call("head", ref="pods", lines=400, fit=True),
      {"name": "head", "arguments": {"file": "pods", "lines": 400, "fit": True}}),
-    ("scratch tail app -n 7 --no-numbers",
+    (call("tail", ref="app", lines=7, numbers=False),
      {"name": "tail", "arguments": {"file": "app", "lines": 7, "numbers": False}}),
-    ("scratch slice 'a b' 3 9 --from-byte 120 --fit",
+    (call("slice", ref="a b", start=3, end=9, from_byte=120, fit=True),
      {"name": "slice", "arguments": {"file": "a b", "start": 3, "end": 9, "fit": True,
                                      "from_byte": 120}}),
-    ("scratch grep pods 'error|fail' -i -m 20 --fit",
+    (call("grep", ref="pods", pattern="error|fail", ignore_case=True, max_count=20, fit=True),
      {"name": "grep", "arguments": {"file": "pods", "pattern": "error|fail", "context": 0,
                                     "ignore_case": True, "max_count": 20, "fit": True}}),
-    ("scratch grep pods x -C 3", {"name": "grep", "arguments": {"file": "pods", "pattern": "x"}}),
-    ("scratch grep --all timeout -m 5",
+    (call("grep", ref="pods", pattern="x", context=3),
+     {"name": "grep", "arguments": {"file": "pods", "pattern": "x"}}),
+    (call("grep", pattern="timeout", all=True, max_count=5),
      {"name": "grep_all", "arguments": {"pattern": "timeout", "context": 0, "max_count": 5}}),
-    ("scratch schema pods --depth 2",
+    (call("schema", ref="pods", depth=2),
      {"name": "schema", "arguments": {"file": "pods", "max_depth": 2}}),
-    ("scratch get-in pods 'metadata.labels.\"app.kubernetes.io/name\"' --offset 10 --limit 5",
+    (call("get-in", ref="pods", path='metadata.labels."app.kubernetes.io/name"', offset=10,
+          limit=5),
      {"name": "get_in", "arguments": {"file": "pods",
                                       "path": 'metadata.labels."app.kubernetes.io/name"',
                                       "offset": 10, "limit": 5}}),
-    ("scratch item-schema pods items --depth 2",
+    (call("item-schema", ref="pods", path="items", depth=2),
      {"name": "item_schema", "arguments": {"file": "pods", "path": "items", "max_depth": 2}}),
-    ("scratch iterate-over pods items --fields metadata.name,status.phase --where "
-     "\"@.status.phase == 'Failed'\" --limit 20",
+    (call("iterate-over", ref="pods", path="items", fields=["metadata.name", "status.phase"],
+          where="@.status.phase == 'Failed'", limit=20),
      {"name": "iterate_over", "arguments": {"file": "pods", "path": "items",
                                             "fields": "metadata.name,status.phase",
                                             "where": "@.status.phase == 'Failed'",
                                             "limit": 20}}),
-    ("scratch read notes@2 --since-version 1",
+    (call("read", ref="notes@2", since_version=1),
      {"name": "read", "arguments": {"file": "notes@2", "since_version": 1}}),
-    ("scratch log read events --since 100 --limit 50 --fit",
+    (call("log read", name="events", since=100, limit=50, fit=True),
      {"name": "read_log", "arguments": {"path": "events", "since_entry": 100, "limit": 50,
                                         "fit": True}}),
-    ("scratch log tail events -n 5", {"name": "tail_log", "arguments": {"path": "events",
-                                                                        "lines": 5}}),
-    ("scratch diff notes 1 3", {"name": "diff", "arguments": {"path": "notes", "a": 1, "b": 3}}),
-    ("scratch restore notes@2", {"name": "restore", "arguments": {"path": "notes",
-                                                                  "version": 2}}),
-    ("scratch ls", {"name": "list_files", "arguments": {}}),
-    ("scratch ls kubectl_get/", {"name": "list_files", "arguments": {"prefix": "kubectl_get/"}}),
-    ("scratch budget", {"name": "budget", "arguments": {}}),
-    ("scratch budget reset", {"name": "budget_reset", "arguments": {}}),
-    ("scratch budget used 48210", {"name": "budget_used", "arguments": {"tokens": 48210}}),
-    ("scratch summarize pods", {"name": "summarize", "arguments": {"file": "pods"}}),
+    (call("log tail", name="events", lines=5),
+     {"name": "tail_log", "arguments": {"path": "events", "lines": 5}}),
+    (call("diff", name="notes", a=1, b=3),
+     {"name": "diff", "arguments": {"path": "notes", "a": 1, "b": 3}}),
+    (call("restore", ref="notes@2"),
+     {"name": "restore", "arguments": {"path": "notes", "version": 2}}),
+    (call("ls"), {"name": "list_files", "arguments": {}}),
+    (call("ls", prefix="kubectl_get/"),
+     {"name": "list_files", "arguments": {"prefix": "kubectl_get/"}}),
+    (call("budget"), {"name": "budget", "arguments": {}}),
+    (call("budget reset"), {"name": "budget_reset", "arguments": {}}),
+    (call("budget used", tokens=48210), {"name": "budget_used", "arguments": {"tokens": 48210}}),
+    (call("budget set-window", tokens=1000000),
+     {"name": "budget_set_window", "arguments": {"tokens": 1000000}}),
+    (call("summarize", ref="pods"), {"name": "summarize", "arguments": {"file": "pods"}}),
+    (call("history", name="notes"), {"name": "history", "arguments": {"path": "notes"}}),
 ])
-def test_cli_suggestions_become_tool_calls(line: str, call: dict) -> None:
-    parsed = parse_cli_line(line)
-    assert parsed is not None
-    assert to_tool_call(*parsed) == call
+def test_core_calls_become_tool_calls_and_back(core: Call, tool_call: dict) -> None:
+    assert to_tool_call(core.command, core.args) == tool_call
     # and back: the tool call runs the same core call, defaults filled in
-    core = to_core_args(BY_NAME[call["name"]], call["arguments"])
-    for key, value in parsed[1].items():
-        assert core[key] == value, key
+    back = to_core_args(BY_NAME[tool_call["name"]], tool_call["arguments"])
+    for key, value in core.args.items():
+        assert back[key] == value, key
 
 
-@pytest.mark.parametrize("line", ["ask for less: fewer lines", "scratch frobnicate x",
-                                  "scratch head pods --bogus", "scratch slice pods 1",
-                                  "scratch head 'unterminated"])
-def test_lines_that_are_not_commands_stay_text(line: str) -> None:
-    assert parse_cli_line(line) is None
+def test_a_call_inside_text_is_its_tool_calls_json() -> None:
+    assert spell_call(call("head", ref="pods", lines=20)) == (
+        '{"name":"head","arguments":{"file":"pods","lines":20}}')
+    # no tool runs a write from a file on disk: written as the core call, and never offered
+    assert spell_call(call("write", name="x", source="/tmp/x")) == 'write name="x" source="/tmp/x"'
+    from scratch.errors import EntryNotFound
+    refusal = EntryNotFound("no entry named 'x'", suggestions=[
+        call("write", name="x", source="/tmp/x"), call("ls"), "advice stays text"])
+    assert error_object(refusal)["suggestions"] == [{"name": "list_files", "arguments": {}},
+                                                    "advice stays text"]
 
 
-def test_every_core_command_has_a_tool_and_a_grammar() -> None:
+def test_content_with_a_lone_surrogate_is_refused_by_name() -> None:
+    with pytest.raises(ArgumentError, match=r"lone surrogate \(U\+D800\) at character 1"):
+        to_core_args(BY_NAME["write_file"], {"path": "p", "content": "a\ud800b"})
+    assert to_core_args(BY_NAME["write_file"], {"path": "p", "content": "é\n"})["content"] == (
+        "é\n".encode())
+
+
+def test_every_core_command_has_a_tool() -> None:
     for command in CONTRACT:
         tool = tool_for(command, {})
         assert tool is not None and tool.primary, command
-        if command not in ("write", "ingest"):  # content on stdin: never a suggestion
-            assert command in GRAMMARS, command
 
 
 def test_every_command_the_core_suggests_has_a_tool() -> None:
-    """Scan the core for the CLI lines it builds (suggestions, next, pointer menus)."""
+    """Scan the answers layer and the store for the calls they build (suggestions, next, the
+    pointer's menu): each names a command a tool spells, except those only a person runs."""
     seen = set()
-    for path in (REPO / "scratch").rglob("*.py"):
-        if path.parts[-2] in ("cli", "docs", "mcp"):
-            continue
-        for m in re.finditer(r'"scratch ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?', path.read_text()):
-            first, second = m.group(1), m.group(2)
-            if first == "agent":  # the git author name, not a command
-                continue
-            seen.add(f"{first} {second}" if first in ("log", "budget") and second else first)
+    for path in [*(REPO / "scratch" / "answers").rglob("*.py"), REPO / "scratch" / "store.py",
+                 *(REPO / "scratch" / "tokens").rglob("*.py")]:
+        for m in re.finditer(r'call\("([a-z][a-z -]*)"', path.read_text()):
+            seen.add(m.group(1))
     assert seen >= {"head", "tail", "slice", "grep", "schema", "get-in", "item-schema",
-                    "iterate-over", "read", "ls", "log read", "log tail", "budget"}
-    for command in seen:
+                    "iterate-over", "read", "ls", "log read", "budget", "budget reset"}
+    for command in seen - {"write", "export"}:  # from a file on disk: not for a tool
         assert tool_for(command, {}) is not None, command

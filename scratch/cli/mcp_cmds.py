@@ -8,8 +8,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from scratch.answers.context import Context
 from scratch.cli.common import app, command
-from scratch.context import Context
 
 mcp_app = typer.Typer(name="mcp", help="Serve the store to MCP clients (Claude Desktop, Claude "
                       "Code, Cursor, agent SDKs) over stdio or streamable HTTP.\n\n"
@@ -23,6 +23,7 @@ mcp_app.add_typer(token_app, name="token")
 
 DEFAULT_RATE = 600
 DEFAULT_MAX_BODY = 32 << 20
+KEPT_INDEXES = 32  # indexes a server keeps open between calls (each a few open maps)
 
 
 @command("serve", target=mcp_app,
@@ -51,7 +52,11 @@ def serve_cmd(ctx: Context,
                   "--log-file", metavar="FILE", help="Append the request log here instead of "
                   "stderr.", show_default=False)] = None,
               quiet: Annotated[bool, typer.Option(
-                  "--quiet", help="No request log.")] = False):
+                  "--quiet", help="No request log.")] = False,
+              structured: Annotated[bool, typer.Option(
+                  "--structured", help="Answers as structuredContent ({data, meta}) with the "
+                  "same JSON as their text, for programs; the default is plain text, which "
+                  "costs the model fewer tokens.")] = False):
     import anyio
 
     from scratch.errors import UsageError
@@ -70,8 +75,10 @@ def serve_cmd(ctx: Context,
                         session=ctx.session if ctx.session != "default" else None,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
-                        else None)
+                        else None, structured=structured)
     ctx.store()  # create the store now, not on the first call
+    from scratch.answers.kept_indexes import keep_indexes
+    keep_indexes(KEPT_INDEXES)  # a warm server keeps recently used indexes open
     log = None if quiet else RequestLog(log_file)
     state.warm_up()
     try:
@@ -117,8 +124,8 @@ AgentArg = Annotated[str, typer.Argument(metavar="AGENT", help="Agent the token 
          help="Create a bearer token for AGENT and print it once (only its hash is kept).\n\n"
          "Example: scratch mcp token add ops")
 def token_add(ctx: Context, for_agent: AgentArg):
+    from scratch.answers.result import Result
     from scratch.mcp.tokens import add_token
-    from scratch.result import Result
     ctx.store()
     token, info = add_token(ctx.root, for_agent)
     return Result("mcp token add", data={"token": token, **info._asdict()},
@@ -130,8 +137,8 @@ def token_add(ctx: Context, for_agent: AgentArg):
 @command("list", target=token_app, help="List the tokens: id, agent, created (never the "
          "tokens themselves).\n\nExample: scratch mcp token list")
 def token_list(ctx: Context):
+    from scratch.answers.result import Result, Table
     from scratch.mcp.tokens import list_tokens
-    from scratch.result import Result, Table
     rows = list_tokens(ctx.root)
     return Result("mcp token list", data={"tokens": [r._asdict() for r in rows]},
                   table=Table(["id", "agent", "created"], [list(r) for r in rows]))
@@ -142,8 +149,8 @@ def token_list(ctx: Context):
          "Example: scratch mcp token remove ops")
 def token_remove(ctx: Context, who: Annotated[str, typer.Argument(
         metavar="AGENT|ID", help="Agent whose tokens to revoke, or one token's id.")]):
+    from scratch.answers.result import Result
     from scratch.mcp.tokens import remove_tokens
-    from scratch.result import Result
     gone = remove_tokens(ctx.root, who)
     return Result("mcp token remove", data={"removed": [r._asdict() for r in gone]},
                   text="".join(f"removed {r.id} (agent {r.agent})\n" for r in gone))

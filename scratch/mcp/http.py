@@ -24,11 +24,11 @@ import time
 import uuid
 from typing import Any
 
+from scratch.answers.result import compact_json
 from scratch.errors import UsageError
 from scratch.mcp.ratelimit import RateLimiter
 from scratch.mcp.reqlog import RequestLog
 from scratch.mcp.tokens import TokenTable
-from scratch.result import compact_json
 
 MCP_PATH = "/mcp"
 

@@ -13,12 +13,15 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from scratch.context import Context
-from scratch.errors import EntryNotFound, UsageError
+from scratch.answers.context import Context
+from scratch.errors import EntryNotFound, ScratchError, UsageError
 from scratch.mcp.session import Session
+
+if TYPE_CHECKING:
+    from scratch.mcp.rendering import Link
 
 SCHEME = "scratch"
 PAGE = 100  # entries per resources/list page
@@ -36,13 +39,16 @@ def entry_uri(agent: str, name: str, version: int | None = None) -> str:
     return f"{SCHEME}://{agent}/{quote(tail, safe='/@')}"
 
 
-def entry_link(ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
-    """The resource link a stored output's pointer carries."""
-    return {"uri": entry_uri(ctx.agent, data["name"], data.get("version")),
-            "name": data["name"], "mimeType": mime_type(data.get("format")),
-            "size": data.get("bytes"),
-            "description": f"{data.get('format', 'text')}, {data.get('lines', 0):,} lines, "
-                           f"{data.get('tokens', 0):,} tokens ({data.get('encoding', '')})"}
+def ingest_link(agent: str, result: Any) -> Link | None:
+    """The resource link a stored output's pointer carries (None for any other answer)."""
+    data = result.data
+    if result.command != "ingest" or not isinstance(data, dict) or not data.get("stored"):
+        return None
+    from scratch.mcp.rendering import Link
+    return Link(entry_uri(agent, data["name"], data.get("version")), data["name"],
+                mime_type(data.get("format")), data.get("bytes"),
+                f"{data.get('format', 'text')}, {data.get('lines', 0):,} lines, "
+                f"{data.get('tokens', 0):,} tokens ({data.get('encoding', '')})")
 
 
 def parse_uri(uri: str, agent: str) -> tuple[str, dict[str, int]]:
@@ -68,7 +74,7 @@ def _entry_tokens(ctx: Context, version: dict[str, Any], name: str) -> int | Non
     if spec.base in base:
         return int(spec.scale(int(base[spec.base])))
     try:  # not counted at write time in this encoding: the index counts it (built once)
-        from scratch.explore.target import open_target
+        from scratch.answers.target import open_target
         target = open_target(ctx, name)
         try:
             total = target.index.line_count
@@ -115,42 +121,39 @@ def list_entries(session: Session, cursor: str | None) -> tuple[list[dict[str, A
 def read_entry(session: Session, uri: str) -> dict[str, Any]:
     """One page of a resource: ``{"uri", "mimeType", "text", "_meta"}``; raises ScratchError
     (the caller turns it into a protocol error)."""
-    from scratch.mcp.dispatch import run_tool
+    from scratch.answers.calls import call
+    from scratch.answers.registry import execute
+    from scratch.errors import OutOfRange
+    from scratch.mcp.rendering import ResourcePage, answer_text
     ref, page = parse_uri(uri, session.agent)
     start = page.get("from_line", 1)
-    args: dict[str, Any] = {"file": ref, "start": max(1, start), "end": 2**62,
-                            "numbers": False, "fit": True}
-    if "from_byte" in page:
-        args["from_byte"] = page["from_byte"]
-    outcome = run_tool("slice", args, session)
-    if not outcome.ok and outcome.code == "offset_out_of_range" and start == 1:
+    ctx = session.context()
+    try:
+        result = execute(ctx, ResourcePage(), call(
+            "slice", ref=ref, start=max(1, start), end=2**62, numbers=False, fit=True,
+            from_byte=page.get("from_byte")))
+    except OutOfRange:
+        if start != 1:
+            raise
         return {"uri": uri, "mimeType": "text/plain", "text": "", "_meta": {"scratch/tokens": 0}}
-    if not outcome.ok:
-        from scratch.errors import ScratchError
-        info = dict(outcome.structured)
-        err = ScratchError(info.pop("message", "cannot read"), code=info.pop("code", "error"))
-        err.details = info
-        raise err
-    data = outcome.structured["data"] or {}
-    meta = outcome.structured["meta"]
+    data = result.data or {}
     base = uri.split("?", 1)[0]
-    nxt = meta.get("next")
-    extra: dict[str, Any] = {"scratch/tokens": outcome.tokens,
+    tokens = result.meta.get("tokens") or {}
+    extra: dict[str, Any] = {"scratch/tokens": tokens.get("count"),
                              "scratch/lines": [data.get("start"), data.get("end")],
                              "scratch/total_lines": data.get("total_lines")}
-    if isinstance(nxt, dict):
-        a = nxt.get("arguments", {})
-        query = f"?from_line={a.get('start', 1)}"
-        if "from_byte" in a:
-            query += f"&from_byte={a['from_byte']}"
+    nxt = result.next
+    if nxt is not None:
+        query = f"?from_line={nxt.args.get('start', 1)}"
+        if nxt.args.get("from_byte") is not None:
+            query += f"&from_byte={nxt.args['from_byte']}"
         extra["scratch/next"] = base + query
     fmt = None
     try:
-        ctx = session.context()
-        from scratch.explore.target import open_target
+        from scratch.answers.target import open_target
         target = open_target(ctx, ref)
         fmt = target.format
         target.index.close()
-    except Exception:
+    except ScratchError:
         pass
-    return {"uri": uri, "mimeType": mime_type(fmt), "text": outcome.text, "_meta": extra}
+    return {"uri": uri, "mimeType": mime_type(fmt), "text": answer_text(result), "_meta": extra}

@@ -60,16 +60,13 @@ def _tool(spec: specs.ToolSpec) -> types.Tool:
 
 
 def call_result(outcome: ToolOutcome) -> types.CallToolResult:
-    content: list[Any] = [types.TextContent(type="text", text=outcome.text)]
-    if outcome.notes:
-        content.append(types.TextContent(type="text", text=outcome.notes))
+    content: list[Any] = [types.TextContent(type="text", text=t) for t in outcome.texts]
     for link in outcome.links:
         content.append(types.ResourceLink(
-            type="resource_link", uri=link["uri"], name=link["name"],
-            mime_type=link.get("mimeType"), size=link.get("size"),
-            description=link.get("description")))
+            type="resource_link", uri=link.uri, name=link.name, mime_type=link.mime_type,
+            size=link.size, description=link.description))
     return types.CallToolResult(content=content, structured_content=outcome.structured,
-                                is_error=not outcome.ok)
+                                is_error=not outcome.ok, _meta=outcome.meta or None)
 
 
 class Identity:

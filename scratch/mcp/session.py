@@ -22,8 +22,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from scratch.answers.context import Context
 from scratch.config import CONFIG_FILE, Config, load_config
-from scratch.context import Context
+from scratch.mcp.rendering import ToolJson, ToolText
 from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent
 
 # A client's declared name -> the model family that prices it (substring, lower case). Only
@@ -95,9 +96,15 @@ class Session:
                 config.set_override("model", model, f"client {self.client_name}")
         ctx = Context(root=self.server.root, root_source=self.server.root_source,
                       agent=self.agent, session=self.session, config=config)
-        ctx.json_mode = True  # answers are sized and priced as the structured data they carry
         self.server.warm(ctx)
         return ctx
+
+    def rendering(self) -> ToolText:
+        """How this session's tool results show answers (and so how they are priced)."""
+        from scratch.mcp.resources import ingest_link
+        agent = self.agent
+        kind = ToolJson if self.server.structured else ToolText
+        return kind(link=lambda result: ingest_link(agent, result))
 
 
 class ServerState:
@@ -105,8 +112,9 @@ class ServerState:
 
     def __init__(self, *, store: str | None = None, agent: str | None = None,
                  session: str | None = None, model: str | None = None,
-                 encoding: str | None = None) -> None:
+                 encoding: str | None = None, structured: bool = False) -> None:
         self.root, self.root_source = find_store_root(store)
+        self.structured = structured  # answers as structuredContent too (see mcp.rendering)
         self.agent = agent or os.environ.get("SCRATCH_AGENT") or DEFAULT_AGENT
         validate_agent(self.agent)
         self.shared_session = session or os.environ.get("SCRATCH_SESSION") or None

@@ -131,6 +131,17 @@ OFFSET = Param("offset", "offset", _int("Skip this many lines (or items) of the 
 LIMIT = Param("limit", "limit", _int("At most this many lines (or items).", 1))
 
 
+def _utf8(value: str) -> bytes:
+    """A JSON string as UTF-8 bytes; a lone surrogate (valid JSON, not Unicode text) is refused
+    by name rather than stored changed."""
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ArgumentError(f"the text has a lone surrogate (U+{ord(value[exc.start]):04X}) at "
+                            f"character {exc.start:,}: it is not Unicode text",
+                            position=exc.start) from None
+
+
 def _fields_to_core(value: str) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()]
 
@@ -168,7 +179,7 @@ def _restore_from_core(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _entry_to_core(args: dict[str, Any]) -> dict[str, Any]:
-    return {"name": args["name"], "entries": [args["entry"]]}
+    return {"name": args["name"], "entries": [_utf8(args["entry"])]}
 
 
 def _entry_from_core(args: dict[str, Any]) -> dict[str, Any]:
@@ -243,7 +254,7 @@ TOOLS: tuple[ToolSpec, ...] = (
              "new version.",
              (PATH_NAME, Param("content", "content", {"type": "string",
                                                       "description": "The whole new content."},
-                               required=True),
+                               required=True, to_core=_utf8),
               Param("allow_empty", "allow_empty", _bool("Store empty content instead of "
                                                         "refusing it."), default=False)),
              read_only=False, idempotent=True),
@@ -287,7 +298,7 @@ TOOLS: tuple[ToolSpec, ...] = (
              "in tokens, schema outline, next calls) instead of the output; below the tool's "
              "threshold the content comes back as it is.",
              (Param("content", "content", {"type": "string", "description": "The output."},
-                    required=True),
+                    required=True, to_core=_utf8),
               Param("tool", "tool", _str("Tool name: picks the threshold and the automatic "
                                          "name's folder.", 255)),
               Param("name", "name", _str("Entry name (default: TOOL/<UTC time>-<hash>).", 1024)),
@@ -392,12 +403,15 @@ def to_core_args(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
 
 
 def to_tool_call(command: str, args: dict[str, Any]) -> dict[str, Any] | None:
-    """A core call as an MCP tool call ``{"name", "arguments"}`` (None: no tool spells it)."""
+    """A core call as an MCP tool call ``{"name", "arguments"}`` (None: no tool spells it, or
+    the call sets an argument the tool has no parameter for)."""
     tool = tool_for(command, args)
     if tool is None:
         return None
     shape = SHAPE.get(tool.name)
     core = shape[1](dict(args)) if shape else args
+    if set(core) - {p.core for p in tool.params} - set(tool.fixed):
+        return None  # an argument no parameter of the tool carries (write from a file)
     out: dict[str, Any] = {}
     for p in tool.params:
         if p.core in core:
