@@ -168,8 +168,11 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
         on_list_resource_templates=list_templates, on_read_resource=read_resource)
+    # No OpenTelemetry span per message (the SDK's documented opt-out: drop its middleware);
+    # scratch has its own request log, and the span costs every call.
+    server.middleware.clear()
     if log is not None:
-        server.middleware.insert(0, _LogMiddleware(log, state.agent))
+        server.middleware.append(_LogMiddleware(log, state.agent))
     return server
 
 
@@ -244,6 +247,10 @@ class _LogMiddleware:
 
 async def serve_stdio(state: ServerState, log: RequestLog | None) -> None:
     from mcp.server.stdio import stdio_server
+
+    from scratch.mcp.stdio import pipe_streams
     server = build_server(state, log)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    async with pipe_streams() as pipes:
+        streams = stdio_server(*pipes) if pipes is not None else stdio_server()
+        async with streams as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
