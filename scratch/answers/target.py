@@ -25,7 +25,7 @@ from typing import Any
 from scratch.answers.context import Context
 from scratch.errors import EntryNotFound, UsageError
 from scratch.names import split_ref
-from scratch.store import Store
+from scratch.store import Store, Version
 
 HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 FORMAT_NAME = re.compile(r"[a-z]{1,16}")  # a stored format (scratch.formats.sniffer.FORMATS)
@@ -170,8 +170,11 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
 
     store = ctx.store()
     name, version = split_ref(ref)
-    name = resolve_name(store, name)
-    meta = store.require(name, allow_deleted=version is not None)
+    # an entry's own name (the common case) is loaded once; anything else is resolved
+    meta = store.load_meta(name) if _valid(name) else None
+    if meta is None or meta.get("deleted"):
+        name = resolve_name(store, name)
+        meta = store.require(name, allow_deleted=version is not None)
     spec = ctx.encoding()
     base = spec.base
     index_root = store.cache_dir / "index"
@@ -194,7 +197,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         info: dict[str, Any] = {}
         binary = False
     else:
-        ver = store.resolve(name, version)
+        ver = _version(store, name, meta, version)
         path = store.version_file(ver)
         info = ver.info.get("info") or {}
         binary = bool(ver.info.get("binary"))
@@ -230,6 +233,16 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
     latest = version is None or version == len(meta["versions"])
     return Target(name, version, meta["kind"], path, index, store, info, latest, binary, key,
                   spec)
+
+
+def _version(store: Store, name: str, meta: dict[str, Any], version: int | None) -> Version:
+    """Version ``version`` (None: the current one) of the entry whose ``meta`` was just read;
+    what is not there is left to ``Store.resolve`` to report."""
+    versions = meta.get("versions") or []
+    wanted = len(versions) if version is None else version
+    if versions and 1 <= wanted <= len(versions):
+        return Version(name, wanted, meta, versions[wanted - 1])
+    return store.resolve(name, version)
 
 
 def _sniff_file(path: Path) -> str:
