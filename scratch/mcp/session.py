@@ -20,12 +20,15 @@ import os
 import secrets
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.answers.context import Context
 from scratch.config import CONFIG_FILE, Config, load_config
 from scratch.mcp.rendering import ToolJson, ToolText
 from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent
+
+if TYPE_CHECKING:
+    from scratch.store import Store
 
 # A client's declared name -> the model family that prices it (substring, lower case). Only
 # families whose tokenizer differs from the default are worth naming.
@@ -54,6 +57,7 @@ class ConfigCache:
         self._lock = threading.Lock()
         self._stamp: tuple[int, int, int] | None = None
         self._config: Config | None = None
+        self.generation = 0  # incremented each time the file is read anew
 
     def _file_stamp(self) -> tuple[int, int, int]:
         try:
@@ -70,6 +74,7 @@ class ConfigCache:
                 for key, value in self.overrides.items():
                     config.set_override(key, value, f"--{key}")
                 self._config, self._stamp = config, stamp
+                self.generation += 1
             base = self._config
         return Config(dict(base.values), dict(base.sources), base.path)
 
@@ -77,7 +82,7 @@ class ConfigCache:
 class Session:
     """One client connection: agent, budget session, client name; builds a Context per call."""
 
-    __slots__ = ("server", "agent", "session", "client_name", "label")
+    __slots__ = ("server", "agent", "session", "client_name", "label", "_store")
 
     def __init__(self, server: ServerState, agent: str, session: str,
                  client_name: str | None = None, label: str = "") -> None:
@@ -87,17 +92,34 @@ class Session:
         self.session = session
         self.client_name = client_name
         self.label = label  # for the request log: "stdio", or the token's id
+        self._store: tuple[int, Store] | None = None  # (config generation, the agent's store)
 
     def context(self) -> Context:
-        config = self.server.configs.get()
+        configs = self.server.configs
+        config = configs.get()
         if config.sources.get("model") == "default":
             model = model_for_client(self.client_name)
             if model:
                 config.set_override("model", model, f"client {self.client_name}")
         ctx = Context(root=self.server.root, root_source=self.server.root_source,
-                      agent=self.agent, session=self.session, config=config)
+                      agent=self.agent, session=self.session, config=config,
+                      store=self._opened(configs.generation, config))
         self.server.warm(ctx)
         return ctx
+
+    def _opened(self, generation: int, config: Config) -> Store | None:
+        """The agent's store, opened once per configuration (a Store holds no state of its
+        own); a change another process left half done is still undone before each call."""
+        kept = self._store
+        if kept is not None and kept[0] == generation:
+            kept[1].recover_if_interrupted()
+            return kept[1]
+        from scratch.store import Store
+        if not (self.server.root / ".git").exists():
+            return None  # the call decides whether to create the store
+        store = Store.open(self.server.root, self.agent, config)
+        self._store = (generation, store)
+        return store
 
     def rendering(self) -> ToolText:
         """How this session's tool results show answers (and so how they are priced)."""
