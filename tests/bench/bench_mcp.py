@@ -7,9 +7,11 @@ Run from the repository root with the interpreter scratch (and the MCP SDK) is i
 1. stdio: ``head -n 50``, ``get_in items.5000.metadata`` and ``grep Running -m 20`` on the
    100 MB PodList entry (gen_inputs.py, the same input as run_bench.py), each through the SDK's
    own client over stdio to one warm ``scratch mcp serve``, and the same call as a cold
-   ``scratch --json`` process (the MCP answer is priced as ``--json`` prices it). Rounds
+   ``scratch`` process (the MCP answer's text is what that process prints). Rounds
    alternate: a batch of warm calls, then one cold process per command, so both sides share
-   the machine's state. Shown: p50 per warm call, median cold call, and their ratio.
+   the machine's state. Shown: p50 per warm call, median cold call, and their ratio; and, as
+   the floor under every warm figure, the SDK client's round trip to a server whose one tool
+   answers "ok" at once (the SDK's own low-level server, over the SDK's stdio transport).
 2. HTTP: 4 SDK clients at once, each with ``--http-calls`` tool calls (head, get_in, grep in
    turn) against ``scratch mcp serve --http 127.0.0.1:0`` with a bearer token; shown: errors,
    p50/p99 latency and throughput.
@@ -47,6 +49,30 @@ CALLS = [("head", {"file": "pods-big", "lines": 50}, ["head", "pods-big", "-n", 
           ["grep", "pods-big", "Running", "-m", "20"])]
 
 
+# The floor: the SDK's own low-level server over the SDK's stdio transport, one tool that
+# answers "ok" (what any Python MCP server pays before doing anything).
+FLOOR_SERVER = """
+import anyio, mcp_types as types
+from mcp.server.caching import CacheHint
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=[types.Tool(name="ok", input_schema={"type": "object"})])
+
+async def call_tool(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+async def main():
+    server = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool,
+                    cache_hints={"tools/list": CacheHint(ttl_ms=3600000, scope="public")})
+    async with stdio_server() as (r, w):
+        await server.run(r, w, server.create_initialization_options())
+
+anyio.run(main)
+"""
+
+
 def pct(values: list[float], p: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
@@ -69,7 +95,7 @@ async def stdio_round(client: Any, n: int, out: dict[str, list[float]]) -> None:
 
 def cold(env: dict[str, str], argv: list[str]) -> float:
     t0 = time.perf_counter()
-    subprocess.run([*scratch_cmd(), "--json", *argv], env=env, stdout=subprocess.DEVNULL,
+    subprocess.run([*scratch_cmd(), *argv], env=env, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - t0
 
@@ -79,12 +105,20 @@ async def bench_stdio(env: dict[str, str], calls: int, rounds: int) -> None:
     cmd = scratch_cmd()
     params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "mcp", "serve", "--quiet"],
                                    env=env)
+    floor_params = StdioServerParameters(command=sys.executable, args=["-c", FLOOR_SERVER])
     warm: dict[str, list[float]] = {name: [] for name, _, _ in CALLS}
     cold_runs: dict[str, list[float]] = {name: [] for name, _, _ in CALLS}
-    async with Client(params) as client:
+    floor: list[float] = []
+    async with Client(params) as client, Client(floor_params) as floor_client:
         await stdio_round(client, 5, {name: [] for name, _, _ in CALLS})  # warm-up, untimed
+        for _ in range(20):
+            await floor_client.call_tool("ok", {})
         for _ in range(rounds):
             await stdio_round(client, calls // rounds, warm)
+            for _ in range(calls // rounds):
+                t0 = time.perf_counter()
+                await floor_client.call_tool("ok", {})
+                floor.append(time.perf_counter() - t0)
             for name, _, argv in CALLS:
                 cold_runs[name].append(await anyio.to_thread.run_sync(cold, env, argv))
     print(f"stdio, 100 MB PodList entry: {len(warm['head'])} warm calls and {rounds} cold "
@@ -95,6 +129,8 @@ async def bench_stdio(env: dict[str, str], calls: int, rounds: int) -> None:
         p50, p90 = pct(warm[name], 50) * 1000, pct(warm[name], 90) * 1000
         c = statistics.median(cold_runs[name]) * 1000
         print(f"{name:<8} {p50:>7.2f}ms {p90:>7.2f}ms {c:>10.1f}ms {c / p50:>6.1f}x")
+    print(f"{'floor':<8} {pct(floor, 50) * 1000:>7.2f}ms {pct(floor, 90) * 1000:>7.2f}ms"
+          "   (the SDK client's round trip to the SDK's own server answering 'ok')")
 
 
 async def bench_http(home: Path, env: dict[str, str], per_client: int) -> None:
