@@ -20,13 +20,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scratch.answers.calls import Call
+from scratch.answers.result import compact_json
 from scratch.errors import ScratchError, UsageError
-from scratch.mcp.rendering import Link, Shown, ToolText, error_object, error_text
+from scratch.mcp.rendering import Link, ToolText, error_object
 from scratch.mcp.specs import BY_NAME, ArgumentError, ToolSpec, to_core_args
 
 if TYPE_CHECKING:
     from scratch.answers.context import Context
-    from scratch.answers.rendering import Rendering
     from scratch.answers.result import Result
     from scratch.mcp.session import Session
 
@@ -58,7 +58,7 @@ def core_call(spec: ToolSpec, args: dict[str, Any], ctx: Context) -> Call:
 
 
 def run_tool(name: str, arguments: Any, session: Session,
-             rendering: Rendering | None = None) -> ToolOutcome:
+             rendering: ToolText | None = None) -> ToolOutcome:
     """Run one tool call for ``session``; never raises."""
     spec = BY_NAME.get(name)
     if spec is None:
@@ -81,12 +81,8 @@ def run_tool(name: str, arguments: Any, session: Session,
             f"unexpected {type(exc).__name__}: {exc}", code="internal_error"))
 
 
-def _success(spec: ToolSpec, rendering: Rendering, result: Result) -> ToolOutcome:
-    if isinstance(rendering, ToolText):
-        shown = rendering.show(result)
-    else:  # a plain rendering (resources): the text alone
-        from scratch.mcp.rendering import answer_text
-        shown = Shown([answer_text(result)], [], None, {})
+def _success(spec: ToolSpec, rendering: ToolText, result: Result) -> ToolOutcome:
+    shown = rendering.show(result)
     tokens = result.meta.get("tokens")
     count = tokens.get("count") if isinstance(tokens, dict) else None
     return ToolOutcome(True, spec.name, spec.command, shown.texts, shown.links, shown.structured,
@@ -94,18 +90,16 @@ def _success(spec: ToolSpec, rendering: Rendering, result: Result) -> ToolOutcom
 
 
 def _error(tool: str, command: str, exc: ScratchError) -> ToolOutcome:
+    """The error object as the one text block and as structuredContent: the text a refusal
+    was priced on (:func:`scratch.mcp.rendering.error_text`), plus, for arguments that do not
+    fit the schema (refused before anything ran, so not priced), the tool's input schema."""
     info = error_object(exc)
     if isinstance(exc, ArgumentError) and tool in BY_NAME:
         info.setdefault("input_schema", BY_NAME[tool].input_schema())
-    text = error_text(exc) if "input_schema" not in info else _compact(info)
-    charged = (exc.charged or {}).get("tokens") if exc.charged else None
     meta: dict[str, Any] = {}
+    count = None
     if exc.charged:
         meta = {f"scratch/{k}": v for k, v in exc.charged.items()}
-    return ToolOutcome(False, tool, command, [text], [], info, meta,
-                       charged.get("count") if isinstance(charged, dict) else None, exc.code)
-
-
-def _compact(value: Any) -> str:
-    from scratch.answers.result import compact_json
-    return compact_json(value)
+        count = exc.charged["tokens"]["count"]
+    return ToolOutcome(False, tool, command, [compact_json(info)], [], info, meta, count,
+                       exc.code)

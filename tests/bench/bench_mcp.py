@@ -202,7 +202,8 @@ def main() -> int:
                "XDG_CACHE_HOME": str(root / "xdg-cache")}
         with open(path, "rb") as fh:
             subprocess.run([*scratch_cmd(), "ingest", "pods-big", "--store-always"], env=env,
-                           stdin=fh, stdout=subprocess.DEVNULL, check=True)
+                           stdin=fh, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           check=True)
         print(f"input: {path.name}, {meta['bytes']:,} bytes, {meta['items']:,} items; "
               f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
         anyio.run(bench_stdio, env, args.calls, args.rounds)
