@@ -24,8 +24,11 @@ from pathlib import Path
 
 @contextmanager
 def exclusive(lock_file: Path) -> Iterator[None]:
-    lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    except FileNotFoundError:  # its directory comes first (made only then: mkdir costs)
+        lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
