@@ -392,3 +392,21 @@ def test_ingest_a_corpus_log_then_explore_it(sclient: McpClient, corpus_dir: Pat
     assert hits["regions"][0]["lines"][0]["text"] in content
     tail = sclient.call("tail", {"file": data["name"], "lines": 2, "numbers": False})
     assert tail.structured_content["data"]["lines"] == content.splitlines()[-2:]
+
+
+def test_requests_from_a_file_are_answered_too(home: Path, tmp_path: Path) -> None:
+    """stdin that is not a pipe (a file) is served by the SDK's own stdio streams (the
+    handshake is answered inline; calls still running at end of input are dropped, as the
+    SDK drops them when a client closes stdin)."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "file", "version": "1"}}}) + "\n")
+    with open(requests, "rb") as stdin:
+        out = subprocess.run([*SCRATCH, "mcp", "serve", "--quiet"], env=server_env(home),
+                             stdin=stdin, capture_output=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    reply = json.loads(out.stdout)
+    assert reply["id"] == 1 and reply["result"]["protocolVersion"] == "2025-06-18"
+    assert reply["result"]["serverInfo"]["name"] == "scratch"
