@@ -17,12 +17,14 @@ imports this module. Invariants:
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import time
 import uuid
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
-import anyio
 import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel import Server
@@ -35,6 +37,10 @@ from scratch.mcp.dispatch import ToolOutcome, run_tool
 from scratch.mcp.reqlog import RequestLog
 from scratch.mcp.session import ServerState, Session
 
+# Calls run on these threads, so a slow one (a big ingest, a git commit) never stalls the
+# connection or other clients. The event loop's own executor, not anyio's to_thread, which
+# costs as much again as the hand-off itself (its backend and limiter lookups run per call).
+_WORKERS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="scratch-mcp")
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for resources/read of an unknown URI
 INSTRUCTIONS = (
     "scratch stores big tool outputs and answers questions about them cheaply. Store a big "
@@ -44,8 +50,16 @@ INSTRUCTIONS = (
     "fit), and fit=true returns the largest part that fits plus next, the call that continues.")
 
 # what the request log line of the current request carries beyond method and duration
+T = TypeVar("T")
 _LOG_FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "scratch_mcp_log_fields", default=None)
+
+
+async def in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on a worker thread. Cancelled meanwhile (the client went away), the call
+    still runs to its end on its thread (the core's writes are atomic); its answer is
+    dropped."""
+    return await asyncio.get_running_loop().run_in_executor(_WORKERS, fn, *args)
 
 
 def _tool(spec: specs.ToolSpec) -> types.Tool:
@@ -121,8 +135,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}",
                            data={"code": "unknown_tool", "tool": params.name})
         session = session_of(ctx, state)
-        outcome = await anyio.to_thread.run_sync(run_tool, params.name, params.arguments,
-                                                 session)
+        outcome = await in_thread(run_tool, params.name, params.arguments, session)
         if fields is not None:
             fields.update(tokens=outcome.tokens, code=outcome.code,
                           outcome="ok" if outcome.ok else "tool_error")
@@ -131,7 +144,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         session = session_of(ctx, state)
         cursor = getattr(params, "cursor", None) if params is not None else None
-        rows, nxt = await anyio.to_thread.run_sync(_list, session, cursor)
+        rows, nxt = await in_thread(_list, session, cursor)
         return types.ListResourcesResult(
             resources=[types.Resource(uri=r["uri"], name=r["name"], mime_type=r["mimeType"],
                                       size=r["size"], description=r["description"],
@@ -148,7 +161,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams
                             ) -> types.ReadResourceResult:
         session = session_of(ctx, state)
-        page = await anyio.to_thread.run_sync(_read, session, str(params.uri))
+        page = await in_thread(_read, session, str(params.uri))
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=page["uri"], mime_type=page["mimeType"], text=page["text"],
             _meta=page["_meta"])])
