@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from scratch.answers.calls import call
 from scratch.answers.context import Context
 from scratch.answers.registry import execute
 from scratch.answers.rendering import PlainCalls
+from scratch.calls import call
 from scratch.errors import LimitExceeded, UsageError
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from scratch.answers import kept_indexes
-from scratch.answers.calls import call
 from scratch.answers.context import Context
 from scratch.answers.kept_indexes import KeptIndex, keep_indexes
 from scratch.answers.registry import execute
 from scratch.answers.rendering import PlainCalls
 from scratch.answers.target import open_target
+from scratch.calls import call
 from scratch.index import EntryIndex
 
 

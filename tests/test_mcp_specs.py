@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scratch.answers.calls import Call, call
+from scratch.calls import Call, call
 from scratch.mcp.rendering import error_object, spell_call
 from scratch.mcp.specs import BY_NAME, TOOLS, ArgumentError, to_core_args, to_tool_call, tool_for
 

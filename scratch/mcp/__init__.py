@@ -8,7 +8,7 @@ Layers, each importing only those below it (and the MCP SDK only where it says s
   costs (the answers pipeline's :class:`~scratch.answers.rendering.Rendering` for MCP); calls
   spelled as tool calls; no SDK.
 - :mod:`scratch.mcp.dispatch`: the one place a tool call reaches the core: a
-  :class:`~scratch.answers.calls.Call` run by the answers pipeline
+  :class:`~scratch.calls.Call` run by the answers pipeline
   (tool name + arguments + session -> :class:`~scratch.mcp.dispatch.ToolOutcome`); no SDK.
 - :mod:`scratch.mcp.session`, :mod:`scratch.mcp.resources`, :mod:`scratch.mcp.tokens`,
   :mod:`scratch.mcp.ratelimit`, :mod:`scratch.mcp.reqlog`: per-connection state, stored

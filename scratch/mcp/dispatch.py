@@ -1,6 +1,6 @@
 """The one place an MCP tool call reaches the core: ``run_tool(name, arguments, session)``.
 
-A tool call becomes a :class:`~scratch.answers.calls.Call` of the core command its tool names
+A tool call becomes a :class:`~scratch.calls.Call` of the core command its tool names
 (:mod:`scratch.mcp.specs` checks and maps the arguments) and runs through the answers pipeline
 (:func:`scratch.answers.registry.execute`) with the session's MCP rendering
 (:mod:`scratch.mcp.rendering`), which prices the answer as the tool result shows it. What the
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scratch.answers.calls import Call
 from scratch.answers.result import compact_json
+from scratch.calls import Call
 from scratch.errors import ScratchError, UsageError
 from scratch.mcp.rendering import Link, ToolText, error_object
 from scratch.mcp.specs import BY_NAME, ArgumentError, ToolSpec, to_core_args

@@ -35,9 +35,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from scratch.answers.calls import Call
 from scratch.answers.rendering import Rendering
 from scratch.answers.result import Result, Table, compact_json, spelled
+from scratch.calls import Call
 from scratch.errors import ScratchError
 from scratch.mcp.specs import to_tool_call
 

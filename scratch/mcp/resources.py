@@ -18,10 +18,9 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from scratch.answers.context import Context
 from scratch.errors import EntryNotFound, ScratchError, UsageError
-from scratch.mcp.session import Session
-
 if TYPE_CHECKING:
     from scratch.mcp.rendering import Link
+    from scratch.mcp.session import Session
 
 SCHEME = "scratch"
 PAGE = 100  # entries per resources/list page
@@ -121,8 +120,8 @@ def list_entries(session: Session, cursor: str | None) -> tuple[list[dict[str, A
 def read_entry(session: Session, uri: str) -> dict[str, Any]:
     """One page of a resource: ``{"uri", "mimeType", "text", "_meta"}``; raises ScratchError
     (the caller turns it into a protocol error)."""
-    from scratch.answers.calls import call
     from scratch.answers.registry import execute
+    from scratch.calls import call
     from scratch.errors import OutOfRange
     from scratch.mcp.rendering import ResourcePage, answer_text
     ref, page = parse_uri(uri, session.agent)
