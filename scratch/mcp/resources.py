@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from scratch.answers.context import Context
 from scratch.errors import EntryNotFound, ScratchError, UsageError
+
 if TYPE_CHECKING:
     from scratch.mcp.rendering import Link
     from scratch.mcp.session import Session
