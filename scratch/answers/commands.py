@@ -9,6 +9,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 from typing import TYPE_CHECKING, Any
@@ -68,18 +69,23 @@ def command_function(command: str) -> Any:
     return getattr(importlib.import_module(f"scratch.answers.{module}"), function)
 
 
+@functools.cache
+def _signature(fn: Any) -> inspect.Signature:
+    return inspect.signature(fn)  # ~25 us each time: a warm server describes every call
+
+
 def describe(ctx: Context, call: Call, rendering: Rendering | None = None
              ) -> Candidate | Result:
     """What ``call`` would answer, without charging anything. A command whose answer depends
     on how it is printed (the pointer's next calls are spelled and sized as the agent reads
     them) takes the ``rendering``."""
     fn = command_function(call.command)
-    params = inspect.signature(fn).parameters
+    signature = _signature(fn)
     args = dict(call.args)
-    if "rendering" in params and rendering is not None:
+    if "rendering" in signature.parameters and rendering is not None:
         args["rendering"] = rendering
     try:
-        bound = inspect.signature(fn).bind(ctx, **args)
+        bound = signature.bind(ctx, **args)
     except TypeError as exc:
         raise UsageError(f"{call.command}: {exc}", code="invalid_argument",
                          command=call.command) from None

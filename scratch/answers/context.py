@@ -26,13 +26,13 @@ class Context:
     __slots__ = ("root", "root_source", "agent", "session", "config", "_store", "_spec")
 
     def __init__(self, root: Path, root_source: str, agent: str, session: str,
-                 config: Config) -> None:
+                 config: Config, store: Store | None = None) -> None:
         self.root = root
         self.root_source = root_source
         self.agent = agent
         self.session = session
         self.config = config
-        self._store: Store | None = None
+        self._store: Store | None = store  # given by a long-lived caller that keeps it open
         self._spec: EncodingSpec | None = None
 
     def __repr__(self) -> str:

@@ -27,11 +27,20 @@ def init(directory: Path) -> Result:
 
 def write(ctx: Context, name: str, content: bytes | None = None, source: str | None = None,
           allow_empty: bool = False) -> Result:
-    """Store ``content`` (or the bytes of the file ``source``) as the next version of NAME."""
+    """Store ``content`` (or the bytes of the file ``source``) as the next version of NAME.
+
+    Every interface is held to the same limits here: content over ``limits.max_write_bytes``
+    and empty content (unless ``allow_empty``) are refused before anything is stored."""
     validate_name(name)
+    limit = ctx.config["limits.max_write_bytes"]
     if content is None:
-        content = read_file(source, limit=ctx.config["limits.max_write_bytes"], what="content",
-                            allow_empty=allow_empty)
+        content = read_file(source, limit=limit, what="content", allow_empty=allow_empty)
+    elif len(content) > limit:
+        from scratch.errors import LimitExceeded
+        raise LimitExceeded(f"the content is {len(content):,} bytes, over "
+                            f"limits.max_write_bytes ({limit:,} bytes)", code="write_too_large",
+                            limit="limits.max_write_bytes", limit_value=limit,
+                            attempted_at_least=len(content))
     elif not content and not allow_empty:
         raise UsageError("the content was empty: nothing to store (allow_empty stores an "
                          "empty file)", code="empty_input")
@@ -129,22 +138,45 @@ def ls(ctx: Context, prefix: str = "") -> Result:
     return Result("ls", data={"agent": ctx.agent, "entries": rows}, table=table)
 
 
-def store_stats(ctx: Context) -> Result:
+def store_stats(ctx: Context, agent: str | None = None) -> Result:
+    """Every agent's entries and counters; or (``agent``) that agent's row alone, and when it
+    is the context's own agent, flat (no store path) with its budget session's counters."""
     store = ctx.store()
     agents_dir = store.root / "agents"
-    agents = sorted(p.name for p in agents_dir.iterdir()) if agents_dir.is_dir() else []
+    if agent is not None:
+        from scratch.names import validate_agent
+        validate_agent(agent)
+        agents = [agent]
+    else:
+        agents = sorted(p.name for p in agents_dir.iterdir()) if agents_dir.is_dir() else []
     rows = []
-    for agent in agents:
-        usage = Store(store.root, agent, store.config).usage()
-        counters = stats.load(store.root, agent)
-        rows.append({"agent": agent, **usage, "operations": counters.get("operations", {}),
+    for who in agents:
+        usage = Store(store.root, who, store.config).usage()
+        counters = stats.load(store.root, who)
+        rows.append({"agent": who, **usage, "operations": counters.get("operations", {}),
                      "tokens_intercepted": counters.get("tokens_intercepted", 0),
                      "tokens_extracted": counters.get("tokens_extracted", 0)})
     table = Table(["agent", "files", "logs", "log entries", "bytes", "operations"],
                   [[r["agent"], r["files"], r["logs"], r["log_entries"], r["bytes"],
                     ", ".join(f"{k} {v}" for k, v in sorted(r["operations"].items()))]
                    for r in rows])
-    return Result("stats", data={"store": str(store.root), "agents": rows}, table=table)
+    if agent is None or agent != ctx.agent:
+        return Result("stats", data={"store": str(store.root), "agents": rows}, table=table)
+    # one agent's own figures: its row (no store path, no other agent) and its session's
+    from scratch.answers.prices import budget_for
+    view = budget_for(ctx).status()
+    r = rows[0]
+    data = {**r, "session": {"session": ctx.session, **{k: view[k] for k in (
+        "calls", "extracted", "intercepted", "used", "remaining")}}}
+    ops = ", ".join(f"{k} {v}" for k, v in sorted(r["operations"].items())) or "-"
+    text = "".join(f"{k}: {v}\n" for k, v in (
+        ("agent", agent), ("files", r["files"]), ("logs", r["logs"]),
+        ("log entries", r["log_entries"]), ("bytes", r["bytes"]), ("operations", ops),
+        ("tokens intercepted", r["tokens_intercepted"]),
+        ("tokens extracted", r["tokens_extracted"]),
+        ("session", f"{ctx.session}: {view['calls']} calls, {view['extracted']} extracted, "
+                    f"{view['intercepted']} intercepted, {view['remaining']} left")))
+    return Result("stats", data=data, text=text)
 
 
 def show_config(ctx: Context) -> Result:

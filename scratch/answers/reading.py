@@ -21,7 +21,7 @@ from typing import Any
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate, Fixed
 from scratch.answers.context import Context
 from scratch.answers.line_ranges import LineRange, line_alternatives
-from scratch.answers.result import Result
+from scratch.answers.result import Result, Words
 from scratch.answers.target import Target, open_target, range_cost
 from scratch.calls import Call, call
 from scratch.errors import UsageError
@@ -101,9 +101,9 @@ def read(ctx: Context, ref: str, since_version: int | None = None, context: int 
             target.index.close()
             info = {"name": target.name, "version": target.version, "binary": True,
                     "bytes": size}
-            return Result("read", data=info, text=(
-                f"{target.name}@{target.version}: binary content ({size:,} bytes) not printed "
-                "to a terminal; use --raw, or redirect it to a file\n"))
+            return Result("read", data=info, text=Words((
+                f"{target.name}@{target.version}: binary content ({size:,} bytes) not shown "
+                "as text; ", asked.with_args(raw=True), " shows it anyway\n")))
         return WholeEntry(target, asked)
     total = target.index.line_count
     if total == 0:

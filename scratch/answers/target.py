@@ -12,6 +12,8 @@ Invariants:
 - Logs (append-only, no versions) are indexed under ``cache/index/log-<hash of name>-<size>``:
   a log that grew gets a fresh index.
 - Line costs come from the index's per-line token prefix sums (no re-tokenising of the entry).
+- A long-lived process may keep indexes open between calls (:mod:`scratch.answers.kept_indexes`,
+  off by default); a kept index answers only while its content file is unchanged.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 from scratch.answers.context import Context
 from scratch.errors import EntryNotFound, UsageError
 from scratch.names import split_ref
-from scratch.store import Store
+from scratch.store import Store, Version
 
 HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 FORMAT_NAME = re.compile(r"[a-z]{1,16}")  # a stored format (scratch.formats.sniffer.FORMATS)
@@ -168,8 +170,11 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
 
     store = ctx.store()
     name, version = split_ref(ref)
-    name = resolve_name(store, name)
-    meta = store.require(name, allow_deleted=version is not None)
+    # an entry's own name (the common case) is loaded once; anything else is resolved
+    meta = store.load_meta(name) if _valid(name) else None
+    if meta is None or meta.get("deleted"):
+        name = resolve_name(store, name)
+        meta = store.require(name, allow_deleted=version is not None)
     spec = ctx.encoding()
     base = spec.base
     index_root = store.cache_dir / "index"
@@ -192,7 +197,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         info: dict[str, Any] = {}
         binary = False
     else:
-        ver = store.resolve(name, version)
+        ver = _version(store, name, meta, version)
         path = store.version_file(ver)
         info = ver.info.get("info") or {}
         binary = bool(ver.info.get("binary"))
@@ -202,26 +207,42 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         blob = str(ver.info["blob"])
         key = f"{blob}.{fmt}"
         version = ver.version
-    try:
-        if blob is not None:
-            index = open_version_index(path, index_root, blob, fmt, base)
-        else:
+    def opener() -> Any:
+        try:
+            if blob is not None:
+                return open_version_index(path, index_root, blob, fmt, base)
             try:
-                index = EntryIndex.open(path, index_root / key, fmt)
-                index.add_base(base)
+                opened = EntryIndex.open(path, index_root / key, fmt)
+                opened.add_base(base)
+                return opened
             except IndexInvalid:
-                index = build_index(path, index_root / key, fmt, bases=[base])
-    except PermissionError:
-        # a read-only store still answers: index into a private temporary directory
-        import atexit
-        import shutil
-        import tempfile
-        scratch_dir = tempfile.mkdtemp(prefix="scratch-index-")
-        atexit.register(shutil.rmtree, scratch_dir, True)
-        index = build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
+                return build_index(path, index_root / key, fmt, bases=[base])
+        except PermissionError:
+            # a read-only store still answers: index into a private temporary directory
+            import atexit
+            import shutil
+            import tempfile
+            scratch_dir = tempfile.mkdtemp(prefix="scratch-index-")
+            atexit.register(shutil.rmtree, scratch_dir, True)
+            return build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
+
+    from scratch.answers.kept_indexes import KeptIndex, open_kept
+    index = open_kept(index_root / key, path, opener)
+    if isinstance(index, KeptIndex):  # maybe opened by a call priced in another encoding
+        index.add_base(base)
     latest = version is None or version == len(meta["versions"])
     return Target(name, version, meta["kind"], path, index, store, info, latest, binary, key,
                   spec)
+
+
+def _version(store: Store, name: str, meta: dict[str, Any], version: int | None) -> Version:
+    """Version ``version`` (None: the current one) of the entry whose ``meta`` was just read;
+    what is not there is left to ``Store.resolve`` to report."""
+    versions = meta.get("versions") or []
+    wanted = len(versions) if version is None else version
+    if versions and 1 <= wanted <= len(versions):
+        return Version(name, wanted, meta, versions[wanted - 1])
+    return store.resolve(name, version)
 
 
 def _sniff_file(path: Path) -> str:

@@ -58,6 +58,7 @@ COMMAND_MODULES = {
                      "git", "config"), "store_cmds"),
     **dict.fromkeys(("tokens", "budget"), "tokens_cmds"),
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),
+    "mcp": "mcp_cmds",
 }
 _VALUED_GLOBALS = {"--store", "--agent", "--session", "--model", "--encoding"}
 

@@ -18,9 +18,10 @@ Invariants:
 - Every read-modify-write runs under an exclusive ``flock`` on the sibling ``<name>.lock``
   file, so concurrent callers cannot both spend the last tokens; :meth:`Budget.charge` checks
   and records in that one critical section and records nothing when it refuses.
-- The state file is replaced atomically (temp file + rename): readers see the old or the new
-  state. A missing file is a fresh budget; an unreadable or corrupt one is reset and the
-  result carries a warning -- never a crash. Directories 0700, files 0600.
+- The state file is rewritten in place under the lock (:func:`scratch.locking.overwrite`):
+  readers, who hold the lock too, see the old or the new state. A missing file is a fresh
+  budget; an unreadable or corrupt one is reset and the result carries a warning -- never a
+  crash. Directories 0700, files 0600.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 
 from scratch.calls import call
 from scratch.errors import BudgetExceeded, LimitExceeded, UsageError
-from scratch.locking import atomic_write, exclusive
+from scratch.locking import exclusive, overwrite
 
 STATE_VERSION = 1
 MAX_MARGIN = 0.95
@@ -129,10 +130,11 @@ class Budget:
     def _save(self, state: dict[str, Any], warnings: list[str]) -> None:
         state["updated"] = _now()
         data = json.dumps(state, sort_keys=True, separators=(",", ":")).encode() + b"\n"
-        # No fsync: losing the very last charge in a power cut is harmless, and a torn file
-        # is reset with a warning on the next read.
+        # Rewritten in place (every reader holds the lock): no fsync, no rename. Losing the
+        # very last charge in a power cut is harmless, and a torn file is reset with a warning
+        # on the next read.
         try:
-            atomic_write(self.state_file, data, fsync=False)
+            overwrite(self.state_file, data)
         except OSError as exc:
             # The budget is advisory bookkeeping: failing to save it must not stop the answer.
             warnings.append(f"budget state {self.state_file.name} could not be saved "

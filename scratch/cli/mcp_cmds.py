@@ -1,0 +1,156 @@
+"""`scratch mcp`: serve the store to MCP clients (stdio or HTTP) and manage HTTP tokens.
+
+Only `scratch mcp serve` imports the MCP SDK (inside the command), so no other command pays
+for it; the token commands need nothing beyond the store.
+"""
+
+from typing import Annotated, List, Optional
+
+import typer
+
+from scratch.answers.context import Context
+from scratch.cli.common import app, command
+
+mcp_app = typer.Typer(name="mcp", help="Serve the store to MCP clients (Claude Desktop, Claude "
+                      "Code, Cursor, agent SDKs) over stdio or streamable HTTP.\n\n"
+                      "Example: claude mcp add scratch -- scratch mcp serve",
+                      no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
+token_app = typer.Typer(name="token", help="Bearer tokens for 'scratch mcp serve --http', one or "
+                        "more per agent (stored hashed).\n\nExample: scratch mcp token add ops",
+                        no_args_is_help=True)
+mcp_app.add_typer(token_app, name="token")
+
+DEFAULT_RATE = 600
+DEFAULT_MAX_BODY = 32 << 20
+KEPT_INDEXES = 32  # indexes a server keeps open between calls (each a few open maps)
+
+
+@command("serve", target=mcp_app,
+         help="Speak MCP on stdin/stdout (default) or streamable HTTP at HOST:PORT/mcp.\n\n"
+         "stdio: the agent is --agent (or $SCRATCH_AGENT). HTTP: when the store has tokens "
+         "('scratch mcp token add AGENT') every request needs one and its agent is the "
+         "token's; without tokens only a loopback address is served. Each client connection "
+         "has its own budget session unless --session names one to share. One JSON line per "
+         "request goes to stderr or --log-file (never content).\n\n"
+         "Example: scratch mcp serve --http 127.0.0.1:8765")
+def serve_cmd(ctx: Context,
+              http: Annotated[Optional[str], typer.Option(
+                  "--http", metavar="HOST:PORT", help="Serve streamable HTTP here instead of "
+                  "stdio (port 0: any free port; the URL is printed on stderr).",
+                  show_default=False)] = None,
+              rate_limit: Annotated[int, typer.Option(
+                  "--rate-limit", metavar="N", help="HTTP requests per minute per token "
+                  "(0: no limit).")] = DEFAULT_RATE,
+              max_body: Annotated[int, typer.Option(
+                  "--max-body", metavar="BYTES", help="Largest HTTP request body.")]
+              = DEFAULT_MAX_BODY,
+              allow_origin: Annotated[Optional[List[str]], typer.Option(
+                  "--allow-origin", metavar="ORIGIN", help="A browser origin allowed besides "
+                  "loopback ones (repeatable).", show_default=False)] = None,
+              log_file: Annotated[Optional[str], typer.Option(
+                  "--log-file", metavar="FILE", help="Append the request log here instead of "
+                  "stderr.", show_default=False)] = None,
+              quiet: Annotated[bool, typer.Option(
+                  "--quiet", help="No request log.")] = False,
+              structured: Annotated[bool, typer.Option(
+                  "--structured", help="Answers as structuredContent ({data, meta}) with the "
+                  "same JSON as their text, for programs; the default is plain text, which "
+                  "costs the model fewer tokens.")] = False):
+    import anyio
+
+    from scratch.errors import UsageError
+    from scratch.mcp.reqlog import RequestLog
+    from scratch.mcp.session import ServerState
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        from scratch.errors import ScratchError
+        raise ScratchError("scratch mcp serve needs the MCP SDK: pip install 'scratch[mcp]'",
+                           code="missing_dependency") from None
+    if max_body < 1024:
+        raise UsageError("--max-body must be at least 1024 bytes", code="invalid_argument")
+    flags = ctx.config.sources
+    state = ServerState(store=str(ctx.root), agent=ctx.agent,
+                        session=ctx.session if ctx.session != "default" else None,
+                        model=ctx.config["model"] if flags["model"] == "--model" else None,
+                        encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
+                        else None, structured=structured)
+    ctx.store()  # create the store now, not on the first call
+    from scratch.answers.kept_indexes import keep_indexes
+    keep_indexes(KEPT_INDEXES)  # a warm server keeps recently used indexes open
+    log = None if quiet else RequestLog(log_file)
+    state.warm_up()
+    try:
+        if http is None:
+            from scratch.mcp.server import serve_stdio
+            anyio.run(serve_stdio, state, log)
+        else:
+            anyio.run(_serve_http, state, log, http, rate_limit, max_body, allow_origin or [])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if log is not None:
+            log.close()
+    return 0
+
+
+async def _serve_http(state, log, bind, rate_limit, max_body, origins):
+    import sys
+
+    from scratch.mcp.http import build_app, check_bind, parse_bind, serve_http
+    from scratch.mcp.ratelimit import RateLimiter
+    from scratch.mcp.server import build_server
+    from scratch.mcp.tokens import TokenTable
+    host, port = parse_bind(bind)
+    tokens = TokenTable(state.root)
+    check_bind(host, tokens)
+    app = build_app(build_server(state, log), host=host, tokens=tokens,
+                    limiter=RateLimiter(rate_limit), log=log, max_body=max_body,
+                    origins=origins)
+
+    def announce(url: str) -> None:
+        who = (f"{len(tokens)} token(s)" if len(tokens) else
+               f"no tokens: every local client acts as agent {state.agent!r}")
+        print(f"scratch mcp: serving {url} ({who})", file=sys.stderr, flush=True)
+
+    await serve_http(app, host, port, announce)
+
+
+AgentArg = Annotated[str, typer.Argument(metavar="AGENT", help="Agent the token acts as.")]
+
+
+@command("add", target=token_app,
+         help="Create a bearer token for AGENT and print it once (only its hash is kept).\n\n"
+         "Example: scratch mcp token add ops")
+def token_add(ctx: Context, for_agent: AgentArg):
+    from scratch.answers.result import Result
+    from scratch.mcp.tokens import add_token
+    ctx.store()
+    token, info = add_token(ctx.root, for_agent)
+    return Result("mcp token add", data={"token": token, **info._asdict()},
+                  text=token + "\n",
+                  notices=(f"token {info.id} for agent {for_agent}: shown once, keep it; send it "
+                           "as 'Authorization: Bearer TOKEN'",))
+
+
+@command("list", target=token_app, help="List the tokens: id, agent, created (never the "
+         "tokens themselves).\n\nExample: scratch mcp token list")
+def token_list(ctx: Context):
+    from scratch.answers.result import Result, Table
+    from scratch.mcp.tokens import list_tokens
+    rows = list_tokens(ctx.root)
+    return Result("mcp token list", data={"tokens": [r._asdict() for r in rows]},
+                  table=Table(["id", "agent", "created"], [list(r) for r in rows]))
+
+
+@command("remove", target=token_app, help="Revoke every token of AGENT (or the one token with "
+         "that id); a running server refuses them at once.\n\n"
+         "Example: scratch mcp token remove ops")
+def token_remove(ctx: Context, who: Annotated[str, typer.Argument(
+        metavar="AGENT|ID", help="Agent whose tokens to revoke, or one token's id.")]):
+    from scratch.answers.result import Result
+    from scratch.mcp.tokens import remove_tokens
+    gone = remove_tokens(ctx.root, who)
+    return Result("mcp token remove", data={"removed": [r._asdict() for r in gone]},
+                  text="".join(f"removed {r.id} (agent {r.agent})\n" for r in gone))

@@ -1,0 +1,105 @@
+"""The one place an MCP tool call reaches the core: ``run_tool(name, arguments, session)``.
+
+A tool call becomes a :class:`~scratch.calls.Call` of the core command its tool names
+(:mod:`scratch.mcp.specs` checks and maps the arguments) and runs through the answers pipeline
+(:func:`scratch.answers.registry.execute`) with the session's MCP rendering
+(:mod:`scratch.mcp.rendering`), which prices the answer as the tool result shows it. What the
+CLI checks on its own input is checked in the core, so both interfaces refuse the same things.
+
+Invariants:
+- A tool result is either an answer (``ok``) or an error object with a stable ``code``, the
+  same object the CLI prints under ``--json``'s ``error``, its suggestions as tool calls.
+- A ScratchError never escapes; any other exception becomes ``internal_error`` with a
+  message (never a traceback), and nothing half-done is left: the core's writes are atomic.
+- What the session decides is never a tool argument: ``get_usage_stats`` counts the session's
+  own agent only, and ``read`` shows binary content as text only when asked (``raw``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from scratch.answers.result import compact_json
+from scratch.calls import Call
+from scratch.errors import ScratchError, UsageError
+from scratch.mcp.rendering import Link, ToolText, error_object
+from scratch.mcp.specs import BY_NAME, ArgumentError, ToolSpec, to_core_args
+
+if TYPE_CHECKING:
+    from scratch.answers.context import Context
+    from scratch.answers.result import Result
+    from scratch.mcp.session import Session
+
+
+class ToolOutcome(NamedTuple):
+    ok: bool
+    tool: str
+    command: str
+    texts: list[str]  # the text blocks of content: the answer, then its notes; or the error
+    links: list[Link]  # resource_link blocks
+    structured: dict[str, Any] | None  # structuredContent (None: not sent)
+    meta: dict[str, Any]  # the result's _meta: scratch/tokens, scratch/budget, scratch/next
+    tokens: int | None  # what the answer (or the refusal) was charged
+    code: str | None = None  # the error code
+
+    @property
+    def text(self) -> str:
+        return self.texts[0] if self.texts else ""
+
+
+def core_call(spec: ToolSpec, args: dict[str, Any], ctx: Context) -> Call:
+    """The core call of a tool call whose arguments were checked (``args``: core names)."""
+    if spec.command == "read":
+        # the answer goes into a model: binary content only as a notice unless raw is asked
+        args = {**args, "terminal": True}
+    elif spec.command == "stats":
+        args = {**args, "agent": ctx.agent}  # one agent's figures: no other agent is named
+    return Call(spec.command, args)
+
+
+def run_tool(name: str, arguments: Any, session: Session,
+             rendering: ToolText | None = None) -> ToolOutcome:
+    """Run one tool call for ``session``; never raises."""
+    spec = BY_NAME.get(name)
+    if spec is None:
+        return _error(name, "", UsageError(
+            f"unknown tool {name!r}; tools/list names them", code="unknown_tool", tool=name))
+    try:
+        args = to_core_args(spec, arguments)
+        ctx = session.context()
+        shown = rendering or session.rendering()
+        from scratch.answers.registry import execute
+        result = execute(ctx, shown, core_call(spec, args, ctx))
+        return _success(spec, shown, result)
+    except ScratchError as exc:
+        return _error(name, spec.command, exc)
+    except RecursionError:
+        return _error(name, spec.command, ScratchError(
+            "the answer is nested too deeply to build", code="internal_error"))
+    except Exception as exc:  # a bug: say so in one line; the server keeps serving
+        return _error(name, spec.command, ScratchError(
+            f"unexpected {type(exc).__name__}: {exc}", code="internal_error"))
+
+
+def _success(spec: ToolSpec, rendering: ToolText, result: Result) -> ToolOutcome:
+    shown = rendering.show(result)
+    tokens = result.meta.get("tokens")
+    count = tokens.get("count") if isinstance(tokens, dict) else None
+    return ToolOutcome(True, spec.name, spec.command, shown.texts, shown.links, shown.structured,
+                       shown.meta, count, None)
+
+
+def _error(tool: str, command: str, exc: ScratchError) -> ToolOutcome:
+    """The error object as the one text block and as structuredContent: the text a refusal
+    was priced on (:func:`scratch.mcp.rendering.error_text`), plus, for arguments that do not
+    fit the schema (refused before anything ran, so not priced), the tool's input schema."""
+    info = error_object(exc)
+    if isinstance(exc, ArgumentError) and tool in BY_NAME:
+        info.setdefault("input_schema", BY_NAME[tool].input_schema())
+    meta: dict[str, Any] = {}
+    count = None
+    if exc.charged:
+        meta = {f"scratch/{k}": v for k, v in exc.charged.items()}
+        count = exc.charged["tokens"]["count"]
+    return ToolOutcome(False, tool, command, [compact_json(info)], [], info, meta, count,
+                       exc.code)

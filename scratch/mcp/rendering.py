@@ -1,0 +1,280 @@
+"""What an MCP tool result puts in front of the model, and so what an answer costs.
+
+The answers pipeline prices what the agent reads (:mod:`scratch.answers.rendering`). An MCP
+client hands the model either the result's ``content`` blocks or, when the result carries
+``structuredContent``, that object serialised as JSON instead (Claude Code and VS Code do the
+latter; most other clients the former). So that the price holds whichever route a client takes,
+a result never carries two different things for the model:
+
+- :class:`ToolText` (the default): no ``structuredContent``. ``content`` is the answer's text
+  (what the CLI prints on stdout), then, when there is any, a second text block of notes
+  (warnings, notices, ``more: NEXT`` and the token footer ``-- N tokens (ENC) · budget R of U
+  left``), then for a stored output a ``resource_link``. The price is the token count of each
+  text block, plus that of the link's JSON (``{"type": "resource_link", "uri", ...}`` as sent),
+  summed. The footer states the price and the budget after it, so it is counted until the count
+  it states is the count it has (``states_meta``). The result's ``_meta`` (``scratch/tokens``,
+  ``scratch/budget``, ``scratch/next``) is protocol metadata that clients do not show the model,
+  and is not counted.
+- :class:`ToolJson` (``scratch mcp serve --structured``): ``structuredContent`` is the answer's
+  ``{"data", "meta"}`` (the CLI's ``--json`` envelope without its version fields) and ``content``
+  is one text block holding exactly that object as compact JSON, so both routes show the same
+  text; the price is that text's tokens (plus the resource link's, as above, which only the
+  ``content`` route shows).
+- A refusal or error, in both: ``content`` is the error object as compact JSON and
+  ``structuredContent`` the same object; its price is that text's tokens.
+
+Calls inside an answer (suggestions, ``next``, the pointer's menu, a cut cell's hint) are tool
+calls ``{"name": ..., "arguments": {...}}`` of :mod:`scratch.mcp.specs`; in text they are that
+object as compact JSON. A call no tool spells (``export``, ``write`` from a file on disk) is
+written ``command key=value ...`` in text and left out of a refusal's suggestions.
+
+Nothing here imports the MCP SDK: blocks are plain dicts and strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from scratch.answers.rendering import Rendering
+from scratch.answers.result import Result, Table, compact_json, spelled
+from scratch.calls import Call
+from scratch.errors import ScratchError
+from scratch.mcp.specs import to_tool_call
+
+
+def tool_call(c: Call) -> dict[str, Any] | None:
+    """``c`` as an MCP tool call, or None when no tool spells it."""
+    return to_tool_call(c.command, c.args)
+
+
+def spell_call(c: Call) -> str:
+    """``c`` as it is written inside text: the tool call's compact JSON."""
+    found = tool_call(c)
+    if found is not None:
+        return compact_json(found)
+    args = " ".join(f"{k}={compact_json(v)}" for k, v in c.args.items())
+    return f"{c.command} {args}".rstrip()
+
+
+def calls_data(value: Any) -> Any:
+    """Calls in data as tool calls (a list of them, the pointer's menu, element-wise); a call
+    no tool spells as its text."""
+    if isinstance(value, Call):
+        return tool_call(value) or spell_call(value)
+    if isinstance(value, list) and value and isinstance(value[0], Call):
+        return [calls_data(v) if isinstance(v, Call) else v for v in value]
+    return value
+
+
+def error_object(error: ScratchError) -> dict[str, Any]:
+    """The error object of a refusal or failure: ``code``, ``message``, the details, and the
+    suggestions as tool calls (only those a tool can run; advice text stays text)."""
+    info = error.to_dict()
+    if "suggestions" in info:
+        shown = []
+        for s in info["suggestions"]:
+            if isinstance(s, Call):
+                found = tool_call(s)
+                if found is not None:
+                    shown.append(found)
+            else:
+                shown.append(s)
+        info["suggestions"] = shown
+    return info
+
+
+def error_text(error: ScratchError) -> str:
+    return compact_json(error_object(error))
+
+
+def footer(meta: dict[str, Any]) -> str | None:
+    """``-- 1,234 tokens (o200k_base) · budget 5,000 of 10,000 left``, as the CLI's stderr."""
+    tokens = meta.get("tokens")
+    if tokens is None:
+        return None
+    unit = "token" if tokens["count"] == 1 else "tokens"
+    parts = [f"{tokens['count']:,} {unit} ({tokens['encoding']}"
+             + ("" if tokens.get("exact", True) else ", estimate") + ")"]
+    budget = meta.get("budget")
+    if budget:
+        parts.append(f"budget {budget['remaining']:,} of {budget['usable']:,} left")
+        if budget.get("warning"):
+            parts.append(budget["warning"])
+    return "-- " + " · ".join(parts)
+
+
+def table_text(table: Table) -> str:
+    """A table as aligned plain columns (as the CLI prints one to a pipe)."""
+    rows = [list(table.columns)] + [["" if v is None else str(v) for v in row]
+                                    for row in table.rows]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(table.columns))]
+    lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def data_text(data: Any) -> str:
+    if isinstance(data, dict) and all(not isinstance(v, (dict, list)) for v in data.values()):
+        return "".join(f"{k}: {'' if v is None else v}\n" for k, v in data.items())
+    return compact_json(calls_data(data)) + "\n"
+
+
+def answer_text(result: Result) -> str:
+    """What the CLI prints on stdout for ``result``, calls spelled as tool calls; bytes that are
+    not UTF-8 are shown with U+FFFD in their place."""
+    text = spelled(result.text, spell_call)
+    if text is not None:
+        return text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+    if result.table is not None:
+        return table_text(spelled(result.table, spell_call))
+    if result.data is not None:
+        return data_text(result.data)
+    return ""
+
+
+def notes_text(result: Result) -> str:
+    lines = [f"warning: {w}" for w in result.warnings]
+    lines += [str(spelled(n, spell_call)) for n in result.notices]
+    if result.next is not None:
+        lines.append(f"more: {spell_call(result.next)}")
+    shown = footer(result.meta)
+    if shown:
+        lines.append(shown)
+    return "\n".join(lines)
+
+
+class Link(NamedTuple):
+    """A ``resource_link`` content block: a stored output's resource."""
+
+    uri: str
+    name: str
+    mime_type: str
+    size: int | None
+    description: str
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "resource_link", "uri": self.uri, "name": self.name,
+                               "mimeType": self.mime_type, "description": self.description}
+        if self.size is not None:
+            out["size"] = self.size
+        return out
+
+
+class Shown(NamedTuple):
+    """One tool result as the client gets it (before the SDK's types)."""
+
+    texts: list[str]  # the text blocks of ``content``, in order
+    links: list[Link]  # resource_link blocks after them
+    structured: dict[str, Any] | None  # structuredContent (None: not sent)
+    meta: dict[str, Any]  # the result's _meta (never shown to the model)
+
+
+class ToolText(Rendering):
+    """The default: text blocks only (see the module docstring)."""
+
+    name = "mcp"
+    states_meta = True  # the footer states the count and the budget after it
+    text_prices = False  # the footer costs too: a price of the text alone is not the cost
+
+    def __init__(self, link: Any = None) -> None:
+        # link(result) -> Link | None: the resource a stored output's pointer links to
+        self.link = link
+        self._memo: dict[int, tuple[Any, int]] = {}
+
+    def spell(self, call: Call) -> str:
+        return spell_call(call)
+
+    def call_data(self, call: Call) -> Any:
+        return tool_call(call) or spell_call(call)
+
+    def links(self, result: Result) -> list[Link]:
+        found = self.link(result) if self.link is not None else None
+        return [found] if found is not None else []
+
+    def show(self, result: Result) -> Shown:
+        texts = [answer_text(result)]
+        notes = notes_text(result)
+        if notes:
+            texts.append(notes)
+        meta: dict[str, Any] = {}
+        for key in ("tokens", "budget"):
+            if key in result.meta:
+                meta[f"scratch/{key}"] = result.meta[key]
+        if result.next is not None:
+            meta["scratch/next"] = calls_data(result.next)
+        return Shown(texts, self.links(result), None, meta)
+
+    def cost(self, result: Result, spec: Any) -> int:
+        shown = self.show(result)
+        # the answer's text is counted once per result (the pipeline measures a result again
+        # as its footer's figures settle; only the notes change)
+        first = self._memo.get(id(result))
+        if first is None or first[0] is not result.text:
+            first = (result.text, self._count(shown.texts[0], spec))
+            self._memo = {id(result): first}
+        return first[1] + sum(self._count(t, spec) for t in shown.texts[1:]) + sum(
+            self._count(compact_json(link.wire()), spec) for link in shown.links)
+
+    @staticmethod
+    def _count(text: str, spec: Any) -> int:
+        from scratch.tokens import count_text
+        return count_text(text, spec) if text else 0
+
+    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+        from scratch.tokens import count_text
+        return count_text(error_text(error), spec)
+
+
+class ToolJson(ToolText):
+    """``--structured``: the answer's ``{"data", "meta"}`` as structuredContent and, as the one
+    text block, the same object as compact JSON."""
+
+    name = "mcp-json"
+
+    def envelope(self, result: Result) -> dict[str, Any]:
+        data = result.data
+        if isinstance(data, dict):
+            data = {k: calls_data(v) for k, v in data.items()}
+        elif data is None and result.text is not None:
+            data = {"text": answer_text(result)}
+        meta = dict(result.meta)
+        if result.next is not None:
+            nxt = calls_data(result.next)
+            if isinstance(data, dict):
+                data["next"] = nxt
+            else:
+                meta["next"] = nxt
+        if result.warnings:
+            meta["warnings"] = list(result.warnings)
+        if result.notices:
+            meta["notices"] = [str(spelled(n, spell_call)) for n in result.notices]
+        return {"data": data, "meta": meta}
+
+    def show(self, result: Result) -> Shown:
+        envelope = self.envelope(result)
+        meta = {f"scratch/{k}": result.meta[k] for k in ("tokens", "budget") if k in result.meta}
+        if result.next is not None:
+            meta["scratch/next"] = calls_data(result.next)
+        return Shown([compact_json(envelope)], self.links(result), envelope, meta)
+
+    def cost(self, result: Result, spec: Any) -> int:
+        from scratch.tokens import count_text
+        shown = self.show(result)
+        return (sum(count_text(t, spec) for t in shown.texts)
+                + sum(count_text(compact_json(link.wire()), spec) for link in shown.links))
+
+
+class ResourcePage(Rendering):
+    """``resources/read``: the page's text is the whole of what is shown (no notes)."""
+
+    name = "mcp-resource"
+
+    def spell(self, call: Call) -> str:
+        return spell_call(call)
+
+    def call_data(self, call: Call) -> Any:
+        return tool_call(call) or spell_call(call)
+
+    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+        from scratch.tokens import count_text
+        return count_text(error_text(error), spec)

@@ -1,0 +1,269 @@
+"""The MCP server: the SDK's low-level ``Server`` with scratch's tools and resources.
+
+Imports the MCP SDK (and through it pydantic and starlette); only ``scratch mcp serve``
+imports this module. Invariants:
+
+- Tools come from :mod:`scratch.mcp.specs` (one table) and run through
+  :func:`scratch.mcp.dispatch.run_tool` in a worker thread, so a slow call (a big ingest, a
+  git commit) never stalls the connection or other clients; a client that goes away mid-call
+  leaves nothing half-stored (the core writes atomically) and the server keeps serving.
+- An unknown tool is a protocol error (JSON-RPC -32602, as the MCP spec has it); wrong
+  arguments and refusals are tool results with ``isError: true`` and the error object as
+  JSON text and as ``structuredContent``, so a model can read and correct them.
+- The session of a request: stdio is one connection; over HTTP it is the token's agent and the
+  ``Mcp-Session-Id`` (the 2026-07-28 protocol has no sessions: there it is the token's).
+- Every request is one line in the request log (:mod:`scratch.mcp.reqlog`), never content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import mcp_types as types
+from mcp.server.caching import CacheHint
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from scratch import __version__
+from scratch.errors import ScratchError
+from scratch.mcp import specs
+from scratch.mcp.dispatch import ToolOutcome, run_tool
+from scratch.mcp.reqlog import RequestLog
+from scratch.mcp.session import ServerState, Session
+
+# Calls run on these threads, so a slow one (a big ingest, a git commit) never stalls the
+# connection or other clients. The event loop's own executor, not anyio's to_thread, which
+# costs as much again as the hand-off itself (its backend and limiter lookups run per call).
+_WORKERS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="scratch-mcp")
+RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for resources/read of an unknown URI
+INSTRUCTIONS = (
+    "scratch stores big tool outputs and answers questions about them cheaply. Store a big "
+    "text with ingest (or it is stored for you by a proxy) and use the pointer it returns; "
+    "then schema -> item_schema -> iterate_over / get_in -> grep / slice. Every answer states "
+    "its cost in tokens; one over the per-call cap is refused with suggestions (tool calls that "
+    "fit), and fit=true returns the largest part that fits plus next, the call that continues.")
+
+# what the request log line of the current request carries beyond method and duration
+T = TypeVar("T")
+_LOG_FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "scratch_mcp_log_fields", default=None)
+
+
+async def in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on a worker thread. Cancelled meanwhile (the client went away), the call
+    still runs to its end on its thread (the core's writes are atomic); its answer is
+    dropped."""
+    return await asyncio.get_running_loop().run_in_executor(_WORKERS, fn, *args)
+
+
+def _tool(spec: specs.ToolSpec) -> types.Tool:
+    a = spec.annotations()
+    return types.Tool(
+        name=spec.name, title=a["title"], description=spec.description,
+        input_schema=spec.input_schema(),
+        annotations=types.ToolAnnotations(
+            title=a["title"], read_only_hint=a["readOnlyHint"],
+            destructive_hint=a.get("destructiveHint"), idempotent_hint=a.get("idempotentHint"),
+            open_world_hint=a["openWorldHint"]))
+
+
+def call_result(outcome: ToolOutcome) -> types.CallToolResult:
+    content: list[Any] = [types.TextContent(type="text", text=t) for t in outcome.texts]
+    for link in outcome.links:
+        content.append(types.ResourceLink(
+            type="resource_link", uri=link.uri, name=link.name, mime_type=link.mime_type,
+            size=link.size, description=link.description))
+    return types.CallToolResult(content=content, structured_content=outcome.structured,
+                                is_error=not outcome.ok, _meta=outcome.meta or None)
+
+
+class Identity:
+    """Who sent a request: the agent, the token's id (HTTP) and the connection's key."""
+
+    __slots__ = ("agent", "token_id", "key", "transport")
+
+    def __init__(self, agent: str, token_id: str | None, key: Any, transport: str) -> None:
+        self.agent, self.token_id, self.key, self.transport = agent, token_id, key, transport
+
+
+def identity_of(ctx: Any, state: ServerState) -> Identity:
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, dict) and "scratch.token" in scope:
+        token = scope["scratch.token"]
+        sid = request.headers.get("mcp-session-id") if request is not None else None
+        return Identity(token.agent, token.id, ("http", token.id, sid), "http")
+    if isinstance(scope, dict):  # HTTP without tokens (loopback only)
+        sid = request.headers.get("mcp-session-id") if request is not None else None
+        return Identity(state.agent, None, ("http", None, sid), "http")
+    return Identity(state.agent, None, ("stdio",), "stdio")
+
+
+def _client_name(ctx: Any) -> str | None:
+    try:
+        params = ctx.session.client_params
+        return params.client_info.name if params is not None else None
+    except AttributeError:
+        return None
+
+
+def session_of(ctx: Any, state: ServerState) -> Session:
+    who = identity_of(ctx, state)
+    fields = _LOG_FIELDS.get()
+    if fields is not None:
+        fields.update(agent=who.agent, token=who.token_id, transport=who.transport)
+    return state.session_for(who.key, who.agent, _client_name(ctx), who.token_id or "")
+
+
+def build_server(state: ServerState, log: RequestLog | None = None) -> Server[Any]:
+    tools = [_tool(spec) for spec in specs.TOOLS]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        fields = _LOG_FIELDS.get()
+        if fields is not None:
+            fields["tool"] = params.name
+        if params.name not in specs.BY_NAME:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}",
+                           data={"code": "unknown_tool", "tool": params.name})
+        session = session_of(ctx, state)
+        outcome = await in_thread(run_tool, params.name, params.arguments, session)
+        if fields is not None:
+            fields.update(tokens=outcome.tokens, code=outcome.code,
+                          outcome="ok" if outcome.ok else "tool_error")
+        return call_result(outcome)
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        session = session_of(ctx, state)
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        rows, nxt = await in_thread(_list, session, cursor)
+        return types.ListResourcesResult(
+            resources=[types.Resource(uri=r["uri"], name=r["name"], mime_type=r["mimeType"],
+                                      size=r["size"], description=r["description"],
+                                      _meta=r["_meta"]) for r in rows],
+            next_cursor=nxt)
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        from scratch.mcp.resources import TEMPLATE
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            name="entry", uri_template=TEMPLATE, description=(
+                "A stored entry of this agent (NAME, or NAME@VERSION for an old version); "
+                "read in pages: ?from_line=N, and each page's _meta names the next."))])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams
+                            ) -> types.ReadResourceResult:
+        session = session_of(ctx, state)
+        page = await in_thread(_read, session, str(params.uri))
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=page["uri"], mime_type=page["mimeType"], text=page["text"],
+            _meta=page["_meta"])])
+
+    # The tool list and the resource template never change while a server runs: let clients
+    # keep them (without a hint a 2026-07-28 client lists the tools again before every call);
+    # the resource list changes with every write and stays uncached.
+    static = CacheHint(ttl_ms=3_600_000, scope="public")
+    server: Server[Any] = Server(
+        "scratch", version=__version__, title="scratch",
+        cache_hints={"tools/list": static, "resources/templates/list": static},
+        # the 2026-07-28 HTTP transport checks each call's Mcp-Param-* headers against the
+        # tool's schema: hand it the schema instead of having it run tools/list per call
+        get_tool_input_schema=_input_schema,
+        description="A git-backed scratchpad for agents: big outputs stored once, explored "
+                    "cheaply, every answer priced in tokens.",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+        on_list_resource_templates=list_templates, on_read_resource=read_resource)
+    # No OpenTelemetry span per message (the SDK's documented opt-out: drop its middleware);
+    # scratch has its own request log, and the span costs every call.
+    server.middleware.clear()
+    if log is not None:
+        server.middleware.append(_LogMiddleware(log, state.agent))
+    return server
+
+
+def _input_schema(name: str) -> dict[str, Any] | None:
+    spec = specs.BY_NAME.get(name)
+    return spec.input_schema() if spec is not None else None
+
+
+def _list(session: Session, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    from scratch.mcp.resources import list_entries
+    try:
+        return list_entries(session, cursor)
+    except ScratchError as exc:
+        raise MCPError(code=types.INTERNAL_ERROR, message=exc.message,
+                       data={"code": exc.code}) from None
+
+
+def _read(session: Session, uri: str) -> dict[str, Any]:
+    from scratch.errors import NotFound, UsageError
+    from scratch.mcp.resources import read_entry
+    try:
+        return read_entry(session, uri)
+    except NotFound as exc:
+        raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {exc.message}",
+                       data={"uri": uri, "code": exc.code}) from None
+    except UsageError as exc:
+        raise MCPError(code=types.INVALID_PARAMS, message=exc.message,
+                       data={"uri": uri, "code": exc.code}) from None
+    except ScratchError as exc:
+        raise MCPError(code=types.INTERNAL_ERROR, message=exc.message,
+                       data={"uri": uri, **exc.to_dict()}) from None
+
+
+class _LogMiddleware:
+    """One request-log line per JSON-RPC request (notifications are not requests)."""
+
+    def __init__(self, log: RequestLog, stdio_agent: str) -> None:
+        self.log = log
+        self.stdio_agent = stdio_agent
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.request_id is None:
+            return await call_next(ctx)
+        request = getattr(ctx, "request", None)
+        scope = getattr(request, "scope", None)
+        http = isinstance(scope, dict)
+        tok = scope.get("scratch.token") if isinstance(scope, dict) else None
+        # a unique id per request (JSON-RPC ids repeat across connections), and who sent it
+        fields: dict[str, Any] = {"request_id": uuid.uuid4().hex[:16], "rpc_id": ctx.request_id,
+                                  "transport": "http" if http else "stdio",
+                                  "agent": tok.agent if tok else (None if http
+                                                                  else self.stdio_agent),
+                                  "token": tok.id if tok else None, "method": ctx.method}
+        token = _LOG_FIELDS.set(fields)
+        start = time.perf_counter()
+        outcome, code = "ok", None
+        try:
+            return await call_next(ctx)
+        except MCPError as exc:
+            outcome, code = "error", exc.code
+            raise
+        except Exception:
+            outcome = "error"
+            raise
+        finally:
+            _LOG_FIELDS.reset(token)
+            outcome = fields.pop("outcome", outcome)
+            code = fields.pop("code", None) or code
+            self.log.write(**fields, duration_ms=round((time.perf_counter() - start) * 1000, 2),
+                           outcome=outcome, code=code)
+
+
+async def serve_stdio(state: ServerState, log: RequestLog | None) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from scratch.mcp.stdio import pipe_streams
+    server = build_server(state, log)
+    async with pipe_streams() as pipes:
+        streams = stdio_server(*pipes) if pipes is not None else stdio_server()
+        async with streams as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())

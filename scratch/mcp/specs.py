@@ -1,0 +1,424 @@
+"""The MCP tools, declared once: what ``tools/list`` shows, how arguments are checked, and how a
+core call (a suggestion, a ``next``) is spelled as a tool call.
+
+Each :class:`ToolSpec` names the core command it runs (the CLI's spelling, as in the core
+contract) and maps every MCP argument to a core argument. Invariants:
+
+- Every input schema is ``{"type": "object", ..., "additionalProperties": false}``; an argument
+  is checked against its own schema by :func:`to_core_args` before anything runs, and the
+  core gets every argument explicitly (the MCP default where one was left out), so a tool's
+  documented default is the one that applies even where the core's differs (``grep``'s
+  ``context`` is 3 here, as agents know it from Aura's scratchpad, and 0 in the CLI).
+- :func:`to_tool_call` is the inverse: core arguments -> the tool that spells the command
+  (its ``primary`` tool, or the one whose ``fixed`` arguments match) with MCP argument names,
+  leaving out what equals the tool's default and spelling out a core default the tool's
+  default differs from. A call round-trips: ``to_core_args(tool, to_tool_call(c, a))``
+  gives ``a`` back, defaults filled in.
+- Names follow Mezmo Aura's scratchpad for exploration (``file``, ``lines``, ``max_depth``,
+  comma-separated ``fields``) and scratchpad-mcp for files and logs (``path``, ``entry``).
+
+Nothing here imports the MCP SDK: the table also serves tests and documentation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from scratch.errors import UsageError
+
+MISSING: Any = object()
+
+
+class ArgumentError(UsageError):
+    """A tool call whose arguments do not match the tool's input schema."""
+
+    code = "invalid_arguments"
+
+
+class Param(NamedTuple):
+    """One MCP argument: its name, the core argument it feeds, its JSON Schema.
+
+    ``default``: what applies when the argument is left out (MISSING: nothing is passed).
+    ``core_default``: the core's own default where it differs (used by :func:`to_tool_call`).
+    ``to_core`` / ``from_core``: value conversions between the two spellings.
+    """
+
+    name: str
+    core: str
+    schema: dict[str, Any]
+    required: bool = False
+    default: Any = MISSING
+    core_default: Any = MISSING
+    to_core: Callable[[Any], Any] | None = None
+    from_core: Callable[[Any], Any] | None = None
+
+
+class ToolSpec(NamedTuple):
+    name: str
+    command: str
+    description: str
+    params: tuple[Param, ...]
+    read_only: bool = True
+    destructive: bool = False
+    idempotent: bool = False
+    primary: bool = True  # the tool that spells ``command`` in suggestions
+    fixed: dict[str, Any] = {}  # core arguments this tool always passes (grep_all: all=True)
+
+    def annotations(self) -> dict[str, Any]:
+        """Wire-form annotations: readOnlyHint on every reader, destructiveHint on deletes,
+        idempotentHint where calling twice leaves things as calling once (only meaningful,
+        and so only given, for tools that change something)."""
+        out: dict[str, Any] = {"title": self.name.replace("_", " "),
+                               "readOnlyHint": self.read_only, "openWorldHint": False}
+        if not self.read_only:
+            out["destructiveHint"] = self.destructive
+            out["idempotentHint"] = self.idempotent
+        return out
+
+    def input_schema(self) -> dict[str, Any]:
+        props: dict[str, Any] = {}
+        for p in self.params:
+            schema = dict(p.schema)
+            if p.default is not MISSING and p.default is not None:
+                schema["default"] = p.default
+            props[p.name] = schema
+        out: dict[str, Any] = {"type": "object", "properties": props,
+                               "additionalProperties": False}
+        required = [p.name for p in self.params if p.required]
+        if required:
+            out["required"] = required
+        return out
+
+
+# -- argument schemas, declared once -----------------------------------------------------------
+
+def _str(description: str, max_length: int = 4096, min_length: int = 0) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "string", "description": description, "maxLength": max_length}
+    if min_length:
+        out["minLength"] = min_length
+    return out
+
+
+def _int(description: str, minimum: int | None = 0) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "integer", "description": description}
+    if minimum is not None:
+        out["minimum"] = minimum
+    return out
+
+
+def _bool(description: str) -> dict[str, Any]:
+    return {"type": "boolean", "description": description}
+
+
+REF_TEXT = ("Entry: NAME, NAME@VERSION, or a unique prefix of the 8-hex hash that ends an "
+            "automatic name (as the pointer shows it).")
+PATH_TEXT = ("Dot path (items.0.metadata.name), JSON Pointer (/items/0) or JSONPath "
+             "($.items[?@.status.phase=='Failed']); '.' is a CSV's rows.")
+FIT_TEXT = ("Return the largest part that fits the per-call cap and budget, plus 'next': the "
+            "tool call that continues exactly after it.")
+NAME_TEXT = "Entry name, e.g. notes/plan.md (A-Z a-z 0-9 / _ . -)."
+
+FILE = Param("file", "ref", _str(REF_TEXT, 1024, 1), required=True)
+PATH_REF = Param("path", "ref", _str(REF_TEXT, 1024, 1), required=True)
+PATH_NAME = Param("path", "name", _str(NAME_TEXT, 1024, 1), required=True)
+NUMBERS = Param("numbers", "numbers", _bool("Prefix each line with its number, 'N:'."),
+                default=True)
+FIT = Param("fit", "fit", _bool(FIT_TEXT), default=False)
+KEY_PATH = Param("path", "path", _str(PATH_TEXT, 4096, 1), required=True)
+OFFSET = Param("offset", "offset", _int("Skip this many lines (or items) of the answer."),
+               default=0)
+LIMIT = Param("limit", "limit", _int("At most this many lines (or items).", 1))
+
+
+def _utf8(value: str) -> bytes:
+    """A JSON string as UTF-8 bytes; a lone surrogate (valid JSON, not Unicode text) is refused
+    by name rather than stored changed."""
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ArgumentError(f"the text has a lone surrogate (U+{ord(value[exc.start]):04X}) at "
+                            f"character {exc.start:,}: it is not Unicode text",
+                            position=exc.start) from None
+
+
+def _fields_to_core(value: str) -> list[str]:
+    return [f.strip() for f in value.split(",") if f.strip()]
+
+
+def _fields_from_core(value: Any) -> str:
+    return value if isinstance(value, str) else ",".join(value)
+
+
+def _grep_params(with_file: bool) -> tuple[Param, ...]:
+    pattern = Param("pattern", "pattern", _str(
+        "Regular expression (RE2 syntax: linear time) or, with fixed, plain text.", 1024, 1),
+        required=True)
+    rest = (
+        Param("context", "context", _int("Lines of context around each match."),
+              default=3, core_default=0),
+        Param("ignore_case", "ignore_case", _bool("Ignore case."), default=False),
+        Param("fixed", "fixed", _bool("The pattern is plain text, not a regex."), default=False),
+        Param("max_count", "max_count", _int("Stop after this many matching lines.", 1)),
+        Param("invert", "invert", _bool("Select the lines that do not match."), default=False),
+    )
+    if not with_file:
+        return (pattern, *rest)
+    return (FILE, pattern, *rest,
+            Param("from_line", "from_line", _int("Start searching at this line.", 1), default=1),
+            FIT)
+
+
+def _restore_to_core(args: dict[str, Any]) -> dict[str, Any]:
+    return {"ref": f"{args.pop('name')}@{args.pop('version')}", **args}
+
+
+def _restore_from_core(args: dict[str, Any]) -> dict[str, Any]:
+    name, _, version = str(args.get("ref", "")).rpartition("@")
+    return {"name": name, "version": int(version) if version.isdigit() else version}
+
+
+def _entry_to_core(args: dict[str, Any]) -> dict[str, Any]:
+    return {"name": args["name"], "entries": [_utf8(args["entry"])]}
+
+
+def _entry_from_core(args: dict[str, Any]) -> dict[str, Any]:
+    entries = args.get("entries") or [""]
+    return {"name": args.get("name"), "entry": entries[0]}
+
+
+# Tool-level conversions for the two tools whose arguments are not one-to-one with the core's.
+SHAPE: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]],
+                       Callable[[dict[str, Any]], dict[str, Any]]]] = {
+    "restore": (_restore_to_core, _restore_from_core),
+    "append_log": (_entry_to_core, _entry_from_core),
+}
+
+TOOLS: tuple[ToolSpec, ...] = (
+    # -- exploring a stored entry (Aura's names) ------------------------------------------------
+    ToolSpec("head", "head", "The first lines of a stored entry, numbered, priced in tokens. "
+             "Start here on text and logs; on JSON/YAML/CSV prefer schema first.",
+             (FILE, Param("lines", "lines", _int("How many lines.", 1), default=50),
+              NUMBERS, FIT)),
+    ToolSpec("tail", "tail", "The last lines of a stored entry (errors are usually at the end).",
+             (FILE, Param("lines", "lines", _int("How many lines.", 1), default=50),
+              NUMBERS, FIT)),
+    ToolSpec("slice", "slice", "Lines start..end of a stored entry (1-indexed, inclusive). With "
+             "fit, a line too long for one answer comes in pieces (next continues it).",
+             (FILE, Param("start", "start", _int("First line.", 1), required=True),
+              Param("end", "end", _int("Last line (>= start).", 1), required=True),
+              NUMBERS, FIT,
+              Param("from_byte", "from_byte", _int("Show line start from this byte on (the "
+                                                   "pieces of a long line; fit's next gives "
+                                                   "it).")))),
+    ToolSpec("grep", "grep", "Lines of a stored entry matching a pattern, with context lines; "
+             "each region gives its line numbers. Narrow with max_count on big entries.",
+             _grep_params(True)),
+    ToolSpec("grep_all", "grep", "Search every entry of this agent for a pattern.",
+             _grep_params(False), fixed={"all": True}),
+    ToolSpec("schema", "schema", "The shape of a stored entry: JSON/YAML/NDJSON paths with types, "
+             "lengths and line ranges; CSV columns; log format, levels and time range; markdown "
+             "headings. The cheapest first look at structured data.",
+             (FILE, Param("max_depth", "depth", _int("How deep to list paths.", 1), default=4))),
+    ToolSpec("item_schema", "item-schema", "The union of keys across the items of the array at "
+             "path, with types and presence k/n (before iterate_over or get_in).",
+             (FILE, KEY_PATH, OFFSET, LIMIT,
+              Param("max_depth", "depth", _int("List keys down to this depth (all when left "
+                                               "out).", 1)))),
+    ToolSpec("get_in", "get-in", "The value at a path of a stored JSON/YAML/NDJSON/CSV entry; a "
+             "long array or object is paged with offset/limit.",
+             (FILE, KEY_PATH, OFFSET, LIMIT, FIT)),
+    ToolSpec("iterate_over", "iterate-over", "One row per item of the array at path with the "
+             "chosen fields (missing fields null; long strings cut, with the call that shows "
+             "them). where filters items with an RFC 9535 expression.",
+             (FILE, KEY_PATH,
+              Param("fields", "fields", _str("Comma-separated paths relative to each item, e.g. "
+                                             "metadata.name,status.phase.", 4096, 1),
+                    required=True, to_core=_fields_to_core, from_core=_fields_from_core),
+              OFFSET, LIMIT,
+              Param("where", "where", _str("Keep items matching this RFC 9535 filter, e.g. "
+                                           "@.status.phase == 'Failed'.")),
+              FIT)),
+    ToolSpec("read", "read", "The whole content of a stored entry if it fits the per-call cap "
+             "and budget, or with since_version only what changed since that version.",
+             (FILE, Param("since_version", "since_version", _int("Show only what changed since "
+                                                                 "this version.", 1)),
+              Param("context", "context", _int("Context lines in the diff."), default=3),
+              Param("raw", "raw", _bool("Return binary content as text anyway."),
+                    default=False),
+              FIT)),
+    ToolSpec("summarize", "summarize", "A deterministic local summary of a stored entry: "
+             "outline, value counts, ranges, log levels, error lines.", (FILE,)),
+    # -- versioned files and logs (scratchpad-mcp's names) -------------------------------------
+    ToolSpec("write_file", "write", "Store a new version of a file; identical content makes no "
+             "new version.",
+             (PATH_NAME, Param("content", "content", {"type": "string",
+                                                      "description": "The whole new content."},
+                               required=True, to_core=_utf8),
+              Param("allow_empty", "allow_empty", _bool("Store empty content instead of "
+                                                        "refusing it."), default=False)),
+             read_only=False, idempotent=True),
+    ToolSpec("read_file", "read", "The current content of a file (or path@VERSION), or with "
+             "since_version only what changed since that version.",
+             (PATH_REF, Param("since_version", "since_version", _int(
+                 "Show only what changed since this version.", 1)), FIT), primary=False),
+    ToolSpec("append_log", "log append", "Append one entry to a log (JSON text is stored as "
+             "JSON); ids start at 1 and are never reused.",
+             (PATH_NAME, Param("entry", "entry", _str("The entry.", 1 << 20), required=True)),
+             read_only=False),
+    ToolSpec("read_log", "log read", "Entries of a log after a cursor; says has_more and "
+             "next_since, the cursor to continue from.",
+             (PATH_NAME, Param("since_entry", "since", _int("Return entries with id > this."),
+                               default=0),
+              Param("limit", "limit", _int("At most this many entries.", 1), default=100), FIT)),
+    ToolSpec("tail_log", "log tail", "The last entries of a log.",
+             (PATH_NAME, Param("lines", "lines", _int("How many entries.", 1), default=20), FIT)),
+    ToolSpec("list_files", "ls", "This agent's entries: kind, version, bytes, lines, updated.",
+             (Param("prefix", "prefix", _str("Only names starting with this (literal).", 1024),
+                    default=""),)),
+    ToolSpec("delete_file", "rm", "Delete an entry (a commit: restore brings it back).",
+             (PATH_NAME,), read_only=False, destructive=True, idempotent=True),
+    ToolSpec("summarize_file", "summarize", "A deterministic local summary of a file.",
+             (PATH_REF,), primary=False),
+    ToolSpec("get_usage_stats", "stats", "Entries, bytes, operations, and the tokens this "
+             "scratchpad kept out of (intercepted) and put into (extracted) the context.", ()),
+    ToolSpec("history", "history", "The versions of an entry: number, time, bytes, lines.",
+             (PATH_NAME,)),
+    ToolSpec("diff", "diff", "What changed in an entry between versions a and b.",
+             (PATH_NAME, Param("a", "a", _int("Older version.", 1), required=True),
+              Param("b", "b", _int("Newer version.", 1), required=True),
+              Param("context", "context", _int("Context lines around each change."), default=3))),
+    ToolSpec("restore", "restore", "Make an old version of an entry the new current version "
+             "(also brings back a deleted entry).",
+             (Param("path", "name", _str(NAME_TEXT, 1024, 1), required=True),
+              Param("version", "version", _int("The version to bring back.", 1),
+                    required=True)),
+             read_only=False, idempotent=True),
+    ToolSpec("ingest", "ingest", "Store a big tool output and get a short pointer (format, size "
+             "in tokens, schema outline, next calls) instead of the output; below the tool's "
+             "threshold the content comes back as it is.",
+             (Param("content", "content", {"type": "string", "description": "The output."},
+                    required=True, to_core=_utf8),
+              Param("tool", "tool", _str("Tool name: picks the threshold and the automatic "
+                                         "name's folder.", 255)),
+              Param("name", "name", _str("Entry name (default: TOOL/<UTC time>-<hash>).", 1024)),
+              Param("store_always", "store_always", _bool("Store even below the threshold."),
+                    default=False),
+              Param("format", "format", {"type": "string", "description": "Declare the format "
+                                         "instead of detecting it.",
+                                         "enum": ["json", "ndjson", "yaml", "csv", "tsv",
+                                                  "markdown", "log", "text"]}),
+              Param("raw", "raw", _bool("Keep JSON bytes as received instead of "
+                                        "pretty-printing."), default=False)),
+             read_only=False, idempotent=True),
+    ToolSpec("budget", "budget", "This session's context budget: model, tokenizer, window, "
+             "usable, used, remaining, intercepted, extracted.", ()),
+    ToolSpec("budget_used", "budget used", "Record the tokens the model reports as used: the "
+             "estimate becomes max(current, tokens).",
+             (Param("tokens", "tokens", _int("Tokens used so far."), required=True),),
+             read_only=False, idempotent=True),
+    ToolSpec("budget_reset", "budget reset", "Start this session's budget over at zero used "
+             "(after the context was cleared or compacted).", (), read_only=False,
+             idempotent=True),
+    ToolSpec("budget_set_window", "budget set-window", "Set this session's context window "
+             "(0: back to the model's window).",
+             (Param("tokens", "tokens", _int("Window in tokens."), required=True),),
+             read_only=False, idempotent=True),
+)
+
+BY_NAME: dict[str, ToolSpec] = {t.name: t for t in TOOLS}
+
+
+def tool_for(command: str, args: dict[str, Any]) -> ToolSpec | None:
+    """The tool that spells ``command`` with ``args``: the one whose fixed arguments all match
+    (most of them first), else the command's primary tool."""
+    candidates = [t for t in TOOLS if t.command == command
+                  and all(args.get(k) == v for k, v in t.fixed.items())]
+    if not candidates:
+        return None
+    candidates.sort(key=lambda t: (-len(t.fixed), not t.primary))
+    return candidates[0]
+
+
+# -- checking arguments ------------------------------------------------------------------------
+
+def _type_error(tool: str, name: str, want: str, value: Any) -> ArgumentError:
+    got = "null" if value is None else type(value).__name__
+    return ArgumentError(f"{tool}: argument {name!r} must be {want}, not {got}",
+                         tool=tool, argument=name)
+
+
+def _check(tool: str, p: Param, value: Any) -> None:
+    kind = p.schema.get("type")
+    if kind == "string":
+        if not isinstance(value, str):
+            raise _type_error(tool, p.name, "a string", value)
+        if len(value) > p.schema.get("maxLength", len(value)):
+            raise ArgumentError(f"{tool}: argument {p.name!r} is {len(value):,} characters, over "
+                                f"its limit of {p.schema['maxLength']:,}", tool=tool,
+                                argument=p.name, limit=p.schema["maxLength"])
+        if len(value) < p.schema.get("minLength", 0):
+            raise ArgumentError(f"{tool}: argument {p.name!r} must not be empty", tool=tool,
+                                argument=p.name)
+        if "enum" in p.schema and value not in p.schema["enum"]:
+            raise ArgumentError(f"{tool}: argument {p.name!r} must be one of "
+                                f"{', '.join(p.schema['enum'])}, not {value!r}", tool=tool,
+                                argument=p.name, choices=p.schema["enum"])
+    elif kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _type_error(tool, p.name, "an integer", value)
+        if "minimum" in p.schema and value < p.schema["minimum"]:
+            raise ArgumentError(f"{tool}: argument {p.name!r} must be >= {p.schema['minimum']}, "
+                                f"not {value}", tool=tool, argument=p.name)
+    elif kind == "boolean" and not isinstance(value, bool):
+        raise _type_error(tool, p.name, "true or false", value)
+
+
+def to_core_args(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
+    """The core arguments of a call to ``tool``, every default filled in; raises
+    :class:`ArgumentError` naming the first argument that does not fit the schema."""
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ArgumentError(f"{tool.name}: arguments must be an object", tool=tool.name)
+    known = {p.name: p for p in tool.params}
+    unknown = sorted(set(arguments) - set(known))
+    if unknown:
+        raise ArgumentError(f"{tool.name}: unknown argument {unknown[0]!r}; it takes "
+                            f"{', '.join(known) or 'no arguments'}", tool=tool.name,
+                            argument=unknown[0], known=list(known))
+    out: dict[str, Any] = dict(tool.fixed)
+    for p in tool.params:
+        if p.name in arguments and not (arguments[p.name] is None and not p.required):
+            value = arguments[p.name]
+            _check(tool.name, p, value)
+            out[p.core] = p.to_core(value) if p.to_core else value
+        elif p.required:
+            raise ArgumentError(f"{tool.name}: missing required argument {p.name!r}",
+                                tool=tool.name, argument=p.name)
+        elif p.default is not MISSING:
+            out[p.core] = p.default
+    shape = SHAPE.get(tool.name)
+    return shape[0](out) if shape else out
+
+
+def to_tool_call(command: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    """A core call as an MCP tool call ``{"name", "arguments"}`` (None: no tool spells it, or
+    the call sets an argument the tool has no parameter for)."""
+    tool = tool_for(command, args)
+    if tool is None:
+        return None
+    shape = SHAPE.get(tool.name)
+    core = shape[1](dict(args)) if shape else args
+    if set(core) - {p.core for p in tool.params} - set(tool.fixed):
+        return None  # an argument no parameter of the tool carries (write from a file)
+    out: dict[str, Any] = {}
+    for p in tool.params:
+        if p.core in core:
+            value = p.from_core(core[p.core]) if p.from_core else core[p.core]
+            if (p.default is MISSING or value != p.default) and (value is not None
+                                                                  or p.required):
+                out[p.name] = value
+        elif p.core_default is not MISSING and p.core_default != p.default:
+            out[p.name] = p.core_default
+    return {"name": tool.name, "arguments": out}

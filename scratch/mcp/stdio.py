@@ -1,0 +1,96 @@
+"""stdin and stdout as asyncio pipes for the SDK's stdio transport: no thread per line.
+
+The SDK's ``stdio_server()`` reads stdin and writes stdout through anyio's file wrappers, which
+hand every line read and every write and flush to a worker thread: three thread hand-offs a
+request, most of what a warm call costs beyond its answer. It also takes the two streams
+from its caller, so this module gives it streams backed by the event loop's own pipe
+transports instead, on private duplicates of fds 0 and 1, and points fds 0 and 1 at
+``/dev/null`` and stderr meanwhile (as the SDK does with its own), so nothing a handler or a
+child process prints can reach the wire. They stay so when serving ends: the process is
+ending, and the wire's duplicates are closed with their transports (a closed descriptor's
+number may already be reused, so it is not put back).
+
+Only when stdin and stdout are pipes or sockets (as an MCP client starts a server); otherwise
+:func:`pipe_streams` yields None and the SDK's own streams serve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+MAX_LINE = 1 << 30  # one JSON-RPC message per line; the HTTP body limit has no stdio twin
+
+
+class LineReader:
+    """The lines of a pipe as ``str`` (what the SDK's reader iterates over)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def __aiter__(self) -> LineReader:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self.reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # the last line, without its newline
+            if not exc.partial:
+                raise StopAsyncIteration from None
+            line = exc.partial
+        return line.decode("utf-8", errors="replace")
+
+
+class LineWriter:
+    """Text written to a pipe (what the SDK's writer writes and flushes)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+
+    async def write(self, text: str) -> None:
+        self.writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self.writer.drain()
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@asynccontextmanager
+async def pipe_streams() -> AsyncIterator[tuple[Any, Any] | None]:
+    """``(stdin, stdout)`` for ``stdio_server(stdin, stdout)``, or None (see the module)."""
+    if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
+        yield None
+        return
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    loop = asyncio.get_running_loop()
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        reader = asyncio.StreamReader(limit=MAX_LINE)
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0))
+        transports.append(read_transport)
+        write_transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0))
+        transports.append(write_transport)
+        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)  # type: ignore[arg-type]
+        yield LineReader(reader), LineWriter(writer)
+    finally:
+        for transport in transports:
+            transport.close()

@@ -1,0 +1,217 @@
+"""The warm MCP server against the cold CLI, and under concurrent HTTP clients (issue 12).
+
+Run from the repository root with the interpreter scratch (and the MCP SDK) is installed in::
+
+    python tests/bench/bench_mcp.py [--calls N] [--rounds R] [--http-calls N] [--data-dir DIR]
+
+1. stdio: ``head -n 50``, ``get_in items.5000.metadata`` and ``grep Running -m 20`` on the
+   100 MB PodList entry (gen_inputs.py, the same input as run_bench.py), each through the SDK's
+   own client over stdio to one warm ``scratch mcp serve``, and the same call as a cold
+   ``scratch`` process (the MCP answer's text is what that process prints). Rounds
+   alternate: a batch of warm calls, then one cold process per command, so both sides share
+   the machine's state. Shown: p50 per warm call, median cold call, and their ratio; and, as
+   the floor under every warm figure, the SDK client's round trip to a server whose one tool
+   answers "ok" at once (the SDK's own low-level server, over the SDK's stdio transport).
+2. HTTP: 4 SDK clients at once, each with ``--http-calls`` tool calls (head, get_in, grep in
+   turn) against ``scratch mcp serve --http 127.0.0.1:0`` with a bearer token; shown: errors,
+   p50/p99 latency and throughput.
+
+Not collected by pytest and asserts nothing; the targets are printed next to the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import gen_inputs  # noqa: E402
+
+SETTINGS = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "1000000",
+            "SCRATCH_BUDGET_CONTEXT_WINDOW": str(10**15),
+            "SCRATCH_LIMITS_MAX_INGEST_BYTES": str(64 << 30), "SCRATCH_QUOTA_BYTES": str(10**12)}
+CALLS = [("head", {"file": "pods-big", "lines": 50}, ["head", "pods-big", "-n", "50"]),
+         ("get_in", {"file": "pods-big", "path": "items.5000.metadata"},
+          ["get-in", "pods-big", "items.5000.metadata"]),
+         ("grep", {"file": "pods-big", "pattern": "Running", "max_count": 20, "context": 0},
+          ["grep", "pods-big", "Running", "-m", "20"])]
+
+
+# The floor: the SDK's own low-level server over the SDK's stdio transport, one tool that
+# answers "ok" (what any Python MCP server pays before doing anything).
+FLOOR_SERVER = """
+import anyio, mcp_types as types
+from mcp.server.caching import CacheHint
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=[types.Tool(name="ok", input_schema={"type": "object"})])
+
+async def call_tool(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+async def main():
+    server = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool,
+                    cache_hints={"tools/list": CacheHint(ttl_ms=3600000, scope="public")})
+    async with stdio_server() as (r, w):
+        await server.run(r, w, server.create_initialization_options())
+
+anyio.run(main)
+"""
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def scratch_cmd() -> list[str]:
+    exe = Path(sys.executable).parent / "scratch"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "scratch"]
+
+
+async def stdio_round(client: Any, n: int, out: dict[str, list[float]]) -> None:
+    for name, args, _ in CALLS:
+        for _ in range(n):
+            t0 = time.perf_counter()
+            result = await client.call_tool(name, args)
+            out[name].append(time.perf_counter() - t0)
+            if result.is_error:
+                raise SystemExit(f"{name} failed: {result.content[0].text}")
+
+
+def cold(env: dict[str, str], argv: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([*scratch_cmd(), *argv], env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t0
+
+
+async def bench_stdio(env: dict[str, str], calls: int, rounds: int) -> None:
+    from mcp import Client, StdioServerParameters
+    cmd = scratch_cmd()
+    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], "mcp", "serve", "--quiet"],
+                                   env=env)
+    floor_params = StdioServerParameters(command=sys.executable, args=["-c", FLOOR_SERVER])
+    warm: dict[str, list[float]] = {name: [] for name, _, _ in CALLS}
+    cold_runs: dict[str, list[float]] = {name: [] for name, _, _ in CALLS}
+    floor: list[float] = []
+    async with Client(params) as client, Client(floor_params) as floor_client:
+        await stdio_round(client, 5, {name: [] for name, _, _ in CALLS})  # warm-up, untimed
+        for _ in range(20):
+            await floor_client.call_tool("ok", {})
+        for _ in range(rounds):
+            await stdio_round(client, calls // rounds, warm)
+            for _ in range(calls // rounds):
+                t0 = time.perf_counter()
+                await floor_client.call_tool("ok", {})
+                floor.append(time.perf_counter() - t0)
+            for name, _, argv in CALLS:
+                cold_runs[name].append(await anyio.to_thread.run_sync(cold, env, argv))
+    print(f"stdio, 100 MB PodList entry: {len(warm['head'])} warm calls and {rounds} cold "
+          "processes per command, alternating")
+    print(f"{'call':<8} {'warm p50':>9} {'warm p90':>9} {'cold median':>12} {'ratio':>7}   "
+          "target: p50 <= 3 ms, >= 15x")
+    for name, _, _ in CALLS:
+        p50, p90 = pct(warm[name], 50) * 1000, pct(warm[name], 90) * 1000
+        c = statistics.median(cold_runs[name]) * 1000
+        print(f"{name:<8} {p50:>7.2f}ms {p90:>7.2f}ms {c:>10.1f}ms {c / p50:>6.1f}x")
+    print(f"{'floor':<8} {pct(floor, 50) * 1000:>7.2f}ms {pct(floor, 90) * 1000:>7.2f}ms"
+          "   (the SDK client's round trip to the SDK's own server answering 'ok')")
+
+
+async def bench_http(home: Path, env: dict[str, str], per_client: int) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    token = subprocess.run([*scratch_cmd(), "mcp", "token", "add", "default"], env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    proc = subprocess.Popen([*scratch_cmd(), "mcp", "serve", "--http", "127.0.0.1:0",
+                             "--rate-limit", "0", "--quiet"], env=env, stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL)
+    assert proc.stderr is not None
+    line = proc.stderr.readline().decode()
+    found = re.search(r"serving (\S+)", line)
+    if not found:
+        proc.kill()
+        raise SystemExit(f"server did not start: {line}")
+    url = found.group(1)
+    latencies: list[float] = []
+    errors: list[str] = []
+
+    async def one_client() -> None:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                  timeout=httpx2.Timeout(120.0))
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            for i in range(per_client):
+                name, args, _ = CALLS[i % len(CALLS)]
+                t0 = time.perf_counter()
+                try:
+                    result = await client.call_tool(name, args)
+                    if result.is_error:
+                        errors.append(result.content[0].text[:200])
+                except Exception as exc:  # counted, not fatal: the figure is the error count
+                    errors.append(f"{type(exc).__name__}: {exc}")
+                latencies.append(time.perf_counter() - t0)
+
+    try:
+        t0 = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(one_client)
+        wall = time.perf_counter() - t0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    print(f"\nHTTP: 4 concurrent SDK clients x {per_client} calls (head, get_in, grep in turn) "
+          "on the 100 MB entry")
+    print(f"calls {len(latencies)}, errors {len(errors)}, p50 {pct(latencies, 50) * 1000:.1f} ms, "
+          f"p99 {pct(latencies, 99) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms, "
+          f"{len(latencies) / wall:.0f} calls/s over {wall:.1f} s")
+    for e in errors[:5]:
+        print("  error:", e)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=300, help="warm calls per command")
+    ap.add_argument("--rounds", type=int, default=10, help="cold processes per command")
+    ap.add_argument("--http-calls", type=int, default=500, help="calls per HTTP client")
+    ap.add_argument("--data-dir", type=Path, default=HERE / "data")
+    args = ap.parse_args()
+    gen_inputs.corpus_dir()
+    path, meta = gen_inputs.ensure("pods", 100_000_000, args.data_dir)
+    root = Path(tempfile.mkdtemp(prefix="scratch-bench-mcp-"))
+    try:
+        home = root / "store"
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("SCRATCH_")},
+               **SETTINGS, "SCRATCH_HOME": str(home),
+               "XDG_CACHE_HOME": str(root / "xdg-cache")}
+        with open(path, "rb") as fh:
+            subprocess.run([*scratch_cmd(), "ingest", "pods-big", "--store-always"], env=env,
+                           stdin=fh, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           check=True)
+        print(f"input: {path.name}, {meta['bytes']:,} bytes, {meta['items']:,} items; "
+              f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+        anyio.run(bench_stdio, env, args.calls, args.rounds)
+        anyio.run(bench_http, home, env, args.http_calls)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

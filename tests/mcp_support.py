@@ -1,0 +1,188 @@
+"""Driving `scratch mcp serve` with the MCP SDK's own client, from synchronous tests.
+
+A client lives in a background event loop (an anyio blocking portal), so one server and one
+client can serve every test of a module. Servers are real processes (`python -m scratch mcp
+serve`), HTTP ones on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+mcp = pytest.importorskip("mcp", reason="the MCP SDK (pip install 'mcp>=2.3,<3') is not installed")
+
+from anyio.from_thread import start_blocking_portal  # noqa: E402  (after the skip)
+
+SCRATCH = [sys.executable, "-m", "scratch"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def server_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRATCH_")}
+    env.update(SCRATCH_HOME=str(home), **extra)
+    return env
+
+
+class McpClient:
+    """An SDK ``Client`` session held open in a background loop; calls block until answered."""
+
+    def __init__(self, target: Any, **client_kwargs: Any) -> None:
+        from mcp import Client
+        self._stack = ExitStack()
+        self.portal = self._stack.enter_context(start_blocking_portal())
+        self.client = self._stack.enter_context(
+            self.portal.wrap_async_context_manager(Client(target, **client_kwargs)))
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        return self.portal.call(self.client.call_tool, name, arguments or {})
+
+    def data(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The structured answer of a call that must succeed (a ``--structured`` server)."""
+        result = self.call(name, arguments)
+        assert not result.is_error, result.content[0].text
+        assert result.structured_content is not None, "not a --structured server"
+        return result.structured_content  # type: ignore[no-any-return]
+
+    def text(self, name: str, arguments: dict[str, Any] | None = None) -> str:
+        """The answer's text of a call that must succeed."""
+        result = self.call(name, arguments)
+        assert not result.is_error, result.content[0].text
+        return text_of(result)
+
+    def tools(self) -> list[Any]:
+        return self.portal.call(self.client.list_tools).tools  # type: ignore[no-any-return]
+
+    def resources(self) -> Any:
+        return self.portal.call(self.client.list_resources)
+
+    def read(self, uri: str) -> Any:
+        return self.portal.call(self.client.read_resource, uri)
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+def stdio_client(home: Path, *args: str, env: dict[str, str] | None = None,
+                 client_name: str | None = None, structured: bool = False) -> McpClient:
+    """A client of `scratch ARGS mcp serve` (``structured``: with --structured)."""
+    from mcp import StdioServerParameters
+    from mcp_types import Implementation
+    serve = ["mcp", "serve", "--quiet", *(["--structured"] if structured else [])]
+    params = StdioServerParameters(command=SCRATCH[0], args=[*SCRATCH[1:], *args, *serve],
+                                   env=env or server_env(home))
+    kwargs: dict[str, Any] = {}
+    if client_name:
+        kwargs["client_info"] = Implementation(name=client_name, version="1.0")
+    return McpClient(params, **kwargs)
+
+
+class HttpServer:
+    """`scratch mcp serve --http 127.0.0.1:0` as a process; ``url`` is where it listens."""
+
+    def __init__(self, home: Path, *args: str, log: Path | None = None) -> None:
+        self.log = log
+        cmd = [*SCRATCH, "mcp", "serve", "--http", "127.0.0.1:0", *args]
+        if log is not None:
+            cmd += ["--log-file", str(log)]
+        self.proc = subprocess.Popen(cmd, env=server_env(home), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        assert self.proc.stderr is not None
+        deadline = time.monotonic() + 60
+        line = b""
+        while time.monotonic() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            found = re.search(rb"serving (http://\S+)", line)
+            if found:
+                self.url = found.group(1).decode()
+                return
+        self.stop()
+        raise AssertionError(f"server did not start: {line!r}")
+
+    def client(self, token: str | None = None, **kwargs: Any) -> McpClient:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60.0))
+        return McpClient(streamable_http_client(self.url, http_client=http), **kwargs)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def post(url: str, body: Any, *, token: str | None = None, headers: dict[str, str] | None = None,
+         raw: bytes | None = None) -> Any:
+    """One plain HTTP POST (no MCP client): for the door's refusals."""
+    import httpx2
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+         "MCP-Protocol-Version": "2025-06-18", **(headers or {})}
+    if token:
+        h["Authorization"] = f"Bearer {token}"
+    content = raw if raw is not None else json.dumps(body).encode()
+    return httpx2.post(url, content=content, headers=h, timeout=30.0)
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "raw-test", "version": "1"}}}
+
+
+def add_token(home: Path, agent: str) -> str:
+    out = subprocess.run([*SCRATCH, "mcp", "token", "add", agent], env=server_env(home),
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def text_of(result: Any) -> str:
+    return result.content[0].text  # type: ignore[no-any-return]
+
+
+def notes_of(result: Any) -> str:
+    """The second text block of an answer (warnings, notices, more: NEXT, the footer)."""
+    texts = [c.text for c in result.content if c.type == "text"]
+    return texts[1] if len(texts) > 1 else ""
+
+
+def next_of(result: Any) -> dict[str, Any] | None:
+    """The tool call that continues a --fit answer, from the result's _meta."""
+    return (result.meta or {}).get("scratch/next")
+
+
+def charged(result: Any) -> int:
+    """The tokens an answer or refusal was charged, from the result's _meta."""
+    return int(result.meta["scratch/tokens"]["count"])
+
+
+def shown_tokens(result: Any, encoding: str = "o200k_base") -> int:
+    """What the result puts in front of the model, counted: every text block, and each
+    resource link as its JSON (the MCP rendering's pricing rule)."""
+    from scratch.answers.result import compact_json
+    from scratch.tokens import count_text, resolve_encoding
+    spec = resolve_encoding(None, encoding)
+    total = 0
+    for block in result.content:
+        if block.type == "text":
+            total += count_text(block.text, spec)
+        elif block.type == "resource_link":
+            wire = {"type": "resource_link", "uri": str(block.uri), "name": block.name,
+                    "mimeType": block.mime_type, "description": block.description,
+                    "size": block.size}
+            total += count_text(compact_json(wire), spec)
+    return total

@@ -1,0 +1,210 @@
+"""The MCP tool table: schemas, annotations, argument checks and tool calls from core calls."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from scratch.calls import Call, call
+from scratch.mcp.rendering import error_object, spell_call
+from scratch.mcp.specs import BY_NAME, TOOLS, ArgumentError, to_core_args, to_tool_call, tool_for
+
+REPO = Path(__file__).resolve().parents[1]
+# every command of the core contract (the CLI's spelling)
+CONTRACT = ["head", "tail", "slice", "read", "grep", "schema", "get-in", "item-schema",
+            "iterate-over", "summarize", "log read", "log tail", "log append", "diff", "history",
+            "restore", "rm", "ls", "write", "ingest", "stats", "budget", "budget used",
+            "budget reset", "budget set-window"]
+
+
+def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
+    assert [t.name for t in TOOLS] == [
+        "head", "tail", "slice", "grep", "grep_all", "schema", "item_schema", "get_in",
+        "iterate_over", "read", "summarize", "write_file", "read_file", "append_log",
+        "read_log", "tail_log", "list_files", "delete_file", "summarize_file",
+        "get_usage_stats", "history", "diff", "restore", "ingest", "budget", "budget_used",
+        "budget_reset", "budget_set_window"]
+    params = {t.name: [p.name for p in t.params] for t in TOOLS}
+    assert params["head"][:2] == ["file", "lines"]
+    assert params["slice"][:3] == ["file", "start", "end"]
+    assert params["grep"][:3] == ["file", "pattern", "context"]
+    assert params["schema"] == ["file", "max_depth"]
+    assert params["item_schema"][:4] == ["file", "path", "offset", "limit"]
+    assert params["get_in"][:4] == ["file", "path", "offset", "limit"]
+    assert params["iterate_over"][:3] == ["file", "path", "fields"]
+    assert params["write_file"][:2] == ["path", "content"]
+    assert params["read_file"][:2] == ["path", "since_version"]
+    assert params["append_log"] == ["path", "entry"]
+    assert params["read_log"][:2] == ["path", "since_entry"]
+
+
+def test_every_schema_is_closed_and_every_default_documented() -> None:
+    for tool in TOOLS:
+        schema = tool.input_schema()
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        for p in tool.params:
+            assert schema["properties"][p.name]["type"] in ("string", "integer", "boolean")
+            assert schema["properties"][p.name]["description"], (tool.name, p.name)
+        assert tool.description.endswith(".")
+
+
+def test_annotations_mark_readers_deletes_and_idempotent_writes() -> None:
+    readers = {t.name for t in TOOLS if t.annotations()["readOnlyHint"]}
+    assert {"head", "grep", "get_in", "read_file", "list_files", "budget", "history",
+            "get_usage_stats"} <= readers
+    assert not readers & {"write_file", "append_log", "delete_file", "ingest", "restore",
+                          "budget_reset"}
+    destructive = {t.name for t in TOOLS if t.annotations().get("destructiveHint")}
+    assert destructive == {"delete_file"}
+    assert BY_NAME["write_file"].annotations()["idempotentHint"] is True
+    assert BY_NAME["append_log"].annotations()["idempotentHint"] is False
+    assert "idempotentHint" not in BY_NAME["head"].annotations()
+    assert all(t.annotations()["openWorldHint"] is False for t in TOOLS)
+
+
+def test_arguments_become_core_arguments_with_defaults_filled_in() -> None:
+    assert to_core_args(BY_NAME["head"], {"file": "pods"}) == {
+        "ref": "pods", "lines": 50, "numbers": True, "fit": False}
+    assert to_core_args(BY_NAME["schema"], {"file": "p", "max_depth": 2}) == {
+        "ref": "p", "depth": 2}
+    assert to_core_args(BY_NAME["grep"], {"file": "p", "pattern": "x"})["context"] == 3
+    assert to_core_args(BY_NAME["iterate_over"], {
+        "file": "p", "path": "items", "fields": "a, b.c,"})["fields"] == ["a", "b.c"]
+    assert to_core_args(BY_NAME["restore"], {"path": "notes", "version": 2}) == {
+        "ref": "notes@2"}
+    assert to_core_args(BY_NAME["append_log"], {"path": "ev", "entry": "x"}) == {
+        "name": "ev", "entries": [b"x"]}
+    assert to_core_args(BY_NAME["grep_all"], {"pattern": "x"})["all"] is True
+    assert to_core_args(BY_NAME["get_in"], {"file": "p", "path": ".", "limit": None}) == {
+        "ref": "p", "path": ".", "offset": 0, "fit": False}
+
+
+@pytest.mark.parametrize(("tool", "args", "message"), [
+    ("head", {"file": "p", "lines": "20"}, "head: argument 'lines' must be an integer, not str"),
+    ("head", {"file": "p", "lines": True}, "head: argument 'lines' must be an integer, not bool"),
+    ("head", {"file": "p", "lines": 0}, "head: argument 'lines' must be >= 1, not 0"),
+    ("head", {}, "head: missing required argument 'file'"),
+    ("head", {"file": "p", "n": 3}, "head: unknown argument 'n'; it takes file, lines, numbers, "
+                                    "fit"),
+    ("head", {"file": ""}, "head: argument 'file' must not be empty"),
+    ("grep", {"file": "p", "pattern": "a" * 1025},
+     "grep: argument 'pattern' is 1,025 characters, over its limit of 1,024"),
+    ("grep", {"file": "p", "pattern": "x", "fit": "yes"},
+     "grep: argument 'fit' must be true or false, not str"),
+    ("ingest", {"content": "x", "format": "xml"}, "ingest: argument 'format' must be one of "
+                                                  "json, ndjson, yaml, csv, tsv, markdown, log, "
+                                                  "text, not 'xml'"),
+    ("budget", {"x": 1}, "budget: unknown argument 'x'; it takes no arguments"),
+])
+def test_bad_arguments_are_refused_by_name(tool: str, args: dict, message: str) -> None:
+    with pytest.raises(ArgumentError) as err:
+        to_core_args(BY_NAME[tool], args)
+    assert err.value.message == message and err.value.code == "invalid_arguments"
+
+
+def test_arguments_must_be_an_object() -> None:
+    with pytest.raises(ArgumentError, match="arguments must be an object"):
+        to_core_args(BY_NAME["head"], ["pods"])
+
+
+@pytest.mark.parametrize(("core", "tool_call"), [
+    (call("head", ref="pods", lines=20), {"name": "head", "arguments": {"file": "pods",
+                                                                      "lines": 20}}),
+    (call("head", ref="pods", lines=400, fit=True),
+     {"name": "head", "arguments": {"file": "pods", "lines": 400, "fit": True}}),
+    (call("tail", ref="app", lines=7, numbers=False),
+     {"name": "tail", "arguments": {"file": "app", "lines": 7, "numbers": False}}),
+    (call("slice", ref="a b", start=3, end=9, from_byte=120, fit=True),
+     {"name": "slice", "arguments": {"file": "a b", "start": 3, "end": 9, "fit": True,
+                                     "from_byte": 120}}),
+    (call("grep", ref="pods", pattern="error|fail", ignore_case=True, max_count=20, fit=True),
+     {"name": "grep", "arguments": {"file": "pods", "pattern": "error|fail", "context": 0,
+                                    "ignore_case": True, "max_count": 20, "fit": True}}),
+    (call("grep", ref="pods", pattern="x", context=3),
+     {"name": "grep", "arguments": {"file": "pods", "pattern": "x"}}),
+    (call("grep", pattern="timeout", all=True, max_count=5),
+     {"name": "grep_all", "arguments": {"pattern": "timeout", "context": 0, "max_count": 5}}),
+    (call("schema", ref="pods", depth=2),
+     {"name": "schema", "arguments": {"file": "pods", "max_depth": 2}}),
+    (call("get-in", ref="pods", path='metadata.labels."app.kubernetes.io/name"', offset=10,
+          limit=5),
+     {"name": "get_in", "arguments": {"file": "pods",
+                                      "path": 'metadata.labels."app.kubernetes.io/name"',
+                                      "offset": 10, "limit": 5}}),
+    (call("item-schema", ref="pods", path="items", depth=2),
+     {"name": "item_schema", "arguments": {"file": "pods", "path": "items", "max_depth": 2}}),
+    (call("iterate-over", ref="pods", path="items", fields=["metadata.name", "status.phase"],
+          where="@.status.phase == 'Failed'", limit=20),
+     {"name": "iterate_over", "arguments": {"file": "pods", "path": "items",
+                                            "fields": "metadata.name,status.phase",
+                                            "where": "@.status.phase == 'Failed'",
+                                            "limit": 20}}),
+    (call("read", ref="notes@2", since_version=1),
+     {"name": "read", "arguments": {"file": "notes@2", "since_version": 1}}),
+    (call("log read", name="events", since=100, limit=50, fit=True),
+     {"name": "read_log", "arguments": {"path": "events", "since_entry": 100, "limit": 50,
+                                        "fit": True}}),
+    (call("log tail", name="events", lines=5),
+     {"name": "tail_log", "arguments": {"path": "events", "lines": 5}}),
+    (call("diff", name="notes", a=1, b=3),
+     {"name": "diff", "arguments": {"path": "notes", "a": 1, "b": 3}}),
+    (call("restore", ref="notes@2"),
+     {"name": "restore", "arguments": {"path": "notes", "version": 2}}),
+    (call("ls"), {"name": "list_files", "arguments": {}}),
+    (call("ls", prefix="kubectl_get/"),
+     {"name": "list_files", "arguments": {"prefix": "kubectl_get/"}}),
+    (call("budget"), {"name": "budget", "arguments": {}}),
+    (call("budget reset"), {"name": "budget_reset", "arguments": {}}),
+    (call("budget used", tokens=48210), {"name": "budget_used", "arguments": {"tokens": 48210}}),
+    (call("budget set-window", tokens=1000000),
+     {"name": "budget_set_window", "arguments": {"tokens": 1000000}}),
+    (call("summarize", ref="pods"), {"name": "summarize", "arguments": {"file": "pods"}}),
+    (call("history", name="notes"), {"name": "history", "arguments": {"path": "notes"}}),
+])
+def test_core_calls_become_tool_calls_and_back(core: Call, tool_call: dict) -> None:
+    assert to_tool_call(core.command, core.args) == tool_call
+    # and back: the tool call runs the same core call, defaults filled in
+    back = to_core_args(BY_NAME[tool_call["name"]], tool_call["arguments"])
+    for key, value in core.args.items():
+        assert back[key] == value, key
+
+
+def test_a_call_inside_text_is_its_tool_calls_json() -> None:
+    assert spell_call(call("head", ref="pods", lines=20)) == (
+        '{"name":"head","arguments":{"file":"pods","lines":20}}')
+    # no tool runs a write from a file on disk: written as the core call, and never offered
+    assert spell_call(call("write", name="x", source="/tmp/x")) == 'write name="x" source="/tmp/x"'
+    from scratch.errors import EntryNotFound
+    refusal = EntryNotFound("no entry named 'x'", suggestions=[
+        call("write", name="x", source="/tmp/x"), call("ls"), "advice stays text"])
+    assert error_object(refusal)["suggestions"] == [{"name": "list_files", "arguments": {}},
+                                                    "advice stays text"]
+
+
+def test_content_with_a_lone_surrogate_is_refused_by_name() -> None:
+    with pytest.raises(ArgumentError, match=r"lone surrogate \(U\+D800\) at character 1"):
+        to_core_args(BY_NAME["write_file"], {"path": "p", "content": "a\ud800b"})
+    assert to_core_args(BY_NAME["write_file"], {"path": "p", "content": "é\n"})["content"] == (
+        "é\n".encode())
+
+
+def test_every_core_command_has_a_tool() -> None:
+    for command in CONTRACT:
+        tool = tool_for(command, {})
+        assert tool is not None and tool.primary, command
+
+
+def test_every_command_the_core_suggests_has_a_tool() -> None:
+    """Scan the answers layer and the store for the calls they build (suggestions, next, the
+    pointer's menu): each names a command a tool spells, except those only a person runs."""
+    seen = set()
+    for path in [*(REPO / "scratch" / "answers").rglob("*.py"), REPO / "scratch" / "store.py",
+                 *(REPO / "scratch" / "tokens").rglob("*.py")]:
+        for m in re.finditer(r'call\("([a-z][a-z -]*)"', path.read_text()):
+            seen.add(m.group(1))
+    assert seen >= {"head", "tail", "slice", "grep", "schema", "get-in", "item-schema",
+                    "iterate-over", "read", "ls", "log read", "budget", "budget reset"}
+    for command in seen - {"write", "export"}:  # from a file on disk: not for a tool
+        assert tool_for(command, {}) is not None, command
