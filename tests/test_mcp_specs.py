@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from scratch.mcp.specs import BY_NAME, TOOLS, ArgumentError, to_core_args, to_to
 REPO = Path(__file__).resolve().parents[1]
 # every command of the core contract (the CLI's spelling)
 CONTRACT = ["head", "tail", "slice", "read", "grep", "schema", "get-in", "item-schema",
-            "iterate-over", "summarize", "log read", "log tail", "log append", "diff", "history",
+            "iterate-over", "sql", "summarize", "log read", "log tail", "log append", "diff", "history",
             "restore", "rm", "ls", "write", "ingest", "stats", "budget", "budget used",
             "budget reset", "budget set-window"]
 
@@ -22,7 +23,7 @@ CONTRACT = ["head", "tail", "slice", "read", "grep", "schema", "get-in", "item-s
 def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
     assert [t.name for t in TOOLS] == [
         "head", "tail", "slice", "grep", "grep_all", "schema", "item_schema", "get_in",
-        "iterate_over", "read", "summarize", "write_file", "read_file", "append_log",
+        "iterate_over", "sql", "read", "summarize", "write_file", "read_file", "append_log",
         "read_log", "tail_log", "list_files", "delete_file", "summarize_file",
         "get_usage_stats", "history", "diff", "restore", "ingest", "budget", "budget_used",
         "budget_reset", "budget_set_window"]
@@ -34,6 +35,7 @@ def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
     assert params["item_schema"][:4] == ["file", "path", "offset", "limit"]
     assert params["get_in"][:4] == ["file", "path", "offset", "limit"]
     assert params["iterate_over"][:3] == ["file", "path", "fields"]
+    assert params["sql"][:2] == ["file", "query"]
     assert params["write_file"][:2] == ["path", "content"]
     assert params["read_file"][:2] == ["path", "since_version"]
     assert params["append_log"] == ["path", "entry"]
@@ -78,7 +80,27 @@ def test_arguments_become_core_arguments_with_defaults_filled_in() -> None:
         "name": "ev", "entries": [b"x"]}
     assert to_core_args(BY_NAME["grep_all"], {"pattern": "x"})["all"] is True
     assert to_core_args(BY_NAME["get_in"], {"file": "p", "path": ".", "limit": None}) == {
-        "ref": "p", "path": ".", "offset": 0, "fit": False}
+        "ref": "p", "path": ".", "offset": 0, "fit": False, "keys": False, "count": False}
+    assert to_core_args(BY_NAME["iterate_over"], {
+        "file": "p", "path": ".", "count_by": "status, method"}) == {
+        "ref": "p", "path": ".", "count_by": ["status", "method"], "offset": 0, "desc": False,
+        "count": False, "fit": False}
+    assert to_core_args(BY_NAME["sql"], {"file": "a", "query": "SELECT 1",
+                                         "tables": "u=users.csv,o=orders@2"}) == {
+        "ref": "a", "query": "SELECT 1", "table": ["u=users.csv", "o=orders@2"],
+        "describe": False, "offset": 0, "fit": False}
+
+
+def test_grep_context_defaults_to_3_for_matches_and_to_none_for_counts() -> None:
+    """Aura's context=3 shows lines around matches; a count has none, and the core refuses a
+    count with context, so the default is not passed when count or count_by is given."""
+    grep = BY_NAME["grep"]
+    assert to_core_args(grep, {"file": "p", "pattern": "x"})["context"] == 3
+    assert "context" not in to_core_args(grep, {"file": "p", "pattern": "x", "count": True})
+    assert "context" not in to_core_args(grep, {"file": "p", "pattern": "(x)", "count_by": "1"})
+    assert to_core_args(grep, {"file": "p", "pattern": "x", "count": False})["context"] == 3
+    assert to_core_args(grep, {"file": "p", "pattern": "x", "count": True,
+                               "context": 2})["context"] == 2  # given: the core says no
 
 
 @pytest.mark.parametrize(("tool", "args", "message"), [
@@ -102,6 +124,16 @@ def test_bad_arguments_are_refused_by_name(tool: str, args: dict, message: str) 
     with pytest.raises(ArgumentError) as err:
         to_core_args(BY_NAME[tool], args)
     assert err.value.message == message and err.value.code == "invalid_arguments"
+
+
+def test_negative_offsets_reach_the_core_where_it_counts_from_the_end() -> None:
+    for tool in ("get_in", "item_schema", "iterate_over", "sql", "grep"):
+        schema = BY_NAME[tool].input_schema()["properties"]["offset"]
+        assert "minimum" not in schema and "negative" in schema["description"], tool
+    assert to_core_args(BY_NAME["iterate_over"], {"file": "p", "path": "items", "fields": "a",
+                                                  "offset": -20})["offset"] == -20
+    with pytest.raises(ArgumentError, match="'lines' must be >= 1"):
+        to_core_args(BY_NAME["head"], {"file": "p", "lines": -20})
 
 
 def test_arguments_must_be_an_object() -> None:
@@ -161,6 +193,55 @@ def test_arguments_must_be_an_object() -> None:
     (call("budget set-window", tokens=1000000),
      {"name": "budget_set_window", "arguments": {"tokens": 1000000}}),
     (call("summarize", ref="pods"), {"name": "summarize", "arguments": {"file": "pods"}}),
+    # issue 11's counting, sorting and SQL, as the pointer and next build them
+    (call("iterate-over", ref="access", path=".", count_by=["status"]),
+     {"name": "iterate_over", "arguments": {"file": "access", "path": ".",
+                                            "count_by": "status"}}),
+    (call("iterate-over", ref="pods", path="items", where="@.spec.nodeName", count=True),
+     {"name": "iterate_over", "arguments": {"file": "pods", "path": "items",
+                                            "where": "@.spec.nodeName", "count": True}}),
+    (call("iterate-over", ref="pods", path="items", fields=["metadata.name"],
+          sort="metadata.creationTimestamp", desc=True, offset=40, limit=20, fit=True),
+     {"name": "iterate_over", "arguments": {"file": "pods", "path": "items",
+                                            "fields": "metadata.name", "offset": 40,
+                                            "limit": 20, "sort": "metadata.creationTimestamp",
+                                            "desc": True, "fit": True}}),
+    (call("iterate-over", ref="a", path=".", count_by=["status", "method"], offset=10,
+          limit=10, fit=True),
+     {"name": "iterate_over", "arguments": {"file": "a", "path": ".", "offset": 10,
+                                            "limit": 10, "count_by": "status,method",
+                                            "fit": True}}),
+    (call("get-in", ref="pods", path="items.0", keys=True),
+     {"name": "get_in", "arguments": {"file": "pods", "path": "items.0", "keys": True}}),
+    (call("get-in", ref="pods", path="$.items[?@.status.phase=='Failed']",
+          fields=["metadata.name", "status.reason"]),
+     {"name": "get_in", "arguments": {"file": "pods",
+                                      "path": "$.items[?@.status.phase=='Failed']",
+                                      "fields": "metadata.name,status.reason"}}),
+    (call("get-in", ref="pods", path="$.items[*]", count=True),
+     {"name": "get_in", "arguments": {"file": "pods", "path": "$.items[*]", "count": True}}),
+    (call("grep", ref="access", pattern='" (\\d{3}) ', count_by="1"),
+     {"name": "grep", "arguments": {"file": "access", "pattern": '" (\\d{3}) ',
+                                    "count_by": "1"}}),
+    (call("grep", ref="app", pattern="ERROR", count=True, max_count=100),
+     {"name": "grep", "arguments": {"file": "app", "pattern": "ERROR", "max_count": 100,
+                                    "count": True}}),
+    (call("grep", ref="app", pattern="(?P<lvl>[A-Z]+)", count_by="lvl", offset=10, limit=5,
+          fit=True),
+     {"name": "grep", "arguments": {"file": "app", "pattern": "(?P<lvl>[A-Z]+)",
+                                    "count_by": "lvl", "offset": 10, "limit": 5,
+                                    "fit": True}}),
+    (call("sql", ref="access", query="SELECT path, count(*) AS n FROM entry GROUP BY path"),
+     {"name": "sql", "arguments": {"file": "access",
+                                   "query": "SELECT path, count(*) AS n FROM entry GROUP BY "
+                                            "path"}}),
+    (call("sql", ref="pods", describe=True),
+     {"name": "sql", "arguments": {"file": "pods", "describe": True}}),
+    (call("sql", ref="a", query="SELECT * FROM entry JOIN u USING (id)", table=["u=users"],
+          path="items", offset=100, limit=50, fit=True),
+     {"name": "sql", "arguments": {"file": "a", "query": "SELECT * FROM entry JOIN u USING (id)",
+                                   "tables": "u=users", "path": "items", "offset": 100,
+                                   "limit": 50, "fit": True}}),
     (call("history", name="notes"), {"name": "history", "arguments": {"path": "notes"}}),
 ])
 def test_core_calls_become_tool_calls_and_back(core: Call, tool_call: dict) -> None:
@@ -208,3 +289,41 @@ def test_every_command_the_core_suggests_has_a_tool() -> None:
                     "iterate-over", "read", "ls", "log read", "budget", "budget reset"}
     for command in seen - {"write", "export"}:  # from a file on disk: not for a tool
         assert tool_for(command, {}) is not None, command
+
+
+# core arguments no tool takes, and why: each is decided by the interface or the session, or
+# reads a file on disk (see scratch.mcp.dispatch)
+NOT_TOOL_ARGUMENTS = {
+    ("iterate-over", "preview_chars"),  # the core's cell cut; the CLI has no option for it
+    ("read", "terminal"),  # set by dispatch: the answer goes into a model
+    ("stats", "agent"),  # set by dispatch: the session's own agent
+    ("write", "source"),  # a file on the server's disk
+    ("ingest", "stream"), ("ingest", "progress"),  # the CLI's stdin and its progress line
+}
+
+
+def test_every_core_argument_has_a_parameter() -> None:
+    """What a core command takes, some tool of it takes too (else a suggestion or next that
+    sets it could not be a tool call: the pointer's count_by once fell back to plain text)."""
+    import inspect
+
+    from scratch.answers.commands import command_function
+    for command in {t.command for t in TOOLS}:
+        taken = set()
+        for tool in TOOLS:
+            if tool.command == command:
+                shape = to_core_args(tool, {p.name: _sample(p) for p in tool.params})
+                taken |= set(shape) | {p.core for p in tool.params} | set(tool.fixed)
+        core = set(inspect.signature(command_function(command)).parameters) - {"ctx",
+                                                                                "rendering"}
+        missing = {(command, a) for a in core - taken} - NOT_TOOL_ARGUMENTS
+        assert not missing, missing
+
+
+def _sample(p: Any) -> Any:
+    kind = p.schema["type"]
+    if kind == "integer":
+        return max(1, p.schema.get("minimum", 1))
+    if kind == "boolean":
+        return False
+    return p.schema.get("enum", ["x"])[0]

@@ -16,6 +16,10 @@ contract) and maps every MCP argument to a core argument. Invariants:
   gives ``a`` back, defaults filled in.
 - Names follow Mezmo Aura's scratchpad for exploration (``file``, ``lines``, ``max_depth``,
   comma-separated ``fields``) and scratchpad-mcp for files and logs (``path``, ``entry``).
+- Every argument a core command takes has a parameter in one of its tools, except what the
+  session decides or a file on disk (tests/test_mcp_specs.py lists them): a suggestion or
+  ``next`` that sets it is always a tool call. A list of names in the core (``fields``,
+  ``count_by``, ``sql``'s tables) is one comma-separated string here, like Aura's ``fields``.
 
 Nothing here imports the MCP SDK: the table also serves tests and documentation.
 """
@@ -41,6 +45,8 @@ class Param(NamedTuple):
 
     ``default``: what applies when the argument is left out (MISSING: nothing is passed).
     ``core_default``: the core's own default where it differs (used by :func:`to_tool_call`).
+    ``default_unless``: core arguments that, when set, leave ``default`` out (grep's context
+    of 3 is for showing matches; a count has no lines to show around, so none is passed).
     ``to_core`` / ``from_core``: value conversions between the two spellings.
     """
 
@@ -52,6 +58,11 @@ class Param(NamedTuple):
     core_default: Any = MISSING
     to_core: Callable[[Any], Any] | None = None
     from_core: Callable[[Any], Any] | None = None
+    default_unless: tuple[str, ...] = ()
+
+    def default_applies(self, core: dict[str, Any]) -> bool:
+        return self.default is not MISSING and not any(
+            core.get(k) not in (None, False) for k in self.default_unless)
 
 
 class ToolSpec(NamedTuple):
@@ -126,9 +137,14 @@ NUMBERS = Param("numbers", "numbers", _bool("Prefix each line with its number, '
                 default=True)
 FIT = Param("fit", "fit", _bool(FIT_TEXT), default=False)
 KEY_PATH = Param("path", "path", _str(PATH_TEXT, 4096, 1), required=True)
-OFFSET = Param("offset", "offset", _int("Skip this many lines (or items) of the answer."),
-               default=0)
+OFFSET = Param("offset", "offset", _int("Skip this many lines (or items) of the answer; "
+                                        "negative counts from the end (-20: the last 20).",
+                                        None), default=0)
 LIMIT = Param("limit", "limit", _int("At most this many lines (or items).", 1))
+COUNT_BY_TEXT = ("Value counts of these comma-separated fields (relative to each item, e.g. "
+                 "status.phase or status,method), biggest first: limit of them (10 when left "
+                 "out) from offset, plus 'other' and the number of distinct values. Exact over "
+                 "the whole array; numbers, strings, null and missing are kept apart.")
 
 
 def _utf8(value: str) -> bytes:
@@ -150,13 +166,22 @@ def _fields_from_core(value: Any) -> str:
     return value if isinstance(value, str) else ",".join(value)
 
 
+def _names(name: str, core: str, description: str, *, required: bool = False,
+           max_length: int = 4096) -> Param:
+    """A list of names in the core (fields, count-by fields, NAME=REF tables), one
+    comma-separated string here, as Aura's ``fields`` (no name has a comma in it)."""
+    return Param(name, core, _str(description, max_length, 1), required=required,
+                 to_core=_fields_to_core, from_core=_fields_from_core)
+
+
 def _grep_params(with_file: bool) -> tuple[Param, ...]:
     pattern = Param("pattern", "pattern", _str(
         "Regular expression (RE2 syntax: linear time) or, with fixed, plain text.", 1024, 1),
         required=True)
     rest = (
-        Param("context", "context", _int("Lines of context around each match."),
-              default=3, core_default=0),
+        Param("context", "context", _int("Lines of context around each match (none with "
+                                         "count or count_by)."),
+              default=3, core_default=0, default_unless=("count", "count_by")),
         Param("ignore_case", "ignore_case", _bool("Ignore case."), default=False),
         Param("fixed", "fixed", _bool("The pattern is plain text, not a regex."), default=False),
         Param("max_count", "max_count", _int("Stop after this many matching lines.", 1)),
@@ -166,6 +191,15 @@ def _grep_params(with_file: bool) -> tuple[Param, ...]:
         return (pattern, *rest)
     return (FILE, pattern, *rest,
             Param("from_line", "from_line", _int("Start searching at this line.", 1), default=1),
+            Param("count", "count", _bool("Just the number of matching lines, exact over the "
+                                          "whole entry (a few tokens)."), default=False),
+            Param("count_by", "count_by", _str(
+                "Counts of the values a capture group of the pattern took, biggest first: its "
+                "number ('1') or name (for (?P<status>...)).", 255, 1)),
+            Param("offset", "offset", _int("With count_by: skip this many values; negative "
+                                           "counts from the end.", None), default=0),
+            Param("limit", "limit", _int("With count_by: at most this many values (10 when "
+                                         "left out).", 1)),
             FIT)
 
 
@@ -212,7 +246,10 @@ TOOLS: tuple[ToolSpec, ...] = (
                                                    "pieces of a long line; fit's next gives "
                                                    "it).")))),
     ToolSpec("grep", "grep", "Lines of a stored entry matching a pattern, with context lines; "
-             "each region gives its line numbers. Narrow with max_count on big entries.",
+             "each region gives its line numbers. Narrow with max_count on big entries. count "
+             "gives just the number of matching lines, count_by the counts of the values a "
+             "capture group took (pattern '\" (\\d{3}) ' with count_by '1': requests per "
+             "status in an access log).",
              _grep_params(True)),
     ToolSpec("grep_all", "grep", "Search every entry of this agent for a pattern.",
              _grep_params(False), fixed={"all": True}),
@@ -226,18 +263,65 @@ TOOLS: tuple[ToolSpec, ...] = (
               Param("max_depth", "depth", _int("List keys down to this depth (all when left "
                                                "out).", 1)))),
     ToolSpec("get_in", "get-in", "The value at a path of a stored JSON/YAML/NDJSON/CSV entry; a "
-             "long array or object is paged with offset/limit.",
-             (FILE, KEY_PATH, OFFSET, LIMIT, FIT)),
+             "long array or object is paged with offset/limit. Negative indexes count from the "
+             "end (items.-1). keys lists an object's keys with each value's type and size "
+             "instead of the values; fields keeps only those fields of each item; count gives "
+             "the number of nodes a JSONPath selects.",
+             (FILE, KEY_PATH, OFFSET, LIMIT, FIT,
+              Param("keys", "keys", _bool("The keys of the object at path, with the type and "
+                                          "size of each value (an array: its length and item "
+                                          "types), not the values."), default=False),
+              _names("fields", "fields", "Keep only these comma-separated fields of each item "
+                     "of the array (or JSONPath result) at path, e.g. metadata.name,"
+                     "status.reason."),
+              Param("count", "count", _bool("Just the number of nodes path selects (a "
+                                            "JSONPath such as $.items[?@.spec.nodeName]), "
+                                            "exact."), default=False))),
     ToolSpec("iterate_over", "iterate-over", "One row per item of the array at path with the "
              "chosen fields (missing fields null; long strings cut, with the call that shows "
-             "them). where filters items with an RFC 9535 expression.",
+             "them); on CSV/TSV and parsed logs path '.' is the rows. where filters every item "
+             "with an RFC 9535 expression and offset/limit page the matches; sort orders them. "
+             "count gives just the number of (matching) items, count_by value counts: exact "
+             "over the whole array, a few tokens.",
              (FILE, KEY_PATH,
-              Param("fields", "fields", _str("Comma-separated paths relative to each item, e.g. "
-                                             "metadata.name,status.phase.", 4096, 1),
-                    required=True, to_core=_fields_to_core, from_core=_fields_from_core),
-              OFFSET, LIMIT,
+              _names("fields", "fields", "Comma-separated paths relative to each item, e.g. "
+                     "metadata.name,status.phase (needed unless count or count_by is given)."),
+              Param("offset", "offset", _int("Skip this many rows (count_by: values); negative "
+                                             "counts from the end (-20: the last 20).", None),
+                    default=0),
+              Param("limit", "limit", _int("At most this many rows (count_by: values, 10 when "
+                                           "left out).", 1)),
               Param("where", "where", _str("Keep items matching this RFC 9535 filter, e.g. "
-                                           "@.status.phase == 'Failed'.")),
+                                           "@.status.phase == 'Failed' or @.status >= 500.")),
+              Param("sort", "sort", _str("Order the rows by this field (stable; numbers as "
+                                         "numbers; null, then missing, last).", 1024, 1)),
+              Param("desc", "desc", _bool("With sort: largest first."), default=False),
+              Param("count", "count", _bool("Just the number of items (that match where), "
+                                            "exact."), default=False),
+              _names("count_by", "count_by", COUNT_BY_TEXT),
+              FIT)),
+    ToolSpec("sql", "sql", "One read-only SQL query (DuckDB) over a stored entry as the table "
+             "entry: a JSON array's items, NDJSON lines, CSV/TSV rows, a parsed log's records, "
+             "or a text's lines as (line, text). For GROUP BY, joins and aggregates beyond "
+             "count_by. describe gives the columns and types first. Only one SELECT runs: no "
+             "file, network, extension or setting is reachable from a query.",
+             (FILE,
+              Param("query", "query", _str("One SELECT over entry (and the tables named in "
+                                           "tables), e.g. SELECT status, count(*) AS n FROM "
+                                           "entry GROUP BY status ORDER BY n DESC. Needed "
+                                           "unless describe.", 1 << 16, 1)),
+              _names("tables", "table", "More entries as tables: comma-separated NAME=REF, "
+                     "e.g. users=users.csv,orders=orders.json (query them by NAME)."),
+              Param("path", "path", _str("JSON/YAML: the array whose items are the rows "
+                                         "(default: the root array, else the largest array of "
+                                         "objects).", 4096, 1)),
+              Param("describe", "describe", _bool("List each table's columns and types "
+                                                  "instead of running a query."),
+                    default=False),
+              Param("offset", "offset", _int("Skip this many rows of the answer; negative "
+                                             "counts from the end.", None), default=0),
+              Param("limit", "limit", _int("At most this many rows of the answer (a query "
+                                           "keeps at most 10,000).", 1)),
               FIT)),
     ToolSpec("read", "read", "The whole content of a stored entry if it fits the per-call cap "
              "and budget, or with since_version only what changed since that version.",
@@ -388,6 +472,7 @@ def to_core_args(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
                             f"{', '.join(known) or 'no arguments'}", tool=tool.name,
                             argument=unknown[0], known=list(known))
     out: dict[str, Any] = dict(tool.fixed)
+    left_out = []
     for p in tool.params:
         if p.name in arguments and not (arguments[p.name] is None and not p.required):
             value = arguments[p.name]
@@ -396,7 +481,11 @@ def to_core_args(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
         elif p.required:
             raise ArgumentError(f"{tool.name}: missing required argument {p.name!r}",
                                 tool=tool.name, argument=p.name)
-        elif p.default is not MISSING:
+        else:
+            left_out.append(p)
+    given = dict(out)  # a default may depend on what else was given (default_unless)
+    for p in left_out:
+        if p.default_applies(given):
             out[p.core] = p.default
     shape = SHAPE.get(tool.name)
     return shape[0](out) if shape else out
@@ -414,11 +503,11 @@ def to_tool_call(command: str, args: dict[str, Any]) -> dict[str, Any] | None:
         return None  # an argument no parameter of the tool carries (write from a file)
     out: dict[str, Any] = {}
     for p in tool.params:
+        applies = p.default_applies(core)
         if p.core in core:
             value = p.from_core(core[p.core]) if p.from_core else core[p.core]
-            if (p.default is MISSING or value != p.default) and (value is not None
-                                                                  or p.required):
+            if (not applies or value != p.default) and (value is not None or p.required):
                 out[p.name] = value
-        elif p.core_default is not MISSING and p.core_default != p.default:
+        elif applies and p.core_default is not MISSING and p.core_default != p.default:
             out[p.name] = p.core_default
     return {"name": tool.name, "arguments": out}
