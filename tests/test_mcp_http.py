@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from scratch.mcp.specs import TOOLS
 from tests.mcp_support import (
     INITIALIZE,
     SCRATCH,
@@ -62,7 +63,7 @@ def listed(client: McpClient) -> dict[str, dict[str, str]]:
 
 
 def test_the_sdk_client_works_over_http_with_a_token(ops: McpClient) -> None:
-    assert len(ops.tools()) == 28
+    assert len(ops.tools()) == len(TOOLS)
     assert ops.text("write_file", {"path": "plan", "content": "a\n"}) == (
         "plan: version 1 (2 bytes, 1 line)\n")
     assert text_of(ops.call("read", {"file": "plan"})) == "a\n"

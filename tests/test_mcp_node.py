@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from scratch.mcp.specs import TOOLS
 from tests.mcp_support import SCRATCH, HttpServer, server_env, stdio_client
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,9 +60,10 @@ def inspector(home: Path, *args: str) -> dict:
 def test_the_inspector_lists_the_tools(home: Path) -> None:
     listed = inspector(home, "--method", "tools/list")
     tools = {t["name"]: t for t in listed["tools"]}
-    assert len(tools) == 28
+    assert len(tools) == len(TOOLS)
     assert tools["get_in"]["inputSchema"]["additionalProperties"] is False
     assert tools["get_in"]["annotations"]["readOnlyHint"] is True
+    assert tools["sql"]["annotations"]["readOnlyHint"] is True
 
 
 def test_the_inspector_calls_a_tool(home: Path) -> None:
@@ -111,7 +113,7 @@ def test_the_conformance_suite_passes_what_applies(conformance_results: dict) ->
               for s, checks in applies.items() if not _passed(checks)}
     assert failed == {}
     listed = next(c for c in conformance_results["tools-list"] if c["status"] == "SUCCESS")
-    assert listed["details"]["toolCount"] == 28
+    assert listed["details"]["toolCount"] == len(TOOLS)
     resources = next(c for c in conformance_results["resources-list"]
                      if c["status"] == "SUCCESS")
     assert resources["details"]["resourceCount"] >= 1

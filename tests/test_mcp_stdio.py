@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from scratch.mcp.specs import TOOLS
 from tests.mcp_support import (
     SCRATCH,
     McpClient,
@@ -65,7 +66,7 @@ def cli(home: Path, *args: str, input: str | None = None) -> subprocess.Complete
 
 def test_lists_every_tool_with_a_closed_schema_and_annotations(client: McpClient) -> None:
     tools = {t.name: t for t in client.tools()}
-    assert len(tools) == 29 and {"head", "get_in", "write_file", "ingest", "budget"} <= set(tools)
+    assert len(tools) == len(TOOLS) and {"head", "get_in", "write_file", "ingest", "budget"} <= set(tools)
     assert all(t.input_schema["additionalProperties"] is False for t in tools.values())
     assert tools["head"].input_schema["properties"]["lines"]["default"] == 50
     assert tools["head"].annotations.read_only_hint is True
