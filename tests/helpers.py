@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,3 +52,15 @@ def count_bytes(data: bytes) -> int:
     from scratch.tokens import count_stream
 
     return count_stream([data], spec())
+
+
+# a JSON token: a string (escapes and all), a number, a literal or a structural character;
+# written apart from scratch's own scanners so a test of them can compare against it
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null|[][{}:,]')
+
+
+def json_tokens(data: bytes) -> list[bytes]:
+    """The tokens of JSON text ``data``, whitespace between them dropped (asserts none else)."""
+    tokens = _JSON_TOKEN.findall(data)
+    assert _JSON_TOKEN.sub(b"", data).translate(None, b" \t\r\n") == b"", "not JSON tokens only"
+    return tokens

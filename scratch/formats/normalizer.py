@@ -4,9 +4,14 @@ Rules:
 
 - The format is ``declared`` (aliases allowed, see :data:`ALIASES`) or sniffed from the first
   :data:`scratch.formats.sniffer.SNIFF_BYTES` bytes.
-- JSON is stored in canonical form (:mod:`scratch.formats.jsontext`: 2-space indent, key order
-  kept) so line tools work on minified input; ``raw=True`` keeps the bytes as received. The
-  whole document is read and parsed once (the only format read into memory).
+- JSON is stored in canonical layout (:mod:`scratch.formats.jsontext`: 2-space indent, one
+  scalar or bracket per line) with every token verbatim (:mod:`scratch.formats.reindent`:
+  numbers and string escapes as written, repeated keys kept in order): only whitespace between
+  tokens changes, so line tools work on minified input and nothing the input said is lost.
+  ``raw=True`` keeps the bytes as received. The whole document is read and parsed once (the
+  only format read into memory).
+- Only strict RFC 8259 JSON in UTF-8 is stored as JSON: ``NaN``, ``Infinity``, a BOM, comments,
+  trailing commas or invalid UTF-8 make it text (byte-exact), with the reason and position.
 - Every other format is copied byte for byte (CRLF, invalid UTF-8 and all) in chunks, in
   constant memory, then analysed from the stored file (:mod:`scratch.index.analyze`) to
   confirm it: NDJSON lines parse, YAML is syntactically valid.
@@ -141,24 +146,15 @@ def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
                     declared: str | None, raw: bool, progress: Progress | None) -> Normalized:
     from scratch.formats.embedded import find_embedded
-    from scratch.formats.jsontext import JsonError, parse_and_render, parse_json, render
+    from scratch.formats.jsontext import JsonError, parse_value
+    from scratch.formats.reindent import BIG_INT, reindent
     from scratch.index.analyze import Analysis, analyze
 
     data = b"".join(_blocks(source, prefix, ended, progress))
     n = len(data)
-    body: bytes | None = None
-    render_error: JsonError | None = None
     try:
-        if raw:
-            value, engine = parse_json(data)
-        else:
-            try:
-                value, engine, body = parse_and_render(data)
-            except JsonError as exc:
-                if not str(exc.reason).startswith("JSON nested too deeply to pretty-print"):
-                    raise
-                value, engine = parse_json(data)  # parses, but cannot be re-rendered
-                render_error = exc
+        body, lines, flags, value, engine = _reindent_and_parse(data, reindent, parse_value,
+                                                                BIG_INT)
     except JsonError as exc:
         dest.write_bytes(data)
         err = {"message": exc.reason, "line": exc.line, "column": exc.column,
@@ -166,8 +162,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         result = Normalized("text", detected, n, n, "raw", declared=declared, parse_error=err)
         result.warnings.append(f"content does not parse as JSON{_where(err)}: {exc.reason}; "
                                "stored as text")
-        analysis = analyze(dest, "text")
-        result.analysis = analysis
+        result.analysis = analyze(dest, "text")
         return result
     if not isinstance(value, (dict, list)) and declared is None:
         # A bare scalar is not worth a structure; keep it as the text it is.
@@ -176,17 +171,12 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         result.analysis = analyze(dest, "text")
         return result
     warnings: list[str] = []
-    end = b""
-    layout = "raw"
-    if body is not None:
-        end = b"\n"
-        layout = "canonical"
+    if raw:
+        layout = "canonical" if len(data) == len(body) + 1 and data.startswith(body) \
+            and data.endswith(b"\n") else "raw"
+        body, end = data, b""
     else:
-        if render_error is not None:
-            warnings.append(f"kept as received: {render_error.reason}")
-        elif raw and render(value, engine) == data:
-            layout = "canonical"
-        body = data
+        layout, end = "canonical", b"\n"
     with open(dest, "wb") as f:
         f.write(body)
         f.write(end)
@@ -197,7 +187,59 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         warnings.append("embedded-document search stopped at its limit; some may be missed")
     if progress is not None:
         progress("analyze", 0, size)
-    json_analysis: Analysis = analyze(dest, "json", value=value, engine=engine, layout=layout)
+    json_analysis: Analysis = analyze(dest, "json", value=value, engine=engine, layout=layout,
+                                      lines=lines if layout == "canonical" else None)
     warnings.extend(json_analysis.warnings)
-    return Normalized("json", detected, n, size, layout, warnings=warnings, embedded=embedded,
-                      declared=declared, analysis=json_analysis)
+    return Normalized("json", detected, n, size, json_analysis.layout or layout,
+                      warnings=warnings, embedded=embedded, declared=declared,
+                      analysis=json_analysis)
+
+
+PARALLEL_BYTES = 1 << 20  # from this size the re-indenting runs beside the parse
+
+
+def _reindent_and_parse(data: bytes, reindent: Any, parse_value: Any, big_int: int
+                        ) -> tuple[bytes, int, int, Any, str]:
+    """(body, lines, flags, value, engine): the exact canonical text of ``data`` and its value.
+
+    The C re-indenter releases the GIL, so on a big document it runs on another core while
+    orjson parses; the value is used only once the text is known to be valid JSON.
+    """
+    if len(data) < PARALLEL_BYTES:
+        body, lines, flags = reindent(data)
+        value, engine = parse_value(data, big_ints=bool(flags & big_int))
+        return body, lines, flags, value, engine
+    import threading
+
+    import orjson
+
+    out: list[Any] = []
+
+    def work() -> None:
+        try:
+            out.append(reindent(data))
+        except BaseException as exc:  # handed to the caller below
+            out.append(exc)
+
+    thread = threading.Thread(target=work, name="scratch-reindent")
+    thread.start()
+    quick: Any = None
+    try:
+        from scratch.formats.jsontext import no_gc
+
+        with no_gc():
+            quick = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        quick = None
+    finally:
+        thread.join()
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    body, lines, flags = out[0]
+    if quick is not None and not flags & big_int:
+        from scratch.formats.jsontext import freeze_if_big
+        freeze_if_big(len(data))
+        return body, lines, flags, quick, "orjson"
+    del quick
+    value, engine = parse_value(data, big_ints=bool(flags & big_int))
+    return body, lines, flags, value, engine

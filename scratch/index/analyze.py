@@ -35,9 +35,9 @@ class Analysis:
 
 
 def analyze(path: Path, fmt: str, *, value: Any = _MISSING, engine: str = "orjson",
-            layout: str | None = None) -> Analysis:
+            layout: str | None = None, lines: int | None = None) -> Analysis:
     if fmt == "json":
-        return analyze_json(path, value, engine, layout)
+        return analyze_json(path, value, engine, layout, lines)
     if fmt == "ndjson":
         return analyze_ndjson(path)
     if fmt == "yaml":
@@ -130,8 +130,18 @@ def summarize_records(b: Builder, max_depth: int = 4) -> dict[str, Any]:
 
 
 def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
-                 layout: str | None = None) -> Analysis:
-    from scratch.formats.jsontext import JsonError, parse_json, render
+                 layout: str | None = None, lines: int | None = None) -> Analysis:
+    """The analysis of the JSON document stored at ``path``.
+
+    ``value``/``engine``/``layout``/``lines`` come from ingest (which parsed the input and wrote
+    it); without them the stored file is read again. The canonical layout's line numbers follow
+    from the value, unless an object repeats a key: the text then has more members than the
+    value, so the record lines would drift. ``lines`` (the stored text's line count, from the
+    re-indenter) reveals that; such a document is indexed from its text (layout ``raw``), which
+    is exact for any layout.
+    """
+    from scratch.formats.jsontext import JsonError, parse_value
+    from scratch.formats.reindent import BIG_INT, reindent
     from scratch.index.jsonskel import canonical_skeleton, raw_skeleton
     from scratch.index.schema import SUMMARY_DEPTH, summarize_value
 
@@ -139,18 +149,32 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
     if value is _MISSING:
         data = path.read_bytes()
         try:
-            value, engine = parse_json(data)
+            body, text_lines, flags = reindent(data)
+            value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
         except JsonError as exc:
             return Analysis("json", ok=False, error=_err(exc.reason, exc.line, exc.column,
                                                          exc.offset))
-    if layout is None:
-        if data is None:
-            data = path.read_bytes()
-        layout = "canonical" if render(value, engine) == data else "raw"
+        canonical = len(data) == len(body) + 1 and data.endswith(b"\n") and data.startswith(body)
+        del body
+        layout = "canonical" if canonical else "raw"
+        lines = text_lines if canonical else None
+    elif layout is None:
+        from scratch.formats.reindent import is_canonical
+
+        data = path.read_bytes()
+        layout = "canonical" if is_canonical(data) else "raw"
     warnings: list[str] = []
+    b: Builder | None = None
     if layout == "canonical":
         b = canonical_skeleton(value, engine)
-    else:
+        if lines is not None and b.recs and b.recs[0][8] != lines:
+            # a repeated key: the value has fewer members than the text
+            warnings.append("an object in this JSON repeats a key; stored as written (every "
+                            "member kept), and reading it gives the last value of a repeated "
+                            "key, as JSON parsers do")
+            layout = "raw"
+            b = None
+    if b is None:
         if data is None:
             data = path.read_bytes()
         try:

@@ -4,7 +4,8 @@ Segments follow the dot-path grammar of :mod:`scratch.query.paths`: an ``int`` i
 arrays (negative counts from the end) and the key ``str(i)`` on objects; a ``str`` is always
 an object key (it never selects an array item).
 
-Materialising a region (turning its text into a value) per layout:
+Materialising a region (turning its text into a value) keeps JSON numbers as written
+(:func:`scratch.formats.jsonnum.parse_exact`); per layout it reads:
 
 - ``canonical`` JSON: the member's lines, minus the key prefix and a trailing comma;
 - ``raw`` JSON: the value's exact byte span (items of big arrays: from their start byte);
@@ -120,10 +121,11 @@ def _parse_json(data: bytes, origin: Origin | None = None) -> Any:
     """Parse one stored region. ``origin`` gives (entry line, characters before it on that
     line) of the region's first byte: the parser only knows positions inside the region, and
     an error must name the entry's own line and column (what ``slice`` shows)."""
-    from scratch.formats.jsontext import JsonError, parse_json
+    from scratch.formats.jsonnum import parse_exact
+    from scratch.formats.jsontext import JsonError
 
     try:
-        return parse_json(data)[0]
+        return parse_exact(data)
     except JsonError as exc:
         where = " here"
         pos: dict[str, Any] = {}
@@ -203,11 +205,12 @@ def _raw_item(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...], k: int) -> tuple
 
 def _ndjson_line(data: bytes, line: int, k: int) -> Any:
     """The value of NDJSON line ``line`` (item ``k``); :class:`LineNotJson` if it is not JSON."""
-    from scratch.formats.jsontext import JsonError, parse_json
+    from scratch.formats.jsonnum import parse_exact
+    from scratch.formats.jsontext import JsonError
 
     text = data.strip()
     try:
-        return parse_json(text)[0]
+        return parse_exact(text)
     except JsonError as exc:
         column = None
         if exc.column is not None and exc.line == 1:

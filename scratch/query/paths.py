@@ -41,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from scratch.errors import InvalidPattern, KeyPathNotFound
+from scratch.formats.jsonnum import JsonNumber
 
 
 class Wildcard:
@@ -154,7 +155,7 @@ def json_type(value: Any) -> str:
     if isinstance(value, int):
         return "integer"
     if isinstance(value, float):
-        return "number"
+        return "integer" if isinstance(value, JsonNumber) and value.integer else "number"
     if isinstance(value, str):
         return "string"
     if isinstance(value, dict):
