@@ -16,8 +16,6 @@ import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 if TYPE_CHECKING:
     from scratch.sizing import EntrySizer
 
@@ -32,11 +30,8 @@ def _q(text: str) -> str:
 
 
 def _json(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # integers beyond 64 bits are valid JSON; orjson refuses them
-        import json
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    return dumps(value).decode("utf-8", errors="backslashreplace")
 
 
 def _cut(value: Any, width: int) -> str:

@@ -117,6 +117,10 @@ def test_awkward_json_keeps_every_token(tmp_path: Path) -> None:
 def test_what_is_not_json_is_stored_as_text(tmp_path: Path, bad: bytes) -> None:
     n, out = run(bad, tmp_path)
     assert (n.format, out) == ("text", bad)
+    if n.detected == "json":  # sniffed as JSON (or declared): the reason is given
+        assert n.parse_error is not None and "does not parse as JSON" in n.warnings[0]
+    n, out = run(bad, tmp_path, declared="json")
+    assert (n.format, n.detected, out) == ("text", "json", bad)
     assert n.parse_error is not None and "does not parse as JSON" in n.warnings[0]
 
 

@@ -158,11 +158,8 @@ def _cell(value: Any) -> str:
         if "\t" in value or "\n" in value or "\r" in value:  # would break the table's lines
             return json.dumps(value, ensure_ascii=False)
         return value
-    import orjson
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return str(value)
+    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    return dumps(value).decode("utf-8", errors="backslashreplace")
 
 
 def _render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str,
@@ -187,12 +184,9 @@ def _render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str,
 def iterate_over(ctx: Context, ref: str, path: str, fields_text: str, *, offset: int = 0,
                  limit: int | None = None, where: str | None = None, fit: bool = False,
                  preview_chars: int = 200) -> Result:
-    from scratch.query.items import compile_where, iterate_rows
+    from scratch.query.items import compile_where, iterate_rows, split_fields
     from scratch.tokens import count_text
-    fields = [f.strip() for f in fields_text.split(",") if f.strip()]
-    if not fields:
-        raise UsageError("--fields needs at least one field, e.g. --fields metadata.name",
-                         code="invalid_argument")
+    fields = split_fields(fields_text)  # at most MAX_FIELDS, refused before any work
     from scratch.query.paths import parse_path
     flt = compile_where(where) if where else None
     target = open_target(ctx, ref)

@@ -73,6 +73,14 @@ def _int(text: str) -> int | float:
     return int(text)
 
 
+class _NotJson(ValueError):
+    pass
+
+
+def _constant(name: str) -> Any:
+    raise _NotJson(name)  # NaN, Infinity, -Infinity: the stdlib reads them, JSON has none
+
+
 def loads_exact(data: bytes | str) -> Any:
     """Parse JSON keeping every number as written (see the module docstring).
 
@@ -81,7 +89,9 @@ def loads_exact(data: bytes | str) -> Any:
     from scratch.formats.jsontext import JsonError
 
     try:
-        return json.loads(data, parse_float=_float, parse_int=_int)
+        return json.loads(data, parse_float=_float, parse_int=_int, parse_constant=_constant)
+    except _NotJson as exc:
+        raise JsonError(f"{exc.args[0]} is not JSON") from None
     except json.JSONDecodeError as exc:
         raise JsonError(exc.msg, exc.lineno, exc.colno, exc.pos) from None
     except UnicodeDecodeError as exc:
@@ -156,7 +166,7 @@ def dumps(value: Any, option: int = 0) -> bytes:
         pass
     try:
         return orjson.dumps(_fixed(value), option=option, default=default)
-    except (TypeError, RecursionError):  # such a thing in a key: the stdlib, numbers as floats print them
+    except (TypeError, RecursionError):  # in a key, or too deep: the stdlib (floats as floats)
         text = json.dumps(value, ensure_ascii=False, default=str,
                           indent=2 if option & orjson.OPT_INDENT_2 else None,
                           separators=None if option & orjson.OPT_INDENT_2 else (",", ":"))

@@ -8,7 +8,6 @@ to confirm a sniffed/declared format (``ok`` false means "store as text"), then 
 
 from __future__ import annotations
 
-import json
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,9 +182,9 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
             # Too deep for the scanner: one lazy root; readers parse the whole document.
             warnings.append(f"structural index limited to the root ({type(exc).__name__})")
             b = Builder()
-            idx = b.open(NONE, None, 5 if isinstance(value, dict) else 6, 1)
+            idx = b.open(NONE, None, 5 if isinstance(value, dict) else 6, 1, 1, 0, 0)
             b.close(idx, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1)),
-                    len(value), flags=LAZY)
+                    len(value), flags=LAZY, end_byte=len(data.rstrip()))
     b.finish()
     spans = record_paths(b, SUMMARY_DEPTH)
     schema = summarize_value(value, lines_of=spans.get)
@@ -206,6 +205,7 @@ def _err(message: str, line: int | None, column: int | None,
 def analyze_ndjson(path: Path) -> Analysis:
     import orjson
 
+    from scratch.formats.jsonnum import loads_exact
     from scratch.index.schema import Union, preview
 
     u = Union()
@@ -232,8 +232,8 @@ def analyze_ndjson(path: Path) -> Analysis:
                 v = orjson.loads(s)
             except orjson.JSONDecodeError as exc:
                 try:
-                    v = json.loads(s)
-                except (ValueError, RecursionError):
+                    v = loads_exact(s)  # JSON orjson refuses: 1e400, lone surrogates, depth
+                except ValueError:  # JsonError: not JSON (NaN and Infinity included)
                     invalid += 1
                     if n_items == 1:
                         first_invalid = True
@@ -258,7 +258,7 @@ def analyze_ndjson(path: Path) -> Analysis:
                         f"{first_error['line']}: {first_error['message']})")
     if last_raw is not None and n_items > 1:
         u.samples.append((n_items - 1, preview(orjson.loads(last_raw)
-                                               if _safe(last_raw) else json.loads(last_raw))))
+                                               if _safe(last_raw) else loads_exact(last_raw))))
     u.count = n_items
     b = Builder()
     root = b.open(NONE, None, T_ARR, 1)
