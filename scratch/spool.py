@@ -98,3 +98,26 @@ def spool(stream: IO[bytes], tmp_dir: Path, *, memory_limit: int = 8 * CHUNK,
         fh.close()
         return Spooled(size, digest.hexdigest(), path=path)
     return Spooled(size, digest.hexdigest(), data=b"".join(parts))
+
+
+def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
+    """A file given on the command line, opened for reading; clear errors for what is not
+    a readable file (missing, a directory, no permission, anything else the system refuses):
+    ``file_not_found``, ``is_a_directory``, ``permission_denied``, ``unreadable_input``."""
+    from scratch.errors import ScratchError
+
+    shown = os.fspath(path)
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    except FileNotFoundError:
+        raise ScratchError(f"no such file: {shown}", code="file_not_found", path=shown) from None
+    except IsADirectoryError:
+        raise ScratchError(f"{shown} is a directory; give a file (or pipe data in)",
+                           code="is_a_directory", path=shown) from None
+    except PermissionError:
+        raise ScratchError(f"cannot read {shown}: permission denied", code="permission_denied",
+                           path=shown) from None
+    except OSError as exc:
+        raise ScratchError(f"cannot read {shown}: {exc.strerror or exc}",
+                           code="unreadable_input", path=shown) from None
+    return fh

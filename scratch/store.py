@@ -136,6 +136,9 @@ class Store:
         except PermissionError as exc:
             raise StoreError(f"cannot create the store at {root}: {exc.strerror}",
                              code="store_read_only") from None
+        except OSError as exc:  # not a directory, a file system that takes no files (/proc)
+            raise StoreError(f"cannot use {root} as a store: {exc.strerror or exc}",
+                             code="store_unusable", store=str(root)) from None
 
     def _check_agent_case(self) -> None:
         """On case-insensitive file systems OPS and ops would share a directory: refuse that."""
@@ -160,6 +163,9 @@ class Store:
         except PermissionError as exc:
             raise StoreError(f"the store at {self.root} is read-only: {exc.strerror}",
                              code="store_read_only") from None
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+            raise StoreError(f"cannot lock the store at {self.root}: {exc.strerror}",
+                             code="store_unusable", store=str(self.root)) from None
 
     @property
     def journal(self) -> Path:
