@@ -24,6 +24,8 @@ from scratch.explore.target import Target
 from scratch.pricing import EnvelopeMeter, charge_answer
 from scratch.result import Result
 
+PIECE_BYTES_PER_TOKEN = 64  # bytes of a line read per token of the cap (see line_piece)
+
 
 def utf8_boundary(data: bytes) -> bytes:
     """``data`` without an incomplete UTF-8 character at its end."""
@@ -45,16 +47,15 @@ def line_piece(ctx: Context, target: Target, line: int, end: int, from_byte: int
     ``end`` is the last line of the range asked for, where ``next`` stops."""
     from scratch.tokens import count_text, truncate_stream
 
-    raw = target.index.read_lines(line, line)[0]
+    line_bytes = target.index.line_length(line)
     if from_byte < 0:
         raise UsageError("--from-byte must be >= 0", code="invalid_argument")
-    if from_byte and from_byte >= len(raw):
-        raise OutOfRange(f"line {line} has {len(raw)} bytes; --from-byte {from_byte} is past "
-                         "its end", line=line, line_bytes=len(raw), from_byte=from_byte)
+    if from_byte and from_byte >= line_bytes:
+        raise OutOfRange(f"line {line} has {line_bytes} bytes; --from-byte {from_byte} is past "
+                         "its end", line=line, line_bytes=line_bytes, from_byte=from_byte)
     spec = ctx.encoding()
     cap = fit_cap(ctx)
     flags = "" if numbers else " --no-numbers"
-    rest = raw[from_byte:]
     meter = EnvelopeMeter(ctx, command, cap) if ctx.json_mode else None
 
     def answer(piece: bytes) -> tuple[str, dict[str, Any], int]:
@@ -62,14 +63,14 @@ def line_piece(ctx: Context, target: Target, line: int, end: int, from_byte: int
         text = piece.decode("utf-8", errors="replace")
         shown = (f"{line}:" if numbers else "") + text + "\n"
         nxt = (f"scratch slice {target.ref} {line} {end} --from-byte {to_byte} --fit{flags}"
-               if to_byte < len(raw) else
+               if to_byte < line_bytes else
                f"scratch slice {target.ref} {line + 1} {end} --fit{flags}" if line < end
                else None)
         data: dict[str, Any] = {
             "name": target.name, "version": target.version, "start": line, "end": line,
             "total_lines": target.index.line_count, "lines": [text],
             "line_part": {"line": line, "from_byte": from_byte, "to_byte": to_byte,
-                          "line_bytes": len(raw)}}
+                          "line_bytes": line_bytes}}
         if nxt:
             data["next"] = nxt
         cost = count_text(shown, spec)
@@ -77,10 +78,27 @@ def line_piece(ctx: Context, target: Target, line: int, end: int, from_byte: int
             cost = max(cost, meter.tokens(data))
         return shown, data, cost
 
+    # Only the bytes a piece can take are read (tokenizing a 50 MB line would cost seconds
+    # and gigabytes): first 8 bytes per token of the cap, 4 times more while all of it fits
+    per_token = 8
+    while True:
+        rest = target.index.read_line_part(line, from_byte, cap * per_token + 64)
+        cut_short = from_byte + len(rest) < line_bytes
+        if not cut_short or per_token >= PIECE_BYTES_PER_TOKEN:
+            break
+        if len(b"".join(truncate_stream([rest], cap, spec))) < len(rest):
+            break  # the cap's tokens end inside what was read
+        per_token *= 4
     n = cap  # a first guess at the piece's tokens; shrunk until the whole answer fits
     while True:
         piece = utf8_boundary(b"".join(truncate_stream([rest], max(n, 0), spec))) if n > 0 \
             else b""
+        if cut_short and piece and len(piece) == len(rest):
+            # all that was read fits: its last token may go on past the bytes read, so the
+            # piece ends a token earlier (the next piece starts on a token boundary)
+            k = count_text(piece.decode("utf-8", errors="replace"), spec)
+            piece = utf8_boundary(b"".join(truncate_stream([rest], max(k - 1, 0), spec))) \
+                if k > 1 else piece
         if not piece:
             whole = count_text(rest.decode("utf-8", errors="replace"), spec)
             raise too_big_to_fit(ctx, code, f"a piece of line {line}", whole, [])

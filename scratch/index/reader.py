@@ -241,6 +241,35 @@ class EntryIndex:
             self._fd = os.open(self.content_path, os.O_RDONLY)
         return os.pread(self._fd, hi - lo, lo)
 
+    def line_length(self, lineno: int) -> int:
+        """Bytes of line ``lineno`` without its terminator (``\n``, or ``\r\n``): two offset
+        lookups and a read of at most two bytes, whatever the line's length."""
+        self._check_range(lineno, lineno)
+        offs = self._offsets()
+        lo, hi = int(offs[lineno - 1]), int(offs[lineno])
+        tail = self._pread(min(2, hi - lo), hi - min(2, hi - lo))
+        if tail.endswith(b"\n"):
+            hi -= 2 if tail.endswith(b"\r\n") else 1
+        return hi - lo
+
+    def read_line_part(self, lineno: int, from_byte: int, max_bytes: int) -> bytes:
+        """At most ``max_bytes`` bytes of line ``lineno`` (terminator excluded) from its byte
+        ``from_byte``: one read of the bytes returned, so a piece of a 50 MB line costs what
+        the piece costs. Bytes past the line's end are not returned (``b""`` at or past it)."""
+        if from_byte < 0 or max_bytes < 0:
+            raise OutOfRange("from_byte and max_bytes must not be negative", line=lineno,
+                             from_byte=from_byte)
+        length = self.line_length(lineno)
+        if from_byte >= length:
+            return b""
+        start = int(self._offsets()[lineno - 1]) + from_byte
+        return self._pread(min(max_bytes, length - from_byte), start)
+
+    def _pread(self, n: int, offset: int) -> bytes:
+        if self._fd is None:
+            self._fd = os.open(self.content_path, os.O_RDONLY)
+        return os.pread(self._fd, n, offset)
+
     def read_lines(self, start: int, end: int, keepends: bool = False) -> list[bytes]:
         """Lines ``start..end`` (inclusive, 1-based). Without ``keepends`` the ``\\n`` and a
         ``\\r`` before it are removed."""
