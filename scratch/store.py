@@ -197,8 +197,7 @@ class Store:
                     path.unlink(missing_ok=True)
             except OSError:
                 pass
-        if not committed:
-            self.git.unstage()
+        # nothing to unstage: commits never stage in .git/index (see scratch.gitstore)
         self.journal.unlink(missing_ok=True)
 
     def recover_if_interrupted(self) -> None:
@@ -337,6 +336,7 @@ class Store:
         """
         records: list[dict[str, Any]] = []
         changes: list[tuple[Path, bytes | Path | None]] = []
+        blobs: dict[str, str] = {}
         metas: list[tuple[str, dict[str, Any]]] = []
         new_entries = 0
         old_bytes = new_bytes = 0
@@ -370,6 +370,7 @@ class Store:
                       "message": line, "info": item.info}
             meta["versions"].append(record)
             changes.append((self.content_path(item.name), item.content))
+            blobs[self.rel(changes[-1][0])] = item.blob
             metas.append((item.name, meta))
             out = dict(record)
             out.update(name=item.name, kind=item.kind, unchanged=False)
@@ -385,11 +386,12 @@ class Store:
             first = next(r for r in records if not r["unchanged"])
             commit_message = (f"{first['message']} With {len(changes) - 1} companion "
                               f"{'entry' if len(changes) == 2 else 'entries'}.")
-        self._commit_files(changes, metas, commit_message)
+        self._commit_files(changes, metas, commit_message, blobs)
         return records
 
     def _commit_files(self, changes: list[tuple[Path, bytes | Path | None]],
-                      metas: list[tuple[str, dict[str, Any]]], message: str) -> None:
+                      metas: list[tuple[str, dict[str, Any]]], message: str,
+                      blobs: dict[str, str] | None = None) -> None:
         """Write (bytes), move in (Path) or delete (None) files, save metadata, commit.
 
         On any failure every touched file is put back as it was (old content is kept through
@@ -420,7 +422,8 @@ class Store:
             for name, meta in metas:
                 self._mkdirs(self.meta_path(name).parent)
                 self.save_meta(name, meta)
-            self.git.commit([self.rel(p) for p in targets], message, author=self.agent)
+            self.git.commit([self.rel(p) for p in targets], message, author=self.agent,
+                            blobs=blobs)
         except BaseException as exc:
             for path, backup in backups:
                 try:

@@ -545,11 +545,13 @@ def test_json_round_trip_of_awkward_values(scratch_home: Path) -> None:
     assert p["lines"] == line_count(content) == 22  # pretty-printed, the repeated key kept
     assert json_tokens(content) == json_tokens(AWKWARD)  # every token as written
     # NaN and Infinity are not JSON: kept as received, as text, and the pointer says why
-    nan = pointer("--store-always", input=b'[NaN, Infinity, -Infinity, 1]')
+    r = ingest("--store-always", "--json", "--format", "json",
+               input=b'[NaN, Infinity, -Infinity, 1]')
+    nan = r.json["data"]
     assert nan["format"] == "text"
     assert stored_path(scratch_home, nan["name"]).read_bytes() == b'[NaN, Infinity, -Infinity, 1]'
-    assert nan["warnings"] == ["content does not parse as JSON at line 1, column 2: Expecting "
-                               "value; stored as text"]
+    assert r.json["meta"]["warnings"] == ["content does not parse as JSON at line 1, column 2: "
+                                          "Expecting value; stored as text"]
 
 
 BIG = {"big": 2**100, "items": [{"n": 2**70 + i, "s": "x" * 20} for i in range(300)]}
