@@ -48,7 +48,7 @@ class Spooled:
         """The content as a file in ``directory`` (written now if it was in memory)."""
         if self.path is not None:
             return self.path
-        fd, name = tempfile.mkstemp(dir=directory, prefix=".tmp-spool-")
+        fd, name = tempfile.mkstemp(dir=directory, prefix=f".tmp-spool-{os.getpid()}-")
         with os.fdopen(fd, "wb") as fh:
             fh.write(self.data or b"")
         self.path = Path(name)
@@ -77,7 +77,7 @@ def spool(stream: IO[bytes], tmp_dir: Path, *, memory_limit: int = 8 * CHUNK,
             size += len(block)
             if fh is None and size > memory_limit:
                 tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=".tmp-spool-")
+                fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-spool-{os.getpid()}-")
                 fh = os.fdopen(fd, "wb")
                 path = Path(name)
                 fh.writelines(parts)

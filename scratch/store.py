@@ -45,8 +45,9 @@ from scratch.errors import (
     VersionNotFound,
 )
 from scratch.gitstore import GitStore, blob_sha
-from scratch.locking import atomic_write, exclusive
+from scratch.locking import atomic_write, exclusive, pid_alive, shared, temp_beside, temp_owner
 from scratch.names import validate_agent, validate_name
+from scratch.safefs import UnsafePath, check_dirs, ensure_dir, open_file, read_file, remove_unsafe
 
 META_VERSION = 1
 KINDS = ("file", "log", "output")
@@ -109,6 +110,12 @@ class Store:
         self.meta_dir = self.agent_dir / "meta"
         self.cache_dir = root / "cache"
         self.state_dir = root / "state"
+        # content files of current versions held open for readers ({blob: fd}, see
+        # version_file); closed with the store
+        self._pinned: dict[str, int] = {}
+        import weakref
+
+        weakref.finalize(self, _close_all, self._pinned)
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -122,9 +129,36 @@ class Store:
                                     store=str(root))
             cls._create(root)
         store = cls(root, agent, config if config is not None else load_config(root))
+        store._check_layout()
         store._check_agent_case()
         store.recover_if_interrupted()
+        store._sweep_temporaries()
         return store
+
+    def _check_layout(self) -> None:
+        """The store's own directories are real directories: a symlink at ``cache/``,
+        ``state/``, ``agents/`` or ``.git`` would send writes outside the store."""
+        for top in (".git", "agents", "cache", "state", "cache/index", "cache/blobs",
+                    "cache/tmp", "cache/summaries"):
+            check_dirs(self.root, self.root / top / "x")
+
+    def _sweep_temporaries(self) -> None:
+        """Remove temporary files a killed process left in ``cache/tmp`` and ``state/`` (their
+        names carry the creator's pid; a live creator's are kept). Two small directories: cheap
+        enough for every open. What a crashed writer left among the entries is swept by
+        :meth:`_recover`."""
+        for directory in (self.cache_dir / "tmp", self.state_dir):
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue
+            for fname in names:
+                pid = temp_owner(fname)
+                if pid is not None and not pid_alive(pid):
+                    try:
+                        remove_unsafe(directory / fname)
+                    except OSError:
+                        pass
 
     @staticmethod
     def _create(root: Path) -> None:
@@ -156,14 +190,29 @@ class Store:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
+        """The store's write lock (one writer at a time, across processes). While it is held a
+        marker ``state/writer`` exists; finding it on taking the lock means a writer was killed,
+        so its temporary files are swept (:meth:`_recover`)."""
+        locked = False
         try:
             with exclusive(self.root / ".lock"):
+                locked = True
                 self._recover()
-                yield
+                marker = self.state_dir / "writer"
+                try:
+                    atomic_write(marker, b"%d\n" % os.getpid(), fsync=False)
+                except OSError:
+                    pass  # a read-only store: nothing will be written anyway
+                try:
+                    yield
+                finally:
+                    marker.unlink(missing_ok=True)
         except PermissionError as exc:
             raise StoreError(f"the store at {self.root} is read-only: {exc.strerror}",
                              code="store_read_only") from None
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+            if locked:
+                raise
             raise StoreError(f"cannot lock the store at {self.root}: {exc.strerror}",
                              code="store_unusable", store=str(self.root)) from None
 
@@ -171,55 +220,91 @@ class Store:
     def journal(self) -> Path:
         return self.state_dir / "journal.json"
 
-    def _recover(self) -> None:
-        """Undo a change a crash interrupted before its commit (lock held).
+    def _swapping(self) -> Any:
+        """Held (exclusively) while versions are swapped in or out; readers take it shared to
+        pair an entry's metadata with its content (:meth:`version_file`)."""
+        return exclusive(self.state_dir / "swap.lock")
 
-        The journal lists each file the change touched and the hard link that keeps its old
-        content; if HEAD is still where it was when the change began, the files go back.
+    def _recover(self) -> None:
+        """Undo a change a crash interrupted before its commit, or finish one that was
+        committed, and sweep what a killed writer left (lock held).
+
+        The journal lists each file the change touched and the name its old content was moved
+        to (None: it did not exist); if HEAD is still where it was when the change began, the
+        files go back.
         """
+        killed = (self.state_dir / "writer").exists()
         try:
-            entry = orjson.loads(self.journal.read_bytes())
+            entry = orjson.loads(read_file(self.root, self.journal))
         except FileNotFoundError:
-            return
-        except (OSError, orjson.JSONDecodeError):
+            entry = None
+        except (OSError, orjson.JSONDecodeError, UnsafePath):
             entry = {"pairs": [], "head": None}
-        committed = entry.get("head") is not None and self.git.head() != entry["head"]
-        for target, backup in entry.get("pairs", []):
-            path = self.root / target
-            saved = self.root / backup if backup else None
-            try:
-                if committed:
-                    if saved is not None:
-                        saved.unlink(missing_ok=True)
-                elif saved is not None and saved.exists():
-                    os.replace(saved, path)
-                elif saved is None:
-                    path.unlink(missing_ok=True)
-            except OSError:
-                pass
-        # nothing to unstage: commits never stage in .git/index (see scratch.gitstore)
-        self.journal.unlink(missing_ok=True)
+        if entry is not None:
+            committed = entry.get("head") is not None and self.git.head() != entry["head"]
+            with self._swapping():
+                for target, backup in entry.get("pairs", []):
+                    path = self.root / target
+                    saved = self.root / backup if backup else None
+                    try:
+                        if committed:
+                            if saved is not None:
+                                saved.unlink(missing_ok=True)
+                        elif saved is not None:
+                            if os.path.lexists(saved):
+                                os.replace(saved, path)
+                            # else: the crash came before the old content was moved: in place
+                        else:
+                            path.unlink(missing_ok=True)
+                    except OSError:
+                        pass
+            self.journal.unlink(missing_ok=True)
+        if killed or entry is not None:
+            self._sweep_entries()
+
+    def _sweep_entries(self) -> None:
+        """Remove the temporary files (``.tmp-*``) a killed writer left among the entries of
+        every agent (lock held, so no live writer has any)."""
+        agents = self.root / "agents"
+        try:
+            names = os.listdir(agents)
+        except OSError:
+            return
+        for agent in names:
+            for sub in ("files", "meta", "logs"):
+                for dirpath, _dirs, files in os.walk(agents / agent / sub):
+                    for fname in files:
+                        if fname.startswith(".tmp-"):
+                            try:
+                                os.unlink(os.path.join(dirpath, fname))
+                            except OSError:
+                                pass
 
     def recover_if_interrupted(self) -> None:
         """Readers call this first: a crashed change is undone before anything is served."""
-        if self.journal.exists():
-            with self.lock():
-                pass
+        if self.journal.exists() or (self.state_dir / "writer").exists():
+            try:
+                with self.lock():
+                    pass
+            except StoreError:
+                pass  # a read-only store: served as it is
 
     # -- paths -------------------------------------------------------------------------------
     def _safe(self, base: Path, relative: str) -> Path:
-        """``base/relative`` after refusing any symlink between the agent dir and the target."""
+        """``base/relative`` after refusing any symlink between the store root and the target
+        (the target itself is opened with ``O_NOFOLLOW`` wherever it is opened)."""
         path = base / relative
-        probe = self.agent_dir
-        for part in path.relative_to(self.agent_dir).parts:
-            probe = probe / part
-            if probe.is_symlink():
-                raise StoreError(f"refusing to follow a symlink placed in the store: "
-                                 f"{probe.relative_to(self.root)}", code="unsafe_path")
-        for top in (self.root / "agents", self.agent_dir):
-            if top.is_symlink():
-                raise StoreError(f"refusing to follow a symlink placed in the store: "
-                                 f"{top.relative_to(self.root)}", code="unsafe_path")
+        try:
+            check_dirs(self.root, path)
+        except NotADirectoryError:  # "m" is an entry, so "m/k" (or "m.json/k") cannot be one
+            name = relative.removesuffix(".jsonl") if base == self.logs_dir else \
+                relative.removesuffix(".json") if base == self.meta_dir else relative
+            raise InvalidName(f"{name!r} clashes with an existing entry: a name cannot be both "
+                              "an entry and a folder of entries", code="name_conflict",
+                              name=name) from None
+        if os.path.islink(path):
+            raise UnsafePath(f"refusing to follow a symlink placed in the store: "
+                             f"{self.rel(path)}", path=self.rel(path), reason="symlink")
         return path
 
     def content_path(self, name: str, kind: str = "file") -> Path:
@@ -239,7 +324,7 @@ class Store:
     def load_meta(self, name: str) -> dict[str, Any] | None:
         path = self.meta_path(name)
         try:
-            raw = path.read_bytes()
+            raw = read_file(self.root, path)
         except FileNotFoundError:
             return self._rebuild_meta(name)
         except IsADirectoryError:
@@ -260,12 +345,12 @@ class Store:
         """Recreate metadata from the content file and its git history (None if no entry)."""
         for kind, path in (("file", self.content_path(name)),
                            ("log", self.content_path(name, "log"))):
-            if not path.is_file():
+            if not os.path.isfile(path) or os.path.islink(path):
                 continue
             meta = new_meta(name, kind)
             if kind == "log":
                 ids = []
-                for line in path.read_bytes().split(b"\n"):
+                for line in read_file(self.root, path).split(b"\n"):
                     try:
                         ids.append(int(orjson.loads(line)["id"]))
                     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
@@ -280,7 +365,7 @@ class Store:
                     "blob": commit["blob"], "bytes": None, "lines": None,
                     "message": commit["message"], "info": {},
                 })
-            data = path.read_bytes()
+            data = read_file(self.root, path)
             if not meta["versions"] or meta["versions"][-1]["blob"] != blob_sha(data):
                 meta["versions"].append({
                     "version": len(meta["versions"]) + 1, "time": utc_now(),
@@ -394,45 +479,59 @@ class Store:
                       blobs: dict[str, str] | None = None) -> None:
         """Write (bytes), move in (Path) or delete (None) files, save metadata, commit.
 
-        On any failure every touched file is put back as it was (old content is kept through
-        a hard link, so even a 1 GB output is never copied) and the error is re-raised.
+        Order: the journal (so a crash anywhere after is undone, or completed, on the next
+        open); the new files written beside their targets; then, holding the swap lock so no
+        reader sees half of it, each old file moved aside (a rename: never copied, never
+        hard-linked) and each new one moved in; then the commit. On any failure every touched
+        file is put back as it was and the error re-raised.
         """
         targets = [p for p, _ in changes] + [self.meta_path(n) for n, _ in metas]
-        backups: list[tuple[Path, Path | None]] = []
+        plan = [(p, p.with_name(f".tmp-backup-{os.getpid()}-{p.name}")
+                 if os.path.lexists(p) else None) for p in targets]
+        staged: list[tuple[Path, Path | None, bool]] = []  # (target, new file, ours to delete)
+        moved: list[tuple[Path, Path | None]] = []
         try:
-            for path in targets:
-                backup = None
-                if path.is_file():
-                    backup = path.with_name(f".tmp-backup-{os.getpid()}-{path.name}")
-                    backup.unlink(missing_ok=True)
-                    os.link(path, backup)
-                backups.append((path, backup))
             atomic_write(self.journal, orjson.dumps({
                 "head": self.git.head(),
-                "pairs": [[self.rel(p), self.rel(b) if b else None] for p, b in backups]}))
+                "pairs": [[self.rel(p), self.rel(b) if b else None] for p, b in plan]}))
             for path, source in changes:
                 if source is None:
-                    path.unlink(missing_ok=True)
+                    staged.append((path, None, False))
                     continue
                 self._mkdirs(path.parent)
                 if isinstance(source, Path):
-                    os.replace(source, path)
+                    staged.append((path, source, False))
                 else:
-                    atomic_write(path, source)
+                    staged.append((path, temp_beside(path, source), True))
             for name, meta in metas:
-                self._mkdirs(self.meta_path(name).parent)
-                self.save_meta(name, meta)
+                meta["updated"] = utc_now()
+                mpath = self.meta_path(name)
+                self._mkdirs(mpath.parent)
+                body = orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n"
+                staged.append((mpath, temp_beside(mpath, body, fsync=False), True))
+            with self._swapping():
+                for path, backup in plan:
+                    if backup is not None:
+                        os.replace(path, backup)
+                    moved.append((path, backup))
+                for path, new, _ in staged:
+                    if new is not None:
+                        os.replace(new, path)
             self.git.commit([self.rel(p) for p in targets], message, author=self.agent,
                             blobs=blobs)
         except BaseException as exc:
-            for path, backup in backups:
-                try:
-                    if backup is None:
-                        path.unlink(missing_ok=True)
-                    else:
-                        os.replace(backup, path)
-                except OSError:
-                    pass
+            with self._swapping():
+                for path, backup in moved:
+                    try:
+                        if backup is None:
+                            path.unlink(missing_ok=True)
+                        else:
+                            os.replace(backup, path)
+                    except OSError:
+                        pass
+            for _path, new, ours in staged:
+                if ours and new is not None:
+                    new.unlink(missing_ok=True)
             self.journal.unlink(missing_ok=True)
             if isinstance(exc, PermissionError):
                 raise StoreError(f"the store is read-only: {exc.strerror}: {exc.filename}",
@@ -443,7 +542,7 @@ class Store:
                                   "both an entry and a folder of entries", code="name_conflict",
                                   name=metas[0][0]) from None
             raise
-        for _path, backup in backups:
+        for _path, backup in moved:
             if backup is not None:
                 backup.unlink(missing_ok=True)
         self.journal.unlink(missing_ok=True)
@@ -465,7 +564,7 @@ class Store:
                 for fname in names:
                     if fname.startswith(".tmp-"):
                         continue
-                    total += os.path.getsize(os.path.join(dirpath, fname))
+                    total += os.lstat(os.path.join(dirpath, fname)).st_size
                     if is_log:
                         logs += 1
                     else:
@@ -516,19 +615,79 @@ class Store:
         return Version(name, version, meta, versions[version - 1])
 
     def read_bytes(self, ver: Version) -> bytes:
-        return self.version_file(ver).read_bytes()
+        path = self.version_file(ver)
+        if path.parent == _PROC_FD:
+            fd = int(path.name)
+            size = os.fstat(fd).st_size
+            parts, pos = [], 0
+            while pos < size:
+                block = os.pread(fd, min(size - pos, 1 << 30), pos)
+                if not block:
+                    break
+                parts.append(block)
+                pos += len(block)
+            return b"".join(parts)
+        return read_file(self.root, path)
 
     def version_file(self, ver: Version) -> Path:
-        """A plain file holding exactly the content of ``ver`` (old versions via the cache)."""
+        """A path whose content is exactly ``ver``'s for as long as this store is open, even
+        while another process writes a new version of the entry.
+
+        The current version's content file is opened (no symlink, no hard link) while holding
+        the swap lock shared and after checking, under it, that the entry's current blob is
+        still ``ver``'s: metadata and content are then one version. The path returned names
+        that open file (``/proc/self/fd/N``), so a rename of a newer version over the entry
+        does not change what it reads. An old version, or the current one where there is no
+        ``/proc``, or one replaced meanwhile, comes from ``cache/blobs/<blob>`` (written from
+        git once; a symlink or hard link found there is replaced).
+        """
         meta, info = ver.meta, ver.info
+        blob = str(info["blob"])
         if not meta.get("deleted") and ver.version == len(meta["versions"]):
-            path = self.content_path(ver.name)
-            if path.is_file():
-                return path
-        cached = self.cache_dir / "blobs" / info["blob"]
-        if not cached.is_file():
-            data = self.git.read_blob(info["blob"])
-            atomic_write(cached, data, fsync=False)
+            pinned = self._pin_current(ver.name, blob)
+            if pinned is not None:
+                return pinned
+        return self._cached_blob(blob)
+
+    def _pin_current(self, name: str, blob: str) -> Path | None:
+        fd = self._pinned.get(blob)
+        if fd is None:
+            if not _PROC_FD.is_dir():
+                return None
+            try:
+                with shared(self.state_dir / "swap.lock"):
+                    fd = self._open_if_current(name, blob)
+            except PermissionError:  # a read-only store: no lock to take, nothing moves
+                fd = self._open_if_current(name, blob)
+            if fd is None:
+                return None
+            self._pinned[blob] = fd
+        return _PROC_FD / str(fd)
+
+    def _open_if_current(self, name: str, blob: str) -> int | None:
+        meta = self.load_meta(name)
+        if (meta is None or meta.get("deleted") or not meta.get("versions")
+                or meta["versions"][-1]["blob"] != blob):
+            return None  # replaced since it was resolved: that version comes from git
+        try:
+            return open_file(self.root, self.content_path(name))
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+
+    def _cached_blob(self, blob: str) -> Path:
+        if not (len(blob) == 40 and blob.isalnum()):
+            raise StoreError(f"not a blob id: {blob!r}", code="corrupt_meta", blob=blob)
+        blobs = ensure_dir(self.root, self.cache_dir / "blobs")
+        cached = blobs / blob
+        try:
+            os.close(open_file(self.root, cached))
+            return cached
+        except FileNotFoundError:
+            pass
+        except (UnsafePath, IsADirectoryError):
+            remove_unsafe(cached)  # the cache is rebuildable: a link placed there just goes
+        data = self.git.read_blob(blob)
+        atomic_write(cached, data, fsync=False)
         return cached
 
     def history(self, name: str) -> list[dict[str, Any]]:
@@ -624,7 +783,7 @@ class Store:
             row: dict[str, Any] = {"name": meta["name"], "kind": meta["kind"]}
             if meta["kind"] == "log":
                 path = self.content_path(meta["name"], "log")
-                size = path.stat().st_size if path.exists() else 0
+                size = os.lstat(path).st_size if os.path.lexists(path) else 0
                 row.update(version=None, bytes=size, lines=meta["log"]["count"],
                            updated=meta.get("updated"))
             else:
@@ -634,6 +793,18 @@ class Store:
             rows.append(row)
         rows.sort(key=lambda r: r["name"])
         return rows
+
+
+_PROC_FD = Path("/proc/self/fd")
+
+
+def _close_all(fds: dict[str, int]) -> None:
+    for fd in fds.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    fds.clear()
 
 
 def new_meta(name: str, kind: str) -> dict[str, Any]:

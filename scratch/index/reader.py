@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import sys
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -25,6 +26,8 @@ from scratch.index import files as F
 from scratch.index.skeleton import Skeleton
 
 MAX_KEYS = 1000  # keys listed in a NodeInfo
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 Segment = str | int
 
 
@@ -54,15 +57,36 @@ class NodeInfo(NamedTuple):
         return self.end_line - self.start_line + 1
 
 
+def open_index_file(path: Path) -> int:
+    """An index file opened read-only, never through a symlink or a hard link (the cache is
+    rebuildable: such a file makes the index invalid, and it is rebuilt)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError as exc:
+        raise IndexInvalid(f"index file missing or unsafe: {path.name}", reason="missing_file",
+                           file=path.name) from exc
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        os.close(fd)
+        raise IndexInvalid(f"index file {path.name} is not a plain file", reason="unsafe",
+                           file=path.name)
+    return fd
+
+
+def read_index_file(path: Path) -> bytes:
+    fd = open_index_file(path)
+    try:
+        size = os.fstat(fd).st_size
+        return os.pread(fd, size, 0) if size else b""
+    finally:
+        os.close(fd)
+
+
 class _Map:
     """A read-only mapping of one file (empty files allowed)."""
 
     def __init__(self, path: Path, expected: int | None, header: int = 0, code: str = "B") -> None:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as exc:
-            raise IndexInvalid(f"index file missing: {path.name}", reason="missing_file",
-                               file=path.name) from exc
+        fd = open_index_file(path)
         try:
             size = os.fstat(fd).st_size
             if expected is not None and size != expected:
@@ -126,9 +150,11 @@ class EntryIndex:
 
         content_path = Path(content_path)
         index_dir = Path(index_dir)
+        if os.path.islink(index_dir):  # placed there to point elsewhere: rebuilt in its place
+            raise IndexInvalid(f"index {index_dir.name} is a symlink", reason="unsafe")
         try:
-            raw = (index_dir / F.META).read_bytes()
-        except OSError as exc:
+            raw = read_index_file(index_dir / F.META)
+        except IndexInvalid as exc:
             raise IndexInvalid(f"no index at {index_dir.name}", reason="missing") from exc
         try:
             meta = orjson.loads(raw)
@@ -152,7 +178,7 @@ class EntryIndex:
                                    file=F.LINES)
             for name, expected in files.items():  # a stat each: cheap, catches most damage
                 try:
-                    actual = os.stat(index_dir / name).st_size
+                    actual = os.lstat(index_dir / name).st_size
                 except OSError:
                     actual = None
                 if actual != expected:
@@ -197,7 +223,7 @@ class EntryIndex:
         """Format-specific information (schema summary, log/CSV/markdown info)."""
         if self._info is None:
             try:
-                info = F.load_info((self.index_dir / F.INFO).read_bytes())
+                info = F.load_info(read_index_file(self.index_dir / F.INFO))
                 if not isinstance(info, dict):
                     raise ValueError("info is not an object")
                 self._info = info
@@ -292,10 +318,13 @@ class EntryIndex:
             return m.view
         path = self.index_dir / name
         try:
-            with open(path, "rb") as f:
-                head = f.read(F.TOKENS_HEADER.size)
-        except OSError:
+            fd = open_index_file(path)
+        except IndexInvalid:
             return None
+        try:
+            head = os.pread(fd, F.TOKENS_HEADER.size, 0)
+        finally:
+            os.close(fd)
         if len(head) < F.TOKENS_HEADER.size:
             return None
         magic, lines, total, _flags = F.TOKENS_HEADER.unpack(head)
@@ -358,10 +387,18 @@ class EntryIndex:
 
         counter = count_lines or default_count_lines()
         final = self.index_dir / F.tokens_file(base)
-        tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-        with open(tmp, "w+b") as out:
-            run_line_pass(self.content_path, None, {base: out}, counter)
-        os.replace(tmp, final)
+        tmp = final.with_name(f".{final.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "w+b") as out:
+                run_line_pass(self.content_path, None, {base: out}, counter)
+            os.replace(tmp, final)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
 
     # -- named sections ------------------------------------------------------------------------
 

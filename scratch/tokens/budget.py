@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,12 @@ class Budget:
     def _load(self, warnings: list[str]) -> tuple[dict[str, Any], bool]:
         """The state and whether it must be written back (it was corrupt)."""
         try:
-            raw = self.state_file.read_bytes()
+            # never through a symlink placed there (a link makes it unreadable: reset)
+            fd = os.open(self.state_file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                raw = os.read(fd, 1 << 20)
+            finally:
+                os.close(fd)
         except FileNotFoundError:
             return _fresh(), False
         except OSError as exc:
