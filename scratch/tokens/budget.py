@@ -97,8 +97,10 @@ class Budget:
     """
 
     def __init__(self, state_file: Path, *, window: int, safety_margin: float = DEFAULT_MARGIN,
-                 max_extraction_tokens: int = 10_000) -> None:
+                 max_extraction_tokens: int = 10_000, root: Path | None = None) -> None:
         self.state_file = Path(state_file)
+        # the store root: no directory between it and the state file may be a symlink
+        self.root = Path(root) if root is not None else None
         self.lock_file = self.state_file.with_name(self.state_file.name + ".lock")
         self.model_window = int(window)
         self.margin = clamp_margin(safety_margin)
@@ -170,6 +172,9 @@ class Budget:
         """Run ``change(state, view)`` under the lock; it mutates ``state`` and returns True to
         save it (or raises to refuse). Returns the view after the change."""
         warnings: list[str] = []
+        if self.root is not None:
+            from scratch.safefs import check_dirs
+            check_dirs(self.root, self.state_file)  # unsafe_path: a symlink would write outside
         with exclusive(self.lock_file):
             state, dirty = self._load(warnings)
             if change(state, self._view(state, warnings)) or dirty:
