@@ -245,6 +245,25 @@ class GitStore:
                     pass
         return True
 
+    def sync_index(self) -> None:
+        """Make ``.git/index`` match HEAD again (a writer killed between its commit and moving
+        its index into place leaves the old one). Never reads the work tree."""
+        head = self.head()
+        if head is None:
+            return
+        index = self.git_dir / f"scratch-index-{os.getpid()}"
+        env = self.env()
+        env["GIT_INDEX_FILE"] = str(index)
+        try:
+            self._seed_index(index, head, env)
+            self._install_index(index)
+        finally:
+            for leftover in (index, index.with_name(index.name + ".lock")):
+                try:
+                    os.unlink(leftover)
+                except FileNotFoundError:
+                    pass
+
     def _seed_index(self, index: Path, head: str | None, env: dict[str, str]) -> None:
         """The private index: HEAD's tree, with the stat data of ``.git/index`` where entries
         agree (so ``git status`` need not re-hash the store afterwards). Never reads the work

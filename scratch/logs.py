@@ -11,8 +11,12 @@ Invariants:
 - An append (one entry or a batch) is built in memory, checked against limits and quota, then
   written with a single ``write`` on an ``O_APPEND`` descriptor and fsynced, under the store
   lock, then committed: concurrent appenders never interleave or lose entries.
-- A torn last line (a crash mid-write) has no trailing newline: readers ignore it and the next
-  append cuts it off before writing.
+- An append is journaled first (the log's size, the metadata's bytes): a process killed before
+  its commit leaves nothing behind, the next open cuts the log back and restores the metadata,
+  so the file always equals the last commit once recovered. A torn last line (from before the
+  journal existed) has no trailing newline: readers ignore it and the next append cuts it off.
+- The log file is opened without following a symlink and refused if hard-linked
+  (:mod:`scratch.safefs`): an append must never write to a file outside the store.
 """
 
 from __future__ import annotations
@@ -98,14 +102,22 @@ def append(store: Store, name: str, raw_entries: Iterable[bytes]) -> dict[str, A
         message = f"Append {what} to log {name} (agent {store.agent})."
         fd = _open_log(store, path)
         try:
-            _append_bytes(fd, lines)
+            size = os.fstat(fd).st_size
+            end = _complete_end(fd, size)
+            if end < size:  # cut a torn last line (no trailing newline) left by a crash
+                os.ftruncate(fd, end)
+            # a kill from here to the commit is undone by the next open: the log back to this
+            # size, the metadata back to what it was
+            store.journal_append([(path, end)], [store.meta_path(name)])
             try:
+                _append_bytes(fd, lines)
                 store.save_meta(name, meta)
                 store.git.commit([store.rel(path), store.rel(store.meta_path(name))], message,
                                  author=store.agent)
             except BaseException:
-                _truncate_to(fd, len(lines))
+                store.undo_journal()  # the append and the metadata, as they were
                 raise
+            store.journal_done()
         finally:
             os.close(fd)
     return {"name": name, "first_id": first, "last_id": last, "count": len(texts)}
@@ -120,10 +132,6 @@ def _open_log(store: Store, path: Any) -> int:
 
 
 def _append_bytes(fd: int, data: bytes) -> None:
-    size = os.fstat(fd).st_size
-    end = _complete_end(fd, size)
-    if end < size:  # cut a torn last line (no trailing newline) left by a crash
-        os.ftruncate(fd, end)
     written = os.write(fd, data)
     while written < len(data):
         written += os.write(fd, data[written:])
@@ -172,14 +180,6 @@ def _record(entry_id: int, ts: str, text: str) -> bytes:
         return orjson.dumps(record) + b"\n"
     except TypeError:  # an integer beyond 64 bits: the standard library keeps it exact
         return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-def _truncate_to(fd: int, appended: int) -> None:
-    """Undo an append whose commit failed."""
-    try:
-        os.ftruncate(fd, os.fstat(fd).st_size - appended)
-    except OSError:
-        pass
 
 
 def _records(store: Store, name: str) -> tuple[list[dict[str, Any]], int]:

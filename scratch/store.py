@@ -258,9 +258,70 @@ class Store:
                             path.unlink(missing_ok=True)
                     except OSError:
                         pass
+                if not committed:
+                    self._undo_appends(entry)
             self.journal.unlink(missing_ok=True)
         if killed or entry is not None:
             self._sweep_entries()
+            try:
+                self.git.sync_index()  # its commit may have been made, its index not moved in
+            except StoreError:
+                pass
+
+    def _undo_appends(self, entry: dict[str, Any]) -> None:
+        """An append journal (:meth:`journal_append`): cut each file back to its size before
+        the append and put each saved file back as it was (absent: removed)."""
+        import base64
+
+        for target, size in entry.get("truncate", []):
+            try:
+                fd = open_file(self.root, self.root / target, os.O_WRONLY)
+            except (OSError, StoreError):
+                continue
+            try:
+                if os.fstat(fd).st_size > size:
+                    os.ftruncate(fd, size)
+            finally:
+                os.close(fd)
+        for target, saved in entry.get("restore", []):
+            path = self.root / target
+            try:
+                if saved is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    atomic_write(path, base64.b64decode(saved), fsync=False)
+            except OSError:
+                pass
+
+    def journal_append(self, appended: list[tuple[Path, int]], saved: list[Path]) -> None:
+        """Record, before an in-place append (lock held), how to undo it if the process dies
+        before its commit: each appended file's size before it, and the bytes of each file
+        that will be rewritten (``None`` when it does not exist yet). Call
+        :meth:`journal_done` after the commit."""
+        import base64
+
+        restore: list[list[Any]] = []
+        for path in saved:
+            try:
+                restore.append([self.rel(path), base64.b64encode(read_file(self.root, path))
+                                .decode()])
+            except FileNotFoundError:
+                restore.append([self.rel(path), None])
+        atomic_write(self.journal, orjson.dumps({
+            "head": self.git.head(), "pairs": [],
+            "truncate": [[self.rel(p), size] for p, size in appended], "restore": restore}))
+
+    def journal_done(self) -> None:
+        self.journal.unlink(missing_ok=True)
+
+    def undo_journal(self) -> None:
+        """Undo what the journal of the change in progress describes (its commit failed)."""
+        try:
+            entry = orjson.loads(read_file(self.root, self.journal))
+        except (OSError, orjson.JSONDecodeError, StoreError):
+            return
+        self._undo_appends(entry)
+        self.journal.unlink(missing_ok=True)
 
     def _sweep_entries(self) -> None:
         """Remove the temporary files (``.tmp-*``) a killed writer left among the entries of
