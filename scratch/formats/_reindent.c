@@ -1,11 +1,13 @@
 /* Exact re-indentation of JSON text: the C half of scratch.formats.reindent.
  *
- * reindent(data) -> (body, lines, flags) validates ``data`` as strict RFC 8259 JSON in UTF-8
+ * reindent(data[, limit]) -> (body, lines, flags) validates ``data`` as strict RFC 8259 JSON in UTF-8
  * and writes it in the canonical layout (2-space indent, ": " after keys, one scalar or bracket
  * per line, "{}"/"[]" for empty containers, no final newline) with every token copied verbatim:
  * numbers as written, string escapes as written, duplicate keys in order. Only whitespace
  * between tokens changes. ``lines`` is the number of lines of ``body``; ``flags`` bit 0 is set
- * when some integer token has 19 or more digits (it may not fit 64 bits).
+ * when some integer token has 19 or more digits (it may not fit 64 bits), bit 1 when the body
+ * would be longer than ``limit`` bytes (then ``body`` is empty; the input is still validated
+ * to its end): deep nesting makes the indentation grow with the square of the depth.
  *
  * Invalid input raises ValueError(message, offset) with the same messages, at the same byte
  * offsets, as the pure-Python version (scratch/formats/reindent.py); a test holds both to it.
@@ -28,6 +30,8 @@ typedef struct {
     size_t cap;
     int failed; /* out of memory */
     PyThreadState *ts; /* the released thread state, while the GIL is released */
+    size_t limit; /* the body may not grow past this: then nothing more is written */
+    int over; /* the limit was reached; scanning (validation) goes on */
 } Out;
 
 static int out_reserve(Out *o, size_t extra) {
@@ -49,6 +53,8 @@ static int out_reserve(Out *o, size_t extra) {
 }
 
 static inline int out_put(Out *o, const char *s, size_t n) {
+    if (o->over) return 1;
+    if (o->len + n > o->limit) { o->over = 1; return 1; }
     if (!out_reserve(o, n)) return 0;
     memcpy(o->buf + o->len, s, n);
     o->len += n;
@@ -58,6 +64,8 @@ static inline int out_put(Out *o, const char *s, size_t n) {
 /* "\n" followed by 2 * depth spaces */
 static inline int out_newline(Out *o, size_t depth) {
     size_t n = 1 + 2 * depth;
+    if (o->over) return 1;
+    if (o->len + n > o->limit) { o->over = 1; return 1; }
     if (!out_reserve(o, n)) return 0;
     o->buf[o->len] = '\n';
     memset(o->buf + o->len + 1, ' ', 2 * depth);
@@ -315,11 +323,14 @@ done:
 
 static PyObject *reindent(PyObject *self, PyObject *args) {
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
+    Py_ssize_t limit = -1;
+    if (!PyArg_ParseTuple(args, "y*|n", &view, &limit)) return NULL;
     Scan sc = {(const unsigned char *)view.buf, (size_t)view.len, 0, NULL, 0, 0, 1};
     /* room for the usual case (input already indented) without a reallocation */
     size_t cap = (size_t)view.len + (size_t)view.len / 8 + 64;
-    Out o = {PyBytes_FromStringAndSize(NULL, (Py_ssize_t)cap), NULL, 0, cap, 0, NULL};
+    size_t max = limit < 0 ? (size_t)-1 : (size_t)limit;
+    if (cap > max) cap = max + 1;
+    Out o = {PyBytes_FromStringAndSize(NULL, (Py_ssize_t)cap), NULL, 0, cap, 0, NULL, max, 0};
     if (o.bytes == NULL) {
         PyBuffer_Release(&view);
         return NULL;
@@ -340,13 +351,18 @@ static PyObject *reindent(PyObject *self, PyObject *args) {
         }
         return NULL;
     }
+    if (o.over) {
+        o.len = 0;
+        sc.flags |= 2;
+    }
     if (_PyBytes_Resize(&o.bytes, (Py_ssize_t)o.len) != 0) return NULL;
     return Py_BuildValue("(Nni)", o.bytes, (Py_ssize_t)sc.lines, sc.flags);
 }
 
 static PyMethodDef methods[] = {
     {"reindent", reindent, METH_VARARGS,
-     "reindent(data) -> (body, lines, flags): strict JSON re-indented, tokens verbatim."},
+     "reindent(data[, limit]) -> (body, lines, flags): strict JSON re-indented, tokens "
+     "verbatim."},
     {NULL, NULL, 0, NULL},
 };
 

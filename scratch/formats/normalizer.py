@@ -147,7 +147,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
                     declared: str | None, raw: bool, progress: Progress | None) -> Normalized:
     from scratch.formats.embedded import find_embedded
     from scratch.formats.jsontext import JsonError, parse_value
-    from scratch.formats.reindent import BIG_INT, reindent
+    from scratch.formats.reindent import BIG_INT, TOO_BIG, reindent
     from scratch.index.analyze import Analysis, analyze
 
     data = b"".join(_blocks(source, prefix, ended, progress))
@@ -171,9 +171,12 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         result.analysis = analyze(dest, "text")
         return result
     warnings: list[str] = []
-    if raw:
-        layout = "canonical" if len(data) == len(body) + 1 and data.startswith(body) \
-            and data.endswith(b"\n") else "raw"
+    if flags & TOO_BIG and not raw:
+        warnings.append(f"kept as received: nested so deeply that the canonical layout would "
+                        f"take more than {AMPLIFICATION} times its {n:,} bytes")
+    if raw or flags & TOO_BIG:
+        layout = "canonical" if not flags & TOO_BIG and len(data) == len(body) + 1 \
+            and data.startswith(body) and data.endswith(b"\n") else "raw"
         body, end = data, b""
     else:
         layout, end = "canonical", b"\n"
@@ -196,6 +199,9 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
 
 
 PARALLEL_BYTES = 1 << 20  # from this size the re-indenting runs beside the parse
+# the canonical layout may take this many times the input (plus a MiB); deeper nesting grows
+# with the square of the depth, and is kept as received instead
+AMPLIFICATION = 16
 
 
 def _reindent_and_parse(data: bytes, reindent: Any, parse_value: Any, big_int: int
@@ -205,8 +211,9 @@ def _reindent_and_parse(data: bytes, reindent: Any, parse_value: Any, big_int: i
     The C re-indenter releases the GIL, so on a big document it runs on another core while
     orjson parses; the value is used only once the text is known to be valid JSON.
     """
+    limit = AMPLIFICATION * len(data) + (1 << 20)
     if len(data) < PARALLEL_BYTES:
-        body, lines, flags = reindent(data)
+        body, lines, flags = reindent(data, limit=limit)
         value, engine = parse_value(data, big_ints=bool(flags & big_int))
         return body, lines, flags, value, engine
     import threading
@@ -217,7 +224,7 @@ def _reindent_and_parse(data: bytes, reindent: Any, parse_value: Any, big_int: i
 
     def work() -> None:
         try:
-            out.append(reindent(data))
+            out.append(reindent(data, limit=limit))
         except BaseException as exc:  # handed to the caller below
             out.append(exc)
 

@@ -14,7 +14,9 @@ changed:
   structural index checks that line count (see :func:`scratch.index.analyze.analyze_json`).
 
 It also returns the number of lines of the body and flags (:data:`BIG_INT`: an integer token of
-19 or more digits, which orjson would turn into a float). Invalid input raises
+19 or more digits, which orjson would turn into a float; :data:`TOO_BIG`: the body would pass
+the ``limit`` given, so it was not written: the indentation of deeply nested text grows with
+the square of the depth, a 200 KB document 100,000 deep would take 10 GB). Invalid input raises
 :class:`~scratch.formats.jsontext.JsonError` with the 1-based line and column and the byte
 offset of the first problem.
 
@@ -32,8 +34,9 @@ from collections.abc import Callable
 from scratch.formats.jsontext import JsonError
 
 BIG_INT = 1
+TOO_BIG = 2  # the body would pass the limit given: not written (the input is still checked)
 
-_Impl = Callable[[bytes], tuple[bytes, int, int]]
+_Impl = Callable[[bytes, int], tuple[bytes, int, int]]
 
 try:
     from scratch.formats._reindent import reindent as _c_reindent  # type: ignore[import-not-found]
@@ -86,7 +89,24 @@ def _string_error(s: bytes, start: int) -> _Fail:
             continue
         if c < 0x20:
             return _Fail("Invalid control character in string", p)
+        if c >= 0x80:  # errors are reported in order: a bad byte before a bad escape counts
+            k = _utf8_len(s, p)
+            if not k:
+                return _Fail("Invalid UTF-8 in string", p)
+            p += k
+            continue
         p += 1
+
+
+def _utf8_len(s: bytes, p: int) -> int:
+    """Length of the valid UTF-8 sequence at ``s[p]`` (a byte >= 0x80), 0 if invalid."""
+    for k in (2, 3, 4):
+        try:
+            s[p:p + k].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return k
+    return 0
 
 
 def _scan_string(s: bytes, pos: int) -> int:
@@ -104,19 +124,41 @@ def _scan_string(s: bytes, pos: int) -> int:
     return end
 
 
-def reindent_py(data: bytes) -> tuple[bytes, int, int]:
+def reindent_py(data: bytes, limit: int = -1) -> tuple[bytes, int, int]:
     """The pure-Python implementation: ``(body, lines, flags)``; raises ``ValueError(message,
     offset)`` like the C one (:func:`reindent` turns that into :class:`JsonError`)."""
     try:
-        return _run(bytes(data))
+        return _run(bytes(data), limit)
     except _Fail as exc:
         raise ValueError(exc.message, exc.pos) from None
 
 
-def _run(s: bytes) -> tuple[bytes, int, int]:
+class _Body:
+    """The output, which stops growing (but stays callable) past ``limit`` bytes."""
+
+    __slots__ = ("parts", "size", "limit", "over")
+
+    def __init__(self, limit: int) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.limit = limit
+        self.over = False
+
+    def put(self, piece: bytes) -> None:
+        if self.over:
+            return
+        self.size += len(piece)
+        if 0 <= self.limit < self.size:
+            self.over = True
+            self.parts = []
+            return
+        self.parts.append(piece)
+
+
+def _run(s: bytes, limit: int = -1) -> tuple[bytes, int, int]:
     n = len(s)
-    out: list[bytes] = []
-    put = out.append
+    body = _Body(limit)
+    put = body.put
     indents = [b"\n"]
     stack: list[int] = []  # 0x7B "{" or 0x5B "["
     lines = 1
@@ -139,11 +181,8 @@ def _run(s: bytes) -> tuple[bytes, int, int]:
                     state = 2
                     continue
                 stack.append(c)
-                depth = len(stack)
-                while len(indents) <= depth:
-                    indents.append(b"\n" + b"  " * len(indents))
                 put(b"{" if c == 0x7B else b"[")
-                put(indents[depth])
+                put(_indent(indents, len(stack)))
                 lines += 1
                 state = 1 if c == 0x7B else 0
                 continue
@@ -185,22 +224,36 @@ def _run(s: bytes) -> tuple[bytes, int, int]:
             if not stack:
                 if pos < n:
                     raise _Fail("Extra data", pos)
-                return b"".join(out), lines, flags
+                if body.over:
+                    return b"", lines, flags | TOO_BIG
+                return b"".join(body.parts), lines, flags
             top = stack[-1]
             if pos < n and s[pos] == 0x2C:
                 pos = ws(s, pos + 1).end()  # type: ignore[union-attr]
                 put(b",")
-                put(indents[len(stack)])
+                put(_indent(indents, len(stack)))
                 lines += 1
                 state = 1 if top == 0x7B else 0
             elif pos < n and s[pos] == (0x7D if top == 0x7B else 0x5D):
                 pos += 1
                 stack.pop()
-                put(indents[len(stack)])
+                put(_indent(indents, len(stack)))
                 put(b"}" if top == 0x7B else b"]")
                 lines += 1
             else:
                 raise _Fail("Expecting ',' delimiter", pos)
+
+
+def _indent(cache: list[bytes], depth: int) -> bytes:
+    """``"\\n"`` and ``2 * depth`` spaces; the shallow ones cached (deep ones are rare, and
+    caching every depth of a 100,000-deep document would take gigabytes)."""
+    if depth < len(cache):
+        return cache[depth]
+    text = b"\n" + b"  " * depth
+    if depth < 256:
+        while len(cache) <= depth:
+            cache.append(b"\n" + b"  " * len(cache))
+    return text
 
 
 def _position(data: bytes, pos: int) -> tuple[int, int]:
@@ -210,12 +263,15 @@ def _position(data: bytes, pos: int) -> tuple[int, int]:
     return data.count(b"\n", 0, pos) + 1, column
 
 
-def reindent(data: bytes, *, impl: _Impl | None = None) -> tuple[bytes, int, int]:
+def reindent(data: bytes, *, limit: int = -1, impl: _Impl | None = None
+             ) -> tuple[bytes, int, int]:
     """``(body, lines, flags)`` of ``data`` (see the module docstring); raises
-    :class:`JsonError`. ``impl`` picks an implementation (tests); default: C when built."""
+    :class:`JsonError`. A body over ``limit`` bytes (when >= 0) is not written: ``b""`` and
+    the flag :data:`TOO_BIG`. ``impl`` picks an implementation (tests); default: C when
+    built."""
     run = impl or _c_reindent or reindent_py
     try:
-        return run(data)  # type: ignore[no-any-return]
+        return run(data, limit)  # type: ignore[no-any-return]
     except ValueError as exc:
         message, pos = exc.args
         line, column = _position(data, pos)
@@ -227,7 +283,9 @@ def is_canonical(data: bytes) -> bool:
     if not data.endswith(b"\n"):
         return False
     try:
-        body = reindent(data)[0]
+        body, _, flags = reindent(data, limit=len(data))
     except JsonError:
+        return False
+    if flags & TOO_BIG:
         return False
     return len(body) + 1 == len(data) and data.startswith(body)

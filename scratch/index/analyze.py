@@ -148,7 +148,8 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
     if value is _MISSING:
         data = path.read_bytes()
         try:
-            body, text_lines, flags = reindent(data)
+            # canonical only if the body is the stored text: no need to write a longer one
+            body, text_lines, flags = reindent(data, limit=len(data))
             value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
         except JsonError as exc:
             return Analysis("json", ok=False, error=_err(exc.reason, exc.line, exc.column,
