@@ -461,10 +461,11 @@ def read_regular(path: Path) -> bytes:
         size = os.fstat(fd).st_size
         parts = []
         while True:
-            block = os.read(fd, max(size, 1 << 16))
+            block = os.read(fd, max(size, 4096))
             if not block:
                 break
             parts.append(block)
+            size = 4096
         return b"".join(parts)
     finally:
         os.close(fd)

@@ -21,9 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,20 +30,18 @@ import orjson
 from scratch.errors import LimitExceeded, UsageError
 from scratch.store import Store, new_meta, utc_now
 
-_LONG_DIGITS = re.compile(r"\d{19}")
-
 
 def parse_entry(text: str) -> Any:
-    """The JSON value of ``text`` if it is JSON, else the text."""
+    """The JSON value of ``text`` if it is (strict) JSON, else the text; numbers kept as
+    written (:mod:`scratch.formats.jsonnum`)."""
+    from scratch.formats.jsonnum import parse_exact
+
     stripped = text.strip()
     if stripped:
         try:
-            value = orjson.loads(stripped)
-        except orjson.JSONDecodeError:
+            return parse_exact(stripped.encode("utf-8", "surrogatepass"))
+        except ValueError:  # JsonError: not JSON (NaN and Infinity included)
             return text
-        if _LONG_DIGITS.search(stripped):
-            return json.loads(stripped)  # orjson turns integers beyond 64 bits into floats
-        return value
     return text
 
 
@@ -175,11 +171,10 @@ def _last_id(store: Store, path: Any) -> int:
 
 
 def _record(entry_id: int, ts: str, text: str) -> bytes:
+    from scratch.formats.jsonnum import dumps
+
     record = {"id": entry_id, "ts": ts, "entry": parse_entry(text)}
-    try:
-        return orjson.dumps(record) + b"\n"
-    except TypeError:  # an integer beyond 64 bits: the standard library keeps it exact
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return dumps(record) + b"\n"  # numbers exactly as appended
 
 
 def _records(store: Store, name: str) -> tuple[list[dict[str, Any]], int]:
@@ -188,13 +183,13 @@ def _records(store: Store, name: str) -> tuple[list[dict[str, Any]], int]:
 
     store.require(name, kinds=("log",))
     data = read_file(store.root, store.content_path(name, "log"))
+    from scratch.formats.jsonnum import parse_exact
+
     records: list[dict[str, Any]] = []
     skipped = 0
     for line in data.split(b"\n")[:-1]:  # the last piece is "" or a torn line
         try:
-            # orjson reads integers beyond 64 bits as floats: such lines go to the stdlib
-            record = (json.loads(line) if _LONG_DIGITS.search(line.decode("utf-8", "replace"))
-                      else orjson.loads(line))
+            record = parse_exact(line)  # numbers as written (big integers, long decimals)
             record["id"]
         except (ValueError, KeyError, TypeError):  # JSONDecodeError is a ValueError
             skipped += 1

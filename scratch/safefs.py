@@ -102,10 +102,11 @@ def read_file(root: Path, path: Path) -> bytes:
         size = os.fstat(fd).st_size
         parts = []
         while True:
-            block = os.read(fd, max(size, 1 << 16))
+            block = os.read(fd, max(size, 4096))  # its size (more only if it grew meanwhile)
             if not block:
                 break
             parts.append(block)
+            size = 4096
         return b"".join(parts)
     finally:
         os.close(fd)

@@ -114,7 +114,7 @@ class Budget:
             # never through a symlink placed there (a link makes it unreadable: reset)
             fd = os.open(self.state_file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
             try:
-                raw = os.read(fd, 1 << 20)
+                raw = os.read(fd, os.fstat(fd).st_size)  # a small file: one read of its size
             finally:
                 os.close(fd)
         except FileNotFoundError:
