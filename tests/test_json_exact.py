@@ -277,3 +277,16 @@ def test_jsontestsuite_through_ingest_and_read(corpus_dir: Path, scratch_home: P
             bad.append((path.name, "read", shown.out[:200]))
     assert bad == []
     assert seen == {"y": 95, "i": 35, "n": 188}
+
+
+def test_log_entries_keep_numbers_as_written(scratch_home: Path) -> None:
+    lines = ["0.10000000000000000555111512312578270211815834045",
+             '{"n": 18446744073709551616, "d": 1.50}', "NaN", "[1e400]"]
+    r = cli("log", "append", "lg", "--lines", input="\n".join(lines))
+    assert r.code == 0
+    stored = (scratch_home / "agents/default/logs/lg.jsonl").read_bytes()
+    assert b'"entry":0.10000000000000000555111512312578270211815834045}' in stored
+    assert b'"entry":{"n":18446744073709551616,"d":1.50}}' in stored
+    assert b'"entry":"NaN"}' in stored  # not JSON: kept as the text it is
+    r = cli("log", "read", "lg", "--json")
+    assert b'"entry":[1e400]' in r.out and b'"entry":0.10000000000000000555111512312578270211815834045' in r.out
