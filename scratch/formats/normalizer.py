@@ -152,9 +152,15 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
 
     data = b"".join(_blocks(source, prefix, ended, progress))
     n = len(data)
+    limit = AMPLIFICATION * n + (1 << 20)
+    early: Analysis | None = None
     try:
-        body, lines, flags, value, engine = _reindent_and_parse(data, reindent, parse_value,
-                                                                BIG_INT)
+        if n >= PARALLEL_BYTES and not raw:
+            body, lines, flags, value, engine, early = _parse_then_reindent(data, limit, dest,
+                                                                           progress)
+        else:
+            body, lines, flags = reindent(data, limit=limit)
+            value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
     except JsonError as exc:
         dest.write_bytes(data)
         err = {"message": exc.reason, "line": exc.line, "column": exc.column,
@@ -190,36 +196,55 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         warnings.append("embedded-document search stopped at its limit; some may be missed")
     if progress is not None:
         progress("analyze", 0, size)
-    json_analysis: Analysis = analyze(dest, "json", value=value, engine=engine, layout=layout,
-                                      lines=lines if layout == "canonical" else None)
+    json_analysis: Analysis
+    if early is not None and layout == "canonical" and _lines_of(early) == lines:
+        json_analysis = early  # built while the text was re-indented, and it agrees with it
+    else:
+        del early
+        json_analysis = analyze(dest, "json", value=value, engine=engine, layout=layout,
+                                lines=lines if layout == "canonical" else None)
     warnings.extend(json_analysis.warnings)
     return Normalized("json", detected, n, size, json_analysis.layout or layout,
                       warnings=warnings, embedded=embedded, declared=declared,
                       analysis=json_analysis)
 
 
-PARALLEL_BYTES = 1 << 20  # from this size the re-indenting runs beside the parse
+PARALLEL_BYTES = 1 << 20  # from this size the re-indenting runs beside the analysis
 # the canonical layout may take this many times the input (plus a MiB); deeper nesting grows
 # with the square of the depth, and is kept as received instead
 AMPLIFICATION = 16
 
 
-def _reindent_and_parse(data: bytes, reindent: Any, parse_value: Any, big_int: int
-                        ) -> tuple[bytes, int, int, Any, str]:
-    """(body, lines, flags, value, engine): the exact canonical text of ``data`` and its value.
+def _lines_of(analysis: Any) -> int | None:
+    """The line count the canonical skeleton of an analysis gives the document."""
+    b = analysis.builder
+    return b.recs[0][8] if b is not None and b.recs else None
 
-    The C re-indenter releases the GIL, so on a big document it runs on another core while
-    orjson parses; the value is used only once the text is known to be valid JSON.
+
+def _parse_then_reindent(data: bytes, limit: int, dest: Path, progress: Progress | None
+                         ) -> tuple[bytes, int, int, Any, str, Any]:
+    """(body, lines, flags, value, engine, analysis or None) of a big document.
+
+    orjson parses first; then the C re-indenter (which releases the GIL) runs on another core
+    while this one builds the structural analysis from the value. The analysis is kept only
+    if the text turns out valid, with no integer beyond 64 bits (orjson made it a float) and
+    the same line count as the value's layout (no repeated key); else it is built again.
+    Parsing before re-indenting keeps orjson's peak memory and the body apart.
     """
-    limit = AMPLIFICATION * len(data) + (1 << 20)
-    if len(data) < PARALLEL_BYTES:
-        body, lines, flags = reindent(data, limit=limit)
-        value, engine = parse_value(data, big_ints=bool(flags & big_int))
-        return body, lines, flags, value, engine
     import threading
 
     import orjson
 
+    from scratch.formats.jsontext import freeze_if_big, no_gc, parse_value
+    from scratch.formats.reindent import BIG_INT, reindent
+    from scratch.index.analyze import analyze_json
+
+    quick: Any = None
+    try:
+        with no_gc():
+            quick = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass  # invalid, or JSON only the stdlib reads: the re-indenter tells which
     out: list[Any] = []
 
     def work() -> None:
@@ -230,23 +255,21 @@ def _reindent_and_parse(data: bytes, reindent: Any, parse_value: Any, big_int: i
 
     thread = threading.Thread(target=work, name="scratch-reindent")
     thread.start()
-    quick: Any = None
+    early = None
     try:
-        from scratch.formats.jsontext import no_gc
-
-        with no_gc():
-            quick = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        quick = None
+        if isinstance(quick, (dict, list)):
+            if progress is not None:
+                progress("analyze", 0, len(data))
+            with no_gc():
+                early = analyze_json(dest, quick, "orjson", "canonical")
     finally:
         thread.join()
     if isinstance(out[0], BaseException):
         raise out[0]
     body, lines, flags = out[0]
-    if quick is not None and not flags & big_int:
-        from scratch.formats.jsontext import freeze_if_big
+    if quick is not None and not flags & BIG_INT:
         freeze_if_big(len(data))
-        return body, lines, flags, quick, "orjson"
-    del quick
-    value, engine = parse_value(data, big_ints=bool(flags & big_int))
-    return body, lines, flags, value, engine
+        return body, lines, flags, quick, "orjson", early
+    del quick, early
+    value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
+    return body, lines, flags, value, engine, None
