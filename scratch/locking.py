@@ -38,9 +38,9 @@ def _locked(lock_file: Path, how: int) -> Iterator[None]:
                      | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError as exc:
         if os.path.islink(lock_file):
-            from scratch.errors import StoreError
-            raise StoreError(f"refusing to follow a symlink placed in the store: {lock_file}",
-                             code="unsafe_path", path=str(lock_file), reason="symlink") from None
+            from scratch.errors import UnsafePath
+            raise UnsafePath(f"refusing to follow a symlink placed in the store: {lock_file}",
+                             path=str(lock_file), reason="symlink") from None
         raise exc
     try:
         fcntl.flock(fd, how)

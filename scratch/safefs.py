@@ -22,16 +22,12 @@ import os
 import stat
 from pathlib import Path
 
-from scratch.errors import StoreError
+from scratch.errors import UnsafePath
 
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-class UnsafePath(StoreError):
-    """A symlink, hard link or other non-regular thing where scratch keeps its files."""
-
-    code = "unsafe_path"
+__all__ = ["UnsafePath", "check_dirs", "check_fd", "ensure_dir", "open_file", "read_file",
+           "remove_unsafe"]
 
 
 def _shown(root: Path, path: Path) -> str:

@@ -8,15 +8,24 @@ Layout under the store root (a git repository)::
     agents/<agent>/logs/<name>.jsonl   an append-only log, one JSON object per line
     agents/<agent>/meta/<name>.json    entry metadata: kind, versions (blob ids), log cursor
     cache/                             rebuildable: indexes, old versions materialised as files
-    state/                             budgets and operation counters (not versioned)
+    state/                             budgets, counters, the journal and swap lock (not versioned)
     .lock                              serialises write-then-commit across processes
 
 Invariants:
-- A name passes :func:`scratch.names.validate_name` and every path component below the agent
-  directory is a real directory or file, never a symlink, so nothing outside the agent's own
-  directory is ever read or written.
-- Content is written to a temp file and renamed; metadata likewise; then both are committed in
-  one commit whose message names entry, agent and version. Identical content makes no version.
+- A name passes :func:`scratch.names.validate_name`; every directory below the store root is
+  a real directory, and every file scratch opens in the store is opened without following a
+  symlink and refused when hard-linked (:mod:`scratch.safefs`, ``unsafe_path``; a rebuildable
+  cache file found so is replaced), so nothing outside the store is ever read or written.
+- A change: a journal (``state/journal.json``) first; new content and metadata written beside
+  their targets; then, holding ``state/swap.lock`` exclusively, the old files moved aside (by
+  rename) and the new ones moved in; then one commit whose message names entry, agent and
+  version. Identical content makes no version. A crash anywhere is undone (or, if it was
+  committed, finished) the next time the store is opened; ``state/writer`` marks a writer at
+  work, so one that was killed has its temporary files swept. Log appends are journaled the
+  same way (:mod:`scratch.logs`).
+- Readers pair an entry's metadata and content under the swap lock taken shared and keep the
+  content file open (:meth:`Store.version_file`): a reader sees one whole version, whose blob
+  is the key of its index, even while another process writes the entry.
 - Metadata is a cache of history: when it is missing or corrupt it is rebuilt from the content
   and ``git log`` of the content path.
 """

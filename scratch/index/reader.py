@@ -3,6 +3,9 @@
 Opening reads ``meta.json`` and checks the content's size and fingerprint (two small reads).
 Binary files are memory-mapped on first use, so a line range costs two offset lookups and one
 read, a token cost two lookups, and "how many lines fit" a binary search over the mapping.
+A piece of one line (:meth:`EntryIndex.read_line_part`) costs a read of the piece, whatever
+the line's length. Index files are opened without following a symlink and refused when
+hard-linked or not plain files (the index is then invalid, and rebuilt in place).
 
 Structure (JSON/YAML/NDJSON): :meth:`EntryIndex.node` follows recorded children as far as the
 records go, then parses only the text of the deepest recorded node (or of one item of a big
