@@ -46,6 +46,7 @@ STALE_LOCK_SECONDS = 20.0
 BRANCH = "refs/heads/main"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 LOOSE_OBJECT_MAX = 4 << 20  # blobs up to this size are written here; larger by hash-object
+LOOSE_OBJECTS_PER_FANOUT = 27  # git's gc.auto default (6,700) over its 256 fan-out dirs
 # Settings on top of the store's own config for every git command scratch runs: none of these
 # may run a program or change content. (Filters, textconv and attributes are kept out by the
 # plumbing commits, which never read the work tree.)
@@ -237,6 +238,7 @@ class GitStore:
             new = self._git(*args, env=env).stdout.decode().strip()
             self._update_ref(new, head, message)
             self._install_index(index)
+            self._housekeep()
         finally:
             for leftover in (index, index.with_name(index.name + ".lock")):
                 try:
@@ -306,6 +308,38 @@ class GitStore:
                 time.sleep(min(0.05 * (attempt + 1), 0.5))
         raise StoreError("git's branch stayed locked by another program for too long",
                          code="git_locked")
+
+    def _housekeep(self) -> None:
+        """Pack loose objects once there are many, as ``gc --auto`` would after a porcelain
+        commit (plumbing commits never trigger it): git's own test, about 6,700 loose objects,
+        judged from the ``17/`` fan-out directory. ``repack`` and ``prune-packed`` run no
+        configured program."""
+        try:
+            loose = len(os.listdir(self.git_dir / "objects" / "17"))
+        except OSError:
+            return
+        if loose <= LOOSE_OBJECTS_PER_FANOUT:
+            return
+        self._git("repack", "-d", "-l", "-q", check=False)
+        self._git("prune-packed", "-q", check=False)
+
+    def sweep(self) -> None:
+        """Remove private indexes (and their locks) of scratch processes that are gone."""
+        from scratch.locking import pid_alive
+
+        try:
+            names = os.listdir(self.git_dir)
+        except OSError:
+            return
+        for name in names:
+            if not name.startswith("scratch-index-"):
+                continue
+            pid = name[len("scratch-index-"):].split(".", 1)[0]
+            if pid.isdigit() and not pid_alive(int(pid)):
+                try:
+                    os.unlink(self.git_dir / name)
+                except OSError:
+                    pass
 
     def _object_path(self, sha: str) -> Path:
         return self.git_dir / "objects" / sha[:2] / sha[2:]

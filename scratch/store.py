@@ -156,6 +156,7 @@ class Store:
         names carry the creator's pid; a live creator's are kept). Two small directories: cheap
         enough for every open. What a crashed writer left among the entries is swept by
         :meth:`_recover`."""
+        self.git.sweep()
         for directory in (self.cache_dir / "tmp", self.state_dir):
             try:
                 names = os.listdir(directory)

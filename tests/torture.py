@@ -226,7 +226,7 @@ def check_mixed(home: Path, report: dict[str, Any]) -> None:
 # kill -9
 
 
-def run_kills(home: Path, kills: int, seed: int = 7, max_delay: float = 0.4
+def run_kills(home: Path, kills: int, seed: int = 7, max_delay: float = 0.45
               ) -> dict[str, Any]:
     """Start ``kills`` writer processes one after another, each SIGKILLed (with its process
     group) after a random delay up to ``max_delay`` seconds unless it finished first."""
@@ -236,7 +236,8 @@ def run_kills(home: Path, kills: int, seed: int = 7, max_delay: float = 0.4
                    check=True, cwd=REPO)
     rng = random.Random(seed)
     acked: list[list[Any]] = []
-    killed = finished = 0
+    killed = finished = mid_write = stale_locks = 0
+    seen_locks: set[Path] = set()
     t0 = time.monotonic()
     for n in range(kills):
         op = rng.choice(["write", "ingest", "log", "log"])
@@ -255,7 +256,7 @@ def run_kills(home: Path, kills: int, seed: int = 7, max_delay: float = 0.4
         assert proc.stdin is not None
         proc.stdin.write(data)
         proc.stdin.close()
-        delay = rng.uniform(0.02, max_delay)
+        delay = rng.uniform(0.08, max_delay)  # past start-up, mostly
         try:
             proc.wait(timeout=delay)
         except subprocess.TimeoutExpired:
@@ -274,7 +275,16 @@ def run_kills(home: Path, kills: int, seed: int = 7, max_delay: float = 0.4
         else:
             assert proc.returncode == -signal.SIGKILL, (op, proc.returncode, out[-500:])
             killed += 1
-    return {"kills_tried": kills, "killed": killed, "finished": finished, "acked": acked,
+            # killed while changing the store (its journal or writer mark is left), or while
+            # a git child held one of git's locks
+            if (home / "state/writer").exists() or (home / "state/journal.json").exists():
+                mid_write += 1
+            locks = set((home / ".git").glob("**/*.lock"))
+            if locks - seen_locks:
+                stale_locks += 1
+            seen_locks = locks
+    return {"kills_tried": kills, "killed": killed, "killed_mid_write": mid_write,
+            "stale_git_locks_left": stale_locks, "finished": finished, "acked": acked,
             "seconds": round(time.monotonic() - t0, 1)}
 
 
@@ -285,6 +295,7 @@ def check_kills(home: Path, report: dict[str, Any]) -> dict[str, Any]:
                        capture_output=True)
     assert r.returncode == 0, r.stderr
     leftovers = [str(p.relative_to(home)) for p in (home / "agents").rglob(".tmp-*")]
+    leftovers += [str(p.relative_to(home)) for p in (home / ".git").glob("scratch-index-*")]
     assert not leftovers, leftovers
     # nothing acknowledged is lost
     for item in report["acked"]:
