@@ -317,7 +317,7 @@ class GitStore:
         try:
             loose = len(os.listdir(self.git_dir / "objects" / "17"))
         except OSError:
-            return
+            loose = 0
         if loose <= LOOSE_OBJECTS_PER_FANOUT:
             return
         self._git("repack", "-d", "-l", "-q", check=False)

@@ -207,3 +207,21 @@ def test_lock_holders_sees_an_open_file(tmp_path: Path) -> None:
     with open(path, "rb"):
         assert lock_holders(path) is True
     assert lock_holders(path) is False
+
+
+def test_loose_objects_are_packed_as_gc_auto_would(scratch_home: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import scratch.gitstore as gs
+
+    cli("write", "a", input="1\n")
+    counts = dict(line.split(": ") for line in git(scratch_home, "count-objects", "-v")
+                  .splitlines())
+    assert int(counts["count"]) > 0 and counts["packs"] == "0"
+    monkeypatch.setattr(gs, "LOOSE_OBJECTS_PER_FANOUT", -1)  # as if 17/ were full
+    _store(scratch_home).write("a", b"2\n")
+    counts = dict(line.split(": ") for line in git(scratch_home, "count-objects", "-v")
+                  .splitlines())
+    assert counts["count"] == "0" and int(counts["packs"]) >= 1
+    assert cli("read", "a").out == b"2\n" and cli("read", "a@1").out == b"1\n"
+    assert subprocess.run(["git", "-C", str(scratch_home), "fsck", "--strict"],
+                          capture_output=True).returncode == 0
