@@ -352,13 +352,25 @@ class Store:
                                 pass
 
     def recover_if_interrupted(self) -> None:
-        """Readers call this first: a crashed change is undone before anything is served."""
-        if self.journal.exists() or (self.state_dir / "writer").exists():
-            try:
-                with self.lock():
-                    pass
-            except StoreError:
-                pass  # a read-only store: served as it is
+        """Readers call this first: a crashed change is undone before anything is served.
+
+        A change in progress in a live process is not waited for: readers pair metadata and
+        content under the swap lock (:meth:`version_file`), so they see the old version or the
+        new one. Only when the writer is gone is the lock taken, to recover."""
+        marker = self.state_dir / "writer"
+        if not (self.journal.exists() or marker.exists()):
+            return
+        try:
+            pid = int(marker.read_bytes().strip() or b"0")
+        except (OSError, ValueError):
+            pid = 0
+        if pid and pid != os.getpid() and pid_alive(pid):
+            return  # a live writer at work
+        try:
+            with self.lock():
+                pass
+        except StoreError:
+            pass  # a read-only store: served as it is
 
     # -- paths -------------------------------------------------------------------------------
     def _safe(self, base: Path, relative: str) -> Path:
