@@ -253,7 +253,9 @@ class Store:
         if entry is not None:
             committed = entry.get("head") is not None and self.git.head() != entry["head"]
             with self._swapping():
-                for target, backup in entry.get("pairs", []):
+                if not committed and entry.get("replaced"):
+                    self._restore_from(entry.get("head"), list(entry["replaced"]))
+                for target, backup in entry.get("pairs", []):  # journals of older versions
                     path = self.root / target
                     saved = self.root / backup if backup else None
                     try:
@@ -564,19 +566,19 @@ class Store:
 
         Order: the journal (so a crash anywhere after is undone, or completed, on the next
         open); the new files written beside their targets; then, holding the swap lock so no
-        reader sees half of it, each old file moved aside (a rename: never copied, never
-        hard-linked) and each new one moved in; then the commit. On any failure every touched
-        file is put back as it was and the error re-raised.
+        reader pairs an old file with a new one, each new file renamed over its target (a
+        reader of one file sees the old or the new, never neither); then the commit. The old
+        contents are HEAD's (every change is committed), so nothing is copied or kept aside:
+        on any failure each touched file is restored from HEAD (or removed if HEAD lacks it)
+        and the error re-raised.
         """
         targets = [p for p, _ in changes] + [self.meta_path(n) for n, _ in metas]
-        plan = [(p, p.with_name(f".tmp-backup-{os.getpid()}-{p.name}")
-                 if os.path.lexists(p) else None) for p in targets]
+        head = self.git.head()
         staged: list[tuple[Path, Path | None, bool]] = []  # (target, new file, ours to delete)
-        moved: list[tuple[Path, Path | None]] = []
+        swapped = False
         try:
             atomic_write(self.journal, orjson.dumps({
-                "head": self.git.head(),
-                "pairs": [[self.rel(p), self.rel(b) if b else None] for p, b in plan]}))
+                "head": head, "replaced": [self.rel(p) for p in targets]}))
             for path, source in changes:
                 if source is None:
                     staged.append((path, None, False))
@@ -593,25 +595,18 @@ class Store:
                 body = orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n"
                 staged.append((mpath, temp_beside(mpath, body, fsync=False), True))
             with self._swapping():
-                for path, backup in plan:
-                    if backup is not None:
-                        os.replace(path, backup)
-                    moved.append((path, backup))
+                swapped = True
                 for path, new, _ in staged:
-                    if new is not None:
+                    if new is None:
+                        path.unlink(missing_ok=True)
+                    else:
                         os.replace(new, path)
             self.git.commit([self.rel(p) for p in targets], message, author=self.agent,
                             blobs=blobs)
         except BaseException as exc:
-            with self._swapping():
-                for path, backup in moved:
-                    try:
-                        if backup is None:
-                            path.unlink(missing_ok=True)
-                        else:
-                            os.replace(backup, path)
-                    except OSError:
-                        pass
+            if swapped:
+                with self._swapping():
+                    self._restore_from(head, [self.rel(p) for p in targets])
             for _path, new, ours in staged:
                 if ours and new is not None:
                     new.unlink(missing_ok=True)
@@ -625,10 +620,18 @@ class Store:
                                   "both an entry and a folder of entries", code="name_conflict",
                                   name=metas[0][0]) from None
             raise
-        for _path, backup in moved:
-            if backup is not None:
-                backup.unlink(missing_ok=True)
         self.journal.unlink(missing_ok=True)
+
+    def _restore_from(self, head: str | None, rels: list[str]) -> None:
+        """Put each of ``rels`` back as commit ``head`` holds it (removed if it has none);
+        swap lock held. Each file is replaced by rename, never truncated in place."""
+        for rel in rels:
+            path = self.root / rel
+            try:
+                if head is None or not self.git.restore_path(head, rel, path):
+                    path.unlink(missing_ok=True)
+            except (OSError, StoreError):
+                pass
 
     def _mkdirs(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
