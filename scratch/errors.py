@@ -133,6 +133,13 @@ class StoreError(ScratchError):
     code = "store_error"
 
 
+class UnsafePath(StoreError):
+    """A symlink, hard link or other non-regular file where scratch keeps its own files
+    (``details``: ``path`` relative to the store, ``reason``: symlink, hard_link, not_a_file)."""
+
+    code = "unsafe_path"
+
+
 class TokenizerError(ScratchError):
     code = "tokenizer_error"
 

@@ -3,20 +3,38 @@
 Invariants:
 - Every git process scratch starts for its own work runs with the ``GIT_*`` variables of the
   caller cleared, ``GIT_DIR``/``GIT_WORK_TREE`` pointing at the store, ``GIT_CEILING_DIRECTORIES``
-  set so an enclosing repository is never found, and the user's global and system config ignored
-  (no hooks, signing or templates of theirs can break a commit, and their config is never written).
-  The identity is given per call through the environment, so no git identity needs configuring.
-- Commits are made only by :meth:`GitStore.commit`, called with the store lock held; a stale or
-  foreign ``index.lock`` is waited for and, if abandoned, removed: the user never sees that error.
+  set so an enclosing repository is never found, the user's global and system config and
+  attributes ignored, replace refs ignored, and :data:`SAFE_CONFIG` on top of the store's own
+  config (also through ``GIT_CONFIG_COUNT``, so GitPython's processes get it): no hooks, no
+  fsmonitor, no signing, no automatic gc or maintenance. The identity is given per call through
+  the environment, so no git identity needs configuring.
+- No configured program ever runs from a git command scratch runs. The store's ``.git/config``
+  and attribute files can be edited by anyone who can write the store (``scratch git config``,
+  or a store synced from a remote), and filters (``filter.<x>.clean``/``process``), textconv
+  and ``working-tree-encoding``/``eol`` attributes could run code or change what is stored.
+  So commits are made with plumbing that never reads the work tree: blobs are written from
+  the bytes scratch hashed (loose objects written here, or ``hash-object --no-filters``), a
+  private index is filled with ``update-index --index-info`` from the blob ids, and
+  ``write-tree``/``commit-tree --no-gpg-sign``/``update-ref`` make the commit. No attributes
+  are consulted anywhere on that path.
+- Commits are made only by :meth:`GitStore.commit`, called with the store lock held. It never
+  takes ``.git/index.lock``: the private index is moved over ``.git/index`` afterwards (so
+  ``git status`` agrees with HEAD), unless a live process holds ``index.lock`` (then the index
+  is left to it). A lock whose holder is gone (no process has it open, checked twice) is
+  removed at once; where that cannot be known (no ``/proc``), after
+  :data:`STALE_LOCK_SECONDS`. The same goes for the branch's ref lock.
 - Reading history uses GitPython, always as ``with Repo(...)`` so no ``git cat-file`` process is
   left running.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 import subprocess
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +42,108 @@ from scratch.errors import StoreError
 
 GITIGNORE = ("# scratch keeps caches, locks and budget state out of history\n"
              "/cache/\n/state/\n/.lock\n")
-STALE_INDEX_LOCK_SECONDS = 20.0
-# The store's own .git/config can be edited through 'scratch git' by any agent; nothing in it
-# may run code or change content inside another agent's commands.
-SAFE_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-               "-c", "core.autocrlf=false", "-c", "core.attributesFile=/dev/null")
+STALE_LOCK_SECONDS = 20.0
+BRANCH = "refs/heads/main"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+LOOSE_OBJECT_MAX = 4 << 20  # blobs up to this size are written here; larger by hash-object
+LOOSE_OBJECTS_PER_FANOUT = 27  # git's gc.auto default (6,700) over its 256 fan-out dirs
+# Settings on top of the store's own config for every git command scratch runs: none of these
+# may run a program or change content. (Filters, textconv and attributes are kept out by the
+# plumbing commits, which never read the work tree.)
+SAFE_SETTINGS = (
+    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("core.autocrlf", "false"),
+    ("core.safecrlf", "false"),
+    ("core.attributesFile", "/dev/null"),
+    ("core.untrackedCache", "false"),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("log.showSignature", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("sequence.editor", "false"),
+    ("credential.helper", ""),
+    ("core.sshCommand", "false"),
+    ("core.askPass", "false"),
+)
+SAFE_CONFIG = tuple(part for key, value in SAFE_SETTINGS for part in ("-c", f"{key}={value}"))
 
 
 def blob_sha(data: bytes) -> str:
     """The object id git gives ``data`` as a blob (computed here: no process needed)."""
-    import hashlib
-
     return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
+
+
+def file_blob(path: Path) -> tuple[str, int]:
+    """Git blob id and size of a file, streamed."""
+    size = os.stat(path).st_size
+    digest = hashlib.sha1(b"blob %d\x00" % size)
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest(), size
+
+
+def lock_holders(path: Path) -> bool | None:
+    """Whether some process has ``path`` open: True, False, or None when that cannot be seen
+    (no ``/proc``). Processes of other users are not visible; scratch's git runs as the caller."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return None
+    try:
+        target = os.path.realpath(path)
+        names = os.listdir(proc)
+    except OSError:
+        return None
+    for pid in names:
+        if not pid.isdigit():
+            continue
+        fd_dir = proc / pid / "fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(fd_dir / fd) == target:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def clear_stale_lock(lock: Path) -> bool:
+    """Remove git lock file ``lock`` if its holder is gone; True if there is no lock now.
+
+    A lock no process has open, seen so twice 50 ms apart (git closes a lock just before it
+    renames it), is stale; without ``/proc`` a lock older than :data:`STALE_LOCK_SECONDS`."""
+    try:
+        first = os.lstat(lock)
+    except FileNotFoundError:
+        return True
+    held = lock_holders(lock)
+    if held is None:
+        if time.time() - first.st_mtime <= STALE_LOCK_SECONDS:
+            return False
+    elif held:
+        return False
+    else:
+        time.sleep(0.05)
+        try:
+            again = os.lstat(lock)
+        except FileNotFoundError:
+            return True
+        if (again.st_ino, again.st_mtime_ns) != (first.st_ino, first.st_mtime_ns) \
+                or lock_holders(lock):
+            return False
+    try:
+        os.unlink(lock)
+    except FileNotFoundError:
+        pass
+    return True
 
 
 class GitStore:
@@ -50,10 +158,7 @@ class GitStore:
         env["GIT_WORK_TREE"] = str(self.root)
         env["GIT_CEILING_DIRECTORIES"] = str(self.root.parent)
         if not user:
-            env["GIT_CONFIG_NOSYSTEM"] = "1"
-            env["GIT_CONFIG_GLOBAL"] = os.devnull
-            env["GIT_TERMINAL_PROMPT"] = "0"
-            env["LC_ALL"] = "C"
+            env.update(safe_environment())
             name = f"scratch agent {author}" if author else "scratch"
             env["GIT_AUTHOR_NAME"] = name
             env["GIT_AUTHOR_EMAIL"] = f"{author or 'scratch'}@scratch.invalid"
@@ -62,10 +167,12 @@ class GitStore:
         return env
 
     def _git(self, *args: str, author: str | None = None, check: bool = True,
-             input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+             input: bytes | None = None, env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[bytes]:
         try:
             proc = subprocess.run(
-                ["git", *SAFE_CONFIG, *args], cwd=self.root, env=self.env(author=author),
+                ["git", *SAFE_CONFIG, *args], cwd=self.root,
+                env=env if env is not None else self.env(author=author),
                 input=input, capture_output=True,
             )
         except FileNotFoundError:
@@ -84,42 +191,201 @@ class GitStore:
 
     def init(self) -> None:
         """Create the repository and its first commit (the .gitignore)."""
-        self._git("init", "-q", "-b", "main", str(self.root))
+        self._git("init", "-q", "--template=", "-b", "main", str(self.root))
         (self.root / ".gitignore").write_text(GITIGNORE)
-        self._git("add", "--", ".gitignore")
-        self._git("commit", "-q", "-m", "Create the scratch store.")
+        self.commit([".gitignore"], "Create the scratch store.", author="")
 
     # -- writing -----------------------------------------------------------------------------
-    def commit(self, paths: list[str], message: str, *, author: str) -> bool:
-        """Stage ``paths`` (additions, changes and deletions) and commit them with ``message``.
+    def commit(self, paths: list[str], message: str, *, author: str,
+               blobs: dict[str, str] | None = None) -> bool:
+        """Commit the current state of ``paths`` (relative to the store root; a missing file is
+        a deletion) on top of HEAD, with ``message``. Returns False when nothing changed (no
+        empty commits). Call with the store lock held.
 
-        Returns False when nothing changed (no empty commits). Call with the store lock held.
-        """
-        for attempt in range(60):
-            self._clear_stale_index_lock()
-            # Unstage anything else first (left by a crash, or staged by hand through
-            # 'scratch git add'), so the commit holds exactly these paths; then commit without
-            # a pathspec, since "commit -- paths" would hash every path a second time (a
-            # second pass over a 1 GB output).
-            proc = self._git("reset", "-q", check=False)
+        ``blobs`` gives blob ids already known ({path: id}); objects that are not in the
+        database yet are written. Only regular files are committed (anything else at a path
+        is ``unsafe_path``)."""
+        entries: list[str] = []
+        for rel in paths:
+            path = self.root / rel
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                entries.append(f"0 {'0' * 40}\t{rel}")
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                raise StoreError(f"refusing to commit {rel}: not a regular file",
+                                 code="unsafe_path", path=rel)
+            known = (blobs or {}).get(rel)
+            sha = known if known and self._has_object(known) \
+                else self._store_blob(path, st.st_size)
+            entries.append(f"100644 {sha}\t{rel}")
+        head = self.head()
+        index = self.git_dir / f"scratch-index-{os.getpid()}"
+        env = self.env(author=author)
+        env["GIT_INDEX_FILE"] = str(index)
+        try:
+            self._seed_index(index, head, env)
+            self._git("update-index", "-z", "--index-info",
+                      input=("\0".join(entries) + "\0").encode("utf-8", "surrogateescape"),
+                      env=env)
+            tree = self._git("write-tree", env=env).stdout.decode().strip()
+            if tree == self._tree_of(head):
+                return False
+            args = ["commit-tree", "--no-gpg-sign", tree, "-m", message]
+            if head is not None:
+                args[2:2] = ["-p", head]
+            new = self._git(*args, env=env).stdout.decode().strip()
+            self._update_ref(new, head, message)
+            self._install_index(index)
+            self._housekeep()
+        finally:
+            for leftover in (index, index.with_name(index.name + ".lock")):
+                try:
+                    os.unlink(leftover)
+                except FileNotFoundError:
+                    pass
+        return True
+
+    def sync_index(self) -> None:
+        """Make ``.git/index`` match HEAD again (a writer killed between its commit and moving
+        its index into place leaves the old one). Never reads the work tree."""
+        head = self.head()
+        if head is None:
+            return
+        index = self.git_dir / f"scratch-index-{os.getpid()}"
+        env = self.env()
+        env["GIT_INDEX_FILE"] = str(index)
+        try:
+            self._seed_index(index, head, env)
+            self._install_index(index)
+        finally:
+            for leftover in (index, index.with_name(index.name + ".lock")):
+                try:
+                    os.unlink(leftover)
+                except FileNotFoundError:
+                    pass
+
+    def _seed_index(self, index: Path, head: str | None, env: dict[str, str]) -> None:
+        """The private index: HEAD's tree, with the stat data of ``.git/index`` where entries
+        agree (so ``git status`` need not re-hash the store afterwards). Never reads the work
+        tree, so no filter can run."""
+        if head is None:
+            self._git("read-tree", "--empty", env=env)
+            return
+        try:
+            data = (self.git_dir / "index").read_bytes()
+        except OSError:
+            data = b""
+        if data:
+            index.write_bytes(data)
+            if self._git("read-tree", "-m", head, env=env, check=False).returncode == 0:
+                return
+            os.unlink(index)  # a damaged index: start from HEAD alone
+        self._git("read-tree", head, env=env)
+
+    def _install_index(self, index: Path) -> None:
+        """Make the private index ``.git/index``, unless a live process holds its lock."""
+        lock = self.git_dir / "index.lock"
+        if not clear_stale_lock(lock):
+            return  # a git of someone else's is working on it; it keeps its index
+        os.replace(index, self.git_dir / "index")
+
+    def _update_ref(self, new: str, old: str | None, message: str) -> None:
+        ref_lock = self.git_dir / f"{BRANCH}.lock"
+        for attempt in range(40):
+            proc = self._git("update-ref", "-m", message.splitlines()[0][:200], "HEAD", new,
+                             old or "0" * 40, check=False)
             if proc.returncode == 0:
-                proc = self._git("add", "-A", "--", *paths, check=False)
-            if proc.returncode == 0:
-                proc = self._git("commit", "-q", "--no-verify", "-m", message,
-                                 author=author, check=False)
-                if proc.returncode == 0:
-                    return True
-                out = (proc.stdout + proc.stderr).decode(errors="replace")
-                if "nothing to commit" in out or "no changes added" in out:
-                    return False
+                return
             err = proc.stderr.decode(errors="replace")
-            if "index.lock" not in err:
-                self._git("reset", "-q", "--", *paths, check=False)
-                raise StoreError(f"git failed to record the change: {err.strip()}",
+            if ".lock" not in err:
+                raise StoreError(f"git failed to record the commit: {err.strip()}",
                                  code="git_failed")
-            time.sleep(min(0.05 * (attempt + 1), 0.5))
-        raise StoreError("git's index stayed locked by another program for too long",
+            # the branch's lock file exists: another program's git at work, or one killed
+            # mid-way, whose lock goes at once
+            if not clear_stale_lock(ref_lock):
+                time.sleep(min(0.05 * (attempt + 1), 0.5))
+        raise StoreError("git's branch stayed locked by another program for too long",
                          code="git_locked")
+
+    def _housekeep(self) -> None:
+        """Pack loose objects once there are many, as ``gc --auto`` would after a porcelain
+        commit (plumbing commits never trigger it): git's own test, about 6,700 loose objects,
+        judged from the ``17/`` fan-out directory. ``repack`` and ``prune-packed`` run no
+        configured program."""
+        try:
+            loose = len(os.listdir(self.git_dir / "objects" / "17"))
+        except OSError:
+            loose = 0
+        if loose <= LOOSE_OBJECTS_PER_FANOUT:
+            return
+        self._git("repack", "-d", "-l", "-q", check=False)
+        self._git("prune-packed", "-q", check=False)
+
+    def sweep(self) -> None:
+        """Remove private indexes (and their locks) of scratch processes that are gone."""
+        from scratch.locking import pid_alive
+
+        try:
+            names = os.listdir(self.git_dir)
+        except OSError:
+            return
+        for name in names:
+            if not name.startswith("scratch-index-"):
+                continue
+            pid = name[len("scratch-index-"):].split(".", 1)[0]
+            if pid.isdigit() and not pid_alive(int(pid)):
+                try:
+                    os.unlink(self.git_dir / name)
+                except OSError:
+                    pass
+
+    def _object_path(self, sha: str) -> Path:
+        return self.git_dir / "objects" / sha[:2] / sha[2:]
+
+    def _has_object(self, sha: str) -> bool:
+        if self._object_path(sha).is_file():
+            return True
+        return self._git("cat-file", "-e", sha, check=False).returncode == 0
+
+    def _store_blob(self, path: Path, size: int) -> str:
+        """Write ``path`` into the object database as is (no filters); its blob id."""
+        if size > LOOSE_OBJECT_MAX:
+            proc = self._git("hash-object", "-w", "--no-filters", "--", str(path))
+            return proc.stdout.decode().strip()
+        data = read_regular(path)
+        sha = blob_sha(data)
+        target = self._object_path(sha)
+        if target.exists():
+            return sha
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+        tmp = target.with_name(f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
+        body = zlib.compress(b"blob %d\x00" % len(data) + data, 1)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        try:
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        return sha
+
+    def _tree_of(self, commit: str | None) -> str:
+        if commit is None:
+            return EMPTY_TREE
+        raw = self._loose_object(commit)
+        if raw is not None and raw.startswith(b"commit ") and b"\x00tree " in raw[:64]:
+            return raw.split(b"\x00tree ", 1)[1][:40].decode()
+        return self._git("rev-parse", f"{commit}^{{tree}}").stdout.decode().strip()
+
+    def _loose_object(self, sha: str) -> bytes | None:
+        try:
+            return zlib.decompress(self._object_path(sha).read_bytes())
+        except (OSError, zlib.error):
+            return None  # packed (or unreadable): ask git
 
     def head(self) -> str | None:
         """The commit HEAD points at, read from the ref files (no process); None if unborn."""
@@ -142,34 +408,42 @@ class GitStore:
             pass
         return None
 
-    def unstage(self) -> None:
-        self._git("reset", "-q", check=False)
-
     def store_object_async(self, path: Path) -> subprocess.Popen[bytes]:
-        """Start writing ``path`` into the object database in the background.
+        """Start writing ``path`` into the object database in the background (no filters).
 
-        A later ``git add`` of identical content then only hashes it: git skips compressing
-        and writing an object it already has. Ingest runs this on the second core while it
-        builds the index. The caller must ``wait()`` for the process.
+        :meth:`commit` then finds the object written and only records it. Ingest runs this on
+        the second core while it builds the index. The caller must ``wait()`` for the process.
         """
-        return subprocess.Popen(["git", *SAFE_CONFIG, "hash-object", "-w", "--", str(path)],
+        return subprocess.Popen(["git", *SAFE_CONFIG, "hash-object", "-w", "--no-filters", "--",
+                                 str(path)],
                                 cwd=self.root,
                                 env=self.env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
 
-    def _clear_stale_index_lock(self) -> None:
-        lock = self.git_dir / "index.lock"
+    # -- reading -----------------------------------------------------------------------------
+    def restore_path(self, commit: str, rel: str, dest: Path) -> bool:
+        """Write the content ``commit`` has at ``rel`` to ``dest`` (through a temporary file
+        beside it and a rename, in constant memory); False if ``commit`` has no such file."""
+        from scratch.locking import _create_temp_beside
+
+        fd, tmp = _create_temp_beside(dest)
         try:
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            return
-        if age > STALE_INDEX_LOCK_SECONDS:
+            with os.fdopen(fd, "wb") as out:
+                proc = subprocess.run(["git", *SAFE_CONFIG, "cat-file", "blob", f"{commit}:{rel}"],
+                                      cwd=self.root, env=self.env(), stdout=out,
+                                      stderr=subprocess.DEVNULL)
+            if proc.returncode != 0:
+                os.unlink(tmp)
+                return False
+            os.replace(tmp, dest)
+            return True
+        except BaseException:
             try:
-                lock.unlink()
+                os.unlink(tmp)
             except FileNotFoundError:
                 pass
+            raise
 
-    # -- reading -----------------------------------------------------------------------------
     def read_blob(self, sha: str) -> bytes:
         proc = self._git("cat-file", "blob", sha, check=False)
         if proc.returncode != 0:
@@ -181,11 +455,16 @@ class GitStore:
         """Commits that touched ``path``, oldest first: id, time, message, blob (None: deleted)."""
         from git import Repo  # heavy import, only for history
 
-        # GitPython's processes inherit os.environ: keep the caller's GIT_* out of them too
+        # GitPython's processes inherit os.environ: keep the caller's GIT_* out of them, and
+        # give them the same safe settings as every other git command here
         leaked = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("GIT_")}
+        os.environ.update(safe_environment())
         try:
             commits = self._history(Repo, path)
         finally:
+            for k in list(os.environ):
+                if k.startswith("GIT_"):
+                    del os.environ[k]
             os.environ.update(leaked)
         return commits
 
@@ -217,3 +496,33 @@ class GitStore:
             return subprocess.call(["git", *args], cwd=self.root, env=self.env(user=True))
         except FileNotFoundError:
             raise StoreError("git is not installed or not on PATH", code="git_missing") from None
+
+
+def safe_environment() -> dict[str, str]:
+    """The environment that makes any git process scratch starts safe (see the module
+    docstring): no global/system config or attributes, no replace refs, no prompts, and
+    :data:`SAFE_SETTINGS` as ``GIT_CONFIG_*`` variables."""
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
+           "GIT_NO_REPLACE_OBJECTS": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0",
+           "LC_ALL": "C", "GIT_CONFIG_COUNT": str(len(SAFE_SETTINGS))}
+    for i, (key, value) in enumerate(SAFE_SETTINGS):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of regular file ``path``, opened without following a symlink."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        size = os.fstat(fd).st_size
+        parts = []
+        while True:
+            block = os.read(fd, max(size, 4096))
+            if not block:
+                break
+            parts.append(block)
+            size = 4096
+        return b"".join(parts)
+    finally:
+        os.close(fd)

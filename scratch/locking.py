@@ -3,6 +3,8 @@
 Invariants:
 - :func:`exclusive` holds an ``fcntl.flock`` on a lock file for the duration of a ``with`` block;
   the kernel drops it if the process dies, so a crash never leaves the store locked.
+  :func:`shared` is its reader side (many at once, none while an exclusive one is held).
+  Lock files are opened without following a symlink (a link placed there is refused).
 - :func:`atomic_write` writes to a temporary file in the same directory, fsyncs it and renames
   it over the target: readers see the old content or the new, never a half-written file.
 - :func:`overwrite` rewrites a small state file in place with one ``pwrite``, for files that
@@ -24,13 +26,33 @@ from pathlib import Path
 
 @contextmanager
 def exclusive(lock_file: Path) -> Iterator[None]:
+    with _locked(lock_file, fcntl.LOCK_EX):
+        yield
+
+
+@contextmanager
+def shared(lock_file: Path) -> Iterator[None]:
+    with _locked(lock_file, fcntl.LOCK_SH):
+        yield
+
+
+@contextmanager
+def _locked(lock_file: Path, how: int) -> Iterator[None]:
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
-    except FileNotFoundError:  # its directory comes first (made only then: mkdir costs)
-        lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(lock_file, flags, 0o600)
+        except FileNotFoundError:  # its directory comes first (made only then: mkdir costs)
+            lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(lock_file, flags, 0o600)
+    except OSError as exc:
+        if os.path.islink(lock_file):
+            from scratch.errors import UnsafePath
+            raise UnsafePath(f"refusing to follow a symlink placed in the store: {lock_file}",
+                             path=str(lock_file), reason="symlink") from None
+        raise exc
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, how)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
@@ -49,6 +71,48 @@ def _create_temp_beside(path: Path) -> tuple[int, Path]:
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def temp_beside(path: Path, data: bytes, *, fsync: bool = True) -> Path:
+    """A new temporary file beside ``path`` holding ``data`` (not renamed into place yet)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = _create_temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return tmp
+
+
+def temp_owner(name: str) -> int | None:
+    """The pid in a temporary file name scratch made (``.tmp-<pid>-...``), else None."""
+    if not name.startswith(".tmp-"):
+        return None
+    for part in name[5:].split("-"):
+        if part.isdigit():
+            return int(part)
+    return None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user counts as alive)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:

@@ -11,15 +11,17 @@ Invariants:
 - An append (one entry or a batch) is built in memory, checked against limits and quota, then
   written with a single ``write`` on an ``O_APPEND`` descriptor and fsynced, under the store
   lock, then committed: concurrent appenders never interleave or lose entries.
-- A torn last line (a crash mid-write) has no trailing newline: readers ignore it and the next
-  append cuts it off before writing.
+- An append is journaled first (the log's size, the metadata's bytes): a process killed before
+  its commit leaves nothing behind, the next open cuts the log back and restores the metadata,
+  so the file always equals the last commit once recovered. A torn last line (from before the
+  journal existed) has no trailing newline: readers ignore it and the next append cuts it off.
+- The log file is opened without following a symlink and refused if hard-linked
+  (:mod:`scratch.safefs`): an append must never write to a file outside the store.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,20 +30,18 @@ import orjson
 from scratch.errors import LimitExceeded, UsageError
 from scratch.store import Store, new_meta, utc_now
 
-_LONG_DIGITS = re.compile(r"\d{19}")
-
 
 def parse_entry(text: str) -> Any:
-    """The JSON value of ``text`` if it is JSON, else the text."""
+    """The JSON value of ``text`` if it is (strict) JSON, else the text; numbers kept as
+    written (:mod:`scratch.formats.jsonnum`)."""
+    from scratch.formats.jsonnum import parse_exact
+
     stripped = text.strip()
     if stripped:
         try:
-            value = orjson.loads(stripped)
-        except orjson.JSONDecodeError:
+            return parse_exact(stripped.encode("utf-8", "surrogatepass"))
+        except ValueError:  # JsonError: not JSON (NaN and Infinity included)
             return text
-        if _LONG_DIGITS.search(stripped):
-            return json.loads(stripped)  # orjson turns integers beyond 64 bits into floats
-        return value
     return text
 
 
@@ -86,71 +86,84 @@ def append(store: Store, name: str, raw_entries: Iterable[bytes]) -> dict[str, A
                            new_bytes=sum(len(t) for t in texts) + 48 * len(texts),
                            new_log_entries=len(texts))
         # the file wins over metadata a crash may have left one append behind
-        first = max(meta["log"]["next_id"], _last_id(path) + 1)
+        first = max(meta["log"]["next_id"], _last_id(store, path) + 1)
         ts = utc_now()
         lines = b"".join(_record(first + i, ts, t) for i, t in enumerate(texts))
         store._mkdirs(path.parent)
-        _append_bytes(path, lines)
         last = first + len(texts) - 1
         meta["log"]["next_id"] = last + 1
         meta["log"]["count"] += len(texts)
         meta["log"]["first_id"] = meta["log"].get("first_id") or first
         what = f"entry {first}" if len(texts) == 1 else f"{len(texts)} entries, ids {first}-{last}"
         message = f"Append {what} to log {name} (agent {store.agent})."
+        fd = _open_log(store, path)
         try:
-            store.save_meta(name, meta)
-            store.git.commit([store.rel(path), store.rel(store.meta_path(name))], message,
-                             author=store.agent)
-        except BaseException:
-            _truncate_to(path, len(lines))
-            raise
+            size = os.fstat(fd).st_size
+            end = _complete_end(fd, size)
+            if end < size:  # cut a torn last line (no trailing newline) left by a crash
+                os.ftruncate(fd, end)
+            # a kill from here to the commit is undone by the next open: the log back to this
+            # size, the metadata back to what it was
+            store.journal_append([(path, end)], [store.meta_path(name)])
+            try:
+                _append_bytes(fd, lines)
+                store.save_meta(name, meta)
+                store.git.commit([store.rel(path), store.rel(store.meta_path(name))], message,
+                                 author=store.agent)
+            except BaseException:
+                store.undo_journal()  # the append and the metadata, as they were
+                raise
+            store.journal_done()
+        finally:
+            os.close(fd)
     return {"name": name, "first_id": first, "last_id": last, "count": len(texts)}
 
 
-def _append_bytes(path: os.PathLike[str], data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        size = os.fstat(fd).st_size
-        end = _complete_end(path, size)
-        if end < size:  # cut a torn last line (no trailing newline) left by a crash
-            os.truncate(path, end)
-        written = os.write(fd, data)
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _open_log(store: Store, path: Any) -> int:
+    """The log file opened for appending (and reading): no symlink, no hard link (a write
+    through one would land in a file outside the store), see :mod:`scratch.safefs`."""
+    from scratch.safefs import open_file
+
+    return open_file(store.root, path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
 
 
-def _complete_end(path: os.PathLike[str], size: int) -> int:
+def _append_bytes(fd: int, data: bytes) -> None:
+    written = os.write(fd, data)
+    while written < len(data):
+        written += os.write(fd, data[written:])
+    os.fsync(fd)
+
+
+def _complete_end(fd: int, size: int) -> int:
     """Offset just past the last newline of the file (0 if none): where whole lines end."""
     block = 1 << 16
-    with open(path, "rb") as fh:
-        pos = size
-        while pos > 0:
-            start = max(0, pos - block)
-            fh.seek(start)
-            chunk = fh.read(pos - start)
-            cut = chunk.rfind(b"\n")
-            if cut >= 0:
-                return start + cut + 1
-            pos = start
+    pos = size
+    while pos > 0:
+        start = max(0, pos - block)
+        chunk = os.pread(fd, pos - start, start)
+        cut = chunk.rfind(b"\n")
+        if cut >= 0:
+            return start + cut + 1
+        pos = start
     return 0
 
 
-def _last_id(path: os.PathLike[str]) -> int:
+def _last_id(store: Store, path: Any) -> int:
     """Id of the last whole entry in the file (0 if none or unreadable)."""
+    from scratch.safefs import open_file
+
     try:
-        size = os.path.getsize(path)
+        fd = open_file(store.root, path)
     except OSError:
         return 0
-    end = _complete_end(path, size)
-    if end == 0:
-        return 0
-    start = _complete_end(path, end - 1)
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        line = fh.read(end - start)
+    try:
+        end = _complete_end(fd, os.fstat(fd).st_size)
+        if end == 0:
+            return 0
+        start = _complete_end(fd, end - 1)
+        line = os.pread(fd, end - start, start)
+    finally:
+        os.close(fd)
     try:
         return int(orjson.loads(line)["id"])
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
@@ -158,32 +171,25 @@ def _last_id(path: os.PathLike[str]) -> int:
 
 
 def _record(entry_id: int, ts: str, text: str) -> bytes:
+    from scratch.formats.jsonnum import dumps
+
     record = {"id": entry_id, "ts": ts, "entry": parse_entry(text)}
-    try:
-        return orjson.dumps(record) + b"\n"
-    except TypeError:  # an integer beyond 64 bits: the standard library keeps it exact
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-def _truncate_to(path: os.PathLike[str], appended: int) -> None:
-    """Undo an append whose commit failed."""
-    try:
-        os.truncate(path, os.path.getsize(path) - appended)
-    except OSError:
-        pass
+    return dumps(record) + b"\n"  # numbers exactly as appended
 
 
 def _records(store: Store, name: str) -> tuple[list[dict[str, Any]], int]:
     """The whole entries of the log, and how many damaged lines were skipped."""
+    from scratch.safefs import read_file
+
     store.require(name, kinds=("log",))
-    data = store.content_path(name, "log").read_bytes()
+    data = read_file(store.root, store.content_path(name, "log"))
+    from scratch.formats.jsonnum import parse_exact
+
     records: list[dict[str, Any]] = []
     skipped = 0
     for line in data.split(b"\n")[:-1]:  # the last piece is "" or a torn line
         try:
-            # orjson reads integers beyond 64 bits as floats: such lines go to the stdlib
-            record = (json.loads(line) if _LONG_DIGITS.search(line.decode("utf-8", "replace"))
-                      else orjson.loads(line))
+            record = parse_exact(line)  # numbers as written (big integers, long decimals)
             record["id"]
         except (ValueError, KeyError, TypeError):  # JSONDecodeError is a ValueError
             skipped += 1

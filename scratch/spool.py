@@ -48,7 +48,7 @@ class Spooled:
         """The content as a file in ``directory`` (written now if it was in memory)."""
         if self.path is not None:
             return self.path
-        fd, name = tempfile.mkstemp(dir=directory, prefix=".tmp-spool-")
+        fd, name = tempfile.mkstemp(dir=directory, prefix=f".tmp-spool-{os.getpid()}-")
         with os.fdopen(fd, "wb") as fh:
             fh.write(self.data or b"")
         self.path = Path(name)
@@ -77,7 +77,7 @@ def spool(stream: IO[bytes], tmp_dir: Path, *, memory_limit: int = 8 * CHUNK,
             size += len(block)
             if fh is None and size > memory_limit:
                 tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=".tmp-spool-")
+                fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-spool-{os.getpid()}-")
                 fh = os.fdopen(fd, "wb")
                 path = Path(name)
                 fh.writelines(parts)
@@ -98,3 +98,26 @@ def spool(stream: IO[bytes], tmp_dir: Path, *, memory_limit: int = 8 * CHUNK,
         fh.close()
         return Spooled(size, digest.hexdigest(), path=path)
     return Spooled(size, digest.hexdigest(), data=b"".join(parts))
+
+
+def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
+    """A file given on the command line, opened for reading; clear errors for what is not
+    a readable file (missing, a directory, no permission, anything else the system refuses):
+    ``file_not_found``, ``is_a_directory``, ``permission_denied``, ``unreadable_input``."""
+    from scratch.errors import ScratchError
+
+    shown = os.fspath(path)
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    except FileNotFoundError:
+        raise ScratchError(f"no such file: {shown}", code="file_not_found", path=shown) from None
+    except IsADirectoryError:
+        raise ScratchError(f"{shown} is a directory; give a file (or pipe data in)",
+                           code="is_a_directory", path=shown) from None
+    except PermissionError:
+        raise ScratchError(f"cannot read {shown}: permission denied", code="permission_denied",
+                           path=shown) from None
+    except OSError as exc:
+        raise ScratchError(f"cannot read {shown}: {exc.strerror or exc}",
+                           code="unreadable_input", path=shown) from None
+    return fh

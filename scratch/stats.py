@@ -42,8 +42,12 @@ def load(root: Path, agent: str) -> dict[str, Any]:
 
 def record(root: Path, agent: str, op: str, **counters: int) -> None:
     """Count one operation of kind ``op`` and add ``counters`` (e.g. tokens_intercepted=n)."""
+    from scratch.errors import StoreError
+    from scratch.safefs import check_dirs
+
     path = stats_file(root, agent)
     try:
+        check_dirs(root, path)  # never through a symlink placed in the store
         with exclusive(path.with_name(".stats.lock")):
             data = _read(path)
             ops = data.setdefault("operations", {})
@@ -51,5 +55,5 @@ def record(root: Path, agent: str, op: str, **counters: int) -> None:
             for key, value in counters.items():
                 data[key] = data.get(key, 0) + value
             overwrite(path, orjson.dumps(data))
-    except OSError:
+    except (OSError, StoreError):
         pass  # counting must never fail a command (e.g. a read-only store being read)

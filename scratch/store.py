@@ -8,15 +8,24 @@ Layout under the store root (a git repository)::
     agents/<agent>/logs/<name>.jsonl   an append-only log, one JSON object per line
     agents/<agent>/meta/<name>.json    entry metadata: kind, versions (blob ids), log cursor
     cache/                             rebuildable: indexes, old versions materialised as files
-    state/                             budgets and operation counters (not versioned)
+    state/                             budgets, counters, the journal and swap lock (not versioned)
     .lock                              serialises write-then-commit across processes
 
 Invariants:
-- A name passes :func:`scratch.names.validate_name` and every path component below the agent
-  directory is a real directory or file, never a symlink, so nothing outside the agent's own
-  directory is ever read or written.
-- Content is written to a temp file and renamed; metadata likewise; then both are committed in
-  one commit whose message names entry, agent and version. Identical content makes no version.
+- A name passes :func:`scratch.names.validate_name`; every directory below the store root is
+  a real directory, and every file scratch opens in the store is opened without following a
+  symlink and refused when hard-linked (:mod:`scratch.safefs`, ``unsafe_path``; a rebuildable
+  cache file found so is replaced), so nothing outside the store is ever read or written.
+- A change: a journal (``state/journal.json``) first; new content and metadata written beside
+  their targets; then, holding ``state/swap.lock`` exclusively, the old files moved aside (by
+  rename) and the new ones moved in; then one commit whose message names entry, agent and
+  version. Identical content makes no version. A crash anywhere is undone (or, if it was
+  committed, finished) the next time the store is opened; ``state/writer`` marks a writer at
+  work, so one that was killed has its temporary files swept. Log appends are journaled the
+  same way (:mod:`scratch.logs`).
+- Readers pair an entry's metadata and content under the swap lock taken shared and keep the
+  content file open (:meth:`Store.version_file`): a reader sees one whole version, whose blob
+  is the key of its index, even while another process writes the entry.
 - Metadata is a cache of history: when it is missing or corrupt it is rebuilt from the content
   and ``git log`` of the content path.
 """
@@ -46,8 +55,9 @@ from scratch.errors import (
     VersionNotFound,
 )
 from scratch.gitstore import GitStore, blob_sha
-from scratch.locking import atomic_write, exclusive
+from scratch.locking import atomic_write, exclusive, pid_alive, shared, temp_beside, temp_owner
 from scratch.names import validate_agent, validate_name
+from scratch.safefs import UnsafePath, check_dirs, ensure_dir, open_file, read_file, remove_unsafe
 
 META_VERSION = 1
 KINDS = ("file", "log", "output")
@@ -110,6 +120,12 @@ class Store:
         self.meta_dir = self.agent_dir / "meta"
         self.cache_dir = root / "cache"
         self.state_dir = root / "state"
+        # content files of current versions held open for readers ({blob: fd}, see
+        # version_file); closed with the store
+        self._pinned: dict[str, int] = {}
+        import weakref
+
+        weakref.finalize(self, _close_all, self._pinned)
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -123,9 +139,37 @@ class Store:
                                     store=str(root))
             cls._create(root)
         store = cls(root, agent, config if config is not None else load_config(root))
+        store._check_layout()
         store._check_agent_case()
         store.recover_if_interrupted()
+        store._sweep_temporaries()
         return store
+
+    def _check_layout(self) -> None:
+        """The store's own directories are real directories: a symlink at ``cache/``,
+        ``state/``, ``agents/`` or ``.git`` would send writes outside the store."""
+        for top in (".git", "agents", "cache", "state", "cache/index", "cache/blobs",
+                    "cache/tmp", "cache/summaries"):
+            check_dirs(self.root, self.root / top / "x")
+
+    def _sweep_temporaries(self) -> None:
+        """Remove temporary files a killed process left in ``cache/tmp`` and ``state/`` (their
+        names carry the creator's pid; a live creator's are kept). Two small directories: cheap
+        enough for every open. What a crashed writer left among the entries is swept by
+        :meth:`_recover`."""
+        self.git.sweep()
+        for directory in (self.cache_dir / "tmp", self.state_dir):
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue
+            for fname in names:
+                pid = temp_owner(fname)
+                if pid is not None and not pid_alive(pid):
+                    try:
+                        remove_unsafe(directory / fname)
+                    except OSError:
+                        pass
 
     @staticmethod
     def _create(root: Path) -> None:
@@ -137,6 +181,9 @@ class Store:
         except PermissionError as exc:
             raise StoreError(f"cannot create the store at {root}: {exc.strerror}",
                              code="store_read_only") from None
+        except OSError as exc:  # not a directory, a file system that takes no files (/proc)
+            raise StoreError(f"cannot use {root} as a store: {exc.strerror or exc}",
+                             code="store_unusable", store=str(root)) from None
 
     def _check_agent_case(self) -> None:
         """On case-insensitive file systems OPS and ops would share a directory: refuse that."""
@@ -154,68 +201,196 @@ class Store:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
+        """The store's write lock (one writer at a time, across processes). While it is held a
+        marker ``state/writer`` exists; finding it on taking the lock means a writer was killed,
+        so its temporary files are swept (:meth:`_recover`)."""
+        locked = False
         try:
             with exclusive(self.root / ".lock"):
+                locked = True
                 self._recover()
-                yield
+                marker = self.state_dir / "writer"
+                try:
+                    atomic_write(marker, b"%d\n" % os.getpid(), fsync=False)
+                except OSError:
+                    pass  # a read-only store: nothing will be written anyway
+                try:
+                    yield
+                finally:
+                    marker.unlink(missing_ok=True)
         except PermissionError as exc:
             raise StoreError(f"the store at {self.root} is read-only: {exc.strerror}",
                              code="store_read_only") from None
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+            if locked:
+                raise
+            raise StoreError(f"cannot lock the store at {self.root}: {exc.strerror}",
+                             code="store_unusable", store=str(self.root)) from None
 
     @property
     def journal(self) -> Path:
         return self.state_dir / "journal.json"
 
-    def _recover(self) -> None:
-        """Undo a change a crash interrupted before its commit (lock held).
+    def _swapping(self) -> Any:
+        """Held (exclusively) while versions are swapped in or out; readers take it shared to
+        pair an entry's metadata with its content (:meth:`version_file`)."""
+        return exclusive(self.state_dir / "swap.lock")
 
-        The journal lists each file the change touched and the hard link that keeps its old
-        content; if HEAD is still where it was when the change began, the files go back.
+    def _recover(self) -> None:
+        """Undo a change a crash interrupted before its commit, or finish one that was
+        committed, and sweep what a killed writer left (lock held).
+
+        The journal lists each file the change touched and the name its old content was moved
+        to (None: it did not exist); if HEAD is still where it was when the change began, the
+        files go back.
         """
+        killed = (self.state_dir / "writer").exists()
         try:
-            entry = orjson.loads(self.journal.read_bytes())
+            entry = orjson.loads(read_file(self.root, self.journal))
         except FileNotFoundError:
-            return
-        except (OSError, orjson.JSONDecodeError):
+            entry = None
+        except (OSError, orjson.JSONDecodeError, UnsafePath):
             entry = {"pairs": [], "head": None}
-        committed = entry.get("head") is not None and self.git.head() != entry["head"]
-        for target, backup in entry.get("pairs", []):
-            path = self.root / target
-            saved = self.root / backup if backup else None
+        if entry is not None:
+            committed = entry.get("head") is not None and self.git.head() != entry["head"]
+            with self._swapping():
+                if not committed and entry.get("replaced"):
+                    self._restore_from(entry.get("head"), list(entry["replaced"]))
+                for target, backup in entry.get("pairs", []):  # journals of older versions
+                    path = self.root / target
+                    saved = self.root / backup if backup else None
+                    try:
+                        if committed:
+                            if saved is not None:
+                                saved.unlink(missing_ok=True)
+                        elif saved is not None:
+                            if os.path.lexists(saved):
+                                os.replace(saved, path)
+                            # else: the crash came before the old content was moved: in place
+                        else:
+                            path.unlink(missing_ok=True)
+                    except OSError:
+                        pass
+                if not committed:
+                    self._undo_appends(entry)
+            self.journal.unlink(missing_ok=True)
+        if killed or entry is not None:
+            self._sweep_entries()
             try:
-                if committed:
-                    if saved is not None:
-                        saved.unlink(missing_ok=True)
-                elif saved is not None and saved.exists():
-                    os.replace(saved, path)
-                elif saved is None:
+                self.git.sync_index()  # its commit may have been made, its index not moved in
+            except StoreError:
+                pass
+
+    def _undo_appends(self, entry: dict[str, Any]) -> None:
+        """An append journal (:meth:`journal_append`): cut each file back to its size before
+        the append and put each saved file back as it was (absent: removed)."""
+        import base64
+
+        for target, size in entry.get("truncate", []):
+            try:
+                fd = open_file(self.root, self.root / target, os.O_WRONLY)
+            except (OSError, StoreError):
+                continue
+            try:
+                if os.fstat(fd).st_size > size:
+                    os.ftruncate(fd, size)
+            finally:
+                os.close(fd)
+        for target, saved in entry.get("restore", []):
+            path = self.root / target
+            try:
+                if saved is None:
                     path.unlink(missing_ok=True)
+                else:
+                    atomic_write(path, base64.b64decode(saved), fsync=False)
             except OSError:
                 pass
-        if not committed:
-            self.git.unstage()
+
+    def journal_append(self, appended: list[tuple[Path, int]], saved: list[Path]) -> None:
+        """Record, before an in-place append (lock held), how to undo it if the process dies
+        before its commit: each appended file's size before it, and the bytes of each file
+        that will be rewritten (``None`` when it does not exist yet). Call
+        :meth:`journal_done` after the commit."""
+        import base64
+
+        restore: list[list[Any]] = []
+        for path in saved:
+            try:
+                restore.append([self.rel(path), base64.b64encode(read_file(self.root, path))
+                                .decode()])
+            except FileNotFoundError:
+                restore.append([self.rel(path), None])
+        atomic_write(self.journal, orjson.dumps({
+            "head": self.git.head(), "pairs": [],
+            "truncate": [[self.rel(p), size] for p, size in appended], "restore": restore}))
+
+    def journal_done(self) -> None:
         self.journal.unlink(missing_ok=True)
 
+    def undo_journal(self) -> None:
+        """Undo what the journal of the change in progress describes (its commit failed)."""
+        try:
+            entry = orjson.loads(read_file(self.root, self.journal))
+        except (OSError, orjson.JSONDecodeError, StoreError):
+            return
+        self._undo_appends(entry)
+        self.journal.unlink(missing_ok=True)
+
+    def _sweep_entries(self) -> None:
+        """Remove the temporary files (``.tmp-*``) a killed writer left among the entries of
+        every agent (lock held, so no live writer has any)."""
+        agents = self.root / "agents"
+        try:
+            names = os.listdir(agents)
+        except OSError:
+            return
+        for agent in names:
+            for sub in ("files", "meta", "logs"):
+                for dirpath, _dirs, files in os.walk(agents / agent / sub):
+                    for fname in files:
+                        if fname.startswith(".tmp-"):
+                            try:
+                                os.unlink(os.path.join(dirpath, fname))
+                            except OSError:
+                                pass
+
     def recover_if_interrupted(self) -> None:
-        """Readers call this first: a crashed change is undone before anything is served."""
-        if self.journal.exists():
+        """Readers call this first: a crashed change is undone before anything is served.
+
+        A change in progress in a live process is not waited for: readers pair metadata and
+        content under the swap lock (:meth:`version_file`), so they see the old version or the
+        new one. Only when the writer is gone is the lock taken, to recover."""
+        marker = self.state_dir / "writer"
+        if not (self.journal.exists() or marker.exists()):
+            return
+        try:
+            pid = int(marker.read_bytes().strip() or b"0")
+        except (OSError, ValueError):
+            pid = 0
+        if pid and pid != os.getpid() and pid_alive(pid):
+            return  # a live writer at work
+        try:
             with self.lock():
                 pass
+        except StoreError:
+            pass  # a read-only store: served as it is
 
     # -- paths -------------------------------------------------------------------------------
     def _safe(self, base: Path, relative: str) -> Path:
-        """``base/relative`` after refusing any symlink between the agent dir and the target."""
+        """``base/relative`` after refusing any symlink between the store root and the target
+        (the target itself is opened with ``O_NOFOLLOW`` wherever it is opened)."""
         path = base / relative
-        probe = self.agent_dir
-        for part in path.relative_to(self.agent_dir).parts:
-            probe = probe / part
-            if probe.is_symlink():
-                raise StoreError(f"refusing to follow a symlink placed in the store: "
-                                 f"{probe.relative_to(self.root)}", code="unsafe_path")
-        for top in (self.root / "agents", self.agent_dir):
-            if top.is_symlink():
-                raise StoreError(f"refusing to follow a symlink placed in the store: "
-                                 f"{top.relative_to(self.root)}", code="unsafe_path")
+        try:
+            check_dirs(self.root, path)
+        except NotADirectoryError:  # "m" is an entry, so "m/k" (or "m.json/k") cannot be one
+            name = relative.removesuffix(".jsonl") if base == self.logs_dir else \
+                relative.removesuffix(".json") if base == self.meta_dir else relative
+            raise InvalidName(f"{name!r} clashes with an existing entry: a name cannot be both "
+                              "an entry and a folder of entries", code="name_conflict",
+                              name=name) from None
+        if os.path.islink(path):
+            raise UnsafePath(f"refusing to follow a symlink placed in the store: "
+                             f"{self.rel(path)}", path=self.rel(path), reason="symlink")
         return path
 
     def content_path(self, name: str, kind: str = "file") -> Path:
@@ -235,7 +410,7 @@ class Store:
     def load_meta(self, name: str) -> dict[str, Any] | None:
         path = self.meta_path(name)
         try:
-            raw = path.read_bytes()
+            raw = read_file(self.root, path)
         except FileNotFoundError:
             return self._rebuild_meta(name)
         except IsADirectoryError:
@@ -256,12 +431,12 @@ class Store:
         """Recreate metadata from the content file and its git history (None if no entry)."""
         for kind, path in (("file", self.content_path(name)),
                            ("log", self.content_path(name, "log"))):
-            if not path.is_file():
+            if not os.path.isfile(path) or os.path.islink(path):
                 continue
             meta = new_meta(name, kind)
             if kind == "log":
                 ids = []
-                for line in path.read_bytes().split(b"\n"):
+                for line in read_file(self.root, path).split(b"\n"):
                     try:
                         ids.append(int(orjson.loads(line)["id"]))
                     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
@@ -276,7 +451,7 @@ class Store:
                     "blob": commit["blob"], "bytes": None, "lines": None,
                     "message": commit["message"], "info": {},
                 })
-            data = path.read_bytes()
+            data = read_file(self.root, path)
             if not meta["versions"] or meta["versions"][-1]["blob"] != blob_sha(data):
                 meta["versions"].append({
                     "version": len(meta["versions"]) + 1, "time": utc_now(),
@@ -332,6 +507,7 @@ class Store:
         """
         records: list[dict[str, Any]] = []
         changes: list[tuple[Path, bytes | Path | None]] = []
+        blobs: dict[str, str] = {}
         metas: list[tuple[str, dict[str, Any]]] = []
         new_entries = 0
         old_bytes = new_bytes = 0
@@ -366,6 +542,7 @@ class Store:
                       "message": line, "info": item.info}
             meta["versions"].append(record)
             changes.append((self.content_path(item.name), item.content))
+            blobs[self.rel(changes[-1][0])] = item.blob
             metas.append((item.name, meta))
             out = dict(record)
             out.update(name=item.name, kind=item.kind, unchanged=False)
@@ -381,51 +558,60 @@ class Store:
             first = next(r for r in records if not r["unchanged"])
             commit_message = (f"{first['message']} With {len(changes) - 1} companion "
                               f"{'entry' if len(changes) == 2 else 'entries'}.")
-        self._commit_files(changes, metas, commit_message)
+        self._commit_files(changes, metas, commit_message, blobs)
         return records
 
     def _commit_files(self, changes: list[tuple[Path, bytes | Path | None]],
-                      metas: list[tuple[str, dict[str, Any]]], message: str) -> None:
+                      metas: list[tuple[str, dict[str, Any]]], message: str,
+                      blobs: dict[str, str] | None = None) -> None:
         """Write (bytes), move in (Path) or delete (None) files, save metadata, commit.
 
-        On any failure every touched file is put back as it was (old content is kept through
-        a hard link, so even a 1 GB output is never copied) and the error is re-raised.
+        Order: the journal (so a crash anywhere after is undone, or completed, on the next
+        open); the new files written beside their targets; then, holding the swap lock so no
+        reader pairs an old file with a new one, each new file renamed over its target (a
+        reader of one file sees the old or the new, never neither); then the commit. The old
+        contents are HEAD's (every change is committed), so nothing is copied or kept aside:
+        on any failure each touched file is restored from HEAD (or removed if HEAD lacks it)
+        and the error re-raised.
         """
         targets = [p for p, _ in changes] + [self.meta_path(n) for n, _ in metas]
-        backups: list[tuple[Path, Path | None]] = []
+        head = self.git.head()
+        staged: list[tuple[Path, Path | None, bool]] = []  # (target, new file, ours to delete)
+        swapped = False
         try:
-            for path in targets:
-                backup = None
-                if path.is_file():
-                    backup = path.with_name(f".tmp-backup-{os.getpid()}-{path.name}")
-                    backup.unlink(missing_ok=True)
-                    os.link(path, backup)
-                backups.append((path, backup))
             atomic_write(self.journal, orjson.dumps({
-                "head": self.git.head(),
-                "pairs": [[self.rel(p), self.rel(b) if b else None] for p, b in backups]}))
+                "head": head, "replaced": [self.rel(p) for p in targets]}))
             for path, source in changes:
                 if source is None:
-                    path.unlink(missing_ok=True)
+                    staged.append((path, None, False))
                     continue
                 self._mkdirs(path.parent)
                 if isinstance(source, Path):
-                    os.replace(source, path)
+                    staged.append((path, source, False))
                 else:
-                    atomic_write(path, source)
+                    staged.append((path, temp_beside(path, source), True))
             for name, meta in metas:
-                self._mkdirs(self.meta_path(name).parent)
-                self.save_meta(name, meta)
-            self.git.commit([self.rel(p) for p in targets], message, author=self.agent)
-        except BaseException as exc:
-            for path, backup in backups:
-                try:
-                    if backup is None:
+                meta["updated"] = utc_now()
+                mpath = self.meta_path(name)
+                self._mkdirs(mpath.parent)
+                body = orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n"
+                staged.append((mpath, temp_beside(mpath, body, fsync=False), True))
+            with self._swapping():
+                swapped = True
+                for path, new, _ in staged:
+                    if new is None:
                         path.unlink(missing_ok=True)
                     else:
-                        os.replace(backup, path)
-                except OSError:
-                    pass
+                        os.replace(new, path)
+            self.git.commit([self.rel(p) for p in targets], message, author=self.agent,
+                            blobs=blobs)
+        except BaseException as exc:
+            if swapped:
+                with self._swapping():
+                    self._restore_from(head, [self.rel(p) for p in targets])
+            for _path, new, ours in staged:
+                if ours and new is not None:
+                    new.unlink(missing_ok=True)
             self.journal.unlink(missing_ok=True)
             if isinstance(exc, PermissionError):
                 raise StoreError(f"the store is read-only: {exc.strerror}: {exc.filename}",
@@ -436,10 +622,18 @@ class Store:
                                   "both an entry and a folder of entries", code="name_conflict",
                                   name=metas[0][0]) from None
             raise
-        for _path, backup in backups:
-            if backup is not None:
-                backup.unlink(missing_ok=True)
         self.journal.unlink(missing_ok=True)
+
+    def _restore_from(self, head: str | None, rels: list[str]) -> None:
+        """Put each of ``rels`` back as commit ``head`` holds it (removed if it has none);
+        swap lock held. Each file is replaced by rename, never truncated in place."""
+        for rel in rels:
+            path = self.root / rel
+            try:
+                if head is None or not self.git.restore_path(head, rel, path):
+                    path.unlink(missing_ok=True)
+            except (OSError, StoreError):
+                pass
 
     def _mkdirs(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -458,7 +652,7 @@ class Store:
                 for fname in names:
                     if fname.startswith(".tmp-"):
                         continue
-                    total += os.path.getsize(os.path.join(dirpath, fname))
+                    total += os.lstat(os.path.join(dirpath, fname)).st_size
                     if is_log:
                         logs += 1
                     else:
@@ -509,19 +703,79 @@ class Store:
         return Version(name, version, meta, versions[version - 1])
 
     def read_bytes(self, ver: Version) -> bytes:
-        return self.version_file(ver).read_bytes()
+        path = self.version_file(ver)
+        if path.parent == _PROC_FD:
+            fd = int(path.name)
+            size = os.fstat(fd).st_size
+            parts, pos = [], 0
+            while pos < size:
+                block = os.pread(fd, min(size - pos, 1 << 30), pos)
+                if not block:
+                    break
+                parts.append(block)
+                pos += len(block)
+            return b"".join(parts)
+        return read_file(self.root, path)
 
     def version_file(self, ver: Version) -> Path:
-        """A plain file holding exactly the content of ``ver`` (old versions via the cache)."""
+        """A path whose content is exactly ``ver``'s for as long as this store is open, even
+        while another process writes a new version of the entry.
+
+        The current version's content file is opened (no symlink, no hard link) while holding
+        the swap lock shared and after checking, under it, that the entry's current blob is
+        still ``ver``'s: metadata and content are then one version. The path returned names
+        that open file (``/proc/self/fd/N``), so a rename of a newer version over the entry
+        does not change what it reads. An old version, or the current one where there is no
+        ``/proc``, or one replaced meanwhile, comes from ``cache/blobs/<blob>`` (written from
+        git once; a symlink or hard link found there is replaced).
+        """
         meta, info = ver.meta, ver.info
+        blob = str(info["blob"])
         if not meta.get("deleted") and ver.version == len(meta["versions"]):
-            path = self.content_path(ver.name)
-            if path.is_file():
-                return path
-        cached = self.cache_dir / "blobs" / info["blob"]
-        if not cached.is_file():
-            data = self.git.read_blob(info["blob"])
-            atomic_write(cached, data, fsync=False)
+            pinned = self._pin_current(ver.name, blob)
+            if pinned is not None:
+                return pinned
+        return self._cached_blob(blob)
+
+    def _pin_current(self, name: str, blob: str) -> Path | None:
+        fd = self._pinned.get(blob)
+        if fd is None:
+            if not _PROC_FD.is_dir():
+                return None
+            try:
+                with shared(self.state_dir / "swap.lock"):
+                    fd = self._open_if_current(name, blob)
+            except PermissionError:  # a read-only store: no lock to take, nothing moves
+                fd = self._open_if_current(name, blob)
+            if fd is None:
+                return None
+            self._pinned[blob] = fd
+        return _PROC_FD / str(fd)
+
+    def _open_if_current(self, name: str, blob: str) -> int | None:
+        meta = self.load_meta(name)
+        if (meta is None or meta.get("deleted") or not meta.get("versions")
+                or meta["versions"][-1]["blob"] != blob):
+            return None  # replaced since it was resolved: that version comes from git
+        try:
+            return open_file(self.root, self.content_path(name))
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+
+    def _cached_blob(self, blob: str) -> Path:
+        if not (len(blob) == 40 and blob.isalnum()):
+            raise StoreError(f"not a blob id: {blob!r}", code="corrupt_meta", blob=blob)
+        blobs = ensure_dir(self.root, self.cache_dir / "blobs")
+        cached = blobs / blob
+        try:
+            os.close(open_file(self.root, cached))
+            return cached
+        except FileNotFoundError:
+            pass
+        except (UnsafePath, IsADirectoryError):
+            remove_unsafe(cached)  # the cache is rebuildable: a link placed there just goes
+        data = self.git.read_blob(blob)
+        atomic_write(cached, data, fsync=False)
         return cached
 
     def history(self, name: str) -> list[dict[str, Any]]:
@@ -618,7 +872,7 @@ class Store:
             row: dict[str, Any] = {"name": meta["name"], "kind": meta["kind"]}
             if meta["kind"] == "log":
                 path = self.content_path(meta["name"], "log")
-                size = path.stat().st_size if path.exists() else 0
+                size = os.lstat(path).st_size if os.path.lexists(path) else 0
                 row.update(version=None, bytes=size, lines=meta["log"]["count"],
                            updated=meta.get("updated"))
             else:
@@ -628,6 +882,18 @@ class Store:
             rows.append(row)
         rows.sort(key=lambda r: r["name"])
         return rows
+
+
+_PROC_FD = Path("/proc/self/fd")
+
+
+def _close_all(fds: dict[str, int]) -> None:
+    for fd in fds.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    fds.clear()
 
 
 def new_meta(name: str, kind: str) -> dict[str, Any]:

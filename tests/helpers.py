@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,3 +86,15 @@ def error_of(r: Run, json_mode: bool) -> dict[str, Any]:
 
 def shells(calls: list[Any]) -> list[str]:
     return [shell_of(c) for c in calls]
+
+
+# a JSON token: a string (escapes and all), a number, a literal or a structural character;
+# written apart from scratch's own scanners so a test of them can compare against it
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null|[][{}:,]')
+
+
+def json_tokens(data: bytes) -> list[bytes]:
+    """The tokens of JSON text ``data``, whitespace between them dropped (asserts none else)."""
+    tokens = _JSON_TOKEN.findall(data)
+    assert _JSON_TOKEN.sub(b"", data).translate(None, b" \t\r\n") == b"", "not JSON tokens only"
+    return tokens

@@ -12,6 +12,7 @@ from scratch.errors import UsageError
 from scratch.formats import Normalized, canonical_format, normalize, slug, sniff
 from scratch.formats.embedded import find_embedded
 from scratch.formats.jsontext import JsonError, has_big_int, parse_json, render, render_line_count
+from tests.helpers import json_tokens
 
 KUBECTL_YAML = b"""apiVersion: v1
 kind: Pod
@@ -93,18 +94,34 @@ AWKWARD = (b'{"big": 123456789012345678901234567890, "neg": -9876543210987654321
            b' "u64": 18446744073709551615, "f": 1.7976931348623157e308, "tiny": 5e-324,'
            b' "pi": 3.141592653589793238462643383279, "exp": 1E+2, "inf": 1e400,'
            b' "esc": "\\u00e9\\ud83d\\ude00", "lone": "\\ud800", "ctl": "\\u0000\\t",'
-           b' "dup": 1, "dup": 2, "nested": [[[{}]], []], "nan": NaN}')
+           b' "dup": 1, "dup": 2, "nested": [[[{}]], []], "zero": -0, "slash": "\\/"}')
 
 
-def test_awkward_json_round_trips(tmp_path: Path) -> None:
+def test_awkward_json_keeps_every_token(tmp_path: Path) -> None:
     n, out = run(AWKWARD, tmp_path)
     assert n.format == "json"
+    assert json_tokens(out) == json_tokens(AWKWARD)  # only whitespace changed
+    assert b'"exp": 1E+2,' in out and b'"inf": 1e400,' in out and b'"dup": 1,\n  "dup": 2' in out
     want = json.loads(AWKWARD)
     got = json.loads(out)
-    assert json.dumps(got) == json.dumps(want)  # same values, same key order, NaN included
-    assert got["big"] == 123456789012345678901234567890
+    assert json.dumps(got) == json.dumps(want)  # same values, same key order
     assert list(got) == list(want)
-    out.decode("utf-8")  # still valid UTF-8 (the lone surrogate is escaped)
+    out.decode("utf-8")  # still valid UTF-8 (the lone surrogate stays an escape)
+    # the repeated key makes the index read the text itself, and says so
+    assert n.layout == "raw" and any("repeats a key" in w for w in n.warnings)
+
+
+@pytest.mark.parametrize("bad", [b'{"nan": NaN}', b'[Infinity]', b'[-Infinity]',
+                                 b'\xef\xbb\xbf{"a": 1}', b'[1,]', b'{"a": 01}',
+                                 b'["tab\there"]'])
+def test_what_is_not_json_is_stored_as_text(tmp_path: Path, bad: bytes) -> None:
+    n, out = run(bad, tmp_path)
+    assert (n.format, out) == ("text", bad)
+    if n.detected == "json":  # sniffed as JSON (or declared): the reason is given
+        assert n.parse_error is not None and "does not parse as JSON" in n.warnings[0]
+    n, out = run(bad, tmp_path, declared="json")
+    assert (n.format, n.detected, out) == ("text", "json", bad)
+    assert n.parse_error is not None and "does not parse as JSON" in n.warnings[0]
 
 
 def test_bom_and_big_int_detection() -> None:

@@ -19,6 +19,7 @@ EXCEPTIONS = {
     "json/utf8/blns.txt": "text",  # one string per line with '#' comment blocks
     "logs/k8s/metrics-server-previous.log": "text",  # a usage message, few log lines
     "logs/loghub/LICENSE": "text",
+    "suites/jsontestsuite/LICENSE": "text",
     "suites/jq/jq.test": "text",
     "suites/jq/man.test": "text",
     "suites/jq/onig.test": "text",
@@ -31,9 +32,18 @@ BY_SUFFIX = {".json": "json", ".ndjson": "ndjson", ".yaml": "yaml", ".yml": "yam
              ".csv": "csv", ".log": "log"}
 
 
+JSONTESTSUITE = "suites/jsontestsuite/test_parsing/"
+# the JSONTestSuite parsing cases (y_ valid, n_ invalid, i_ either): what each is, reviewed
+GOLDEN = {name: fmt for name, fmt in (
+    line.split("\t") for line in (Path(__file__).parent / "golden/jsontestsuite-sniff.tsv")
+    .read_text().splitlines() if line and not line.startswith("#"))}
+
+
 def expected_format(rel: str) -> str:
     if rel in EXCEPTIONS:
         return EXCEPTIONS[rel]
+    if rel.startswith(JSONTESTSUITE):
+        return GOLDEN[rel[len(JSONTESTSUITE):]]
     return BY_SUFFIX[Path(rel).suffix]
 
 
@@ -53,13 +63,15 @@ def test_sniff_table(corpus_dir: Path) -> None:
             wrong.append((rel, got, expected_format(rel)))
     assert not wrong
     assert len(table) >= 140
+    assert sum(rel.startswith(JSONTESTSUITE) for rel, _ in table) == len(GOLDEN) == 318
 
 
 def test_every_corpus_json_round_trips(corpus_dir: Path, tmp_path: Path) -> None:
     dest = tmp_path / "stored"
     count = 0
     for p in corpus_files(corpus_dir):
-        if p.suffix != ".json":
+        # the JSONTestSuite's cases are mostly not valid JSON: tests/test_json_exact.py
+        if p.suffix != ".json" or JSONTESTSUITE in p.as_posix():
             continue
         data = p.read_bytes()
         n = normalize(io.BytesIO(data), dest)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Run, cli, count, count_bytes, shells
+from tests.helpers import Run, cli, count, count_bytes, json_tokens, shells
 
 PODS = Path(str(files("scratch") / "samples" / "pods.json"))
 AUTO_NAME = re.compile(r"(?P<tool>.+)/(?P<stamp>\d{8}T\d{6}Z)-(?P<hash>[0-9a-f]{8})")
@@ -548,10 +548,16 @@ def test_json_round_trip_of_awkward_values(scratch_home: Path) -> None:
     content = stored_path(scratch_home, p["name"]).read_bytes()
     assert json.loads(content) == json.loads(AWKWARD)
     assert list(json.loads(content)) == list(json.loads(AWKWARD))  # key order kept
-    assert p["lines"] == line_count(content) == 21  # pretty-printed
-    nan = pointer("--store-always", input=b'[NaN, Infinity, -Infinity, 1]')
-    values = json.loads(stored_path(scratch_home, nan["name"]).read_bytes())
-    assert values[0] != values[0] and values[1:] == [float("inf"), float("-inf"), 1]
+    assert p["lines"] == line_count(content) == 22  # pretty-printed, the repeated key kept
+    assert json_tokens(content) == json_tokens(AWKWARD)  # every token as written
+    # NaN and Infinity are not JSON: kept as received, as text, and the pointer says why
+    r = ingest("--store-always", "--json", "--format", "json",
+               input=b'[NaN, Infinity, -Infinity, 1]')
+    nan = r.json["data"]
+    assert nan["format"] == "text"
+    assert stored_path(scratch_home, nan["name"]).read_bytes() == b'[NaN, Infinity, -Infinity, 1]'
+    assert r.json["meta"]["warnings"] == ["content does not parse as JSON at line 1, column 2: "
+                                          "Expecting value; stored as text"]
 
 
 BIG = {"big": 2**100, "items": [{"n": 2**70 + i, "s": "x" * 20} for i in range(300)]}

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import cli, count, count_bytes, shells
+from tests.helpers import cli, count, count_bytes, json_tokens, shells
 
 pytestmark = pytest.mark.corpus
 ENVELOPE = 60  # tokens of the --json envelope around the pointer's data (measured 56-58)
@@ -145,7 +145,9 @@ def test_minified_json_with_a_3mb_line(scratch_home: Path, corpus_dir: Path) -> 
     value = json.loads(raw)
     p, human = ingest_file(rel)
     content = check_fields(scratch_home, p, "json")
-    assert content == (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
+    # re-indented: the lines of the canonical layout, every token as written (Go's \u003c too)
+    assert json_tokens(content) == json_tokens(raw) and json.loads(content) == value
+    assert b"\\u003c" in content
     assert p["lines"] == len(json.dumps(value, indent=2).split("\n")) > 80_000
     top = [n for n in p["schema"] if n["depth"] == 1]
     assert [n["path"] for n in top] == list(value)
@@ -302,7 +304,9 @@ def test_every_json_file_round_trips_and_pointer_fits(scratch_home: Path,
     from scratch.answers.ingest import IngestOptions
 
     ctx = Context.build()
-    files = sorted(corpus_dir.rglob("*.json"))
+    # the JSONTestSuite's cases (mostly not valid JSON) are tests/test_json_exact.py's
+    files = sorted(p for p in corpus_dir.rglob("*.json")
+                   if "suites/jsontestsuite/" not in p.as_posix())
     assert len(files) >= 80
     bad: list[str] = []
     for i, path in enumerate(files):

@@ -58,9 +58,12 @@ def value_cell(value: Any, kind: str, *, strings: bool = False) -> str:
 
 
 def split_names(value: Any) -> list[str]:
-    """A comma-separated text or a list, as a list of names."""
+    """A comma-separated text or a list, as a list of names (at most ``MAX_FIELDS``)."""
+    from scratch.query.items import check_field_count
     parts = value.split(",") if isinstance(value, str) else list(value or [])
-    return [p.strip() for p in parts if isinstance(p, str) and p.strip()]
+    names = [p.strip() for p in parts if isinstance(p, str) and p.strip()]
+    check_field_count(len(names))
+    return names
 
 
 # -- count ----------------------------------------------------------------------------------

@@ -123,8 +123,9 @@ def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
            progress: Progress | None = None, rendering: Rendering | None = None) -> Result:
     store = ctx.store()
     check_options(opts, store)
-    tmp_dir = store.cache_dir / "tmp"
-    tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    from scratch.safefs import ensure_dir
+
+    tmp_dir = ensure_dir(store.root, store.cache_dir / "tmp")  # never a symlink out
     spooled = spool(stream, tmp_dir,
                     progress=(lambda n: progress("read", n, None)) if progress else None)
     try:
@@ -253,8 +254,10 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     from scratch.tokens import count_text
 
     spec = ctx.encoding()
-    tmp_dir = store.cache_dir / "tmp"
-    fd, prepared_name = tempfile.mkstemp(dir=tmp_dir, prefix=".tmp-ingest-")
+    from scratch.safefs import ensure_dir
+
+    tmp_dir = ensure_dir(store.root, store.cache_dir / "tmp")
+    fd, prepared_name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-ingest-{os.getpid()}-")
     os.close(fd)
     prepared = Path(prepared_name)
     companions_tmp: list[Path] = []
@@ -400,7 +403,7 @@ def _companion(store: Store, tmp_dir: Path, cname: str, emb: Any, base: str,
                parent: str) -> tuple[Path, Pending]:
     from scratch.formats.normalizer import normalize
     validate_name(cname)
-    fd, tmp_name = tempfile.mkstemp(dir=tmp_dir, prefix=".tmp-companion-")
+    fd, tmp_name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-companion-{os.getpid()}-")
     os.close(fd)
     path = Path(tmp_name)
     raw = emb.text.encode("utf-8", errors="surrogatepass")

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from scratch.answers.pointer_counts import breakdown, category_field, csv_category, log_calls
 from scratch.calls import Call, call
 
@@ -32,11 +30,8 @@ NAME_HINTS = ("name", "id", "phase", "status", "state", "level", "reason", "mess
 
 
 def _json(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # integers beyond 64 bits are valid JSON; orjson refuses them
-        import json
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    return dumps(value).decode("utf-8", errors="backslashreplace")
 
 
 def _cut(value: Any, width: int) -> str:

@@ -28,7 +28,7 @@ def budget_for(ctx: Context) -> Budget:
                             cfg["budget.context_window"])
     path = ctx.root / "state" / "budget" / ctx.agent / f"{ctx.session}.json"
     return Budget(path, window=window, safety_margin=cfg["budget.safety_margin"],
-                  max_extraction_tokens=cfg["budget.max_extraction_tokens"])
+                  max_extraction_tokens=cfg["budget.max_extraction_tokens"], root=ctx.root)
 
 
 class Limits(NamedTuple):

@@ -8,7 +8,6 @@ iterate-over and item-schema).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -25,10 +24,9 @@ def render_value(value: Any) -> str:
     if isinstance(value, str):
         return value if value.endswith("\n") else value + "\n"
     import orjson
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
-    except TypeError:  # integers beyond 64 bits
-        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    return dumps(value, orjson.OPT_INDENT_2).decode("utf-8", errors="backslashreplace") + "\n"
 
 
 def suggest_slice(exc: FormatError, target: Target) -> None:

@@ -109,9 +109,5 @@ class Result:
 
 def compact_json(value: Any) -> str:
     """One-line JSON text of ``value``; integers beyond 64 bits stay exact."""
-    import orjson
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # orjson refuses integers beyond 64 bits
-        import json
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    return dumps(value).decode("utf-8", errors="backslashreplace")

@@ -67,9 +67,14 @@ def render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str, spell: 
 
 
 def split_fields(fields: Any) -> list[str]:
-    """``--fields`` as a list: a comma-separated text or a list of paths."""
+    """``--fields`` as a list: a comma-separated text or a list of paths. More than
+    ``MAX_FIELDS`` is refused at once, before any item is read (each field costs work per
+    item)."""
+    from scratch.query.items import check_field_count
     parts = fields.split(",") if isinstance(fields, str) else list(fields or [])
-    return [f.strip() for f in parts if isinstance(f, str) and f.strip()]
+    names = [f.strip() for f in parts if isinstance(f, str) and f.strip()]
+    check_field_count(len(names))
+    return names
 
 
 class Selection:

@@ -60,8 +60,8 @@ def _fields_text(summary: dict[str, Any], limit: int = 40) -> list[str]:
 
 
 def _j(value: Any) -> str:
-    import orjson
-    return orjson.dumps(value).decode()
+    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    return dumps(value).decode("utf-8", errors="backslashreplace")
 
 
 def local_summary(target: Target, tokens: int, encoding: str) -> str:

@@ -3,7 +3,7 @@
 Every command is declared with :func:`command`, which adds the common options (``--json``,
 ``--store``, ``--agent``, ``--session``, ``--model``, ``--encoding``) to its signature, builds the
 :class:`~scratch.context.Context`, calls the operation, and hands the Result (or the error) to
-``scratch.render``. Command bodies therefore never print and never catch errors themselves.
+``scratch.cli.render``. Command bodies therefore never print and never catch errors themselves.
 """
 
 import functools

@@ -33,16 +33,9 @@ JSON_ENVELOPE_VERSION = 1
 
 def _dumps(obj: Any, pretty: bool = False) -> bytes:
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)
-    try:
-        return orjson.dumps(obj, option=option, default=str)
-    except TypeError:
-        # integers beyond 64 bits (orjson refuses them, and default= is not asked for ints):
-        # the standard library keeps them exact
-        import json
-        text = json.dumps(obj, ensure_ascii=False, default=str, indent=2 if pretty else None,
-                          separators=None if pretty else (",", ":"))
-        # lone surrogates (undecodable bytes in a name) are escaped rather than crash
-        return text.encode("utf-8", errors="backslashreplace")
+    # JSON numbers exactly as stored, integers beyond 64 bits exact, lone surrogates escaped
+    from scratch.formats.jsonnum import dumps
+    return dumps(obj, option)
 
 
 def call_json(c: Call) -> dict[str, Any]:

@@ -25,19 +25,8 @@ def _chunks(source: Optional[str]):
         while block := stream.read(CHUNK):
             yield block
         return
-    try:
-        fh = open(source, "rb")  # noqa: SIM115 (closed by the with below, after the checks)
-    except FileNotFoundError:
-        from scratch.errors import ScratchError
-        raise ScratchError(f"no such file: {source}", code="file_not_found", path=source) from None
-    except IsADirectoryError:
-        raise UsageError(f"{source} is a directory, not a file",
-                         code="invalid_argument", path=source) from None
-    except PermissionError:
-        from scratch.errors import ScratchError
-        raise ScratchError(f"cannot read {source}: permission denied",
-                           code="permission_denied", path=source) from None
-    with fh:
+    from scratch.spool import open_input
+    with open_input(source) as fh:  # clear errors for a directory, a missing file, ...
         while block := fh.read(CHUNK):
             yield block
 

@@ -1,21 +1,22 @@
 """Parsing and canonical rendering of JSON documents.
 
-Canonical form (what ingest stores unless ``--raw``): 2-space indentation, ``": "`` after keys,
-one scalar or bracket per line, ``[]``/``{}`` for empty containers, key order kept, non-ASCII
-kept as UTF-8, and a final newline. orjson's ``OPT_INDENT_2`` output and
-``json.dumps(indent=2, ensure_ascii=False)`` have exactly this layout (they differ only in how
-some strings and floats are spelled), so the structural index can compute line numbers from
-the parsed value alone.
+Canonical layout (what ingest stores unless ``--raw``): 2-space indentation, ``": "`` after
+keys, one scalar or bracket per line, ``[]``/``{}`` for empty containers, key order kept, and a
+final newline. Ingest writes it with :mod:`scratch.formats.reindent`, which keeps every token
+as written; orjson's ``OPT_INDENT_2`` output and ``json.dumps(indent=2, ensure_ascii=False)``
+have the same line structure (they differ only in how some strings and numbers are spelled),
+so the structural index computes line numbers from the parsed value alone (:func:`render`,
+:func:`render_line_count`), provided no object repeats a key.
 
-Guarantee: ``json.loads(render(parse_json(data)[0]))`` equals ``json.loads(data)`` for every
-document ``json.loads`` accepts and that is not nested deeper than the parsers allow:
+Parsing (:func:`parse_value` for stored documents, :func:`parse_json` for scratch's own files):
 
-- orjson parses first (fast). It turns integers outside 64 bits into floats and rejects NaN,
-  Infinity, lone surrogates, a BOM and numbers that overflow a double, so those documents
-  (detected up front for big integers) go through the standard library instead, which keeps
-  exact integers and whose rendering spells NaN/Infinity as ``json.loads`` reads them back.
+- orjson parses first (fast). It turns integers outside 64 bits into floats and rejects
+  lone surrogates and numbers that overflow a double, so those documents go through the
+  standard library instead, which keeps integers exact.
 - Duplicate keys keep the last value at the first key's position in both parsers, like
   ``json.loads``.
+- Values read back from a stored entry go through :func:`scratch.formats.jsonnum.parse_exact`,
+  which keeps every number as written.
 
 Garbage collection: parsing builds millions of containers, which makes the cyclic GC run over
 and over (3-4x slower) and, once re-enabled, walk them all again. Parsing runs with the GC
@@ -89,7 +90,7 @@ def parse_json(data: bytes, *, check_big_ints: bool = True) -> tuple[Any, str]:
     """(value, engine) where engine is ``"orjson"`` or ``"json"``; raises :class:`JsonError`.
 
     ``check_big_ints=False`` skips the scan for integers beyond 64 bits (orjson would turn
-    them into floats): only for callers that check afterwards, like :func:`parse_and_render`.
+    them into floats): only for callers that check afterwards.
     """
     import orjson
 
@@ -119,19 +120,45 @@ def parse_json(data: bytes, *, check_big_ints: bool = True) -> tuple[Any, str]:
     raise JsonError("JSON nested too deeply to parse")
 
 
-def parse_and_render(data: bytes) -> tuple[Any, str, bytes]:
-    """(value, engine, :func:`render_body` of the value) for canonical storage.
+def parse_value(data: bytes, *, big_ints: bool = False) -> tuple[Any, str]:
+    """(value, engine) of ``data``, which :func:`scratch.formats.reindent.reindent` accepted.
 
-    Cheaper than :func:`parse_json` + :func:`render_body` on big documents: an integer beyond
-    64 bits that orjson turned into a float renders with an exponent (``e+``), so the input is
-    scanned for such integers only when the rendering has one (then parsed again, exactly).
+    orjson first, unless ``big_ints`` (an integer token may not fit 64 bits: orjson would make
+    it a float); the standard library for what orjson refuses (numbers beyond a double, lone
+    surrogates, nesting deeper than 1024), with integers exact (beyond 4,300 digits a
+    :class:`scratch.formats.jsonnum.JsonNumber`). Raises :class:`JsonError` only for nesting
+    too deep for both parsers.
     """
-    value, engine = parse_json(data, check_big_ints=False)
-    body = render_body(value, engine)
-    if engine == "orjson" and b"e+" in body and has_big_int(data):
-        value, engine = parse_json(data)
-        body = render_body(value, engine)
-    return value, engine, body
+    import orjson
+
+    from scratch.formats.jsonnum import _int
+
+    with no_gc():
+        if not big_ints:
+            try:
+                value = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                _freeze(len(data))
+                return value, "orjson"
+        try:
+            value = json.loads(data, parse_int=_int)
+            _freeze(len(data))
+            return value, "json"
+        except RecursionError:
+            pass
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise JsonError(f"JSON nested too deeply to parse ({exc.msg})", exc.lineno, exc.colno,
+                        exc.pos) from None
+    raise JsonError("JSON nested too deeply to parse")  # pragma: no cover
+
+
+def freeze_if_big(size: int) -> None:
+    """``gc.freeze()`` after parsing a document of ``size`` bytes (see the module docstring)."""
+    _freeze(size)
 
 
 def _freeze(size: int) -> None:

@@ -4,9 +4,14 @@ Rules:
 
 - The format is ``declared`` (aliases allowed, see :data:`ALIASES`) or sniffed from the first
   :data:`scratch.formats.sniffer.SNIFF_BYTES` bytes.
-- JSON is stored in canonical form (:mod:`scratch.formats.jsontext`: 2-space indent, key order
-  kept) so line tools work on minified input; ``raw=True`` keeps the bytes as received. The
-  whole document is read and parsed once (the only format read into memory).
+- JSON is stored in canonical layout (:mod:`scratch.formats.jsontext`: 2-space indent, one
+  scalar or bracket per line) with every token verbatim (:mod:`scratch.formats.reindent`:
+  numbers and string escapes as written, repeated keys kept in order): only whitespace between
+  tokens changes, so line tools work on minified input and nothing the input said is lost.
+  ``raw=True`` keeps the bytes as received. The whole document is read and parsed once (the
+  only format read into memory).
+- Only strict RFC 8259 JSON in UTF-8 is stored as JSON: ``NaN``, ``Infinity``, a BOM, comments,
+  trailing commas or invalid UTF-8 make it text (byte-exact), with the reason and position.
 - Every other format is copied byte for byte (CRLF, invalid UTF-8 and all) in chunks, in
   constant memory, then analysed from the stored file (:mod:`scratch.index.analyze`) to
   confirm it: NDJSON lines parse, YAML is syntactically valid.
@@ -141,24 +146,21 @@ def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
                     declared: str | None, raw: bool, progress: Progress | None) -> Normalized:
     from scratch.formats.embedded import find_embedded
-    from scratch.formats.jsontext import JsonError, parse_and_render, parse_json, render
+    from scratch.formats.jsontext import JsonError, parse_value
+    from scratch.formats.reindent import BIG_INT, TOO_BIG, reindent
     from scratch.index.analyze import Analysis, analyze
 
     data = b"".join(_blocks(source, prefix, ended, progress))
     n = len(data)
-    body: bytes | None = None
-    render_error: JsonError | None = None
+    limit = AMPLIFICATION * n + (1 << 20)
+    early: Analysis | None = None
     try:
-        if raw:
-            value, engine = parse_json(data)
+        if n >= PARALLEL_BYTES and not raw:
+            body, lines, flags, value, engine, early = _parse_then_reindent(data, limit, dest,
+                                                                           progress)
         else:
-            try:
-                value, engine, body = parse_and_render(data)
-            except JsonError as exc:
-                if not str(exc.reason).startswith("JSON nested too deeply to pretty-print"):
-                    raise
-                value, engine = parse_json(data)  # parses, but cannot be re-rendered
-                render_error = exc
+            body, lines, flags = reindent(data, limit=limit)
+            value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
     except JsonError as exc:
         dest.write_bytes(data)
         err = {"message": exc.reason, "line": exc.line, "column": exc.column,
@@ -166,8 +168,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         result = Normalized("text", detected, n, n, "raw", declared=declared, parse_error=err)
         result.warnings.append(f"content does not parse as JSON{_where(err)}: {exc.reason}; "
                                "stored as text")
-        analysis = analyze(dest, "text")
-        result.analysis = analysis
+        result.analysis = analyze(dest, "text")
         return result
     if not isinstance(value, (dict, list)) and declared is None:
         # A bare scalar is not worth a structure; keep it as the text it is.
@@ -176,17 +177,15 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         result.analysis = analyze(dest, "text")
         return result
     warnings: list[str] = []
-    end = b""
-    layout = "raw"
-    if body is not None:
-        end = b"\n"
-        layout = "canonical"
+    if flags & TOO_BIG and not raw:
+        warnings.append(f"kept as received: nested so deeply that the canonical layout would "
+                        f"take more than {AMPLIFICATION} times its {n:,} bytes")
+    if raw or flags & TOO_BIG:
+        layout = "canonical" if not flags & TOO_BIG and len(data) == len(body) + 1 \
+            and data.startswith(body) and data.endswith(b"\n") else "raw"
+        body, end = data, b""
     else:
-        if render_error is not None:
-            warnings.append(f"kept as received: {render_error.reason}")
-        elif raw and render(value, engine) == data:
-            layout = "canonical"
-        body = data
+        layout, end = "canonical", b"\n"
     with open(dest, "wb") as f:
         f.write(body)
         f.write(end)
@@ -197,7 +196,80 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         warnings.append("embedded-document search stopped at its limit; some may be missed")
     if progress is not None:
         progress("analyze", 0, size)
-    json_analysis: Analysis = analyze(dest, "json", value=value, engine=engine, layout=layout)
+    json_analysis: Analysis
+    if early is not None and layout == "canonical" and _lines_of(early) == lines:
+        json_analysis = early  # built while the text was re-indented, and it agrees with it
+    else:
+        del early
+        json_analysis = analyze(dest, "json", value=value, engine=engine, layout=layout,
+                                lines=lines if layout == "canonical" else None)
     warnings.extend(json_analysis.warnings)
-    return Normalized("json", detected, n, size, layout, warnings=warnings, embedded=embedded,
-                      declared=declared, analysis=json_analysis)
+    return Normalized("json", detected, n, size, json_analysis.layout or layout,
+                      warnings=warnings, embedded=embedded, declared=declared,
+                      analysis=json_analysis)
+
+
+PARALLEL_BYTES = 1 << 20  # from this size the re-indenting runs beside the analysis
+# the canonical layout may take this many times the input (plus a MiB); deeper nesting grows
+# with the square of the depth, and is kept as received instead
+AMPLIFICATION = 16
+
+
+def _lines_of(analysis: Any) -> int | None:
+    """The line count the canonical skeleton of an analysis gives the document."""
+    b = analysis.builder
+    return b.recs[0][8] if b is not None and b.recs else None
+
+
+def _parse_then_reindent(data: bytes, limit: int, dest: Path, progress: Progress | None
+                         ) -> tuple[bytes, int, int, Any, str, Any]:
+    """(body, lines, flags, value, engine, analysis or None) of a big document.
+
+    orjson parses first; then the C re-indenter (which releases the GIL) runs on another core
+    while this one builds the structural analysis from the value. The analysis is kept only
+    if the text turns out valid, with no integer beyond 64 bits (orjson made it a float) and
+    the same line count as the value's layout (no repeated key); else it is built again.
+    Parsing before re-indenting keeps orjson's peak memory and the body apart.
+    """
+    import threading
+
+    import orjson
+
+    from scratch.formats.jsontext import freeze_if_big, no_gc, parse_value
+    from scratch.formats.reindent import BIG_INT, reindent
+    from scratch.index.analyze import analyze_json
+
+    quick: Any = None
+    try:
+        with no_gc():
+            quick = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass  # invalid, or JSON only the stdlib reads: the re-indenter tells which
+    out: list[Any] = []
+
+    def work() -> None:
+        try:
+            out.append(reindent(data, limit=limit))
+        except BaseException as exc:  # handed to the caller below
+            out.append(exc)
+
+    thread = threading.Thread(target=work, name="scratch-reindent")
+    thread.start()
+    early = None
+    try:
+        if isinstance(quick, (dict, list)):
+            if progress is not None:
+                progress("analyze", 0, len(data))
+            with no_gc():
+                early = analyze_json(dest, quick, "orjson", "canonical")
+    finally:
+        thread.join()
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    body, lines, flags = out[0]
+    if quick is not None and not flags & BIG_INT:
+        freeze_if_big(len(data))
+        return body, lines, flags, quick, "orjson", early
+    del quick, early
+    value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
+    return body, lines, flags, value, engine, None

@@ -27,7 +27,6 @@ their shape:
 from __future__ import annotations
 
 import csv
-import json
 import re
 
 from scratch.formats.logs import log_score
@@ -117,20 +116,20 @@ def _json_prefix_ok(text: str, complete: bool) -> bool:
     """True if ``text`` is a JSON object/array, or a valid start of one (cut by the prefix, or
     truncated: the normaliser then stores it as text with the parse error's position), or
     clearly JSON up to a syntax error (keys and values parsed before it)."""
+    from scratch.formats.jsontext import JsonError
+    from scratch.formats.reindent import reindent
+
+    data = text.encode("utf-8")
     try:
-        value = json.loads(text)
-    except RecursionError:
-        return True  # deeper than the stdlib parser goes: still JSON-shaped
-    except json.JSONDecodeError as exc:
-        end = len(text.rstrip())
-        if exc.pos >= end - 8:  # failed only because the text stops (maybe inside a literal)
+        reindent(data)  # strict JSON at any depth, numbers of any length
+    except JsonError as exc:
+        pos = exc.offset or 0
+        if pos >= len(data.rstrip()) - 8:  # failed only because the text stops
             return True
-        if exc.msg.startswith("Unterminated string"):
+        if exc.reason.startswith("Unterminated string"):
             return True
-        return exc.pos >= 64 and '":' in text[:exc.pos]
-    except ValueError:
-        return False
-    return isinstance(value, (dict, list))
+        return pos >= 64 and b'":' in data[:pos]
+    return data.lstrip()[:1] in (b"{", b"[")
 
 
 def _is_ndjson(text: str, complete: bool) -> bool:
@@ -150,9 +149,10 @@ def _is_ndjson(text: str, complete: bool) -> bool:
             try:
                 loads(s)
             except ValueError:
+                from scratch.formats.jsonnum import loads_exact
                 try:
-                    json.loads(s)  # big integers, NaN: what the normaliser's fallback accepts
-                except (ValueError, RecursionError):
+                    loads_exact(s)  # what orjson refuses but is JSON (1e400, big integers)
+                except ValueError:  # JsonError
                     ok = False
         if not ok:
             if i == 0:

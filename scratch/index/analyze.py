@@ -8,7 +8,6 @@ to confirm a sniffed/declared format (``ok`` false means "store as text"), then 
 
 from __future__ import annotations
 
-import json
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +34,9 @@ class Analysis:
 
 
 def analyze(path: Path, fmt: str, *, value: Any = _MISSING, engine: str = "orjson",
-            layout: str | None = None) -> Analysis:
+            layout: str | None = None, lines: int | None = None) -> Analysis:
     if fmt == "json":
-        return analyze_json(path, value, engine, layout)
+        return analyze_json(path, value, engine, layout, lines)
     if fmt == "ndjson":
         return analyze_ndjson(path)
     if fmt == "yaml":
@@ -130,8 +129,18 @@ def summarize_records(b: Builder, max_depth: int = 4) -> dict[str, Any]:
 
 
 def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
-                 layout: str | None = None) -> Analysis:
-    from scratch.formats.jsontext import JsonError, parse_json, render
+                 layout: str | None = None, lines: int | None = None) -> Analysis:
+    """The analysis of the JSON document stored at ``path``.
+
+    ``value``/``engine``/``layout``/``lines`` come from ingest (which parsed the input and wrote
+    it); without them the stored file is read again. The canonical layout's line numbers follow
+    from the value, unless an object repeats a key: the text then has more members than the
+    value, so the record lines would drift. ``lines`` (the stored text's line count, from the
+    re-indenter) reveals that; such a document is indexed from its text (layout ``raw``), which
+    is exact for any layout.
+    """
+    from scratch.formats.jsontext import JsonError, parse_value
+    from scratch.formats.reindent import BIG_INT, reindent
     from scratch.index.jsonskel import canonical_skeleton, raw_skeleton
     from scratch.index.schema import SUMMARY_DEPTH, summarize_value
 
@@ -139,18 +148,33 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
     if value is _MISSING:
         data = path.read_bytes()
         try:
-            value, engine = parse_json(data)
+            # canonical only if the body is the stored text: no need to write a longer one
+            body, text_lines, flags = reindent(data, limit=len(data))
+            value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
         except JsonError as exc:
             return Analysis("json", ok=False, error=_err(exc.reason, exc.line, exc.column,
                                                          exc.offset))
-    if layout is None:
-        if data is None:
-            data = path.read_bytes()
-        layout = "canonical" if render(value, engine) == data else "raw"
+        canonical = len(data) == len(body) + 1 and data.endswith(b"\n") and data.startswith(body)
+        del body
+        layout = "canonical" if canonical else "raw"
+        lines = text_lines if canonical else None
+    elif layout is None:
+        from scratch.formats.reindent import is_canonical
+
+        data = path.read_bytes()
+        layout = "canonical" if is_canonical(data) else "raw"
     warnings: list[str] = []
+    b: Builder | None = None
     if layout == "canonical":
         b = canonical_skeleton(value, engine)
-    else:
+        if lines is not None and b.recs and b.recs[0][8] != lines:
+            # a repeated key: the value has fewer members than the text
+            warnings.append("an object in this JSON repeats a key; stored as written (every "
+                            "member kept), and reading it gives the last value of a repeated "
+                            "key, as JSON parsers do")
+            layout = "raw"
+            b = None
+    if b is None:
         if data is None:
             data = path.read_bytes()
         try:
@@ -159,9 +183,9 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
             # Too deep for the scanner: one lazy root; readers parse the whole document.
             warnings.append(f"structural index limited to the root ({type(exc).__name__})")
             b = Builder()
-            idx = b.open(NONE, None, 5 if isinstance(value, dict) else 6, 1)
+            idx = b.open(NONE, None, 5 if isinstance(value, dict) else 6, 1, 1, 0, 0)
             b.close(idx, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1)),
-                    len(value), flags=LAZY)
+                    len(value), flags=LAZY, end_byte=len(data.rstrip()))
     b.finish()
     spans = record_paths(b, SUMMARY_DEPTH)
     schema = summarize_value(value, lines_of=spans.get)
@@ -182,6 +206,7 @@ def _err(message: str, line: int | None, column: int | None,
 def analyze_ndjson(path: Path) -> Analysis:
     import orjson
 
+    from scratch.formats.jsonnum import loads_exact
     from scratch.index.schema import Union, preview
 
     u = Union()
@@ -208,8 +233,8 @@ def analyze_ndjson(path: Path) -> Analysis:
                 v = orjson.loads(s)
             except orjson.JSONDecodeError as exc:
                 try:
-                    v = json.loads(s)
-                except (ValueError, RecursionError):
+                    v = loads_exact(s)  # JSON orjson refuses: 1e400, lone surrogates, depth
+                except ValueError:  # JsonError: not JSON (NaN and Infinity included)
                     invalid += 1
                     if n_items == 1:
                         first_invalid = True
@@ -234,7 +259,7 @@ def analyze_ndjson(path: Path) -> Analysis:
                         f"{first_error['line']}: {first_error['message']})")
     if last_raw is not None and n_items > 1:
         u.samples.append((n_items - 1, preview(orjson.loads(last_raw)
-                                               if _safe(last_raw) else json.loads(last_raw))))
+                                               if _safe(last_raw) else loads_exact(last_raw))))
     u.count = n_items
     b = Builder()
     root = b.open(NONE, None, T_ARR, 1)

@@ -165,5 +165,8 @@ def _install(tmp: Path, index_dir: Path, content_path: Path, fmt: str) -> None:
                 os.rename(index_dir, stale)
             except OSError:
                 continue
-            shutil.rmtree(stale, ignore_errors=True)
+            if os.path.islink(stale):
+                os.unlink(stale)  # a symlink placed there: it goes, not what it points at
+            else:
+                shutil.rmtree(stale, ignore_errors=True)
     os.rename(tmp, index_dir)

@@ -78,22 +78,24 @@ def fingerprint(path: Path, size: int | None = None) -> int:
 
 
 def dump_info(info: object) -> bytes:
-    """``info.json`` bytes: orjson, or the stdlib when values hold integers beyond 64 bits."""
-    import orjson
+    """``info.json`` bytes, numbers exact (:func:`scratch.formats.jsonnum.dumps`)."""
+    from scratch.formats.jsonnum import dumps
 
-    try:
-        return orjson.dumps(info)
-    except TypeError:
-        import json
-
-        return json.dumps(info, ensure_ascii=False, allow_nan=True).encode("utf-8", "surrogatepass")
+    return dumps(info)
 
 
 def load_info(raw: bytes) -> object:
-    """Inverse of :func:`dump_info` (orjson would turn big integers into floats)."""
-    from scratch.formats.jsontext import parse_json
+    """Inverse of :func:`dump_info`, numbers exact; an older index may hold NaN (the stdlib
+    wrote it then), which still reads."""
+    import json
 
-    return parse_json(raw)[0]
+    from scratch.formats.jsonnum import _float, _int, parse_exact
+    from scratch.formats.jsontext import JsonError
+
+    try:
+        return parse_exact(raw)
+    except JsonError:
+        return json.loads(raw, parse_int=_int, parse_float=_float)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -3,6 +3,9 @@
 Opening reads ``meta.json`` and checks the content's size and fingerprint (two small reads).
 Binary files are memory-mapped on first use, so a line range costs two offset lookups and one
 read, a token cost two lookups, and "how many lines fit" a binary search over the mapping.
+A piece of one line (:meth:`EntryIndex.read_line_part`) costs a read of the piece, whatever
+the line's length. Index files are opened without following a symlink and refused when
+hard-linked or not plain files (the index is then invalid, and rebuilt in place).
 
 Structure (JSON/YAML/NDJSON): :meth:`EntryIndex.node` follows recorded children as far as the
 records go, then parses only the text of the deepest recorded node (or of one item of a big
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import sys
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -25,6 +29,8 @@ from scratch.index import files as F
 from scratch.index.skeleton import Skeleton
 
 MAX_KEYS = 1000  # keys listed in a NodeInfo
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 Segment = str | int
 
 
@@ -54,15 +60,36 @@ class NodeInfo(NamedTuple):
         return self.end_line - self.start_line + 1
 
 
+def open_index_file(path: Path) -> int:
+    """An index file opened read-only, never through a symlink or a hard link (the cache is
+    rebuildable: such a file makes the index invalid, and it is rebuilt)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError as exc:
+        raise IndexInvalid(f"index file missing or unsafe: {path.name}", reason="missing_file",
+                           file=path.name) from exc
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        os.close(fd)
+        raise IndexInvalid(f"index file {path.name} is not a plain file", reason="unsafe",
+                           file=path.name)
+    return fd
+
+
+def read_index_file(path: Path) -> bytes:
+    fd = open_index_file(path)
+    try:
+        size = os.fstat(fd).st_size
+        return os.pread(fd, size, 0) if size else b""
+    finally:
+        os.close(fd)
+
+
 class _Map:
     """A read-only mapping of one file (empty files allowed)."""
 
     def __init__(self, path: Path, expected: int | None, header: int = 0, code: str = "B") -> None:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as exc:
-            raise IndexInvalid(f"index file missing: {path.name}", reason="missing_file",
-                               file=path.name) from exc
+        fd = open_index_file(path)
         try:
             size = os.fstat(fd).st_size
             if expected is not None and size != expected:
@@ -126,9 +153,11 @@ class EntryIndex:
 
         content_path = Path(content_path)
         index_dir = Path(index_dir)
+        if os.path.islink(index_dir):  # placed there to point elsewhere: rebuilt in its place
+            raise IndexInvalid(f"index {index_dir.name} is a symlink", reason="unsafe")
         try:
-            raw = (index_dir / F.META).read_bytes()
-        except OSError as exc:
+            raw = read_index_file(index_dir / F.META)
+        except IndexInvalid as exc:
             raise IndexInvalid(f"no index at {index_dir.name}", reason="missing") from exc
         try:
             meta = orjson.loads(raw)
@@ -152,7 +181,7 @@ class EntryIndex:
                                    file=F.LINES)
             for name, expected in files.items():  # a stat each: cheap, catches most damage
                 try:
-                    actual = os.stat(index_dir / name).st_size
+                    actual = os.lstat(index_dir / name).st_size
                 except OSError:
                     actual = None
                 if actual != expected:
@@ -197,7 +226,7 @@ class EntryIndex:
         """Format-specific information (schema summary, log/CSV/markdown info)."""
         if self._info is None:
             try:
-                info = F.load_info((self.index_dir / F.INFO).read_bytes())
+                info = F.load_info(read_index_file(self.index_dir / F.INFO))
                 if not isinstance(info, dict):
                     raise ValueError("info is not an object")
                 self._info = info
@@ -241,6 +270,35 @@ class EntryIndex:
             self._fd = os.open(self.content_path, os.O_RDONLY)
         return os.pread(self._fd, hi - lo, lo)
 
+    def line_length(self, lineno: int) -> int:
+        """Bytes of line ``lineno`` without its terminator (``\n``, or ``\r\n``): two offset
+        lookups and a read of at most two bytes, whatever the line's length."""
+        self._check_range(lineno, lineno)
+        offs = self._offsets()
+        lo, hi = int(offs[lineno - 1]), int(offs[lineno])
+        tail = self._pread(min(2, hi - lo), hi - min(2, hi - lo))
+        if tail.endswith(b"\n"):
+            hi -= 2 if tail.endswith(b"\r\n") else 1
+        return hi - lo
+
+    def read_line_part(self, lineno: int, from_byte: int, max_bytes: int) -> bytes:
+        """At most ``max_bytes`` bytes of line ``lineno`` (terminator excluded) from its byte
+        ``from_byte``: one read of the bytes returned, so a piece of a 50 MB line costs what
+        the piece costs. Bytes past the line's end are not returned (``b""`` at or past it)."""
+        if from_byte < 0 or max_bytes < 0:
+            raise OutOfRange("from_byte and max_bytes must not be negative", line=lineno,
+                             from_byte=from_byte)
+        length = self.line_length(lineno)
+        if from_byte >= length:
+            return b""
+        start = int(self._offsets()[lineno - 1]) + from_byte
+        return self._pread(min(max_bytes, length - from_byte), start)
+
+    def _pread(self, n: int, offset: int) -> bytes:
+        if self._fd is None:
+            self._fd = os.open(self.content_path, os.O_RDONLY)
+        return os.pread(self._fd, n, offset)
+
     def read_lines(self, start: int, end: int, keepends: bool = False) -> list[bytes]:
         """Lines ``start..end`` (inclusive, 1-based). Without ``keepends`` the ``\\n`` and a
         ``\\r`` before it are removed."""
@@ -263,10 +321,13 @@ class EntryIndex:
             return m.view
         path = self.index_dir / name
         try:
-            with open(path, "rb") as f:
-                head = f.read(F.TOKENS_HEADER.size)
-        except OSError:
+            fd = open_index_file(path)
+        except IndexInvalid:
             return None
+        try:
+            head = os.pread(fd, F.TOKENS_HEADER.size, 0)
+        finally:
+            os.close(fd)
         if len(head) < F.TOKENS_HEADER.size:
             return None
         magic, lines, total, _flags = F.TOKENS_HEADER.unpack(head)
@@ -329,10 +390,18 @@ class EntryIndex:
 
         counter = count_lines or default_count_lines()
         final = self.index_dir / F.tokens_file(base)
-        tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-        with open(tmp, "w+b") as out:
-            run_line_pass(self.content_path, None, {base: out}, counter)
-        os.replace(tmp, final)
+        tmp = final.with_name(f".{final.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "w+b") as out:
+                run_line_pass(self.content_path, None, {base: out}, counter)
+            os.replace(tmp, final)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
 
     # -- named sections ------------------------------------------------------------------------
 

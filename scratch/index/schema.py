@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scratch.formats.jsonnum import JsonNumber
 from scratch.query.paths import format_path, json_type
 
 SUMMARY_DEPTH = 4
@@ -63,6 +64,11 @@ def preview(value: Any, depth: int = 2) -> Any:
         if len(value) > 3:
             items.append(f"…+{len(value) - 3} items")
         return items
+    if isinstance(value, JsonNumber) or (type(value) is int and not -10**18 < value < 10**18):
+        text = value.text if isinstance(value, JsonNumber) else str(value)
+        if len(text) > STRING_PREVIEW:  # a 100,000-digit number is shown cut, as a string is
+            return f"{text[:STRING_PREVIEW]}… ({len(text):,} characters)"
+        return value
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return str(value)
     if value is None or isinstance(value, (bool, int, float)):

@@ -41,6 +41,8 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
+from scratch.formats.jsonnum import JsonNumber
+
 RECORD = struct.Struct("<IIBBHIIIIIIIIIQQ")
 assert RECORD.size == 64
 NONE = 0xFFFFFFFF
@@ -77,6 +79,8 @@ def type_code(value: Any) -> int:
         return T_INT
     if t is float:
         return T_NUM
+    if t is JsonNumber:
+        return T_INT if value.integer else T_NUM
     if isinstance(value, dict):
         return T_OBJ
     if isinstance(value, (list, tuple)):
@@ -248,13 +252,18 @@ class Skeleton:
                     lo = mid + 1
                 else:
                     hi = mid
-            if lo < len(order):
+            found = None
+            # a repeated key (kept in raw JSON text): the last one, as JSON parsers read it
+            while lo < len(order):
                 c = self.rec(order[lo])
-                if bytes(self._keys[c[5]:c[5] + c[6]]) == kb:
-                    return order[lo]
-            return None
+                if bytes(self._keys[c[5]:c[5] + c[6]]) != kb:
+                    break
+                found = order[lo]
+                lo += 1
+            return found
+        found = None
         for j in self.children(i):
             c = self.rec(j)
             if c[6] == len(kb) and bytes(self._keys[c[5]:c[5] + c[6]]) == kb:
-                return j
-        return None
+                found = j  # the last of a repeated key, as JSON parsers read it
+        return found

@@ -4,7 +4,8 @@ Segments follow the dot-path grammar of :mod:`scratch.query.paths`: an ``int`` i
 arrays (negative counts from the end) and the key ``str(i)`` on objects; a ``str`` is always
 an object key (it never selects an array item).
 
-Materialising a region (turning its text into a value) per layout:
+Materialising a region (turning its text into a value) keeps JSON numbers as written
+(:func:`scratch.formats.jsonnum.parse_exact`); per layout it reads:
 
 - ``canonical`` JSON: the member's lines, minus the key prefix and a trailing comma;
 - ``raw`` JSON: the value's exact byte span (items of big arrays: from their start byte);
@@ -120,10 +121,11 @@ def _parse_json(data: bytes, origin: Origin | None = None) -> Any:
     """Parse one stored region. ``origin`` gives (entry line, characters before it on that
     line) of the region's first byte: the parser only knows positions inside the region, and
     an error must name the entry's own line and column (what ``slice`` shows)."""
-    from scratch.formats.jsontext import JsonError, parse_json
+    from scratch.formats.jsonnum import parse_exact
+    from scratch.formats.jsontext import JsonError
 
     try:
-        return parse_json(data)[0]
+        return parse_exact(data)
     except JsonError as exc:
         where = " here"
         pos: dict[str, Any] = {}
@@ -203,11 +205,12 @@ def _raw_item(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...], k: int) -> tuple
 
 def _ndjson_line(data: bytes, line: int, k: int) -> Any:
     """The value of NDJSON line ``line`` (item ``k``); :class:`LineNotJson` if it is not JSON."""
-    from scratch.formats.jsontext import JsonError, parse_json
+    from scratch.formats.jsonnum import parse_exact
+    from scratch.formats.jsontext import JsonError
 
     text = data.strip()
     try:
-        return parse_json(text)[0]
+        return parse_exact(text)
     except JsonError as exc:
         column = None
         if exc.column is not None and exc.line == 1:
@@ -226,7 +229,17 @@ def _item(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int
         return ix.line_at_offset(lo), ix.line_at_offset(max(lo, hi - 1)), value, (lo, hi)
     start, end = _item_span(ix, sk, i, r, k)
     if ix.layout == "yaml":
-        return start, end, _yaml_item(ix, start, end), None
+        import yaml
+
+        from scratch.index.yamlskel import AliasError
+        try:
+            return start, end, _yaml_item(ix, start, end), None
+        except AliasError as exc:
+            raise _yaml_error(exc) from None
+        except (yaml.YAMLError, ValueError, RecursionError):
+            # the item's text alone does not load (an alias of an anchor elsewhere): the
+            # array's, through its ancestors as far as needed
+            return start, end, _yaml_rec(ix, sk, i)[k], None
     data = ix.read_bytes(start, end)
     if ix.layout == "ndjson":
         return start, end, _ndjson_line(data, start, k), None
@@ -340,7 +353,10 @@ def _yaml_rec(ix: EntryIndex, sk: Skeleton, i: int) -> Any:
     # whole file
     from scratch.index.yamlskel import load_all
 
-    docs = load_all(ix.content_path.read_bytes())
+    try:
+        docs = load_all(ix.content_path.read_bytes())
+    except yaml.YAMLError as exc:  # an alias bomb, say, in an entry indexed before the bound
+        raise _yaml_error(exc) from None
     root = sk.rec(0)
     value = docs if root[F_TYPE] == T_ARR and _is_docs_root(ix) else (docs[0] if docs else None)
     return _walk_down(sk, value, chain)
@@ -366,6 +382,13 @@ def _yaml_item(ix: EntryIndex, start: int, end: int) -> Any:
         while vcol < len(line) and line[vcol] == " ":
             vcol += 1
     return _yaml_load(_yaml_slice(ix, start, vcol, end))
+
+
+def _yaml_error(exc: Exception) -> FormatError:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    where = f" at line {mark.line + 1}" if mark is not None else ""
+    return FormatError(f"stored YAML cannot be read here{where}: {problem}", reason=str(problem))
 
 
 # ----------------------------------------------------------------------------------------------

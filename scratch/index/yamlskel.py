@@ -5,7 +5,12 @@ Value semantics (:class:`Loader`, used wherever scratch turns YAML into values):
 - safe tags only; any other tag (``!Ref``, ``!!python/...``) loads as the plain
   scalar/sequence/mapping under it;
 - timestamps and binary stay strings (as written), so values are JSON-compatible;
-- mapping keys are the key's text (``on:`` is the key ``"on"``, ``1:`` the key ``"1"``).
+- mapping keys are the key's text (``on:`` is the key ``"on"``, ``1:`` the key ``"1"``);
+- aliases are bounded: a document whose aliases would expand it by more than
+  :data:`MAX_ALIAS_NODES` nodes (a "billion laughs" bomb), an alias of its own ancestor, or an
+  alias with no anchor raises :class:`AliasError` (a ``yaml.YAMLError``), at ingest (the
+  content is then stored as text, saying why) and on every later load. Aliased values are
+  shared objects, never copies, so memory stays that of the text.
 
 Skeleton: a stream with several documents is an array of documents (record 0, one child per
 document); a single document is its own root. Records carry the member's line range (a
@@ -37,6 +42,78 @@ from scratch.index.skeleton import (
 )
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_ALIAS_NODES = 1_000_000  # nodes aliases may add to a document's expanded tree
+
+
+class AliasError(yaml.YAMLError):
+    """An alias that cannot be followed safely (see the module docstring)."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.problem = message
+        self.problem_mark = _Mark(line, column) if line is not None else None
+
+    def __str__(self) -> str:
+        return str(self.problem)
+
+
+class _Mark:
+    """What ``yaml.Mark`` offers readers of an error: 0-based line and column."""
+
+    def __init__(self, line: int, column: int | None) -> None:
+        self.line = line
+        self.column = column or 0
+
+
+def _too_big(extra: int) -> str:
+    return (f"YAML aliases expand this document by more than {MAX_ALIAS_NODES:,} nodes "
+            f"({extra:,}): refused, as a billion-laughs bomb would be")
+
+
+def check_aliases(root: Any) -> None:
+    """Raise :class:`AliasError` if the node graph under ``root`` (composed YAML, where an
+    alias is the same node object again) is cyclic or expands by more than
+    :data:`MAX_ALIAS_NODES` nodes. Linear in the distinct nodes."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    distinct = 0
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            total = 1
+            for child in _children(node):
+                total += sizes[id(child)]
+            sizes[key] = total
+            if total - distinct > MAX_ALIAS_NODES:
+                raise AliasError(_too_big(total - distinct), node.start_mark.line,
+                                 node.start_mark.column)
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise AliasError("a YAML alias refers to a node that contains it (a recursive "
+                             "structure): refused", node.start_mark.line, node.start_mark.column)
+        distinct += 1
+        on_path.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in on_path:
+                raise AliasError("a YAML alias refers to a node that contains it (a recursive "
+                                 "structure): refused", child.start_mark.line,
+                                 child.start_mark.column)
+            if id(child) not in sizes:
+                stack.append((child, False))
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _NO_KEY: Any = object()
 
@@ -51,9 +128,13 @@ def _filtered_resolvers() -> dict[Any, list[Any]]:
 
 
 class Loader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """Safe loader with JSON-friendly values (see module docstring)."""
+    """Safe loader with JSON-friendly values and bounded aliases (see module docstring)."""
 
     yaml_implicit_resolvers = _filtered_resolvers()
+
+    def construct_document(self, node: Any) -> Any:
+        check_aliases(node)
+        return super().construct_document(node)
 
 
 def _construct_map(loader: Any, node: Any) -> Any:
@@ -148,7 +229,7 @@ def _end_line(mark: Any) -> int:
 
 class _Frame:
     __slots__ = ("idx", "kind", "depth", "n", "key", "key_line", "last_end", "starts", "flow",
-                 "recorded", "start_index", "value", "pkey", "anchor")
+                 "recorded", "start_index", "value", "pkey", "anchor", "size")
 
     def __init__(self, idx: int | None, kind: str, depth: int, flow: bool, recorded: bool) -> None:
         self.idx = idx
@@ -165,6 +246,7 @@ class _Frame:
         self.value: Any = None  # the container being built (values=True)
         self.pkey: Any = None  # this container's key in its parent
         self.anchor: str | None = None
+        self.size = 1  # nodes of the expanded subtree (aliases counted as what they stand for)
 
 
 def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
@@ -185,6 +267,9 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
     if values:
         stack[0].value = []
     anchors: dict[str, tuple[int, int]] = {}  # anchor -> (type, length) of its node
+    sizes: dict[str, int] = {}  # anchor -> nodes of its expanded subtree
+    open_anchors: set[str] = set()  # anchors of containers not closed yet
+    written = expanded = 0  # nodes in the text; nodes once aliases are expanded
     anchored: dict[str, Any] = {}
     skip_key_depth = 0  # inside a complex (non-scalar) mapping key
     ckey: list[list[Any]] = []  # its value being built: [container, pending key or _NO_KEY]
@@ -235,6 +320,9 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
                 frame = stack.pop()
                 if frame.anchor:
                     anchors[frame.anchor] = (T_OBJ if frame.kind == "map" else T_ARR, frame.n)
+                    sizes[frame.anchor] = frame.size + 1
+                    open_anchors.discard(frame.anchor)
+                stack[-1].size += frame.size
                 end = _end_line(e.end_mark) if frame.flow else max(frame.last_end,
                                                                    frame.key_line)
                 if frame.idx is not None:
@@ -258,6 +346,7 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
                     top.key = (e.value, e.start_mark.line + 1)
                     top.key_line = e.start_mark.line + 1
                 elif cls is alias_cls:
+                    _alias_size(e, sizes, open_anchors)
                     top.key = ("*" + e.anchor, e.start_mark.line + 1)
                     top.key_line = e.start_mark.line + 1
                 else:
@@ -275,6 +364,9 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
             record = top.recorded and top.starts is None and len(b) < max_records
             if top.kind == "seq" and top.starts is not None:
                 top.starts.append(vline)
+            written += 1
+            expanded += 1
+            top.size += 1
             if is_scalar or cls is alias_cls:
                 if is_scalar:
                     tag = scalar_tag(e)
@@ -282,13 +374,20 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
                     length = len(e.value) if code == T_STR else 0
                     if e.anchor:
                         anchors[e.anchor] = (code, length)
+                        sizes[e.anchor] = 1
                     if values:
                         v = scalar_value(e, tag)
                         if e.anchor:
                             anchored[e.anchor] = v
                         _attach(top, key, v)
                 else:
-                    code, length = anchors.get(e.anchor, (T_STR, 0))
+                    grown = _alias_size(e, sizes, open_anchors)
+                    expanded += grown - 1
+                    top.size += grown - 1
+                    if expanded > MAX_ALIAS_NODES:
+                        raise AliasError(_too_big(expanded), e.start_mark.line,
+                                         e.start_mark.column)
+                    code, length = anchors[e.anchor]
                     if values:
                         _attach(top, key, anchored.get(e.anchor))
                 end = _end_line(e.end_mark)
@@ -312,6 +411,9 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
                            bool(e.flow_style), idx is not None and child_depth < MAX_DEPTH)
             frame.start_index = e.start_mark.index
             frame.anchor = e.anchor
+            frame.size = 0  # the node itself was counted in the parent above
+            if e.anchor:
+                open_anchors.add(e.anchor)
             if values:
                 frame.value = {} if code == T_OBJ else []
                 frame.pkey = key
@@ -327,6 +429,18 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
         _reroot(b)
     b.finish()
     return b, docs, stack[0].value
+
+
+def _alias_size(e: Any, sizes: dict[str, int], open_anchors: set[str]) -> int:
+    """Nodes the alias event ``e`` stands for; :class:`AliasError` if it cannot be followed."""
+    line, column = e.start_mark.line, e.start_mark.column
+    if e.anchor in open_anchors:
+        raise AliasError(f"the YAML alias *{e.anchor} refers to a node that contains it (a "
+                         "recursive structure): refused", line, column)
+    size = sizes.get(e.anchor)
+    if size is None:
+        raise AliasError(f"found undefined alias *{e.anchor}", line, column)
+    return size
 
 
 def _attach(frame: _Frame, key: Any, value: Any) -> None:

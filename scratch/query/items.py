@@ -194,7 +194,12 @@ class Where:
         if self._test is not None:
             return bool(self._test(item))
         # The filter selector runs over the children of its input, so wrap the item.
-        return bool(self._query.find([item]))
+        try:
+            return bool(self._query.find([item]))
+        except RecursionError:  # a descendant query (@..x) into a very deep item
+            raise InvalidPattern(f"--where {self.text!r} went deeper into an item than it can "
+                                 "follow", code="invalid_path", path=self.text,
+                                 position=0) from None
 
 
 def _direct_test(query: Any) -> Any:
@@ -238,6 +243,30 @@ def compile_where(text: str) -> Where:
 
 
 # -------------------------------------------------------------------------------------- rows
+
+MAX_FIELDS = 100  # --fields of one iterate-over: a row of more is not something to read
+
+
+def split_fields(text: str) -> list[str]:
+    """The fields of a ``--fields a,b.c`` option: comma-separated, blanks dropped.
+
+    More than :data:`MAX_FIELDS` (or none) is refused at once (``too_many_fields`` /
+    ``invalid_argument``), before any item is read: each field costs work per item.
+    """
+    fields = [f.strip() for f in text.split(",") if f.strip()]
+    if not fields:
+        raise UsageError("--fields needs at least one field, e.g. --fields metadata.name",
+                         code="invalid_argument")
+    check_field_count(len(fields))
+    return fields
+
+
+def check_field_count(n: int) -> None:
+    """Refuse more than :data:`MAX_FIELDS` fields at once (``too_many_fields``)."""
+    if n > MAX_FIELDS:
+        raise UsageError(f"{n:,} fields asked for; --fields takes at most {MAX_FIELDS}",
+                         code="too_many_fields", fields=n, limit=MAX_FIELDS)
+
 
 
 @dataclass
@@ -292,6 +321,7 @@ def iterate_rows(items: Iterable[Any], fields: Sequence[str], *, offset: int = 0
     full path of previewed values. ``max_rows`` stops early (then ``next_offset`` is the index
     after the last item looked at).
     """
+    check_field_count(len(fields))
     parsed = list(paths) if paths is not None else [parse_path(f) for f in fields]
     flt = compile_where(where) if isinstance(where, str) else where
     rows: list[dict[str, Any]] = []

@@ -41,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from scratch.errors import InvalidPattern, KeyPathNotFound
+from scratch.formats.jsonnum import JsonNumber
 
 
 class Wildcard:
@@ -75,14 +76,67 @@ def _shorthand_re() -> re.Pattern[str]:
 _BARE_STOP = '.[]"\''
 
 
+SHOWN_PATH_CHARS = 200  # of a path quoted in an error (a 10,000-character one is cut)
+MAX_NESTING = 64  # brackets, parentheses and "!" in a row in a JSONPath or --where expression
+MAX_NUMBER_CHARS = 100  # characters of a number literal in a JSONPath or --where expression
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= SHOWN_PATH_CHARS else text[:SHOWN_PATH_CHARS] + "…"
+
+
 def _invalid(message: str, text: str, position: int, **details: Any) -> InvalidPattern:
+    if len(text) > SHOWN_PATH_CHARS:
+        details.setdefault("path_length", len(text))
     return InvalidPattern(
-        f"{message} at position {position} in path {text!r}",
+        f"{message} at position {position} in path {_shown(text)!r}",
         code="invalid_path",
-        path=text,
+        path=_shown(text),
         position=position,
         **details,
     )
+
+
+def _check_bounds(text: str) -> tuple[str, int] | None:
+    """(problem, position) if ``text`` nests deeper than :data:`MAX_NESTING` or holds a number
+    longer than :data:`MAX_NUMBER_CHARS`: the JSONPath parser recurses per level and converts
+    numbers through floats, so such input would exhaust the stack or overflow, not answer.
+    Quoted strings are skipped."""
+    depth = 0
+    nots = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            nots = 0
+            continue
+        if c in "([":
+            depth += 1
+            if depth > MAX_NESTING:
+                return f"nested more than {MAX_NESTING} levels deep", i
+        elif c in ")]":
+            depth = max(0, depth - 1)
+        if c == "!":
+            nots += 1
+            if nots > MAX_NESTING:
+                return f"more than {MAX_NESTING} '!' in a row", i
+        elif not c.isspace():
+            nots = 0
+        if c.isdigit() and not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
+            j = i
+            while j < n and (text[j].isalnum() or text[j] in ".+-"):
+                j += 1
+            if j - i > MAX_NUMBER_CHARS:
+                return f"a number longer than {MAX_NUMBER_CHARS} characters", i
+            i = j
+            continue
+        i += 1
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,7 +208,7 @@ def json_type(value: Any) -> str:
     if isinstance(value, int):
         return "integer"
     if isinstance(value, float):
-        return "number"
+        return "integer" if isinstance(value, JsonNumber) and value.integer else "number"
     if isinstance(value, str):
         return "string"
     if isinstance(value, dict):
@@ -340,6 +394,12 @@ def compile_jsonpath(text: str, *, offset: int = 0, shown: str | None = None) ->
     """
     import jsonpath_rfc9535 as jp
 
+    shown_text = text if shown is None else shown
+    bad = _check_bounds(text)
+    if bad is not None:
+        problem, raw_pos = bad
+        pos = max(0, min(raw_pos - offset, len(shown_text)))
+        raise _invalid(f"invalid JSONPath: {problem}", shown_text, pos)
     try:
         return _env().compile(text)
     except jp.JSONPathError as exc:
@@ -349,6 +409,8 @@ def compile_jsonpath(text: str, *, offset: int = 0, shown: str | None = None) ->
         pos = max(0, min(raw_pos - offset, len(shown_text)))
         reason = exc.args[0] if exc.args else str(exc)
         raise _invalid(f"invalid JSONPath: {reason}", shown_text, pos) from None
+    except (RecursionError, OverflowError, ValueError) as exc:  # bounded above; to be sure
+        raise _invalid(f"invalid JSONPath: {type(exc).__name__}", shown_text, 0) from None
 
 
 def _plain_chain(query: Any) -> tuple[str | int, ...] | None:

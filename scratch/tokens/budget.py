@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -98,8 +99,10 @@ class Budget:
     """
 
     def __init__(self, state_file: Path, *, window: int, safety_margin: float = DEFAULT_MARGIN,
-                 max_extraction_tokens: int = 10_000) -> None:
+                 max_extraction_tokens: int = 10_000, root: Path | None = None) -> None:
         self.state_file = Path(state_file)
+        # the store root: no directory between it and the state file may be a symlink
+        self.root = Path(root) if root is not None else None
         self.lock_file = self.state_file.with_name(self.state_file.name + ".lock")
         self.model_window = int(window)
         self.margin = clamp_margin(safety_margin)
@@ -110,7 +113,12 @@ class Budget:
     def _load(self, warnings: list[str]) -> tuple[dict[str, Any], bool]:
         """The state and whether it must be written back (it was corrupt)."""
         try:
-            raw = self.state_file.read_bytes()
+            # never through a symlink placed there (a link makes it unreadable: reset)
+            fd = os.open(self.state_file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                raw = os.read(fd, os.fstat(fd).st_size)  # a small file: one read of its size
+            finally:
+                os.close(fd)
         except FileNotFoundError:
             return _fresh(), False
         except OSError as exc:
@@ -167,6 +175,9 @@ class Budget:
         """Run ``change(state, view)`` under the lock; it mutates ``state`` and returns True to
         save it (or raises to refuse). Returns the view after the change."""
         warnings: list[str] = []
+        if self.root is not None:
+            from scratch.safefs import check_dirs
+            check_dirs(self.root, self.state_file)  # unsafe_path: a symlink would write outside
         with exclusive(self.lock_file):
             state, dirty = self._load(warnings)
             if change(state, self._view(state, warnings)) or dirty:

@@ -1,0 +1,371 @@
+/* Exact re-indentation of JSON text: the C half of scratch.formats.reindent.
+ *
+ * reindent(data[, limit]) -> (body, lines, flags) validates ``data`` as strict RFC 8259 JSON in UTF-8
+ * and writes it in the canonical layout (2-space indent, ": " after keys, one scalar or bracket
+ * per line, "{}"/"[]" for empty containers, no final newline) with every token copied verbatim:
+ * numbers as written, string escapes as written, duplicate keys in order. Only whitespace
+ * between tokens changes. ``lines`` is the number of lines of ``body``; ``flags`` bit 0 is set
+ * when some integer token has 19 or more digits (it may not fit 64 bits), bit 1 when the body
+ * would be longer than ``limit`` bytes (then ``body`` is empty; the input is still validated
+ * to its end): deep nesting makes the indentation grow with the square of the depth.
+ *
+ * Invalid input raises ValueError(message, offset) with the same messages, at the same byte
+ * offsets, as the pure-Python version (scratch/formats/reindent.py); a test holds both to it.
+ * Nesting depth is not limited (an explicit stack, no recursion), and the work runs without the
+ * GIL so ingest can parse the document with orjson on the other core meanwhile.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+
+/* The body is written straight into a bytes object (no copy at the end). The work runs
+ * without the GIL; growing the object takes it back for the reallocation. */
+typedef struct {
+    PyObject *bytes;
+    char *buf;
+    size_t len;
+    size_t cap;
+    int failed; /* out of memory */
+    PyThreadState *ts; /* the released thread state, while the GIL is released */
+    size_t limit; /* the body may not grow past this: then nothing more is written */
+    int over; /* the limit was reached; scanning (validation) goes on */
+} Out;
+
+static int out_reserve(Out *o, size_t extra) {
+    if (o->len + extra <= o->cap) return 1;
+    size_t cap = o->cap ? o->cap : 4096;
+    while (cap < o->len + extra) cap += cap / 2 + 4096;
+    if (o->ts != NULL) PyEval_RestoreThread(o->ts);
+    int r = _PyBytes_Resize(&o->bytes, (Py_ssize_t)cap);
+    if (r == 0) {
+        o->buf = PyBytes_AS_STRING(o->bytes);
+        o->cap = cap;
+    } else {
+        PyErr_Clear();
+        o->bytes = NULL;
+        o->failed = 1;
+    }
+    if (o->ts != NULL) o->ts = PyEval_SaveThread();
+    return r == 0;
+}
+
+static inline int out_put(Out *o, const char *s, size_t n) {
+    if (o->over) return 1;
+    if (o->len + n > o->limit) { o->over = 1; return 1; }
+    if (!out_reserve(o, n)) return 0;
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+    return 1;
+}
+
+/* "\n" followed by 2 * depth spaces */
+static inline int out_newline(Out *o, size_t depth) {
+    size_t n = 1 + 2 * depth;
+    if (o->over) return 1;
+    if (o->len + n > o->limit) { o->over = 1; return 1; }
+    if (!out_reserve(o, n)) return 0;
+    o->buf[o->len] = '\n';
+    memset(o->buf + o->len + 1, ' ', 2 * depth);
+    o->len += n;
+    return 1;
+}
+
+typedef struct {
+    const unsigned char *s;
+    size_t n;
+    size_t pos;
+    const char *err;
+    size_t err_pos;
+    int flags;
+    size_t lines;
+} Scan;
+
+static inline void skip_ws(Scan *sc) {
+    const unsigned char *s = sc->s;
+    size_t p = sc->pos, n = sc->n;
+    uint64_t spaces = 0x2020202020202020ULL, word;
+    for (;;) {
+        /* indentation comes in long runs of spaces: step over 8 at a time */
+        while (p + 8 <= n && (memcpy(&word, s + p, 8), word == spaces)) p += 8;
+        if (p < n && (s[p] == ' ' || s[p] == '\n' || s[p] == '\r' || s[p] == '\t')) p++;
+        else break;
+    }
+    sc->pos = p;
+}
+
+static inline int fail(Scan *sc, const char *msg, size_t at) {
+    sc->err = msg;
+    sc->err_pos = at;
+    return 0;
+}
+
+static inline int is_hex(unsigned char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static inline int cont(unsigned char c) { return c >= 0x80 && c <= 0xBF; }
+
+/* Length of the valid UTF-8 sequence at s[p] (lead byte >= 0x80), or 0 if invalid. */
+static inline size_t utf8_len(const unsigned char *s, size_t p, size_t n) {
+    unsigned char c = s[p];
+    if (c >= 0xC2 && c <= 0xDF) {
+        return (p + 1 < n && cont(s[p + 1])) ? 2 : 0;
+    }
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (p + 2 >= n) return 0;
+        unsigned char c1 = s[p + 1];
+        if (c == 0xE0 && !(c1 >= 0xA0 && c1 <= 0xBF)) return 0;
+        if (c == 0xED && !(c1 >= 0x80 && c1 <= 0x9F)) return 0; /* UTF-16 surrogates */
+        if (!cont(c1) || !cont(s[p + 2])) return 0;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (p + 3 >= n) return 0;
+        unsigned char c1 = s[p + 1];
+        if (c == 0xF0 && !(c1 >= 0x90 && c1 <= 0xBF)) return 0;
+        if (c == 0xF4 && !(c1 >= 0x80 && c1 <= 0x8F)) return 0;
+        if (!cont(c1) || !cont(s[p + 2]) || !cont(s[p + 3])) return 0;
+        return 4;
+    }
+    return 0;
+}
+
+/* A string token starting at sc->pos (a '"'); copied verbatim to o. */
+static int scan_string(Scan *sc, Out *o) {
+    const unsigned char *s = sc->s;
+    size_t n = sc->n, start = sc->pos, p = start + 1;
+    for (;;) {
+        /* the common case: a run of plain ASCII */
+        while (p < n && s[p] >= 0x20 && s[p] < 0x80 && s[p] != '"' && s[p] != '\\') p++;
+        if (p >= n) return fail(sc, "Unterminated string", start);
+        unsigned char c = s[p];
+        if (c == '"') { p++; break; }
+        if (c == '\\') {
+            if (p + 1 >= n) return fail(sc, "Unterminated string", start);
+            unsigned char e = s[p + 1];
+            if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n'
+                    || e == 'r' || e == 't') {
+                p += 2;
+            } else if (e == 'u') {
+                if (p + 5 >= n || !is_hex(s[p + 2]) || !is_hex(s[p + 3]) || !is_hex(s[p + 4])
+                        || !is_hex(s[p + 5])) {
+                    if (p + 5 >= n) {
+                        /* too short to be an escape: unterminated unless a quote ends it */
+                        size_t q = p + 2;
+                        while (q < n && is_hex(s[q])) q++;
+                        if (q >= n) return fail(sc, "Unterminated string", start);
+                    }
+                    return fail(sc, "Invalid \\uXXXX escape", p);
+                }
+                p += 6;
+            } else {
+                return fail(sc, "Invalid \\escape", p);
+            }
+            continue;
+        }
+        if (c < 0x20) return fail(sc, "Invalid control character in string", p);
+        size_t k = utf8_len(s, p, n);
+        if (k == 0) return fail(sc, "Invalid UTF-8 in string", p);
+        p += k;
+    }
+    if (!out_put(o, (const char *)s + start, p - start)) return 0;
+    sc->pos = p;
+    return 1;
+}
+
+/* A number token at sc->pos ('-' or a digit): the longest prefix the grammar allows. */
+static int scan_number(Scan *sc, Out *o) {
+    const unsigned char *s = sc->s;
+    size_t n = sc->n, start = sc->pos, p = start;
+    if (s[p] == '-') p++;
+    if (p >= n || s[p] < '0' || s[p] > '9') return fail(sc, "Expecting value", start);
+    size_t digits_start = p;
+    if (s[p] == '0') {
+        p++;
+    } else {
+        while (p < n && s[p] >= '0' && s[p] <= '9') p++;
+    }
+    int integer = 1;
+    if (p + 1 < n && s[p] == '.' && s[p + 1] >= '0' && s[p + 1] <= '9') {
+        integer = 0;
+        p += 2;
+        while (p < n && s[p] >= '0' && s[p] <= '9') p++;
+    }
+    if (p < n && (s[p] == 'e' || s[p] == 'E')) {
+        size_t q = p + 1;
+        if (q < n && (s[q] == '+' || s[q] == '-')) q++;
+        if (q < n && s[q] >= '0' && s[q] <= '9') {
+            integer = 0;
+            p = q + 1;
+            while (p < n && s[p] >= '0' && s[p] <= '9') p++;
+        }
+    }
+    if (integer && p - digits_start >= 19) sc->flags |= 1;
+    if (!out_put(o, (const char *)s + start, p - start)) return 0;
+    sc->pos = p;
+    return 1;
+}
+
+static int scan_literal(Scan *sc, Out *o) {
+    static const char *words[] = {"true", "false", "null"};
+    const unsigned char *s = sc->s;
+    for (int i = 0; i < 3; i++) {
+        size_t len = strlen(words[i]);
+        if (s[sc->pos] == (unsigned char)words[i][0]) {
+            if (sc->pos + len <= sc->n && memcmp(s + sc->pos, words[i], len) == 0) {
+                if (!out_put(o, words[i], len)) return 0;
+                sc->pos += len;
+                return 1;
+            }
+            break;
+        }
+    }
+    return fail(sc, "Expecting value", sc->pos);
+}
+
+enum { S_VALUE, S_KEY, S_AFTER };
+
+/* The whole document; returns 1 on success (o holds the body), 0 on error (sc->err set or
+ * o->failed). The stack holds '{' or '[' per open container. */
+static int run(Scan *sc, Out *o) {
+    const unsigned char *s = sc->s;
+    size_t n = sc->n;
+    char *stack = NULL;
+    size_t depth = 0, stack_cap = 0;
+    int state = S_VALUE;
+    int ok = 0;
+    skip_ws(sc);
+    for (;;) {
+        if (state == S_VALUE) {
+            if (sc->pos >= n) { fail(sc, "Expecting value", sc->pos); goto done; }
+            unsigned char c = s[sc->pos];
+            if (c == '{' || c == '[') {
+                unsigned char close = c == '{' ? '}' : ']';
+                sc->pos++;
+                skip_ws(sc);
+                if (sc->pos < n && s[sc->pos] == close) {
+                    char pair[2] = {(char)c, (char)close};
+                    if (!out_put(o, pair, 2)) goto done;
+                    sc->pos++;
+                    state = S_AFTER;
+                    continue;
+                }
+                if (depth == stack_cap) {
+                    size_t cap = stack_cap ? stack_cap * 2 : 64;
+                    char *p = realloc(stack, cap);
+                    if (p == NULL) { o->failed = 1; goto done; }
+                    stack = p;
+                    stack_cap = cap;
+                }
+                stack[depth++] = (char)c;
+                char open = (char)c;
+                if (!out_put(o, &open, 1) || !out_newline(o, depth)) goto done;
+                sc->lines++;
+                state = c == '{' ? S_KEY : S_VALUE;
+                continue;
+            }
+            int r;
+            if (c == '"') r = scan_string(sc, o);
+            else if (c == '-' || (c >= '0' && c <= '9')) r = scan_number(sc, o);
+            else if (c == 't' || c == 'f' || c == 'n') r = scan_literal(sc, o);
+            else r = fail(sc, "Expecting value", sc->pos);
+            if (!r) goto done;
+            state = S_AFTER;
+        } else if (state == S_KEY) {
+            if (sc->pos >= n || s[sc->pos] != '"') {
+                fail(sc, "Expecting property name enclosed in double quotes", sc->pos);
+                goto done;
+            }
+            if (!scan_string(sc, o)) goto done;
+            skip_ws(sc);
+            if (sc->pos >= n || s[sc->pos] != ':') {
+                fail(sc, "Expecting ':' delimiter", sc->pos);
+                goto done;
+            }
+            sc->pos++;
+            if (!out_put(o, ": ", 2)) goto done;
+            skip_ws(sc);
+            state = S_VALUE;
+        } else { /* S_AFTER: a value just ended */
+            skip_ws(sc);
+            if (depth == 0) {
+                if (sc->pos < n) { fail(sc, "Extra data", sc->pos); goto done; }
+                ok = 1;
+                goto done;
+            }
+            char top = stack[depth - 1];
+            unsigned char close = top == '{' ? '}' : ']';
+            if (sc->pos < n && s[sc->pos] == ',') {
+                sc->pos++;
+                skip_ws(sc);
+                if (!out_put(o, ",", 1) || !out_newline(o, depth)) goto done;
+                sc->lines++;
+                state = top == '{' ? S_KEY : S_VALUE;
+            } else if (sc->pos < n && s[sc->pos] == close) {
+                sc->pos++;
+                depth--;
+                char cl = (char)close;
+                if (!out_newline(o, depth) || !out_put(o, &cl, 1)) goto done;
+                sc->lines++;
+            } else {
+                fail(sc, "Expecting ',' delimiter", sc->pos);
+                goto done;
+            }
+        }
+    }
+done:
+    free(stack);
+    return ok;
+}
+
+static PyObject *reindent(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t limit = -1;
+    if (!PyArg_ParseTuple(args, "y*|n", &view, &limit)) return NULL;
+    Scan sc = {(const unsigned char *)view.buf, (size_t)view.len, 0, NULL, 0, 0, 1};
+    /* room for the usual case (input already indented) without a reallocation */
+    size_t cap = (size_t)view.len + (size_t)view.len / 8 + 64;
+    size_t max = limit < 0 ? (size_t)-1 : (size_t)limit;
+    if (cap > max) cap = max + 1;
+    Out o = {PyBytes_FromStringAndSize(NULL, (Py_ssize_t)cap), NULL, 0, cap, 0, NULL, max, 0};
+    if (o.bytes == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    o.buf = PyBytes_AS_STRING(o.bytes);
+    o.ts = PyEval_SaveThread();
+    int ok = run(&sc, &o);
+    PyEval_RestoreThread(o.ts);
+    o.ts = NULL;
+    PyBuffer_Release(&view);
+    if (!ok) {
+        Py_XDECREF(o.bytes);
+        if (o.failed) return PyErr_NoMemory();
+        PyObject *exc = Py_BuildValue("(sn)", sc.err, (Py_ssize_t)sc.err_pos);
+        if (exc != NULL) {
+            PyErr_SetObject(PyExc_ValueError, exc);
+            Py_DECREF(exc);
+        }
+        return NULL;
+    }
+    if (o.over) {
+        o.len = 0;
+        sc.flags |= 2;
+    }
+    if (_PyBytes_Resize(&o.bytes, (Py_ssize_t)o.len) != 0) return NULL;
+    return Py_BuildValue("(Nni)", o.bytes, (Py_ssize_t)sc.lines, sc.flags);
+}
+
+static PyMethodDef methods[] = {
+    {"reindent", reindent, METH_VARARGS,
+     "reindent(data[, limit]) -> (body, lines, flags): strict JSON re-indented, tokens "
+     "verbatim."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_reindent", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__reindent(void) { return PyModule_Create(&module); }

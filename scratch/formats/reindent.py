@@ -1,0 +1,291 @@
+"""Exact re-indentation of JSON text: strict validation plus the canonical layout, tokens kept.
+
+:func:`reindent` is how ingest stores JSON. It accepts exactly RFC 8259 JSON in UTF-8 (no
+BOM, no NaN/Infinity, no comments, no trailing commas, no leading zeros, no raw control
+characters or invalid UTF-8 in strings; any nesting depth) and returns the document in the
+canonical layout of :mod:`scratch.formats.jsontext` with only the whitespace between tokens
+changed:
+
+- every token is copied byte for byte: numbers as written (``1e400``, ``-0``,
+  ``0.10000000000000000555``), string escapes as written (``\\u00e9``, ``\\/``), duplicate keys
+  in their order;
+- the line structure is the one orjson's ``OPT_INDENT_2`` gives the parsed value, as long as no
+  object repeats a key (a repeated key is one more member in the text than in the value): the
+  structural index checks that line count (see :func:`scratch.index.analyze.analyze_json`).
+
+It also returns the number of lines of the body and flags (:data:`BIG_INT`: an integer token of
+19 or more digits, which orjson would turn into a float; :data:`TOO_BIG`: the body would pass
+the ``limit`` given, so it was not written: the indentation of deeply nested text grows with
+the square of the depth, a 200 KB document 100,000 deep would take 10 GB). Invalid input raises
+:class:`~scratch.formats.jsontext.JsonError` with the 1-based line and column and the byte
+offset of the first problem.
+
+Two implementations give identical bytes and identical errors (a test holds them to it on the
+JSONTestSuite files and on generated documents): the C extension ``scratch.formats._reindent``,
+built by ``pip install`` when a compiler is present (it runs without the GIL, ~1 GB/s), and
+:func:`reindent_py` here, about 30 times slower, used when the extension is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from scratch.formats.jsontext import JsonError
+
+BIG_INT = 1
+TOO_BIG = 2  # the body would pass the limit given: not written (the input is still checked)
+
+_Impl = Callable[[bytes, int], tuple[bytes, int, int]]
+
+try:
+    from scratch.formats._reindent import reindent as _c_reindent  # type: ignore[import-not-found]
+except ImportError:  # no compiler at install time: the pure-Python version below
+    _c_reindent = None
+
+HAVE_C = _c_reindent is not None
+
+_WS = re.compile(rb"[ \t\n\r]*")
+# a string with nothing but valid escapes and no raw control characters (UTF-8 checked apart)
+_STRING = re.compile(rb'"(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"')
+_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_INT_DIGITS = re.compile(rb"-?[0-9]+")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+class _Fail(Exception):
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message, pos)
+        self.message = message
+        self.pos = pos
+
+
+def _string_error(s: bytes, start: int) -> _Fail:
+    """Where and why the string at ``start`` is not valid (the regular expression stopped)."""
+    n = len(s)
+    p = start + 1
+    while True:
+        if p >= n:
+            return _Fail("Unterminated string", start)
+        c = s[p]
+        if c == 0x22:
+            raise AssertionError("a valid string was refused")  # pragma: no cover
+        if c == 0x5C:
+            if p + 1 >= n:
+                return _Fail("Unterminated string", start)
+            e = s[p + 1]
+            if e in b'"\\/bfnrt':
+                p += 2
+            elif e == 0x75:
+                digits = s[p + 2:p + 6]
+                if len(digits) == 4 and all(d in _HEX for d in digits):
+                    p += 6
+                    continue
+                if len(digits) < 4 and all(d in _HEX for d in digits):
+                    return _Fail("Unterminated string", start)
+                return _Fail("Invalid \\uXXXX escape", p)
+            else:
+                return _Fail("Invalid \\escape", p)
+            continue
+        if c < 0x20:
+            return _Fail("Invalid control character in string", p)
+        if c >= 0x80:  # errors are reported in order: a bad byte before a bad escape counts
+            k = _utf8_len(s, p)
+            if not k:
+                return _Fail("Invalid UTF-8 in string", p)
+            p += k
+            continue
+        p += 1
+
+
+def _utf8_len(s: bytes, p: int) -> int:
+    """Length of the valid UTF-8 sequence at ``s[p]`` (a byte >= 0x80), 0 if invalid."""
+    for k in (2, 3, 4):
+        try:
+            s[p:p + k].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return k
+    return 0
+
+
+def _scan_string(s: bytes, pos: int) -> int:
+    """End of the valid string token at ``pos``, or :class:`_Fail`."""
+    m = _STRING.match(s, pos)
+    if m is None:
+        raise _string_error(s, pos)
+    end = m.end()
+    token = s[pos:end]
+    if not token.isascii():
+        try:
+            token.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _Fail("Invalid UTF-8 in string", pos + exc.start) from None
+    return end
+
+
+def reindent_py(data: bytes, limit: int = -1) -> tuple[bytes, int, int]:
+    """The pure-Python implementation: ``(body, lines, flags)``; raises ``ValueError(message,
+    offset)`` like the C one (:func:`reindent` turns that into :class:`JsonError`)."""
+    try:
+        return _run(bytes(data), limit)
+    except _Fail as exc:
+        raise ValueError(exc.message, exc.pos) from None
+
+
+class _Body:
+    """The output, which stops growing (but stays callable) past ``limit`` bytes."""
+
+    __slots__ = ("parts", "size", "limit", "over")
+
+    def __init__(self, limit: int) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.limit = limit
+        self.over = False
+
+    def put(self, piece: bytes) -> None:
+        if self.over:
+            return
+        self.size += len(piece)
+        if 0 <= self.limit < self.size:
+            self.over = True
+            self.parts = []
+            return
+        self.parts.append(piece)
+
+
+def _run(s: bytes, limit: int = -1) -> tuple[bytes, int, int]:
+    n = len(s)
+    body = _Body(limit)
+    put = body.put
+    indents = [b"\n"]
+    stack: list[int] = []  # 0x7B "{" or 0x5B "["
+    lines = 1
+    flags = 0
+    ws = _WS.match
+    number = _NUMBER.match
+    pos = ws(s, 0).end()  # type: ignore[union-attr]
+    state = 0  # 0 value, 1 key, 2 after a value
+    while True:
+        if state == 0:
+            if pos >= n:
+                raise _Fail("Expecting value", pos)
+            c = s[pos]
+            if c == 0x7B or c == 0x5B:
+                close = 0x7D if c == 0x7B else 0x5D
+                pos = ws(s, pos + 1).end()  # type: ignore[union-attr]
+                if pos < n and s[pos] == close:
+                    put(b"{}" if c == 0x7B else b"[]")
+                    pos += 1
+                    state = 2
+                    continue
+                stack.append(c)
+                put(b"{" if c == 0x7B else b"[")
+                put(_indent(indents, len(stack)))
+                lines += 1
+                state = 1 if c == 0x7B else 0
+                continue
+            if c == 0x22:
+                end = _scan_string(s, pos)
+            elif c == 0x2D or 0x30 <= c <= 0x39:
+                m = number(s, pos)
+                if m is None:
+                    raise _Fail("Expecting value", pos)
+                end = m.end()
+                token = s[pos:end]
+                if len(token) >= 19 and _INT_DIGITS.fullmatch(token) \
+                        and len(token.lstrip(b"-")) >= 19:
+                    flags |= BIG_INT
+            elif s.startswith(b"true", pos):
+                end = pos + 4
+            elif s.startswith(b"false", pos):
+                end = pos + 5
+            elif s.startswith(b"null", pos):
+                end = pos + 4
+            else:
+                raise _Fail("Expecting value", pos)
+            put(s[pos:end])
+            pos = end
+            state = 2
+        elif state == 1:
+            if pos >= n or s[pos] != 0x22:
+                raise _Fail("Expecting property name enclosed in double quotes", pos)
+            end = _scan_string(s, pos)
+            put(s[pos:end])
+            pos = ws(s, end).end()  # type: ignore[union-attr]
+            if pos >= n or s[pos] != 0x3A:
+                raise _Fail("Expecting ':' delimiter", pos)
+            put(b": ")
+            pos = ws(s, pos + 1).end()  # type: ignore[union-attr]
+            state = 0
+        else:
+            pos = ws(s, pos).end()  # type: ignore[union-attr]
+            if not stack:
+                if pos < n:
+                    raise _Fail("Extra data", pos)
+                if body.over:
+                    return b"", lines, flags | TOO_BIG
+                return b"".join(body.parts), lines, flags
+            top = stack[-1]
+            if pos < n and s[pos] == 0x2C:
+                pos = ws(s, pos + 1).end()  # type: ignore[union-attr]
+                put(b",")
+                put(_indent(indents, len(stack)))
+                lines += 1
+                state = 1 if top == 0x7B else 0
+            elif pos < n and s[pos] == (0x7D if top == 0x7B else 0x5D):
+                pos += 1
+                stack.pop()
+                put(_indent(indents, len(stack)))
+                put(b"}" if top == 0x7B else b"]")
+                lines += 1
+            else:
+                raise _Fail("Expecting ',' delimiter", pos)
+
+
+def _indent(cache: list[bytes], depth: int) -> bytes:
+    """``"\\n"`` and ``2 * depth`` spaces; the shallow ones cached (deep ones are rare, and
+    caching every depth of a 100,000-deep document would take gigabytes)."""
+    if depth < len(cache):
+        return cache[depth]
+    text = b"\n" + b"  " * depth
+    if depth < 256:
+        while len(cache) <= depth:
+            cache.append(b"\n" + b"  " * len(cache))
+    return text
+
+
+def _position(data: bytes, pos: int) -> tuple[int, int]:
+    """1-based (line, column in characters) of byte offset ``pos``."""
+    line_start = data.rfind(b"\n", 0, pos) + 1
+    column = len(data[line_start:pos].decode("utf-8", "replace")) + 1
+    return data.count(b"\n", 0, pos) + 1, column
+
+
+def reindent(data: bytes, *, limit: int = -1, impl: _Impl | None = None
+             ) -> tuple[bytes, int, int]:
+    """``(body, lines, flags)`` of ``data`` (see the module docstring); raises
+    :class:`JsonError`. A body over ``limit`` bytes (when >= 0) is not written: ``b""`` and
+    the flag :data:`TOO_BIG`. ``impl`` picks an implementation (tests); default: C when
+    built."""
+    run = impl or _c_reindent or reindent_py
+    try:
+        return run(data, limit)  # type: ignore[no-any-return]
+    except ValueError as exc:
+        message, pos = exc.args
+        line, column = _position(data, pos)
+        raise JsonError(message, line, column, pos) from None
+
+
+def is_canonical(data: bytes) -> bool:
+    """True if ``data`` is valid JSON already in the canonical layout (with its final newline)."""
+    if not data.endswith(b"\n"):
+        return False
+    try:
+        body, _, flags = reindent(data, limit=len(data))
+    except JsonError:
+        return False
+    if flags & TOO_BIG:
+        return False
+    return len(body) + 1 == len(data) and data.startswith(body)

@@ -1,0 +1,292 @@
+"""JSON is stored with every token as written and read back with numbers exact.
+
+- The re-indenter (scratch.formats.reindent) in C and in pure Python give identical bytes and
+  identical errors, on generated documents and on the JSONTestSuite files.
+- Ingest keeps numbers, string escapes and repeated keys; only whitespace changes. NaN,
+  Infinity and other non-JSON are text.
+- get-in / iterate-over / schema show big integers and long decimals exactly as written.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from scratch.formats import normalize
+from scratch.formats import reindent as R
+from scratch.formats.jsonnum import JsonNumber, dumps, parse_exact
+from scratch.formats.jsontext import JsonError, has_big_int
+from tests.helpers import cli, json_tokens
+
+IMPLS = [pytest.param(R.reindent_py, id="python")]
+if R.HAVE_C:
+    IMPLS.insert(0, pytest.param(R._c_reindent, id="c"))
+SUITE = "suites/jsontestsuite/test_parsing"
+
+
+def _run(impl, data: bytes):  # type: ignore[no-untyped-def]
+    try:
+        return ("ok", *impl(data))
+    except ValueError as exc:
+        return ("error", *exc.args)
+
+
+def _random_doc(rng: random.Random, depth: int = 0) -> object:
+    kind = rng.randrange(9 if depth < 5 else 5)
+    if kind == 0:
+        return rng.choice([None, True, False])
+    if kind == 1:
+        return rng.randrange(-10**30, 10**30)
+    if kind == 2:
+        return rng.uniform(-1e10, 1e10)
+    if kind in (3, 4):
+        return "".join(rng.choice('ab "\\\n\t/é€😀\x01') for _ in range(rng.randrange(8)))
+    if kind in (5, 6):
+        return [_random_doc(rng, depth + 1) for _ in range(rng.randrange(5))]
+    return {f"k{rng.randrange(4)}": _random_doc(rng, depth + 1) for _ in range(rng.randrange(5))}
+
+
+def _spellings(rng: random.Random, value: object) -> bytes:
+    """``value`` as JSON text in one of several spellings (whitespace, escapes)."""
+    text = json.dumps(value, ensure_ascii=rng.random() < 0.5,
+                      indent=rng.choice([None, 0, 1, 4, "\t"]),
+                      separators=rng.choice([(",", ":"), (", ", ": "), (" ,", " : ")]))
+    return text.encode()
+
+
+@pytest.mark.skipif(not R.HAVE_C, reason="the C extension is not built here")
+def test_c_and_python_give_identical_bytes_on_generated_documents() -> None:
+    rng = random.Random(5)
+    for _ in range(400):
+        data = _spellings(rng, _random_doc(rng))
+        if rng.random() < 0.3:  # damage it somewhere: both must refuse it at the same byte
+            pos = rng.randrange(len(data))
+            data = data[:pos] + rng.choice([b"", b",", b"]", b"\x00", b"\xff", b"'"]) + \
+                data[pos + 1:]
+        assert _run(R._c_reindent, data) == _run(R.reindent_py, data), data
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_layout_is_orjson_indent_2_with_tokens_as_written(impl) -> None:  # type: ignore[no-untyped-def]
+    import orjson
+
+    rng = random.Random(9)
+    for _ in range(200):
+        value = _random_doc(rng)
+        data = _spellings(rng, value)
+        body, lines, _ = impl(data)
+        assert json_tokens(body) == json_tokens(data)
+        assert lines == body.count(b"\n") + 1
+        # the same line structure as orjson gives the parsed value (no repeated keys here)
+        expected = json.dumps(json.loads(data), indent=2).count("\n")  # stdlib: big ints too
+        assert body.count(b"\n") == expected
+        if not has_big_int(data):
+            assert orjson.dumps(json.loads(data), option=orjson.OPT_INDENT_2).count(b"\n") \
+                == expected
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("data,message,offset", [
+    (b"", "Expecting value", 0),
+    (b"[1,]", "Expecting value", 3),
+    (b'{"a":1,}', "Expecting property name enclosed in double quotes", 7),
+    (b'{"a" 1}', "Expecting ':' delimiter", 5),
+    (b"[1 2]", "Expecting ',' delimiter", 3),
+    (b"[NaN]", "Expecting value", 1),
+    (b"[01]", "Expecting ',' delimiter", 2),
+    (b'["a\\x"]', "Invalid \\escape", 3),
+    (b'["\\u12G4"]', "Invalid \\uXXXX escape", 2),
+    (b'["tab\there"]', "Invalid control character in string", 5),
+    (b'["\xc3\x28"]', "Invalid UTF-8 in string", 2),
+    (b'["\xed\xa0\x80"]', "Invalid UTF-8 in string", 2),
+    (b'["abc', "Unterminated string", 1),
+    (b"\xef\xbb\xbf{}", "Expecting value", 0),
+    (b"{} {}", "Extra data", 3),
+])
+def test_errors_name_the_problem_and_its_byte(impl, data: bytes, message: str,  # type: ignore[no-untyped-def]
+                                              offset: int) -> None:
+    with pytest.raises(JsonError) as exc:
+        R.reindent(data, impl=impl)
+    assert (exc.value.reason, exc.value.offset) == (message, offset)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_any_depth_with_a_bound_on_the_layout(impl) -> None:  # type: ignore[no-untyped-def]
+    data = b"[" * 3000 + b"]" * 3000
+    body, lines, flags = impl(data)
+    assert lines == 5999 and json_tokens(body) == json_tokens(data) and flags == 0
+    # 100,000 deep: the layout would take 10 GB; it is not written, the input still checked
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert impl(deep, 1 << 20) == (b"", 199_999, R.TOO_BIG)
+    with pytest.raises(ValueError):
+        impl(deep[:-1] + b"}", 1 << 20)
+
+
+def test_json_too_deep_to_lay_out_is_kept_as_received(tmp_path: Path) -> None:
+    data = b'{"a": ' + b"[" * 900 + b"1" + b"]" * 900 + b"}"
+    n = normalize(io.BytesIO(data), tmp_path / "stored")
+    assert (n.format, n.layout) == ("json", "raw")
+    assert (tmp_path / "stored").read_bytes() == data
+    assert n.warnings[0].startswith("kept as received: nested so deeply")
+
+
+def test_ingest_without_the_extension_stores_the_same_bytes(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_formats import AWKWARD
+
+    data = AWKWARD + b" "  # also: over the size where the re-indenting runs in a thread
+    big = b'{"items": [' + b",".join(b'{"n": %d.50, "s": "\\u00e9"}' % i
+                                     for i in range(60_000)) + b"]}"
+    outs = []
+    for have_c in ([True, False] if R.HAVE_C else [False]):
+        if not have_c:
+            monkeypatch.setattr(R, "_c_reindent", None)
+            monkeypatch.setattr(R, "HAVE_C", False)
+        for i, doc in enumerate((data, big)):
+            dest = tmp_path / f"{have_c}-{i}"
+            n = normalize(io.BytesIO(doc), dest)
+            assert n.format == "json"
+            outs.append(dest.read_bytes())
+            assert json_tokens(outs[-1]) == json_tokens(doc)
+    if R.HAVE_C:
+        assert outs[:2] == outs[2:]
+
+
+# ---------------------------------------------------------------------------------------------
+# reading numbers back
+
+
+def test_parse_exact_keeps_what_a_float_would_lose() -> None:
+    v = parse_exact(b'[0.10000000000000000555111512312578270211815834045, 1e400, 123e-10000000,'
+                    b' -0, 1E5, 1.0, 0.5, 18446744073709551616, 12]')
+    assert [type(x).__name__ for x in v] == ["JsonNumber"] * 5 + ["float", "float", "int", "int"]
+    assert dumps(v) == (b"[0.10000000000000000555111512312578270211815834045,1e400,"
+                        b"123e-10000000,-0,1E5,1.0,0.5,18446744073709551616,12]")
+    assert v[1] > 10**300 and v[2] == 0 and v[4] == 100000
+    huge = parse_exact(b"9" * 100_000)
+    assert isinstance(huge, JsonNumber) and huge.integer and dumps(huge) == b"9" * 100_000
+    with pytest.raises(JsonError):
+        parse_exact(b"[NaN]")
+
+
+@pytest.fixture
+def exact(scratch_home: Path) -> str:
+    doc = (b'{"big": 123456789012345678901234567890123, "dec": 0.100000000000000005551115123125'
+           b'78270211815834045, "inf": 1e400, "tiny": 123e-10000000, "exp": 1E+2, "zero": -0,'
+           b' "items": [{"n": 1.10}, {"n": 18446744073709551616}, {"n": 2.5e-7}],'
+           b' "dup": {"a": "b", "a": "c"}, "huge": ' + b"7" * 100_000 + b"}")
+    r = cli("ingest", "exact", "--store-always", "--json", input=doc)
+    assert r.code == 0 and r.json["data"]["format"] == "json", r.out
+    return "exact"
+
+
+ENV = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "1000000",
+       "SCRATCH_BUDGET_CONTEXT_WINDOW": "100000000000"}
+
+
+@pytest.mark.parametrize("path,text", [
+    ("big", b"123456789012345678901234567890123"),
+    ("dec", b"0.10000000000000000555111512312578270211815834045"),
+    ("inf", b"1e400"), ("tiny", b"123e-10000000"), ("exp", b"1E+2"), ("zero", b"-0"),
+    ("items.0.n", b"1.10"), ("items.1.n", b"18446744073709551616"), ("items.2.n", b"2.5e-7"),
+    ("huge", b"7" * 100_000),
+])
+def test_get_in_shows_numbers_as_written(exact: str, path: str, text: bytes) -> None:
+    r = cli("get-in", exact, path, "--json", env=ENV)
+    assert r.code == 0, r.out
+    assert b'"value":' + text + b"}" in r.out
+    human = cli("get-in", exact, path, env=ENV)
+    assert human.code == 0 and human.out.rstrip(b"\n") == text.strip(b'"')
+
+
+def test_iterate_over_and_where_use_exact_numbers(exact: str) -> None:
+    r = cli("iterate-over", exact, "items", "--fields", "n", "--json", env=ENV)
+    assert b'"n":1.10}' in r.out and b'"n":18446744073709551616}' in r.out
+    assert b'"n":2.5e-7}' in r.out
+    r = cli("iterate-over", exact, "items", "--fields", "n", "--where",
+            "@.n > 1e19", "--json", env=ENV)  # filter literals are doubles (RFC 9535)
+    assert [row["_index"] for row in r.json["data"]["rows"]] == [1]
+
+
+def test_the_stored_text_keeps_every_token(exact: str, scratch_home: Path) -> None:
+    stored = (scratch_home / "agents/default/files/exact").read_bytes()
+    assert b'    "a": "b",\n    "a": "c"\n' in stored  # both members, in order
+    r = cli("get-in", exact, "dup", "--json", env=ENV)  # read as JSON parsers do: the last
+    assert r.json["data"]["value"] == {"a": "c"}
+    r = cli("read", exact, "--json", env=ENV)
+    assert r.code == 0 and r.json["data"]["content"].encode() == stored
+    r = cli("schema", exact, "--json", env=ENV)
+    assert r.code == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the JSONTestSuite (https://github.com/nst/JSONTestSuite), from the shared corpus
+
+
+@pytest.fixture
+def built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's command tree built once for the many invocations of one test (building it is
+    most of an in-process invocation's cost)."""
+    import functools
+
+    import typer.testing
+
+    monkeypatch.setattr(typer.testing, "_get_command",
+                        functools.lru_cache(maxsize=None)(typer.testing._get_command))
+
+
+@pytest.mark.corpus
+def test_jsontestsuite_through_ingest_and_read(corpus_dir: Path, scratch_home: Path,
+                                               built_once: None) -> None:
+    """``y_`` and ``i_`` files round-trip token for token (stored as JSON when scratch reads
+    them as JSON, else as the bytes received); ``n_`` files are never stored as JSON."""
+    files = sorted((corpus_dir / SUITE).glob("*.json"))
+    assert len(files) == 318
+    seen = {"y": 0, "i": 0, "n": 0}
+    bad = []
+    for i, path in enumerate(files):
+        data = path.read_bytes()
+        kind = path.name[0]
+        seen[kind] += 1
+        r = cli("ingest", f"jts/{i}", "--store-always", "--format", "json", "--json",
+                input=data, env=ENV)
+        if r.code != 0:
+            bad.append((path.name, "ingest", r.out[:200]))
+            continue
+        if not data:  # n_structure_no_data.json: empty input is not stored at all
+            assert r.json["data"] == {"stored": False, "empty": True, "bytes": 0}
+            continue
+        meta = json.loads((scratch_home / f"agents/default/meta/jts/{i}.json").read_bytes())
+        fmt = meta["versions"][-1]["info"]["format"]
+        stored = (scratch_home / "agents/default/files/jts" / str(i)).read_bytes()
+        if kind == "n" and fmt == "json":
+            bad.append((path.name, "n_ stored as JSON"))
+        if kind == "y" and fmt != "json" and data.strip()[:1] in (b"{", b"["):
+            bad.append((path.name, f"y_ stored as {fmt}"))
+        if fmt == "json":
+            if json_tokens(stored) != json_tokens(data):
+                bad.append((path.name, "tokens changed"))
+        elif stored != data:
+            bad.append((path.name, "bytes changed"))
+        shown = cli("read", f"jts/{i}", "--raw", env=ENV)
+        if shown.code != 0 or shown.out != stored:
+            bad.append((path.name, "read", shown.out[:200]))
+    assert bad == []
+    assert seen == {"y": 95, "i": 35, "n": 188}
+
+
+def test_log_entries_keep_numbers_as_written(scratch_home: Path) -> None:
+    lines = ["0.10000000000000000555111512312578270211815834045",
+             '{"n": 18446744073709551616, "d": 1.50}', "NaN", "[1e400]"]
+    r = cli("log", "append", "lg", "--lines", input="\n".join(lines))
+    assert r.code == 0
+    stored = (scratch_home / "agents/default/logs/lg.jsonl").read_bytes()
+    assert b'"entry":0.10000000000000000555111512312578270211815834045}' in stored
+    assert b'"entry":{"n":18446744073709551616,"d":1.50}}' in stored
+    assert b'"entry":"NaN"}' in stored  # not JSON: kept as the text it is
+    r = cli("log", "read", "lg", "--json")
+    assert b'"entry":[1e400]' in r.out and b'"entry":0.10000000000000000555111512312578270211815834045' in r.out
