@@ -171,7 +171,9 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}",
                            data={"code": "unknown_tool", "tool": params.name})
         upstream = proxy.upstreams[route.server]
-        token = getattr(ctx.meta, "progress_token", None) if ctx.meta is not None else None
+        meta = ctx.meta or {}  # the SDK's parsed _meta: a dict by field name
+        token = (meta.get("progress_token", meta.get("progressToken"))
+                 if isinstance(meta, dict) else getattr(meta, "progress_token", None))
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(value, total, message)

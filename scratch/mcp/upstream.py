@@ -13,7 +13,8 @@ Imports the MCP SDK; only ``scratch mcp proxy`` imports this module. Invariants:
   connection closed mid-call), a call ran past its timeout (the upstream is told to cancel it),
   or its result does not have the protocol's shape. The proxy keeps serving the others.
 - A crashed or unstartable upstream is started again on its next use, no sooner than its
-  back-off (1 s, doubling per consecutive failure, at most 60 s); a success resets it.
+  back-off (none after one failure; then 1 s, doubling per consecutive failure, at most
+  60 s); a successful start resets it.
 - :meth:`Upstream.stop` ends the process the proxy started (the SDK closes its stdin, then
   kills its process group), so a stopped proxy leaves no orphans.
 """
@@ -116,7 +117,9 @@ class Upstream:
     def _failed(self, why: str) -> None:
         self.last_error = why
         self.failures += 1
-        delay = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (self.failures - 1))
+        # the first restart is at once (the next call); then 1 s, doubling, at most 60 s
+        delay = 0.0 if self.failures == 1 else min(BACKOFF_MAX,
+                                                    BACKOFF_FIRST * 2 ** (self.failures - 2))
         self.retry_at = time.monotonic() + delay
 
     async def _run(self, up: anyio.Event, failed: list[BaseException], stop: anyio.Event,
