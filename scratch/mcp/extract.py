@@ -5,7 +5,9 @@ model is handed, and what is kept beside it. Invariants:
 
 - ``structuredContent``, when present, is the result (pretty JSON, 2 spaces, key order kept):
   clients that read it hand the model that object, and the content blocks are its copy; an
-  image or other binary block beside it is still kept as an attachment.
+  image or other binary block beside it is still kept as an attachment. Except when it only
+  wraps the text blocks (one string field equal to their text, as server-filesystem's
+  ``{"content": TEXT}``): then the text is the document, and is read as below.
 - Otherwise the ``content`` blocks in order, joined by newlines: text as is; an embedded
   resource as a line naming its URI, then its text (a ``blob`` of a text-like MIME type that is
   UTF-8 is decoded); a resource link as one line ``[resource link: NAME <URI> (MIME)]``; an
@@ -139,6 +141,17 @@ def _json_start(text: str) -> int | None:
     return None
 
 
+def _wraps_text(structured: Any, content: list[Any]) -> bool:
+    """Whether ``structured`` is one string field holding exactly the text of the content's
+    text blocks (server-filesystem's ``{"content": TEXT}``)."""
+    if not isinstance(structured, dict) or len(structured) != 1:
+        return False
+    value = next(iter(structured.values()))
+    texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    return isinstance(value, str) and bool(texts) and value == "\n".join(
+        t for t in texts if isinstance(t, str))
+
+
 def extract(result: Any) -> Extracted:
     """The text a model reads in ``result`` and what is stored beside it (see the module)."""
     if not isinstance(result, dict):
@@ -150,6 +163,8 @@ def extract(result: Any) -> Extracted:
     links: list[dict[str, Any]] = []
     texts: list[str] = []
     structured = result.get("structuredContent")
+    if _wraps_text(structured, content):
+        structured = None  # {"content": TEXT} beside TEXT: the text is the document
     for block in content:
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             raise MalformedResult("a content block is not an object with a type")
