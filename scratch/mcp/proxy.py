@@ -119,6 +119,26 @@ class Intercepted(NamedTuple):
     tokens: int | None  # what the result would have cost the model (when counted)
 
 
+def below_threshold(config: Any, server: str, tool: str, raw: dict[str, Any]) -> bool:
+    """Whether ``raw`` surely passes through, decided without counting tokens (its text has
+    fewer bytes than the threshold has tokens, and a token is at least one byte) or any store:
+    the path of almost every call, taken on the event loop."""
+    if raw.get("isError") is True or raw.get("structuredContent") is not None:
+        return False
+    content = raw.get("content")
+    if not isinstance(content, list):
+        return False
+    size = 0
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != "text" \
+                or not isinstance(block.get("text"), str):
+            return False  # anything else goes the whole way (and is checked there)
+        size += len(block["text"]) * 4  # UTF-8 bytes, at most
+    from scratch.thresholds import resolve_server_threshold
+    return size < resolve_server_threshold(server, tool, config["mcp.servers"],
+                                           config["thresholds"]).min_tokens
+
+
 def handle_result(session: Session, server: str, tool: str, raw: dict[str, Any]
                   ) -> Intercepted:
     """What the client gets for the upstream's result ``raw`` of ``server``'s ``tool``.

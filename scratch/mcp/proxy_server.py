@@ -34,7 +34,15 @@ from mcp.shared.exceptions import MCPError
 from scratch import __version__
 from scratch.errors import ScratchError
 from scratch.mcp import specs
-from scratch.mcp.proxy import SEP, Route, cut_text, error_result, handle_result, route_tools
+from scratch.mcp.proxy import (
+    SEP,
+    Route,
+    below_threshold,
+    cut_text,
+    error_result,
+    handle_result,
+    route_tools,
+)
 from scratch.mcp.server import INSTRUCTIONS, _tool, call_result, in_thread, session_of
 from scratch.mcp.session import ServerState
 from scratch.mcp.upstream import Upstream, UpstreamError
@@ -187,6 +195,8 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
             return _complete(error_result(exc))
         except MCPError as exc:  # the upstream answered with a protocol error: pass it on
             raise _cut_error(exc) from None
+        if below_threshold(state.configs.get(), route.server, route.tool, raw):
+            return _complete(raw)
         session = session_of(ctx, state)
         try:
             found = await in_thread(handle_result, session, route.server, route.tool, raw)
