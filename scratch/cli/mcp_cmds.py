@@ -160,10 +160,10 @@ DEFAULT_TIMEOUT = 120.0
 
 
 @command("proxy", target=mcp_app,
-         help="Be the one MCP server a client is configured with: start the servers of an "
-         "mcpServers JSON file (--config) or the one command after --, offer their tools "
-         "beside scratch's own, and store any result at or over its tool's threshold, handing "
-         "the client a pointer instead. Thresholds: [mcp.servers.NAME.scratchpad] in "
+         help="Stand between an MCP client and its servers: their tools beside scratch's, "
+         "and any result at or over its tool's threshold stored, a pointer returned.\n\n"
+         "The servers: those of an mcpServers JSON file (--config), or the one command after "
+         "--. Thresholds: [mcp.servers.NAME.scratchpad] in "
          "scratch.toml ('scratch config threshold SERVER TOOL' explains one). A tool name "
          "taken by another server (or by scratch) is offered as SERVER__TOOL. Speaks stdio; "
          "stopping it stops every server it started.\n\n"
@@ -227,7 +227,7 @@ def proxy_cmd(ctx: Context,
 
 @command("wrap", target=mcp_app,
          help="Rewrite an MCP client's config file so that every server in it runs behind "
-         "'scratch mcp proxy'. The original is copied to FILE.scratch-backup first (once); the "
+         "'scratch mcp proxy'.\n\nThe original is copied to FILE.scratch-backup first (once); the "
          "servers' entries move, untouched, under \"scratchProxy\" in the same file, and one "
          "entry \"scratch\" runs the proxy on them. --undo puts them back.\n\n"
          "Example: scratch mcp wrap ~/.cursor/mcp.json")
