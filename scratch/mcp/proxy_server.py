@@ -98,9 +98,13 @@ class Proxy:
             self.refresh()
 
     def remember(self, ctx: Any) -> None:
+        # the connection's latest session (a session is made per request; the handshake's
+        # params are one object per connection); a 2026-07-28 connection has none and is
+        # told through subscriptions/listen
         session = getattr(ctx, "session", None)
-        if session is not None:
-            self.clients[id(getattr(session, "_connection", session))] = session
+        params = getattr(session, "client_params", None)
+        if params is not None:
+            self.clients[id(params)] = session
 
     async def changed(self, server: str, method: str) -> None:
         """An upstream's list changed: tell every client (see the module)."""

@@ -66,6 +66,7 @@ class Upstream:
         self._done: anyio.Event | None = None
         self._lock = anyio.Lock()
         self._tg: Any = None
+        self._eof = False  # the connection's read stream ended
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -105,7 +106,7 @@ class Upstream:
 
     async def ensure(self) -> Any:
         """The connected session, starting the upstream again if it went down."""
-        if self.ready and _closed(self.client.session):  # it exited between calls
+        if self.ready and self._eof:  # it exited between calls
             await self._lost()
         if not self.ready:
             if self._tg is None:
@@ -148,6 +149,18 @@ class Upstream:
             done.set()
 
     def _target(self) -> Any:
+        from contextlib import asynccontextmanager
+        inner = self._transport()
+        owner = self
+
+        @asynccontextmanager
+        async def watched() -> Any:
+            owner._eof = False
+            async with inner as streams:
+                yield (_Watched(streams[0], owner), *streams[1:])
+        return watched()
+
+    def _transport(self) -> Any:
         spec = self.spec
         if spec.url:
             import httpx2
@@ -156,10 +169,12 @@ class Upstream:
                                       timeout=httpx2.Timeout(self.timeout + 5))
             return streamable_http_client(spec.url, http_client=http)
         from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
         assert spec.command is not None
         # the proxy's own environment, as the client gave it, plus the entry's env
-        return StdioServerParameters(command=spec.command, args=list(spec.args),
-                                     env={**os.environ, **spec.env}, cwd=spec.cwd)
+        return stdio_client(StdioServerParameters(command=spec.command, args=list(spec.args),
+                                                  env={**os.environ, **spec.env},
+                                                  cwd=spec.cwd))
 
     async def stop(self) -> None:
         if self._stop is not None:
@@ -250,9 +265,37 @@ class Upstream:
                     await self._done.wait()
 
 
-def _closed(session: Any) -> bool:
-    """Whether the session's connection has closed (the SDK's dispatcher keeps the flag)."""
-    return bool(getattr(getattr(session, "_dispatcher", None), "_closed", False))
+class _Watched:
+    """The upstream's read stream, as the SDK's dispatcher iterates it, noting its end (the
+    process exited, the connection closed) in ``owner._eof``."""
+
+    def __init__(self, inner: Any, owner: Upstream) -> None:
+        self.inner, self.owner = inner, owner
+
+    async def receive(self) -> Any:
+        try:
+            return await self.inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self.owner._eof = True
+            raise
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __aiter__(self) -> _Watched:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Watched:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
 
 
 def _describe(exc: BaseException) -> str:
