@@ -25,7 +25,7 @@ from typing import Any
 from scratch.answers.context import Context
 from scratch.errors import EntryNotFound, UsageError
 from scratch.names import split_ref
-from scratch.store import Store, Version
+from scratch.store import ListRow, Store, Version
 
 HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 FORMAT_NAME = re.compile(r"[a-z]{1,16}")  # a stored format (scratch.formats.sniffer.FORMATS)
@@ -113,7 +113,7 @@ def _ambiguous(name: str, hits: list[str]) -> None:
                      suggestions=[call("head", ref=h) for h in hits[:5]])
 
 
-def _latest_output(rows: list[dict[str, Any]], tool: str) -> str | None:
+def _latest_output(rows: list[ListRow], tool: str) -> str | None:
     """The newest output stored under the automatic names of tool ``tool`` (its folder is
     ``<tool>/``, or ``<tool>.outputs/`` when an entry is itself named ``<tool>``)."""
     best: tuple[str, str] | None = None

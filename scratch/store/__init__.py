@@ -47,7 +47,19 @@ from scratch.store.metadata import (
     version_commits,
 )
 from scratch.store.opening import Store
-from scratch.store.records import Pending, Version
+from scratch.store.records import (
+    EntryMeta,
+    HistoryRow,
+    ListRow,
+    LogCursor,
+    Pending,
+    Removed,
+    Usage,
+    Version,
+    VersionInfo,
+    WrittenVersion,
+)
 
-__all__ = ["KINDS", "META_VERSION", "Pending", "Store", "Version", "count_lines", "is_binary",
-           "new_meta", "utc_now", "version_commits"]
+__all__ = ["KINDS", "META_VERSION", "EntryMeta", "HistoryRow", "ListRow", "LogCursor", "Pending",
+           "Removed", "Store", "Usage", "Version", "VersionInfo", "WrittenVersion", "count_lines",
+           "is_binary", "new_meta", "utc_now", "version_commits"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from scratch.errors import ScratchError
 from scratch.store.metadata import StoreMetadata
+from scratch.store.records import ListRow
 
 
 class StoreListing(StoreMetadata):
@@ -55,23 +56,23 @@ class StoreListing(StoreMetadata):
                         found.append(meta)
         return found
 
-    def list(self, prefix: str = "") -> list[dict[str, Any]]:
-        rows = []
+    def list(self, prefix: str = "") -> list[ListRow]:
+        rows: list[ListRow] = []
         metas = list(self.iter_meta())
         metas += self._orphans({m["name"] for m in metas})
         for meta in metas:
             if meta.get("deleted") or not meta["name"].startswith(prefix):
                 continue
-            row: dict[str, Any] = {"name": meta["name"], "kind": meta["kind"]}
             if meta["kind"] == "log":
                 path = self.content_path(meta["name"], "log")
                 size = os.lstat(path).st_size if os.path.lexists(path) else 0
-                row.update(version=None, bytes=size, lines=meta["log"]["count"],
-                           updated=meta.get("updated"))
+                rows.append(ListRow(name=meta["name"], kind=meta["kind"], version=None,
+                                    bytes=size, lines=meta["log"]["count"],
+                                    updated=meta.get("updated")))
             else:
                 cur = meta["versions"][-1]
-                row.update(version=cur["version"], bytes=cur.get("bytes"),
-                           lines=cur.get("lines"), updated=cur["time"])
-            rows.append(row)
+                rows.append(ListRow(name=meta["name"], kind=meta["kind"],
+                                    version=cur["version"], bytes=cur.get("bytes"),
+                                    lines=cur.get("lines"), updated=cur["time"]))
         rows.sort(key=lambda r: r["name"])
         return rows

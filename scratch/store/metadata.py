@@ -29,6 +29,7 @@ from scratch.gitstore import blob_sha
 from scratch.locking import atomic_write
 from scratch.safefs import read_file
 from scratch.store.paths import StorePaths
+from scratch.store.records import HistoryRow
 
 META_VERSION = 1
 KINDS = ("file", "log", "output")
@@ -112,14 +113,14 @@ class StoreMetadata(StorePaths):
                              kind=meta["kind"])
         return meta
 
-    def history(self, name: str) -> list[dict[str, Any]]:
+    def history(self, name: str) -> list[HistoryRow]:
         meta = self.require(name, allow_deleted=True)
         if meta["kind"] == "log":
             raise UsageError(f"{name!r} is a log: logs have entries, not versions",
                              code="wrong_kind", name=name,
                              suggestions=[call("log read", name=name)])
         commits = version_commits(self.git.path_history(self.rel(self.content_path(name))))
-        rows = []
+        rows: list[HistoryRow] = []
         at = 0
         for rec in meta["versions"]:
             # pair each version with the next commit (oldest first) that stored its blob, so
@@ -129,10 +130,9 @@ class StoreMetadata(StorePaths):
             commit = commits[match]["commit"][:12] if match is not None else ""
             if match is not None:
                 at = match + 1
-            rows.append({
-                "version": rec["version"], "time": rec["time"], "bytes": rec.get("bytes"),
-                "lines": rec.get("lines"), "commit": commit, "message": rec.get("message", ""),
-            })
+            rows.append(HistoryRow(version=rec["version"], time=rec["time"],
+                                   bytes=rec.get("bytes"), lines=rec.get("lines"),
+                                   commit=commit, message=rec.get("message", "")))
         return rows
 
 

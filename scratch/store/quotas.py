@@ -16,6 +16,7 @@ from typing import Any
 from scratch.calls import call
 from scratch.errors import QuotaExceeded
 from scratch.store.listing import StoreListing
+from scratch.store.records import Usage
 
 
 class StoreQuotas(StoreListing):
@@ -26,7 +27,7 @@ class StoreQuotas(StoreListing):
             return 0
         return meta["versions"][-1].get("bytes") or 0
 
-    def usage(self) -> dict[str, int]:
+    def usage(self) -> Usage:
         """Entries, bytes of current content and log entries of this agent."""
         files = logs = total = log_entries = 0
         for directory, is_log in ((self.files_dir, False), (self.logs_dir, True)):
@@ -43,7 +44,7 @@ class StoreQuotas(StoreListing):
             for meta in self.iter_meta():
                 if meta["kind"] == "log" and not meta.get("deleted"):
                     log_entries += meta.get("log", {}).get("count", 0)
-        return {"files": files, "logs": logs, "bytes": total, "log_entries": log_entries}
+        return Usage(files=files, logs=logs, bytes=total, log_entries=log_entries)
 
     def _check_quota(self, *, new_entry: bool, old_bytes: int, new_bytes: int,
                      new_log_entries: int = 0, new_entries: int = 1) -> None:

@@ -22,7 +22,7 @@ from scratch.names import validate_name
 from scratch.store.metadata import count_lines, is_binary, new_meta, utc_now
 from scratch.store.quotas import StoreQuotas
 from scratch.store.reading import StoreReading
-from scratch.store.records import Pending
+from scratch.store.records import Pending, Removed
 from scratch.store.transactions import StoreTransactions
 
 
@@ -113,7 +113,7 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
         return self.write(name, data, kind=ver.meta["kind"], info=ver.info.get("info"),
                           verb="Restore", note=f" Restored from version {version}.")
 
-    def remove(self, name: str) -> dict[str, Any]:
+    def remove(self, name: str) -> Removed:
         with self.lock():
             meta = self.require(name)
             path = self.content_path(name, meta["kind"])
@@ -121,5 +121,5 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
             message = f"Delete {name} (agent {self.agent})."
             self._commit_files([(path, None)], [(name, meta)], message)
             self._prune_empty_dirs(path.parent)
-        return {"name": name, "kind": meta["kind"], "deleted": True,
-                "versions": len(meta["versions"])}
+        return Removed(name=name, kind=meta["kind"], deleted=True,
+                       versions=len(meta["versions"]))
