@@ -25,7 +25,7 @@ from typing import Any
 from scratch.answers.context import Context
 from scratch.errors import EntryNotFound, UsageError
 from scratch.names import split_ref
-from scratch.store import ListRow, Store, Version
+from scratch.store import EntryMeta, ListRow, Store, Version
 
 HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 FORMAT_NAME = re.compile(r"[a-z]{1,16}")  # a stored format (scratch.formats.sniffer.FORMATS)
@@ -235,7 +235,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
                   spec)
 
 
-def _version(store: Store, name: str, meta: dict[str, Any], version: int | None) -> Version:
+def _version(store: Store, name: str, meta: EntryMeta, version: int | None) -> Version:
     """Version ``version`` (None: the current one) of the entry whose ``meta`` was just read;
     what is not there is left to ``Store.resolve`` to report."""
     versions = meta.get("versions") or []

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
 
 from scratch.errors import ScratchError
 from scratch.store.metadata import StoreMetadata
-from scratch.store.records import ListRow
+from scratch.store.records import EntryMeta, ListRow
 
 
 class StoreListing(StoreMetadata):
     """The entries of this agent: every metadata record, and the rows of ``ls``."""
 
-    def iter_meta(self) -> Iterator[dict[str, Any]]:
+    def iter_meta(self) -> Iterator[EntryMeta]:
         base = self.meta_dir
         for dirpath, _dirs, names in os.walk(base):
             for fname in sorted(names):
@@ -35,7 +34,7 @@ class StoreListing(StoreMetadata):
                 if meta is not None:
                     yield meta
 
-    def _orphans(self, known: set[str]) -> list[dict[str, Any]]:
+    def _orphans(self, known: set[str]) -> list[EntryMeta]:
         """Entries whose content exists but whose metadata is lost: rebuilt from history."""
         found = []
         for base, suffix in ((self.files_dir, ""), (self.logs_dir, ".jsonl")):

@@ -29,7 +29,7 @@ from scratch.gitstore import blob_sha
 from scratch.locking import atomic_write
 from scratch.safefs import read_file
 from scratch.store.paths import StorePaths
-from scratch.store.records import HistoryRow
+from scratch.store.records import EntryMeta, HistoryRow
 
 META_VERSION = 1
 KINDS = ("file", "log", "output")
@@ -38,7 +38,7 @@ KINDS = ("file", "log", "output")
 class StoreMetadata(StorePaths):
     """Loading, rebuilding, saving and requiring an entry's metadata; its version history."""
 
-    def load_meta(self, name: str) -> dict[str, Any] | None:
+    def load_meta(self, name: str) -> EntryMeta | None:
         path = self.meta_path(name)
         try:
             raw = read_file(self.root, path)
@@ -58,7 +58,7 @@ class StoreMetadata(StorePaths):
         except (orjson.JSONDecodeError, ValueError, AttributeError):
             return self._rebuild_meta(name)
 
-    def _rebuild_meta(self, name: str) -> dict[str, Any] | None:
+    def _rebuild_meta(self, name: str) -> EntryMeta | None:
         """Recreate metadata from the content file and its git history (None if no entry)."""
         for kind, path in (("file", self.content_path(name)),
                            ("log", self.content_path(name, "log"))):
@@ -89,18 +89,19 @@ class StoreMetadata(StorePaths):
                     "blob": blob_sha(data), "bytes": len(data), "lines": count_lines(data),
                     "message": "recovered from the working tree", "info": {},
                 })
-            meta["versions"][-1].update(bytes=len(data), lines=count_lines(data))
+            current = meta["versions"][-1]
+            current["bytes"], current["lines"] = len(data), count_lines(data)
             return meta
         return None
 
-    def save_meta(self, name: str, meta: dict[str, Any]) -> Path:
+    def save_meta(self, name: str, meta: EntryMeta) -> Path:
         meta["updated"] = utc_now()
         path = self.meta_path(name)
         atomic_write(path, orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n", fsync=False)
         return path
 
     def require(self, name: str, *, kinds: tuple[str, ...] = KINDS,
-                allow_deleted: bool = False) -> dict[str, Any]:
+                allow_deleted: bool = False) -> EntryMeta:
         meta = self.load_meta(name)
         if meta is None or (meta.get("deleted") and not allow_deleted):
             raise EntryNotFound(f"no entry named {name!r} for agent {self.agent!r}", name=name,
@@ -159,9 +160,9 @@ def is_binary(data: bytes) -> bool:
     return False
 
 
-def new_meta(name: str, kind: str) -> dict[str, Any]:
+def new_meta(name: str, kind: str) -> EntryMeta:
     now = utc_now()
-    meta: dict[str, Any] = {"scratch_meta": META_VERSION, "name": name, "kind": kind,
+    meta: EntryMeta = {"scratch_meta": META_VERSION, "name": name, "kind": kind,
                             "deleted": False, "created": now, "updated": now, "versions": []}
     if kind == "log":
         meta["log"] = {"next_id": 1, "count": 0}

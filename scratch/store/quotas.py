@@ -11,18 +11,17 @@ Invariants:
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from scratch.calls import call
 from scratch.errors import QuotaExceeded
 from scratch.store.listing import StoreListing
-from scratch.store.records import Usage
+from scratch.store.records import EntryMeta, Usage
 
 
 class StoreQuotas(StoreListing):
     """An agent's usage and the quota check of a change."""
 
-    def _current_bytes(self, meta: dict[str, Any] | None) -> int:
+    def _current_bytes(self, meta: EntryMeta | None) -> int:
         if not meta or not meta.get("versions"):
             return 0
         return meta["versions"][-1].get("bytes") or 0

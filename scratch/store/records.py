@@ -117,5 +117,5 @@ class Version(NamedTuple):
 
     name: str
     version: int
-    meta: dict[str, Any]
-    info: dict[str, Any]
+    meta: EntryMeta
+    info: VersionInfo

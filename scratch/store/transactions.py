@@ -30,6 +30,7 @@ from scratch.errors import InvalidName, StoreError
 from scratch.locking import atomic_write, exclusive, pid_alive, temp_beside
 from scratch.safefs import UnsafePath, open_file, read_file
 from scratch.store.metadata import StoreMetadata, utc_now
+from scratch.store.records import EntryMeta
 
 
 class StoreTransactions(StoreMetadata):
@@ -212,7 +213,7 @@ class StoreTransactions(StoreMetadata):
                                 pass
 
     def _commit_files(self, changes: list[tuple[Path, bytes | Path | None]],
-                      metas: list[tuple[str, dict[str, Any]]], message: str,
+                      metas: list[tuple[str, EntryMeta]], message: str,
                       blobs: dict[str, str] | None = None) -> None:
         """Write (bytes), move in (Path) or delete (None) files, save metadata, commit.
 

@@ -22,7 +22,7 @@ from scratch.names import validate_name
 from scratch.store.metadata import count_lines, is_binary, new_meta, utc_now
 from scratch.store.quotas import StoreQuotas
 from scratch.store.reading import StoreReading
-from scratch.store.records import Pending, Removed
+from scratch.store.records import EntryMeta, Pending, Removed, VersionInfo, WrittenVersion
 from scratch.store.transactions import StoreTransactions
 
 
@@ -30,7 +30,7 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
     """Making versions, restoring one, removing an entry."""
 
     def write(self, name: str, data: bytes, *, kind: str = "file", info: dict[str, Any] | None
-              = None, verb: str = "Write", note: str = "") -> dict[str, Any]:
+              = None, verb: str = "Write", note: str = "") -> WrittenVersion:
         """Store ``data`` as the next version of ``name``. Returns the version record."""
         validate_name(name)
         limit = self.config["limits.max_write_bytes"]
@@ -45,16 +45,16 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
             return self.commit_versions([item], verb=verb, note=note)[0]
 
     def commit_versions(self, items: list[Pending], *, verb: str, note: str = "",
-                        message: str | None = None) -> list[dict[str, Any]]:
+                        message: str | None = None) -> list[WrittenVersion]:
         """Make each item the next version of its entry, all in one commit (lock held).
 
         Items whose content equals their entry's current version are reported ``unchanged``
         and make no version; if nothing changed, no commit is made.
         """
-        records: list[dict[str, Any]] = []
+        records: list[WrittenVersion] = []
         changes: list[tuple[Path, bytes | Path | None]] = []
         blobs: dict[str, str] = {}
-        metas: list[tuple[str, dict[str, Any]]] = []
+        metas: list[tuple[str, EntryMeta]] = []
         new_entries = 0
         old_bytes = new_bytes = 0
         for item in items:
@@ -67,15 +67,14 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
             live = meta is not None and not meta.get("deleted")
             if meta is not None and live and meta["versions"] \
                     and meta["versions"][-1]["blob"] == item.blob:
-                current = dict(meta["versions"][-1])
-                current.update(name=item.name, kind=meta["kind"], unchanged=True)
-                records.append(current)
+                records.append(WrittenVersion(**meta["versions"][-1], name=item.name,
+                                              kind=meta["kind"], unchanged=True))
                 continue
             new_entries += 0 if live else 1
             old_bytes += self._current_bytes(meta) if live else 0
             new_bytes += item.size
             if meta is None or meta["kind"] == "log":
-                carried = (meta or {}).get("log")  # a deleted log's ids stay used
+                carried = meta.get("log") if meta else None  # a deleted log's ids stay used
                 meta = new_meta(item.name, item.kind)
                 if carried:
                     meta["log"] = carried
@@ -83,16 +82,15 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
             meta["deleted"] = False
             number = len(meta["versions"]) + 1
             line = message or f"{verb} {item.name} (agent {self.agent}), version {number}.{note}"
-            record = {"version": number, "time": utc_now(), "blob": item.blob,
+            record: VersionInfo = {"version": number, "time": utc_now(), "blob": item.blob,
                       "bytes": item.size, "lines": item.lines, "binary": item.binary,
                       "message": line, "info": item.info}
             meta["versions"].append(record)
             changes.append((self.content_path(item.name), item.content))
             blobs[self.rel(changes[-1][0])] = item.blob
             metas.append((item.name, meta))
-            out = dict(record)
-            out.update(name=item.name, kind=item.kind, unchanged=False)
-            records.append(out)
+            records.append(WrittenVersion(**record, name=item.name, kind=item.kind,
+                                          unchanged=False))
         if not changes:
             return records
         self._check_quota(new_entry=new_entries > 0, new_entries=new_entries,
@@ -107,7 +105,7 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
         self._commit_files(changes, metas, commit_message, blobs)
         return records
 
-    def restore(self, name: str, version: int) -> dict[str, Any]:
+    def restore(self, name: str, version: int) -> WrittenVersion:
         ver = self.resolve(name, version, kinds=("file", "output"))
         data = self.read_bytes(ver)
         return self.write(name, data, kind=ver.meta["kind"], info=ver.info.get("info"),
