@@ -19,13 +19,12 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from scratch.calls import call
 from scratch.errors import EntryNotFound, InvalidName, UsageError
-from scratch.gitstore import blob_sha
+from scratch.gitstore import GitCommit, blob_sha
 from scratch.locking import atomic_write
 from scratch.safefs import read_file
 from scratch.store.paths import StorePaths
@@ -79,7 +78,7 @@ class StoreMetadata(StorePaths):
                     meta["kind"] = "output"
                 meta["versions"].append({
                     "version": len(meta["versions"]) + 1, "time": commit["time"],
-                    "blob": commit["blob"], "bytes": None, "lines": None,
+                    "blob": str(commit["blob"]), "bytes": None, "lines": None,
                     "message": commit["message"], "info": {},
                 })
             data = read_file(self.root, path)
@@ -169,8 +168,9 @@ def new_meta(name: str, kind: str) -> EntryMeta:
     return meta
 
 
-def version_commits(commits: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The commits (oldest first) that created versions: the blob changed and is not a deletion."""
+def version_commits(commits: list[GitCommit]) -> list[GitCommit]:
+    """The commits (oldest first) that created versions: the blob changed and is not a deletion
+    (so each has a blob)."""
     out, previous = [], None
     for commit in commits:
         if commit["blob"] is not None and commit["blob"] != previous:
