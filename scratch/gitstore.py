@@ -40,9 +40,12 @@ import time
 import zlib
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING
 
 from scratch.errors import StoreError
+
+if TYPE_CHECKING:
+    from scratch.store.records import GitCommit
 
 GITIGNORE = ("# scratch keeps caches, locks and budget state out of history\n"
              "/cache/\n/state/\n/.lock\n")
@@ -148,16 +151,6 @@ def clear_stale_lock(lock: Path) -> bool:
     except FileNotFoundError:
         pass
     return True
-
-
-class GitCommit(TypedDict):
-    """A commit that touched a path, as :meth:`GitStore.path_history` gives it."""
-
-    commit: str  # full id
-    time: str  # committer time, ISO 8601 in the local time zone
-    timestamp: int  # the same, seconds since the epoch
-    message: str  # stripped
-    blob: str | None  # the path's blob at that commit; None: not a file there (deleted)
 
 
 class GitStore:
@@ -481,11 +474,11 @@ class GitStore:
         for head, body in zip(parts[0::2], parts[1::2], strict=False):
             marker, _, stamp = head.strip().partition(b"\n")
             timestamp = int(stamp)
-            commits.append(GitCommit(
-                commit=marker.removeprefix(b"commit ").decode(),
-                time=datetime.fromtimestamp(timestamp, UTC).astimezone().isoformat(),
-                timestamp=timestamp, message=body.decode("utf-8", "replace").strip(),
-                blob=None))
+            commits.append({
+                "commit": marker.removeprefix(b"commit ").decode(),
+                "time": datetime.fromtimestamp(timestamp, UTC).astimezone().isoformat(),
+                "timestamp": timestamp, "message": body.decode("utf-8", "replace").strip(),
+                "blob": None})
         if commits:
             query = "".join(f"{c['commit']}:{path}\n" for c in commits)
             found = self._git("--literal-pathspecs", "cat-file", "--batch-check",

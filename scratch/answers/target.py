@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.answers.context import Context
 from scratch.errors import EntryNotFound, UsageError
 from scratch.names import split_ref
-from scratch.store import EntryMeta, ListRow, Store, Version
+from scratch.store import Store, Version
+
+if TYPE_CHECKING:
+    from scratch.store import EntryMeta, ListRow
 
 HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 FORMAT_NAME = re.compile(r"[a-z]{1,16}")  # a stored format (scratch.formats.sniffer.FORMATS)

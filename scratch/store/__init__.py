@@ -37,6 +37,8 @@ remove), ``opening`` (:class:`Store` itself); ``records`` holds the records hand
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from scratch.store.metadata import (
     KINDS,
     META_VERSION,
@@ -47,19 +49,35 @@ from scratch.store.metadata import (
     version_commits,
 )
 from scratch.store.opening import Store
-from scratch.store.records import (
-    EntryMeta,
-    HistoryRow,
-    ListRow,
-    LogCursor,
-    Pending,
-    Removed,
-    Usage,
-    Version,
-    VersionInfo,
-    WrittenVersion,
-)
+from scratch.store.reading import Version
+from scratch.store.writing import Pending
 
-__all__ = ["KINDS", "META_VERSION", "EntryMeta", "HistoryRow", "ListRow", "LogCursor", "Pending",
-           "Removed", "Store", "Usage", "Version", "VersionInfo", "WrittenVersion", "count_lines",
-           "is_binary", "new_meta", "utc_now", "version_commits"]
+if TYPE_CHECKING:
+    from scratch.store.records import (
+        EntryMeta,
+        GitCommit,
+        HistoryRow,
+        ListRow,
+        LogCursor,
+        Removed,
+        Usage,
+        VersionInfo,
+        WrittenVersion,
+    )
+
+RECORDS = ("EntryMeta", "GitCommit", "HistoryRow", "ListRow", "LogCursor", "Removed", "Usage",
+           "VersionInfo", "WrittenVersion")
+
+__all__ = ["KINDS", "META_VERSION", "EntryMeta", "GitCommit", "HistoryRow", "ListRow", "LogCursor",
+           "Pending", "Removed", "Store", "Usage", "Version", "VersionInfo", "WrittenVersion",
+           "count_lines", "is_binary", "new_meta", "utc_now", "version_commits"]
+
+
+def __getattr__(name: str) -> Any:
+    """The record types, for code that needs them at run time (they are not created at
+    start-up: see :mod:`scratch.store.records`)."""
+    if name in RECORDS:
+        from scratch.store import records
+
+        return getattr(records, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

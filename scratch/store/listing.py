@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from scratch.errors import ScratchError
 from scratch.store.metadata import StoreMetadata
-from scratch.store.records import EntryMeta, ListRow
+
+if TYPE_CHECKING:
+    from scratch.store.records import EntryMeta, ListRow
 
 
 class StoreListing(StoreMetadata):
@@ -65,13 +68,14 @@ class StoreListing(StoreMetadata):
             if meta["kind"] == "log":
                 path = self.content_path(meta["name"], "log")
                 size = os.lstat(path).st_size if os.path.lexists(path) else 0
-                rows.append(ListRow(name=meta["name"], kind=meta["kind"], version=None,
-                                    bytes=size, lines=meta["log"]["count"],
-                                    updated=meta.get("updated")))
+                row: ListRow = {"name": meta["name"], "kind": meta["kind"], "version": None,
+                                "bytes": size, "lines": meta["log"]["count"],
+                                "updated": meta.get("updated")}
             else:
                 cur = meta["versions"][-1]
-                rows.append(ListRow(name=meta["name"], kind=meta["kind"],
-                                    version=cur["version"], bytes=cur.get("bytes"),
-                                    lines=cur.get("lines"), updated=cur["time"]))
+                row = {"name": meta["name"], "kind": meta["kind"], "version": cur["version"],
+                       "bytes": cur.get("bytes"), "lines": cur.get("lines"),
+                       "updated": cur["time"]}
+            rows.append(row)
         rows.sort(key=lambda r: r["name"])
         return rows

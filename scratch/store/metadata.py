@@ -19,16 +19,19 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from scratch.calls import call
 from scratch.errors import EntryNotFound, InvalidName, UsageError
-from scratch.gitstore import GitCommit, blob_sha
+from scratch.gitstore import blob_sha
 from scratch.locking import atomic_write
 from scratch.safefs import read_file
 from scratch.store.paths import StorePaths
-from scratch.store.records import EntryMeta, HistoryRow
+
+if TYPE_CHECKING:
+    from scratch.store.records import EntryMeta, GitCommit, HistoryRow
 
 META_VERSION = 1
 KINDS = ("file", "log", "output")
@@ -130,9 +133,9 @@ class StoreMetadata(StorePaths):
             commit = commits[match]["commit"][:12] if match is not None else ""
             if match is not None:
                 at = match + 1
-            rows.append(HistoryRow(version=rec["version"], time=rec["time"],
-                                   bytes=rec.get("bytes"), lines=rec.get("lines"),
-                                   commit=commit, message=rec.get("message", "")))
+            rows.append({"version": rec["version"], "time": rec["time"],
+                         "bytes": rec.get("bytes"), "lines": rec.get("lines"), "commit": commit,
+                         "message": rec.get("message", "")})
         return rows
 
 

@@ -11,11 +11,14 @@ Invariants:
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from scratch.calls import call
 from scratch.errors import QuotaExceeded
 from scratch.store.listing import StoreListing
-from scratch.store.records import EntryMeta, Usage
+
+if TYPE_CHECKING:
+    from scratch.store.records import EntryMeta, Usage
 
 
 class StoreQuotas(StoreListing):
@@ -43,7 +46,8 @@ class StoreQuotas(StoreListing):
             for meta in self.iter_meta():
                 if meta["kind"] == "log" and not meta.get("deleted"):
                     log_entries += meta.get("log", {}).get("count", 0)
-        return Usage(files=files, logs=logs, bytes=total, log_entries=log_entries)
+        usage: Usage = {"files": files, "logs": logs, "bytes": total, "log_entries": log_entries}
+        return usage
 
     def _check_quota(self, *, new_entry: bool, old_bytes: int, new_bytes: int,
                      new_log_entries: int = 0, new_entries: int = 1) -> None:

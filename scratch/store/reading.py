@@ -12,17 +12,28 @@ Invariants:
 from __future__ import annotations
 
 import os
-import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.config import Config
 from scratch.errors import EntryNotFound, StoreError, VersionNotFound
 from scratch.locking import atomic_write, shared
 from scratch.safefs import UnsafePath, ensure_dir, open_file, read_file, remove_unsafe
 from scratch.store.metadata import StoreMetadata
-from scratch.store.records import Version
+
+if TYPE_CHECKING:
+    from scratch.store.records import EntryMeta, VersionInfo
 
 _PROC_FD = Path("/proc/self/fd")
+
+
+class Version(NamedTuple):
+    """Version ``version`` (from 1) of entry ``name``: its metadata and its record in it."""
+
+    name: str
+    version: int
+    meta: EntryMeta
+    info: VersionInfo
 
 
 class StoreReading(StoreMetadata):
@@ -33,6 +44,8 @@ class StoreReading(StoreMetadata):
         # content files of current versions held open for readers ({blob: fd}, see
         # version_file); closed with the store
         self._pinned: dict[str, int] = {}
+        import weakref
+
         weakref.finalize(self, _close_all, self._pinned)
 
     def resolve(self, name: str, version: int | None = None,

@@ -12,8 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, NamedTuple, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class VersionInfo(TypedDict):
@@ -99,23 +98,12 @@ class Usage(TypedDict):
     log_entries: int
 
 
-class Pending(NamedTuple):
-    """Content about to become a version: bytes in memory, or a file to move into place."""
+class GitCommit(TypedDict):
+    """A commit that touched a path, as :meth:`scratch.gitstore.GitStore.path_history` gives
+    it."""
 
-    name: str
-    content: bytes | Path
-    kind: str
-    info: dict[str, Any]
-    blob: str
-    size: int
-    lines: int
-    binary: bool
-
-
-class Version(NamedTuple):
-    """Version ``version`` (from 1) of entry ``name``: its metadata and its record in it."""
-
-    name: str
-    version: int
-    meta: EntryMeta
-    info: VersionInfo
+    commit: str  # full id
+    time: str  # committer time, ISO 8601 in the local time zone
+    timestamp: int  # the same, seconds since the epoch
+    message: str  # stripped
+    blob: str | None  # the path's blob at that commit; None: not a file there (deleted)

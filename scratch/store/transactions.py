@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -30,7 +30,9 @@ from scratch.errors import InvalidName, StoreError
 from scratch.locking import atomic_write, exclusive, pid_alive, temp_beside
 from scratch.safefs import UnsafePath, open_file, read_file
 from scratch.store.metadata import StoreMetadata, utc_now
-from scratch.store.records import EntryMeta
+
+if TYPE_CHECKING:
+    from scratch.store.records import EntryMeta
 
 
 class StoreTransactions(StoreMetadata):

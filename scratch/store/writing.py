@@ -13,7 +13,7 @@ Invariants:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scratch.calls import call
 from scratch.errors import LimitExceeded, UsageError
@@ -22,8 +22,23 @@ from scratch.names import validate_name
 from scratch.store.metadata import count_lines, is_binary, new_meta, utc_now
 from scratch.store.quotas import StoreQuotas
 from scratch.store.reading import StoreReading
-from scratch.store.records import EntryMeta, Pending, Removed, VersionInfo, WrittenVersion
 from scratch.store.transactions import StoreTransactions
+
+if TYPE_CHECKING:
+    from scratch.store.records import EntryMeta, Removed, VersionInfo, WrittenVersion
+
+
+class Pending(NamedTuple):
+    """Content about to become a version: bytes in memory, or a file to move into place."""
+
+    name: str
+    content: bytes | Path
+    kind: str
+    info: dict[str, Any]
+    blob: str
+    size: int
+    lines: int
+    binary: bool
 
 
 class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
@@ -67,8 +82,8 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
             live = meta is not None and not meta.get("deleted")
             if meta is not None and live and meta["versions"] \
                     and meta["versions"][-1]["blob"] == item.blob:
-                records.append(WrittenVersion(**meta["versions"][-1], name=item.name,
-                                              kind=meta["kind"], unchanged=True))
+                records.append({**meta["versions"][-1], "name": item.name,
+                                "kind": meta["kind"], "unchanged": True})
                 continue
             new_entries += 0 if live else 1
             old_bytes += self._current_bytes(meta) if live else 0
@@ -89,8 +104,8 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
             changes.append((self.content_path(item.name), item.content))
             blobs[self.rel(changes[-1][0])] = item.blob
             metas.append((item.name, meta))
-            records.append(WrittenVersion(**record, name=item.name, kind=item.kind,
-                                          unchanged=False))
+            records.append({**record, "name": item.name, "kind": item.kind,
+                            "unchanged": False})
         if not changes:
             return records
         self._check_quota(new_entry=new_entries > 0, new_entries=new_entries,
@@ -119,5 +134,6 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
             message = f"Delete {name} (agent {self.agent})."
             self._commit_files([(path, None)], [(name, meta)], message)
             self._prune_empty_dirs(path.parent)
-        return Removed(name=name, kind=meta["kind"], deleted=True,
-                       versions=len(meta["versions"]))
+        removed: Removed = {"name": name, "kind": meta["kind"], "deleted": True,
+                            "versions": len(meta["versions"])}
+        return removed
