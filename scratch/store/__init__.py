@@ -32,7 +32,8 @@ Invariants:
 Parts (one module each, readable alone): ``paths`` (where an entry's files live),
 ``metadata`` (metadata and history), ``listing``, ``quotas``, ``transactions`` (lock, journal,
 swap lock, recovery), ``reading`` (versions and their content), ``writing`` (write, restore,
-remove), ``opening`` (:class:`Store` itself); ``records`` holds the records handed upwards.
+remove), ``opening`` (:class:`Store` itself); ``records`` types the records handed upwards
+(types only: nothing imports it at run time).
 """
 
 from __future__ import annotations
