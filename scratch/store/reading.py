@@ -6,7 +6,8 @@ Invariants:
   whose blob is the key of its index, even while another process writes the entry.
 - An old version comes from ``cache/blobs/<blob>``, written from git once; the cache is
   rebuildable, so a symlink or hard link found there is replaced, never followed.
-- The descriptors held open for readers are closed with the store.
+- The descriptors held open for readers are closed with the store, or by
+  :meth:`StoreReading.release_pins` when no reader is using them.
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ class StoreReading(StoreMetadata):
         import weakref
 
         weakref.finalize(self, _close_all, self._pinned)
+
+    def release_pins(self) -> None:
+        """Close the content files :meth:`version_file` holds open. A long-lived process that
+        keeps one store across calls does this between calls, when no answer is reading
+        through them (a path handed out before then no longer names its content)."""
+        _close_all(self._pinned)
 
     def resolve(self, name: str, version: int | None = None,
                 kinds: tuple[str, ...] = ("file", "output")) -> Version:
