@@ -431,25 +431,17 @@ class GitStore:
     def restore_path(self, commit: str, rel: str, dest: Path) -> bool:
         """Write the content ``commit`` has at ``rel`` to ``dest`` (through a temporary file
         beside it and a rename, in constant memory); False if ``commit`` has no such file."""
-        from scratch.locking import _create_temp_beside
+        from scratch.locking import replacing
 
-        fd, tmp = _create_temp_beside(dest)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                proc = subprocess.run(["git", *SAFE_CONFIG, "cat-file", "blob", f"{commit}:{rel}"],
-                                      cwd=self.root, env=self.env(), stdout=out,
-                                      stderr=subprocess.DEVNULL)
-            if proc.returncode != 0:
-                os.unlink(tmp)
-                return False
-            os.replace(tmp, dest)
-            return True
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        with replacing(dest, fsync=False, rename=False) as (out, tmp):
+            proc = subprocess.run(["git", *SAFE_CONFIG, "cat-file", "blob", f"{commit}:{rel}"],
+                                  cwd=self.root, env=self.env(), stdout=out,
+                                  stderr=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            return False
+        os.replace(tmp, dest)
+        return True
 
     def read_blob(self, sha: str) -> bytes:
         proc = self._git("cat-file", "blob", sha, check=False)
