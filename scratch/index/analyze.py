@@ -83,7 +83,7 @@ def record_paths(b: Builder, max_depth: int) -> dict[tuple[str | int, ...], tupl
 
 def summarize_records(b: Builder, max_depth: int = 4) -> dict[str, Any]:
     """A schema tree from records alone (no values: no samples, no item unions)."""
-    from scratch.query.paths import format_path
+    from scratch.pathnames import format_path
 
     keys = bytes(b.keys)
     nodes: list[dict[str, Any] | None] = []
@@ -139,10 +139,11 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
     re-indenter) reveals that; such a document is indexed from its text (layout ``raw``), which
     is exact for any layout.
     """
-    from scratch.formats.jsontext import JsonError, parse_value
-    from scratch.formats.reindent import BIG_INT, reindent
+    from scratch.errors import JsonError
+    from scratch.formats.jsontext import parse_value
     from scratch.index.jsonskel import canonical_skeleton, raw_skeleton
     from scratch.index.schema import SUMMARY_DEPTH, summarize_value
+    from scratch.reindent import BIG_INT, reindent
 
     data: bytes | None = None
     if value is _MISSING:
@@ -159,7 +160,7 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
         layout = "canonical" if canonical else "raw"
         lines = text_lines if canonical else None
     elif layout is None:
-        from scratch.formats.reindent import is_canonical
+        from scratch.reindent import is_canonical
 
         data = path.read_bytes()
         layout = "canonical" if is_canonical(data) else "raw"
@@ -206,8 +207,8 @@ def _err(message: str, line: int | None, column: int | None,
 def analyze_ndjson(path: Path) -> Analysis:
     import orjson
 
-    from scratch.formats.jsonnum import loads_exact
     from scratch.index.schema import Union, preview
+    from scratch.jsonvalues import loads_exact
 
     u = Union()
     items: array | None = None

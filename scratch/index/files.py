@@ -78,8 +78,8 @@ def fingerprint(path: Path, size: int | None = None) -> int:
 
 
 def dump_info(info: object) -> bytes:
-    """``info.json`` bytes, numbers exact (:func:`scratch.formats.jsonnum.dumps`)."""
-    from scratch.formats.jsonnum import dumps
+    """``info.json`` bytes, numbers exact (:func:`scratch.jsonvalues.dumps`)."""
+    from scratch.jsonvalues import dumps
 
     return dumps(info)
 
@@ -89,13 +89,13 @@ def load_info(raw: bytes) -> object:
     wrote it then), which still reads."""
     import json
 
-    from scratch.formats.jsonnum import _float, _int, parse_exact
-    from scratch.formats.jsontext import JsonError
+    from scratch.errors import JsonError
+    from scratch.jsonvalues import exact_float, exact_int, parse_exact
 
     try:
         return parse_exact(raw)
     except JsonError:
-        return json.loads(raw, parse_int=_int, parse_float=_float)
+        return json.loads(raw, parse_int=exact_int, parse_float=exact_float)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

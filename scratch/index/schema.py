@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.formats.jsonnum import JsonNumber
-from scratch.query.paths import format_path, json_type
+from scratch.jsonvalues import JsonNumber, json_type
+from scratch.pathnames import format_path
 
 SUMMARY_DEPTH = 4
 MAX_CHILDREN = 60

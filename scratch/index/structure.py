@@ -5,7 +5,7 @@ arrays (negative counts from the end) and the key ``str(i)`` on objects; a ``str
 an object key (it never selects an array item).
 
 Materialising a region (turning its text into a value) keeps JSON numbers as written
-(:func:`scratch.formats.jsonnum.parse_exact`); per layout it reads:
+(:func:`scratch.jsonvalues.parse_exact`); per layout it reads:
 
 - ``canonical`` JSON: the member's lines, minus the key prefix and a trailing comma;
 - ``raw`` JSON: the value's exact byte span (items of big arrays: from their start byte);
@@ -121,8 +121,8 @@ def _parse_json(data: bytes, origin: Origin | None = None) -> Any:
     """Parse one stored region. ``origin`` gives (entry line, characters before it on that
     line) of the region's first byte: the parser only knows positions inside the region, and
     an error must name the entry's own line and column (what ``slice`` shows)."""
-    from scratch.formats.jsonnum import parse_exact
-    from scratch.formats.jsontext import JsonError
+    from scratch.errors import JsonError
+    from scratch.jsonvalues import parse_exact
 
     try:
         return parse_exact(data)
@@ -177,7 +177,8 @@ def _parse_member(data: bytes, has_key: bool, first_line: int) -> Any:
     return _parse_json(text, lambda: _origin_in(first_line, data, off))
 
 
-def _item_span(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int) -> tuple[int, int]:
+def _item_span(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int
+               ) -> tuple[int, int]:
     """(start_line, end_line) of item ``k`` of big array record ``i`` (line-based layouts)."""
     if r[F_AUX] == NONE:  # dense NDJSON: item k is line k + 1
         return k + 1, k + 1
@@ -205,8 +206,8 @@ def _raw_item(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...], k: int) -> tuple
 
 def _ndjson_line(data: bytes, line: int, k: int) -> Any:
     """The value of NDJSON line ``line`` (item ``k``); :class:`LineNotJson` if it is not JSON."""
-    from scratch.formats.jsonnum import parse_exact
-    from scratch.formats.jsontext import JsonError
+    from scratch.errors import JsonError
+    from scratch.jsonvalues import parse_exact
 
     text = data.strip()
     try:
@@ -638,7 +639,8 @@ def resolve(ix: EntryIndex, segments: list[Segment]) -> NodeInfo | None:
 
 
 def value_at(ix: EntryIndex, segments: list[Segment]) -> Any:
-    from scratch.query.paths import MAX_AVAILABLE_KEYS, json_type
+    from scratch.jsonvalues import json_type
+    from scratch.pathnames import MAX_AVAILABLE_KEYS
 
     sk = ix.skeleton
     if sk is None:
@@ -688,7 +690,7 @@ def value_at(ix: EntryIndex, segments: list[Segment]) -> Any:
 
 
 def _not_found(path: list[Segment], seg: Segment, details: dict[str, Any]) -> KeyPathNotFound:
-    from scratch.query.paths import format_path
+    from scratch.pathnames import format_path
 
     prefix = format_path(path)
     return KeyPathNotFound(f"no {seg!r} under {prefix}", valid_prefix=prefix,

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.query.paths import WILDCARD, Segment, format_path, json_type
+from scratch.jsonvalues import json_type
+from scratch.pathnames import WILDCARD, Segment, format_path
 
 
 def _length_of(values: list[Any]) -> int | list[int]:
