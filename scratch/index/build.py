@@ -16,38 +16,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from scratch.errors import IndexInvalid, TokenizerError
+from scratch.errors import IndexInvalid
 from scratch.index import files as F
 from scratch.index.analyze import Analysis, analyze
-from scratch.index.lines import CountLines, run_line_pass
+from scratch.index.lines import CountLines, default_count_lines, run_line_pass
 
 Progress = Callable[[str, int, "int | None"], None]
-
-
-def default_count_lines() -> CountLines:
-    """``scratch.tokens.count_lines`` when available, else toktok's exact BPE counts."""
-    try:
-        from scratch.tokens import count_lines  # type: ignore[attr-defined]
-
-        return count_lines  # type: ignore[no-any-return]
-    except ImportError:
-        pass
-    try:
-        from scratch.tokens.tokenizer import count_lines as cl
-
-        return cl
-    except ImportError:
-        pass
-
-    def toktok_count(lines: Sequence[str], base: str) -> list[int]:
-        import toktok
-
-        try:
-            return toktok.batch_count(list(lines), base)  # type: ignore[no-any-return]
-        except KeyError:
-            raise TokenizerError(f"no tokenizer for encoding {base!r}", base=base) from None
-
-    return toktok_count
 
 
 def _write_sections(d: Path, analysis: Analysis, meta: dict[str, Any]) -> None:
@@ -86,9 +60,9 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
 
     ``analysis`` is what :func:`scratch.formats.normalize` computed (saves a second parse);
     ``bases`` the encodings whose per-line token counts to store. Returns the opened
-    :class:`scratch.index.reader.EntryIndex`.
+    :class:`scratch.index.entry.EntryIndex`.
     """
-    from scratch.index.reader import EntryIndex
+    from scratch.index.entry import EntryIndex
 
     content_path = Path(content_path)
     index_dir = Path(index_dir)
@@ -147,7 +121,7 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
 
 
 def _install(tmp: Path, index_dir: Path, content_path: Path, fmt: str) -> None:
-    from scratch.index.reader import EntryIndex
+    from scratch.index.entry import EntryIndex
 
     for _ in range(3):
         try:
