@@ -11,9 +11,12 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scratch.index.skeleton import ITEMS, LAZY, NONE, T_ARR, TYPES, Builder
+
+if TYPE_CHECKING:
+    from scratch.index.schema import SummaryNode
 
 YAML_VALUE_SUMMARY_MAX = 32 << 20  # summarise YAML from loaded values below this size
 _MISSING: Any = object()
@@ -81,14 +84,14 @@ def record_paths(b: Builder, max_depth: int) -> dict[tuple[str | int, ...], tupl
     return out
 
 
-def summarize_records(b: Builder, max_depth: int = 4) -> dict[str, Any]:
+def summarize_records(b: Builder, max_depth: int = 4) -> SummaryNode:
     """A schema tree from records alone (no values: no samples, no item unions)."""
     from scratch.pathnames import format_path
 
     keys = bytes(b.keys)
-    nodes: list[dict[str, Any] | None] = []
+    nodes: list[SummaryNode | None] = []
     depths: list[int] = []
-    root: dict[str, Any] = {}
+    root = cast("SummaryNode", {})  # stays empty when there are no records
     paths: list[tuple[str | int, ...]] = []
     for r in b.recs:
         parent = r[0]
@@ -105,8 +108,8 @@ def summarize_records(b: Builder, max_depth: int = 4) -> dict[str, Any]:
             key: str | int = r[4] if r[5] == NONE else keys[r[4]:r[4] + r[5]].decode(
                 "utf-8", "surrogatepass")
             path = paths[parent] + (key,)
-        node: dict[str, Any] = {"path": format_path(list(path)), "type": TYPES[r[2]],
-                                "lines": [r[7], r[8]]}
+        node: SummaryNode = {"path": format_path(list(path)), "type": TYPES[r[2]],
+                             "lines": [r[7], r[8]]}
         if r[2] in (4, 5, 6):
             node["length"] = r[6]
         if parent == NONE:
@@ -308,7 +311,7 @@ def analyze_yaml(path: Path) -> Analysis:
         col = mark.column + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         return Analysis("yaml", ok=False, error=_err(str(problem), line, col))
-    schema: dict[str, Any] | None = None
+    schema: SummaryNode | None = None
     warnings: list[str] = []
     if values is not None:
         with no_gc():  # the values are dropped before the GC comes back
