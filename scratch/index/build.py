@@ -24,7 +24,21 @@ from scratch.index.lines import CountLines, default_count_lines, run_line_pass
 Progress = Callable[[str, int, "int | None"], None]
 
 
-def _write_sections(d: Path, analysis: Analysis, meta: dict[str, Any]) -> None:
+def _write_arrays(path: Path, secs: list[array], code: str) -> list[list[int]]:
+    """Write ``secs`` one after another as ``code`` items; their [offset, length] spans."""
+    spans = []
+    off = 0
+    with open(path, "wb") as f:
+        for arr in secs:
+            if arr.typecode != code:
+                arr = array(code, arr)
+            arr.tofile(f)
+            spans.append([off, len(arr)])
+            off += len(arr)
+    return spans
+
+
+def _write_sections(d: Path, analysis: Analysis, meta: F.IndexMeta) -> None:
     b = analysis.builder
     sec32: list[array] = list(b.u32) if b is not None else []
     sec64: list[array] = list(b.u64) if b is not None else []
@@ -33,18 +47,8 @@ def _write_sections(d: Path, analysis: Analysis, meta: dict[str, Any]) -> None:
         named[name] = len(sec32)
         sec32.append(arr)
     meta["named"] = named
-    for fname, secs, key, code in ((F.U32, sec32, "sections32", "I"),
-                                   (F.U64, sec64, "sections64", "Q")):
-        spans = []
-        off = 0
-        with open(d / fname, "wb") as f:
-            for arr in secs:
-                if arr.typecode != code:
-                    arr = array(code, arr)
-                arr.tofile(f)
-                spans.append([off, len(arr)])
-                off += len(arr)
-        meta[key] = spans
+    meta["sections32"] = _write_arrays(d / F.U32, sec32, "I")
+    meta["sections64"] = _write_arrays(d / F.U64, sec64, "Q")
     if b is not None:
         (d / F.NODES).write_bytes(b.pack())
         (d / F.KEYS).write_bytes(bytes(b.keys))
@@ -93,7 +97,7 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
         finally:
             for out in token_outs.values():
                 out.close()
-        meta: dict[str, Any] = {
+        meta: F.IndexMeta = {
             "scratch_index": F.INDEX_FORMAT,
             "format": fmt,
             "requested_format": requested,

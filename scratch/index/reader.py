@@ -21,7 +21,7 @@ import sys
 from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Self
+from typing import Any, NamedTuple, Self, cast
 
 from scratch.errors import IndexInvalid, OutOfRange
 from scratch.index import files as F
@@ -121,7 +121,7 @@ class IndexReader:
     """The files of one stored version's index. Use :meth:`open`; close when done (or
     ``with``). Callers use :class:`scratch.index.entry.EntryIndex`, which adds paths."""
 
-    def __init__(self, content_path: Path, index_dir: Path, meta: dict[str, Any]) -> None:
+    def __init__(self, content_path: Path, index_dir: Path, meta: F.IndexMeta) -> None:
         self.content_path = content_path
         self.index_dir = index_dir
         self.meta = meta
@@ -193,7 +193,7 @@ class IndexReader:
         if fmt is not None and fmt not in (meta.get("format"), meta.get("requested_format")):
             raise IndexInvalid(f"index was built for {meta.get('format')}, not {fmt}",
                                reason="format_mismatch", found=meta.get("format"), wanted=fmt)
-        return cls(content_path, index_dir, meta)
+        return cls(content_path, index_dir, cast(F.IndexMeta, meta))  # checked above
 
     def close(self) -> None:
         for m in self._maps.values():
