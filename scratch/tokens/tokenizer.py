@@ -158,6 +158,10 @@ class FastCounter:
         self.name = name
         self._truncate = toktok.truncate
         self._batch = toktok.batch_count
+        # toktok loads a vocabulary on its first count: pay it here, where the caller decided
+        # to load the fast counter, not inside the first count (a verified marker skips the
+        # probe count that would otherwise have loaded it)
+        self._batch([""], name, 1)
 
     def count(self, text: str) -> int:
         return int(self._truncate(text, _NO_LIMIT, self.name)[1])
