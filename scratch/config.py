@@ -60,6 +60,8 @@ SETTINGS: dict[str, Setting] = {
         _s("quota.log_entries", int, 100000, "log entries an agent may keep across its logs"),
         _s("quota.bytes", int, 1024 * MiB, "bytes of current content an agent may keep"),
         _s("thresholds", dict, {}, "table: tool-name glob -> min_tokens at which ingest stores"),
+        _s("mcp.servers", dict, {}, "tables [mcp.servers.NAME.scratchpad]: tool-name glob -> "
+           "{ min_tokens = N } at which the MCP proxy stores a result of server NAME"),
         _s("summarize.command", str, "",
            "command that summarizes content on stdin (e.g. an LLM CLI)"),
     ]
@@ -105,9 +107,39 @@ class Config:
         ]
 
 
+def _coerce_servers(value: Any, source: str) -> dict[str, dict[str, int]]:
+    """``[mcp.servers.NAME.scratchpad]`` tables (Mezmo Aura's shape: ``"glob" = { min_tokens
+    = N }``, a bare ``N`` also taken) -> ``{NAME: {glob: N}}``."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"mcp.servers must be a table of [mcp.servers.NAME] tables ({source})",
+                          key="mcp.servers", source=source)
+    out: dict[str, dict[str, int]] = {}
+    for server, table in value.items():
+        where = f"mcp.servers.{server}"
+        if not isinstance(table, Mapping) or set(table) - {"scratchpad"}:
+            raise ConfigError(f"[{where}] takes only a scratchpad table ({source})",
+                              key=where, source=source)
+        patterns = table.get("scratchpad", {})
+        if not isinstance(patterns, Mapping):
+            raise ConfigError(f"{where}.scratchpad must be a table ({source})",
+                              key=f"{where}.scratchpad", source=source)
+        out[str(server)] = {}
+        for pattern, rule in patterns.items():
+            number = rule.get("min_tokens") if isinstance(rule, Mapping) else rule
+            if (isinstance(rule, Mapping) and set(rule) != {"min_tokens"}) or isinstance(
+                    number, bool) or not isinstance(number, int) or number < 0:
+                raise ConfigError(f"{where}.scratchpad.{pattern} must be {{ min_tokens = N }} "
+                                  f"with N >= 0, got {rule!r} ({source})",
+                                  key=f"{where}.scratchpad.{pattern}", source=source)
+            out[str(server)][str(pattern)] = number
+    return out
+
+
 def _coerce(key: str, value: Any, source: str) -> Any:
     setting = SETTINGS[key]
     typ = setting.type
+    if key == "mcp.servers":
+        return _coerce_servers(value, source)
     if typ is dict:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{key} must be a table, got {type(value).__name__} ({source})",

@@ -5,8 +5,8 @@ Invariants:
   caller cleared, ``GIT_DIR``/``GIT_WORK_TREE`` pointing at the store, ``GIT_CEILING_DIRECTORIES``
   set so an enclosing repository is never found, the user's global and system config and
   attributes ignored, replace refs ignored, and :data:`SAFE_CONFIG` on top of the store's own
-  config (also through ``GIT_CONFIG_COUNT``, so GitPython's processes get it): no hooks, no
-  fsmonitor, no signing, no automatic gc or maintenance. The identity is given per call through
+  config (also through ``GIT_CONFIG_COUNT``): no hooks, no fsmonitor, no signing, no automatic
+  gc or maintenance. The identity is given per call through
   the environment, so no git identity needs configuring.
 - No configured program ever runs from a git command scratch runs. The store's ``.git/config``
   and attribute files can be edited by anyone who can write the store (``scratch git config``,
@@ -23,8 +23,11 @@ Invariants:
   is left to it). A lock whose holder is gone (no process has it open, checked twice) is
   removed at once; where that cannot be known (no ``/proc``), after
   :data:`STALE_LOCK_SECONDS`. The same goes for the branch's ref lock.
-- Reading history uses GitPython, always as ``with Repo(...)`` so no ``git cat-file`` process is
-  left running.
+- History is read with plumbing too (``rev-list``, ``cat-file --batch-check``), in the same
+  environment, not with GitPython: its ``Repo`` reads the caller's ``GIT_OBJECT_DIRECTORY``,
+  ``GIT_COMMON_DIR`` and ``GIT_WORK_TREE`` from ``os.environ`` and every git it starts inherits
+  ``os.environ``, so keeping a caller's repository out of it would mean rewriting the process
+  environment (not thread-safe, and not possible through its API).
 """
 
 from __future__ import annotations
@@ -35,10 +38,14 @@ import stat
 import subprocess
 import time
 import zlib
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.errors import StoreError
+
+if TYPE_CHECKING:
+    from scratch.store.records import GitCommit
 
 GITIGNORE = ("# scratch keeps caches, locks and budget state out of history\n"
              "/cache/\n/state/\n/.lock\n")
@@ -451,41 +458,37 @@ class GitStore:
                              object=sha)
         return proc.stdout
 
-    def path_history(self, path: str) -> list[dict[str, Any]]:
-        """Commits that touched ``path``, oldest first: id, time, message, blob (None: deleted)."""
-        from git import Repo  # heavy import, only for history
+    def path_history(self, path: str) -> list[GitCommit]:
+        """Commits that touched ``path``, oldest first: id, time, message, blob (None: deleted).
 
-        # GitPython's processes inherit os.environ: keep the caller's GIT_* out of them, and
-        # give them the same safe settings as every other git command here
-        leaked = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("GIT_")}
-        os.environ.update(safe_environment())
-        try:
-            commits = self._history(Repo, path)
-        finally:
-            for k in list(os.environ):
-                if k.startswith("GIT_"):
-                    del os.environ[k]
-            os.environ.update(leaked)
+        Two processes whatever the length of the history: ``rev-list`` gives each commit's id,
+        committer time and message (fields split by NUL, which no commit message holds), then
+        one ``cat-file --batch-check`` gives the object ``path`` names in each commit."""
+        if self.head() is None:
+            return []
+        out = self._git("--literal-pathspecs", "rev-list", "--encoding=UTF-8",
+                        "--format=%ct%x00%B%x00", "HEAD", "--", path).stdout
+        # each commit prints "commit <id>\n<time>\0<message>\0\n"
+        parts = out.split(b"\0")
+        commits: list[GitCommit] = []
+        for head, body in zip(parts[0::2], parts[1::2], strict=False):
+            marker, _, stamp = head.strip().partition(b"\n")
+            timestamp = int(stamp)
+            commits.append({
+                "commit": marker.removeprefix(b"commit ").decode(),
+                "time": datetime.fromtimestamp(timestamp, UTC).astimezone().isoformat(),
+                "timestamp": timestamp, "message": body.decode("utf-8", "replace").strip(),
+                "blob": None})
+        if commits:
+            query = "".join(f"{c['commit']}:{path}\n" for c in commits)
+            found = self._git("--literal-pathspecs", "cat-file", "--batch-check",
+                              input=query.encode("utf-8", "surrogateescape")).stdout
+            for commit, line in zip(commits, found.splitlines(), strict=True):
+                fields = line.split()
+                if len(fields) == 3 and fields[1] == b"blob":
+                    commit["blob"] = fields[0].decode()
+        commits.reverse()
         return commits
-
-    def _history(self, repo_class: Any, path: str) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        with repo_class(self.root) as repo:
-            for commit in repo.iter_commits("HEAD", paths=path):
-                try:
-                    blob = commit.tree / path
-                    blob_id: str | None = blob.hexsha
-                except KeyError:
-                    blob_id = None
-                out.append({
-                    "commit": commit.hexsha,
-                    "time": commit.committed_datetime.astimezone().isoformat(),
-                    "timestamp": commit.committed_date,
-                    "message": str(commit.message).strip(),
-                    "blob": blob_id,
-                })
-        out.reverse()
-        return out
 
     def fsck(self) -> subprocess.CompletedProcess[bytes]:
         return self._git("fsck", "--strict", check=False)

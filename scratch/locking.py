@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 
 @contextmanager
@@ -75,21 +76,36 @@ def _create_temp_beside(path: Path) -> tuple[int, Path]:
 
 def temp_beside(path: Path, data: bytes, *, fsync: bool = True) -> Path:
     """A new temporary file beside ``path`` holding ``data`` (not renamed into place yet)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = _create_temp_beside(path)
+    with replacing(path, fsync=fsync, rename=False) as (fh, tmp):
+        fh.write(data)
+    return tmp
+
+
+@contextmanager
+def replacing(path: Path, *, fsync: bool = True,
+              rename: bool = True) -> Iterator[tuple[IO[bytes], Path]]:
+    """A new temporary file beside ``path`` (its directory made as needed), open for writing:
+    renamed over ``path`` when the block ends (unless ``rename`` is False: then left for the
+    caller), removed if the block raises. Readers of ``path`` see the old file or the new."""
+    try:
+        fd, tmp = _create_temp_beside(path)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = _create_temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            yield fh, tmp
             if fsync:
                 fh.flush()
                 os.fsync(fh.fileno())
+        if rename:
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
-    return tmp
 
 
 def temp_owner(name: str) -> int | None:
@@ -116,21 +132,8 @@ def pid_alive(pid: int) -> bool:
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = _create_temp_beside(path)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with replacing(path, fsync=fsync) as (fh, _tmp):
+        fh.write(data)
 
 
 def overwrite(path: Path, data: bytes) -> None:

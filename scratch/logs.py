@@ -74,7 +74,7 @@ def append(store: Store, name: str, raw_entries: Iterable[bytes]) -> dict[str, A
             raise UsageError(f"{name!r} is a {meta['kind']}, not a log", code="wrong_kind",
                              name=name, kind=meta["kind"])
         if meta is None or meta["kind"] != "log":
-            carried = (meta or {}).get("log")  # a deleted log's ids stay used
+            carried = meta.get("log") if meta else None  # a deleted log's ids stay used
             meta = new_meta(name, "log")
             if carried:
                 meta["log"]["next_id"] = carried["next_id"]

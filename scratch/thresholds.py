@@ -4,6 +4,10 @@
 characters, ``?`` one character, matched case-sensitively against the whole name) to
 ``min_tokens``. Resolution: the longest matching pattern wins; on a length tie the smaller
 threshold wins; with no match the default is 5120. The explanation names the pattern and why.
+
+For a tool of an MCP server behind ``scratch mcp proxy``, the server's own table
+(``[mcp.servers.NAME.scratchpad]``, Mezmo Aura's shape) is asked first, by the same rule over
+the upstream tool's name; when none of its patterns matches, ``[thresholds]`` decides.
 """
 
 from __future__ import annotations
@@ -22,10 +26,15 @@ class Threshold:
     pattern: str | None
     reason: str
     candidates: list[dict[str, Any]]
+    server: str | None = None  # an MCP server's tool: the table that decided is
+    table: str = "thresholds"  # "thresholds" or "mcp.servers.NAME.scratchpad"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "min_tokens": self.min_tokens, "pattern": self.pattern,
-                "reason": self.reason, "matching_patterns": self.candidates}
+        out = {"tool": self.tool, "min_tokens": self.min_tokens, "pattern": self.pattern,
+               "reason": self.reason, "matching_patterns": self.candidates}
+        if self.server is not None:
+            out = {"server": self.server, **out, "table": self.table}
+        return out
 
 
 def _matches(pattern: str, tool: str) -> bool:
@@ -56,4 +65,22 @@ def resolve_threshold(tool: str, table: dict[str, int]) -> Threshold:
     return Threshold(tool, number, pattern, reason, candidates)
 
 
-__all__ = ["DEFAULT_MIN_TOKENS", "Threshold", "resolve_threshold"]
+def resolve_server_threshold(server: str, tool: str, servers: dict[str, dict[str, int]],
+                             table: dict[str, int]) -> Threshold:
+    """The threshold of ``tool`` of MCP server ``server``: its ``[mcp.servers.SERVER.
+    scratchpad]`` patterns first, then ``[thresholds]`` (see the module docstring)."""
+    own = servers.get(server) or {}
+    where = f"mcp.servers.{server}.scratchpad"
+    if own:
+        found = resolve_threshold(tool, own)
+        if found.pattern is not None:
+            return Threshold(tool, found.min_tokens, found.pattern,
+                             f"[{where}]: {found.reason}", found.candidates, server, where)
+    fallback = resolve_threshold(tool, table)
+    why = (f"no pattern of [{where}] matches" if own else f"no [{where}] table")
+    return Threshold(tool, fallback.min_tokens, fallback.pattern,
+                     f"{why}; [thresholds]: {fallback.reason}", fallback.candidates, server,
+                     "thresholds")
+
+
+__all__ = ["DEFAULT_MIN_TOKENS", "Threshold", "resolve_server_threshold", "resolve_threshold"]

@@ -228,21 +228,8 @@ def test_the_stored_text_keeps_every_token(exact: str, scratch_home: Path) -> No
 # the JSONTestSuite (https://github.com/nst/JSONTestSuite), from the shared corpus
 
 
-@pytest.fixture
-def built_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CLI's command tree built once for the many invocations of one test (building it is
-    most of an in-process invocation's cost)."""
-    import functools
-
-    import typer.testing
-
-    monkeypatch.setattr(typer.testing, "_get_command",
-                        functools.lru_cache(maxsize=None)(typer.testing._get_command))
-
-
 @pytest.mark.corpus
-def test_jsontestsuite_through_ingest_and_read(corpus_dir: Path, scratch_home: Path,
-                                               built_once: None) -> None:
+def test_jsontestsuite_through_ingest_and_read(corpus_dir: Path, scratch_home: Path) -> None:
     """``y_`` and ``i_`` files round-trip token for token (stored as JSON when scratch reads
     them as JSON, else as the bytes received); ``n_`` files are never stored as JSON."""
     files = sorted((corpus_dir / SUITE).glob("*.json"))

@@ -281,7 +281,8 @@ def test_every_command_the_core_suggests_has_a_tool() -> None:
     """Scan the answers layer and the store for the calls they build (suggestions, next, the
     pointer's menu): each names a command a tool spells, except those only a person runs."""
     seen = set()
-    for path in [*(REPO / "scratch" / "answers").rglob("*.py"), REPO / "scratch" / "store.py",
+    for path in [*(REPO / "scratch" / "answers").rglob("*.py"),
+                 *(REPO / "scratch" / "store").rglob("*.py"),
                  *(REPO / "scratch" / "tokens").rglob("*.py")]:
         for m in re.finditer(r'call\("([a-z][a-z -]*)"', path.read_text()):
             seen.add(m.group(1))

@@ -47,3 +47,73 @@ def test_config_threshold_command(scratch_home) -> None:
     r = cli("config", "threshold", "aws_list_users")
     assert r.text == ("aws_list_users: min_tokens 512 from pattern '*_list_*' "
                       "('*_list_*' is the longest of 2 matching patterns)\n")
+
+
+SERVER_TOML = """\
+[thresholds]
+"kubectl_*" = 3000
+
+[mcp.servers.github.scratchpad]
+"*_list_*" = { min_tokens = 512 }
+"list_*" = { min_tokens = 700 }
+"*" = { min_tokens = 4096 }
+
+[mcp.servers.fs.scratchpad]
+"read_*" = { min_tokens = 800 }
+"""
+
+
+def test_a_servers_own_table_decides_first_then_thresholds(scratch_home) -> None:
+    from scratch.config import load_config
+    from scratch.thresholds import resolve_server_threshold
+    scratch_home.mkdir(parents=True)
+    (scratch_home / "scratch.toml").write_text(SERVER_TOML)
+    config = load_config(scratch_home)
+    servers = config["mcp.servers"]
+    assert servers == {"github": {"*_list_*": 512, "list_*": 700, "*": 4096},
+                       "fs": {"read_*": 800}}
+
+    def resolved(server: str, tool: str) -> tuple[int, str | None, str]:
+        t = resolve_server_threshold(server, tool, servers, config["thresholds"])
+        return t.min_tokens, t.pattern, t.table
+
+    # "*_list_*" and "list_*" both match at length 8 (7 vs 6: "*_list_*" is longer)
+    assert resolved("github", "repo_list_issues") == (512, "*_list_*", "mcp.servers.github.scratchpad")
+    assert resolved("github", "list_*x") == (700, "list_*", "mcp.servers.github.scratchpad")
+    assert resolved("github", "get_me") == (4096, "*", "mcp.servers.github.scratchpad")
+    # no pattern of the server's table matches: [thresholds], then the default
+    assert resolved("fs", "kubectl_get") == (3000, "kubectl_*", "thresholds")
+    assert resolved("fs", "search") == (5120, None, "thresholds")
+    assert resolved("nope", "read_x") == (5120, None, "thresholds")
+    # a tie on length goes to the smaller threshold, as in [thresholds]
+    tie = resolve_server_threshold("s", "ab", {"s": {"a*": 9, "*b": 7}}, {})
+    assert (tie.min_tokens, tie.pattern) == (7, "*b") and "smaller" in tie.reason
+
+
+def test_config_threshold_server_tool_explains(scratch_home) -> None:
+    scratch_home.mkdir(parents=True)
+    (scratch_home / "scratch.toml").write_text(SERVER_TOML)
+    r = cli("config", "threshold", "github", "repo_list_issues")
+    assert r.code == 0
+    assert r.text == ("github repo_list_issues: min_tokens 512 from pattern '*_list_*' of "
+                      "[mcp.servers.github.scratchpad] ([mcp.servers.github.scratchpad]: "
+                      "'*_list_*' is the longest of 2 matching patterns)\n")
+    d = cli("config", "threshold", "fs", "search", "--json").json["data"]
+    assert d == {"server": "fs", "tool": "search", "min_tokens": 5120, "pattern": None,
+                 "reason": "no pattern of [mcp.servers.fs.scratchpad] matches; [thresholds]: "
+                           "no pattern in [thresholds] matches; the default 5120 applies",
+                 "matching_patterns": [], "table": "thresholds"}
+
+
+@pytest.mark.parametrize("toml,key", [
+    ('[mcp.servers.x.scratchpad]\n"*" = { min_tokens = -1 }\n', "mcp.servers.x.scratchpad.*"),
+    ('[mcp.servers.x.scratchpad]\n"*" = { tokens = 5 }\n', "mcp.servers.x.scratchpad.*"),
+    ('[mcp.servers.x]\nthreshold = 5\n', "mcp.servers.x"),
+    ('[mcp.servers.x]\nscratchpad = 5\n', "mcp.servers.x.scratchpad"),
+])
+def test_bad_server_tables_are_config_errors_naming_the_key(scratch_home, toml, key) -> None:
+    scratch_home.mkdir(parents=True)
+    (scratch_home / "scratch.toml").write_text(toml)
+    r = cli("config", "threshold", "x", "y", "--json")
+    assert r.code != 0
+    assert r.json["error"]["code"] == "config_error" and r.json["error"]["key"] == key

@@ -83,14 +83,7 @@ def _mixed_worker(home: str, worker: int, ops: int, seed: int, out: str) -> None
     os.environ["SCRATCH_HOME"] = home
     os.environ.update(ENV)
     sys.path.insert(0, str(REPO))
-    import functools
-
-    import typer.testing
-
-    # the command tree built once for this worker's many in-process invocations
-    typer.testing._get_command = functools.lru_cache(maxsize=None)(  # type: ignore[assignment]
-        typer.testing._get_command)
-    from tests.helpers import cli
+    from tests.helpers import cli  # builds the command tree once for the many invocations
 
     rng = random.Random(seed)
     # seen: (entry, version, writer, seq) as reads reported them, checked against git after

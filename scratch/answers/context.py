@@ -23,7 +23,8 @@ SESSION_RE_CHARS = "A-Za-z0-9_-"
 class Context:
     """Where the store is, who is asking, with which settings; opens the store on first use."""
 
-    __slots__ = ("root", "root_source", "agent", "session", "config", "_store", "_spec")
+    __slots__ = ("root", "root_source", "agent", "session", "config", "_store", "_spec",
+                 "__weakref__")
 
     def __init__(self, root: Path, root_source: str, agent: str, session: str,
                  config: Config, store: Store | None = None) -> None:

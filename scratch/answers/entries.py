@@ -201,13 +201,21 @@ def git_passthrough(ctx: Context, args: list[str]) -> int:
     return ctx.store(create=False).git.run_user(args)
 
 
-def threshold(ctx: Context, tool: str) -> Result:
-    """Which [thresholds] pattern decides TOOL's ingest threshold, and why."""
-    from scratch.thresholds import resolve_threshold
-    t = resolve_threshold(tool, ctx.config["thresholds"])
+def threshold(ctx: Context, tool: str, server: str | None = None) -> Result:
+    """Which [thresholds] pattern decides TOOL's ingest threshold, and why; with ``server``,
+    the threshold at which ``scratch mcp proxy`` stores a result of that server's TOOL."""
+    from scratch.thresholds import resolve_server_threshold, resolve_threshold
+    if server is None:
+        t = resolve_threshold(tool, ctx.config["thresholds"])
+    else:
+        t = resolve_server_threshold(server, tool, ctx.config["mcp.servers"],
+                                     ctx.config["thresholds"])
     src = f"pattern {t.pattern!r}" if t.pattern else "the default"
+    if server is not None and t.pattern:
+        src += f" of [{t.table}]"
+    who = tool if server is None else f"{server} {tool}"
     return Result("config threshold", data=t.as_dict(),
-                  text=f"{tool}: min_tokens {t.min_tokens} from {src} ({t.reason})\n")
+                  text=f"{who}: min_tokens {t.min_tokens} from {src} ({t.reason})\n")
 
 
 def read_file(source: str | None, *, limit: int | None = None, what: str = "input",

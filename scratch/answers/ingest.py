@@ -20,6 +20,9 @@ Invariants:
 - An index that fails to build for a structured format falls back to a text index with a
   warning: what arrived is stored either way.
 - Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
+- A caller may hand companions of its own (:class:`Companion`: the images of an MCP result,
+  its JSON text blocks) and extra version info; they are committed with the output, in the
+  same commit, named ``NAME.<slug>`` like embedded documents.
 """
 
 from __future__ import annotations
@@ -57,6 +60,17 @@ VALUED_OPTIONS = frozenset({"-n", "--namespace", "--context", "--kubeconfig", "-
 TOOL_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+@dataclass(frozen=True)
+class Companion:
+    """A document stored beside the output: its slug (``NAME.<slug>``), bytes, declared format
+    (None: sniffed) and, for binary content, its MIME type (kept in the version info)."""
+
+    slug: str
+    data: bytes
+    fmt: str | None = None
+    mime_type: str | None = None
+
+
 @dataclass
 class IngestOptions:
     name: str | None = None
@@ -65,6 +79,9 @@ class IngestOptions:
     raw: bool = False
     store_always: bool = False
     partial: bool = False
+    companions: tuple[Companion, ...] = ()
+    info: dict[str, Any] | None = None  # added to the version info (where it came from)
+    notices: tuple[str, ...] = ()  # said with the pointer
 
 
 def tool_slug(tool: str | None) -> str:
@@ -101,14 +118,19 @@ def check_options(opts: IngestOptions, store: Store | None = None) -> None:
 def ingest_call(ctx: Context, stream: BinaryIO | None = None, content: bytes | str | None = None,
                 name: str | None = None, tool: str | None = None, format: str | None = None,
                 raw: bool = False, store_always: bool = False, progress: Progress | None = None,
-                rendering: Rendering | None = None) -> Result:
+                rendering: Rendering | None = None, partial: bool = False,
+                companions: tuple[Companion, ...] = (), info: dict[str, Any] | None = None,
+                notices: tuple[str, ...] = ()) -> Result:
     """``ingest``: the output on ``stream`` (or given as ``content``), passed through or
-    stored with a pointer."""
+    stored with a pointer (``partial``, ``companions``, ``info``, ``notices``: see
+    :class:`IngestOptions`)."""
     if stream is None:
         if content is None:
             raise UsageError("ingest needs content", code="no_input")
         stream = io.BytesIO(content.encode("utf-8") if isinstance(content, str) else content)
-    opts = IngestOptions(name=name, tool=tool, fmt=format, raw=raw, store_always=store_always)
+    opts = IngestOptions(name=name, tool=tool, fmt=format, raw=raw, store_always=store_always,
+                         partial=partial, companions=tuple(companions), info=info,
+                         notices=tuple(notices))
     return ingest(ctx, stream, opts, progress=progress, rendering=rendering)
 
 
@@ -290,12 +312,24 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 "encoding": spec.name, "base_tokens": {spec.base: base_total},
                 "partial": opts.partial, "layout": norm.layout,
                 "source_sha256": spooled.sha256, "bytes_received": spooled.size,
-                "warnings": norm.warnings}
+                "warnings": norm.warnings, **(opts.info or {})}
         items = [Pending(name, prepared, "output", info, blob, size, lines, binary)]
         companion_names: list[str] = []
-        for emb in norm.embedded:
-            cname = f"{name}.{emb.slug}"
-            path, citem = _companion(store, tmp_dir, cname, emb, spec.base, name)
+        given = [Companion(emb.slug, emb.text.encode("utf-8", errors="surrogatepass"),
+                           "json" if emb.kind == "json" else None, None)
+                 for emb in norm.embedded]
+        paths = {emb.slug: list(emb.path) for emb in norm.embedded}
+        taken = {c.slug for c in given}
+        for extra in opts.companions:  # the caller's own, slugs kept unique
+            slug, n = extra.slug, 2
+            while slug in taken:
+                slug, n = f"{extra.slug}-{n}", n + 1
+            taken.add(slug)
+            given.append(Companion(slug, extra.data, extra.fmt, extra.mime_type))
+        for comp in given:
+            cname = f"{name}.{comp.slug}"
+            path, citem = _companion(store, tmp_dir, cname, comp, spec.base, name,
+                                     paths.get(comp.slug))
             companions_tmp.append(path)
             items.append(citem)
             companion_names.append(cname)
@@ -331,6 +365,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         finally:
             target.index.close()
             index.close()
+        if opts.partial and (opts.info or {}).get("partial_reason"):
+            pointer["partial_reason"] = opts.info["partial_reason"]  # type: ignore[index]
         # The size rule is about the output the tool printed. Re-rendered JSON can have far
         # more tokens than the minified bytes received, so judge the pointer by the smaller.
         judged = total
@@ -358,7 +394,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         prepared.unlink(missing_ok=True)
         for path in companions_tmp:
             path.unlink(missing_ok=True)
-    notices: tuple[str, ...] = ()
+    notices: tuple[str, ...] = opts.notices
     text_out: str | bytes = text
     if pointer_tokens >= judged and spooled.size <= 1 << 20:
         # even the barest pointer would cost more than the output itself (a tiny output
@@ -366,7 +402,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         # it is stored
         text_out = b"".join(spooled.chunks())
         pointer_tokens = judged
-        notices = (f"scratch: stored as {name} (version {main['version']}); the output is "
+        notices = (*opts.notices,
+                   f"scratch: stored as {name} (version {main['version']}); the output is "
                    "shorter than a pointer to it"
                    + ("; PARTIAL: the command failed, was killed or was interrupted mid-output"
                       if opts.partial else ""),)
@@ -399,24 +436,28 @@ def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, 
         return _build_index(store, content, blob, "text", base, None, progress), "text"
 
 
-def _companion(store: Store, tmp_dir: Path, cname: str, emb: Any, base: str,
-               parent: str) -> tuple[Path, Pending]:
+def _companion(store: Store, tmp_dir: Path, cname: str, comp: Companion, base: str,
+               parent: str, json_path: list[Any] | None) -> tuple[Path, Pending]:
     from scratch.formats.normalizer import normalize
     validate_name(cname)
     fd, tmp_name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-companion-{os.getpid()}-")
     os.close(fd)
     path = Path(tmp_name)
-    raw = emb.text.encode("utf-8", errors="surrogatepass")
-    norm = normalize(io.BytesIO(raw), path, declared="json" if emb.kind == "json" else None)
+    norm = normalize(io.BytesIO(comp.data), path, declared=comp.fmt)
     blob, size = file_blob(path)
     index, norm.format = _index_or_text(store, path, blob, norm.format, base, norm.analysis,
                                         None, norm.warnings)
     base_total = index.total_tokens(base)
     lines = index.line_count
     index.close()
-    info = {"format": norm.format, "companion_of": parent, "path": list(emb.path),
-            "base_tokens": {base: base_total}}
-    return path, Pending(cname, path, "output", info, blob, size, lines, False)
+    info: dict[str, Any] = {"format": norm.format, "companion_of": parent,
+                            "base_tokens": {base: base_total}}
+    if json_path is not None:
+        info["path"] = json_path
+    if comp.mime_type:
+        info["mime_type"] = comp.mime_type
+    return path, Pending(cname, path, "output", info, blob, size, lines,
+                         norm.format == "binary")
 
 
 def default_tool(command: list[str]) -> str:
@@ -434,4 +475,5 @@ def default_tool(command: list[str]) -> str:
     return tool_slug(prog)
 
 
-__all__ = ["IngestOptions", "ingest", "ingest_spooled", "check_options", "default_tool"]
+__all__ = ["Companion", "IngestOptions", "check_options", "default_tool", "ingest",
+           "ingest_spooled"]

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-_Key = tuple[str, str]
+_Key = str
 _Stamp = tuple[int, int, int]
 
 
@@ -80,12 +80,17 @@ class IndexCache:
     def open(self, index_dir: Path, content: Path, opener: Callable[[], Any]) -> Any:
         st = os.stat(content)
         stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
-        key = (str(index_dir), str(content))
+        # keyed by the index, not by the content's path: a store hands out the current version
+        # as the path of a descriptor it holds open (/proc/self/fd/N), a different one per
+        # store; the stamp (inode included) tells whether it is still the same file
+        key = str(index_dir)
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.stamp == stamp:
                 self._entries.move_to_end(key)
                 entry.users += 1
+                if not _same_file(entry.index.content_path, st):
+                    entry.index.content_path = content  # the old path went with its store
                 return KeptIndex(self, entry)
             if entry is not None:  # the content changed under it
                 self._drop(key)
@@ -118,6 +123,14 @@ class IndexCache:
         with self._lock:
             for key in list(self._entries):
                 self._drop(key)
+
+
+def _same_file(path: Path, st: os.stat_result) -> bool:
+    try:
+        now = os.stat(path)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
 
 
 _cache: IndexCache | None = None

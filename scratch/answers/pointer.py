@@ -234,8 +234,9 @@ def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str
     if p.get("already_stored"):
         out.append("already stored: identical content was ingested before under this name")
     if p.get("partial"):
-        out.append("PARTIAL: the command failed, was killed or was interrupted mid-output; "
-                   "this is what arrived")
+        out.append("PARTIAL: " + str(p.get("partial_reason") or (
+            "the command failed, was killed or was interrupted mid-output; this is what "
+            "arrived")))
     for w in p.get("warnings", [])[:3]:
         out.append(f"warning: {w}")
     schema = p.get("schema")

@@ -22,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import mmap
 from typing import Any
 
@@ -29,7 +30,7 @@ from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.context import Context
 from scratch.answers.line_ranges import line_alternatives
 from scratch.answers.result import Result
-from scratch.answers.target import Target, open_target, range_cost
+from scratch.answers.target import Target, line_prefix_cost, open_target, range_cost
 from scratch.calls import Call, call
 from scratch.errors import InvalidPattern, UsageError
 from scratch.words import plural
@@ -150,9 +151,20 @@ class GrepAnswer(Candidate):
         self._details = details or {"matches": sum(r.match_count for r in regions)}
         self.lines = [(ri, ln) for ri, region in enumerate(regions) for ln in region.lines]
         spec = target.spec
-        self.costs = [range_cost(target, ln.lineno, ln.lineno, spec, numbers=True)
-                      + (1 if ri and i == 0 else 0)
-                      for ri, region in enumerate(regions) for i, ln in enumerate(region.lines)]
+        index = target.index
+        base = spec.base
+        # each line's tokens read from the index once: with its number (the text's price) and
+        # without (the estimate), summed as prefixes, since fitting asks for many page sizes
+        self.costs = []
+        plain = [0]
+        for ri, region in enumerate(regions):
+            for i, ln in enumerate(region.lines):
+                tokens = index.range_tokens(ln.lineno, ln.lineno, base) or 0
+                self.costs.append(int(spec.scale(tokens + line_prefix_cost(ln.lineno)))
+                                  + (1 if ri and i == 0 else 0))
+                plain.append(plain[-1] + int(spec.scale(tokens)))
+        self._plain_sums = plain
+        self._cost_sums = list(itertools.accumulate(self.costs, initial=0))
         # a page may stop before a selected line, between regions, or at the end
         self.cuts = [p for p in range(1, len(self.lines) + 1)
                      if p == len(self.lines) or self.lines[p][1].match
@@ -210,15 +222,12 @@ class GrepAnswer(Candidate):
     def text_price(self, k: int) -> int | None:
         if not self.cuts:
             return 0
-        return max(0, sum(self.costs[:self.cuts[min(k, len(self.cuts)) - 1]]) - 1)
+        return max(0, self._cost_sums[self.cuts[min(k, len(self.cuts)) - 1]] - 1)
 
     def estimate(self, k: int) -> int | None:
         if not self.cuts:
             return 0
-        spec = self.target.spec
-        shown = self.lines[:self.cuts[min(k, len(self.cuts)) - 1]]
-        return sum(range_cost(self.target, ln.lineno, ln.lineno, spec, numbers=False)
-                   for _, ln in shown)
+        return self._plain_sums[self.cuts[min(k, len(self.cuts)) - 1]]
 
     def resume(self, k: int) -> Call | None:
         if not self.cuts or k >= len(self.cuts):

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.answers.context import Context
 from scratch.errors import EntryNotFound, UsageError
 from scratch.names import split_ref
 from scratch.store import Store, Version
+
+if TYPE_CHECKING:
+    from scratch.store import EntryMeta, ListRow
 
 HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 FORMAT_NAME = re.compile(r"[a-z]{1,16}")  # a stored format (scratch.formats.sniffer.FORMATS)
@@ -113,7 +116,7 @@ def _ambiguous(name: str, hits: list[str]) -> None:
                      suggestions=[call("head", ref=h) for h in hits[:5]])
 
 
-def _latest_output(rows: list[dict[str, Any]], tool: str) -> str | None:
+def _latest_output(rows: list[ListRow], tool: str) -> str | None:
     """The newest output stored under the automatic names of tool ``tool`` (its folder is
     ``<tool>/``, or ``<tool>.outputs/`` when an entry is itself named ``<tool>``)."""
     best: tuple[str, str] | None = None
@@ -235,7 +238,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
                   spec)
 
 
-def _version(store: Store, name: str, meta: dict[str, Any], version: int | None) -> Version:
+def _version(store: Store, name: str, meta: EntryMeta, version: int | None) -> Version:
     """Version ``version`` (None: the current one) of the entry whose ``meta`` was just read;
     what is not there is left to ``Store.resolve`` to report."""
     versions = meta.get("versions") or []

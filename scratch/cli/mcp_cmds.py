@@ -154,3 +154,101 @@ def token_remove(ctx: Context, who: Annotated[str, typer.Argument(
     gone = remove_tokens(ctx.root, who)
     return Result("mcp token remove", data={"removed": [r._asdict() for r in gone]},
                   text="".join(f"removed {r.id} (agent {r.agent})\n" for r in gone))
+
+
+DEFAULT_TIMEOUT = 120.0
+
+
+@command("proxy", target=mcp_app,
+         help="Stand between an MCP client and its servers: their tools beside scratch's, "
+         "and any result at or over its tool's threshold stored, a pointer returned.\n\n"
+         "The servers: those of an mcpServers JSON file (--config), or the one command after "
+         "--. Thresholds: [mcp.servers.NAME.scratchpad] in "
+         "scratch.toml ('scratch config threshold SERVER TOOL' explains one). A tool name "
+         "taken by another server (or by scratch) is offered as SERVER__TOOL. Speaks stdio; "
+         "stopping it stops every server it started.\n\n"
+         "Example: scratch mcp proxy -- npx -y @modelcontextprotocol/server-filesystem .",
+         context_settings={"allow_interspersed_args": False})
+def proxy_cmd(ctx: Context,
+              command_words: Annotated[Optional[List[str]], typer.Argument(
+                  metavar="[-- CMD [ARGS]...]", help="One upstream server's command.",
+                  show_default=False)] = None,
+              config: Annotated[Optional[str], typer.Option(
+                  "--config", metavar="FILE", help="An mcpServers JSON file (Claude Desktop, "
+                  "Cursor, Claude Code's .mcp.json; a file 'scratch mcp wrap' rewrote).",
+                  show_default=False)] = None,
+              server_name: Annotated[Optional[str], typer.Option(
+                  "--name", metavar="NAME", help="The server's name for -- CMD (default: "
+                  "from the command), as [mcp.servers.NAME] knows it.",
+                  show_default=False)] = None,
+              timeout: Annotated[float, typer.Option(
+                  "--timeout", metavar="SECONDS", help="How long a call to an upstream may "
+                  "take (a server's own \"timeout\" in the file wins).")] = DEFAULT_TIMEOUT):
+    import anyio
+
+    from scratch.errors import ScratchError, UsageError
+    from scratch.mcp.servers import UpstreamSpec, command_name, load_servers
+    from scratch.mcp.session import ServerState
+    if bool(config) == bool(command_words):
+        raise UsageError("give --config FILE or -- CMD [ARGS]... (one of them)",
+                         code="invalid_argument")
+    if timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds",
+                         code="invalid_argument")
+    if config:
+        found = load_servers(config)
+    else:
+        words = list(command_words or [])
+        found = [UpstreamSpec(server_name or command_name(words), command=words[0],
+                              args=tuple(words[1:]))]
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise ScratchError("scratch mcp proxy needs the MCP SDK: pip install 'scratch[mcp]'",
+                           code="missing_dependency") from None
+    from scratch.mcp.proxy_server import serve_proxy
+    from scratch.mcp.upstream import Upstream
+    flags = ctx.config.sources
+    state = ServerState(store=str(ctx.root), agent=ctx.agent,
+                        session=ctx.session if ctx.session != "default" else None,
+                        model=ctx.config["model"] if flags["model"] == "--model" else None,
+                        encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
+                        else None)
+    ctx.store()
+    from scratch.answers.kept_indexes import keep_indexes
+    keep_indexes(KEPT_INDEXES)
+    state.warm_up()
+    try:
+        anyio.run(serve_proxy, state, [Upstream(s, timeout) for s in found])
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+@command("wrap", target=mcp_app,
+         help="Rewrite an MCP client's config file so that every server in it runs behind "
+         "'scratch mcp proxy'.\n\nThe original is copied to FILE.scratch-backup first (once); the "
+         "servers' entries move, untouched, under \"scratchProxy\" in the same file, and one "
+         "entry \"scratch\" runs the proxy on them. --undo puts them back.\n\n"
+         "Example: scratch mcp wrap ~/.cursor/mcp.json")
+def wrap_cmd(ctx: Context,
+             file: Annotated[str, typer.Argument(metavar="FILE", help="The client's mcpServers "
+                                                 "JSON file.", show_default=False)],
+             undo: Annotated[bool, typer.Option(
+                 "--undo", help="Put the wrapped servers back and remove the proxy's entry.")]
+             = False):
+    from scratch.answers.result import Result
+    from scratch.mcp.servers import unwrap_file, wrap_file
+    # the client starts the proxy without this environment: a store found otherwise is named
+    extra = [] if ctx.root_source == "XDG data directory" else ["--store", str(ctx.root)]
+    if undo:
+        done = unwrap_file(file)
+        return Result("mcp wrap", data=done, text=f"{done['file']}: restored "
+                      f"{', '.join(done['restored']) or 'no servers'}\n")
+    done = wrap_file(file, extra_args=extra)
+    if done["unchanged"]:
+        return Result("mcp wrap", data=done, text=f"{done['file']}: already wrapped\n")
+    return Result("mcp wrap", data=done, text=(
+        f"{done['file']}: {', '.join(done['wrapped'])} now run behind entry "
+        f"{done['entry']!r} (scratch mcp proxy); backup: {done['backup']}; undo: scratch mcp "
+        f"wrap --undo {done['file']}\n"))

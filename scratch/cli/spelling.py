@@ -67,7 +67,7 @@ SPELLINGS: dict[str, Spelling] = {
     "write": Spelling(("write",), ("name", "source"), (("allow_empty", "--allow-empty"),)),
     "stats": Spelling(("stats",)),
     "config": Spelling(("config",)),
-    "config threshold": Spelling(("config", "threshold"), ("tool",)),
+    "config threshold": Spelling(("config", "threshold"), ("server", "tool")),
     "budget": Spelling(("budget",)),
     "budget used": Spelling(("budget", "used"), ("tokens",)),
     "budget reset": Spelling(("budget", "reset")),

@@ -109,8 +109,17 @@ group_default(config_app, "config", _show_config)
 
 
 @command("threshold", target=config_app,
-         help="Say which [thresholds] pattern decides TOOL's ingest threshold, and why.\n\n"
+         help="Say which pattern decides TOOL's ingest threshold, and why; with SERVER, the "
+         "threshold at which 'scratch mcp proxy' stores a result of that MCP server's TOOL "
+         "([mcp.servers.SERVER.scratchpad], then [thresholds]).\n\n"
          "Example: scratch config threshold kubectl_get")
-def threshold_cmd(ctx: Context, tool: Annotated[str, typer.Argument(
-        metavar="TOOL", help="Tool name as given to ingest --tool.")]):
-    return call("config threshold", tool=tool)
+def threshold_cmd(ctx: Context,
+                  first: Annotated[str, typer.Argument(
+                      metavar="TOOL|SERVER", help="Tool name as given to ingest --tool; or, "
+                      "with a second argument, an MCP server's name.")],
+                  second: Annotated[Optional[str], typer.Argument(
+                      metavar="[TOOL]", help="The MCP server's tool.",
+                      show_default=False)] = None):
+    if second is not None:
+        return call("config threshold", server=first, tool=second)
+    return call("config threshold", tool=first)

@@ -22,6 +22,7 @@ from scratch.errors import EntryNotFound, ScratchError, UsageError
 if TYPE_CHECKING:
     from scratch.mcp.rendering import Link
     from scratch.mcp.session import Session
+    from scratch.store import VersionInfo
 
 SCHEME = "scratch"
 PAGE = 100  # entries per resources/list page
@@ -68,7 +69,7 @@ def parse_uri(uri: str, agent: str) -> tuple[str, dict[str, int]]:
     return ref, page
 
 
-def _entry_tokens(ctx: Context, version: dict[str, Any], name: str) -> int | None:
+def _entry_tokens(ctx: Context, version: VersionInfo, name: str) -> int | None:
     spec = ctx.encoding()
     base = (version.get("info") or {}).get("base_tokens") or {}
     if spec.base in base:
@@ -98,6 +99,8 @@ def list_entries(session: Session, cursor: str | None) -> tuple[list[dict[str, A
     out = []
     for meta in metas[start:start + PAGE]:
         name = meta["name"]
+        size: int | None
+        lines: int | None
         if meta["kind"] == "log":
             size = store.content_path(name, "log").stat().st_size
             fmt, lines, tokens, version = "ndjson", meta["log"]["count"], None, None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,7 +83,8 @@ class ConfigCache:
 class Session:
     """One client connection: agent, budget session, client name; builds a Context per call."""
 
-    __slots__ = ("server", "agent", "session", "client_name", "label", "_store")
+    __slots__ = ("server", "agent", "session", "client_name", "label", "_store", "_busy",
+                 "_busy_lock")
 
     def __init__(self, server: ServerState, agent: str, session: str,
                  client_name: str | None = None, label: str = "") -> None:
@@ -93,6 +95,11 @@ class Session:
         self.client_name = client_name
         self.label = label  # for the request log: "stdio", or the token's id
         self._store: tuple[int, Store] | None = None  # (config generation, the agent's store)
+        # calls in flight (Contexts handed out and still alive): the kept store's pinned
+        # content files are closed only when none is, so a warm server does not keep one
+        # descriptor per entry ever read
+        self._busy = 0
+        self._busy_lock = threading.Lock()
 
     def context(self) -> Context:
         configs = self.server.configs
@@ -101,11 +108,20 @@ class Session:
             model = model_for_client(self.client_name)
             if model:
                 config.set_override("model", model, f"client {self.client_name}")
+        store = self._opened(configs.generation, config)
         ctx = Context(root=self.server.root, root_source=self.server.root_source,
-                      agent=self.agent, session=self.session, config=config,
-                      store=self._opened(configs.generation, config))
+                      agent=self.agent, session=self.session, config=config, store=store)
+        with self._busy_lock:
+            if self._busy == 0 and store is not None:
+                store.release_pins()
+            self._busy += 1
+        weakref.finalize(ctx, self._call_ended)
         self.server.warm(ctx)
         return ctx
+
+    def _call_ended(self) -> None:
+        with self._busy_lock:
+            self._busy -= 1
 
     def _opened(self, generation: int, config: Config) -> Store | None:
         """The agent's store, opened once per configuration (a Store holds no state of its

@@ -1,0 +1,393 @@
+"""``scratch mcp proxy``: one MCP server in front of the user's servers (SDK side).
+
+Imports the MCP SDK; only ``scratch mcp proxy`` imports this module. Invariants:
+
+- Tools: scratch's own (:mod:`scratch.mcp.specs`, run by :func:`scratch.mcp.dispatch.run_tool`)
+  and every upstream's, named and rewritten by :func:`scratch.mcp.proxy.route_tools`; a call
+  of an upstream tool is forwarded and its result goes through
+  :func:`scratch.mcp.proxy.handle_result` on a worker thread.
+- Passed on as they are: progress notifications of a call (to the caller's token), the
+  cancellation of a call (the SDK cancels the forwarded request when the caller's is
+  cancelled), ``notifications/*/list_changed`` of any upstream (to every connected client; on
+  the 2026-07-28 protocol through ``subscriptions/listen``), resources and resource templates
+  (scratch's entries first, then each upstream's, one source per page), resources/read by
+  URI (``scratch://`` is scratch's; another goes to the upstream that listed or linked it,
+  else to each upstream with resources in turn), prompts (named like tools). ``ping`` is
+  answered by the proxy: it is a message between two peers, and each upstream's pings are
+  answered by the proxy's client of it.
+- An upstream that fails (see :mod:`scratch.mcp.upstream`) costs only its own calls: they get
+  an ``isError`` result naming the server; the other servers and scratch's tools keep serving.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from typing import Any
+
+import anyio
+import mcp_types as types
+import orjson
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.shared.exceptions import MCPError
+
+from scratch import __version__
+from scratch.errors import ScratchError
+from scratch.mcp import specs
+from scratch.mcp.proxy import (
+    SEP,
+    Route,
+    below_threshold,
+    cut_text,
+    error_result,
+    handle_result,
+    route_tools,
+)
+from scratch.mcp.server import INSTRUCTIONS, _tool, call_result, in_thread, session_of
+from scratch.mcp.session import ServerState
+from scratch.mcp.upstream import Upstream, UpstreamError
+
+OWN = {spec.name for spec in specs.TOOLS}
+
+
+class Proxy:
+    """The upstreams and what is derived from them (routes, the tool list)."""
+
+    def __init__(self, state: ServerState, upstreams: list[Upstream]) -> None:
+        self.state = state
+        self.upstreams = {u.name: u for u in upstreams}
+        self.own_tools = [_tool(spec).model_dump(by_alias=True, mode="json", exclude_none=True)
+                          for spec in specs.TOOLS]
+        self.tools: list[dict[str, Any]] = []
+        self.routes: dict[str, Route] = {}
+        self.renamed: list[tuple[str, str, str]] = []
+        self.prompt_routes: dict[str, Route] = {}
+        self.uri_owner: dict[str, str] = {}  # resource URI -> the upstream that named it
+        self.clients: dict[int, Any] = {}  # connection -> its latest ServerSession
+        self.bus: Any = None
+        self.tg: Any = None
+        self.refresh()
+
+    def refresh(self) -> None:
+        listed = [(u.name, u.tools) for u in self.upstreams.values()]
+        self.tools, self.routes, self.renamed = route_tools(listed, OWN)
+
+    async def start_all(self) -> None:
+        async def one(u: Upstream) -> None:
+            try:
+                await u.start(self.tg)
+            except UpstreamError as exc:
+                print(f"scratch mcp proxy: {exc.message}", file=sys.stderr, flush=True)
+        async with anyio.create_task_group() as tg:
+            for u in self.upstreams.values():
+                tg.start_soon(one, u)
+        self.refresh()
+
+    async def retry_down(self) -> None:
+        """Upstreams that are down and whose back-off has run out are started again."""
+        import time
+        now = time.monotonic()
+        down = [u for u in self.upstreams.values() if not u.ready and u.retry_at <= now]
+        if not down:
+            return
+        before = {u.name: len(u.tools) for u in down}
+        async with anyio.create_task_group() as tg:
+            for u in down:
+                tg.start_soon(_quiet_start, u, self.tg)
+        if any(len(u.tools) != before[u.name] or u.ready for u in down):
+            self.refresh()
+
+    def remember(self, ctx: Any) -> None:
+        # the connection's latest session (a session is made per request; the handshake's
+        # params are one object per connection); a 2026-07-28 connection has none and is
+        # told through subscriptions/listen
+        session = getattr(ctx, "session", None)
+        params = getattr(session, "client_params", None)
+        if params is not None:
+            self.clients[id(params)] = session
+
+    async def changed(self, server: str, method: str) -> None:
+        """An upstream's list changed: tell every client (see the module)."""
+        if method == "notifications/tools/list_changed":
+            self.refresh()
+        kind = method.split("/")[1]
+        send = {"tools": "send_tool_list_changed", "prompts": "send_prompt_list_changed",
+                "resources": "send_resource_list_changed"}.get(kind)
+        if send is None:
+            return
+        for session in list(self.clients.values()):
+            try:
+                await getattr(session, send)()
+            except Exception:  # a client that went away
+                continue
+        if self.bus is not None:
+            from mcp.server.subscriptions import (
+                PromptsListChanged,
+                ResourcesListChanged,
+                ToolsListChanged,
+            )
+            event = {"tools": ToolsListChanged, "prompts": PromptsListChanged,
+                     "resources": ResourcesListChanged}[kind]()
+            await self.bus.publish(event)
+
+    def announce(self) -> None:
+        for server, tool, exposed in self.renamed:
+            print(f"scratch mcp proxy: {server}'s tool {tool!r} is offered as {exposed!r} "
+                  "(the name is taken)", file=sys.stderr, flush=True)
+        up = [u.name for u in self.upstreams.values() if u.ready]
+        print(f"scratch mcp proxy: serving {len(self.tools)} tools of {len(up)} server(s) "
+              f"({', '.join(up) or 'none up'}) beside scratch's {len(OWN)}",
+              file=sys.stderr, flush=True)
+
+
+async def _quiet_start(u: Upstream, tg: Any) -> None:
+    try:
+        await u.start(tg)
+    except UpstreamError:
+        pass
+
+
+def _listing(result: dict[str, Any]) -> dict[str, Any]:
+    """A list result for the wire: the 2026-07-28 protocol requires its cache fields (the
+    proxy's lists change with the upstreams': never cached); older ones drop them."""
+    return {"resultType": "complete", "ttlMs": 0, "cacheScope": "private", **result}
+
+
+def _complete(result: dict[str, Any]) -> dict[str, Any]:
+    return result if "resultType" in result else {"resultType": "complete", **result}
+
+
+def _cut_error(exc: MCPError) -> MCPError:
+    return MCPError(code=exc.code, message=cut_text(exc.error.message), data=exc.error.data)
+
+
+def build_proxy(proxy: Proxy) -> Server[Any]:
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+    proxy.bus = InMemorySubscriptionBus()
+    state = proxy.state
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        proxy.remember(ctx)
+        await proxy.retry_down()
+        return _listing({"tools": [*proxy.own_tools, *proxy.tools]})
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+        proxy.remember(ctx)
+        route = proxy.routes.get(params.name)
+        if route is None and params.name in OWN:
+            from scratch.mcp.dispatch import run_tool
+            outcome = await in_thread(run_tool, params.name, params.arguments,
+                                      session_of(ctx, state))
+            return call_result(outcome)
+        if route is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}",
+                           data={"code": "unknown_tool", "tool": params.name})
+        upstream = proxy.upstreams[route.server]
+        meta = ctx.meta or {}  # the SDK's parsed _meta: a dict by field name
+        token = (meta.get("progress_token", meta.get("progressToken"))
+                 if isinstance(meta, dict) else getattr(meta, "progress_token", None))
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(value, total, message)
+
+        request = types.CallToolRequest(params=types.CallToolRequestParams(
+            name=route.tool, arguments=params.arguments))
+        try:
+            raw = await upstream.request(request, tool=route.tool,
+                                         progress=progress if token is not None else None)
+        except UpstreamError as exc:
+            return _complete(error_result(exc))
+        except MCPError as exc:  # the upstream answered with a protocol error: pass it on
+            raise _cut_error(exc) from None
+        if below_threshold(state.configs.get(), route.server, route.tool, raw):
+            return _complete(raw)
+        session = session_of(ctx, state)
+        try:
+            found = await in_thread(handle_result, session, route.server, route.tool, raw)
+        except ScratchError as exc:
+            return _complete(error_result(exc))
+        except ValueError as exc:  # MalformedResult
+            return _complete(error_result(UpstreamError(
+                f"tool {route.tool!r} of upstream server {route.server!r} returned a result "
+                f"that is not a tool result: {exc}", code="upstream_malformed_result",
+                server=route.server, tool=route.tool)))
+        for link in raw.get("content") or ():
+            if isinstance(link, dict) and link.get("type") == "resource_link" \
+                    and isinstance(link.get("uri"), str):
+                proxy.uri_owner[link["uri"]] = route.server
+        return _complete(found.result)
+
+    # -- resources: scratch's entries, then each upstream's, one source per page --------------
+    def sources() -> list[str | None]:
+        return [None, *[u.name for u in proxy.upstreams.values()
+                        if u.ready and "resources" in u.capabilities]]
+
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        proxy.remember(ctx)
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        where, inner = _decode_cursor(cursor)
+        names = sources()
+        if where >= len(names):
+            return _listing({"resources": []})
+        source = names[where]
+        if source is None:
+            from scratch.mcp.server import _list
+            rows, nxt = await in_thread(_list, session_of(ctx, state), inner)
+            resources = [{"uri": r["uri"], "name": r["name"], "mimeType": r["mimeType"],
+                          "size": r["size"], "description": r["description"],
+                          "_meta": r["_meta"]} for r in rows]
+        else:
+            page = await _ask(proxy.upstreams[source], types.ListResourcesRequest(
+                params=types.PaginatedRequestParams(cursor=inner) if inner else None))
+            resources = page.get("resources", [])
+            for r in resources:
+                if isinstance(r, dict) and isinstance(r.get("uri"), str):
+                    proxy.uri_owner[r["uri"]] = source
+            nxt = page.get("nextCursor")
+        out: dict[str, Any] = {"resources": resources}
+        if nxt:
+            out["nextCursor"] = _encode_cursor(where, nxt)
+        elif where + 1 < len(names):
+            out["nextCursor"] = _encode_cursor(where + 1, None)
+        return _listing(out)
+
+    async def list_templates(ctx: Any, params: Any) -> Any:
+        from scratch.mcp.resources import TEMPLATE
+        templates: list[Any] = [{"name": "entry", "uriTemplate": TEMPLATE, "description": (
+            "A stored entry of this agent (NAME, or NAME@VERSION for an old version); read in "
+            "pages: ?from_line=N, and each page's _meta names the next.")}]
+        for source in sources()[1:]:
+            assert source is not None
+            try:
+                page = await _ask(proxy.upstreams[source], types.ListResourceTemplatesRequest())
+            except MCPError:
+                continue  # an upstream with resources but no templates
+            templates += page.get("resourceTemplates", [])
+        return _listing({"resourceTemplates": templates})
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
+        proxy.remember(ctx)
+        uri = str(params.uri)
+        if uri.startswith("scratch://"):
+            from scratch.mcp.server import _read
+            page = await in_thread(_read, session_of(ctx, state), uri)
+            return _listing({"contents": [{"uri": page["uri"], "mimeType": page["mimeType"],
+                                           "text": page["text"], "_meta": page["_meta"]}]})
+        owner = proxy.uri_owner.get(uri)
+        tried = [owner] if owner else [s for s in sources()[1:] if s]
+        last: MCPError | None = None
+        for source in tried:
+            try:
+                return _listing(await _ask(proxy.upstreams[source], types.ReadResourceRequest(
+                    params=types.ReadResourceRequestParams(uri=uri))))
+            except MCPError as exc:
+                last = exc
+        if last is not None:
+            raise _cut_error(last)
+        raise MCPError(code=-32002, message=f"Resource not found: {uri}", data={"uri": uri})
+
+    # -- prompts: every upstream's, named like tools -----------------------------------------
+    async def list_prompts(ctx: Any, params: Any) -> Any:
+        listed = []
+        for u in proxy.upstreams.values():
+            if not (u.ready and "prompts" in u.capabilities):
+                continue
+            page = await _ask(u, types.ListPromptsRequest())
+            listed.append((u.name, [p for p in page.get("prompts", []) if isinstance(p, dict)
+                                    and isinstance(p.get("name"), str)]))
+        prompts, proxy.prompt_routes, _ = route_tools(listed, set())
+        return _listing({"prompts": prompts})
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
+        route = proxy.prompt_routes.get(params.name)
+        if route is None:
+            if SEP in params.name and params.name.split(SEP, 1)[0] in proxy.upstreams:
+                server, name = params.name.split(SEP, 1)
+                route = Route(server, name)
+            else:
+                found = [u.name for u in proxy.upstreams.values() if u.ready
+                         and "prompts" in u.capabilities]
+                if len(found) != 1:
+                    raise MCPError(code=types.INVALID_PARAMS,
+                                   message=f"Unknown prompt: {params.name}")
+                route = Route(found[0], params.name)
+        return _complete(await _ask(proxy.upstreams[route.server], types.GetPromptRequest(
+            params=types.GetPromptRequestParams(name=route.tool, arguments=params.arguments))))
+
+    server: Server[Any] = Server(
+        "scratch-proxy", version=__version__, title="scratch (proxy)",
+        description="Your MCP servers behind scratch: a big tool result is stored once and "
+                    "the model gets a short pointer and tools to explore it.",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+        on_list_resource_templates=list_templates, on_read_resource=read_resource,
+        on_list_prompts=list_prompts, on_get_prompt=get_prompt,
+        on_subscriptions_listen=ListenHandler(proxy.bus))
+    server.middleware.clear()  # no OpenTelemetry span per message (see scratch.mcp.server)
+    return server
+
+
+async def _ask(u: Upstream, request: Any) -> dict[str, Any]:
+    try:
+        return await u.request(request)
+    except UpstreamError as exc:
+        raise MCPError(code=types.INTERNAL_ERROR, message=exc.message,
+                       data={"code": exc.code, "server": u.name}) from None
+
+
+def _encode_cursor(source: int, inner: str | None) -> str:
+    raw = orjson.dumps([source, inner])
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None) -> tuple[int, str | None]:
+    if not cursor:
+        return 0, None
+    try:
+        value = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        source, inner = value
+        if isinstance(source, int) and source >= 0 and (inner is None or isinstance(inner, str)):
+            return source, inner
+    except (ValueError, TypeError, orjson.JSONDecodeError):
+        pass
+    raise MCPError(code=types.INVALID_PARAMS, message="invalid cursor")
+
+
+async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
+    """Start the upstreams, serve stdio until the client goes away (or SIGTERM/SIGINT), then
+    stop every upstream."""
+    import signal
+
+    from mcp.server.stdio import stdio_server
+
+    from scratch.mcp.stdio import pipe_streams
+    proxy = Proxy(state, upstreams)
+    for u in upstreams:
+        u.notify = proxy.changed
+    async with anyio.create_task_group() as tg:
+        proxy.tg = tg
+
+        async def on_signal() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as sigs:
+                async for _ in sigs:
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(on_signal)
+        try:
+            await proxy.start_all()
+            proxy.announce()
+            server = build_proxy(proxy)
+            async with pipe_streams() as pipes:
+                streams = stdio_server(*pipes) if pipes is not None else stdio_server()
+                async with streams as (read_stream, write_stream):
+                    await server.run(read_stream, write_stream,
+                                     server.create_initialization_options(NotificationOptions(
+                                         prompts_changed=True, resources_changed=True,
+                                         tools_changed=True)))
+        finally:
+            with anyio.CancelScope(shield=True):
+                async with anyio.create_task_group() as stops:
+                    for u in upstreams:
+                        stops.start_soon(u.stop)
+            tg.cancel_scope.cancel()

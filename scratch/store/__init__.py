@@ -1,0 +1,84 @@
+"""The store: plain files per agent namespace, every change one git commit.
+
+Layout under the store root (a git repository)::
+
+    scratch.toml                       optional settings (see scratch.config)
+    .gitignore                         keeps cache/, state/ and .lock out of history
+    agents/<agent>/files/<name>        current content of a file or output entry, byte-exact
+    agents/<agent>/logs/<name>.jsonl   an append-only log, one JSON object per line
+    agents/<agent>/meta/<name>.json    entry metadata: kind, versions (blob ids), log cursor
+    cache/                             rebuildable: indexes, old versions materialised as files
+    state/                             budgets, counters, the journal and swap lock (not versioned)
+    .lock                              serialises write-then-commit across processes
+
+Invariants:
+- A name passes :func:`scratch.names.validate_name`; every directory below the store root is
+  a real directory, and every file scratch opens in the store is opened without following a
+  symlink and refused when hard-linked (:mod:`scratch.safefs`, ``unsafe_path``; a rebuildable
+  cache file found so is replaced), so nothing outside the store is ever read or written.
+- A change: a journal (``state/journal.json``) first; new content and metadata written beside
+  their targets; then, holding ``state/swap.lock`` exclusively, the old files moved aside (by
+  rename) and the new ones moved in; then one commit whose message names entry, agent and
+  version. Identical content makes no version. A crash anywhere is undone (or, if it was
+  committed, finished) the next time the store is opened; ``state/writer`` marks a writer at
+  work, so one that was killed has its temporary files swept. Log appends are journaled the
+  same way (:mod:`scratch.logs`).
+- Readers pair an entry's metadata and content under the swap lock taken shared and keep the
+  content file open (:meth:`Store.version_file`): a reader sees one whole version, whose blob
+  is the key of its index, even while another process writes the entry.
+- Metadata is a cache of history: when it is missing or corrupt it is rebuilt from the content
+  and ``git log`` of the content path.
+
+Parts (one module each, readable alone): ``paths`` (where an entry's files live),
+``metadata`` (metadata and history), ``listing``, ``quotas``, ``transactions`` (lock, journal,
+swap lock, recovery), ``reading`` (versions and their content), ``writing`` (write, restore,
+remove), ``opening`` (:class:`Store` itself); ``records`` types the records handed upwards
+(types only: nothing imports it at run time).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scratch.store.metadata import (
+    KINDS,
+    META_VERSION,
+    count_lines,
+    is_binary,
+    new_meta,
+    utc_now,
+    version_commits,
+)
+from scratch.store.opening import Store
+from scratch.store.reading import Version
+from scratch.store.writing import Pending
+
+if TYPE_CHECKING:
+    from scratch.store.records import (
+        EntryMeta,
+        GitCommit,
+        HistoryRow,
+        ListRow,
+        LogCursor,
+        Removed,
+        Usage,
+        VersionInfo,
+        WrittenVersion,
+    )
+
+RECORDS = ("EntryMeta", "GitCommit", "HistoryRow", "ListRow", "LogCursor", "Removed", "Usage",
+           "VersionInfo", "WrittenVersion")
+
+__all__ = ["KINDS", "META_VERSION", "EntryMeta", "GitCommit", "HistoryRow", "ListRow", "LogCursor",
+           "Pending", "Removed", "Store", "Usage", "Version", "VersionInfo", "WrittenVersion",
+           "count_lines", "is_binary", "new_meta", "utc_now", "version_commits"]
+
+
+def __getattr__(name: str) -> Any:
+    """The record types, for code that needs them at run time (they are not created at
+    start-up: see :mod:`scratch.store.records`)."""
+    if name in RECORDS:
+        from scratch.store import records
+
+        return getattr(records, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,119 @@
+"""A small real MCP server (the SDK's low-level Server over stdio) for the proxy's tests.
+
+Tools: ``text(size)`` (that many bytes of numbered lines), ``head`` (a name scratch's own tool
+has), ``json_doc(items)``, ``structured`` (with an outputSchema), ``image``, ``error(size)``
+(an isError result), ``progress`` (three progress notifications), ``add_tool`` (lists one more
+tool and says so with tools/list_changed), ``crash`` (the process exits mid-call), ``hang``
+(never answers), ``malformed`` (a result that is not a tool result). Its pid is appended to
+$FIXTURE_PIDS when set, so a test can see it is gone once the proxy stops.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
+EXTRA: list[str] = []
+
+
+def _tool(name: str, props: dict[str, Any] | None = None, **kw: Any) -> types.Tool:
+    return types.Tool(name=name, description=f"fixture tool {name}",
+                      input_schema={"type": "object", "properties": props or {}}, **kw)
+
+
+TOOLS = [_tool("text", {"size": {"type": "integer"}}), _tool("head"),
+         _tool("json_doc", {"items": {"type": "integer"}}),
+         _tool("structured", output_schema={"type": "object", "properties": {
+             "count": {"type": "integer"}}, "required": ["count"]}),
+         _tool("image"), _tool("error", {"size": {"type": "integer"}}), _tool("progress"),
+         _tool("add_tool"), _tool("crash"), _tool("hang"), _tool("malformed")]
+
+
+def text_of(size: int) -> str:
+    out, n = [], 0
+    while n < size:
+        line = f"line {len(out) + 1:07d} " + "abcdefghij" * 5 + "\n"
+        out.append(line)
+        n += len(line)
+    return "".join(out)[:size]
+
+
+async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS + [_tool(n) for n in EXTRA])
+
+
+def text(t: str) -> list[Any]:
+    return [types.TextContent(type="text", text=t)]
+
+
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    args = params.arguments or {}
+    name = params.name
+    if name == "text":
+        return types.CallToolResult(content=text(text_of(int(args.get("size", 100)))))
+    if name == "head":
+        return types.CallToolResult(content=text("the fixture's own head"))
+    if name == "json_doc":
+        items = [{"id": i, "name": f"pod-{i}", "status": "Running" if i % 7 else "Failed"}
+                 for i in range(int(args.get("items", 10)))]
+        import json
+        return types.CallToolResult(content=text(json.dumps({"items": items})))
+    if name == "structured":
+        return types.CallToolResult(content=text('{"count": 3}'),
+                                    structured_content={"count": 3})
+    if name == "image":
+        return types.CallToolResult(content=[types.ImageContent(type="image", data=PNG,
+                                                                mime_type="image/png")])
+    if name == "error":
+        return types.CallToolResult(content=text(text_of(int(args.get("size", 100)))),
+                                    is_error=True)
+    if name == "progress":
+        for i in range(1, 4):
+            await ctx.session.report_progress(i, 3, f"step {i}")
+        return types.CallToolResult(content=text("done"))
+    if name == "add_tool":
+        EXTRA.append(f"added_{len(EXTRA) + 1}")
+        await ctx.session.send_tool_list_changed()
+        return types.CallToolResult(content=text(f"added {EXTRA[-1]}"))
+    if name == "crash":
+        sys.stdout.flush()
+        os._exit(3)
+    if name == "hang":
+        await anyio.sleep(3600)
+    return types.CallToolResult(content=text(f"unknown {name}"), is_error=True)
+
+
+class Malformed:
+    """Answers tools/call of ``malformed`` with a result that is not a tool result (before
+    the SDK's own check, which would refuse to send it)."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        params = ctx.params or {}
+        if ctx.method == "tools/call" and params.get("name") == "malformed":
+            return {"content": "not a list of blocks"}
+        return await call_next(ctx)
+
+
+async def main() -> None:
+    if os.environ.get("FIXTURE_PIDS"):
+        with open(os.environ["FIXTURE_PIDS"], "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+    server: Server[Any] = Server(os.environ.get("FIXTURE_NAME", "fixture"),
+                                 on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware.clear()
+    server.middleware.append(Malformed())
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options(
+            NotificationOptions(tools_changed=True)))
+
+
+if __name__ == "__main__":
+    anyio.run(main)

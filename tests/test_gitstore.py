@@ -1,0 +1,79 @@
+"""GitStore reads history with git plumbing, in scratch's own environment.
+
+GitPython is the independent reader here: run in a clean environment it must see the same
+commits, times, messages and blobs as :meth:`GitStore.path_history`. And a caller whose
+environment points git at another repository (as inside a git hook) changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from scratch.gitstore import blob_sha
+from scratch.store import Store
+
+
+def _entry_history(home: Path) -> Store:
+    store = Store.open(home)
+    store.write("notes", b"one\n")
+    store.write("notes", b"two\n")
+    store.write("other", b"x\n")
+    store.remove("notes")
+    store.write("notes", b"three\nwith a second line\n")
+    store.write("notes-x", b"a neighbour, not in the history of notes\n")
+    return store
+
+
+def test_path_history_agrees_with_gitpython(scratch_home: Path) -> None:
+    from git import Repo
+
+    store = _entry_history(scratch_home)
+    rel = "agents/default/files/notes"
+    ours = store.git.path_history(rel)
+    with Repo(scratch_home) as repo:
+        theirs = [{"commit": c.hexsha, "time": c.committed_datetime.astimezone().isoformat(),
+                   "timestamp": c.committed_date, "message": str(c.message).strip()}
+                  for c in repo.iter_commits("HEAD", paths=rel)][::-1]
+    assert [{k: v for k, v in c.items() if k != "blob"} for c in ours] == theirs
+    assert [c["blob"] for c in ours] == [blob_sha(b"one\n"), blob_sha(b"two\n"), None,
+                                         blob_sha(b"three\nwith a second line\n")]
+    assert [c["message"] for c in ours] == [
+        "Write notes (agent default), version 1.", "Write notes (agent default), version 2.",
+        "Delete notes (agent default).", "Write notes (agent default), version 3."]
+
+
+def test_history_of_an_entry_that_became_a_folder_has_no_tree_as_a_blob(
+        scratch_home: Path) -> None:
+    store = Store.open(scratch_home)
+    store.write("m", b"file\n")
+    store.remove("m")
+    store.write("m/k", b"inside\n")
+    history = store.git.path_history("agents/default/files/m")
+    assert [c["blob"] for c in history] == [blob_sha(b"file\n"), None, None]
+
+
+def test_a_callers_git_environment_does_not_reach_history(
+        scratch_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "other"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(["git", "init", "-q", str(other)], check=True, env=clean)
+    store = _entry_history(scratch_home)
+    expected = store.history("notes")
+    for var, value in (("GIT_DIR", other / ".git"), ("GIT_WORK_TREE", other),
+                       ("GIT_OBJECT_DIRECTORY", other / ".git" / "objects"),
+                       ("GIT_COMMON_DIR", other / ".git"),
+                       ("GIT_INDEX_FILE", other / ".git" / "index")):
+        monkeypatch.setenv(var, str(value))
+    before = dict(os.environ)
+    assert store.history("notes") == expected
+    assert [r["version"] for r in expected] == [1, 2, 3]
+    assert all(len(r["commit"]) == 12 for r in expected)
+    # metadata rebuilt from history under the same environment
+    (scratch_home / "agents/default/meta/notes.json").unlink()
+    rebuilt = Store.open(scratch_home).require("notes")
+    assert [v["message"] for v in rebuilt["versions"]] == [r["message"] for r in expected]
+    assert dict(os.environ) == before  # the process environment is never rewritten
