@@ -164,3 +164,20 @@ class IndexInvalid(ScratchError):
     """
 
     code = "index_invalid"
+
+
+class JsonError(ValueError):
+    """A JSON text that does not parse; position fields are 1-based line/column, 0-based offset.
+
+    Not a :class:`ScratchError` and never shown as it is: the JSON parsers raise it, and the
+    caller that knows what the text was turns it into a :class:`FormatError`, a warning or a
+    fallback (a document stored as text)."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None,
+                 offset: int | None = None) -> None:
+        where = f" at line {line}, column {column}" if line is not None else ""
+        super().__init__(message + where)
+        self.reason = message
+        self.line = line
+        self.column = column
+        self.offset = offset

@@ -33,8 +33,8 @@ from scratch.store import Store, new_meta, utc_now
 
 def parse_entry(text: str) -> Any:
     """The JSON value of ``text`` if it is (strict) JSON, else the text; numbers kept as
-    written (:mod:`scratch.formats.jsonnum`)."""
-    from scratch.formats.jsonnum import parse_exact
+    written (:mod:`scratch.jsonvalues`)."""
+    from scratch.jsonvalues import parse_exact
 
     stripped = text.strip()
     if stripped:
@@ -171,7 +171,7 @@ def _last_id(store: Store, path: Any) -> int:
 
 
 def _record(entry_id: int, ts: str, text: str) -> bytes:
-    from scratch.formats.jsonnum import dumps
+    from scratch.jsonvalues import dumps
 
     record = {"id": entry_id, "ts": ts, "entry": parse_entry(text)}
     return dumps(record) + b"\n"  # numbers exactly as appended
@@ -183,7 +183,7 @@ def _records(store: Store, name: str) -> tuple[list[dict[str, Any]], int]:
 
     store.require(name, kinds=("log",))
     data = read_file(store.root, store.content_path(name, "log"))
-    from scratch.formats.jsonnum import parse_exact
+    from scratch.jsonvalues import parse_exact
 
     records: list[dict[str, Any]] = []
     skipped = 0

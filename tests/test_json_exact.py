@@ -1,6 +1,6 @@
 """JSON is stored with every token as written and read back with numbers exact.
 
-- The re-indenter (scratch.formats.reindent) in C and in pure Python give identical bytes and
+- The re-indenter (scratch.reindent) in C and in pure Python give identical bytes and
   identical errors, on generated documents and on the JSONTestSuite files.
 - Ingest keeps numbers, string escapes and repeated keys; only whitespace changes. NaN,
   Infinity and other non-JSON are text.
@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from scratch import reindent as R
+from scratch.errors import JsonError
 from scratch.formats import normalize
-from scratch.formats import reindent as R
-from scratch.formats.jsonnum import JsonNumber, dumps, parse_exact
-from scratch.formats.jsontext import JsonError, has_big_int
+from scratch.formats.jsontext import has_big_int
+from scratch.jsonvalues import JsonNumber, dumps, parse_exact
 from tests.helpers import cli, json_tokens
 
 IMPLS = [pytest.param(R.reindent_py, id="python")]

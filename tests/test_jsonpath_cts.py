@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from scratch.errors import InvalidPattern
-from scratch.query.paths import evaluate, format_path, locate, parse_path
+from scratch.pathnames import format_path
+from scratch.query.paths import evaluate, locate, parse_path
 
 CTS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "suites" / "jsonpath-cts" / "cts.json"
 

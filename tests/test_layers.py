@@ -6,7 +6,8 @@
     index        scratch.index, scratch.formats
     store        scratch.store, scratch.gitstore, scratch.locking, scratch.names, scratch.config,
                  scratch.spool, scratch.stats, scratch.logs, scratch.thresholds, scratch.tokens
-    foundation   scratch.errors, scratch.words, scratch.calls, scratch.lazy
+    foundation   scratch.errors, scratch.words, scratch.calls, scratch.lazy, scratch.safefs,
+                 scratch.jsonvalues, scratch.pathnames, scratch.valuecounts, scratch.reindent
 
 The import graph is read from the source (every ``import``, module-level or inside a
 function, ``TYPE_CHECKING`` blocks left out: they never run). Run this file alone to print
@@ -23,7 +24,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scratch"
 
 LAYERS = [
     ("foundation", ("scratch", "scratch.errors", "scratch.words", "scratch.calls",
-                    "scratch.lazy")),
+                    "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
+                    "scratch.valuecounts", "scratch.reindent")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
                "scratch.config", "scratch.spool", "scratch.stats", "scratch.logs",
                "scratch.thresholds", "scratch.tokens")),

@@ -262,7 +262,7 @@ def test_region_errors_count_from_the_entry_not_the_region(tmp_path: Path,
     first line, after a key."""
     from scratch.errors import FormatError
     from scratch.index.build import build_index
-    from scratch.index.reader import EntryIndex
+    from scratch.index.entry import EntryIndex
 
     deep: dict = {"x": 1}
     for i in range(12):

@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 from scratch.errors import InvalidPattern, UsageError
+from scratch.jsonvalues import json_type
+from scratch.pathnames import format_path
 from scratch.query.items import compile_where, item_schema, iterate_rows
-from scratch.query.paths import evaluate, format_path, json_type, parse_path
+from scratch.query.paths import evaluate, parse_path
 from scratch.query.schema import schema_of_value
 from scratch.query.summary import find_record_arrays, summarize_values
 

@@ -10,17 +10,9 @@ from typing import Any
 import pytest
 
 from scratch.errors import ExitCode, InvalidPattern, KeyPathNotFound
-from scratch.query.paths import (
-    WILDCARD,
-    evaluate,
-    format_jsonpath,
-    format_path,
-    format_pointer,
-    json_type,
-    locate,
-    parse_path,
-    resolve,
-)
+from scratch.jsonvalues import json_type
+from scratch.pathnames import WILDCARD, format_jsonpath, format_path, format_pointer
+from scratch.query.paths import evaluate, locate, parse_path, resolve
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

@@ -259,9 +259,26 @@ def test_cache_is_private_and_a_corrupt_cache_is_rebuilt(tmp_path: Path) -> None
     (model_file,) = cache.glob("gemma3-*.model")
     model_file.write_bytes(b"junk")
     assert loader.load_gemma3_model(cache_dir=cache) == model
-    assert loader.toktok_verified("cl100k_base", cache)
+    reference = T.get_tokenizer("cl100k_base").reference_counts
+    assert loader.toktok_verified("cl100k_base", cache, reference)
     marker = cache / "toktok-0.3.0-cl100k_base.ok"
     assert marker.read_text() == loader.BPE_FILES["cl100k_base"].sha256
+
+
+def test_toktok_is_not_used_when_it_counts_otherwise_than_the_verified_ranks(
+        tmp_path: Path) -> None:
+    """toktok's vocabulary is judged by its counts of the probe texts: one count off (here a
+    reference that adds a token to one probe) and it is refused, and nothing is remembered."""
+    real = T.get_tokenizer("o200k_base").reference_counts
+
+    def off_by_one(texts: list[str]) -> list[int]:
+        counts = real(texts)
+        return [counts[0] + 1, *counts[1:]]
+
+    assert not loader.toktok_verified("o200k_base", tmp_path, off_by_one)
+    assert list(tmp_path.iterdir()) == []
+    assert loader.toktok_verified("o200k_base", tmp_path, real)
+    assert [p.name for p in tmp_path.iterdir()] == ["toktok-0.3.0-o200k_base.ok"]
 
 
 def test_counting_works_with_networking_unavailable(tmp_path: Path) -> None:
@@ -322,7 +339,7 @@ def test_pure_python_and_toktok_equal_tiktoken(base: str) -> None:
             pass
         assert tok.count(text) == expected, text
     clean = [s for s in samples if "\udc80" not in s]
-    assert list(fast.count_batch(clean, 0, False)) == [len(enc.encode_ordinary(s)) for s in clean]
+    assert fast.count_batch(clean) == [len(enc.encode_ordinary(s)) for s in clean]
 
 
 def test_engine_choice_follows_volume(tmp_path: Path) -> None:

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 
 
 def array_at(target: Target, path: str) -> tuple[tuple[Any, ...], int]:
-    from scratch.query.paths import format_path, json_type, parse_path
+    from scratch.jsonvalues import json_type
+    from scratch.pathnames import format_path
+    from scratch.query.paths import parse_path
     parsed = parse_path(path)
     if not parsed.singular:
         raise UsageError(f"{path!r} must name one array (no wildcards or filters here; use "

@@ -96,7 +96,8 @@ class JsonItems:
     def _scan_ndjson(self) -> Iterator[tuple[int, Any]]:
         import orjson
 
-        from scratch.formats.jsontext import JsonError, has_big_int, parse_json
+        from scratch.errors import JsonError
+        from scratch.formats.jsontext import has_big_int, parse_json
         index = self.target.index
         starts = index.item_starts([])
         n = self.total

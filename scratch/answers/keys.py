@@ -80,7 +80,9 @@ def _indexed_rows(target: Target, segments: list[Any]) -> list[dict[str, Any]] |
 
 def keys_answer(target: Target, path: str, asked: Call, *, offset: int, limit: int | None,
                 fit: bool, owner: bool = True) -> Candidate:
-    from scratch.query.paths import format_path, json_type, parse_path
+    from scratch.jsonvalues import json_type
+    from scratch.pathnames import format_path
+    from scratch.query.paths import parse_path
     parsed = parse_path(path)
     if not parsed.singular:
         raise UsageError("--keys describes one value: give a path that names one (no "

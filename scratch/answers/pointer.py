@@ -30,7 +30,7 @@ NAME_HINTS = ("name", "id", "phase", "status", "state", "level", "reason", "mess
 
 
 def _json(value: Any) -> str:
-    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    from scratch.jsonvalues import dumps  # JSON numbers exactly as stored
     return dumps(value).decode("utf-8", errors="backslashreplace")
 
 

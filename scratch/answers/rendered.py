@@ -25,7 +25,7 @@ def render_value(value: Any) -> str:
         return value if value.endswith("\n") else value + "\n"
     import orjson
 
-    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    from scratch.jsonvalues import dumps  # JSON numbers exactly as stored
     return dumps(value, orjson.OPT_INDENT_2).decode("utf-8", errors="backslashreplace") + "\n"
 
 

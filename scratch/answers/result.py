@@ -109,5 +109,5 @@ class Result:
 
 def compact_json(value: Any) -> str:
     """One-line JSON text of ``value``; integers beyond 64 bits stay exact."""
-    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    from scratch.jsonvalues import dumps  # JSON numbers exactly as stored
     return dumps(value).decode("utf-8", errors="backslashreplace")

@@ -82,7 +82,8 @@ class Selection:
     were looked at (the scan is shared by the smaller answers sized from it)."""
 
     def __init__(self, source: Items, flt: Any, sort: str | None, desc: bool) -> None:
-        from scratch.query.aggregate import MISSING, field_getter, sort_key
+        from scratch.query.aggregate import field_getter, sort_key
+        from scratch.valuecounts import MISSING
         get = field_getter(source.field_path(sort)) if sort else None
         keyed: list[tuple[Any, int]] = []
         nulls: list[int] = []

@@ -43,7 +43,7 @@ TIME_LIMIT = 20.0
 def _json_location(target: Target, path: str | None) -> tuple[list[Any], str]:
     """Where the items of a JSON/YAML entry's table are, and how to say it."""
     from scratch.answers.arrays import array_at
-    from scratch.query.paths import format_path
+    from scratch.pathnames import format_path
     if path is None:
         schema = target.index.info.get("schema")
         if isinstance(schema, dict) and schema.get("type") != "array":

@@ -60,7 +60,7 @@ def _fields_text(summary: dict[str, Any], limit: int = 40) -> list[str]:
 
 
 def _j(value: Any) -> str:
-    from scratch.formats.jsonnum import dumps  # JSON numbers exactly as stored
+    from scratch.jsonvalues import dumps  # JSON numbers exactly as stored
     return dumps(value).decode("utf-8", errors="backslashreplace")
 
 

@@ -217,7 +217,9 @@ def get_in(target: Target, path: str, asked: Call, *, offset: int = 0,
     from scratch.answers.candidate import Alternative, Some
     from scratch.answers.rendered import render_value
     from scratch.answers.value_lines import TextLines, ValueLines
-    from scratch.query.paths import format_path, json_type, parse_path
+    from scratch.jsonvalues import json_type
+    from scratch.pathnames import format_path
+    from scratch.query.paths import parse_path
     try:
         table = CsvRows(target)
         ref = target.ref
@@ -258,8 +260,8 @@ def get_in(target: Target, path: str, asked: Call, *, offset: int = 0,
 
 
 def _row_number(table: CsvRows, seg: Any, path: str) -> int:
+    from scratch.pathnames import format_path
     from scratch.query.items import close_keys
-    from scratch.query.paths import format_path
     ref = table.target.ref
     if isinstance(seg, int):
         k = seg + table.total if seg < 0 else seg
@@ -283,15 +285,16 @@ def _row_number(table: CsvRows, seg: Any, path: str) -> int:
 
 def _cell(table: CsvRows, row: dict[str, Any], k: int, rest: list[Any], path: str) -> Any:
     """The value at ``rest`` inside row ``k``; a missing column names the close ones."""
+    from scratch.pathnames import format_path
     from scratch.query.items import close_keys
-    from scratch.query.paths import format_path, locate
+    from scratch.query.paths import locate
     ref = table.target.ref
     if not rest:
         return row
     key = rest[0] if isinstance(rest[0], str) else str(rest[0])
     if key not in row:
         keys = list(row)
-        from scratch.query.paths import MAX_AVAILABLE_KEYS
+        from scratch.pathnames import MAX_AVAILABLE_KEYS
         suggestions = [call("get-in", ref=ref, path=format_path([k, c]))
                        for c in close_keys(key, keys)]
         raise KeyPathNotFound(f"no column {key!r} in row {k} ({len(keys)} columns)", path=path,

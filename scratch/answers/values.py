@@ -121,8 +121,9 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
     with only ``names``: one compact JSON object per line, missing fields null."""
     from scratch.answers.result import compact_json
     from scratch.index.structure import lines_left_out
-    from scratch.query.aggregate import MISSING, field_getter
+    from scratch.query.aggregate import field_getter
     from scratch.query.paths import evaluate, parse_path
+    from scratch.valuecounts import MISSING
     parsed = parse_path(path)
     if parsed.singular:
         value = _located(target, lambda: target.index.value_at(list(parsed.segments or ())))
@@ -169,7 +170,8 @@ def get_in_of(target: Target, path: str) -> Candidate:
 
 def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int | None,
             fit: bool, owner: bool = True) -> Candidate:
-    from scratch.query.paths import evaluate, json_type, parse_path
+    from scratch.jsonvalues import json_type
+    from scratch.query.paths import evaluate, parse_path
     close = target.index.close if owner else None
     if target.format in ("csv", "tsv"):  # rows (N) and cells (N.column), from the row index
         from scratch.answers.table_rows import get_in as get_in_rows
@@ -260,7 +262,7 @@ def _children(target: Target, segments: list[Any], value: Any, keys: Any,
     """The plan step offering ``get-in`` of the first children whose answers fit (up to three
     keys of an object, one of the first items of an array); for an array none of whose first
     items fits, its ``item-schema`` at a depth that fits."""
-    from scratch.query.paths import format_path
+    from scratch.pathnames import format_path
     if keys is not None:
         candidates: list[Any] = list(keys)[:CHILDREN_TRIED]
         most = 3
@@ -280,7 +282,8 @@ def _child(target: Target, segments: list[Any], parent: Any, key: Any) -> Any:
     """A function of the cap giving the candidate of ``get-in`` at ``segments`` (a child of a
     value in memory, or of the stored lines), or None when its stored lines are far over the
     cap (not worth reading)."""
-    from scratch.query.paths import format_path, json_type
+    from scratch.jsonvalues import json_type
+    from scratch.pathnames import format_path
     path = format_path(segments)
 
     def build(cap: int) -> Candidate | None:
@@ -329,7 +332,7 @@ def _suggest(exc: KeyPathNotFound, target: Target) -> None:
     """Make sure a missing path comes with calls the agent can run as they are."""
     import difflib
 
-    from scratch.query.paths import format_key
+    from scratch.pathnames import format_key
     d = exc.details
     if d.get("suggestions"):
         d["suggestions"] = [s if isinstance(s, Call) else call("get-in", ref=target.ref, path=s)

@@ -34,7 +34,7 @@ JSON_ENVELOPE_VERSION = 1
 def _dumps(obj: Any, pretty: bool = False) -> bytes:
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)
     # JSON numbers exactly as stored, integers beyond 64 bits exact, lone surrogates escaped
-    from scratch.formats.jsonnum import dumps
+    from scratch.jsonvalues import dumps
     return dumps(obj, option)
 
 

@@ -60,7 +60,8 @@ def slug(path: Sequence[str | int]) -> str:
 def _classify(s: str) -> tuple[str, int] | None:
     head = s.lstrip()[:1]
     if head in ("{", "["):
-        from scratch.formats.jsontext import JsonError, parse_json, render_line_count
+        from scratch.errors import JsonError
+        from scratch.formats.jsontext import parse_json, render_line_count
 
         try:
             value, engine = parse_json(s.encode("utf-8", "surrogatepass"))

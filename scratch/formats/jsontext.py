@@ -2,7 +2,7 @@
 
 Canonical layout (what ingest stores unless ``--raw``): 2-space indentation, ``": "`` after
 keys, one scalar or bracket per line, ``[]``/``{}`` for empty containers, key order kept, and a
-final newline. Ingest writes it with :mod:`scratch.formats.reindent`, which keeps every token
+final newline. Ingest writes it with :mod:`scratch.reindent`, which keeps every token
 as written; orjson's ``OPT_INDENT_2`` output and ``json.dumps(indent=2, ensure_ascii=False)``
 have the same line structure (they differ only in how some strings and numbers are spelled),
 so the structural index computes line numbers from the parsed value alone (:func:`render`,
@@ -15,7 +15,7 @@ Parsing (:func:`parse_value` for stored documents, :func:`parse_json` for scratc
   standard library instead, which keeps integers exact.
 - Duplicate keys keep the last value at the first key's position in both parsers, like
   ``json.loads``.
-- Values read back from a stored entry go through :func:`scratch.formats.jsonnum.parse_exact`,
+- Values read back from a stored entry go through :func:`scratch.jsonvalues.parse_exact`,
   which keeps every number as written.
 
 Garbage collection: parsing builds millions of containers, which makes the cyclic GC run over
@@ -33,24 +33,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from scratch.errors import JsonError
+from scratch.jsonvalues import exact_int
+
 _DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _RUN = b"0" * 19
 FREEZE_BYTES = 1 << 20
 _I64_MIN = -(1 << 63)
 _U64_MAX = (1 << 64) - 1
-
-
-class JsonError(ValueError):
-    """A document that does not parse; position fields are 1-based line/column, 0-based offset."""
-
-    def __init__(self, message: str, line: int | None = None, column: int | None = None,
-                 offset: int | None = None) -> None:
-        where = f" at line {line}, column {column}" if line is not None else ""
-        super().__init__(message + where)
-        self.reason = message
-        self.line = line
-        self.column = column
-        self.offset = offset
 
 
 @contextmanager
@@ -121,17 +111,15 @@ def parse_json(data: bytes, *, check_big_ints: bool = True) -> tuple[Any, str]:
 
 
 def parse_value(data: bytes, *, big_ints: bool = False) -> tuple[Any, str]:
-    """(value, engine) of ``data``, which :func:`scratch.formats.reindent.reindent` accepted.
+    """(value, engine) of ``data``, which :func:`scratch.reindent.reindent` accepted.
 
     orjson first, unless ``big_ints`` (an integer token may not fit 64 bits: orjson would make
     it a float); the standard library for what orjson refuses (numbers beyond a double, lone
     surrogates, nesting deeper than 1024), with integers exact (beyond 4,300 digits a
-    :class:`scratch.formats.jsonnum.JsonNumber`). Raises :class:`JsonError` only for nesting
+    :class:`scratch.jsonvalues.JsonNumber`). Raises :class:`JsonError` only for nesting
     too deep for both parsers.
     """
     import orjson
-
-    from scratch.formats.jsonnum import _int
 
     with no_gc():
         if not big_ints:
@@ -143,7 +131,7 @@ def parse_value(data: bytes, *, big_ints: bool = False) -> tuple[Any, str]:
                 _freeze(len(data))
                 return value, "orjson"
         try:
-            value = json.loads(data, parse_int=_int)
+            value = json.loads(data, parse_int=exact_int)
             _freeze(len(data))
             return value, "json"
         except RecursionError:

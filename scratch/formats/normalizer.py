@@ -5,7 +5,7 @@ Rules:
 - The format is ``declared`` (aliases allowed, see :data:`ALIASES`) or sniffed from the first
   :data:`scratch.formats.sniffer.SNIFF_BYTES` bytes.
 - JSON is stored in canonical layout (:mod:`scratch.formats.jsontext`: 2-space indent, one
-  scalar or bracket per line) with every token verbatim (:mod:`scratch.formats.reindent`:
+  scalar or bracket per line) with every token verbatim (:mod:`scratch.reindent`:
   numbers and string escapes as written, repeated keys kept in order): only whitespace between
   tokens changes, so line tools work on minified input and nothing the input said is lost.
   ``raw=True`` keeps the bytes as received. The whole document is read and parsed once (the
@@ -145,10 +145,11 @@ def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
 
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
                     declared: str | None, raw: bool, progress: Progress | None) -> Normalized:
+    from scratch.errors import JsonError
     from scratch.formats.embedded import find_embedded
-    from scratch.formats.jsontext import JsonError, parse_value
-    from scratch.formats.reindent import BIG_INT, TOO_BIG, reindent
+    from scratch.formats.jsontext import parse_value
     from scratch.index.analyze import Analysis, analyze
+    from scratch.reindent import BIG_INT, TOO_BIG, reindent
 
     data = b"".join(_blocks(source, prefix, ended, progress))
     n = len(data)
@@ -236,8 +237,8 @@ def _parse_then_reindent(data: bytes, limit: int, dest: Path, progress: Progress
     import orjson
 
     from scratch.formats.jsontext import freeze_if_big, no_gc, parse_value
-    from scratch.formats.reindent import BIG_INT, reindent
     from scratch.index.analyze import analyze_json
+    from scratch.reindent import BIG_INT, reindent
 
     quick: Any = None
     try:

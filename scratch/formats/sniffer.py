@@ -116,8 +116,8 @@ def _json_prefix_ok(text: str, complete: bool) -> bool:
     """True if ``text`` is a JSON object/array, or a valid start of one (cut by the prefix, or
     truncated: the normaliser then stores it as text with the parse error's position), or
     clearly JSON up to a syntax error (keys and values parsed before it)."""
-    from scratch.formats.jsontext import JsonError
-    from scratch.formats.reindent import reindent
+    from scratch.errors import JsonError
+    from scratch.reindent import reindent
 
     data = text.encode("utf-8")
     try:
@@ -149,7 +149,7 @@ def _is_ndjson(text: str, complete: bool) -> bool:
             try:
                 loads(s)
             except ValueError:
-                from scratch.formats.jsonnum import loads_exact
+                from scratch.jsonvalues import loads_exact
                 try:
                     loads_exact(s)  # what orjson refuses but is JSON (1e400, big integers)
                 except ValueError:  # JsonError

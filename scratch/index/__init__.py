@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from scratch.errors import IndexInvalid
+from scratch.index.entry import EntryIndex
 from scratch.index.files import INDEX_FORMAT
-from scratch.index.reader import EntryIndex, NodeInfo
+from scratch.index.reader import NodeInfo
 
 
 def build_index(content_path: Path, index_dir: Path, fmt: str, **kwargs: Any) -> EntryIndex:
@@ -62,7 +63,7 @@ def open_version_index(content_path: Path, index_root: Path, blob: str, fmt: str
 
 
 def default_count_lines() -> Any:
-    from scratch.index.build import default_count_lines as dcl
+    from scratch.index.lines import default_count_lines as dcl
 
     return dcl()
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scratch.index.skeleton import ITEMS, LAZY, NONE, T_ARR, TYPES, Builder
+
+if TYPE_CHECKING:
+    from scratch.index.schema import SummaryNode
 
 YAML_VALUE_SUMMARY_MAX = 32 << 20  # summarise YAML from loaded values below this size
 _MISSING: Any = object()
@@ -81,14 +84,14 @@ def record_paths(b: Builder, max_depth: int) -> dict[tuple[str | int, ...], tupl
     return out
 
 
-def summarize_records(b: Builder, max_depth: int = 4) -> dict[str, Any]:
+def summarize_records(b: Builder, max_depth: int = 4) -> SummaryNode:
     """A schema tree from records alone (no values: no samples, no item unions)."""
-    from scratch.query.paths import format_path
+    from scratch.pathnames import format_path
 
     keys = bytes(b.keys)
-    nodes: list[dict[str, Any] | None] = []
+    nodes: list[SummaryNode | None] = []
     depths: list[int] = []
-    root: dict[str, Any] = {}
+    root = cast("SummaryNode", {})  # stays empty when there are no records
     paths: list[tuple[str | int, ...]] = []
     for r in b.recs:
         parent = r[0]
@@ -105,8 +108,8 @@ def summarize_records(b: Builder, max_depth: int = 4) -> dict[str, Any]:
             key: str | int = r[4] if r[5] == NONE else keys[r[4]:r[4] + r[5]].decode(
                 "utf-8", "surrogatepass")
             path = paths[parent] + (key,)
-        node: dict[str, Any] = {"path": format_path(list(path)), "type": TYPES[r[2]],
-                                "lines": [r[7], r[8]]}
+        node: SummaryNode = {"path": format_path(list(path)), "type": TYPES[r[2]],
+                             "lines": [r[7], r[8]]}
         if r[2] in (4, 5, 6):
             node["length"] = r[6]
         if parent == NONE:
@@ -139,10 +142,11 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
     re-indenter) reveals that; such a document is indexed from its text (layout ``raw``), which
     is exact for any layout.
     """
-    from scratch.formats.jsontext import JsonError, parse_value
-    from scratch.formats.reindent import BIG_INT, reindent
+    from scratch.errors import JsonError
+    from scratch.formats.jsontext import parse_value
     from scratch.index.jsonskel import canonical_skeleton, raw_skeleton
     from scratch.index.schema import SUMMARY_DEPTH, summarize_value
+    from scratch.reindent import BIG_INT, reindent
 
     data: bytes | None = None
     if value is _MISSING:
@@ -159,7 +163,7 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
         layout = "canonical" if canonical else "raw"
         lines = text_lines if canonical else None
     elif layout is None:
-        from scratch.formats.reindent import is_canonical
+        from scratch.reindent import is_canonical
 
         data = path.read_bytes()
         layout = "canonical" if is_canonical(data) else "raw"
@@ -206,8 +210,8 @@ def _err(message: str, line: int | None, column: int | None,
 def analyze_ndjson(path: Path) -> Analysis:
     import orjson
 
-    from scratch.formats.jsonnum import loads_exact
     from scratch.index.schema import Union, preview
+    from scratch.jsonvalues import loads_exact
 
     u = Union()
     items: array | None = None
@@ -307,7 +311,7 @@ def analyze_yaml(path: Path) -> Analysis:
         col = mark.column + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         return Analysis("yaml", ok=False, error=_err(str(problem), line, col))
-    schema: dict[str, Any] | None = None
+    schema: SummaryNode | None = None
     warnings: list[str] = []
     if values is not None:
         with no_gc():  # the values are dropped before the GC comes back

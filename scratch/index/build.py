@@ -16,41 +16,29 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from scratch.errors import IndexInvalid, TokenizerError
+from scratch.errors import IndexInvalid
 from scratch.index import files as F
 from scratch.index.analyze import Analysis, analyze
-from scratch.index.lines import CountLines, run_line_pass
+from scratch.index.lines import CountLines, default_count_lines, run_line_pass
 
 Progress = Callable[[str, int, "int | None"], None]
 
 
-def default_count_lines() -> CountLines:
-    """``scratch.tokens.count_lines`` when available, else toktok's exact BPE counts."""
-    try:
-        from scratch.tokens import count_lines  # type: ignore[attr-defined]
-
-        return count_lines  # type: ignore[no-any-return]
-    except ImportError:
-        pass
-    try:
-        from scratch.tokens.tokenizer import count_lines as cl
-
-        return cl
-    except ImportError:
-        pass
-
-    def toktok_count(lines: Sequence[str], base: str) -> list[int]:
-        import toktok
-
-        try:
-            return toktok.batch_count(list(lines), base)  # type: ignore[no-any-return]
-        except KeyError:
-            raise TokenizerError(f"no tokenizer for encoding {base!r}", base=base) from None
-
-    return toktok_count
+def _write_arrays(path: Path, secs: list[array], code: str) -> list[list[int]]:
+    """Write ``secs`` one after another as ``code`` items; their [offset, length] spans."""
+    spans = []
+    off = 0
+    with open(path, "wb") as f:
+        for arr in secs:
+            if arr.typecode != code:
+                arr = array(code, arr)
+            arr.tofile(f)
+            spans.append([off, len(arr)])
+            off += len(arr)
+    return spans
 
 
-def _write_sections(d: Path, analysis: Analysis, meta: dict[str, Any]) -> None:
+def _write_sections(d: Path, analysis: Analysis, meta: F.IndexMeta) -> None:
     b = analysis.builder
     sec32: list[array] = list(b.u32) if b is not None else []
     sec64: list[array] = list(b.u64) if b is not None else []
@@ -59,18 +47,8 @@ def _write_sections(d: Path, analysis: Analysis, meta: dict[str, Any]) -> None:
         named[name] = len(sec32)
         sec32.append(arr)
     meta["named"] = named
-    for fname, secs, key, code in ((F.U32, sec32, "sections32", "I"),
-                                   (F.U64, sec64, "sections64", "Q")):
-        spans = []
-        off = 0
-        with open(d / fname, "wb") as f:
-            for arr in secs:
-                if arr.typecode != code:
-                    arr = array(code, arr)
-                arr.tofile(f)
-                spans.append([off, len(arr)])
-                off += len(arr)
-        meta[key] = spans
+    meta["sections32"] = _write_arrays(d / F.U32, sec32, "I")
+    meta["sections64"] = _write_arrays(d / F.U64, sec64, "Q")
     if b is not None:
         (d / F.NODES).write_bytes(b.pack())
         (d / F.KEYS).write_bytes(bytes(b.keys))
@@ -86,9 +64,9 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
 
     ``analysis`` is what :func:`scratch.formats.normalize` computed (saves a second parse);
     ``bases`` the encodings whose per-line token counts to store. Returns the opened
-    :class:`scratch.index.reader.EntryIndex`.
+    :class:`scratch.index.entry.EntryIndex`.
     """
-    from scratch.index.reader import EntryIndex
+    from scratch.index.entry import EntryIndex
 
     content_path = Path(content_path)
     index_dir = Path(index_dir)
@@ -119,7 +97,7 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
         finally:
             for out in token_outs.values():
                 out.close()
-        meta: dict[str, Any] = {
+        meta: F.IndexMeta = {
             "scratch_index": F.INDEX_FORMAT,
             "format": fmt,
             "requested_format": requested,
@@ -147,7 +125,7 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
 
 
 def _install(tmp: Path, index_dir: Path, content_path: Path, fmt: str) -> None:
-    from scratch.index.reader import EntryIndex
+    from scratch.index.entry import EntryIndex
 
     for _ in range(3):
         try:

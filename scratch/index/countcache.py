@@ -36,7 +36,7 @@ def _path(index_dir: Path, key: Sequence[Any]) -> tuple[Path, str]:
 
 def load(index_dir: Path, key: Sequence[Any]) -> Any:
     """The cached :class:`scratch.query.aggregate.CountBy` (every bucket), or None."""
-    from scratch.query.aggregate import MISSING, rank, value_key
+    from scratch.valuecounts import MISSING, rank, value_key
 
     path, text = _path(index_dir, key)
     try:
@@ -78,7 +78,7 @@ def cached_count_by(index_dir: Path, key: Sequence[Any], compute: Callable[[], A
                     limit: int | None = 10) -> Any:
     """The count-by for ``key`` limited to ``limit``: from the cache, else ``compute()`` (which
     must count with no limit, or return None when it cannot answer: then None) and save it."""
-    from scratch.query.aggregate import rank, value_key
+    from scratch.valuecounts import rank, value_key
 
     full = load(index_dir, key)
     if full is None:

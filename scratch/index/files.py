@@ -41,6 +41,7 @@ import re
 import struct
 import zlib
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
 from scratch.errors import IndexInvalid
 
@@ -48,6 +49,28 @@ TOKENS_MAGIC = b"SCTOKv1\0"
 TOKENS_HEADER = struct.Struct("<8sQqQ")  # magic, line_count, exact total (-1: unknown), flags
 
 INDEX_FORMAT = 1
+
+
+class IndexMeta(TypedDict):
+    """``meta.json``: what the builder wrote and the reader checks before trusting the files."""
+
+    scratch_index: int  # INDEX_FORMAT: any other value means rebuild
+    format: str  # what the content was indexed as ("text" when it did not parse as asked)
+    requested_format: str  # what the build was asked for
+    layout: str | None  # how stored JSON/YAML is laid out (canonical, raw, ndjson, yaml, ...)
+    engine: str | None  # the parser that read it (orjson or json)
+    bytes: int  # content size, checked on open
+    line_count: int
+    byteorder: str  # sys.byteorder of the builder: the binary files are native-endian
+    fingerprint: int  # of the content (fingerprint()), checked on open
+    warnings: list[str]
+    # Written after the fields above, as the files are (a reader treats the first four as
+    # empty when absent; a meta without ``files`` is refused as incomplete).
+    named: NotRequired[dict[str, int]]  # named u32 section -> its number in sections32
+    sections32: NotRequired[list[list[int]]]  # [offset, length] of each u32 section in U32
+    sections64: NotRequired[list[list[int]]]  # the same in U64
+    nodes: NotRequired[int]  # node records in NODES
+    files: NotRequired[dict[str, int]]  # every index file and its size, checked on open
 META = "meta.json"
 INFO = "info.json"
 LINES = "lines.bin"
@@ -78,8 +101,8 @@ def fingerprint(path: Path, size: int | None = None) -> int:
 
 
 def dump_info(info: object) -> bytes:
-    """``info.json`` bytes, numbers exact (:func:`scratch.formats.jsonnum.dumps`)."""
-    from scratch.formats.jsonnum import dumps
+    """``info.json`` bytes, numbers exact (:func:`scratch.jsonvalues.dumps`)."""
+    from scratch.jsonvalues import dumps
 
     return dumps(info)
 
@@ -89,13 +112,13 @@ def load_info(raw: bytes) -> object:
     wrote it then), which still reads."""
     import json
 
-    from scratch.formats.jsonnum import _float, _int, parse_exact
-    from scratch.formats.jsontext import JsonError
+    from scratch.errors import JsonError
+    from scratch.jsonvalues import exact_float, exact_int, parse_exact
 
     try:
         return parse_exact(raw)
     except JsonError:
-        return json.loads(raw, parse_int=_int, parse_float=_float)
+        return json.loads(raw, parse_int=exact_int, parse_float=exact_float)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -157,11 +157,11 @@ def raw_skeleton(data: bytes, limits: Limits | None = None, start: int = 0,
     b = builder or Builder()
     t = _Text(data)
     s = t.s
-    from scratch.formats.jsonnum import _int
+    from scratch.jsonvalues import exact_int
 
     # integers of any length (int() refuses more than 4,300 digits); the values are only
     # stepped over here
-    dec = json.JSONDecoder(parse_int=_int)
+    dec = json.JSONDecoder(parse_int=exact_int)
     scan = json.scanner.make_scanner(dec)  # type: ignore[attr-defined]
     scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
     ws = _WS.match

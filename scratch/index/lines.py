@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from scratch.errors import TokenizerError
 from scratch.index.files import TOKENS_HEADER, TOKENS_MAGIC
 
 CHUNK = 8 << 20
@@ -285,3 +286,29 @@ def run_line_pass(content: Path, lines_out: BinaryIO | None, token_outs: Mapping
         raise
     lp.finish()
     return lp
+
+
+def default_count_lines() -> CountLines:
+    """``scratch.tokens.count_lines`` when available, else toktok's exact BPE counts."""
+    try:
+        from scratch.tokens import count_lines  # type: ignore[attr-defined]
+
+        return count_lines  # type: ignore[no-any-return]
+    except ImportError:
+        pass
+    try:
+        from scratch.tokens.tokenizer import count_lines as cl
+
+        return cl
+    except ImportError:
+        pass
+
+    def toktok_count(lines: Sequence[str], base: str) -> list[int]:
+        import toktok
+
+        try:
+            return toktok.batch_count(list(lines), base)  # type: ignore[no-any-return]
+        except KeyError:
+            raise TokenizerError(f"no tokenizer for encoding {base!r}", base=base) from None
+
+    return toktok_count

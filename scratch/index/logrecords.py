@@ -65,7 +65,7 @@ def _type(v: Any) -> str:
 
 
 def _ranked(counts: dict[Any, int]) -> list[list[Any]]:
-    from scratch.query.aggregate import key_order, value_key
+    from scratch.valuecounts import key_order, value_key
 
     return [[v, c] for v, c in sorted(counts.items(),
                                       key=lambda p: (-p[1], key_order(value_key(p[0]))))]
@@ -274,7 +274,7 @@ def facet_count_by(rec: dict[str, Any], field: str, *, limit: int | None = 10) -
     (not a facet, or too many values): then count over :func:`iter_records`. Records without
     the field (unparsed and blank lines, logfmt lines without the key) are the ``missing``
     bucket, as the record-by-record count has it."""
-    from scratch.query.aggregate import MISSING, rank, value_key
+    from scratch.valuecounts import MISSING, rank, value_key
 
     facet = (rec.get("facets") or {}).get(field)
     if not isinstance(facet, dict) or facet.get("values") is None:

@@ -1,16 +1,15 @@
-"""Reading an index: line ranges, token costs and structure, touching only what is asked.
+"""Reading an index: line ranges, token costs and the node records, touching only what is asked.
 
 Opening reads ``meta.json`` and checks the content's size and fingerprint (two small reads).
 Binary files are memory-mapped on first use, so a line range costs two offset lookups and one
 read, a token cost two lookups, and "how many lines fit" a binary search over the mapping.
-A piece of one line (:meth:`EntryIndex.read_line_part`) costs a read of the piece, whatever
+A piece of one line (:meth:`IndexReader.read_line_part`) costs a read of the piece, whatever
 the line's length. Index files are opened without following a symlink and refused when
 hard-linked or not plain files (the index is then invalid, and rebuilt in place).
 
-Structure (JSON/YAML/NDJSON): :meth:`EntryIndex.node` follows recorded children as far as the
-records go, then parses only the text of the deepest recorded node (or of one item of a big
-array, or one NDJSON line) to finish the path. :meth:`EntryIndex.value_at` does the same and
-returns the value.
+:class:`IndexReader` is what :mod:`scratch.index.structure` reads from (the node records,
+the content's bytes, a cache of parsed regions); paths into the structure are answered by
+:class:`scratch.index.entry.EntryIndex`, the public class, which adds them on top of both.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import sys
 from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self, cast
 
 from scratch.errors import IndexInvalid, OutOfRange
 from scratch.index import files as F
@@ -118,10 +117,11 @@ class _Map:
                 pass  # a caller still holds a slice; the mapping goes with the process
 
 
-class EntryIndex:
-    """The index of one stored version. Use :meth:`open`; close when done (or ``with``)."""
+class IndexReader:
+    """The files of one stored version's index. Use :meth:`open`; close when done (or
+    ``with``). Callers use :class:`scratch.index.entry.EntryIndex`, which adds paths."""
 
-    def __init__(self, content_path: Path, index_dir: Path, meta: dict[str, Any]) -> None:
+    def __init__(self, content_path: Path, index_dir: Path, meta: F.IndexMeta) -> None:
         self.content_path = content_path
         self.index_dir = index_dir
         self.meta = meta
@@ -141,7 +141,7 @@ class EntryIndex:
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, content_path: Path, index_dir: Path, fmt: str | None = None) -> EntryIndex:
+    def open(cls, content_path: Path, index_dir: Path, fmt: str | None = None) -> Self:
         """Open an index; raises :class:`IndexInvalid` if it must be rebuilt.
 
         ``fmt``: the format the caller needs the content indexed as. An index built for another
@@ -193,7 +193,7 @@ class EntryIndex:
         if fmt is not None and fmt not in (meta.get("format"), meta.get("requested_format")):
             raise IndexInvalid(f"index was built for {meta.get('format')}, not {fmt}",
                                reason="format_mismatch", found=meta.get("format"), wanted=fmt)
-        return cls(content_path, index_dir, meta)
+        return cls(content_path, index_dir, cast(F.IndexMeta, meta))  # checked above
 
     def close(self) -> None:
         for m in self._maps.values():
@@ -204,7 +204,7 @@ class EntryIndex:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> EntryIndex:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -385,8 +385,7 @@ class EntryIndex:
         """Store per-line token counts for another encoding (e.g. another agent's model)."""
         if self.has_base(base):
             return
-        from scratch.index.build import default_count_lines
-        from scratch.index.lines import run_line_pass
+        from scratch.index.lines import default_count_lines, run_line_pass
 
         counter = count_lines or default_count_lines()
         final = self.index_dir / F.tokens_file(base)
@@ -429,29 +428,6 @@ class EntryIndex:
         if not self.meta.get("nodes"):
             return None
         return self._skel_or_sections()
-
-    # -- structure -----------------------------------------------------------------------------
-
-    def node(self, segments: Sequence[Segment]) -> NodeInfo | None:
-        """Info on the node at ``segments`` or on its deepest existing prefix (``complete``
-        false, ``missing`` set). None for formats without structure."""
-        from scratch.index import structure
-
-        return structure.resolve(self, list(segments))
-
-    def value_at(self, segments: Sequence[Segment]) -> Any:
-        """The value at ``segments``; raises ``key_path_not_found`` (KeyPathNotFound) with
-        ``valid_prefix``, ``failed_segment`` and ``available_keys`` / ``array_length`` /
-        ``value_type``."""
-        from scratch.index import structure
-
-        return structure.value_at(self, list(segments))
-
-    def item_starts(self, segments: Sequence[Segment]) -> Sequence[int]:
-        """Start line of every item of the array at ``segments``."""
-        from scratch.index import structure
-
-        return structure.item_starts(self, list(segments))
 
 
 def _split_keep(data: bytes) -> list[bytes]:

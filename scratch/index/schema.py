@@ -29,10 +29,51 @@ work budget ran out: then the first ones and an even spread of the rest). ``samp
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from scratch.formats.jsonnum import JsonNumber
-from scratch.query.paths import format_path, json_type
+from scratch.jsonvalues import JsonNumber, json_type
+from scratch.pathnames import format_path
+
+
+class UnionKey(TypedDict):
+    """One key of an item union: its dot path, items holding it, their JSON types, and the
+    longest string/array/object seen there (absent when no value had a length)."""
+
+    key: str
+    count: int
+    types: dict[str, int]
+    max_length: NotRequired[int]
+
+
+class UnionSample(TypedDict):
+    index: int
+    value: Any  # an abbreviated item (see preview)
+
+
+class ItemUnion(TypedDict):
+    """What the items of one array have in common (:func:`union_of`; see the module
+    docstring)."""
+
+    count: int
+    scanned: int
+    types: dict[str, int]
+    keys: list[UnionKey]
+    more_keys: int
+    samples: list[UnionSample]
+
+
+class SummaryNode(TypedDict):
+    """One node of :func:`summarize_value`: path and type always; the rest as they apply."""
+
+    path: str
+    type: str
+    lines: NotRequired[list[int]]
+    length: NotRequired[int]
+    items: NotRequired[ItemUnion]
+    truncated: NotRequired[bool]
+    more_children: NotRequired[int]
+    children: NotRequired[list[SummaryNode]]
+    value: NotRequired[Any]
 
 SUMMARY_DEPTH = 4
 MAX_CHILDREN = 60
@@ -143,14 +184,14 @@ class Union:
         if index in wanted and all(i != index for i, _ in self.samples):
             self.samples.append((index, preview(item)))
 
-    def to_dict(self) -> dict[str, Any]:
-        keys: list[dict[str, Any]] = []
+    def to_dict(self) -> ItemUnion:
+        keys: list[UnionKey] = []
 
         def flatten(level: dict[str, list[Any]], prefix: tuple[str, ...]) -> None:
             for k, (count, types, maxlen, children) in level.items():
                 path = prefix + (k,)
-                entry: dict[str, Any] = {"key": format_path(list(path)), "count": count,
-                                         "types": dict(sorted(types.items()))}
+                entry: UnionKey = {"key": format_path(list(path)), "count": count,
+                                   "types": dict(sorted(types.items()))}
                 if maxlen >= 0:
                     entry["max_length"] = maxlen
                 keys.append(entry)
@@ -167,7 +208,7 @@ class Union:
         }
 
 
-def union_of(items: list[Any]) -> dict[str, Any]:
+def union_of(items: list[Any]) -> ItemUnion:
     u = Union(len(items))
     n = len(items)
     for i, item in enumerate(items):
@@ -177,9 +218,9 @@ def union_of(items: list[Any]) -> dict[str, Any]:
 
 
 def summarize_value(value: Any, path: tuple[str | int, ...] = (), depth: int = SUMMARY_DEPTH,
-                    lines_of: Any = None) -> dict[str, Any]:
+                    lines_of: Any = None) -> SummaryNode:
     """Summary node of ``value`` at ``path``; ``lines_of(path)`` gives (start, end) or None."""
-    node: dict[str, Any] = {"path": format_path(list(path)), "type": json_type(value)}
+    node: SummaryNode = {"path": format_path(list(path)), "type": json_type(value)}
     if lines_of is not None:
         span = lines_of(path)
         if span is not None:

@@ -41,7 +41,7 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
-from scratch.formats.jsonnum import JsonNumber
+from scratch.jsonvalues import JsonNumber
 
 RECORD = struct.Struct("<IIBBHIIIIIIIIIQQ")
 assert RECORD.size == 64

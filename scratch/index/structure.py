@@ -5,7 +5,7 @@ arrays (negative counts from the end) and the key ``str(i)`` on objects; a ``str
 an object key (it never selects an array item).
 
 Materialising a region (turning its text into a value) keeps JSON numbers as written
-(:func:`scratch.formats.jsonnum.parse_exact`); per layout it reads:
+(:func:`scratch.jsonvalues.parse_exact`); per layout it reads:
 
 - ``canonical`` JSON: the member's lines, minus the key prefix and a trailing comma;
 - ``raw`` JSON: the value's exact byte span (items of big arrays: from their start byte);
@@ -25,7 +25,7 @@ from typing import Any
 
 from scratch.errors import FormatError, KeyPathNotFound, LineNotJson
 from scratch.index.jsonskel import Limits, canonical_skeleton, raw_skeleton
-from scratch.index.reader import EntryIndex, NodeInfo
+from scratch.index.reader import IndexReader, NodeInfo
 from scratch.index.skeleton import (
     F_AUX,
     F_AUX2,
@@ -87,7 +87,7 @@ def _rec_keys(sk: Skeleton, i: int, r: tuple[int, ...]) -> tuple[str, ...] | Non
     return tuple(out)
 
 
-def _info_from_rec(sk: Skeleton, i: int, path: list[Segment], ix: EntryIndex,
+def _info_from_rec(sk: Skeleton, i: int, path: list[Segment], ix: IndexReader,
                    complete: bool = True, missing: Segment | None = None) -> NodeInfo:
     r = sk.rec(i)
     keys = _rec_keys(sk, i, r)
@@ -121,8 +121,8 @@ def _parse_json(data: bytes, origin: Origin | None = None) -> Any:
     """Parse one stored region. ``origin`` gives (entry line, characters before it on that
     line) of the region's first byte: the parser only knows positions inside the region, and
     an error must name the entry's own line and column (what ``slice`` shows)."""
-    from scratch.formats.jsonnum import parse_exact
-    from scratch.formats.jsontext import JsonError
+    from scratch.errors import JsonError
+    from scratch.jsonvalues import parse_exact
 
     try:
         return parse_exact(data)
@@ -146,7 +146,7 @@ def _origin_in(first_line: int, data: bytes, off: int) -> tuple[int, int]:
     return first_line + head.count(b"\n"), len(head[nl + 1:].decode("utf-8", "replace"))
 
 
-def _byte_origin(ix: EntryIndex, byte: int) -> tuple[int, int]:
+def _byte_origin(ix: IndexReader, byte: int) -> tuple[int, int]:
     """(entry line, column offset) of byte offset ``byte`` of the content."""
     line = ix.line_at_offset(byte)
     head = _read_span(ix, ix.line_offset(line), byte)
@@ -177,7 +177,8 @@ def _parse_member(data: bytes, has_key: bool, first_line: int) -> Any:
     return _parse_json(text, lambda: _origin_in(first_line, data, off))
 
 
-def _item_span(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int) -> tuple[int, int]:
+def _item_span(ix: IndexReader, sk: Skeleton, i: int, r: tuple[int, ...], k: int
+               ) -> tuple[int, int]:
     """(start_line, end_line) of item ``k`` of big array record ``i`` (line-based layouts)."""
     if r[F_AUX] == NONE:  # dense NDJSON: item k is line k + 1
         return k + 1, k + 1
@@ -192,7 +193,7 @@ def _item_span(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int)
     return start, max(start, end)
 
 
-def _raw_item(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...], k: int) -> tuple[int, int, bytes]:
+def _raw_item(ix: IndexReader, sk: Skeleton, r: tuple[int, ...], k: int) -> tuple[int, int, bytes]:
     """(start byte, end byte, text) of item ``k`` of a big array in raw JSON."""
     bstarts = sk.section64(r[F_AUX2])
     lo = bstarts[k]
@@ -205,8 +206,8 @@ def _raw_item(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...], k: int) -> tuple
 
 def _ndjson_line(data: bytes, line: int, k: int) -> Any:
     """The value of NDJSON line ``line`` (item ``k``); :class:`LineNotJson` if it is not JSON."""
-    from scratch.formats.jsonnum import parse_exact
-    from scratch.formats.jsontext import JsonError
+    from scratch.errors import JsonError
+    from scratch.jsonvalues import parse_exact
 
     text = data.strip()
     try:
@@ -220,7 +221,7 @@ def _ndjson_line(data: bytes, line: int, k: int) -> Any:
                           column=column, item=k, reason=exc.reason) from None
 
 
-def _item(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int
+def _item(ix: IndexReader, sk: Skeleton, i: int, r: tuple[int, ...], k: int
           ) -> tuple[int, int, Any, tuple[int, int] | None]:
     """(start_line, end_line, value, raw byte span) of item ``k`` of big array record ``i``."""
     if ix.layout == "raw" and r[F_AUX2] != NONE:
@@ -246,7 +247,7 @@ def _item(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int
     return start, end, _parse_member(data, False, start), None
 
 
-def _read_span(ix: EntryIndex, lo: int, hi: int) -> bytes:
+def _read_span(ix: IndexReader, lo: int, hi: int) -> bytes:
     import os
 
     if ix._fd is None:
@@ -254,7 +255,7 @@ def _read_span(ix: EntryIndex, lo: int, hi: int) -> bytes:
     return os.pread(ix._fd, hi - lo, lo)
 
 
-def _materialize_rec(ix: EntryIndex, sk: Skeleton, i: int) -> Any:
+def _materialize_rec(ix: IndexReader, sk: Skeleton, i: int) -> Any:
     key = ("value", i)
     if key in ix._cache:
         return ix._cache[key]
@@ -277,7 +278,7 @@ def _materialize_rec(ix: EntryIndex, sk: Skeleton, i: int) -> Any:
 _LEFT_OUT = "lines_left_out"  # cache key: {line: item index} of NDJSON lines that are not JSON
 
 
-def _cache_put(ix: EntryIndex, key: Any, value: Any) -> None:
+def _cache_put(ix: IndexReader, key: Any, value: Any) -> None:
     """Cache a parsed region, dropping the others when there are many (but never the record
     of lines left out: the answer being built still has to report them)."""
     if len(ix._cache) > 64:
@@ -288,18 +289,18 @@ def _cache_put(ix: EntryIndex, key: Any, value: Any) -> None:
     ix._cache[key] = value
 
 
-def leave_out(ix: EntryIndex, exc: LineNotJson) -> None:
+def leave_out(ix: IndexReader, exc: LineNotJson) -> None:
     """Record that an answer over many items put ``None`` in place of the line of ``exc``."""
     ix._cache.setdefault(_LEFT_OUT, {})[exc.details["line"]] = exc.details["item"]
 
 
-def lines_left_out(ix: EntryIndex) -> dict[int, int]:
+def lines_left_out(ix: IndexReader) -> dict[int, int]:
     """{line: item index} of the NDJSON lines that answers read through ``ix`` left out, in
     line order."""
     return dict(sorted(ix._cache.get(_LEFT_OUT, {}).items()))
 
 
-def _ndjson_all(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...]) -> list[Any]:
+def _ndjson_all(ix: IndexReader, sk: Skeleton, r: tuple[int, ...]) -> list[Any]:
     """Every item; a line that is not JSON becomes ``None`` (indexes stay aligned with lines)
     and is recorded for :func:`lines_left_out`."""
     out: list[Any] = []
@@ -315,7 +316,7 @@ def _ndjson_all(ix: EntryIndex, sk: Skeleton, r: tuple[int, ...]) -> list[Any]:
 # -- YAML ------------------------------------------------------------------------------------
 
 
-def _yaml_slice(ix: EntryIndex, vline: int, vcol: int, end: int) -> str:
+def _yaml_slice(ix: IndexReader, vline: int, vcol: int, end: int) -> str:
     lines = [b.decode("utf-8", "replace") for b in ix.read_lines(vline, max(vline, end))]
     first = lines[0][vcol:]
     rest = lines[1:]
@@ -332,7 +333,7 @@ def _yaml_load(text: str) -> Any:
     return yaml.load(text, Loader=Loader)
 
 
-def _yaml_rec(ix: EntryIndex, sk: Skeleton, i: int) -> Any:
+def _yaml_rec(ix: IndexReader, sk: Skeleton, i: int) -> Any:
     """Value of record ``i``: its own text if that parses, else an ancestor's, walked down."""
     import yaml
 
@@ -362,7 +363,7 @@ def _yaml_rec(ix: EntryIndex, sk: Skeleton, i: int) -> Any:
     return _walk_down(sk, value, chain)
 
 
-def _is_docs_root(ix: EntryIndex) -> bool:
+def _is_docs_root(ix: IndexReader) -> bool:
     return int(ix.info.get("documents", 1)) != 1
 
 
@@ -373,7 +374,7 @@ def _walk_down(sk: Skeleton, value: Any, chain: list[int]) -> Any:
     return value
 
 
-def _yaml_item(ix: EntryIndex, start: int, end: int) -> Any:
+def _yaml_item(ix: IndexReader, start: int, end: int) -> Any:
     line = ix.read_lines(start, start)[0].decode("utf-8", "replace")
     i = len(line) - len(line.lstrip(" "))
     vcol = i
@@ -395,7 +396,7 @@ def _yaml_error(exc: Exception) -> FormatError:
 # Lazy positions inside a materialised value
 
 
-def _sub_builder(ix: EntryIndex, value: Any, start_line: int, depth: int,
+def _sub_builder(ix: IndexReader, value: Any, start_line: int, depth: int,
                  span: tuple[int, int] | None = None) -> Builder | None:
     """Records (relative to the document) for a materialised value, ``depth`` levels deep."""
     lim = Limits(depth=depth + 1, big_array=1 << 62, expand_bytes=1 << 62, max_records=1 << 62)
@@ -440,7 +441,7 @@ def _walk_builder(b: Builder, segs: Sequence[Segment]) -> tuple[int, int, Segmen
     return i, len(segs), None
 
 
-def _lazy_info(ix: EntryIndex, value: Any, path: list[Segment], rest: list[Segment],
+def _lazy_info(ix: IndexReader, value: Any, path: list[Segment], rest: list[Segment],
                start: int, end: int, span: tuple[int, int] | None = None,
                vcol: int | None = None, want_items: bool = False, vline: int | None = None
                ) -> tuple[NodeInfo, list[int] | None]:
@@ -513,7 +514,7 @@ def _canonical_lines(value: Any, segs: list[Segment], start: int, engine: str,
     return line, end, starts
 
 
-def _yaml_lines(ix: EntryIndex, segs: list[Segment], start: int, end: int, vcol: int,
+def _yaml_lines(ix: IndexReader, segs: list[Segment], start: int, end: int, vcol: int,
                 want_items: bool = False) -> tuple[int, int, list[int] | None]:
     import yaml
 
@@ -565,7 +566,7 @@ def _node_last_line(node: Any) -> int:
 # Public entry points
 
 
-def _descend(ix: EntryIndex, segments: list[Segment]) -> tuple[Any, ...]:
+def _descend(ix: IndexReader, segments: list[Segment]) -> tuple[Any, ...]:
     """Follow records. Returns ("rec", i, path, rest) when records run out or the path ends,
     ("missing", i, path, seg) when a recorded container lacks the child, or
     ("item", i, path, k, rest) when the next step is an item of a big array."""
@@ -590,7 +591,7 @@ def _descend(ix: EntryIndex, segments: list[Segment]) -> tuple[Any, ...]:
     return ("rec", i, path, [])
 
 
-def _locate(ix: EntryIndex, segments: list[Segment], want_items: bool = False
+def _locate(ix: IndexReader, segments: list[Segment], want_items: bool = False
             ) -> tuple[NodeInfo, list[int] | None]:
     sk = ix.skeleton
     assert sk is not None
@@ -621,7 +622,7 @@ def _locate(ix: EntryIndex, segments: list[Segment], want_items: bool = False
     return _lazy_info(ix, value, path + [k], rest, start, end, span, vcol, want_items)
 
 
-def _item_cached(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: int
+def _item_cached(ix: IndexReader, sk: Skeleton, i: int, r: tuple[int, ...], k: int
                  ) -> tuple[int, int, Any, tuple[int, int] | None]:
     key = ("item", i, k)
     hit = ix._cache.get(key)
@@ -631,14 +632,15 @@ def _item_cached(ix: EntryIndex, sk: Skeleton, i: int, r: tuple[int, ...], k: in
     return hit  # type: ignore[no-any-return]
 
 
-def resolve(ix: EntryIndex, segments: list[Segment]) -> NodeInfo | None:
+def resolve(ix: IndexReader, segments: list[Segment]) -> NodeInfo | None:
     if ix.skeleton is None:
         return None
     return _locate(ix, segments)[0]
 
 
-def value_at(ix: EntryIndex, segments: list[Segment]) -> Any:
-    from scratch.query.paths import MAX_AVAILABLE_KEYS, json_type
+def value_at(ix: IndexReader, segments: list[Segment]) -> Any:
+    from scratch.jsonvalues import json_type
+    from scratch.pathnames import MAX_AVAILABLE_KEYS
 
     sk = ix.skeleton
     if sk is None:
@@ -688,14 +690,14 @@ def value_at(ix: EntryIndex, segments: list[Segment]) -> Any:
 
 
 def _not_found(path: list[Segment], seg: Segment, details: dict[str, Any]) -> KeyPathNotFound:
-    from scratch.query.paths import format_path
+    from scratch.pathnames import format_path
 
     prefix = format_path(path)
     return KeyPathNotFound(f"no {seg!r} under {prefix}", valid_prefix=prefix,
                            failed_segment=seg, **details)
 
 
-def item_starts(ix: EntryIndex, segments: list[Segment]) -> Sequence[int]:
+def item_starts(ix: IndexReader, segments: list[Segment]) -> Sequence[int]:
     sk = ix.skeleton
     if sk is None:
         raise FormatError(f"{ix.format} content has no arrays", format=ix.format)

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scratch.query.aggregate import MISSING, CountBy, Key, rank, value_key
 from scratch.query.paths import ParsedPath, parse_path
+from scratch.valuecounts import MISSING, CountBy, Key, rank, value_key
 
 
 def _pointer(parsed: ParsedPath) -> str | None:

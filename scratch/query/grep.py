@@ -208,7 +208,6 @@ class Matcher:
 
     def __init__(self, options: GrepOptions) -> None:
         self.options = options
-        self._raw: Any = None
         self._compiled: Any = None
         pattern = options.pattern
         plan = None if options.ignore_case else (
@@ -239,12 +238,6 @@ class Matcher:
                 message = message.decode("utf-8", errors="replace")
             raise _pattern_error(pattern, str(message)) from None
         self._compiled = compiled
-        # The binding's raw Match() returns spans without building match objects: the
-        # per-call cost is what bounds the speed on files with many matching lines.
-        raw = getattr(compiled, "_regexp", None)
-        if raw is not None and hasattr(raw, "Match") and hasattr(re2, "_Anchor"):
-            self._raw = raw
-            self._anchor = re2._Anchor.UNANCHORED
 
     def find(self, buf: Any, pos: int, end: int) -> tuple[int, int] | None:
         """Span of the leftmost match in ``buf[pos:end]`` (offsets in ``buf``), or None."""
@@ -255,9 +248,6 @@ class Matcher:
                 if s >= 0 and (best is None or s < best[0]):
                     best = (s, s + len(lit))
             return best
-        if self._raw is not None:
-            span = self._raw.Match(self._anchor, buf, pos, end)[0]
-            return None if span[0] < 0 else (span[0], span[1])
         m = self._compiled.search(buf, pos, end)
         return None if m is None else m.span()
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from scratch.errors import InvalidPattern, UsageError
-from scratch.query.aggregate import MISSING, CountBy, rank, tally
 from scratch.query.grep import GrepOptions, compile_pattern, iter_selected_lines
+from scratch.valuecounts import MISSING, CountBy, rank, tally
 
 
 def _capturing(options: GrepOptions) -> Any:

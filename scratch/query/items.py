@@ -29,17 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from scratch.errors import InvalidPattern, KeyPathNotFound, UsageError
-from scratch.query.paths import (
-    WILDCARD,
-    ParsedPath,
-    Segment,
-    Wildcard,
-    compile_jsonpath,
-    format_path,
-    iter_matches,
-    json_type,
-    parse_path,
-)
+from scratch.jsonvalues import json_type
+from scratch.pathnames import WILDCARD, Segment, Wildcard, format_path
+from scratch.query.paths import ParsedPath, compile_jsonpath, iter_matches, parse_path
 
 ELLIPSIS = "…"
 
@@ -462,7 +454,7 @@ def where_paths(where: Where) -> list[tuple[str, ParsedPath]]:
     passes to a function, as (``@.a.b``, the path relative to the item). Left out: existence
     tests (``!@.deletionTimestamp`` is about absence) and queries with their own filters or
     wildcards (what they select is not one key)."""
-    from scratch.query.paths import format_jsonpath
+    from scratch.pathnames import format_jsonpath
     out: dict[str, ParsedPath] = {}
 
     def walk(node: Any, valued: bool) -> None:
@@ -501,7 +493,7 @@ def absent_warning(a: Absent, first: int, last: int, *, noun: str = "item",
     ``field metadata.nme is in none of items 0..2; did you mean metadata.name? (keys at
     metadata: name, namespace, ...)``. ``columns``: the items are CSV rows, whose keys are
     columns (written as they are: ``--fields`` takes a column name verbatim)."""
-    from scratch.query.paths import format_jsonpath, format_key
+    from scratch.pathnames import format_jsonpath, format_key
 
     def path(segments: Sequence[Segment]) -> str:
         if where:

@@ -27,53 +27,33 @@ Invariants:
   (``key_path_not_found``) with ``valid_prefix``, ``failed_segment`` and ``available_keys`` /
   ``array_length`` / ``value_type`` and ``suggestions`` (full paths usable verbatim).
 
-This module depends only on the standard library at import time; ``jsonpath_rfc9535`` is imported
-when a JSONPath is compiled.
+Writing paths (:func:`~scratch.pathnames.format_path` and the other two syntaxes, segments and
+the wildcard) is :mod:`scratch.pathnames`, below every layer; this module parses and evaluates.
+It depends only on the standard library at import time; ``jsonpath_rfc9535`` is imported when
+a JSONPath is compiled.
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
 import json
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from scratch.errors import InvalidPattern, KeyPathNotFound
-from scratch.formats.jsonnum import JsonNumber
-
-
-class Wildcard:
-    """The ``*`` segment: every child of an object or array (use the ``WILDCARD`` instance)."""
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Wildcard)
-
-    def __hash__(self) -> int:
-        return hash("*")
-
-    def __repr__(self) -> str:
-        return "WILDCARD"
-
-
-WILDCARD = Wildcard()
-Segment = str | int | Wildcard
-
-MAX_AVAILABLE_KEYS = 50  # keys listed in a key_path_not_found error; key_count tells the rest
+from scratch.jsonvalues import json_type
+from scratch.pathnames import (
+    MAX_AVAILABLE_KEYS,
+    WILDCARD,
+    Segment,
+    Wildcard,
+    format_jsonpath,
+    format_path,
+)
 
 _INT_RE = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
-_DIGITS_RE = re.compile(r"-?[0-9]+\Z")
 _POINTER_INDEX_RE = re.compile(r"(?:0|[1-9][0-9]*)\Z")
-# RFC 9535 member-name-shorthand: name-first = ALPHA / "_" / non-ASCII; then also DIGIT.
-_SHORTHAND = r"[A-Za-z_\u0080-\U0010FFFF][A-Za-z0-9_\u0080-\U0010FFFF]*\Z"
-
-
-@functools.cache
-def _shorthand_re() -> re.Pattern[str]:
-    # compiled on first use: the full-Unicode class costs ~10 ms, paid by every get-in otherwise
-    return re.compile(_SHORTHAND)
-_BARE_STOP = '.[]"\''
 
 
 SHOWN_PATH_CHARS = 200  # of a path quoted in an error (a 10,000-character one is cut)
@@ -137,85 +117,6 @@ def _check_bounds(text: str) -> tuple[str, int] | None:
             continue
         i += 1
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# Formatting
-
-
-def _bare_ok(key: str, first: bool) -> bool:
-    if not key or key == "*" or _DIGITS_RE.match(key):
-        return False
-    if first and key[0] in "$/":
-        return False  # would be read as JSONPath or JSON Pointer
-    return not any(ch in _BARE_STOP or ch.isspace() or not ch.isprintable() for ch in key)
-
-
-def format_key(key: str, *, first: bool = False) -> str:
-    """One object key as a dot-path segment: bare when unambiguous, else JSON-quoted."""
-    return key if _bare_ok(key, first) else json.dumps(key, ensure_ascii=False)
-
-
-def format_path(segments: Sequence[Segment]) -> str:
-    """Canonical dot path of ``segments`` (``"."`` for the root)."""
-    out: list[str] = []
-    for seg in segments:
-        if isinstance(seg, Wildcard):
-            out.append("[*]")
-            continue
-        if out:
-            out.append(".")
-        if isinstance(seg, bool):  # bool is an int subclass; never a valid segment
-            raise TypeError(f"invalid path segment {seg!r}")
-        if isinstance(seg, int):
-            out.append(str(seg))
-        else:
-            out.append(format_key(seg, first=not out))
-    return "".join(out) or "."
-
-
-def format_pointer(segments: Sequence[str | int]) -> str:
-    """RFC 6901 JSON Pointer of concrete ``segments``."""
-    return "".join("/" + str(s).replace("~", "~0").replace("/", "~1") for s in segments)
-
-
-def _jsonpath_name(key: str) -> str:
-    if _shorthand_re().match(key):
-        return "." + key
-    inner = json.dumps(key, ensure_ascii=False)[1:-1].replace('\\"', '"').replace("'", "\\'")
-    return f"['{inner}']"
-
-
-def format_jsonpath(segments: Sequence[Segment]) -> str:
-    """RFC 9535 JSONPath of ``segments`` (shorthand names where allowed)."""
-    parts = ["$"]
-    for seg in segments:
-        if isinstance(seg, Wildcard):
-            parts.append("[*]")
-        elif isinstance(seg, int):
-            parts.append(f"[{seg}]")
-        else:
-            parts.append(_jsonpath_name(seg))
-    return "".join(parts)
-
-
-def json_type(value: Any) -> str:
-    """JSON type name: object, array, string, integer, number, boolean, null."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if isinstance(value, JsonNumber) and value.integer else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__  # e.g. a YAML timestamp (datetime)
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,9 +32,22 @@ line ranges); both write paths with ``format_path``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from scratch.query.paths import WILDCARD, Segment, format_path, json_type
+from scratch.jsonvalues import json_type
+from scratch.pathnames import WILDCARD, Segment, format_path
+
+
+class SchemaNode(TypedDict):
+    """One node of :func:`schema_of_value` (see the module docstring for each field)."""
+
+    path: str
+    type: str  # a JSON type, or "mixed" (then ``types`` counts each)
+    types: NotRequired[dict[str, int]]
+    count: NotRequired[int]
+    length: NotRequired[int | list[int]]
+    keys: NotRequired[int]
+    truncated: NotRequired[bool]
 
 
 def _length_of(values: list[Any]) -> int | list[int]:
@@ -43,18 +56,17 @@ def _length_of(values: list[Any]) -> int | list[int]:
 
 
 def _walk(values: list[Any], path: list[Segment], merged: bool, depth_left: int,
-          out: list[dict[str, Any]]) -> None:
+          out: list[SchemaNode]) -> None:
     types: dict[str, int] = {}
     for v in values:
         t = json_type(v)
         types[t] = types.get(t, 0) + 1
-    node: dict[str, Any] = {"path": format_path(path)}
     if len(types) == 1:
         (kind,) = types
-        node["type"] = kind
+        node: SchemaNode = {"path": format_path(path), "type": kind}
     else:
         kind = "mixed"
-        node["type"] = "mixed"
+        node = {"path": format_path(path), "type": "mixed"}
         node["types"] = types
     if merged:
         node["count"] = len(values)
@@ -82,8 +94,8 @@ def _walk(values: list[Any], path: list[Segment], merged: bool, depth_left: int,
         _walk(elements, [*path, WILDCARD], True, depth_left - 1, out)
 
 
-def schema_of_value(value: Any, depth: int = 4) -> list[dict[str, Any]]:
+def schema_of_value(value: Any, depth: int = 4) -> list[SchemaNode]:
     """The schema nodes of ``value`` down to ``depth`` segments (see the module docstring)."""
-    out: list[dict[str, Any]] = []
+    out: list[SchemaNode] = []
     _walk([value], [], False, depth, out)
     return out

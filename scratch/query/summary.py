@@ -35,7 +35,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from scratch.query.paths import format_path, json_type
+from scratch.jsonvalues import json_type
+from scratch.pathnames import format_path
 
 _ISO_TIME = re.compile(
     r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?\Z")

@@ -8,9 +8,10 @@ Sources (all shipped with installed packages):
   publishes for the file; lines are ``base64(token bytes) SP rank LF``.
 - ``gemma3``: ``scratch/tokens/data/gemma3.model.xz`` (a SentencePiece model proto); the
   decompressed bytes must hash to :data:`GEMMA3_SHA256`.
-- toktok (the fast exact counter) has the OpenAI vocabularies compiled in; before its first use
-  its vocabulary is re-serialised in the ``.tiktoken`` format and must hash to the same
-  published value, or it is not used (the verified tiktoken path counts instead).
+- toktok (the fast exact counter) has the OpenAI vocabularies compiled in; its public API
+  counts but does not show the vocabulary, so before its first use it must count a fixed set
+  of probe texts (:data:`TOKTOK_PROBES`) exactly as the verified ranks do, or it is not used
+  (the verified tiktoken path counts instead).
 
 Cache (optional, derived, safe to delete; default ``$XDG_CACHE_HOME/scratch/tokens``; every
 write is temp file + rename, directories 0700, files 0600; a cache file that fails its own
@@ -24,13 +25,14 @@ check is rebuilt, never trusted and never an error):
   short text is counted without loading every rank.
 - ``gemma3-<sha16>.model``: the decompressed model (its sha256 is checked on every load); saves
   the ~0.1 s xz decompression.
-- ``toktok-<version>-<name>.ok``: toktok's vocabulary was verified once (~0.12 s for o200k).
+- ``toktok-<version>-<name>.ok``: toktok passed the probe check once for these ranks.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -277,35 +279,33 @@ def load_gemma3_model(*, source: Path | None = None, cache_dir: Path | None = No
     return model
 
 
-def toktok_vocab_sha256(name: str) -> str | None:
-    """sha256 of toktok's compiled ``name`` vocabulary written in the ``.tiktoken`` format.
-
-    None when toktok is not installed or does not expose the vocabulary.
-    """
-    import base64
-    import hashlib
-
-    try:
-        import toktok
-
-        enc = toktok._encoding(name)
-        token_bytes = enc.decode_single_token_bytes
-    except (ImportError, AttributeError, KeyError):
-        return None
-    h = hashlib.sha256()
-    b64 = base64.b64encode
-    try:
-        for rank in range(BPE_FILES[name].n_ranks):
-            h.update(b64(token_bytes(rank)) + b" %d\n" % rank)
-    except (KeyError, ValueError, OverflowError, RuntimeError):  # an id toktok lacks
-        return None
-    return h.hexdigest()
+# Texts toktok must count exactly as the verified ranks do before it is trusted: what agents
+# store (JSON, logs, code, prose in several scripts, emoji, whitespace runs, digits, special-
+# token text) plus every printable ASCII pair, so each byte-level merge of ASCII is exercised.
+_ASCII = "".join(map(chr, range(32, 127)))
+TOKTOK_PROBES: tuple[str, ...] = (
+    '{"apiVersion": "v1", "items": [{"metadata": {"name": "web-7d4b9", "uid": "3f2a"}}]}\n',
+    "2024-05-01T12:00:00.123Z ERROR [main] Connection refused (errno=111) after 3 retries\n",
+    "def count(items: list[int]) -> int:\n    return sum(1 for _ in items if _ > 0)\n",
+    "The quick brown fox jumps over the lazy dog; don't I'LL we've they're.",
+    "Grüße aus Köln, ça va? Привет, мир! 你好，世界。こんにちは世界 안녕하세요 مرحبا بالعالم",
+    "🧠🧠 👩🏽‍💻 e\u0301 \u00a0\u3000 \t\t\n\n   \r\n  x",
+    "12345678901234567890 3.14159 -0.0 1e400 0x7fff_ffff 1,234,567",
+    "<|endoftext|><|fim_prefix|><|im_start|>system",
+    " " * 40 + "x" + "\n" * 12 + "aaaa" * 30,
+    _ASCII, _ASCII[::-1],
+    *(" ".join(a + b for b in _ASCII) for a in _ASCII),
+)
 
 
-def toktok_verified(name: str, cache_dir: Path | None) -> bool:
-    """True when toktok's ``name`` vocabulary hashes to tiktoken's published value.
+def toktok_verified(name: str, cache_dir: Path | None,
+                    reference: Callable[[list[str]], list[int]]) -> bool:
+    """True when toktok counts :data:`TOKTOK_PROBES` exactly as ``reference`` (a counter over
+    the verified ``name`` ranks) does.
 
-    The answer is remembered per toktok version in ``cache_dir`` so the ~0.1 s check runs once.
+    toktok's public API gives counts, not its vocabulary, so its compiled vocabulary is judged
+    by what it counts. The answer is remembered per toktok version (and rank file) in
+    ``cache_dir``, so the check (~0.1 s, most of it loading toktok) runs once.
     """
     try:
         import toktok
@@ -315,7 +315,12 @@ def toktok_verified(name: str, cache_dir: Path | None) -> bool:
     marker = cache_dir / f"toktok-{toktok.__version__}-{name}.ok" if cache_dir else None
     if marker is not None and _cache_read(marker) == expected.encode():
         return True
-    if toktok_vocab_sha256(name) != expected:
+    probes = list(TOKTOK_PROBES)
+    try:
+        counts = toktok.batch_count(probes, name)
+    except (KeyError, ValueError, RuntimeError):  # an encoding this toktok lacks
+        return False
+    if list(counts) != reference(probes):
         return False
     if marker is not None:
         _cache_write(marker, expected.encode())

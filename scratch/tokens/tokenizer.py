@@ -15,7 +15,8 @@ Invariants:
     the common small answer. Without a cache it uses the rank dict (~0.05 s to load).
   - tiktoken ``Encoding`` built from the same ranks: + ~0.15-0.2 s to build; 11-30 MB/s per
     thread. Used for ids, decoding, cutting, and mid-sized counts.
-  - toktok (exact, Rust, vocabulary verified against the published hash once per version):
+  - toktok (exact, Rust; once per version it must count probe texts as the verified ranks do,
+    :func:`scratch.tokens.loader.toktok_verified`; used through its public functions only):
     first use ~0.5 s (o200k) / ~0.2 s (cl100k), then 150-230 MB/s per thread, both cores.
     Used for counts once loaded or when a batch is large enough to repay its load.
   - SentencePiece for gemma3 (~0.05 s load, ~16 MB/s per thread on 64 KB pieces; long
@@ -142,6 +143,36 @@ def _tables_from_pieces(pieces: Iterable[tuple[int, bytes]], size: int) -> tuple
     return bytes(nchars), bytes(midstart)
 
 
+class FastCounter:
+    """toktok's exact count for one encoding, through its public functions only.
+
+    ``truncate`` with a limit no text reaches returns the whole text's count without cutting
+    (~1 us for 100 characters: the per-text path); ``batch_count`` counts on every core
+    (~50 us to start: for big batches)."""
+
+    __slots__ = ("_batch", "_truncate", "name")
+
+    def __init__(self, name: str) -> None:
+        import toktok
+
+        self.name = name
+        self._truncate = toktok.truncate
+        self._batch = toktok.batch_count
+        # toktok loads a vocabulary on its first count: pay it here, where the caller decided
+        # to load the fast counter, not inside the first count (a verified marker skips the
+        # probe count that would otherwise have loaded it)
+        self._batch([""], name, 1)
+
+    def count(self, text: str) -> int:
+        return int(self._truncate(text, _NO_LIMIT, self.name)[1])
+
+    def count_batch(self, texts: Sequence[str], threads: int = 0) -> list[int]:
+        return list(self._batch(list(texts), self.name, threads))
+
+
+_NO_LIMIT = 1 << 62  # tokens: more than any text has, so truncate never cuts
+
+
 class BpeTokenizer(Tokenizer):
     """o200k_base / cl100k_base: pure Python for short counts, toktok for big ones, tiktoken
     for ids and everything in between (see the module docstring for the numbers)."""
@@ -154,7 +185,7 @@ class BpeTokenizer(Tokenizer):
         self._ranks: dict[bytes, int] | None = None
         self._py: Any = None
         self._encoding: Any = None
-        self._fast: Any = None
+        self._fast: FastCounter | None = None
         self._fast_state: bool | None = None  # None: not tried; False: unusable
         self._char_tables: tuple[bytes, bytes] | None = None
         self._seen_chars = 0  # characters counted so far in this process
@@ -183,18 +214,25 @@ class BpeTokenizer(Tokenizer):
                         special_tokens=info.special_tokens)
         return self._encoding
 
-    def fast_counter(self) -> Any:
+    def fast_counter(self) -> FastCounter | None:
         """toktok's counter for this encoding, or None when unavailable or unverified."""
         if self._fast_state is None:
             with self._lock:
                 if self._fast_state is None:
-                    ok = self._source is None and loader.toktok_verified(self.name, self._cache)
+                    ok = self._source is None and loader.toktok_verified(
+                        self.name, self._cache, self.reference_counts)
                     if ok:
-                        import toktok
-
-                        self._fast = toktok._encoding(self.name)
+                        self._fast = FastCounter(self.name)
                     self._fast_state = ok
         return self._fast
+
+    def reference_counts(self, texts: list[str]) -> list[int]:
+        """Counts from the verified ranks (pure Python; tiktoken for what it refuses)."""
+        counts = self._count_python(texts)
+        if counts is None:
+            enc = self.encoding
+            counts = [len(enc.encode_ordinary(t)) for t in texts]
+        return counts
 
     def _python(self) -> Any:
         if self._py is None:
@@ -254,9 +292,12 @@ class BpeTokenizer(Tokenizer):
         if self._fast_state or (self._fast_state is None
                                 and self._seen_chars >= FAST_MIN_CHARS[self.name]
                                 and self.fast_counter() is not None):
-            if total < FAST_BATCH_CHARS:  # one thread: the batch call costs ~70 us to start
-                return [self._fast.count(t) for t in texts]
-            return list(self._fast.count_batch(texts, 0, False))
+            fast = self._fast
+            assert fast is not None  # _fast_state is True only once it is set
+            if total < FAST_BATCH_CHARS:  # one thread: the batch call costs ~50 us to start
+                count = fast.count
+                return [count(t) for t in texts]
+            return fast.count_batch(texts)
         if self._encoding is None and total <= PY_MAX_CHARS:
             counts = self._count_python(texts)
             if counts is not None:

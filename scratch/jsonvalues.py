@@ -1,6 +1,11 @@
-"""JSON numbers kept as written: exact parsing of stored regions and exact rendering.
+"""JSON values as every layer of scratch holds them in Python: exact numbers, type names,
+exact parsing and rendering.
 
-Stored JSON keeps every number as it was written (:mod:`scratch.formats.reindent`). Values read
+Foundation module (standard library at import time; orjson and :mod:`scratch.reindent` are
+imported by the functions that use them), so the store (log entries), the index (stored
+regions), the query engines and the answers all mean the same thing by a JSON value.
+
+Stored JSON keeps every number as it was written (:mod:`scratch.reindent`). Values read
 back keep them too:
 
 - :func:`parse_exact` parses stored JSON text. A number that a Python ``float``/``int`` would
@@ -14,14 +19,20 @@ back keep them too:
   as its text, integers beyond 64 bits exact and strings with lone surrogates escaped, so a
   ``--json`` answer shows numbers exactly as the entry holds them. Unknown objects are written
   as ``str(obj)`` (what the renderers did with ``default=str``).
+- :func:`json_type` names a value's JSON type (a :class:`JsonNumber` written as an integer is
+  an ``integer``).
 
-:func:`default` is the orjson ``default=`` hook on its own, for callers that call orjson.
+:func:`default` is the orjson ``default=`` hook on its own, for callers that call orjson;
+:func:`exact_int` / :func:`exact_float` are the ``parse_int`` / ``parse_float`` hooks of the
+standard library's parser. Every parser here raises :class:`scratch.errors.JsonError`.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from scratch.errors import JsonError
 
 # Python refuses to convert longer digit strings to int (quadratic time): such integers stay text
 MAX_INT_DIGITS = 4300
@@ -58,7 +69,8 @@ class JsonNumber(float):
         return (JsonNumber, (self.text,))
 
 
-def _float(text: str) -> float:
+def exact_float(text: str) -> float:
+    """``parse_float`` hook: a float when it prints as written, else a :class:`JsonNumber`."""
     import orjson
 
     value = float(text)
@@ -67,7 +79,9 @@ def _float(text: str) -> float:
     return JsonNumber(text)
 
 
-def _int(text: str) -> int | float:
+def exact_int(text: str) -> int | float:
+    """``parse_int`` hook: an exact int, or a :class:`JsonNumber` for ``-0`` and integers of
+    more than :data:`MAX_INT_DIGITS` digits."""
     if len(text) > MAX_INT_DIGITS or text == "-0":
         return JsonNumber(text)
     return int(text)
@@ -84,12 +98,11 @@ def _constant(name: str) -> Any:
 def loads_exact(data: bytes | str) -> Any:
     """Parse JSON keeping every number as written (see the module docstring).
 
-    Raises :class:`scratch.formats.jsontext.JsonError` (position included) on invalid text.
+    Raises :class:`JsonError` (position included) on invalid text.
     """
-    from scratch.formats.jsontext import JsonError
-
     try:
-        return json.loads(data, parse_float=_float, parse_int=_int, parse_constant=_constant)
+        return json.loads(data, parse_float=exact_float, parse_int=exact_int,
+                          parse_constant=_constant)
     except _NotJson as exc:
         raise JsonError(f"{exc.args[0]} is not JSON") from None
     except json.JSONDecodeError as exc:
@@ -132,7 +145,7 @@ def _renders_as(value: Any, data: bytes) -> bool:
         rendered = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError:
         return False
-    from scratch.formats.reindent import HAVE_C, reindent
+    from scratch.reindent import HAVE_C, reindent
 
     if HAVE_C:  # any layout: compare in the canonical one (C: about 1 GB/s)
         try:
@@ -190,3 +203,22 @@ def _fixed(value: Any) -> Any:
         except UnicodeEncodeError:
             return orjson.Fragment(json.dumps(value).encode())
     return value
+
+
+def json_type(value: Any) -> str:
+    """JSON type name: object, array, string, integer, number, boolean, null."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if isinstance(value, JsonNumber) and value.integer else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__  # e.g. a YAML timestamp (datetime)

@@ -17,11 +17,11 @@ It also returns the number of lines of the body and flags (:data:`BIG_INT`: an i
 19 or more digits, which orjson would turn into a float; :data:`TOO_BIG`: the body would pass
 the ``limit`` given, so it was not written: the indentation of deeply nested text grows with
 the square of the depth, a 200 KB document 100,000 deep would take 10 GB). Invalid input raises
-:class:`~scratch.formats.jsontext.JsonError` with the 1-based line and column and the byte
+:class:`~scratch.jsonvalues.JsonError` with the 1-based line and column and the byte
 offset of the first problem.
 
 Two implementations give identical bytes and identical errors (a test holds them to it on the
-JSONTestSuite files and on generated documents): the C extension ``scratch.formats._reindent``,
+JSONTestSuite files and on generated documents): the C extension ``scratch._reindent``,
 built by ``pip install`` when a compiler is present (it runs without the GIL, ~1 GB/s), and
 :func:`reindent_py` here, about 30 times slower, used when the extension is missing.
 """
@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from scratch.formats.jsontext import JsonError
+from scratch.errors import JsonError
 
 BIG_INT = 1
 TOO_BIG = 2  # the body would pass the limit given: not written (the input is still checked)
@@ -39,7 +39,7 @@ TOO_BIG = 2  # the body would pass the limit given: not written (the input is st
 _Impl = Callable[[bytes, int], tuple[bytes, int, int]]
 
 try:
-    from scratch.formats._reindent import reindent as _c_reindent  # type: ignore[import-not-found]
+    from scratch._reindent import reindent as _c_reindent  # type: ignore[import-not-found]
 except ImportError:  # no compiler at install time: the pure-Python version below
     _c_reindent = None
 

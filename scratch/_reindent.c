@@ -1,4 +1,4 @@
-/* Exact re-indentation of JSON text: the C half of scratch.formats.reindent.
+/* Exact re-indentation of JSON text: the C half of scratch.reindent.
  *
  * reindent(data[, limit]) -> (body, lines, flags) validates ``data`` as strict RFC 8259 JSON in UTF-8
  * and writes it in the canonical layout (2-space indent, ": " after keys, one scalar or bracket
@@ -10,7 +10,7 @@
  * to its end): deep nesting makes the indentation grow with the square of the depth.
  *
  * Invalid input raises ValueError(message, offset) with the same messages, at the same byte
- * offsets, as the pure-Python version (scratch/formats/reindent.py); a test holds both to it.
+ * offsets, as the pure-Python version (scratch/reindent.py); a test holds both to it.
  * Nesting depth is not limited (an explicit stack, no recursion), and the work runs without the
  * GIL so ingest can parse the document with orjson on the other core meanwhile.
  */
