@@ -164,3 +164,11 @@ class IndexInvalid(ScratchError):
     """
 
     code = "index_invalid"
+
+
+# used by sync
+class SyncError(ScratchError):
+    """A sync could not finish (fetch or push failed, the remote was refused). Nothing is left
+    half-merged: ``details`` says what happened (``remote``, ``stage``) and what to run next."""
+
+    code = "sync_failed"

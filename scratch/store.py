@@ -913,3 +913,40 @@ def version_commits(commits: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(commit)
         previous = commit["blob"]
     return out
+
+
+# used by sync
+def replace_files(store: Store, changes: list[tuple[Path, Path | None]],
+                  finish: Any) -> None:
+    """Move each staged file over its target (``None``: delete the target), then call
+    ``finish()``, which must move HEAD to the commit that holds the new files (store lock
+    held; staged files lie beside their targets).
+
+    The same journal and swap as any change (:meth:`Store._commit_files`): a crash before
+    ``finish`` has moved HEAD is undone on the next open (every target back as HEAD holds
+    it), one after it is complete; readers see all the old files or all the new ones."""
+    head = store.git.head()
+    swapped = False
+    try:
+        atomic_write(store.journal, orjson.dumps({
+            "head": head, "replaced": [store.rel(p) for p, _ in changes]}))
+        with store._swapping():
+            swapped = True
+            for path, new in changes:
+                if new is None:
+                    path.unlink(missing_ok=True)
+                    store._prune_empty_dirs(path.parent)
+                else:
+                    os.replace(new, path)
+            finish()
+    except BaseException:
+        if swapped and store.git.head() == head:
+            with store._swapping():
+                store._restore_from(head, [store.rel(p) for p, _ in changes])
+        for _path, new in changes:
+            if new is not None:
+                new.unlink(missing_ok=True)
+        store.journal.unlink(missing_ok=True)
+        raise
+    store.journal.unlink(missing_ok=True)
+    store.git.sync_index()
