@@ -64,7 +64,39 @@ def merge_agent(agent: str, base: Tree, ours: Tree, theirs: Tree, read: Reader) 
         out.received.append({"agent": agent, "name": name})
     _dedupe_outputs(out, agent, b_all, o_all, t_all, read)
     _report_moved_logs(out, agent, moved_logs, o_all, data)
+    taken = [n for n in names if n not in both and o_all.get(n) is not None
+             and t_all.get(n) is not None and o_all[n].file is not None]
+    _report_moved_versions(out, agent, taken, o_all, read)
     return out
+
+
+def _report_moved_versions(out: Outcome, agent: str, names: list[str],
+                           o_all: dict[str, Paths], read: Reader) -> None:
+    """Versions of ours that another store's merge renumbered (taken from theirs here)."""
+    pairs = []
+    for name in names:
+        new = out.paths.get(entry_paths(agent, name)[0])
+        old = o_all[name].meta
+        if isinstance(new, TreeEntry) and old is not None and new.sha != old.sha:
+            pairs.append((name, old.sha, new.sha))
+    if not pairs:
+        return
+    data = read([sha for _, a, b in pairs for sha in (a, b)])
+    for name, old_sha, new_sha in pairs:
+        before, after = load_meta(data.get(old_sha)), load_meta(data.get(new_sha))
+        if before is None or after is None or after["kind"] == "log":
+            continue
+        where = {(v.get("blob"), v.get("time")): v["version"] for v in after["versions"]}
+        moved = [{"from": v["version"], "to": where[(v.get("blob"), v.get("time"))]}
+                 for v in before["versions"]
+                 if where.get((v.get("blob"), v.get("time"))) not in (None, v["version"])]
+        if moved:
+            mine = {m["to"] for m in moved}
+            kept = {where.get((v.get("blob"), v.get("time"))) for v in before["versions"]}
+            out.versions.append({
+                "agent": agent, "name": name, "ours": sorted(mine),
+                "theirs": [v["version"] for v in after["versions"] if v["version"] not in kept],
+                "renumbered": moved, "current": len(after["versions"]) or None})
 
 
 def _log_sha(paths: Paths | None) -> str | None:

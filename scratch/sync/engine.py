@@ -290,4 +290,6 @@ def _report(remote: str, url: str, agents: set[str], outcomes: dict[str, Outcome
                 "conflicts", "warnings"):
         out[key] = [item for o in outcomes.values() for item in getattr(o, key)]
     out["local_only"] = local_only
+    stays = {(row["agent"], row["name"]) for row in local_only}
+    out["sent"] = [row for row in out["sent"] if (row["agent"], row["name"]) not in stays]
     return out

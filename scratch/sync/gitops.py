@@ -141,7 +141,8 @@ class Plumbing:
                 big.append(line[1:].split()[0])
             elif " " in line:
                 small.append(line.split(" ", 1)[0])
-        return small, big
+        kinds = self.types(small)  # trees are listed with their paths too
+        return [sha for sha in small if kinds.get(sha) == "blob"], big
 
     def types(self, shas: list[str]) -> dict[str, str]:
         if not shas:

@@ -205,8 +205,11 @@ def merge_versions(name: str, ours: dict[str, Any], theirs: dict[str, Any]
     versions each side brought and the numbers of ours that moved."""
     o_list, t_list = ours["versions"], theirs["versions"]
 
+    content_addressed = ours["kind"] == theirs["kind"] == "output"
+
     def key(v: dict[str, Any]) -> tuple[str, str]:
-        return str(v.get("blob")), str(v.get("time"))
+        # an output is its content: the same bytes stored on both sides are one version
+        return str(v.get("blob")), "" if content_addressed else str(v.get("time"))
 
     k = 0
     while k < len(o_list) and k < len(t_list) and key(o_list[k]) == key(t_list[k]):
