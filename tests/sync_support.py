@@ -71,3 +71,46 @@ def snapshot(home: Path, agent: str = "default") -> dict[str, Any]:
             out[row["name"]] = [store.read_bytes(store.resolve(row["name"], v["version"]))
                                 for v in meta["versions"]]
     return out
+
+
+def worker(home: str, remote: str, wid: int, ops: int, seed: int, out: str) -> None:
+    """One process on its own store: ``ops`` mixed writes and appends, a sync every tenth;
+    what it wrote goes to ``out`` (JSON) for the checks."""
+    import random
+
+    import orjson
+
+    from scratch import logs
+    from scratch.errors import SyncError
+    from scratch.store import Store
+    from scratch.sync.engine import sync as run_sync
+    from scratch.sync.remotes import add, remotes
+
+    rng = random.Random(seed)
+    store = Store.open(Path(home))
+    if "origin" not in remotes(store.root):
+        add(store.root, "origin", remote)
+    wrote: dict[str, Any] = {"shared": [], "own": [], "versions": [], "syncs": 0}
+    for i in range(ops):
+        pick = rng.random()
+        if pick < 0.4:
+            text = f"w{wid}-{i}"
+            logs.append(store, "shared", [text.encode()])
+            wrote["shared"].append(text)
+        elif pick < 0.6:
+            body = f"w{wid} op {i}\n"
+            store.write("shared.md", body.encode())
+            wrote["versions"].append(body)
+        elif pick < 0.8:
+            store.write(f"own/w{wid}-{i % 5}.md", f"w{wid} {i}\n".encode())
+        else:
+            text = f"own w{wid}-{i}"
+            logs.append(store, f"log-w{wid}", [text.encode()])
+            wrote["own"].append(text)
+        if i % 10 == 9:
+            try:
+                run_sync(store, "origin", None)
+                wrote["syncs"] += 1
+            except SyncError as exc:  # others kept pushing first: the next round merges it
+                assert exc.code == "sync_push_rejected", exc.to_dict()
+    Path(out).write_bytes(orjson.dumps(wrote))

@@ -181,6 +181,11 @@ class Transport:
             if line.startswith("!") and ("fetch first" in line or "non-fast-forward" in line
                                          or "stale info" in line):
                 return False
+            # another push took the branch between the remote's check and its update
+            if line.startswith("!") and ("failed to update ref" in line
+                                         or "failed to lock" in line) \
+                    and ("but expected" in err or "cannot lock ref" in err):
+                return False
         raise SyncError(f"pushing to {self.url} failed: {_last_lines(err or out)}",
                         code="sync_push_failed", url=self.url, stage="push",
                         git_error=(err or out)[-2000:])
