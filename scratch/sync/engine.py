@@ -43,6 +43,7 @@ from scratch.sync.transport import Transport
 
 MAX_ATTEMPTS = 6
 FIRST_PAUSE = 0.1  # seconds; doubled after each refused push, with jitter
+STREAM_BYTES = 1 << 20  # files bigger than this are streamed from git, not read in memory
 LAYOUT_FILES = (".gitignore", "scratch.toml")  # at the top of a store; never merged
 
 
@@ -241,6 +242,10 @@ def _apply(store: Store, git: Plumbing, ours: Tree, local: Tree, new_blobs: dict
     """Make the work tree hold ``local`` and HEAD ``new_head``, all at once (see the module
     docstring)."""
     changes: list[tuple[Path, Path | None]] = []
+    moved = [p for p in set(ours) | set(local) if p in local and p not in new_blobs
+             and (p not in ours or ours[p].sha != local[p].sha)]
+    # small files come from one cat-file process; big ones are streamed, one each
+    small = git.blobs(local[p].sha for p in moved if 0 <= local[p].size <= STREAM_BYTES)
     try:
         for path in sorted(set(ours) | set(local)):
             old, new = ours.get(path), local.get(path)
@@ -253,6 +258,8 @@ def _apply(store: Store, git: Plumbing, ours: Tree, local: Tree, new_blobs: dict
             ensure_dir(store.root, target.parent)
             if path in new_blobs:
                 changes.append((target, temp_beside(target, new_blobs[path], fsync=False)))
+            elif new.sha in small:
+                changes.append((target, temp_beside(target, small[new.sha], fsync=False)))
             else:
                 changes.append((target, _stream_beside(git, target, new.sha)))
     except BaseException:
