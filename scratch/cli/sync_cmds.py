@@ -6,7 +6,7 @@ import typer
 
 from scratch.answers.context import Context
 from scratch.answers.result import Result, Table
-from scratch.cli.common import app, command
+from scratch.cli.common import CompletionLine, app, command
 
 remote_app = typer.Typer(name="remote", help="The git remotes this store syncs with "
                          "(a bare repository's path, ssh://, user@host:path, https://).\n\n"
@@ -14,12 +14,26 @@ remote_app = typer.Typer(name="remote", help="The git remotes this store syncs w
                          no_args_is_help=True)
 app.add_typer(remote_app, name="remote")
 
-RemoteName = Annotated[str, typer.Argument(metavar="NAME", help="The remote's name, e.g. "
-                                           "origin.", show_default=False)]
+
+
+def complete_remotes(ctx: CompletionLine, incomplete: str) -> list[str]:
+    """Remote names of the store given on the line (else the environment's)."""
+    try:
+        from scratch.names import find_store_root
+        from scratch.sync.remotes import remotes
+        root, _ = find_store_root(ctx.params.get("store"))
+        return [name for name in remotes(root) if name.startswith(incomplete)]
+    except Exception:
+        return []
+
+
+RemoteName = Annotated[str, typer.Argument(metavar="REMOTE", help="The remote's name, e.g. "
+                                           "origin.", autocompletion=complete_remotes,
+                                           show_default=False)]
 
 
 @command("add", target=remote_app,
-         help="Add remote NAME at URL: a path to a bare repository, file://, ssh://, "
+         help="Add remote REMOTE at URL: a path to a bare repository, file://, ssh://, "
          "user@host:path, https:// or git://. scratch stores no credentials: https and ssh "
          "use your own git's.\n\nExample: scratch remote add origin git@example.com:me/s.git")
 def remote_add_cmd(ctx: Context, name: RemoteName, url: Annotated[str, typer.Argument(
@@ -41,7 +55,7 @@ def remote_list_cmd(ctx: Context):
                   table=Table(["name", "url"], [[r["name"], r["url"]] for r in rows]))
 
 
-@command("remove", target=remote_app, help="Remove remote NAME (and what was fetched from "
+@command("remove", target=remote_app, help="Remove remote REMOTE (and what was fetched from "
          "it; nothing stored is removed).\n\nExample: scratch remote remove origin")
 def remote_remove_cmd(ctx: Context, name: RemoteName):
     from scratch.sync import remotes
@@ -56,7 +70,7 @@ def remote_remove_cmd(ctx: Context, name: RemoteName):
 def sync_cmd(ctx: Context,
              remote: Annotated[Optional[str], typer.Argument(
                  metavar="[REMOTE]", help="The remote; every remote when omitted.",
-                 show_default=False)] = None,
+                 autocompletion=complete_remotes, show_default=False)] = None,
              all_agents: Annotated[bool, typer.Option(
                  "--all", help="Sync every agent's namespace, not only --agent's.")] = False,
              status: Annotated[bool, typer.Option(

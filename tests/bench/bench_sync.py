@@ -141,6 +141,7 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=100)
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
+    os.environ["SCRATCH_QUOTA_FILES"] = str(args.entries + 100)  # the bench's own entries
     rows: dict[str, list[dict[str, float]]] = {"entries": [], "big": []}
     for _ in range(args.reps):
         rows["entries"].append(bench_entries(args.entries))
