@@ -920,7 +920,7 @@ def replace_files(store: Store, changes: list[tuple[Path, Path | None]],
                   finish: Any) -> None:
     """Move each staged file over its target (``None``: delete the target), then call
     ``finish()``, which must move HEAD to the commit that holds the new files (store lock
-    held; staged files lie beside their targets).
+    held; staged files lie in the store's file system, deletions come first).
 
     The same journal and swap as any change (:meth:`Store._commit_files`): a crash before
     ``finish`` has moved HEAD is undone on the next open (every target back as HEAD holds
@@ -937,6 +937,8 @@ def replace_files(store: Store, changes: list[tuple[Path, Path | None]],
                     path.unlink(missing_ok=True)
                     store._prune_empty_dirs(path.parent)
                 else:
+                    if not path.parent.is_dir():  # where a file that just went was
+                        store._mkdirs(path.parent)
                     os.replace(new, path)
             finish()
     except BaseException:

@@ -284,3 +284,20 @@ def test_sync_json_keys_are_stable(trio: tuple[Path, Path, Path]) -> None:
         "remote", "url", "agents", "received", "sent", "logs", "versions", "kept_writes",
         "deduplicated", "conflicts", "warnings", "local_only", "fetched", "local_commit",
         "pushed", "attempts"]
+
+
+def test_an_entry_here_and_a_folder_there_are_both_kept(trio: tuple[Path, Path, Path]) -> None:
+    a, b, _ = trio
+    sync(a)
+    sync(b)
+    ok(a, "write", "plan", input="a file named plan\n")
+    ok(b, "write", "plan/step1", input="a file in a folder named plan\n")
+    sync(b)
+    got = sync(a)
+    assert [(c["name"], c["theirs_as"][:len("plan.conflict-")], c["theirs_as"][-6:])
+            for c in got["conflicts"]] == [("plan/step1", "plan.conflict-", "/step1")]
+    moved = got["conflicts"][0]["theirs_as"]
+    assert on(a, "read", "plan").out == b"a file named plan\n"
+    assert on(a, "read", moved).out == b"a file in a folder named plan\n"
+    sync(b)
+    assert snapshot(a) == snapshot(b)

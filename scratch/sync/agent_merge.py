@@ -67,7 +67,45 @@ def merge_agent(agent: str, base: Tree, ours: Tree, theirs: Tree, read: Reader) 
     taken = [n for n in names if n not in both and o_all.get(n) is not None
              and t_all.get(n) is not None and o_all[n].file is not None]
     _report_moved_versions(out, agent, taken, o_all, read)
+    _resolve_clashes(out, agent, o_all, read)
     return out
+
+
+def _resolve_clashes(out: Outcome, agent: str, o_all: dict[str, Paths], read: Reader) -> None:
+    """A name that is an entry on one side and a folder of entries on the other cannot be
+    both: the entry that came from theirs moves to ``<name>.conflict-<hash>``."""
+    prefix = f"agents/{agent}/files/"
+    names = {p[len(prefix):] for p in out.paths if p.startswith(prefix)}
+    clashing: dict[str, str] = {}  # theirs's entry -> the folder part that must change
+    for name in names:
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            folder = "/".join(parts[:i])
+            if folder in names:
+                if folder in o_all and name not in o_all:
+                    clashing[name] = folder
+                else:
+                    clashing[folder] = folder
+    for name, part in sorted(clashing.items()):
+        paths = [entry_paths(agent, name)[k] for k in range(3)]
+        moved = {p: out.paths.pop(p) for p in paths if p in out.paths}
+        body = moved.get(paths[0])
+        raw: bytes | None = None
+        if isinstance(body, bytes):
+            raw = body
+        elif isinstance(body, TreeEntry):
+            raw = read([body.sha]).get(body.sha)
+        meta = load_meta(raw)
+        content = moved.get(paths[1])
+        other = conflict_name(part, content.sha if isinstance(content, TreeEntry) else "0" * 8
+                              ) + name[len(part):]
+        if meta is not None:
+            meta["name"] = other
+            _write(out, agent, other, meta, content if isinstance(content, TreeEntry) else None,
+                   None)
+        out.conflicts.append({"agent": agent, "name": name, "theirs_as": other,
+                              "ours_kind": "folder" if name not in o_all else "file",
+                              "theirs_kind": "file" if name not in o_all else "folder"})
 
 
 def _report_moved_versions(out: Outcome, agent: str, names: list[str],

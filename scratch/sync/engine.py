@@ -33,7 +33,7 @@ from typing import Any
 from scratch.errors import SyncError
 from scratch.locking import temp_beside
 from scratch.names import validate_agent, validate_name
-from scratch.safefs import ensure_dir
+from scratch.safefs import check_dirs, ensure_dir
 from scratch.store import Store, replace_files
 from scratch.sync.agent_merge import merge_agent
 from scratch.sync.gitops import Plumbing, Tree, TreeEntry
@@ -242,26 +242,32 @@ def _apply(store: Store, git: Plumbing, ours: Tree, local: Tree, new_blobs: dict
     """Make the work tree hold ``local`` and HEAD ``new_head``, all at once (see the module
     docstring)."""
     changes: list[tuple[Path, Path | None]] = []
-    moved = [p for p in set(ours) | set(local) if p in local and p not in new_blobs
+    moved = [p for p in local if p not in new_blobs
              and (p not in ours or ours[p].sha != local[p].sha)]
     # small files come from one cat-file process; big ones are streamed, one each
     small = git.blobs(local[p].sha for p in moved if 0 <= local[p].size <= STREAM_BYTES)
+    # staged in cache/tmp (a folder may have to become a file), moved in once the deletions
+    # are done; a killed sync's leftovers there are swept by their pid
+    staging = ensure_dir(store.root, store.cache_dir / "tmp") / "sync"
+    gone = sorted((p for p in ours if p not in local), key=lambda p: -p.count("/"))
+    changes += [(store.root / p, None) for p in gone]
     try:
-        for path in sorted(set(ours) | set(local)):
-            old, new = ours.get(path), local.get(path)
-            if old is not None and new is not None and old.sha == new.sha:
+        for path in sorted(local):
+            old, new = ours.get(path), local[path]
+            if old is not None and old.sha == new.sha:
                 continue
-            target = store.root / path
-            if new is None:
-                changes.append((target, None))
-                continue
-            ensure_dir(store.root, target.parent)
+            try:
+                check_dirs(store.root, store.root / path)  # no symlink on the way
+            except NotADirectoryError:
+                pass  # a file where a folder goes: it is among the deletions, done first
+            target = staging
             if path in new_blobs:
                 changes.append((target, temp_beside(target, new_blobs[path], fsync=False)))
             elif new.sha in small:
                 changes.append((target, temp_beside(target, small[new.sha], fsync=False)))
             else:
                 changes.append((target, _stream_beside(git, target, new.sha)))
+            changes[-1] = (store.root / path, changes[-1][1])
     except BaseException:
         for _t, staged in changes:
             if staged is not None:
