@@ -1,6 +1,6 @@
 """sync.auto = true: a change starts a detached sync and the command does not wait for it.
 
-A ``git`` on PATH that pauses 2 s before every fetch and push makes the sync slow on
+A ``git`` on PATH that pauses 3 s before every fetch and push makes the sync slow on
 purpose: the command must be back well before that, and the remote must get the change."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import orjson
 from tests.conftest import REPO
 from tests.sync_support import bare, git, ok
 
-PAUSE = 2.0
+PAUSE = 3.0
 
 
 def slow_git(bin_dir: Path) -> Path:

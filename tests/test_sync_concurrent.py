@@ -93,12 +93,14 @@ def test_a_sync_killed_with_sigkill_leaves_a_whole_store(tmp_path: Path) -> None
     ok(a, "log", "append", "ev", "--lines", input="".join(f"a{i}\n" for i in range(200)))
     rng = random.Random(5)
     killed = 0
-    for attempt in range(4):
+    for attempt in range(12):
+        if killed == 3:
+            break
         ok(a, "write", f"mine/{attempt}.md", input=f"a {attempt}\n")
         proc = subprocess.Popen([sys.executable, "-m", "scratch", "sync"], cwd=REPO,
                                 env=_env(a), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.15, 0.9))
+        time.sleep(rng.uniform(0.05, 0.6))
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             killed += 1

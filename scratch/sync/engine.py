@@ -16,8 +16,9 @@ sync one namespace and leave the others, on both sides, for later. Refs:
   left as the remote had them (local-only, listed).
 
 Order, so a crash anywhere leaves a store that opens whole (``scratch.store.replace_files``):
-fetch (objects only), merge in memory, stage the new files beside their targets, then under
-the swap lock move them in and move HEAD and the bases together in one ref transaction;
+fetch (objects only), merge in memory, stage the new files in ``cache/tmp``, then under the
+swap lock make the deletions, move the new files in and move HEAD and the bases together in
+one ref transaction;
 push; then record the pushed commit. A push the remote refuses because it moved on is retried
 from the fetch, with a growing pause, :data:`MAX_ATTEMPTS` times.
 """
