@@ -64,6 +64,10 @@ SETTINGS: dict[str, Setting] = {
            "{ min_tokens = N } at which the MCP proxy stores a result of server NAME"),
         _s("summarize.command", str, "",
            "command that summarizes content on stdin (e.g. an LLM CLI)"),
+        _s("sync.auto", bool, False,
+           "after each change, sync every remote in the background (scratch sync)"),
+        _s("sync.max_file_bytes", int, 50 * MiB,
+           "outputs bigger than this stay local: left out of every push"),
     ]
 }
 
@@ -135,6 +139,10 @@ def _coerce_servers(value: Any, source: str) -> dict[str, dict[str, int]]:
     return out
 
 
+_BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True,
+               "false": False, "0": False, "no": False, "off": False}
+
+
 def _coerce(key: str, value: Any, source: str) -> Any:
     setting = SETTINGS[key]
     typ = setting.type
@@ -151,6 +159,13 @@ def _coerce(key: str, value: Any, source: str) -> Any:
                                   f"({source})", key=f"{key}.{pattern}", source=source)
             out[str(pattern)] = number
         return out
+    if typ is bool:  # true/false in TOML; 1/0, true/false, yes/no in the environment
+        if isinstance(value, str) and value.strip().lower() in _BOOL_WORDS:
+            return _BOOL_WORDS[value.strip().lower()]
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{key} must be true or false, got {value!r} ({source})",
+                          key=key, source=source)
     if isinstance(value, str) and typ is not str:
         try:
             value = typ(value.replace("_", "")) if typ is int else typ(value)

@@ -181,3 +181,10 @@ class JsonError(ValueError):
         self.line = line
         self.column = column
         self.offset = offset
+
+
+class SyncError(ScratchError):
+    """A sync could not finish (fetch or push failed, the remote was refused). Nothing is left
+    half-merged: ``details`` says what happened (``remote``, ``stage``) and what to run next."""
+
+    code = "sync_failed"

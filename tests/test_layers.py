@@ -5,7 +5,8 @@
     query        scratch.query, scratch.diffing
     index        scratch.index, scratch.formats
     store        scratch.store, scratch.gitstore, scratch.locking, scratch.names, scratch.config,
-                 scratch.spool, scratch.stats, scratch.logs, scratch.thresholds, scratch.tokens
+                 scratch.spool, scratch.stats, scratch.logs, scratch.thresholds, scratch.tokens,
+                 scratch.sync
     foundation   scratch.errors, scratch.words, scratch.calls, scratch.lazy, scratch.safefs,
                  scratch.jsonvalues, scratch.pathnames, scratch.valuecounts, scratch.reindent
 
@@ -28,7 +29,7 @@ LAYERS = [
                     "scratch.valuecounts", "scratch.reindent")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
                "scratch.config", "scratch.spool", "scratch.stats", "scratch.logs",
-               "scratch.thresholds", "scratch.tokens")),
+               "scratch.thresholds", "scratch.tokens", "scratch.sync")),
     ("index", ("scratch.index", "scratch.formats")),
     ("query", ("scratch.query", "scratch.diffing")),
     ("answers", ("scratch.answers",)),

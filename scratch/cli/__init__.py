@@ -59,6 +59,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("tokens", "budget"), "tokens_cmds"),
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),
     "mcp": "mcp_cmds",
+    **dict.fromkeys(("sync", "remote"), "sync_cmds"),
 }
 _VALUED_GLOBALS = {"--store", "--agent", "--session", "--model", "--encoding"}
 

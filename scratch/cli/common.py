@@ -119,6 +119,7 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
         from scratch.answers.context import Context
         from scratch.calls import Call
         ctx = Context.build(**merged)
+        auto = ctx.config["sync.auto"] and _auto_head(ctx)
         produced = body(ctx)
         after = None
         if isinstance(produced, Cleanup):
@@ -133,6 +134,9 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
                     after()
         code = produced if isinstance(produced, int) else render.render(produced,
                                                                         json_mode=json_mode)
+        if auto:
+            from scratch.sync.auto import after_command
+            after_command(name, ctx.root, auto[0])
     except ScratchError as exc:
         if _debug():
             raise
@@ -149,6 +153,12 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
             f"unexpected {type(exc).__name__}: {exc} (set SCRATCH_DEBUG=1 for a traceback)",
             code="internal_error"), json_mode=json_mode)
     raise typer.Exit(code)
+
+
+def _auto_head(ctx: Any) -> tuple[str | None]:
+    """With ``sync.auto``: HEAD before the command, to tell afterwards whether it changed."""
+    from scratch.sync.auto import head_before
+    return (head_before(ctx.root),)
 
 
 def _silence_stdout() -> None:

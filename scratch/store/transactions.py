@@ -19,7 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -276,6 +276,43 @@ class StoreTransactions(StoreMetadata):
                                   name=metas[0][0]) from None
             raise
         self.journal.unlink(missing_ok=True)
+
+    def replace_files(self, changes: list[tuple[Path, Path | None]],
+                      finish: Callable[[], None]) -> None:
+        """Move each staged file over its target (``None``: delete the target), then call
+        ``finish()``, which must move HEAD to the commit that holds the new files (a sync's
+        merge; store lock held; staged files lie in the store's file system, deletions first).
+
+        The same journal and swap as any change (:meth:`_commit_files`): a crash before
+        ``finish`` has moved HEAD is undone on the next open (every target back as HEAD holds
+        it), one after it is complete; readers see all the old files or all the new ones."""
+        head = self.git.head()
+        swapped = False
+        try:
+            atomic_write(self.journal, orjson.dumps({
+                "head": head, "replaced": [self.rel(p) for p, _ in changes]}))
+            with self._swapping():
+                swapped = True
+                for path, new in changes:
+                    if new is None:
+                        path.unlink(missing_ok=True)
+                        self._prune_empty_dirs(path.parent)
+                    else:
+                        if not path.parent.is_dir():  # where a file that just went was
+                            self._mkdirs(path.parent)
+                        os.replace(new, path)
+                finish()
+        except BaseException:
+            if swapped and self.git.head() == head:
+                with self._swapping():
+                    self._restore_from(head, [self.rel(p) for p, _ in changes])
+            for _path, new in changes:
+                if new is not None:
+                    new.unlink(missing_ok=True)
+            self.journal.unlink(missing_ok=True)
+            raise
+        self.journal.unlink(missing_ok=True)
+        self.git.sync_index()
 
     def _restore_from(self, head: str | None, rels: list[str]) -> None:
         """Put each of ``rels`` back as commit ``head`` holds it (removed if it has none);

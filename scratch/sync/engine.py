@@ -1,0 +1,309 @@
+"""``scratch sync``: fetch, merge, push, under the store lock, losing nothing.
+
+History is git's, but which changes are new is not read from git's ancestry: it is read from
+a *base* per remote and agent, ``refs/scratch/sync/<remote>/<agent>``, the remote commit whose
+namespace of that agent this store last merged (or pushed). That is what lets ``--agent``
+sync one namespace and leave the others, on both sides, for later. Refs:
+
+- ``refs/remotes/<remote>/main``: the remote's branch as last fetched. A remote whose branch no
+  longer descends from it rewrote its history: refused, never forced.
+- ``refs/heads/main``: after a merge, a commit whose parents are the store's previous HEAD and
+  the remote's tip (so both histories, and every version blob, stay reachable).
+- What is pushed is a commit on top of the remote's tip whose tree is the remote's, with the
+  synced agents' namespaces merged; its other parent is the local HEAD, so the remote gets the
+  whole history -- unless that history holds a blob over ``sync.max_file_bytes``: then the other
+  parent is a commit that only carries the smaller blobs, and the entries over the limit are
+  left as the remote had them (local-only, listed).
+
+Order, so a crash anywhere leaves a store that opens whole (``Store.replace_files``):
+fetch (objects only), merge in memory, stage the new files in ``cache/tmp``, then under the
+swap lock make the deletions, move the new files in and move HEAD and the bases together in
+one ref transaction;
+push; then record the pushed commit. A push the remote refuses because it moved on is retried
+from the fetch, with a growing pause, :data:`MAX_ATTEMPTS` times.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from scratch.errors import SyncError
+from scratch.locking import temp_beside
+from scratch.names import validate_agent, validate_name
+from scratch.safefs import check_dirs, ensure_dir
+from scratch.store import Store
+from scratch.sync.agent_merge import merge_agent
+from scratch.sync.gitops import Plumbing, Tree, TreeEntry
+from scratch.sync.merge import Outcome, entry_paths
+from scratch.sync.remotes import remote_url
+from scratch.sync.transport import Transport
+
+MAX_ATTEMPTS = 6
+FIRST_PAUSE = 0.1  # seconds; doubled after each refused push, with jitter
+STREAM_BYTES = 1 << 20  # files bigger than this are streamed from git, not read in memory
+LAYOUT_FILES = (".gitignore", "scratch.toml")  # at the top of a store; never merged
+
+
+def base_ref(remote: str, agent: str) -> str:
+    return f"refs/scratch/sync/{remote}/{agent}"
+
+
+def tracking_ref(remote: str) -> str:
+    return f"refs/remotes/{remote}/main"
+
+
+def sync(store: Store, remote: str, agents: list[str] | None) -> dict[str, Any]:
+    """Sync ``agents`` (None: every agent) with ``remote``; the report (see README)."""
+    url = remote_url(store.root, remote)
+    git = Plumbing(store.root)
+    pause = FIRST_PAUSE
+    with store.lock():
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            report = _attempt(store, git, remote, url, agents)
+            report["attempts"] = attempt
+            if report.pop("rejected") is False:
+                return report
+            if attempt < MAX_ATTEMPTS:
+                time.sleep(pause * (1 + random.random()))
+                pause *= 2
+    raise SyncError(f"{remote} kept moving on: {MAX_ATTEMPTS} pushes were refused because "
+                    "another store pushed first; what was merged is kept here",
+                    code="sync_push_rejected", remote=remote, attempts=MAX_ATTEMPTS,
+                    suggestions=[f"scratch sync {remote}"])
+
+
+def check_layout(tree: Tree, remote: str) -> None:
+    """A remote branch is merged only if it is a scratch store, and only with what a store
+    holds: regular files with valid agent and entry names (no symlinks, no submodules)."""
+    for path, entry in tree.items():
+        if path in LAYOUT_FILES:
+            continue
+        parts = path.split("/")
+        if parts[0] != "agents" or len(parts) < 4 or parts[2] not in ("files", "logs", "meta"):
+            raise SyncError(f"{remote} holds history that is not a scratch store ({path!r} is "
+                            "no entry of one); nothing was merged", code="sync_unrelated_history",
+                            remote=remote, path=path,
+                            suggestions=["scratch remote list"])
+        try:
+            validate_agent(parts[1])
+            name = "/".join(parts[3:])
+            suffix = {"logs": ".jsonl", "meta": ".json"}.get(parts[2], "")
+            if not name.endswith(suffix):
+                raise ValueError(path)
+            validate_name(name[: len(name) - len(suffix)] if suffix else name)
+            if entry.mode not in ("100644", "100755"):
+                raise ValueError(path)
+        except Exception:
+            raise SyncError(f"{remote} holds {path!r}, which no scratch store writes (a link, a "
+                            "submodule or a name scratch refuses); nothing was merged",
+                            code="sync_unsafe_remote", remote=remote, path=path) from None
+
+
+def agents_in(*trees: Tree) -> set[str]:
+    found = set()
+    for tree in trees:
+        for path in tree:
+            if path.startswith("agents/"):
+                found.add(path.split("/", 2)[1])
+    return found
+
+
+def _without(tree: Tree, agents: set[str]) -> Tree:
+    return {p: e for p, e in tree.items()
+            if not (p.startswith("agents/") and p.split("/", 2)[1] in agents)}
+
+
+def _attempt(store: Store, git: Plumbing, remote: str, url: str,
+             only: list[str] | None) -> dict[str, Any]:
+    head = store.git.head()
+    known = git.resolve(tracking_ref(remote))
+    bases = git.refs(f"refs/scratch/sync/{remote}/")
+    haves = {"head": head or "", "known": known or "", **bases}
+    with Transport(store.root, url) as tr:
+        tip = tr.fetch({k: v for k, v in haves.items() if v})
+        check_remote(git, remote, known, tip)
+        theirs = git.tree(tip)
+        if tip is not None:
+            check_layout(theirs, remote)
+            if tip != known:
+                git.update_refs([(tracking_ref(remote), tip, known)])
+        ours = git.tree(head)
+        agents = set(only) if only is not None else agents_in(ours, theirs)
+        base_trees: dict[str, Tree] = {}
+        outcomes: dict[str, Outcome] = {}
+        for agent in sorted(agents):
+            base_commit = bases.get(base_ref(remote, agent))
+            if base_commit not in base_trees:
+                base_trees[str(base_commit)] = git.tree(base_commit, f"agents/{agent}/") \
+                    if base_commit else {}
+            outcomes[agent] = merge_agent(agent, base_trees[str(base_commit)], ours, theirs,
+                                          git.blobs)
+        merged: dict[str, TreeEntry | bytes] = dict(_without(ours, agents))
+        for outcome in outcomes.values():
+            merged.update(outcome.paths)
+        new_blobs = {p: v for p, v in merged.items() if isinstance(v, bytes)}
+        local: Tree = {p: (TreeEntry("100644", git.write_blob(v), len(v))
+                           if isinstance(v, bytes) else v) for p, v in merged.items()}
+        limit = store.config["sync.max_file_bytes"]
+        local_only = _local_only(local, agents, limit)
+        report = _report(remote, url, agents, outcomes, local_only)
+        report.update(fetched=tip, local_commit=None, pushed=None, rejected=False)
+        new_head = head
+        if _shas(local) != _shas(ours):
+            assert head is not None
+            tree = git.make_tree(local)
+            parents = [head] + ([tip] if tip else [])
+            new_head = git.commit(tree, parents, _message("Sync", remote, agents, report))
+            _apply(store, git, ours, local, new_blobs, head, new_head,
+                   [(base_ref(remote, a), tip, bases.get(base_ref(remote, a)))
+                    for a in agents] if tip else [])
+            report["local_commit"] = new_head
+        elif tip is not None:
+            _move_bases(git, remote, agents, tip, bases)
+        outgoing = _push_tree(theirs, local, agents, local_only, ours)
+        if tip is not None and _shas(outgoing) == _shas(theirs):
+            return report
+        assert new_head is not None
+        parents = [tip] if tip else []
+        _small, big = git.objects_to_send(new_head, [tip] if tip else [], limit)
+        if big:  # carry the smaller blobs only: the big ones stay here
+            carrier = git.commit(git.flat_tree(_small), [],
+                                 "Carry the versions of the entries synced (objects only).")
+            parents.append(carrier)
+        else:
+            parents.append(new_head)
+        pushed = git.commit(git.make_tree(outgoing), parents,
+                            _message("Push", remote, agents, report))
+        fresh = git.refs(f"refs/scratch/sync/{remote}/")
+        if not tr.push(pushed, {"head": new_head, **({"tip": tip} if tip else {})}):
+            report["rejected"] = True
+            return report
+        moves: list[tuple[str, str | None, str | None]] = [(tracking_ref(remote), pushed, tip)]
+        moves += [(base_ref(remote, a), pushed, fresh.get(base_ref(remote, a))) for a in agents]
+        git.update_refs(moves)
+        report["pushed"] = pushed
+        return report
+
+
+def check_remote(git: Plumbing, remote: str, known: str | None, tip: str | None) -> None:
+    if known is None or tip == known:
+        return
+    if tip is None or not git.is_ancestor(known, tip):
+        raise SyncError(f"{remote} rewrote its history: its branch no longer holds what this "
+                        "store fetched from it before; scratch never overwrites a remote, and "
+                        "merges nothing from it", code="sync_remote_rewritten", remote=remote,
+                        known=known, tip=tip,
+                        suggestions=[f"scratch remote remove {remote}",
+                                     f"scratch remote add {remote} URL"])
+
+
+def _shas(tree: Tree) -> dict[str, str]:
+    return {p: e.sha for p, e in tree.items()}
+
+
+def _move_bases(git: Plumbing, remote: str, agents: set[str], tip: str,
+                bases: dict[str, str]) -> None:
+    git.update_refs([(base_ref(remote, a), tip, bases.get(base_ref(remote, a)))
+                     for a in agents if bases.get(base_ref(remote, a)) != tip])
+
+
+def _local_only(tree: Tree, agents: set[str], limit: int) -> list[dict[str, Any]]:
+    out = []
+    for path, entry in tree.items():
+        parts = path.split("/", 3)
+        if len(parts) == 4 and parts[2] == "files" and parts[1] in agents and entry.size > limit:
+            out.append({"agent": parts[1], "name": parts[3], "bytes": entry.size,
+                        "reason": "over sync.max_file_bytes"})
+    return sorted(out, key=lambda r: (r["agent"], r["name"]))
+
+
+def _push_tree(theirs: Tree, local: Tree, agents: set[str], local_only: list[dict[str, Any]],
+               ours: Tree) -> Tree:
+    """The remote's tree with the synced namespaces as merged here, except the entries that
+    stay local (those keep what the remote has)."""
+    out = _without(theirs, agents)
+    out.update({p: e for p, e in local.items()
+                if p.startswith("agents/") and p.split("/", 2)[1] in agents})
+    if not theirs and ".gitignore" in ours:
+        out[".gitignore"] = ours[".gitignore"]
+    for row in local_only:
+        for path in entry_paths(row["agent"], row["name"]):
+            out.pop(path, None)
+            if path in theirs:
+                out[path] = theirs[path]
+    return out
+
+
+def _apply(store: Store, git: Plumbing, ours: Tree, local: Tree, new_blobs: dict[str, bytes],
+           head: str, new_head: str, bases: list[tuple[str, str | None, str | None]]) -> None:
+    """Make the work tree hold ``local`` and HEAD ``new_head``, all at once (see the module
+    docstring)."""
+    changes: list[tuple[Path, Path | None]] = []
+    moved = [p for p in local if p not in new_blobs
+             and (p not in ours or ours[p].sha != local[p].sha)]
+    # small files come from one cat-file process; big ones are streamed, one each
+    small = git.blobs(local[p].sha for p in moved if 0 <= local[p].size <= STREAM_BYTES)
+    # staged in cache/tmp (a folder may have to become a file), moved in once the deletions
+    # are done; a killed sync's leftovers there are swept by their pid
+    staging = ensure_dir(store.root, store.cache_dir / "tmp") / "sync"
+    gone = sorted((p for p in ours if p not in local), key=lambda p: -p.count("/"))
+    changes += [(store.root / p, None) for p in gone]
+    try:
+        for path in sorted(local):
+            old, new = ours.get(path), local[path]
+            if old is not None and old.sha == new.sha:
+                continue
+            try:
+                check_dirs(store.root, store.root / path)  # no symlink on the way
+            except NotADirectoryError:
+                pass  # a file where a folder goes: it is among the deletions, done first
+            target = staging
+            if path in new_blobs:
+                changes.append((target, temp_beside(target, new_blobs[path], fsync=False)))
+            elif new.sha in small:
+                changes.append((target, temp_beside(target, small[new.sha], fsync=False)))
+            else:
+                changes.append((target, _stream_beside(git, target, new.sha)))
+            changes[-1] = (store.root / path, changes[-1][1])
+    except BaseException:
+        for _t, staged in changes:
+            if staged is not None:
+                staged.unlink(missing_ok=True)
+        raise
+    store.replace_files(changes, lambda: git.update_refs(
+        [("refs/heads/main", new_head, head)] + [b for b in bases if b[1] != b[2]]))
+
+
+def _stream_beside(git: Plumbing, target: Path, sha: str) -> Path:
+    tmp = temp_beside(target, b"", fsync=False)
+    fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        git.blob_to(sha, fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def _message(verb: str, remote: str, agents: set[str], report: dict[str, Any]) -> str:
+    who = ", ".join(sorted(agents)) or "no agent"
+    return (f"{verb} {'with' if verb == 'Sync' else 'to'} {remote} (agents {who}): "
+            f"{len(report['received'])} entries received, {len(report['sent'])} sent.")
+
+
+def _report(remote: str, url: str, agents: set[str], outcomes: dict[str, Outcome],
+            local_only: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"remote": remote, "url": url, "agents": sorted(agents)}
+    for key in ("received", "sent", "logs", "versions", "kept_writes", "deduplicated",
+                "conflicts", "warnings"):
+        out[key] = [item for o in outcomes.values() for item in getattr(o, key)]
+    out["local_only"] = local_only
+    stays = {(row["agent"], row["name"]) for row in local_only}
+    out["sent"] = [row for row in out["sent"] if (row["agent"], row["name"]) not in stays]
+    return out

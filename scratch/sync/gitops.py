@@ -1,0 +1,263 @@
+"""Git plumbing for sync: read trees and blobs, write objects, trees, commits and refs.
+
+Invariants:
+- Every process here runs with :meth:`scratch.gitstore.GitStore.env` (the caller's ``GIT_*``
+  cleared, global/system config ignored) and :data:`scratch.gitstore.SAFE_CONFIG`, exactly as
+  the store's own commits do; none of these commands reads the work tree, so no filter,
+  attribute, hook or other configured program runs.
+- Trees are built in a private index (``.git/scratch-index-<pid>.sync``, swept with the
+  store's own when its process is gone), never ``.git/index``.
+- Refs move only through ``update-ref --stdin`` transactions that name the old value of each
+  ref: all of them move or none does, and a ref someone else moved is not overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from scratch.errors import StoreError
+from scratch.gitstore import SAFE_CONFIG, GitStore, blob_sha, clear_stale_lock
+
+ZERO = "0" * 40
+
+
+class TreeEntry(NamedTuple):
+    mode: str
+    sha: str
+    size: int
+
+
+Tree = dict[str, TreeEntry]  # path -> entry, blobs only (ls-tree -r)
+
+
+class Plumbing:
+    """Git plumbing on one store (see the module docstring)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.store_git = GitStore(root)
+        self.git_dir = root / ".git"
+
+    def run(self, *args: str, input: bytes | None = None, check: bool = True,
+            index: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+        env = self.store_git.env(author="")
+        env["GIT_COMMITTER_NAME"] = env["GIT_AUTHOR_NAME"] = "scratch sync"
+        if index is not None:
+            env["GIT_INDEX_FILE"] = str(index)
+        try:
+            proc = subprocess.run(["git", *SAFE_CONFIG, *args], cwd=self.root, env=env,
+                                  input=input, capture_output=True)
+        except FileNotFoundError:
+            raise StoreError("git is not installed or not on PATH; scratch needs it",
+                             code="git_missing") from None
+        if check and proc.returncode != 0:
+            raise StoreError(f"git {args[0]} failed: "
+                             f"{proc.stderr.decode(errors='replace').strip()}",
+                             code="git_failed", git_args=list(args))
+        return proc
+
+    # -- reading -----------------------------------------------------------------------------
+    def resolve(self, ref: str) -> str | None:
+        proc = self.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False)
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode().strip() or None
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        proc = self.run("for-each-ref", "--format=%(refname) %(objectname)", prefix)
+        out = {}
+        for line in proc.stdout.decode().splitlines():
+            name, _, sha = line.partition(" ")
+            out[name] = sha
+        return out
+
+    def tree(self, commit: str | None, prefix: str = "") -> Tree:
+        """Every blob below ``prefix`` in ``commit``'s tree (empty for None)."""
+        if commit is None:
+            return {}
+        args = ["ls-tree", "-r", "-l", "-z", "--full-tree", commit]
+        if prefix:
+            args += ["--", prefix]
+        out: Tree = {}
+        for record in self.run(*args).stdout.split(b"\0"):
+            if not record:
+                continue
+            head, _, path = record.partition(b"\t")
+            mode, kind, sha, size = head.split()
+            out[path.decode("utf-8", "surrogateescape")] = TreeEntry(
+                mode.decode(), sha.decode(), int(size) if size.isdigit() else -1)
+        return out
+
+    def blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """The bytes of each blob (one ``cat-file --batch``; meant for metadata and logs)."""
+        wanted = sorted(set(shas))
+        if not wanted:
+            return {}
+        proc = self.run("cat-file", "--batch", input="".join(s + "\n" for s in wanted).encode())
+        data, pos, out = proc.stdout, 0, {}
+        for sha in wanted:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            if len(header) != 3:
+                raise StoreError(f"git object {sha} is missing from the store",
+                                 code="object_missing", object=sha)
+            size = int(header[2])
+            out[sha] = data[end + 1:end + 1 + size]
+            pos = end + 1 + size + 1
+        return out
+
+    def blob_to(self, sha: str, fd: int) -> None:
+        """Stream blob ``sha`` into the open file ``fd`` (constant memory)."""
+        env = self.store_git.env()
+        proc = subprocess.run(["git", *SAFE_CONFIG, "cat-file", "blob", sha], cwd=self.root,
+                              env=env, stdout=fd, stderr=subprocess.PIPE)
+        if proc.returncode != 0:
+            raise StoreError(f"git object {sha} is missing from the store",
+                             code="object_missing", object=sha)
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        return self.run("merge-base", "--is-ancestor", older, newer,
+                        check=False).returncode == 0
+
+    def has_commit(self, sha: str) -> bool:
+        return self.run("cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
+
+    def objects_to_send(self, tip: str, have: list[str], limit: int) -> tuple[list[str], list[str]]:
+        """Blobs reachable from ``tip`` and not from ``have``: those of at most ``limit``
+        bytes, and the ids of the bigger ones (which a push would carry)."""
+        args = ["rev-list", "--objects", f"--filter=blob:limit={limit + 1}",
+                "--filter-print-omitted", tip]
+        if have:
+            args += ["--not", *have]
+        small: list[str] = []
+        big: list[str] = []
+        for line in self.run(*args).stdout.decode("utf-8", "surrogateescape").splitlines():
+            if line.startswith("~"):
+                big.append(line[1:].split()[0])
+            elif " " in line:
+                small.append(line.split(" ", 1)[0])
+        kinds = self.types(small)  # trees are listed with their paths too
+        return [sha for sha in small if kinds.get(sha) == "blob"], big
+
+    def types(self, shas: list[str]) -> dict[str, str]:
+        if not shas:
+            return {}
+        proc = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
+                        input="".join(s + "\n" for s in shas).encode())
+        out = {}
+        for line in proc.stdout.decode().splitlines():
+            parts = line.split()
+            if len(parts) == 2:
+                out[parts[0]] = parts[1]
+        return out
+
+    # -- writing -----------------------------------------------------------------------------
+    def write_blob(self, data: bytes) -> str:
+        """Write ``data`` as a loose blob (as the store's commits do); its id."""
+        sha = blob_sha(data)
+        target = self.git_dir / "objects" / sha[:2] / sha[2:]
+        if target.exists():
+            return sha
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+        tmp = target.with_name(f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
+        body = zlib.compress(b"blob %d\x00" % len(data) + data, 1)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        try:
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        return sha
+
+    def make_tree(self, entries: Tree) -> str:
+        """A tree object holding exactly ``entries`` (built in a private index)."""
+        index = self.git_dir / f"scratch-index-{os.getpid()}.sync"
+        try:
+            self.run("read-tree", "--empty", index=index)
+            if entries:
+                lines = "".join(f"{e.mode} {e.sha}\t{path}\0" for path, e in entries.items())
+                self.run("update-index", "-z", "--index-info",
+                         input=lines.encode("utf-8", "surrogateescape"), index=index)
+            return self.run("write-tree", index=index).stdout.decode().strip()
+        finally:
+            for leftover in (index, index.with_name(index.name + ".lock")):
+                try:
+                    os.unlink(leftover)
+                except FileNotFoundError:
+                    pass
+
+    def flat_tree(self, blobs: list[str]) -> str:
+        """A tree naming each blob by its id (carries objects, holds no entries)."""
+        lines = "".join(f"100644 blob {sha}\t{sha}\n" for sha in sorted(set(blobs)))
+        return self.run("mktree", input=lines.encode()).stdout.decode().strip()
+
+    def commit(self, tree: str, parents: list[str], message: str) -> str:
+        args = ["commit-tree", "--no-gpg-sign", tree, "-m", message]
+        for parent in parents:
+            args += ["-p", parent]
+        return self.run(*args).stdout.decode().strip()
+
+    def tree_of(self, commit: str | None) -> str | None:
+        if commit is None:
+            return None
+        return self.run("rev-parse", f"{commit}^{{tree}}").stdout.decode().strip()
+
+    def update_refs(self, updates: list[tuple[str, str | None, str | None]]) -> None:
+        """Move refs in one transaction: (ref, new or None to delete, expected old or None
+        for "must not exist")."""
+        if not updates:
+            return
+        lines = []
+        for ref, new, old in updates:
+            if new is None:
+                lines.append(f"delete {ref}\0{old or ''}\0")
+            else:
+                lines.append(f"update {ref}\0{new}\0{old or ZERO}\0")
+        script = ("start\0" + "".join(lines) + "prepare\0commit\0").encode()
+        for attempt in range(40):
+            proc = self.run("update-ref", "-z", "--stdin", input=script, check=False)
+            if proc.returncode == 0:
+                return
+            err = proc.stderr.decode(errors="replace")
+            if ".lock" not in err:
+                raise StoreError(f"git refused to move the refs: {err.strip()}",
+                                 code="git_failed")
+            for ref, _new, _old in updates:
+                clear_stale_lock(self.git_dir / f"{ref}.lock")
+            import time
+            time.sleep(min(0.05 * (attempt + 1), 0.5))
+        raise StoreError("git's refs stayed locked by another program for too long",
+                         code="git_locked")
+
+    def delete_refs(self, prefix: str) -> None:
+        refs = self.refs(prefix)
+        self.update_refs([(ref, None, sha) for ref, sha in refs.items()])
+
+    def config_get_all(self, pattern: str) -> list[tuple[str, str]]:
+        """``(key, value)`` of the store's own config file matching ``pattern`` (read only)."""
+        proc = self.run("config", "--file", str(self.git_dir / "config"), "-z",
+                        "--get-regexp", pattern, check=False)
+        out = []
+        for record in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            if record:
+                key, _, value = record.partition("\n")
+                out.append((key, value))
+        return out
+
+    def config_set(self, key: str, value: str) -> None:
+        self.run("config", "--file", str(self.git_dir / "config"), key, value)
+
+    def config_add(self, key: str, value: str) -> None:
+        self.run("config", "--file", str(self.git_dir / "config"), "--add", key, value)
+
+    def config_remove_section(self, section: str) -> None:
+        self.run("config", "--file", str(self.git_dir / "config"), "--remove-section", section,
+                 check=False)

@@ -1,0 +1,96 @@
+"""``scratch sync --status``: per agent, what a sync would send and receive, and what exists
+only here. It fetches (objects and the remote-tracking ref only: nothing in the store's
+branch or work tree changes); when the remote cannot be reached it answers from the last
+fetch and says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scratch.errors import SyncError
+from scratch.store import Store
+from scratch.sync.engine import (
+    agents_in,
+    base_ref,
+    check_layout,
+    check_remote,
+    tracking_ref,
+)
+from scratch.sync.gitops import Plumbing
+from scratch.sync.merge import Paths, entries_of, parse_log
+from scratch.sync.remotes import remote_url
+from scratch.sync.transport import Transport
+
+
+def status(store: Store, remote: str, only: list[str] | None) -> dict[str, Any]:
+    url = remote_url(store.root, remote)
+    git = Plumbing(store.root)
+    head = store.git.head()
+    known = git.resolve(tracking_ref(remote))
+    bases = git.refs(f"refs/scratch/sync/{remote}/")
+    fetch_error = None
+    with store.lock(), Transport(store.root, url) as tr:
+        try:
+            tip = tr.fetch({k: v for k, v in {"h": head, "k": known, **bases}.items() if v})
+        except SyncError as exc:
+            tip, fetch_error = known, exc.message
+        else:
+            check_remote(git, remote, known, tip)
+            if tip is not None:
+                check_layout(git.tree(tip), remote)
+                if tip != known:
+                    git.update_refs([(tracking_ref(remote), tip, known)])
+    ours, theirs = git.tree(head), git.tree(tip)
+    agents = sorted(set(only) if only is not None else agents_in(ours, theirs))
+    limit = store.config["sync.max_file_bytes"]
+    rows = []
+    for agent in agents:
+        base_commit = bases.get(base_ref(remote, agent))
+        base = git.tree(base_commit, f"agents/{agent}/") if base_commit else {}
+        rows.append(_agent_status(git, agent, base, ours, theirs, limit))
+    return {"remote": remote, "url": url, "fetched": fetch_error is None,
+            "fetch_error": fetch_error, "tip": tip, "agents": rows}
+
+
+def _agent_status(git: Plumbing, agent: str, base: Any, ours: Any, theirs: Any,
+                  limit: int) -> dict[str, Any]:
+    b_all, o_all, t_all = (entries_of(t, agent) for t in (base, ours, theirs))
+    outgoing, incoming, both = [], [], []
+    for name in sorted(set(b_all) | set(o_all) | set(t_all)):
+        b, o, t = (s.state() if s else None for s in (b_all.get(name), o_all.get(name),
+                                                     t_all.get(name)))
+        if o == t:
+            continue
+        if t == b:
+            outgoing.append(name)
+        elif o == b:
+            incoming.append(name)
+        else:
+            both.append(name)
+    data = git.blobs([p.log.sha for side in (b_all, o_all, t_all)
+                      for n in outgoing + incoming + both
+                      if (p := side.get(n)) is not None and p.log is not None])
+
+    def row(name: str, side: dict[str, Paths]) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": name}
+        paths, old = side.get(name), b_all.get(name)
+        if paths is not None and paths.log is not None:
+            keys = {line.key for line in parse_log(data.get(old.log.sha, b"") if old and
+                                                   old.log else b"")[0]}
+            lines = parse_log(data.get(paths.log.sha, b""))[0]
+            out["log_entries"] = sum(1 for line in lines if line.key not in keys)
+        return out
+
+    local_only = []
+    for name, paths in sorted(o_all.items()):
+        if paths.file is not None and paths.file.size > limit:
+            local_only.append({"name": name, "bytes": paths.file.size,
+                               "reason": "over sync.max_file_bytes"})
+        elif name not in t_all and (paths.file is not None or paths.log is not None):
+            local_only.append({"name": name, "reason": "not pushed yet"})
+    return {"agent": agent, "ahead": len(outgoing) + len(both),
+            "behind": len(incoming) + len(both),
+            "outgoing": [row(n, o_all) for n in outgoing],
+            "incoming": [row(n, t_all) for n in incoming],
+            "both": [row(n, o_all) for n in both], "local_only": local_only}
