@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 
 from tests.conftest import REPO
 from tests.sync_support import bare, git, ok
@@ -75,3 +76,31 @@ def test_sync_auto_is_a_boolean_setting(tmp_path: Path) -> None:
     rows = {row["key"]: row for row in ok(home, "config")["settings"]}
     assert (rows["sync.auto"]["value"], rows["sync.auto"]["source"]) == (True, "scratch.toml")
     assert rows["sync.max_file_bytes"]["value"] == 1000
+
+
+def test_a_change_through_an_mcp_tool_syncs_too_and_a_read_does_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scratch.mcp.dispatch import run_tool
+    from scratch.mcp.session import ServerState
+
+    remote = bare(tmp_path / "remote.git")
+    home = tmp_path / "s"
+    ok(home, "remote", "add", "origin", str(remote))
+    for k in [k for k in os.environ if k.startswith("GIT_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("SCRATCH_HOME", str(home))
+    monkeypatch.setenv("SCRATCH_SYNC_AUTO", "true")
+    session = ServerState().session_for("conn", "default", None, "test")
+    out = run_tool("write_file", {"path": "notes/m.md", "content": "via mcp\n"}, session)
+    assert out.ok, out.texts
+    last_file = home / "state" / "sync-last.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not last_file.exists():
+        time.sleep(0.1)
+    last = orjson.loads(last_file.read_bytes())
+    assert last["errors"] == [] and last["results"][0]["remote"] == "origin"
+    assert git(remote, "show", "main:agents/default/files/notes/m.md").stdout == "via mcp\n"
+    last_file.unlink()
+    assert run_tool("read_file", {"path": "notes/m.md"}, session).ok
+    time.sleep(1.0)
+    assert not last_file.exists()  # a read changes nothing: no sync started

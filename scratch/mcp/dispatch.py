@@ -69,7 +69,13 @@ def run_tool(name: str, arguments: Any, session: Session,
         ctx = session.context()
         shown = rendering or session.rendering()
         from scratch.answers.registry import execute
+        auto = not spec.read_only and ctx.config["sync.auto"]
+        if auto:  # as after a CLI command: a change is synced in the background
+            from scratch.sync.auto import after_command, head_before
+            before = head_before(ctx.root)
         result = execute(ctx, shown, core_call(spec, args, ctx))
+        if auto:
+            after_command(spec.command, ctx.root, before)
         return _success(spec, shown, result)
     except ScratchError as exc:
         return _error(name, spec.command, exc)
