@@ -33,7 +33,7 @@ import contextlib
 import json
 import os
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -51,10 +51,6 @@ LEGACY = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 STOP_GRACE = 2.0  # seconds an upstream has to exit once its stdin is closed (then signals)
 
 
-class Gone(Exception):
-    """The upstream's stdout ended while a relayed call waited."""
-
-
 def _loads(data: bytes | str) -> Any:
     try:
         return orjson.loads(data)
@@ -67,8 +63,7 @@ class Channel:
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
-        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self.progress: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self.pending: dict[str, Relayed] = {}  # relay id -> the call waiting for its answer
         self.open = True
         self._next = 0
 
@@ -80,13 +75,9 @@ class Channel:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
 
-    async def drain(self) -> None:
-        assert self.proc.stdin is not None
-        await self.proc.stdin.drain()
-
     def take(self, line: bytes) -> bool:
         """Whether ``line`` belongs to a relayed call (then it has been handed over)."""
-        if not (self.pending or self.progress) or TAG.encode() not in line:
+        if not self.pending or TAG.encode() not in line:
             return False
         try:
             msg = _loads(line)
@@ -96,24 +87,25 @@ class Channel:
             return False
         mid = msg.get("id")
         if isinstance(mid, str) and mid.startswith(TAG) and "method" not in msg:
-            fut = self.pending.pop(mid, None)
-            if fut is not None and not fut.done():
-                fut.set_result(msg)
+            call = self.pending.pop(mid, None)
+            if call is not None:
+                call.answered(msg)
             return True  # ours, even when its call was cancelled meanwhile
         if msg.get("method") == "notifications/progress":
             params = msg.get("params")
             token = params.get("progressToken") if isinstance(params, dict) else None
-            if isinstance(token, str) and token in self.progress:
-                self.progress[token](params)  # type: ignore[arg-type]
+            call = self.pending.get(token) if isinstance(token, str) else None
+            if call is not None:
+                call.progress(params)  # type: ignore[arg-type]
                 return True
         return False
 
     def close(self) -> None:
         self.open = False
-        for fut in self.pending.values():
-            if not fut.done():
-                fut.set_exception(Gone())
+        calls = list(self.pending.values())
         self.pending.clear()
+        for call in calls:
+            call.gone()
 
 
 @asynccontextmanager
@@ -167,7 +159,8 @@ async def raw_stdio(command: str, args: list[str], env: dict[str, str], cwd: Any
                 async for message in from_session:
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     channel.write(data.encode() + b"\n")
-                    await channel.drain()
+                    assert proc.stdin is not None
+                    await proc.stdin.drain()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
 
@@ -213,7 +206,10 @@ class Front:
         self.out = out  # asyncio.StreamWriter of the client's stdout
         self.legacy = False
         self.client_name: str | None = None
-        self.inflight: dict[Any, tuple[asyncio.Task[None], Channel, str]] = {}
+        self.inflight: dict[Any, Relayed] = {}  # the client's request id -> its call
+        self.tasks: set[asyncio.Task[None]] = set()  # the loop holds tasks only weakly
+        self._thresholds: dict[tuple[str, str], int] = {}
+        self._stamp: tuple[int, int, int] | None = None
 
     def __aiter__(self) -> Front:
         return self
@@ -263,11 +259,7 @@ class Front:
         channel = upstream.channel
         if channel is None or not channel.open or not upstream.ready or upstream._eof:
             return False  # down: the SDK path restarts it and says what happened
-        cid = msg["id"]
-        uid = channel.new_id()
-        task = asyncio.get_running_loop().create_task(
-            self._call(cid, uid, params, route, upstream, channel))
-        self.inflight[cid] = (task, channel, uid)
+        Relayed(self, channel, upstream, route, msg["id"], params)
         return True
 
     def _cancel(self, line: str) -> bool:
@@ -278,82 +270,153 @@ class Front:
         params = msg.get("params") if isinstance(msg, dict) else None
         if not isinstance(params, dict) or msg.get("method") != "notifications/cancelled":
             return False
-        found = self.inflight.pop(params.get("requestId"), None)
-        if found is None:
+        call = self.inflight.get(params.get("requestId"))
+        if call is None:
             return False
-        task, channel, uid = found
-        task.cancel()
-        if channel.open:
-            channel.write(orjson.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                        "params": {**params, "requestId": uid}}) + b"\n")
+        call.cancel(params)
         return True
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def threshold(self, server: str, tool: str) -> int:
+        """The tool's threshold, resolved again only when scratch.toml changed (one stat a
+        call instead of a copy of the configuration)."""
+        from scratch.config import CONFIG_FILE
+        configs = self.proxy.state.configs
+        try:
+            st = os.stat(configs.root / CONFIG_FILE)
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+        except OSError:
+            stamp = (0, 0, 0)
+        if stamp != self._stamp:
+            self._thresholds.clear()
+            self._stamp = stamp
+        found = self._thresholds.get((server, tool))
+        if found is None:
+            from scratch.thresholds import resolve_server_threshold
+            config = configs.get()
+            found = resolve_server_threshold(server, tool, config["mcp.servers"],
+                                             config["thresholds"]).min_tokens
+            self._thresholds[(server, tool)] = found
+        return found
+
+    def spawn(self, coro: Any) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    def send(self, message: dict[str, Any]) -> None:
         self.out.write(orjson.dumps(message) + b"\n")
 
-    async def _call(self, cid: Any, uid: str, params: dict[str, Any], route: Any,
-                    upstream: Upstream, channel: Channel) -> None:
-        from scratch.mcp.proxy import error_result
-        from scratch.mcp.proxy_server import finish
-        from scratch.mcp.upstream import UpstreamError
-        sent = {**params, "name": route.tool}
-        meta = params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        if token is not None:
-            assert isinstance(meta, dict)
-            sent["_meta"] = {**meta, "progressToken": uid}
-
-            def progress(p: dict[str, Any]) -> None:
-                self._send({"jsonrpc": "2.0", "method": "notifications/progress",
-                            "params": {**p, "progressToken": token}})
-            channel.progress[uid] = progress
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        channel.pending[uid] = fut
-        try:
-            channel.write(orjson.dumps({"jsonrpc": "2.0", "id": uid, "method": "tools/call",
-                                        "params": sent}) + b"\n")
-            try:
-                reply = await asyncio.wait_for(fut, upstream.timeout)
-            except TimeoutError:
-                if channel.open:
-                    channel.write(orjson.dumps({"jsonrpc": "2.0",
-                                                "method": "notifications/cancelled",
-                                                "params": {"requestId": uid,
-                                                           "reason": "timed out"}}) + b"\n")
-                result = error_result(UpstreamError(
-                    f"tool {route.tool!r} of upstream server {upstream.name!r} did not answer "
-                    f"within {upstream.timeout:g}s; the call was cancelled",
-                    code="upstream_timeout", server=upstream.name, tool=route.tool,
-                    timeout=upstream.timeout))
-            except Gone:
-                await upstream._lost()
-                result = error_result(UpstreamError(
-                    f"upstream server {upstream.name!r} closed its connection during the call "
-                    f"of {route.tool!r} (it crashed or exited); it is started again on its next "
-                    "call", code="upstream_crashed", server=upstream.name, tool=route.tool))
-            else:
-                error = reply.get("error")
-                if isinstance(error, dict):  # a protocol error: passed on, its message cut
-                    from scratch.mcp.proxy import cut_text
-                    msg = error.get("message")
-                    self._send({"jsonrpc": "2.0", "id": cid, "error": {
-                        **error, "message": cut_text(msg) if isinstance(msg, str) else msg}})
-                    return
-                raw = reply.get("result")
-                if not isinstance(raw, dict):
-                    raw = {"content": raw}  # not a result object: finish() says so
-                result = await finish(self.proxy, route, raw, self._session)
-            self._send({"jsonrpc": "2.0", "id": cid, "result": result})
-            await self.out.drain()
-        finally:
-            channel.pending.pop(uid, None)
-            channel.progress.pop(uid, None)
-            if self.inflight.get(cid, (None,))[0] is asyncio.current_task():
-                del self.inflight[cid]
-
-    def _session(self) -> Any:
+    def session(self) -> Any:
         state = self.proxy.state
         return state.session_for(("stdio",), state.agent, self.client_name, "")
 
 
-__all__ = ["Channel", "Front", "LEGACY", "TAG", "raw_stdio"]
+class Relayed:
+    """One relayed tool call, from the request sent on to the answer written back. Handled
+    in callbacks of the loop (no task), except a result that needs storing."""
+
+    def __init__(self, front: Front, channel: Channel, upstream: Upstream, route: Any,
+                 cid: Any, params: dict[str, Any]) -> None:
+        self.front, self.channel, self.upstream, self.route = front, channel, upstream, route
+        self.cid = cid
+        self.uid = channel.new_id()
+        sent = {**params, "name": route.tool}
+        meta = params.get("_meta")
+        self.token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if self.token is not None:
+            assert isinstance(meta, dict)
+            sent["_meta"] = {**meta, "progressToken": self.uid}
+        self.task: asyncio.Task[None] | None = None
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(upstream.timeout, self.timed_out)
+        channel.pending[self.uid] = self
+        front.inflight[cid] = self
+        channel.write(orjson.dumps({"jsonrpc": "2.0", "id": self.uid, "method": "tools/call",
+                                    "params": sent}) + b"\n")
+
+    def _done(self) -> None:
+        self.timer.cancel()
+        self.channel.pending.pop(self.uid, None)
+        if self.front.inflight.get(self.cid) is self:
+            del self.front.inflight[self.cid]
+
+    def _reply(self, result: dict[str, Any]) -> None:
+        self.front.send({"jsonrpc": "2.0", "id": self.cid, "result": result})
+
+    def progress(self, params: dict[str, Any]) -> None:
+        if self.token is not None:
+            self.front.send({"jsonrpc": "2.0", "method": "notifications/progress",
+                             "params": {**params, "progressToken": self.token}})
+
+    def answered(self, msg: dict[str, Any]) -> None:
+        self._done()
+        error = msg.get("error")
+        if isinstance(error, dict):  # a protocol error: passed on, its message cut
+            from scratch.mcp.proxy import cut_text
+            text = error.get("message")
+            self.front.send({"jsonrpc": "2.0", "id": self.cid, "error": {
+                **error, "message": cut_text(text) if isinstance(text, str) else text}})
+            return
+        raw = msg.get("result")
+        if not isinstance(raw, dict):
+            raw = {"content": raw}  # not a result object: finish() says so
+        from scratch.mcp.proxy import fits_below
+        if fits_below(raw, self.front.threshold(self.route.server, self.route.tool)):
+            self._reply(raw)
+            return
+        self.front.inflight[self.cid] = self  # cancellable while it is stored
+        self.task = self.front.spawn(self._finish(raw))
+
+    async def _finish(self, raw: dict[str, Any]) -> None:
+        from scratch.mcp.proxy_server import finish
+        try:
+            result = await finish(self.front.proxy, self.route, raw, self.front.session)
+            self._reply(result)
+            await self.front.out.drain()
+        finally:
+            if self.front.inflight.get(self.cid) is self:
+                del self.front.inflight[self.cid]
+
+    def timed_out(self) -> None:
+        self._done()
+        if self.channel.open:
+            self.channel.write(orjson.dumps({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.uid, "reason": "timed out"}}) + b"\n")
+        from scratch.mcp.proxy import error_result
+        from scratch.mcp.upstream import UpstreamError
+        u = self.upstream
+        self._reply(error_result(UpstreamError(
+            f"tool {self.route.tool!r} of upstream server {u.name!r} did not answer within "
+            f"{u.timeout:g}s; the call was cancelled", code="upstream_timeout", server=u.name,
+            tool=self.route.tool, timeout=u.timeout)))
+
+    def gone(self) -> None:
+        self._done()
+        self.task = self.front.spawn(self._gone())
+
+    async def _gone(self) -> None:
+        from scratch.mcp.proxy import error_result
+        from scratch.mcp.upstream import UpstreamError
+        u = self.upstream
+        await u._lost()
+        self._reply(error_result(UpstreamError(
+            f"upstream server {u.name!r} closed its connection during the call of "
+            f"{self.route.tool!r} (it crashed or exited); it is started again on its next "
+            "call", code="upstream_crashed", server=u.name, tool=self.route.tool)))
+
+    def cancel(self, params: dict[str, Any]) -> None:
+        """The client cancelled the call: the upstream is told, and no answer is written."""
+        self._done()
+        if self.front.inflight.get(self.cid) is self:
+            del self.front.inflight[self.cid]
+        if self.task is not None:
+            self.task.cancel()
+        if self.channel.open:
+            self.channel.write(orjson.dumps({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {**params, "requestId": self.uid}}) + b"\n")
+
+
+__all__ = ["Channel", "Front", "LEGACY", "Relayed", "TAG", "raw_stdio"]

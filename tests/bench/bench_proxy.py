@@ -10,8 +10,8 @@ One upstream for every side: the SDK-built fixture server of the proxy's tests
 
 1. Pass-through: ``text(size=200)`` (far below any threshold) through the SDK's own client
    (initialize handshake) to the upstream directly, through ``scratch mcp proxy``, and through
-   jmunch-mcp (``python -m jmunch_mcp``, when installed), in alternating batches so all sides
-   share the machine's state. Shown: p50 and p90 per call, and each proxy's p50 overhead over
+   jmunch-mcp (``python -m jmunch_mcp``, when installed), all three open at once and each call
+   made to every side in turn, so all sides share the machine's state. Shown: p50 and p90 per call, and each proxy's p50 overhead over
    direct.
 2. Interception: ``text(size=M MB)`` through the proxy (stored, pointer returned) against the
    same call direct (the upstream and the transport's cost alone); the difference is what
@@ -45,6 +45,31 @@ def env_for(home: Path) -> dict[str, str]:
     env.update(SCRATCH_HOME=str(home), SCRATCH_BUDGET_CONTEXT_WINDOW="1000000000",
                PYTHONPATH=str(REPO))
     return env
+
+
+async def interleaved(sides: dict[str, list[str]], env: dict[str, str], args: dict[str, Any],
+                      n: int, rounds: int, out: dict[str, list[float]]) -> None:
+    """Every side's client open at once; each round, each call goes to every side in turn
+    (the order rotating), so a moment of load on this machine costs every side alike."""
+    from contextlib import AsyncExitStack
+
+    from mcp import Client, StdioServerParameters
+    names = list(sides)
+    async with AsyncExitStack() as stack:
+        clients = {}
+        for name in names:
+            cmd = sides[name]
+            clients[name] = await stack.enter_async_context(Client(StdioServerParameters(
+                command=cmd[0], args=cmd[1:], env=env), mode="legacy"))
+            for _ in range(20):  # warm: imports, caches, the first threshold lookups
+                await clients[name].call_tool("text", args)
+        for r in range(rounds):
+            for i in range(n):
+                k = (r * n + i) % len(names)
+                for name in names[k:] + names[:k]:
+                    t = time.perf_counter()
+                    await clients[name].call_tool("text", args)
+                    out[name].append(time.perf_counter() - t)
 
 
 async def timed_calls(command: list[str], env: dict[str, str], args: dict[str, Any], n: int,
@@ -92,11 +117,9 @@ def main() -> None:
     except ImportError:
         print("jmunch-mcp is not installed: its column is left out")
 
-    # 1. pass-through, batches alternating between the sides
+    # 1. pass-through, call by call in turn between the sides
     got: dict[str, list[float]] = {k: [] for k in sides}
-    for _ in range(opts.rounds):
-        for name, cmd in sides.items():
-            anyio.run(timed_calls, cmd, env, {"size": 200}, opts.calls, 1, got[name])
+    anyio.run(interleaved, sides, env, {"size": 200}, opts.calls, opts.rounds, got)
     base = p(got["direct"], 0.5)
     print(f"pass-through text(size=200), {opts.rounds} x {opts.calls} calls per side:")
     print(f"  {'side':<20} {'p50 ms':>8} {'p90 ms':>8} {'p50 over direct':>16}")
