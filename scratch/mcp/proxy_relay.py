@@ -35,16 +35,16 @@ import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import orjson
 
 from scratch.mcp.stdio import MAX_LINE
 
-if TYPE_CHECKING:
-    from scratch.mcp.proxy_server import Proxy
-    from scratch.mcp.upstream import Upstream
+# No import of proxy_server or upstream here (they import this module): the proxy, its
+# upstreams, the finishing step and the error class are handed in (see Front).
+Proxy = Upstream = Any
 
 TAG = "scratch~"  # relay ids and progress tokens: strings no SDK client makes
 LEGACY = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
@@ -200,8 +200,10 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
 class Front:
     """The client's stdin lines, with relayed tool calls taken out (see the module)."""
 
-    def __init__(self, proxy: Proxy, lines: Any, out: Any) -> None:
+    def __init__(self, proxy: Proxy, lines: Any, out: Any, finish: Any, error: Any) -> None:
         self.proxy = proxy
+        self.finish = finish  # scratch.mcp.proxy_server.finish
+        self.error = error  # scratch.mcp.upstream.UpstreamError
         self.lines = lines
         self.out = out  # asyncio.StreamWriter of the client's stdout
         self.legacy = False
@@ -369,9 +371,8 @@ class Relayed:
         self.task = self.front.spawn(self._finish(raw))
 
     async def _finish(self, raw: dict[str, Any]) -> None:
-        from scratch.mcp.proxy_server import finish
         try:
-            result = await finish(self.front.proxy, self.route, raw, self.front.session)
+            result = await self.front.finish(self.front.proxy, self.route, raw, self.front.session)
             self._reply(result)
             await self.front.out.drain()
         finally:
@@ -385,9 +386,8 @@ class Relayed:
                 "jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": self.uid, "reason": "timed out"}}) + b"\n")
         from scratch.mcp.proxy import error_result
-        from scratch.mcp.upstream import UpstreamError
         u = self.upstream
-        self._reply(error_result(UpstreamError(
+        self._reply(error_result(self.front.error(
             f"tool {self.route.tool!r} of upstream server {u.name!r} did not answer within "
             f"{u.timeout:g}s; the call was cancelled", code="upstream_timeout", server=u.name,
             tool=self.route.tool, timeout=u.timeout)))
@@ -398,10 +398,9 @@ class Relayed:
 
     async def _gone(self) -> None:
         from scratch.mcp.proxy import error_result
-        from scratch.mcp.upstream import UpstreamError
         u = self.upstream
         await u._lost()
-        self._reply(error_result(UpstreamError(
+        self._reply(error_result(self.front.error(
             f"upstream server {u.name!r} closed its connection during the call of "
             f"{self.route.tool!r} (it crashed or exited); it is started again on its next "
             "call", code="upstream_crashed", server=u.name, tool=self.route.tool)))

@@ -388,7 +388,8 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
             async with pipe_streams() as pipes:
                 if pipes is not None:  # tool calls of stdio upstreams relayed as lines
                     from scratch.mcp.proxy_relay import Front
-                    pipes = (Front(proxy, pipes[0], pipes[1].writer), pipes[1])
+                    front = Front(proxy, pipes[0], pipes[1].writer, finish, UpstreamError)
+                    pipes = (front, pipes[1])
                 streams = stdio_server(*pipes) if pipes is not None else stdio_server()  # type: ignore[arg-type]
                 async with streams as (read_stream, write_stream):
                     await server.run(read_stream, write_stream,
