@@ -35,7 +35,7 @@ import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 import orjson
@@ -44,7 +44,8 @@ from scratch.mcp.stdio import MAX_LINE
 
 # No import of proxy_server or upstream here (they import this module): the proxy, its
 # upstreams, the finishing step and the error class are handed in (see Front).
-Proxy = Upstream = Any
+Proxy: TypeAlias = Any
+Upstream: TypeAlias = Any
 
 TAG = "scratch~"  # relay ids and progress tokens: strings no SDK client makes
 LEGACY = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
