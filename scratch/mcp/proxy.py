@@ -123,6 +123,13 @@ def below_threshold(config: Any, server: str, tool: str, raw: dict[str, Any]) ->
     """Whether ``raw`` surely passes through, decided without counting tokens (its text has
     fewer bytes than the threshold has tokens, and a token is at least one byte) or any store:
     the path of almost every call, taken on the event loop."""
+    from scratch.thresholds import resolve_server_threshold
+    return fits_below(raw, resolve_server_threshold(server, tool, config["mcp.servers"],
+                                                    config["thresholds"]).min_tokens)
+
+
+def fits_below(raw: dict[str, Any], threshold: int) -> bool:
+    """:func:`below_threshold` for a known threshold (in tokens)."""
     if raw.get("isError") is True or raw.get("structuredContent") is not None:
         return False
     content = raw.get("content")
@@ -134,9 +141,7 @@ def below_threshold(config: Any, server: str, tool: str, raw: dict[str, Any]) ->
                 or not isinstance(block.get("text"), str):
             return False  # anything else goes the whole way (and is checked there)
         size += len(block["text"]) * 4  # UTF-8 bytes, at most
-    from scratch.thresholds import resolve_server_threshold
-    return size < resolve_server_threshold(server, tool, config["mcp.servers"],
-                                           config["thresholds"]).min_tokens
+    return size < threshold
 
 
 def handle_result(session: Session, server: str, tool: str, raw: dict[str, Any]
@@ -223,4 +228,4 @@ def error_result(exc: ScratchError) -> dict[str, Any]:
 
 
 __all__ = ["ERROR_MAX", "Intercepted", "Route", "SEP", "cut_error", "cut_text", "error_result",
-           "handle_result", "list_entry", "route_tools"]
+           "fits_below", "handle_result", "list_entry", "route_tools"]

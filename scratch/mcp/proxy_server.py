@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -161,6 +162,28 @@ def _cut_error(exc: MCPError) -> MCPError:
     return MCPError(code=exc.code, message=cut_text(exc.error.message), data=exc.error.data)
 
 
+async def finish(proxy: Proxy, route: Route, raw: dict[str, Any],
+                 session: Callable[[], Any]) -> dict[str, Any]:
+    """What the client gets for the upstream's result ``raw`` (on either path): the very
+    object below the threshold, else the pointer or an error saying why."""
+    if below_threshold(proxy.state.configs.get(), route.server, route.tool, raw):
+        return _complete(raw)
+    try:
+        found = await in_thread(handle_result, session(), route.server, route.tool, raw)
+    except ScratchError as exc:
+        return _complete(error_result(exc))
+    except ValueError as exc:  # MalformedResult
+        return _complete(error_result(UpstreamError(
+            f"tool {route.tool!r} of upstream server {route.server!r} returned a result "
+            f"that is not a tool result: {exc}", code="upstream_malformed_result",
+            server=route.server, tool=route.tool)))
+    for link in raw.get("content") or ():
+        if isinstance(link, dict) and link.get("type") == "resource_link" \
+                and isinstance(link.get("uri"), str):
+            proxy.uri_owner[link["uri"]] = route.server
+    return _complete(found.result)
+
+
 def build_proxy(proxy: Proxy) -> Server[Any]:
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
     proxy.bus = InMemorySubscriptionBus()
@@ -199,23 +222,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
             return _complete(error_result(exc))
         except MCPError as exc:  # the upstream answered with a protocol error: pass it on
             raise _cut_error(exc) from None
-        if below_threshold(state.configs.get(), route.server, route.tool, raw):
-            return _complete(raw)
-        session = session_of(ctx, state)
-        try:
-            found = await in_thread(handle_result, session, route.server, route.tool, raw)
-        except ScratchError as exc:
-            return _complete(error_result(exc))
-        except ValueError as exc:  # MalformedResult
-            return _complete(error_result(UpstreamError(
-                f"tool {route.tool!r} of upstream server {route.server!r} returned a result "
-                f"that is not a tool result: {exc}", code="upstream_malformed_result",
-                server=route.server, tool=route.tool)))
-        for link in raw.get("content") or ():
-            if isinstance(link, dict) and link.get("type") == "resource_link" \
-                    and isinstance(link.get("uri"), str):
-                proxy.uri_owner[link["uri"]] = route.server
-        return _complete(found.result)
+        return await finish(proxy, route, raw, lambda: session_of(ctx, state))
 
     # -- resources: scratch's entries, then each upstream's, one source per page --------------
     def sources() -> list[str | None]:
@@ -379,7 +386,11 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
             proxy.announce()
             server = build_proxy(proxy)
             async with pipe_streams() as pipes:
-                streams = stdio_server(*pipes) if pipes is not None else stdio_server()
+                if pipes is not None:  # tool calls of stdio upstreams relayed as lines
+                    from scratch.mcp.proxy_relay import Front
+                    front = Front(proxy, pipes[0], pipes[1].writer, finish, UpstreamError)
+                    pipes = (front, pipes[1])
+                streams = stdio_server(*pipes) if pipes is not None else stdio_server()  # type: ignore[arg-type]
                 async with streams as (read_stream, write_stream):
                     await server.run(read_stream, write_stream,
                                      server.create_initialization_options(NotificationOptions(

@@ -67,6 +67,7 @@ class Upstream:
         self._lock = anyio.Lock()
         self._tg: Any = None
         self._eof = False  # the connection's read stream ended
+        self.channel: Any = None  # scratch.mcp.proxy_relay.Channel of a stdio upstream
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -168,13 +169,12 @@ class Upstream:
             http = httpx2.AsyncClient(headers=dict(spec.headers),
                                       timeout=httpx2.Timeout(self.timeout + 5))
             return streamable_http_client(spec.url, http_client=http)
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        from scratch.mcp.proxy_relay import raw_stdio
         assert spec.command is not None
-        # the proxy's own environment, as the client gave it, plus the entry's env
-        return stdio_client(StdioServerParameters(command=spec.command, args=list(spec.args),
-                                                  env={**os.environ, **spec.env},
-                                                  cwd=spec.cwd))
+        # the proxy's own environment, as the client gave it, plus the entry's env; the
+        # transport relays tool calls as lines (scratch.mcp.proxy_relay)
+        return raw_stdio(spec.command, list(spec.args), {**os.environ, **spec.env}, spec.cwd,
+                         self)
 
     async def stop(self) -> None:
         if self._stop is not None:

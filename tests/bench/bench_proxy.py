@@ -10,13 +10,18 @@ One upstream for every side: the SDK-built fixture server of the proxy's tests
 
 1. Pass-through: ``text(size=200)`` (far below any threshold) through the SDK's own client
    (initialize handshake) to the upstream directly, through ``scratch mcp proxy``, and through
-   jmunch-mcp (``python -m jmunch_mcp``, when installed), in alternating batches so all sides
-   share the machine's state. Shown: p50 and p90 per call, and each proxy's p50 overhead over
+   jmunch-mcp (``python -m jmunch_mcp``, when installed), all three open at once and each call
+   made to every side in turn, so all sides share the machine's state. Shown: p50 and p90 per call, and each proxy's p50 overhead over
    direct.
 2. Interception: ``text(size=M MB)`` through the proxy (stored, pointer returned) against the
    same call direct (the upstream and the transport's cost alone); the difference is what
    intercepting costs, shown beside ``scratch ingest --store-always`` of the same bytes (a
    cold process, its median of R runs).
+3. Against the peer: server-everything's ``echo`` of a kubectl pod list, an access log and a
+   CSV from the corpus ($SCRATCH_CORPUS) through scratch's proxy and jmunch-mcp: the pointer's
+   tokens (scratch's tokenizer), how many payload lines it shows, whether the JSON behind
+   ``Echo: `` is read as JSON, the token count each side says against the real one, and
+   what a search for a frequent string finds (all of it, or a silent cap).
 
 Not collected by pytest and asserts nothing; the targets are printed next to the figures.
 """
@@ -45,6 +50,31 @@ def env_for(home: Path) -> dict[str, str]:
     env.update(SCRATCH_HOME=str(home), SCRATCH_BUDGET_CONTEXT_WINDOW="1000000000",
                PYTHONPATH=str(REPO))
     return env
+
+
+async def interleaved(sides: dict[str, list[str]], env: dict[str, str], args: dict[str, Any],
+                      n: int, rounds: int, out: dict[str, list[float]]) -> None:
+    """Every side's client open at once; each round, each call goes to every side in turn
+    (the order rotating), so a moment of load on this machine costs every side alike."""
+    from contextlib import AsyncExitStack
+
+    from mcp import Client, StdioServerParameters
+    names = list(sides)
+    async with AsyncExitStack() as stack:
+        clients = {}
+        for name in names:
+            cmd = sides[name]
+            clients[name] = await stack.enter_async_context(Client(StdioServerParameters(
+                command=cmd[0], args=cmd[1:], env=env), mode="legacy"))
+            for _ in range(20):  # warm: imports, caches, the first threshold lookups
+                await clients[name].call_tool("text", args)
+        for r in range(rounds):
+            for i in range(n):
+                k = (r * n + i) % len(names)
+                for name in names[k:] + names[:k]:
+                    t = time.perf_counter()
+                    await clients[name].call_tool("text", args)
+                    out[name].append(time.perf_counter() - t)
 
 
 async def timed_calls(command: list[str], env: dict[str, str], args: dict[str, Any], n: int,
@@ -92,11 +122,9 @@ def main() -> None:
     except ImportError:
         print("jmunch-mcp is not installed: its column is left out")
 
-    # 1. pass-through, batches alternating between the sides
+    # 1. pass-through, call by call in turn between the sides
     got: dict[str, list[float]] = {k: [] for k in sides}
-    for _ in range(opts.rounds):
-        for name, cmd in sides.items():
-            anyio.run(timed_calls, cmd, env, {"size": 200}, opts.calls, 1, got[name])
+    anyio.run(interleaved, sides, env, {"size": 200}, opts.calls, opts.rounds, got)
     base = p(got["direct"], 0.5)
     print(f"pass-through text(size=200), {opts.rounds} x {opts.calls} calls per side:")
     print(f"  {'side':<20} {'p50 ms':>8} {'p90 ms':>8} {'p50 over direct':>16}")
@@ -132,6 +160,95 @@ def main() -> None:
     print(f"  scratch ingest --store-always of the same bytes (cold process): {ingest_ms:.0f} ms")
     print(f"  ratio intercept / ingest: {(proxy_ms - direct_ms) / ingest_ms:.2f} "
           "(target <= 1.5)")
+    against_the_peer(env, tmp)
+
+
+PEER_PAYLOADS = [("kubectl pod list (JSON)", "k8s/honeycomb/pods.json", '"name": "'),
+                 ("access log", "logs/app/apache_access_10k.log", "GET "),
+                 ("CSV", "csv/loghub_HDFS_2k.log_structured.csv", "blk_")]
+
+
+def real_count(text: str) -> int:
+    from scratch.tokens import count_text, resolve_encoding
+    return count_text(text, resolve_encoding(None, None))
+
+
+async def peer_row(side: str, cmd: list[str], env: dict[str, str], payload: str,
+                   pattern: str) -> dict[str, Any]:
+    """One payload echoed through one proxy: what its pointer costs and carries, and what
+    its search finds."""
+    import re
+
+    from mcp import Client, StdioServerParameters
+    async with Client(StdioServerParameters(command=cmd[0], args=cmd[1:], env=env),
+                      mode="legacy") as client:
+        r = await client.call_tool("echo", {"message": payload})
+        pointer = "\n".join(b.text for b in r.content if getattr(b, "type", "") == "text")
+        lines = [ln for ln in payload.splitlines() if len(ln.strip()) > 12]
+        quoted = sum(1 for ln in set(lines) if ln.strip()[:40] in pointer)
+        expected = len(re.findall(re.escape(pattern), "Echo: " + payload))
+        expected_lines = sum(1 for ln in ("Echo: " + payload).splitlines() if pattern in ln)
+        if side == "scratch":
+            meta = r.meta["scratch"]
+            fmt = pointer.split("\n")[0].split(": ")[1].split(",")[0]
+            said = meta["tokens"]
+            found = await client.call_tool("grep", {"file": meta["stored"], "pattern":
+                                                    re.escape(pattern), "context": 0,
+                                                    "max_count": 5})
+            ftext = "\n".join(b.text for b in found.content if b.type == "text")
+            m = re.search(r"([\d,]+) matching lines in the whole entry", ftext)
+            total = int(m.group(1).replace(",", "")) if m else -1
+            search = f"{total:,} of {expected_lines:,} lines (total said)"
+        else:
+            body = json.loads(pointer)
+            fmt = body["result"].get("kind", "?")
+            said = body["_meta"].get("naive_tokens")
+            h = body["result"]["handle"]
+            found = await client.call_tool("jmunch_search", {"handle": h, "query": pattern,
+                                                            "max_results": 100000})
+            res = json.loads(found.content[0].text)["result"]
+            got = len(res.get("results", []))
+            total_said = any(k in res for k in ("total", "total_matches", "count"))
+            search = f"{got:,} of {expected:,} matches" + ("" if total_said else
+                                                          " (no total said)")
+    return {"tokens": real_count(pointer), "quoted": quoted, "format": fmt, "said": said,
+            "search": search}
+
+
+def against_the_peer(env: dict[str, str], tmp: Path) -> None:
+    """Section 3: server-everything's echo of real payloads through both proxies."""
+    everything = REPO / ".ci" / "node" / "node_modules" / ".bin" / "mcp-server-everything"
+    corpus = Path(os.environ.get("SCRATCH_CORPUS", "/work/shared/corpus"))
+    if not everything.exists() or not corpus.is_dir():
+        print("\nagainst the peer: server-everything or the corpus is missing: left out")
+        return
+    try:
+        import jmunch_mcp  # noqa: F401
+    except ImportError:
+        print("\nagainst the peer: jmunch-mcp is not installed: left out")
+        return
+    upstream = [str(everything), "stdio"]
+    cfg = tmp / "jmunch-everything.json"
+    cfg.write_text(json.dumps({"upstream": {"command": upstream[0], "args": upstream[1:]},
+                               "threshold_tokens": 2000}))
+    sides = {"scratch": [sys.executable, "-m", "scratch", "mcp", "proxy", "--name", "everything",
+                         "--", *upstream],
+             "jmunch-mcp": [sys.executable, "-m", "jmunch_mcp", "--config", str(cfg)]}
+    print("\nagainst the peer: server-everything's echo (it adds 'Echo: ') of real payloads")
+    print(f"  {'payload':<24} {'side':<10} {'pointer tok':>11} {'lines quoted':>12} "
+          f"{'read as':>8} {'count said / real':>22}  search")
+    for label, rel, pattern in PEER_PAYLOADS:
+        payload = (corpus / rel).read_text()
+        real = real_count("Echo: " + payload)
+        for side, cmd in sides.items():
+            row = anyio.run(peer_row, side, cmd, env, payload, pattern)
+            said = row["said"]
+            acc = f"{said:,} / {real:,} ({said / real:.3f})" if said else "-"
+            print(f"  {label:<24} {side:<10} {row['tokens']:>11,} {row['quoted']:>12,} "
+                  f"{row['format']:>8} {acc:>22}  {row['search']}")
+    print("  pointer tokens and the real count in scratch's tokenizer (o200k_base unless "
+          "configured); 'lines quoted': payload lines whose first 40 characters the pointer "
+          "shows; scratch's search asked for 5 lines, saying how many there are")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,14 @@ Tools: ``text(size)`` (that many bytes of numbered lines), ``head`` (a name scra
 has), ``json_doc(items)``, ``structured`` (with an outputSchema), ``image``, ``error(size)``
 (an isError result), ``progress`` (three progress notifications), ``add_tool`` (lists one more
 tool and says so with tools/list_changed), ``crash`` (the process exits mid-call), ``hang``
-(never answers), ``malformed`` (a result that is not a tool result). Its pid is appended to
+(never answers), ``malformed`` (a result that is not a tool result), ``slow(seconds)`` (answers
+after a while; cancelled meanwhile, it appends ``cancelled`` to $FIXTURE_LOG), ``exit_later``
+(answers, then exits), ``headers`` (the HTTP request's headers, as JSON), ``echo(message)`` (``Echo: `` and the
+message, as server-everything's). Its pid is appended to
 $FIXTURE_PIDS when set, so a test can see it is gone once the proxy stops.
+
+``fixture_server.py`` serves stdio; ``fixture_server.py --http PORT`` serves streamable HTTP on
+127.0.0.1:PORT/mcp.
 """
 
 from __future__ import annotations
@@ -34,7 +40,9 @@ TOOLS = [_tool("text", {"size": {"type": "integer"}}), _tool("head"),
          _tool("structured", output_schema={"type": "object", "properties": {
              "count": {"type": "integer"}}, "required": ["count"]}),
          _tool("image"), _tool("error", {"size": {"type": "integer"}}), _tool("progress"),
-         _tool("add_tool"), _tool("crash"), _tool("hang"), _tool("malformed")]
+         _tool("add_tool"), _tool("crash"), _tool("hang"), _tool("malformed"),
+         _tool("slow", {"seconds": {"type": "number"}}), _tool("exit_later"), _tool("headers"),
+         _tool("echo", {"message": {"type": "string"}})]
 
 
 def text_of(size: int) -> str:
@@ -88,6 +96,26 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         os._exit(3)
     if name == "hang":
         await anyio.sleep(3600)
+    if name == "slow":
+        try:
+            await anyio.sleep(float(args.get("seconds", 5)))
+        except anyio.get_cancelled_exc_class():
+            if os.environ.get("FIXTURE_LOG"):
+                with open(os.environ["FIXTURE_LOG"], "a") as fh:
+                    fh.write("cancelled\n")
+            raise
+        return types.CallToolResult(content=text("slept"))
+    if name == "echo":  # as server-everything's echo: the message after a prefix
+        return types.CallToolResult(content=text(f"Echo: {args.get('message', '')}"))
+    if name == "exit_later":
+        import threading
+        threading.Timer(0.2, os._exit, (0,)).start()  # after the answer is written
+        return types.CallToolResult(content=text("bye"))
+    if name == "headers":
+        import json
+        request = getattr(ctx, "request", None)
+        found = dict(request.headers) if request is not None else {}
+        return types.CallToolResult(content=text(json.dumps(found, sort_keys=True)))
     return types.CallToolResult(content=text(f"unknown {name}"), is_error=True)
 
 
@@ -110,6 +138,13 @@ async def main() -> None:
                                  on_list_tools=list_tools, on_call_tool=call_tool)
     server.middleware.clear()
     server.middleware.append(Malformed())
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        import uvicorn
+        app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
+        config = uvicorn.Config(app, host="127.0.0.1", port=int(sys.argv[2]),
+                                log_level="warning", lifespan="on")
+        await uvicorn.Server(config).serve()
+        return
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options(
             NotificationOptions(tools_changed=True)))

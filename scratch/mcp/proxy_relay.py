@@ -1,0 +1,422 @@
+"""The proxy's fast path: a tool call to a stdio upstream relayed as JSON-RPC lines.
+
+Going through the SDK on both sides (the client's request parsed into models, re-sent through
+the upstream's client session, its answer parsed, validated and serialized again) costs a
+pass-through call more than a millisecond; a relay of lines costs a few dozen microseconds.
+Two halves, on the event loop, no thread:
+
+- :func:`raw_stdio` is the upstream's stdio transport (what the SDK's ``Client`` is given in
+  place of ``stdio_client``): it starts the process in a session of its own, and reads its
+  stdout as lines. A line answering a relayed call (its ``id``, or the ``progressToken`` of a
+  progress notification, is one the relay gave: ``scratch~N``) goes to the relay; every other
+  line is parsed for the SDK session as before (initialize, lists, resources, prompts,
+  list_changed, calls on the SDK path). Stopping it closes the upstream's stdin, then ends
+  its process group (SIGTERM, then SIGKILL): no orphans.
+- :class:`Front` sits between the client's stdin lines and the proxy's SDK server. A
+  ``tools/call`` of an upstream tool whose upstream is connected over :func:`raw_stdio` is
+  taken off the line and relayed: sent on with a relay id (and progress token), the answer
+  awaited under the upstream's timeout, and written back with the client's id. A result that
+  :func:`scratch.mcp.proxy.below_threshold` lets through is the upstream's result object as
+  parsed (no model, nothing added or dropped); anything else goes through
+  :func:`scratch.mcp.proxy_server.finish`, as on the SDK path. The client's
+  ``notifications/cancelled`` of a relayed call is sent on to the upstream (with the relay
+  id) and no answer is written. Everything else, and every call while an upstream is down,
+  goes to the SDK server unchanged.
+- Only after a legacy ``initialize`` (protocol 2025-11-25 or older): those results are the
+  upstream's own shape; a 2026-07-28 client goes the SDK's way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeAlias
+
+import anyio
+import orjson
+
+from scratch.mcp.stdio import MAX_LINE
+
+# No import of proxy_server or upstream here (they import this module): the proxy, its
+# upstreams, the finishing step and the error class are handed in (see Front).
+Proxy: TypeAlias = Any
+Upstream: TypeAlias = Any
+
+TAG = "scratch~"  # relay ids and progress tokens: strings no SDK client makes
+LEGACY = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+STOP_GRACE = 2.0  # seconds an upstream has to exit once its stdin is closed (then signals)
+
+
+def _loads(data: bytes | str) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # e.g. an integer beyond 64 bits: the slow parser takes it
+        return json.loads(data)
+
+
+class Channel:
+    """An upstream's pipes as the relay uses them."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.pending: dict[str, Relayed] = {}  # relay id -> the call waiting for its answer
+        self.open = True
+        self._next = 0
+
+    def new_id(self) -> str:
+        self._next += 1
+        return f"{TAG}{self._next}"
+
+    def write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+
+    def take(self, line: bytes) -> bool:
+        """Whether ``line`` belongs to a relayed call (then it has been handed over)."""
+        if not self.pending or TAG.encode() not in line:
+            return False
+        try:
+            msg = _loads(line)
+        except ValueError:
+            return False
+        if not isinstance(msg, dict):
+            return False
+        mid = msg.get("id")
+        if isinstance(mid, str) and mid.startswith(TAG) and "method" not in msg:
+            call = self.pending.pop(mid, None)
+            if call is not None:
+                call.answered(msg)
+            return True  # ours, even when its call was cancelled meanwhile
+        if msg.get("method") == "notifications/progress":
+            params = msg.get("params")
+            token = params.get("progressToken") if isinstance(params, dict) else None
+            call = self.pending.get(token) if isinstance(token, str) else None
+            if call is not None:
+                call.progress(params)  # type: ignore[arg-type]
+                return True
+        return False
+
+    def close(self) -> None:
+        self.open = False
+        calls = list(self.pending.values())
+        self.pending.clear()
+        for call in calls:
+            call.gone()
+
+
+@asynccontextmanager
+async def raw_stdio(command: str, args: list[str], env: dict[str, str], cwd: Any,
+                    owner: Upstream) -> AsyncIterator[tuple[Any, Any]]:
+    """The upstream's process as the SDK client's ``(read_stream, write_stream)`` (see the
+    module); ``owner.channel`` is its :class:`Channel` while it runs."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import jsonrpc_message_adapter
+
+    proc = await asyncio.create_subprocess_exec(
+        command, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        env=env, cwd=cwd, start_new_session=True, limit=MAX_LINE)
+    channel = Channel(proc)
+    to_session, read_stream = anyio.create_memory_object_stream[Any](16)
+    write_stream, from_session = anyio.create_memory_object_stream[Any](16)
+
+    async def reader() -> None:
+        assert proc.stdout is not None
+        try:
+            async with to_session:
+                while True:
+                    try:
+                        line = await proc.stdout.readuntil(b"\n")
+                    except asyncio.IncompleteReadError as exc:
+                        if not exc.partial:
+                            return
+                        line = exc.partial
+                    except (asyncio.LimitOverrunError, OSError):
+                        return
+                    if channel.take(line):
+                        continue
+                    if not line.strip():
+                        continue
+                    try:
+                        item: Any = SessionMessage(jsonrpc_message_adapter.validate_json(
+                            line, by_name=False))
+                    except ValueError as exc:  # the session says what was wrong
+                        item = exc
+                    try:
+                        await to_session.send(item)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return
+        finally:
+            channel.close()
+            owner._eof = True
+
+    async def writer() -> None:
+        try:
+            async with from_session:
+                async for message in from_session:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    channel.write(data.encode() + b"\n")
+                    assert proc.stdin is not None
+                    await proc.stdin.drain()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        owner.channel = channel
+        try:
+            yield read_stream, write_stream
+        finally:
+            owner.channel = None
+            with anyio.CancelScope(shield=True):
+                await _stop(proc)
+                await read_stream.aclose()
+                await write_stream.aclose()
+            tg.cancel_scope.cancel()
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """Close stdin, give the process its grace, then end its whole group."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, sig)
+        try:
+            await asyncio.wait_for(proc.wait(), STOP_GRACE)
+            break
+        except TimeoutError:
+            continue
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # children it left in its group
+
+
+class Front:
+    """The client's stdin lines, with relayed tool calls taken out (see the module)."""
+
+    def __init__(self, proxy: Proxy, lines: Any, out: Any, finish: Any, error: Any) -> None:
+        self.proxy = proxy
+        self.finish = finish  # scratch.mcp.proxy_server.finish
+        self.error = error  # scratch.mcp.upstream.UpstreamError
+        self.lines = lines
+        self.out = out  # asyncio.StreamWriter of the client's stdout
+        self.legacy = False
+        self.client_name: str | None = None
+        self.inflight: dict[Any, Relayed] = {}  # the client's request id -> its call
+        self.tasks: set[asyncio.Task[None]] = set()  # the loop holds tasks only weakly
+        self._thresholds: dict[tuple[str, str], int] = {}
+        self._stamp: tuple[int, int, int] | None = None
+
+    def __aiter__(self) -> Front:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line: str = await self.lines.__anext__()
+            if '"tools/call"' in line:
+                if self.legacy and self._relay(line):
+                    continue
+            elif '"notifications/cancelled"' in line:
+                if self.inflight and self._cancel(line):
+                    continue
+            elif '"initialize"' in line:
+                self._initialize(line)
+            return line
+
+    def _initialize(self, line: str) -> None:
+        try:
+            msg = _loads(line)
+        except ValueError:
+            return
+        if not isinstance(msg, dict) or msg.get("method") != "initialize":
+            return
+        params = msg.get("params")
+        if not isinstance(params, dict):
+            return
+        self.legacy = params.get("protocolVersion") in LEGACY
+        info = params.get("clientInfo")
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            self.client_name = info["name"]
+
+    def _relay(self, line: str) -> bool:
+        try:
+            msg = _loads(line)
+        except ValueError:
+            return False
+        if not isinstance(msg, dict) or msg.get("method") != "tools/call" or "id" not in msg:
+            return False
+        params = msg.get("params")
+        if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+            return False
+        route = self.proxy.routes.get(params["name"])
+        if route is None:
+            return False
+        upstream = self.proxy.upstreams[route.server]
+        channel = upstream.channel
+        if channel is None or not channel.open or not upstream.ready or upstream._eof:
+            return False  # down: the SDK path restarts it and says what happened
+        Relayed(self, channel, upstream, route, msg["id"], params)
+        return True
+
+    def _cancel(self, line: str) -> bool:
+        try:
+            msg = _loads(line)
+        except ValueError:
+            return False
+        params = msg.get("params") if isinstance(msg, dict) else None
+        if not isinstance(params, dict) or msg.get("method") != "notifications/cancelled":
+            return False
+        call = self.inflight.get(params.get("requestId"))
+        if call is None:
+            return False
+        call.cancel(params)
+        return True
+
+    def threshold(self, server: str, tool: str) -> int:
+        """The tool's threshold, resolved again only when scratch.toml changed (one stat a
+        call instead of a copy of the configuration)."""
+        from scratch.config import CONFIG_FILE
+        configs = self.proxy.state.configs
+        try:
+            st = os.stat(configs.root / CONFIG_FILE)
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+        except OSError:
+            stamp = (0, 0, 0)
+        if stamp != self._stamp:
+            self._thresholds.clear()
+            self._stamp = stamp
+        found = self._thresholds.get((server, tool))
+        if found is None:
+            from scratch.thresholds import resolve_server_threshold
+            config = configs.get()
+            found = resolve_server_threshold(server, tool, config["mcp.servers"],
+                                             config["thresholds"]).min_tokens
+            self._thresholds[(server, tool)] = found
+        return found
+
+    def spawn(self, coro: Any) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.out.write(orjson.dumps(message) + b"\n")
+
+    def session(self) -> Any:
+        state = self.proxy.state
+        return state.session_for(("stdio",), state.agent, self.client_name, "")
+
+
+class Relayed:
+    """One relayed tool call, from the request sent on to the answer written back. Handled
+    in callbacks of the loop (no task), except a result that needs storing."""
+
+    def __init__(self, front: Front, channel: Channel, upstream: Upstream, route: Any,
+                 cid: Any, params: dict[str, Any]) -> None:
+        self.front, self.channel, self.upstream, self.route = front, channel, upstream, route
+        self.cid = cid
+        self.uid = channel.new_id()
+        sent = {**params, "name": route.tool}
+        meta = params.get("_meta")
+        self.token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if self.token is not None:
+            assert isinstance(meta, dict)
+            sent["_meta"] = {**meta, "progressToken": self.uid}
+        self.task: asyncio.Task[None] | None = None
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_later(upstream.timeout, self.timed_out)
+        channel.pending[self.uid] = self
+        front.inflight[cid] = self
+        channel.write(orjson.dumps({"jsonrpc": "2.0", "id": self.uid, "method": "tools/call",
+                                    "params": sent}) + b"\n")
+
+    def _done(self) -> None:
+        self.timer.cancel()
+        self.channel.pending.pop(self.uid, None)
+        if self.front.inflight.get(self.cid) is self:
+            del self.front.inflight[self.cid]
+
+    def _reply(self, result: dict[str, Any]) -> None:
+        self.front.send({"jsonrpc": "2.0", "id": self.cid, "result": result})
+
+    def progress(self, params: dict[str, Any]) -> None:
+        if self.token is not None:
+            self.front.send({"jsonrpc": "2.0", "method": "notifications/progress",
+                             "params": {**params, "progressToken": self.token}})
+
+    def answered(self, msg: dict[str, Any]) -> None:
+        self._done()
+        error = msg.get("error")
+        if isinstance(error, dict):  # a protocol error: passed on, its message cut
+            from scratch.mcp.proxy import cut_text
+            text = error.get("message")
+            self.front.send({"jsonrpc": "2.0", "id": self.cid, "error": {
+                **error, "message": cut_text(text) if isinstance(text, str) else text}})
+            return
+        raw = msg.get("result")
+        if not isinstance(raw, dict):
+            raw = {"content": raw}  # not a result object: finish() says so
+        from scratch.mcp.proxy import fits_below
+        if fits_below(raw, self.front.threshold(self.route.server, self.route.tool)):
+            self._reply(raw)
+            return
+        self.front.inflight[self.cid] = self  # cancellable while it is stored
+        self.task = self.front.spawn(self._finish(raw))
+
+    async def _finish(self, raw: dict[str, Any]) -> None:
+        try:
+            result = await self.front.finish(self.front.proxy, self.route, raw, self.front.session)
+            self._reply(result)
+            await self.front.out.drain()
+        finally:
+            if self.front.inflight.get(self.cid) is self:
+                del self.front.inflight[self.cid]
+
+    def timed_out(self) -> None:
+        self._done()
+        if self.channel.open:
+            self.channel.write(orjson.dumps({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.uid, "reason": "timed out"}}) + b"\n")
+        from scratch.mcp.proxy import error_result
+        u = self.upstream
+        self._reply(error_result(self.front.error(
+            f"tool {self.route.tool!r} of upstream server {u.name!r} did not answer within "
+            f"{u.timeout:g}s; the call was cancelled", code="upstream_timeout", server=u.name,
+            tool=self.route.tool, timeout=u.timeout)))
+
+    def gone(self) -> None:
+        self._done()
+        self.task = self.front.spawn(self._gone())
+
+    async def _gone(self) -> None:
+        from scratch.mcp.proxy import error_result
+        u = self.upstream
+        await u._lost()
+        self._reply(error_result(self.front.error(
+            f"upstream server {u.name!r} closed its connection during the call of "
+            f"{self.route.tool!r} (it crashed or exited); it is started again on its next "
+            "call", code="upstream_crashed", server=u.name, tool=self.route.tool)))
+
+    def cancel(self, params: dict[str, Any]) -> None:
+        """The client cancelled the call: the upstream is told, and no answer is written."""
+        self._done()
+        if self.front.inflight.get(self.cid) is self:
+            del self.front.inflight[self.cid]
+        if self.task is not None:
+            self.task.cancel()
+        if self.channel.open:
+            self.channel.write(orjson.dumps({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {**params, "requestId": self.uid}}) + b"\n")
+
+
+__all__ = ["Channel", "Front", "LEGACY", "Relayed", "TAG", "raw_stdio"]
