@@ -359,10 +359,185 @@ static PyObject *reindent(PyObject *self, PyObject *args) {
     return Py_BuildValue("(Nni)", o.bytes, (Py_ssize_t)sc.lines, sc.flags);
 }
 
+/* ---- scan_lines: the line pass of scratch.index.lines ------------------------------------
+ *
+ * scan_lines(chunk, base, texts) -> (ends, uniq, ids, glued) splits ``chunk`` on "\n" (the
+ * terminator kept with its line; the last line may lack one) and returns:
+ * - ends: native u64 per line, the absolute offset (``base`` + position) just past the line;
+ * - uniq: the distinct line texts in order of first appearance, each a str (strict UTF-8) or,
+ *   for a line that is not valid UTF-8, its bytes (the caller decodes those by its own rule);
+ * - ids: native u32 per line, the index in ``uniq`` of its text;
+ * - glued: 0-based indices i of the lines whose following line does not start at a safe cut
+ *   (see scratch.tokens.cuts: after its spaces/tabs the next line starts with "/", a newline
+ *   or another whitespace character), the chunk's last line excepted.
+ * With ``texts`` false only ends and glued are computed (uniq and ids are empty). Equal lines
+ * share one text object, so a caller counts each distinct line once. */
+
+static inline uint64_t mix_hash(const unsigned char *s, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        w = 0;
+        memcpy(&w, s + i, n - i);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    }
+    h ^= h >> 29;
+    h *= 0x9E3779B97F4A7C15ULL;
+    return h ^ (h >> 32);
+}
+
+/* Is a line starting at s[p] (after a "\n") not a safe cut? */
+static inline int unsafe_start(const unsigned char *s, size_t p, size_t n) {
+    while (p < n && (s[p] == ' ' || s[p] == '\t')) p++;
+    if (p >= n) return 0; /* nothing follows in this chunk: the pattern needs a character */
+    unsigned char c = s[p];
+    if (c == '\n' || c == '\r' || c == '/' || c == 0x0b || c == 0x0c || (c >= 0x1c && c <= 0x1f))
+        return 1;
+    if (c == 0xc2) return p + 1 < n && (s[p + 1] == 0x85 || s[p + 1] == 0xa0);
+    if (c == 0xe1) return p + 2 < n && s[p + 1] == 0x9a && s[p + 2] == 0x80;
+    if (c == 0xe2) {
+        if (p + 2 >= n) return 0;
+        unsigned char a = s[p + 1], b = s[p + 2];
+        if (a == 0x80) return (b >= 0x80 && b <= 0x8a) || b == 0xa8 || b == 0xa9 || b == 0xaf;
+        return a == 0x81 && b == 0x9f;
+    }
+    if (c == 0xe3) return p + 2 < n && s[p + 1] == 0x80 && s[p + 2] == 0x80;
+    return 0;
+}
+
+typedef struct { size_t start, len; uint32_t id; uint32_t used; uint64_t hash; } Slot;
+
+static PyObject *scan_lines(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    unsigned long long base;
+    int texts;
+    if (!PyArg_ParseTuple(args, "y*Kp", &view, &base, &texts)) return NULL;
+    const unsigned char *s = (const unsigned char *)view.buf;
+    size_t n = (size_t)view.len;
+    PyObject *ends = NULL, *ids = NULL, *uniq = NULL, *glued = NULL, *result = NULL;
+    Slot *table = NULL;
+    size_t lines = 0;
+    /* pass 1 (no GIL): count the lines */
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *q = s, *end = s + n;
+    while (q < end && (q = memchr(q, '\n', (size_t)(end - q))) != NULL) { lines++; q++; }
+    if (n > 0 && s[n - 1] != '\n') lines++;
+    Py_END_ALLOW_THREADS
+    ends = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(lines * 8));
+    ids = PyBytes_FromStringAndSize(NULL, texts ? (Py_ssize_t)(lines * 4) : 0);
+    uniq = PyList_New(0);
+    glued = PyList_New(0);
+    if (!ends || !ids || !uniq || !glued) goto fail;
+    uint64_t *e = (uint64_t *)PyBytes_AS_STRING(ends);
+    uint32_t *id = (uint32_t *)PyBytes_AS_STRING(ids);
+    size_t cap = 1024, used = 0;
+    if (texts) {
+        table = calloc(cap, sizeof(Slot));
+        if (!table) { PyErr_NoMemory(); goto fail; }
+    }
+    size_t p = 0, i = 0;
+    while (p < n) {
+        const unsigned char *nl = memchr(s + p, '\n', n - p);
+        size_t stop = nl ? (size_t)(nl - s) + 1 : n;
+        e[i] = base + stop;
+        if (nl && stop < n && unsafe_start(s, stop, n)) {
+            PyObject *k = PyLong_FromSize_t(i);
+            if (!k || PyList_Append(glued, k) < 0) { Py_XDECREF(k); goto fail; }
+            Py_DECREF(k);
+        }
+        if (texts) {
+            size_t len = stop - p;
+            uint64_t h = mix_hash(s + p, len);
+            size_t mask = cap - 1, k = (size_t)h & mask;
+            while (table[k].used && !(table[k].hash == h && table[k].len == len
+                                      && memcmp(s + table[k].start, s + p, len) == 0))
+                k = (k + 1) & mask;
+            if (table[k].used) {
+                id[i] = table[k].id;
+            } else {
+                PyObject *t = PyUnicode_DecodeUTF8((const char *)s + p, (Py_ssize_t)len, NULL);
+                if (t == NULL) {
+                    if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) goto fail;
+                    PyErr_Clear();
+                    t = PyBytes_FromStringAndSize((const char *)s + p, (Py_ssize_t)len);
+                    if (t == NULL) goto fail;
+                }
+                if (PyList_Append(uniq, t) < 0) { Py_DECREF(t); goto fail; }
+                Py_DECREF(t);
+                Slot slot = {p, len, (uint32_t)used, 1, h};
+                table[k] = slot;
+                id[i] = (uint32_t)used++;
+                if (used * 2 > cap) { /* keep the table at most half full */
+                    size_t ncap = cap * 4;
+                    Slot *nt = calloc(ncap, sizeof(Slot));
+                    if (!nt) { PyErr_NoMemory(); goto fail; }
+                    for (size_t j = 0; j < cap; j++) {
+                        if (!table[j].used) continue;
+                        size_t m = (size_t)table[j].hash & (ncap - 1);
+                        while (nt[m].used) m = (m + 1) & (ncap - 1);
+                        nt[m] = table[j];
+                    }
+                    free(table);
+                    table = nt;
+                    cap = ncap;
+                }
+            }
+        }
+        i++;
+        p = stop;
+    }
+    result = Py_BuildValue("(OOOO)", ends, uniq, ids, glued);
+fail:
+    free(table);
+    Py_XDECREF(ends);
+    Py_XDECREF(ids);
+    Py_XDECREF(uniq);
+    Py_XDECREF(glued);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* prefix_sums(ids, counts, start) -> native u64 per line: start plus the running sum of
+ * counts[ids[k]] (ids: native u32, counts: native u64 per distinct text). */
+static PyObject *prefix_sums(PyObject *self, PyObject *args) {
+    Py_buffer iv, cv;
+    unsigned long long start;
+    if (!PyArg_ParseTuple(args, "y*y*K", &iv, &cv, &start)) return NULL;
+    size_t n = (size_t)iv.len / 4, m = (size_t)cv.len / 8;
+    const uint32_t *ids = (const uint32_t *)iv.buf;
+    const uint64_t *counts = (const uint64_t *)cv.buf;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+    if (out != NULL) {
+        uint64_t *o = (uint64_t *)PyBytes_AS_STRING(out), total = start;
+        for (size_t k = 0; k < n; k++) {
+            if (ids[k] >= m) {
+                Py_DECREF(out);
+                out = NULL;
+                PyErr_SetString(PyExc_IndexError, "text id out of range");
+                break;
+            }
+            total += counts[ids[k]];
+            o[k] = total;
+        }
+    }
+    PyBuffer_Release(&iv);
+    PyBuffer_Release(&cv);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"reindent", reindent, METH_VARARGS,
      "reindent(data[, limit]) -> (body, lines, flags): strict JSON re-indented, tokens "
      "verbatim."},
+    {"scan_lines", scan_lines, METH_VARARGS,
+     "scan_lines(chunk, base, texts) -> (ends, uniq, ids, glued): the lines of a chunk."},
+    {"prefix_sums", prefix_sums, METH_VARARGS,
+     "prefix_sums(ids, counts, start) -> running token sums per line (u64)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -291,13 +291,25 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         else:
             assert spooled.path is not None
             source = open(spooled.path, "rb")  # noqa: SIM115 (closed by the with below)
-        with source:
-            norm = normalize(source, prepared, declared=opts.fmt, raw=opts.raw,
-                             progress=progress)
-        if prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
+        started: list[subprocess.Popen[bytes]] = []
+
+        def written(path: Path) -> None:
+            # big JSON: compress it into git on one core while the other builds its analysis
+            started.append(store.git.store_object_async(path))
+
+        try:
+            with source:
+                norm = normalize(source, prepared, declared=opts.fmt, raw=opts.raw,
+                                 progress=progress, written=written)
+        finally:
+            writer = started[0] if started else None
+        if writer is None and prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
             # compress the content into git on the second core while the index is built
             writer = store.git.store_object_async(prepared)
-        blob, size = file_blob(prepared)
+        if norm.blob is not None:  # hashed as it was written
+            blob, size = norm.blob, prepared.stat().st_size
+        else:
+            blob, size = file_blob(prepared)
         index, norm.format = _index_or_text(store, prepared, blob, norm.format, spec.base,
                                             norm.analysis, progress, norm.warnings)
         if opts.name:

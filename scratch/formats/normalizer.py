@@ -40,6 +40,7 @@ COPY_CHUNK = 1 << 20
 ALIASES = {"jsonl": "ndjson", "json-lines": "ndjson", "jsonlines": "ndjson", "yml": "yaml",
            "txt": "text", "md": "markdown", "logs": "log", "plain": "text"}
 Progress = Callable[[str, int, "int | None"], None]
+Written = Callable[[Path], None]  # told when the stored form is complete on disk
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Normalized:
     embedded: list[Any] = field(default_factory=list)  # scratch.formats.embedded.Embedded
     declared: str | None = None
     analysis: Any = field(default=None, repr=False)  # for build_index(analysis=...)
+    blob: str | None = None  # git blob id of what was written, when hashed while writing
 
 
 def canonical_format(name: str) -> str:
@@ -85,8 +87,12 @@ def _where(err: dict[str, Any] | None) -> str:
 
 
 def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw: bool = False,
-              progress: Progress | None = None) -> Normalized:
-    """Read ``source`` to the end, write the stored form to ``dest`` and describe it."""
+              progress: Progress | None = None, written: Written | None = None) -> Normalized:
+    """Read ``source`` to the end, write the stored form to ``dest`` and describe it.
+
+    ``written(dest)``, when given, is called (from any thread) once a big JSON document's
+    stored form is complete on disk, while its analysis is still being built: ingest starts
+    writing the git object then. It is not called for other content."""
     dest = Path(dest)
     declared_fmt = canonical_format(declared) if declared else None
     prefix, ended = _read_prefix(source)
@@ -94,7 +100,8 @@ def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw:
     if progress is not None:
         progress("read", len(prefix), None)
     if detected == "json":
-        return _normalize_json(source, dest, prefix, ended, detected, declared_fmt, raw, progress)
+        return _normalize_json(source, dest, prefix, ended, detected, declared_fmt, raw, progress,
+                               written)
     bytes_in = _copy(source, dest, prefix, ended, progress)
     result = Normalized(detected, detected, bytes_in, bytes_in, "raw", declared=declared_fmt)
     if detected == "binary" or bytes_in == 0:
@@ -144,7 +151,8 @@ def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
 
 
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
-                    declared: str | None, raw: bool, progress: Progress | None) -> Normalized:
+                    declared: str | None, raw: bool, progress: Progress | None,
+                    written: Written | None = None) -> Normalized:
     from scratch.errors import JsonError
     from scratch.formats.embedded import find_embedded
     from scratch.formats.jsontext import parse_value
@@ -155,10 +163,11 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
     n = len(data)
     limit = AMPLIFICATION * n + (1 << 20)
     early: Analysis | None = None
+    blob: str | None = None  # set when the worker wrote (and hashed) the canonical form
     try:
         if n >= PARALLEL_BYTES and not raw:
-            body, lines, flags, value, engine, early = _parse_then_reindent(data, limit, dest,
-                                                                           progress)
+            body, lines, flags, value, engine, early, blob = _parse_then_reindent(
+                data, limit, dest, progress, written)
         else:
             body, lines, flags = reindent(data, limit=limit)
             value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
@@ -187,9 +196,11 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         body, end = data, b""
     else:
         layout, end = "canonical", b"\n"
-    with open(dest, "wb") as f:
-        f.write(body)
-        f.write(end)
+    if blob is None or layout != "canonical":
+        blob = None
+        with open(dest, "wb") as f:
+            f.write(body)
+            f.write(end)
     size = len(body) + len(end)
     del data, body
     embedded, limited = find_embedded(value)
@@ -207,7 +218,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
     warnings.extend(json_analysis.warnings)
     return Normalized("json", detected, n, size, json_analysis.layout or layout,
                       warnings=warnings, embedded=embedded, declared=declared,
-                      analysis=json_analysis)
+                      analysis=json_analysis, blob=blob)
 
 
 PARALLEL_BYTES = 1 << 20  # from this size the re-indenting runs beside the analysis
@@ -222,23 +233,29 @@ def _lines_of(analysis: Any) -> int | None:
     return b.recs[0][8] if b is not None and b.recs else None
 
 
-def _parse_then_reindent(data: bytes, limit: int, dest: Path, progress: Progress | None
-                         ) -> tuple[bytes, int, int, Any, str, Any]:
-    """(body, lines, flags, value, engine, analysis or None) of a big document.
+def _parse_then_reindent(data: bytes, limit: int, dest: Path, progress: Progress | None,
+                         written: Written | None = None
+                         ) -> tuple[bytes, int, int, Any, str, Any, str | None]:
+    """(body, lines, flags, value, engine, analysis or None, blob or None) of a big document.
 
     orjson parses first; then the C re-indenter (which releases the GIL) runs on another core
     while this one builds the structural analysis from the value. The analysis is kept only
     if the text turns out valid, with no integer beyond 64 bits (orjson made it a float) and
     the same line count as the value's layout (no repeated key); else it is built again.
     Parsing before re-indenting keeps orjson's peak memory and the body apart.
+
+    When orjson read a container (so the canonical body is what will be stored), the worker
+    also writes it to ``dest`` with its final newline, hashes it as a git blob (both release
+    the GIL) and calls ``written``, all during the analysis; ``blob`` is then that id.
     """
+    import hashlib
     import threading
 
     import orjson
 
     from scratch.formats.jsontext import freeze_if_big, no_gc, parse_value
     from scratch.index.analyze import analyze_json
-    from scratch.reindent import BIG_INT, reindent
+    from scratch.reindent import BIG_INT, TOO_BIG, reindent
 
     quick: Any = None
     try:
@@ -246,11 +263,24 @@ def _parse_then_reindent(data: bytes, limit: int, dest: Path, progress: Progress
             quick = orjson.loads(data)
     except orjson.JSONDecodeError:
         pass  # invalid, or JSON only the stdlib reads: the re-indenter tells which
+    container = isinstance(quick, (dict, list))
     out: list[Any] = []
 
     def work() -> None:
         try:
-            out.append(reindent(data, limit=limit))
+            result = reindent(data, limit=limit)
+            out.append(result)
+            body, _, flags = result
+            if container and not flags & TOO_BIG:
+                with open(dest, "wb") as f:
+                    f.write(body)
+                    f.write(b"\n")
+                digest = hashlib.sha1(b"blob %d\x00" % (len(body) + 1))
+                digest.update(body)
+                digest.update(b"\n")
+                out.append(digest.hexdigest())
+                if written is not None:
+                    written(dest)
         except BaseException as exc:  # handed to the caller below
             out.append(exc)
 
@@ -258,19 +288,21 @@ def _parse_then_reindent(data: bytes, limit: int, dest: Path, progress: Progress
     thread.start()
     early = None
     try:
-        if isinstance(quick, (dict, list)):
+        if container:
             if progress is not None:
                 progress("analyze", 0, len(data))
             with no_gc():
                 early = analyze_json(dest, quick, "orjson", "canonical")
     finally:
         thread.join()
-    if isinstance(out[0], BaseException):
-        raise out[0]
+    for item in out:
+        if isinstance(item, BaseException):
+            raise item
     body, lines, flags = out[0]
+    blob = out[1] if len(out) > 1 else None
     if quick is not None and not flags & BIG_INT:
         freeze_if_big(len(data))
-        return body, lines, flags, quick, "orjson", early
+        return body, lines, flags, quick, "orjson", early, blob
     del quick, early
     value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
-    return body, lines, flags, value, engine, None
+    return body, lines, flags, value, engine, None, blob

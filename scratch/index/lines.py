@@ -110,15 +110,11 @@ _unsafe_re: Any = None
 
 
 def _unsafe_finder() -> Any:
-    """re2 scans ~8x faster than re here (no backtracking per newline); re is the fallback."""
+    """The compiled pattern (``re``: re2 reads a bytes pattern as UTF-8, so its ``\\xe2\\x80``
+    would not match the bytes of U+2003 and the like, and the total would miss a correction)."""
     global _unsafe_re
     if _unsafe_re is None:
-        try:
-            import re2
-
-            _unsafe_re = re2.compile(_UNSAFE_BYTES)
-        except Exception:  # noqa: BLE001 - any trouble with the optional engine: use re
-            _unsafe_re = re.compile(_UNSAFE_BYTES)
+        _unsafe_re = re.compile(_UNSAFE_BYTES)
     return _unsafe_re
 
 
@@ -136,19 +132,98 @@ def _split_text(text: str, chunk: bytes) -> list[str]:
     return out
 
 
-class _Prepared:
-    __slots__ = ("lines", "groups")
+try:  # the C line scanner (built with the re-indenter); the pure-Python path below is its twin
+    from scratch._reindent import prefix_sums as _c_prefix_sums  # type: ignore[import-not-found]
+    from scratch._reindent import scan_lines as _c_scan_lines  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - built without a compiler
+    _c_scan_lines = _c_prefix_sums = None
 
-    def __init__(self, lines: list[str], groups: list[tuple[int, int]]) -> None:
-        self.lines = lines
+# Distinct line texts remembered with their counts across chunks (per base): pretty-printed
+# JSON and logs repeat most of their lines ("},", "\"kind\": \"Pod\","), and a line's count
+# depends on its text alone, so each distinct text is counted once. Bounded: short texts only,
+# and the memory is forgotten when it holds too many.
+CACHE_TEXT_CHARS = 256
+CACHE_ENTRIES = 1 << 17
+
+
+class _Prepared:
+    """One chunk's lines for counting: the distinct texts, each line's index into them, and
+    the runs of lines joined by unsafe boundaries (first, last; 0-based in the chunk)."""
+
+    __slots__ = ("uniq", "ids", "groups")
+
+    def __init__(self, uniq: list[str], ids: array, groups: list[tuple[int, int]]) -> None:
+        self.uniq = uniq
+        self.ids = ids
         self.groups = groups
+
+
+def _groups_of(glued: list[int]) -> list[tuple[int, int]]:
+    """Runs of lines from the indices of lines glued to the next one."""
+    groups: list[tuple[int, int]] = []
+    for i in glued:
+        if groups and groups[-1][1] == i:
+            groups[-1] = (groups[-1][0], i + 1)
+        else:
+            groups.append((i, i + 1))
+    return groups
+
+
+def scan_chunk(chunk: bytes, base: int, texts: bool
+               ) -> tuple[array, list[str], array, list[tuple[int, int]]]:
+    """``(ends, uniq, ids, groups)`` of a chunk of whole lines starting at offset ``base``:
+    each line's absolute end offset; with ``texts``, the distinct line texts (decoded by
+    :func:`decode_text`'s rule) and each line's index into them; the unsafe runs."""
+    if _c_scan_lines is None:
+        return _scan_chunk_py(chunk, base, texts)
+    raw_ends, uniq, raw_ids, glued = _c_scan_lines(chunk, base, texts)
+    ends = array("Q")
+    ends.frombytes(raw_ends)
+    ids = array("I")
+    ids.frombytes(raw_ids)
+    for k, t in enumerate(uniq):
+        if isinstance(t, bytes):  # not valid UTF-8: one U+FFFD per invalid byte
+            uniq[k] = decode_text(t)
+    return ends, uniq, ids, _groups_of(glued)
+
+
+def _scan_chunk_py(chunk: bytes, base: int, texts: bool
+                   ) -> tuple[array, list[str], array, list[tuple[int, int]]]:
+    """The pure-Python twin of the C scanner (same results)."""
+    parts = chunk.split(b"\n")
+    if chunk.endswith(b"\n"):
+        parts.pop()
+    offs = array("Q", map(operator.add, itertools.accumulate(map(len, parts), initial=base),
+                          itertools.count()))
+    if not chunk.endswith(b"\n"):
+        offs[-1] -= 1  # the last line has no terminator
+    uniq: list[str] = []
+    ids = array("I")
+    if texts:
+        seen: dict[str, int] = {}
+        ids = array("I", [seen.setdefault(t, len(seen))
+                          for t in _split_text(decode_text(chunk), chunk)])
+        uniq = list(seen)
+    return offs[1:], uniq, ids, _unsafe_groups(chunk, offs)
+
+
+def _prefix_sums(ids: array, ucounts: array, start: int) -> array:
+    """``start`` plus the running sum of each line's count, ``ucounts[ids[k]]``."""
+    sums = array("Q")
+    if _c_prefix_sums is not None:
+        sums.frombytes(_c_prefix_sums(ids, ucounts, start))
+    else:
+        sums.extend(itertools.accumulate(map(ucounts.__getitem__, ids), initial=start))
+        del sums[0]
+    return sums
 
 
 class LinePass:
     """Accumulates offsets and token prefix sums chunk by chunk into open files.
 
     Counting a chunk runs in a worker thread (tokenizers release the GIL) while the next
-    chunk is split, so splitting and counting overlap on two cores.
+    chunk is scanned, so scanning and counting overlap on two cores. Each distinct line text
+    is counted once (see :data:`CACHE_ENTRIES`).
     """
 
     def __init__(self, lines_out: BinaryIO | None, token_outs: Mapping[str, BinaryIO],
@@ -161,6 +236,7 @@ class LinePass:
         self.totals = {b: 0 for b in token_outs}
         self.corrections = {b: 0 for b in token_outs}
         self.exact = True
+        self._known: dict[str, dict[str, int]] = {b: {} for b in token_outs}
         self._pool: Any = None
         self._pending: Any = None
         if lines_out is not None:
@@ -172,50 +248,48 @@ class LinePass:
     def feed(self, chunk: bytes, cut_safe: bool = True) -> None:
         if not chunk:
             return
-        # offs: the chunk's line starts and its end, absolute (offs[0] == self.offset).
-        text_lines: list[str] | None = None
-        offs: array | None = None
-        if self.token_outs:
-            text_lines = _split_text(decode_text(chunk), chunk)
-            if chunk.isascii():  # one character per byte: line lengths are byte lengths
-                offs = array("Q", itertools.accumulate(map(len, text_lines),
-                                                       initial=self.offset))
-        if offs is None:
-            parts = chunk.split(b"\n")
-            if chunk.endswith(b"\n"):
-                parts.pop()
-            offs = array("Q", map(operator.add, itertools.accumulate(map(len, parts),
-                                                                    initial=self.offset),
-                                  itertools.count()))
-            if not chunk.endswith(b"\n"):
-                offs[-1] -= 1  # the last line has no terminator
-        n = len(offs) - 1
+        ends, uniq, ids, groups = scan_chunk(chunk, self.offset, bool(self.token_outs))
         if self.lines_out is not None:
-            self.lines_out.write(memoryview(offs)[1:])
-        if text_lines is not None:
-            prepared = _Prepared(text_lines, _unsafe_groups(chunk, offs))
-            self._drain()
+            ends.tofile(self.lines_out)
+        if self.token_outs:
+            prepared = _Prepared(uniq, ids, groups)
+            self._drain()  # the totals the new chunk's sums continue from are now final
             if self._pool is None:
                 from concurrent.futures import ThreadPoolExecutor
 
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="scratch-count")
-            self._pending = self._pool.submit(self._count, prepared)
+            self._pending = self._pool.submit(self._count, prepared, dict(self.totals))
         self.exact = self.exact and cut_safe
-        self.line_count += n
+        self.line_count += len(ends)
         self.offset += len(chunk)
 
-    def _count(self, prepared: _Prepared) -> list[tuple[str, list[int], int]]:
+    def _count(self, prepared: _Prepared, starts: dict[str, int]
+               ) -> list[tuple[str, array, int]]:
+        """Per base: the chunk's prefix sums (continuing ``starts``) and its correction."""
         assert self.count_lines is not None
         out = []
+        uniq, ids = prepared.uniq, prepared.ids
         for base in self.token_outs:
-            counts = self.count_lines(prepared.lines, base)
+            known = self._known[base]  # only this (one) worker thread touches it
+            new = [t for t in uniq if t not in known]
+            fresh = dict(zip(new, self.count_lines(new, base), strict=True)) if new else {}
+            got = known.get
+            ucounts = array("Q", [fresh[t] if (c := got(t)) is None else c for t in uniq])
+            if len(known) + len(fresh) > CACHE_ENTRIES:
+                known.clear()
+            for t, c in fresh.items():
+                if len(t) <= CACHE_TEXT_CHARS:
+                    known[t] = c
+            start = starts[base]
+            sums = _prefix_sums(ids, ucounts, start)
             correction = 0
             if prepared.groups:
-                texts = ["".join(prepared.lines[a:b + 1]) for a, b in prepared.groups]
+                texts = ["".join(uniq[ids[k]] for k in range(a, b + 1))
+                         for a, b in prepared.groups]
                 together = self.count_lines(texts, base)
-                correction = sum(t - sum(counts[a:b + 1])
+                correction = sum(t - (sums[b] - (sums[a - 1] if a else start))
                                  for t, (a, b) in zip(together, prepared.groups, strict=True))
-            out.append((base, counts, correction))
+            out.append((base, sums, correction))
         return out
 
     def _drain(self) -> None:
@@ -223,13 +297,10 @@ class LinePass:
             return
         results = self._pending.result()
         self._pending = None
-        for base, counts, correction in results:
-            sums = itertools.accumulate(counts, initial=self.totals[base])
-            next(sums)
-            arr = array("Q", sums)
-            arr.tofile(self.token_outs[base])
-            if arr:
-                self.totals[base] = arr[-1]
+        for base, sums, correction in results:
+            sums.tofile(self.token_outs[base])
+            if sums:
+                self.totals[base] = sums[-1]
             self.corrections[base] += correction
 
     def finish(self) -> None:

@@ -1,0 +1,120 @@
+"""The line pass (scratch.index.lines): the C scanner and its pure-Python twin agree, line
+counts and totals are exact with repeated lines counted once, and lines starting with a
+Unicode space are joined for the total."""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import toktok
+
+from scratch.index import lines as L
+from scratch.index.files import TOKENS_HEADER
+from scratch.index.lines import decode_text, run_line_pass
+
+BASE = "o200k_base"
+PIECES = [b"a", b"\n", b" ", b"\t", b"/", b"\r", b"\xc2\x85", b"\xc2\xa0", b"\xe2\x80\xa8",
+          b"\xe2\x80\x83", b"\xff", b"\xe2\x82", b"\xe3\x80\x80", b"\xe1\x9a\x80",
+          b"\xe2\x81\x9f", b"\x0b", b"\x1c", b"\x1f", b"x", b"{", b"\xc3\xa9", b"\xed\xa0\x80",
+          b"\xe2\x80\xaf", b"\xe2\x80\x8b", b'  "k": 1,\n']
+
+
+def count_lines(lines: Sequence[str], base: str) -> list[int]:
+    return toktok.batch_count(list(lines), base)  # type: ignore[no-any-return]
+
+
+def token_lines(data: bytes) -> list[str]:
+    parts = data.split(b"\n")
+    out = [decode_text(p + b"\n") for p in parts[:-1]]
+    if parts[-1]:
+        out.append(decode_text(parts[-1]))
+    return out
+
+
+def line_pass(tmp_path: Path, data: bytes) -> tuple[list[int], list[int], int]:
+    """(line ends, token prefix sums without the leading 0, exact total) of ``data``."""
+    content = tmp_path / "content"
+    content.write_bytes(data)
+    lines_out, tokens_out = io.BytesIO(), io.BytesIO()
+    run_line_pass(content, lines_out, {BASE: tokens_out}, count_lines)
+    from array import array
+
+    ends = array("Q")
+    ends.frombytes(lines_out.getvalue())
+    raw = tokens_out.getvalue()
+    _, n, total, _ = TOKENS_HEADER.unpack_from(raw)
+    sums = array("Q")
+    sums.frombytes(raw[TOKENS_HEADER.size:])
+    assert ends[0] == 0 and sums[0] == 0 and len(ends) == len(sums) == n + 1
+    return list(ends[1:]), list(sums[1:]), total
+
+
+@pytest.mark.skipif(L._c_scan_lines is None, reason="C extension not built")
+def test_c_scanner_matches_python_twin() -> None:
+    rng = random.Random(7)
+    for _ in range(5000):
+        chunk = b"".join(rng.choice(PIECES) for _ in range(rng.randint(1, 40)))
+        base = rng.randint(0, 1 << 40)
+        for texts in (True, False):
+            c = L.scan_chunk(chunk, base, texts)
+            py = L._scan_chunk_py(chunk, base, texts)
+            assert (list(c[0]), c[1], list(c[2]), c[3]) == \
+                (list(py[0]), py[1], list(py[2]), py[3]), chunk
+
+
+def test_scan_chunk_shares_repeated_lines() -> None:
+    ends, uniq, ids, groups = L.scan_chunk(b"},\n\xffx\n},\n\n  /y\nlast", 100, True)
+    assert list(ends) == [103, 106, 109, 110, 115, 119]
+    assert uniq == ["},\n", "\ufffdx\n", "\n", "  /y\n", "last"]
+    assert list(ids) == [0, 1, 0, 2, 3, 4]
+    assert groups == [(2, 4)]  # the blank line and the "/" line are not safe cuts
+
+
+def test_repeated_lines_counted_exactly_across_chunks(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(L, "CHUNK", 4096)  # many chunks: the remembered counts carry over
+    rng = random.Random(3)
+    pool = [f'    "key{i}": "{"é" * (i % 3)}value {i}",\n' for i in range(40)]
+    data = "".join(rng.choice(pool) if rng.random() < 0.8 else f"  unique line {k} ✓\n"
+                   for k in range(5000)).encode()
+    seen: list[str] = []
+
+    def counting(lines: Sequence[str], base: str) -> list[int]:
+        seen.extend(lines)
+        return count_lines(lines, base)
+
+    content = tmp_path / "content"
+    content.write_bytes(data)
+    out = io.BytesIO()
+    with open(content, "rb") as f:
+        pieces = list(L.iter_chunks(f, 4096))
+    assert len(pieces) > 20
+    lp = L.LinePass(None, {BASE: out}, counting)
+    for piece, safe in pieces:
+        lp.feed(piece, safe)
+    lp.finish()
+    assert len(seen) == len(set(seen)) < 5000  # each distinct line counted once
+    _, sums, total = line_pass(tmp_path, data)
+    per_line = count_lines(token_lines(data), BASE)
+    running = 0
+    for i, c in enumerate(per_line):
+        running += c
+        assert sums[i] == running
+    assert total == count_lines([data.decode()], BASE)[0]
+
+
+@pytest.mark.parametrize("text", [
+    "ab\nx\n\n\u3000\nend\n",  # the sum of its lines is one token more than the whole
+    *(f"alpha beta\n{sp} \n\nend\n{sp}{sp}x\n" for sp in "\u00a0\u2003\u2028\u205f"),
+])
+def test_lines_starting_with_unicode_space_keep_the_total_exact(tmp_path: Path,
+                                                                text: str) -> None:
+    data = text.encode()
+    ends, sums, total = line_pass(tmp_path, data)
+    assert ends[-1] == len(data)
+    assert sums[-1] == sum(count_lines(token_lines(data), BASE))
+    assert total == count_lines([text], BASE)[0]
