@@ -15,6 +15,25 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests import the checkout, not the installed copy: build the optional C extension
+    (``scratch._reindent``) into it when a compiler is there, so the C code is tested too
+    (tests/test_compiled.py fails if a compiler is there and the build did not work)."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller built it
+        return
+    import importlib.util
+    import shutil
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("scratch._reindent") is not None or not shutil.which("cc"):
+        return
+    proc = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                          cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"note: could not build scratch._reindent: {proc.stderr.strip()[-500:]}")
+
+
 @pytest.fixture(autouse=True)
 def scratch_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "store"
