@@ -52,6 +52,26 @@ def test_max_count_answers_report_the_whole_total(log: str) -> None:
                                       "--json").json["meta"]
 
 
+def test_the_whole_total_is_counted_once_per_version(log: str, scratch_home: Path) -> None:
+    """The total a -m answer reports is kept beside the version's index: the next such grep
+    reads it (a doctored file shows it is read), and a new version counts afresh."""
+    import json
+
+    want = sum(1 for line in LINES if "PUT" in line)
+    assert cli("grep", log, "PUT", "-m", "2", "--json").json["meta"]["total_matches"] == want
+    kept = [p for p in (scratch_home / "cache").rglob("counts/*.json")
+            if json.loads(p.read_bytes()).get("total") == want]
+    assert len(kept) == 1
+    doc = json.loads(kept[0].read_bytes())
+    kept[0].write_text(json.dumps({**doc, "total": 12345}))
+    assert cli("grep", log, "PUT", "-m", "2", "--json").json["meta"]["total_matches"] == 12345
+    assert cli("grep", log, "PUT", "-m", "2", "-i", "--json").json["meta"]["total_matches"] \
+        == want  # another question: its own count
+    cli("ingest", log, "--store-always", "--format", "text",
+        input=("\n".join(LINES[:300]) + "\n").encode())
+    assert cli("grep", log, "PUT", "-m", "2", "--json").json["meta"]["total_matches"] == 100
+
+
 def test_count_by_a_numbered_and_a_named_group(log: str) -> None:
     want = Counter(m.group(1) for line in LINES if (m := re.search(r"status=(\d+)", line)))
     r = cli("grep", log, r"status=(\d+)", "--count-by", "1", "--json")

@@ -215,8 +215,14 @@ class GrepAnswer(Candidate):
             from dataclasses import replace
 
             from scratch.answers.grep_counts import count_matches
-            self._total_matches = count_matches(self.target,
-                                                replace(self.options, max_count=None))
+            from scratch.index.countcache import cached_total
+            o = self.options
+            # one answer per version: a warm server (or the next call) reads it back instead of
+            # scanning the whole entry again
+            self._total_matches = cached_total(
+                self.target.index.index_dir,
+                ("grep_total", o.pattern, o.ignore_case, o.fixed, o.invert),
+                lambda: count_matches(self.target, replace(o, max_count=None)))
         return self._total_matches
 
     def text_price(self, k: int) -> int | None:

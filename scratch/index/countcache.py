@@ -74,6 +74,27 @@ def save(index_dir: Path, key: Sequence[Any], result: Any) -> None:
         pass
 
 
+def cached_total(index_dir: Path, key: Sequence[Any], compute: Callable[[], int]) -> int:
+    """A number that only the content decides (e.g. how many lines of a version a grep
+    pattern selects): from the cache, else ``compute()`` and saved beside the index."""
+    path, text = _path(index_dir, key)
+    try:
+        doc = F.load_info(path.read_bytes())
+    except (OSError, ValueError):
+        doc = None
+    if isinstance(doc, dict) and doc.get("scratch_counts") == VERSION and \
+            doc.get("key") == text and type(doc.get("total")) is int:
+        return int(doc["total"])
+    total = compute()
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        F.write_atomic(path, F.dump_info({"scratch_counts": VERSION, "key": text,
+                                           "total": total}))
+    except OSError:
+        pass
+    return total
+
+
 def cached_count_by(index_dir: Path, key: Sequence[Any], compute: Callable[[], Any], *,
                     limit: int | None = 10) -> Any:
     """The count-by for ``key`` limited to ``limit``: from the cache, else ``compute()`` (which
