@@ -84,6 +84,28 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 
+def write_loose_blob(git_dir: Path, data: bytes) -> str:
+    """Write ``data`` as a loose blob into ``git_dir``'s objects (as git would, compression
+    level 1, fsynced, renamed into place; nothing if it is there already); its id."""
+    sha = blob_sha(data)
+    target = git_dir / "objects" / sha[:2] / sha[2:]
+    if target.exists():
+        return sha
+    target.parent.mkdir(mode=0o700, exist_ok=True)
+    tmp = target.with_name(f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
+    body = zlib.compress(b"blob %d\x00" % len(data) + data, 1)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    try:
+        view = memoryview(body)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
+    return sha
+
+
 def file_blob(path: Path) -> tuple[str, int]:
     """Git blob id and size of a file, streamed."""
     size = os.stat(path).st_size
@@ -361,24 +383,7 @@ class GitStore:
         if size > LOOSE_OBJECT_MAX:
             proc = self._git("hash-object", "-w", "--no-filters", "--", str(path))
             return proc.stdout.decode().strip()
-        data = read_regular(path)
-        sha = blob_sha(data)
-        target = self._object_path(sha)
-        if target.exists():
-            return sha
-        target.parent.mkdir(mode=0o700, exist_ok=True)
-        tmp = target.with_name(f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
-        body = zlib.compress(b"blob %d\x00" % len(data) + data, 1)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        try:
-            view = memoryview(body)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-        return sha
+        return write_loose_blob(self.git_dir, read_regular(path))
 
     def _tree_of(self, commit: str | None) -> str:
         if commit is None:

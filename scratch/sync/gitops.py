@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from scratch.errors import StoreError
-from scratch.gitstore import SAFE_CONFIG, GitStore, blob_sha, clear_stale_lock
+from scratch.gitstore import SAFE_CONFIG, GitStore, clear_stale_lock, write_loose_blob
 
 ZERO = "0" * 40
 
@@ -159,23 +158,7 @@ class Plumbing:
     # -- writing -----------------------------------------------------------------------------
     def write_blob(self, data: bytes) -> str:
         """Write ``data`` as a loose blob (as the store's commits do); its id."""
-        sha = blob_sha(data)
-        target = self.git_dir / "objects" / sha[:2] / sha[2:]
-        if target.exists():
-            return sha
-        target.parent.mkdir(mode=0o700, exist_ok=True)
-        tmp = target.with_name(f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
-        body = zlib.compress(b"blob %d\x00" % len(data) + data, 1)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        try:
-            view = memoryview(body)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-        return sha
+        return write_loose_blob(self.git_dir, data)
 
     def make_tree(self, entries: Tree) -> str:
         """A tree object holding exactly ``entries`` (built in a private index)."""
