@@ -513,16 +513,6 @@ def safe_environment() -> dict[str, str]:
 
 def read_regular(path: Path) -> bytes:
     """The bytes of regular file ``path``, opened without following a symlink."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        size = os.fstat(fd).st_size
-        parts = []
-        while True:
-            block = os.read(fd, max(size, 4096))
-            if not block:
-                break
-            parts.append(block)
-            size = 4096
-        return b"".join(parts)
-    finally:
-        os.close(fd)
+    from scratch.safefs import read_fd
+    return read_fd(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                           | getattr(os, "O_CLOEXEC", 0)))

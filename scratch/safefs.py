@@ -26,8 +26,8 @@ from scratch.errors import UnsafePath
 
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-__all__ = ["UnsafePath", "check_dirs", "check_fd", "ensure_dir", "open_file", "read_file",
-           "remove_unsafe"]
+__all__ = ["UnsafePath", "check_dirs", "check_fd", "ensure_dir", "open_file", "read_fd",
+           "read_file", "remove_unsafe"]
 
 
 def _shown(root: Path, path: Path) -> str:
@@ -104,12 +104,17 @@ def check_fd(fd: int, root: Path, path: Path) -> os.stat_result:
 
 def read_file(root: Path, path: Path) -> bytes:
     """The bytes of ``path`` (see :func:`open_file`)."""
-    fd = open_file(root, path)
+    return read_fd(open_file(root, path))
+
+
+def read_fd(fd: int) -> bytes:
+    """All the bytes of open file ``fd``, which is closed: one read of its size (more only if
+    it grew meanwhile)."""
     try:
         size = os.fstat(fd).st_size
         parts = []
         while True:
-            block = os.read(fd, max(size, 4096))  # its size (more only if it grew meanwhile)
+            block = os.read(fd, max(size, 4096))
             if not block:
                 break
             parts.append(block)
