@@ -218,7 +218,7 @@ async def peer_row(side: str, cmd: list[str], env: dict[str, str], payload: str,
 def against_the_peer(env: dict[str, str], tmp: Path) -> None:
     """Section 3: server-everything's echo of real payloads through both proxies."""
     everything = REPO / ".ci" / "node" / "node_modules" / ".bin" / "mcp-server-everything"
-    corpus = Path(os.environ.get("SCRATCH_CORPUS", "/work/shared/corpus"))
+    corpus = Path(os.environ.get("SCRATCH_CORPUS", REPO.parent / "shared" / "corpus"))
     if not everything.exists() or not corpus.is_dir():
         print("\nagainst the peer: server-everything or the corpus is missing: left out")
         return
