@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scratch.answers.result import Result
+    from scratch.answers.result import Result, Table
     from scratch.calls import Call
     from scratch.errors import ScratchError
 
@@ -65,3 +65,33 @@ class PlainCalls(Rendering):
     def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
         from scratch.tokens import count_text
         return count_text(f"{error.code}: {error.message}\n", spec)
+
+
+# -- plain text every interface shows alike ------------------------------------------------
+
+
+def footer(meta: dict[str, Any]) -> str | None:
+    """``-- 1,234 tokens (o200k_base) · budget 5,000 of 10,000 left`` (and the budget's
+    warning): the cost line the CLI writes to stderr and an MCP result carries as a note."""
+    tokens = meta.get("tokens")
+    if tokens is None:
+        return None
+    unit = "token" if tokens["count"] == 1 else "tokens"
+    parts = [f"{tokens['count']:,} {unit} ({tokens['encoding']}"
+             + ("" if tokens.get("exact", True) else ", estimate") + ")"]
+    budget = meta.get("budget")
+    if budget:
+        parts.append(f"budget {budget['remaining']:,} of {budget['usable']:,} left")
+        if budget.get("warning"):
+            parts.append(budget["warning"])
+    return "-- " + " · ".join(parts)
+
+
+def table_text(table: Table) -> str:
+    """A table as aligned plain columns (what the CLI prints to a pipe)."""
+    rows = [list(table.columns)] + [["" if v is None else str(v) for v in row]
+                                    for row in table.rows]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(table.columns))]
+    lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    return "\n".join(lines) + "\n"

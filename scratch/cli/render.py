@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import orjson
 
-from scratch.answers.rendering import Rendering
+from scratch.answers.rendering import Rendering, footer, table_text
 from scratch.answers.result import Result, Table, spelled
 from scratch.calls import Call
 from scratch.cli.spelling import shell_line
@@ -156,31 +156,6 @@ def _err(line: str) -> None:
     sys.stderr.flush()
 
 
-def footer(meta: dict[str, Any]) -> str | None:
-    tokens = meta.get("tokens")
-    if tokens is None:
-        return None
-    unit = "token" if tokens["count"] == 1 else "tokens"
-    parts = [f"{tokens['count']:,} {unit} ({tokens['encoding']}"
-             + ("" if tokens.get("exact", True) else ", estimate") + ")"]
-    budget = meta.get("budget")
-    if budget:
-        parts.append(f"budget {budget['remaining']:,} of {budget['usable']:,} left")
-        if budget.get("warning"):
-            parts.append(budget["warning"])
-    return "-- " + " · ".join(parts)
-
-
-def plain_table(table: Table) -> str:
-    rows = [table.columns] + [["" if v is None else str(v) for v in row] for row in table.rows]
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(table.columns))]
-    out = []
-    for row in rows:
-        cells = [str(v).ljust(w) for v, w in zip(row, widths, strict=True)]
-        out.append("  ".join(cells).rstrip())
-    return "\n".join(out) + "\n"
-
-
 def _rich_table(table: Table) -> None:
     from rich.console import Console
     from rich.table import Table as RichTable
@@ -227,7 +202,7 @@ def render(result: Result, *, json_mode: bool) -> int:
         if rich:
             _rich_table(table)
         else:
-            _write_out(plain_table(table))
+            _write_out(table_text(table))
     elif result.data is not None:
         _write_out(_plain_data(result.data))
     for warning in result.warnings:

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from scratch.answers.rendering import Rendering
-from scratch.answers.result import Result, Table, compact_json, spelled
+from scratch.answers.rendering import Rendering, footer, table_text
+from scratch.answers.result import Result, compact_json, spelled
 from scratch.calls import Call
 from scratch.errors import ScratchError
 from scratch.mcp.specs import to_tool_call
@@ -85,32 +85,6 @@ def error_object(error: ScratchError) -> dict[str, Any]:
 
 def error_text(error: ScratchError) -> str:
     return compact_json(error_object(error))
-
-
-def footer(meta: dict[str, Any]) -> str | None:
-    """``-- 1,234 tokens (o200k_base) · budget 5,000 of 10,000 left``, as the CLI's stderr."""
-    tokens = meta.get("tokens")
-    if tokens is None:
-        return None
-    unit = "token" if tokens["count"] == 1 else "tokens"
-    parts = [f"{tokens['count']:,} {unit} ({tokens['encoding']}"
-             + ("" if tokens.get("exact", True) else ", estimate") + ")"]
-    budget = meta.get("budget")
-    if budget:
-        parts.append(f"budget {budget['remaining']:,} of {budget['usable']:,} left")
-        if budget.get("warning"):
-            parts.append(budget["warning"])
-    return "-- " + " · ".join(parts)
-
-
-def table_text(table: Table) -> str:
-    """A table as aligned plain columns (as the CLI prints one to a pipe)."""
-    rows = [list(table.columns)] + [["" if v is None else str(v) for v in row]
-                                    for row in table.rows]
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(table.columns))]
-    lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
-             for row in rows]
-    return "\n".join(lines) + "\n"
 
 
 def data_text(data: Any) -> str:
