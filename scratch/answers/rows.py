@@ -25,7 +25,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
@@ -82,31 +82,18 @@ class Selection:
     were looked at (the scan is shared by the smaller answers sized from it)."""
 
     def __init__(self, source: Items, flt: Any, sort: str | None, desc: bool) -> None:
-        from scratch.query.aggregate import field_getter, sort_key
-        from scratch.valuecounts import MISSING
-        get = field_getter(source.field_path(sort)) if sort else None
-        keyed: list[tuple[Any, int]] = []
-        nulls: list[int] = []
-        missing: list[int] = []
-        picked: list[int] = []
+        from scratch.query.aggregate import field_getter, order_pairs
         seen = 0
-        for k, item in good(source.scan(), source.bad):
-            seen += 1
-            if flt is not None and not flt(item):
-                continue
-            if get is None:
-                picked.append(k)
-                continue
-            v = get(item)
-            if v is MISSING:
-                missing.append(k)
-            elif v is None:
-                nulls.append(k)
-            else:
-                keyed.append((sort_key(v), k))
-        if get is not None:
-            keyed.sort(key=lambda p: p[0], reverse=desc)  # stable, also reversed
-            picked = [k for _, k in keyed] + nulls + missing
+
+        def passing() -> Iterator[tuple[int, Any]]:
+            nonlocal seen
+            for k, item in good(source.scan(), source.bad):
+                seen += 1
+                if flt is None or flt(item):
+                    yield k, item
+
+        picked = (order_pairs(passing(), field_getter(source.field_path(sort)), desc=desc)
+                  if sort else [k for k, _ in passing()])
         self.indexes = picked
         self.seen = seen
 

@@ -156,11 +156,17 @@ def sort_indexes(items: Iterable[Any], field: str | ParsedPath, *, desc: bool = 
                  skip: Collection[int] = (), where: Any = None) -> list[int]:
     """Indexes of the items (passing ``where``; not in ``skip``) ordered by ``field``: stable,
     numbers as numbers, null then missing last in both directions."""
-    get = field_getter(field)
+    return order_pairs(_filtered(items, where, skip), field_getter(field), desc=desc)
+
+
+def order_pairs(pairs: Iterable[tuple[int, Any]], get: Callable[[Any], Any], *,
+                desc: bool = False) -> list[int]:
+    """The indexes of ``(index, item)`` pairs ordered by ``get(item)`` as :func:`sort_indexes`
+    orders them."""
     keyed: list[tuple[tuple[Any, ...], int]] = []
     tail_null: list[int] = []
     tail_missing: list[int] = []
-    for i, item in _filtered(items, where, skip):
+    for i, item in pairs:
         v = get(item)
         if v is MISSING:
             tail_missing.append(i)
