@@ -84,6 +84,15 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 
+def remove_private_index(index: Path) -> None:
+    """Remove a private index file (``GIT_INDEX_FILE``) and the lock git may have left."""
+    for leftover in (index, index.with_name(index.name + ".lock")):
+        try:
+            os.unlink(leftover)
+        except FileNotFoundError:
+            pass
+
+
 def write_loose_blob(git_dir: Path, data: bytes) -> str:
     """Write ``data`` as a loose blob into ``git_dir``'s objects (as git would, compression
     level 1, fsynced, renamed into place; nothing if it is there already); its id."""
@@ -269,11 +278,7 @@ class GitStore:
             self._install_index(index)
             self._housekeep()
         finally:
-            for leftover in (index, index.with_name(index.name + ".lock")):
-                try:
-                    os.unlink(leftover)
-                except FileNotFoundError:
-                    pass
+            remove_private_index(index)
         return True
 
     def sync_index(self) -> None:
@@ -289,11 +294,7 @@ class GitStore:
             self._seed_index(index, head, env)
             self._install_index(index)
         finally:
-            for leftover in (index, index.with_name(index.name + ".lock")):
-                try:
-                    os.unlink(leftover)
-                except FileNotFoundError:
-                    pass
+            remove_private_index(index)
 
     def _seed_index(self, index: Path, head: str | None, env: dict[str, str]) -> None:
         """The private index: HEAD's tree, with the stat data of ``.git/index`` where entries

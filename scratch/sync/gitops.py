@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from scratch.errors import StoreError
-from scratch.gitstore import SAFE_CONFIG, GitStore, clear_stale_lock, write_loose_blob
+from scratch.gitstore import (
+    SAFE_CONFIG,
+    GitStore,
+    clear_stale_lock,
+    remove_private_index,
+    write_loose_blob,
+)
 
 ZERO = "0" * 40
 
@@ -171,11 +177,7 @@ class Plumbing:
                          input=lines.encode("utf-8", "surrogateescape"), index=index)
             return self.run("write-tree", index=index).stdout.decode().strip()
         finally:
-            for leftover in (index, index.with_name(index.name + ".lock")):
-                try:
-                    os.unlink(leftover)
-                except FileNotFoundError:
-                    pass
+            remove_private_index(index)
 
     def flat_tree(self, blobs: list[str]) -> str:
         """A tree naming each blob by its id (carries objects, holds no entries)."""
