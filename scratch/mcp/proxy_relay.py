@@ -36,9 +36,9 @@ import json
 import math
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, TypeAlias
+from typing import Any, SupportsIndex, TypeAlias
 
 import anyio
 import orjson
@@ -250,12 +250,11 @@ async def _stop(transport: asyncio.SubprocessTransport, pipes: _UpstreamPipes) -
 class Front:
     """The client's stdin lines, with relayed tool calls taken out (see the module)."""
 
-    def __init__(self, proxy: Proxy, lines: Any, out: Any, finish: Any, error: Any) -> None:
+    def __init__(self, proxy: Proxy, finish: Any, error: Any) -> None:
         self.proxy = proxy
         self.finish = finish  # scratch.mcp.proxy_server.finish
         self.error = error  # scratch.mcp.upstream.UpstreamError
-        self.lines = lines
-        self.out = out  # asyncio.StreamWriter of the client's stdout
+        self.out: Any = None  # asyncio.StreamWriter of the client's stdout, once it is open
         self.legacy = False
         self.client_name: str | None = None
         self.inflight: dict[Any, Relayed] = {}  # the client's request id -> its call
@@ -263,23 +262,22 @@ class Front:
         self._thresholds: dict[tuple[str, str], int] = {}
         self._stamp: tuple[int, int, int] | None = None
 
-    def __aiter__(self) -> Front:
-        return self
+    def reader(self) -> RelayingReader:
+        """The stream reader for the client's stdin (``scratch.mcp.stdio.pipe_streams``)."""
+        return RelayingReader(self)
 
-    async def __anext__(self) -> str:
-        while True:
-            line: str = await self.lines.__anext__()
-            if '"tools/call"' in line:
-                if self.legacy and self._relay(line):
-                    continue
-            elif '"notifications/cancelled"' in line:
-                if self.inflight and self._cancel(line):
-                    continue
-            elif '"initialize"' in line:
-                self._initialize(line)
-            return line
+    def offer(self, line: bytes) -> bool:
+        """Whether the client's ``line`` was taken here (relayed, or a relayed call's
+        cancellation); every other line goes on to the SDK server, in order."""
+        if b'"tools/call"' in line:  # relayed only once the client's stdout is open
+            return self.legacy and self.out is not None and self._relay(line)
+        if b'"notifications/cancelled"' in line:
+            return bool(self.inflight) and self._cancel(line)
+        if b'"initialize"' in line:  # read even before that: it is often waiting already
+            self._initialize(line)
+        return False
 
-    def _initialize(self, line: str) -> None:
+    def _initialize(self, line: bytes) -> None:
         try:
             msg = _loads(line)
         except ValueError:
@@ -294,7 +292,7 @@ class Front:
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             self.client_name = info["name"]
 
-    def _relay(self, line: str) -> bool:
+    def _relay(self, line: bytes) -> bool:
         try:
             msg = _loads(line)
         except ValueError:
@@ -314,7 +312,7 @@ class Front:
         Relayed(self, channel, upstream, route, msg["id"], params)
         return True
 
-    def _cancel(self, line: str) -> bool:
+    def _cancel(self, line: bytes) -> bool:
         try:
             msg = _loads(line)
         except ValueError:
@@ -362,6 +360,48 @@ class Front:
     def session(self) -> Any:
         state = self.proxy.state
         return state.session_for(("stdio",), state.agent, self.client_name, "")
+
+
+class RelayingReader(asyncio.StreamReader):
+    """The client's stdin as the SDK's line reader reads it, minus the lines :meth:`Front.offer`
+    takes: those are relayed in the pipe's own callback, with no task to wake between the
+    client's request and the upstream's."""
+
+    def __init__(self, front: Front) -> None:
+        super().__init__(limit=MAX_LINE)
+        self.front = front
+        self.partial = bytearray()  # the start of a line not yet complete
+        self.scanned = 0  # bytes of it known to hold no newline
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        if not isinstance(data, bytes):  # the pipe gives bytes; the base class takes any
+            data = bytes(data)
+        if not self.partial and data.endswith(b"\n") and data.count(b"\n") == 1:
+            if not self.front.offer(data):  # the common case: one whole message in one read
+                super().feed_data(data)
+            return
+        partial = self.partial
+        partial += data
+        passed: list[bytes] = []
+        start = 0
+        while True:
+            at = partial.find(b"\n", max(start, self.scanned))
+            if at < 0:
+                break
+            line = bytes(partial[start:at + 1])
+            start = at + 1
+            if not self.front.offer(line):
+                passed.append(line)
+        del partial[:start]
+        self.scanned = len(partial)
+        if passed:
+            super().feed_data(b"".join(passed))
+
+    def feed_eof(self) -> None:
+        if self.partial:  # the last line, without its newline
+            line, self.partial = bytes(self.partial), bytearray()
+            super().feed_data(line)
+        super().feed_eof()
 
 
 class Relayed:
@@ -468,4 +508,4 @@ class Relayed:
                 "params": {**params, "requestId": self.uid}}) + b"\n")
 
 
-__all__ = ["Channel", "Front", "LEGACY", "Relayed", "TAG", "raw_stdio"]
+__all__ = ["Channel", "Front", "LEGACY", "Relayed", "RelayingReader", "TAG", "raw_stdio"]
