@@ -394,6 +394,10 @@ class RelayingReader(asyncio.StreamReader):
                 passed.append(line)
         del partial[:start]
         self.scanned = len(partial)
+        if len(partial) > MAX_LINE:  # no line this long is relayed: the SDK's reader refuses it
+            passed.append(bytes(partial))
+            partial.clear()
+            self.scanned = 0
         if passed:
             super().feed_data(b"".join(passed))
 
