@@ -5,6 +5,7 @@ fixture server in tests/data/mcp_upstreams, the client the SDK's own."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -23,6 +24,27 @@ def _wait_for(path: Path, text: str, seconds: float = 15) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_legacy_clients_calls_are_relayed_as_lines_and_a_new_clients_go_the_sdks_way(
+        tmp_path: Path, mode: str | None) -> None:
+    # the upstream sees which path a call took: the relay sends its own ids (scratch~N), the
+    # SDK's client session numbers its requests; the first call is the one the initialize
+    # line (already waiting when the proxy opens its stdin) decides
+    home = tmp_path / "store"
+    home.mkdir()
+    kwargs = {"mode": mode} if mode else {}
+    c = proxy_client(home, servers_file(tmp_path, {"fx": fixture_entry()}), **kwargs)
+    try:
+        ids = [json.loads(c.text("request_id")) for _ in range(3)]
+        if mode == "legacy":
+            assert all(isinstance(i, str) and i.startswith("scratch~") for i in ids), ids
+            assert len(set(ids)) == 3
+        else:
+            assert all(isinstance(i, int) for i in ids), ids
+    finally:
+        c.close()
 
 
 @pytest.mark.parametrize("mode", MODES)

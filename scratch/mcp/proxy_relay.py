@@ -6,10 +6,12 @@ pass-through call more than a millisecond; a relay of lines costs a few dozen mi
 Two halves, on the event loop, no thread:
 
 - :func:`raw_stdio` is the upstream's stdio transport (what the SDK's ``Client`` is given in
-  place of ``stdio_client``): it starts the process in a session of its own, and reads its
-  stdout as lines. A line answering a relayed call (its ``id``, or the ``progressToken`` of a
-  progress notification, is one the relay gave: ``scratch~N``) goes to the relay; every other
-  line is parsed for the SDK session as before (initialize, lists, resources, prompts,
+  place of ``stdio_client``): it starts the process in a session of its own, and splits its
+  stdout into lines in the pipe's own callback (a subprocess protocol, no reader task). A
+  line answering a relayed call (its ``id``, or the ``progressToken`` of a progress
+  notification, is one the relay gave: ``scratch~N``) goes to the relay, and its answer is
+  written back to the client in that same callback; every other line is parsed for the SDK
+  session as before (initialize, lists, resources, prompts,
   list_changed, calls on the SDK path). Stopping it closes the upstream's stdin, then ends
   its process group (SIGTERM, then SIGKILL): no orphans.
 - :class:`Front` sits between the client's stdin lines and the proxy's SDK server. A
@@ -31,11 +33,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, TypeAlias
+from typing import Any, SupportsIndex, TypeAlias
 
 import anyio
 import orjson
@@ -62,8 +65,8 @@ def _loads(data: bytes | str) -> Any:
 class Channel:
     """An upstream's pipes as the relay uses them."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
+    def __init__(self, stdin: asyncio.WriteTransport) -> None:
+        self.stdin = stdin
         self.pending: dict[str, Relayed] = {}  # relay id -> the call waiting for its answer
         self.open = True
         self._next = 0
@@ -73,8 +76,8 @@ class Channel:
         return f"{TAG}{self._next}"
 
     def write(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
+        if not self.stdin.is_closing():
+            self.stdin.write(data)
 
     def take(self, line: bytes) -> bool:
         """Whether ``line`` belongs to a relayed call (then it has been handed over)."""
@@ -109,50 +112,97 @@ class Channel:
             call.gone()
 
 
+class _UpstreamPipes(asyncio.SubprocessProtocol):
+    """The upstream's stdout, split into lines in the loop's own callback: a relayed call's
+    answer is written back to the client in the same callback that read it (no task to wake,
+    no loop turn between the upstream's answer and the client's)."""
+
+    def __init__(self, owner: Upstream, to_session: Any) -> None:
+        self.owner = owner
+        self.to_session = to_session
+        self.channel: Channel | None = None  # set once the pipes are connected
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of the buffer known to hold no newline
+        self.exited = asyncio.get_running_loop().create_future()
+        self.ended = False
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd != 1 or self.ended:
+            return
+        buffer = self.buffer
+        if not buffer and data.endswith(b"\n") and data.count(b"\n") == 1:
+            self._line(data)  # the common case: one whole message in one read
+            return
+        buffer += data
+        while True:
+            at = buffer.find(b"\n", self.scanned)
+            if at < 0:
+                self.scanned = len(buffer)
+                if len(buffer) > MAX_LINE:  # as the stream reader's limit: the pipe ends
+                    self._end()
+                return
+            line = bytes(buffer[:at + 1])
+            del buffer[:at + 1]
+            self.scanned = 0
+            self._line(line)
+            if self.ended:
+                return
+
+    def _line(self, line: bytes) -> None:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import jsonrpc_message_adapter
+
+        assert self.channel is not None
+        if self.channel.take(line) or not line.strip():
+            return
+        try:
+            item: Any = SessionMessage(jsonrpc_message_adapter.validate_json(
+                line, by_name=False))
+        except ValueError as exc:  # the session says what was wrong
+            item = exc
+        try:
+            self.to_session.send_nowait(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.WouldBlock):
+            pass
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            if self.buffer and not self.ended:  # the last line, without its newline
+                line, self.buffer = bytes(self.buffer), bytearray()
+                self._line(line)
+            self._end()
+
+    def _end(self) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        if self.channel is not None:
+            self.channel.close()
+        self.owner._eof = True
+        self.to_session.close()
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 @asynccontextmanager
 async def raw_stdio(command: str, args: list[str], env: dict[str, str], cwd: Any,
                     owner: Upstream) -> AsyncIterator[tuple[Any, Any]]:
     """The upstream's process as the SDK client's ``(read_stream, write_stream)`` (see the
     module); ``owner.channel`` is its :class:`Channel` while it runs."""
-    from mcp.shared.message import SessionMessage
-    from mcp_types import jsonrpc_message_adapter
-
-    proc = await asyncio.create_subprocess_exec(
-        command, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        env=env, cwd=cwd, start_new_session=True, limit=MAX_LINE)
-    channel = Channel(proc)
-    to_session, read_stream = anyio.create_memory_object_stream[Any](16)
+    loop = asyncio.get_running_loop()
+    # unbounded: lines are handed over in the pipe's callback, which cannot wait
+    to_session, read_stream = anyio.create_memory_object_stream[Any](math.inf)
     write_stream, from_session = anyio.create_memory_object_stream[Any](16)
-
-    async def reader() -> None:
-        assert proc.stdout is not None
-        try:
-            async with to_session:
-                while True:
-                    try:
-                        line = await proc.stdout.readuntil(b"\n")
-                    except asyncio.IncompleteReadError as exc:
-                        if not exc.partial:
-                            return
-                        line = exc.partial
-                    except (asyncio.LimitOverrunError, OSError):
-                        return
-                    if channel.take(line):
-                        continue
-                    if not line.strip():
-                        continue
-                    try:
-                        item: Any = SessionMessage(jsonrpc_message_adapter.validate_json(
-                            line, by_name=False))
-                    except ValueError as exc:  # the session says what was wrong
-                        item = exc
-                    try:
-                        await to_session.send(item)
-                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                        return
-        finally:
-            channel.close()
-            owner._eof = True
+    transport, pipes = await loop.subprocess_exec(
+        lambda: _UpstreamPipes(owner, to_session), command, *args,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None,
+        env=env, cwd=cwd, start_new_session=True)
+    stdin = transport.get_pipe_transport(0)
+    assert isinstance(stdin, asyncio.WriteTransport)
+    channel = Channel(stdin)
+    pipes.channel = channel
 
     async def writer() -> None:
         try:
@@ -160,13 +210,10 @@ async def raw_stdio(command: str, args: list[str], env: dict[str, str], cwd: Any
                 async for message in from_session:
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     channel.write(data.encode() + b"\n")
-                    assert proc.stdin is not None
-                    await proc.stdin.drain()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(reader)
         tg.start_soon(writer)
         owner.channel = channel
         try:
@@ -174,39 +221,40 @@ async def raw_stdio(command: str, args: list[str], env: dict[str, str], cwd: Any
         finally:
             owner.channel = None
             with anyio.CancelScope(shield=True):
-                await _stop(proc)
+                await _stop(transport, pipes)
                 await read_stream.aclose()
                 await write_stream.aclose()
             tg.cancel_scope.cancel()
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
+async def _stop(transport: asyncio.SubprocessTransport, pipes: _UpstreamPipes) -> None:
     """Close stdin, give the process its grace, then end its whole group."""
-    if proc.stdin is not None:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
+    stdin = transport.get_pipe_transport(0)
+    if stdin is not None:
+        stdin.close()
+    pid = transport.get_pid()
     for sig in (None, signal.SIGTERM, signal.SIGKILL):
         if sig is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, sig)
+                os.killpg(pid, sig)
         try:
-            await asyncio.wait_for(proc.wait(), STOP_GRACE)
+            await asyncio.wait_for(asyncio.shield(pipes.exited), STOP_GRACE)
             break
         except TimeoutError:
             continue
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)  # children it left in its group
+        os.killpg(pid, signal.SIGKILL)  # children it left in its group
+    transport.close()
 
 
 class Front:
     """The client's stdin lines, with relayed tool calls taken out (see the module)."""
 
-    def __init__(self, proxy: Proxy, lines: Any, out: Any, finish: Any, error: Any) -> None:
+    def __init__(self, proxy: Proxy, finish: Any, error: Any) -> None:
         self.proxy = proxy
         self.finish = finish  # scratch.mcp.proxy_server.finish
         self.error = error  # scratch.mcp.upstream.UpstreamError
-        self.lines = lines
-        self.out = out  # asyncio.StreamWriter of the client's stdout
+        self.out: Any = None  # asyncio.StreamWriter of the client's stdout, once it is open
         self.legacy = False
         self.client_name: str | None = None
         self.inflight: dict[Any, Relayed] = {}  # the client's request id -> its call
@@ -214,23 +262,22 @@ class Front:
         self._thresholds: dict[tuple[str, str], int] = {}
         self._stamp: tuple[int, int, int] | None = None
 
-    def __aiter__(self) -> Front:
-        return self
+    def reader(self) -> RelayingReader:
+        """The stream reader for the client's stdin (``scratch.mcp.stdio.pipe_streams``)."""
+        return RelayingReader(self)
 
-    async def __anext__(self) -> str:
-        while True:
-            line: str = await self.lines.__anext__()
-            if '"tools/call"' in line:
-                if self.legacy and self._relay(line):
-                    continue
-            elif '"notifications/cancelled"' in line:
-                if self.inflight and self._cancel(line):
-                    continue
-            elif '"initialize"' in line:
-                self._initialize(line)
-            return line
+    def offer(self, line: bytes) -> bool:
+        """Whether the client's ``line`` was taken here (relayed, or a relayed call's
+        cancellation); every other line goes on to the SDK server, in order."""
+        if b'"tools/call"' in line:  # relayed only once the client's stdout is open
+            return self.legacy and self.out is not None and self._relay(line)
+        if b'"notifications/cancelled"' in line:
+            return bool(self.inflight) and self._cancel(line)
+        if b'"initialize"' in line:  # read even before that: it is often waiting already
+            self._initialize(line)
+        return False
 
-    def _initialize(self, line: str) -> None:
+    def _initialize(self, line: bytes) -> None:
         try:
             msg = _loads(line)
         except ValueError:
@@ -245,7 +292,7 @@ class Front:
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             self.client_name = info["name"]
 
-    def _relay(self, line: str) -> bool:
+    def _relay(self, line: bytes) -> bool:
         try:
             msg = _loads(line)
         except ValueError:
@@ -265,7 +312,7 @@ class Front:
         Relayed(self, channel, upstream, route, msg["id"], params)
         return True
 
-    def _cancel(self, line: str) -> bool:
+    def _cancel(self, line: bytes) -> bool:
         try:
             msg = _loads(line)
         except ValueError:
@@ -313,6 +360,52 @@ class Front:
     def session(self) -> Any:
         state = self.proxy.state
         return state.session_for(("stdio",), state.agent, self.client_name, "")
+
+
+class RelayingReader(asyncio.StreamReader):
+    """The client's stdin as the SDK's line reader reads it, minus the lines :meth:`Front.offer`
+    takes: those are relayed in the pipe's own callback, with no task to wake between the
+    client's request and the upstream's."""
+
+    def __init__(self, front: Front) -> None:
+        super().__init__(limit=MAX_LINE)
+        self.front = front
+        self.partial = bytearray()  # the start of a line not yet complete
+        self.scanned = 0  # bytes of it known to hold no newline
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        if not isinstance(data, bytes):  # the pipe gives bytes; the base class takes any
+            data = bytes(data)
+        if not self.partial and data.endswith(b"\n") and data.count(b"\n") == 1:
+            if not self.front.offer(data):  # the common case: one whole message in one read
+                super().feed_data(data)
+            return
+        partial = self.partial
+        partial += data
+        passed: list[bytes] = []
+        start = 0
+        while True:
+            at = partial.find(b"\n", max(start, self.scanned))
+            if at < 0:
+                break
+            line = bytes(partial[start:at + 1])
+            start = at + 1
+            if not self.front.offer(line):
+                passed.append(line)
+        del partial[:start]
+        self.scanned = len(partial)
+        if len(partial) > MAX_LINE:  # no line this long is relayed: the SDK's reader refuses it
+            passed.append(bytes(partial))
+            partial.clear()
+            self.scanned = 0
+        if passed:
+            super().feed_data(b"".join(passed))
+
+    def feed_eof(self) -> None:
+        if self.partial:  # the last line, without its newline
+            line, self.partial = bytes(self.partial), bytearray()
+            super().feed_data(line)
+        super().feed_eof()
 
 
 class Relayed:
@@ -419,4 +512,4 @@ class Relayed:
                 "params": {**params, "requestId": self.uid}}) + b"\n")
 
 
-__all__ = ["Channel", "Front", "LEGACY", "Relayed", "TAG", "raw_stdio"]
+__all__ = ["Channel", "Front", "LEGACY", "Relayed", "RelayingReader", "TAG", "raw_stdio"]

@@ -385,11 +385,12 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
             await proxy.start_all()
             proxy.announce()
             server = build_proxy(proxy)
-            async with pipe_streams() as pipes:
-                if pipes is not None:  # tool calls of stdio upstreams relayed as lines
-                    from scratch.mcp.proxy_relay import Front
-                    front = Front(proxy, pipes[0], pipes[1].writer, finish, UpstreamError)
-                    pipes = (front, pipes[1])
+            # tool calls of stdio upstreams relayed as lines, off the client's stdin
+            from scratch.mcp.proxy_relay import Front
+            front = Front(proxy, finish, UpstreamError)
+            async with pipe_streams(front.reader()) as pipes:
+                if pipes is not None:
+                    front.out = pipes[1].writer
                 streams = stdio_server(*pipes) if pipes is not None else stdio_server()  # type: ignore[arg-type]
                 async with streams as (read_stream, write_stream):
                     await server.run(read_stream, write_stream,

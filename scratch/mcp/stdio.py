@@ -68,8 +68,10 @@ def _is_pipe(fd: int) -> bool:
 
 
 @asynccontextmanager
-async def pipe_streams() -> AsyncIterator[tuple[Any, Any] | None]:
-    """``(stdin, stdout)`` for ``stdio_server(stdin, stdout)``, or None (see the module)."""
+async def pipe_streams(reader: asyncio.StreamReader | None = None,
+                       ) -> AsyncIterator[tuple[Any, Any] | None]:
+    """``(stdin, stdout)`` for ``stdio_server(stdin, stdout)``, or None (see the module);
+    stdin is fed into ``reader`` when one is given (the proxy's, which takes some lines out)."""
     if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
         yield None
         return
@@ -82,7 +84,8 @@ async def pipe_streams() -> AsyncIterator[tuple[Any, Any] | None]:
     loop = asyncio.get_running_loop()
     transports: list[asyncio.BaseTransport] = []
     try:
-        reader = asyncio.StreamReader(limit=MAX_LINE)
+        if reader is None:
+            reader = asyncio.StreamReader(limit=MAX_LINE)
         read_transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0))
         transports.append(read_transport)

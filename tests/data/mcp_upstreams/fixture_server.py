@@ -6,8 +6,9 @@ has), ``json_doc(items)``, ``structured`` (with an outputSchema), ``image``, ``e
 tool and says so with tools/list_changed), ``crash`` (the process exits mid-call), ``hang``
 (never answers), ``malformed`` (a result that is not a tool result), ``slow(seconds)`` (answers
 after a while; cancelled meanwhile, it appends ``cancelled`` to $FIXTURE_LOG), ``exit_later``
-(answers, then exits), ``headers`` (the HTTP request's headers, as JSON), ``echo(message)`` (``Echo: `` and the
-message, as server-everything's). Its pid is appended to
+(answers, then exits), ``headers`` (the HTTP request's headers, as JSON), ``echo(message)``
+(``Echo: `` and the message, as server-everything's), ``request_id`` (the JSON-RPC id the call
+came with, as JSON: the proxy's relay sends its own string ids). Its pid is appended to
 $FIXTURE_PIDS when set, so a test can see it is gone once the proxy stops.
 
 ``fixture_server.py`` serves stdio; ``fixture_server.py --http PORT`` serves streamable HTTP on
@@ -42,7 +43,7 @@ TOOLS = [_tool("text", {"size": {"type": "integer"}}), _tool("head"),
          _tool("image"), _tool("error", {"size": {"type": "integer"}}), _tool("progress"),
          _tool("add_tool"), _tool("crash"), _tool("hang"), _tool("malformed"),
          _tool("slow", {"seconds": {"type": "number"}}), _tool("exit_later"), _tool("headers"),
-         _tool("echo", {"message": {"type": "string"}})]
+         _tool("echo", {"message": {"type": "string"}}), _tool("request_id")]
 
 
 def text_of(size: int) -> str:
@@ -107,6 +108,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         return types.CallToolResult(content=text("slept"))
     if name == "echo":  # as server-everything's echo: the message after a prefix
         return types.CallToolResult(content=text(f"Echo: {args.get('message', '')}"))
+    if name == "request_id":
+        import json
+        return types.CallToolResult(content=text(json.dumps(getattr(ctx, "request_id", None))))
     if name == "exit_later":
         import threading
         threading.Timer(0.2, os._exit, (0,)).start()  # after the answer is written
