@@ -28,12 +28,12 @@ __all__ = ["COMMANDS", "describe", "describe_candidate", "execute", "record"]
 def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
     """Run ``call``: its answer delivered (fitted, priced, charged), or its result; counted."""
     from scratch.answers.candidate import Candidate
-    from scratch.answers.fitting import Meter, charge, deliver
+    from scratch.answers.fitting import charge_result, deliver
     produced = describe(ctx, call, rendering)
     if isinstance(produced, Candidate):
         result = deliver(ctx, rendering, produced)
     elif produced.charge is not None:
-        result = charge(Meter(ctx, rendering), produced)
+        result = charge_result(ctx, rendering, produced)
     else:
         result = produced
     record(ctx, call.command, result.meta)
