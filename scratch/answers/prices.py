@@ -17,6 +17,7 @@ Invariants:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -26,12 +27,20 @@ if TYPE_CHECKING:
 WARN_AT = (0.95, 0.80, 0.50)  # shares of the usable budget used that a footer warns about
 
 
+_PATHS: dict[tuple[Path, str, str], Path] = {}  # (root, agent, session) -> its state file
+
+
 def budget_for(ctx: Context) -> Budget:
     from scratch.tokens import Budget, context_window
     cfg = ctx.config
     window = context_window(cfg["model"] or None, cfg["budget.windows"],
                             cfg["budget.context_window"])
-    path = ctx.root / "state" / "budget" / ctx.agent / f"{ctx.session}.json"
+    key = (ctx.root, ctx.agent, ctx.session)
+    path = _PATHS.get(key)
+    if path is None:  # made once per session: a warm server asks for it in every answer
+        if len(_PATHS) > 1024:
+            _PATHS.clear()
+        path = _PATHS[key] = ctx.root / "state" / "budget" / ctx.agent / f"{ctx.session}.json"
     return Budget(path, window=window, safety_margin=cfg["budget.safety_margin"],
                   max_extraction_tokens=cfg["budget.max_extraction_tokens"], root=ctx.root)
 

@@ -42,7 +42,7 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
 
 def record(ctx: Context, command: str, meta: dict[str, Any]) -> None:
     """Count the operation, and the tokens it kept out of (or put into) the context."""
-    if not (ctx.root / ".git").exists():
+    if ctx.opened_store() is None and not (ctx.root / ".git").exists():
         return
     from scratch import stats
     counters: dict[str, int] = {}

@@ -41,6 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from scratch.calls import call
 from scratch.errors import BudgetExceeded, LimitExceeded, UsageError
 from scratch.locking import exclusive, overwrite
@@ -79,6 +81,15 @@ class _Kept:
 
 
 _kept = _Kept()
+
+
+def _dumps(state: dict[str, Any]) -> bytes:
+    """Compact JSON with sorted keys, as ``json.dumps(sort_keys=True, separators=(",", ":"))``
+    writes it (the state is ASCII); orjson unless a number is past 64 bits."""
+    try:
+        return orjson.dumps(state, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(state, sort_keys=True, separators=(",", ":")).encode()
 
 
 def _copy(state: dict[str, Any]) -> dict[str, Any]:
@@ -152,9 +163,9 @@ class Budget:
 
     def __init__(self, state_file: Path, *, window: int, safety_margin: float = DEFAULT_MARGIN,
                  max_extraction_tokens: int = 10_000, root: Path | None = None) -> None:
-        self.state_file = Path(state_file)
+        self.state_file = state_file if isinstance(state_file, Path) else Path(state_file)
         # the store root: no directory between it and the state file may be a symlink
-        self.root = Path(root) if root is not None else None
+        self.root = root if root is None or isinstance(root, Path) else Path(root)
         self.lock_file = self.state_file.with_name(self.state_file.name + ".lock")
         self.model_window = int(window)
         self.margin = clamp_margin(safety_margin)
@@ -178,9 +189,14 @@ class Budget:
                             f"({exc.strerror or exc}); the budget was reset")
             return _fresh(), True
         try:
-            state = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+            state = orjson.loads(raw)  # it runs on every answer
+        except orjson.JSONDecodeError:
             state = None
+        if not _valid(state):  # orjson reads an integer past 64 bits as a float: ask json
+            try:
+                state = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                state = None
         if not _valid(state):
             warnings.append(f"budget state {self.state_file.name} was corrupt; "
                             "the budget was reset")
@@ -189,7 +205,7 @@ class Budget:
 
     def _save(self, state: dict[str, Any], warnings: list[str]) -> None:
         state["updated"] = _now()
-        data = json.dumps(state, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+        data = _dumps(state) + b"\n"
         # Rewritten in place (every reader holds the lock): no fsync, no rename. Losing the
         # very last charge in a power cut is harmless, and a torn file is reset with a warning
         # on the next read.
