@@ -36,6 +36,10 @@ from scratch.errors import InvalidPattern, UsageError
 from scratch.words import plural
 
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
+# whole-entry totals of versions a warm process has read or counted, by index directory and
+# question: the directory is the version's (its blob), whose content never changes, so the
+# total is that of the file beside the index (countcache), read once per process, not per call
+_TOTALS: dict[tuple[str, tuple[Any, ...]], int] = {}
 
 
 def _options(pattern: str, context: int, ignore_case: bool, fixed: bool, max_count: int | None,
@@ -148,7 +152,8 @@ class GrepAnswer(Candidate):
         self.options = options
         self.from_line = from_line
         self._owner = owner
-        self._details = details or {"matches": sum(r.match_count for r in regions)}
+        self.matches = sum(r.match_count for r in regions)  # asked for by most steps
+        self._details = details or {"matches": self.matches}
         self.lines = [(ri, ln) for ri, region in enumerate(regions) for ln in region.lines]
         spec = target.spec
         index = target.index
@@ -170,7 +175,7 @@ class GrepAnswer(Candidate):
                      if p == len(self.lines) or self.lines[p][1].match
                      or self.lines[p][0] != self.lines[p - 1][0]]
         self.units = max(1, len(self.cuts))
-        self.shrink_units = sum(r.match_count for r in regions)
+        self.shrink_units = self.matches
         first = next((ln.lineno for _, ln in self.lines), from_line)
         self.what = f"line {first} alone"
         self._total_matches: int | None = None
@@ -192,7 +197,8 @@ class GrepAnswer(Candidate):
     def page(self, k: int) -> Result:
         regions = self._prefix(k)
         data: dict[str, Any] = {"name": self.target.name, "version": self.target.version,
-                                "matches": sum(r.match_count for r in regions),
+                                "matches": self.matches if regions is self.regions
+                                else sum(r.match_count for r in regions),
                                 "regions": regions_data(regions)}
         notices: tuple[str, ...] = ("no matches",) if not regions and self.resume(k) is None \
             else ()
@@ -209,7 +215,7 @@ class GrepAnswer(Candidate):
     def _total(self) -> int | None:
         """The selected lines of the whole entry when -m stopped this search, else None."""
         m = self.options.max_count
-        if m is None or sum(r.match_count for r in self.regions) < m:
+        if m is None or self.matches < m:
             return None
         if self._total_matches is None:
             from dataclasses import replace
@@ -219,10 +225,22 @@ class GrepAnswer(Candidate):
             o = self.options
             # one answer per version: a warm server (or the next call) reads it back instead of
             # scanning the whole entry again
-            self._total_matches = cached_total(
-                self.target.index.index_dir,
-                ("grep_total", o.pattern, o.ignore_case, o.fixed, o.invert),
-                lambda: count_matches(self.target, replace(o, max_count=None)))
+            key = ("grep_total", o.pattern, o.ignore_case, o.fixed, o.invert)
+            where = str(self.target.index.index_dir)
+            from scratch.answers.kept_indexes import KeptIndex
+            # a warm process (its indexes kept) keeps the totals of versions (a log's content
+            # grows under its name)
+            version = self.target.kind != "log" and isinstance(self.target.index, KeptIndex)
+            total = _TOTALS.get((where, key)) if version else None
+            if total is None:
+                total = cached_total(
+                    self.target.index.index_dir, key,
+                    lambda: count_matches(self.target, replace(o, max_count=None)))
+                if version:
+                    if len(_TOTALS) >= 256:
+                        _TOTALS.clear()
+                    _TOTALS[(where, key)] = total
+            self._total_matches = total
         return self._total_matches
 
     def text_price(self, k: int) -> int | None:
