@@ -61,6 +61,7 @@ class ConfigCache:
     def __init__(self, root: Path, overrides: dict[str, str | None]) -> None:
         self.root = root
         self.overrides = overrides  # flags of `scratch mcp serve` (--model, --encoding)
+        self._file = os.fspath(root / CONFIG_FILE)  # stat'ed on every call
         self._lock = threading.Lock()
         self._stamp: tuple[int, int, int] | None = None
         self._config: Config | None = None
@@ -68,7 +69,7 @@ class ConfigCache:
 
     def _file_stamp(self) -> tuple[int, int, int]:
         try:
-            st = os.stat(self.root / CONFIG_FILE)
+            st = os.stat(self._file)
         except OSError:
             return (0, 0, 0)
         return (st.st_size, st.st_mtime_ns, st.st_ino)
