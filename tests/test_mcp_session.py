@@ -50,6 +50,29 @@ def test_a_version_written_between_calls_is_what_the_next_call_reads(
         assert out.ok and out.text.startswith(f"version {n}\n"), out.texts
 
 
+def test_a_warm_grep_searches_what_was_written_since(scratch_home: Path) -> None:
+    # a warm process keeps the maps of files it searched: a new version, or a log that grew,
+    # is searched as it is now
+    from scratch.answers.kept_indexes import keep_indexes
+    keep_indexes(16)
+    try:
+        cli("write", "plan", input="alpha 1\nbeta\n")  # every version the same size
+        cli("log", "append", "events", input="alpha one")
+        session = ServerState().session_for("conn", "default", None, "test")
+        for n in range(3):
+            first = run_tool("grep", {"file": "plan", "pattern": "alpha", "max_count": 1,
+                                      "context": 0}, session)
+            assert first.ok and first.text == f"1:alpha {n + 1}\n", first.texts
+            cli("write", "plan", input=f"alpha {n + 2}\nbeta\n")
+        for n in range(3):
+            cli("log", "append", "events", input=f"alpha {n}")
+            out = run_tool("grep", {"file": "events", "pattern": "alpha", "context": 0},
+                           session)
+            assert out.ok and len(out.text.splitlines()) == n + 2, out.texts
+    finally:
+        keep_indexes(0)
+
+
 def _used(out: Any) -> int:
     return int(out.meta["scratch/budget"]["used"])
 
