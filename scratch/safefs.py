@@ -14,6 +14,13 @@ link (``logs/x.jsonl`` sharing an outside file's inode, so an append writes ther
 
 Callers that keep only rebuildable things (the cache) replace what they refuse; the rest
 reports ``unsafe_path`` with the path and the reason.
+
+A directory found real all the way down is remembered with its device, inode and ctime, so a
+long-lived process (the MCP server) checks it again with one ``lstat`` instead of one per
+component: the path still reaching that very directory means a file opened through it (last
+component without following links) is in the directory that was checked, whatever a link
+placed above it since says; anything else (a link to another tree, a directory replaced or
+recreated, even on a reused inode, whose ctime differs) misses and is walked again.
 """
 
 from __future__ import annotations
@@ -37,6 +44,15 @@ def _shown(root: Path, path: Path) -> str:
         return str(path)
 
 
+_Stamp = tuple[int, int, int]
+_CHECKED: dict[tuple[str, str], _Stamp] = {}  # (root, directory) -> its stamp, found real
+_CHECKED_KEPT = 4096
+
+
+def _stamp(st: os.stat_result) -> _Stamp:
+    return (st.st_dev, st.st_ino, st.st_ctime_ns)
+
+
 def check_dirs(root: Path, path: Path) -> None:
     """Refuse a symlink at any directory below ``root`` down to ``path``'s parent
     (:class:`UnsafePath`; the root itself may be a symlink: that is where the user put the
@@ -50,7 +66,17 @@ def check_dirs(root: Path, path: Path) -> None:
         return
     if not parent.startswith(base + "/"):
         raise ValueError(f"{path} is not inside {root}")
+    key = (base, parent)
+    known = _CHECKED.get(key)
+    if known is not None:  # checked before: still that very directory? (see the module)
+        try:
+            if _stamp(os.lstat(parent)) == known:
+                return
+        except OSError:
+            pass
+        _CHECKED.pop(key, None)
     probe = base
+    st = None
     for part in parent[len(base) + 1:].split("/"):
         if not part or part == ".":
             continue
@@ -65,6 +91,10 @@ def check_dirs(root: Path, path: Path) -> None:
                              path=shown, reason="symlink")
         if not stat.S_ISDIR(st.st_mode):  # as the system would say (a name clash, say)
             raise NotADirectoryError(20, "Not a directory", probe)
+    if st is not None:
+        if len(_CHECKED) >= _CHECKED_KEPT:
+            _CHECKED.clear()
+        _CHECKED[key] = _stamp(st)
 
 
 def open_file(root: Path, path: Path, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:

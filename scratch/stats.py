@@ -7,6 +7,7 @@ starts over from zero instead of failing the command.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,12 @@ def stats_file(root: Path, agent: str) -> Path:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = orjson.loads(path.read_bytes())
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            raw = os.read(fd, os.fstat(fd).st_size)  # a small file: one read of its size
+        finally:
+            os.close(fd)
+        data = orjson.loads(raw)
         if isinstance(data, dict):
             return data
     except (OSError, orjson.JSONDecodeError):
@@ -40,15 +46,29 @@ def load(root: Path, agent: str) -> dict[str, Any]:
         return _read(path)
 
 
+_PATHS: dict[tuple[Path, str], tuple[Path, Path]] = {}  # (root, agent) -> (file, lock)
+
+
+def _paths(root: Path, agent: str) -> tuple[Path, Path]:
+    """The stats file of ``agent`` and its lock, made once per process (every answer counts)."""
+    found = _PATHS.get((root, agent))
+    if found is None:
+        if len(_PATHS) > 1024:
+            _PATHS.clear()
+        path = stats_file(root, agent)
+        found = _PATHS[(root, agent)] = (path, path.with_name(".stats.lock"))
+    return found
+
+
 def record(root: Path, agent: str, op: str, **counters: int) -> None:
     """Count one operation of kind ``op`` and add ``counters`` (e.g. tokens_intercepted=n)."""
     from scratch.errors import StoreError
     from scratch.safefs import check_dirs
 
-    path = stats_file(root, agent)
+    path, lock = _paths(root, agent)
     try:
         check_dirs(root, path)  # never through a symlink placed in the store
-        with exclusive(path.with_name(".stats.lock")):
+        with exclusive(lock):
             data = _read(path)
             ops = data.setdefault("operations", {})
             ops[op] = ops.get(op, 0) + 1

@@ -131,6 +131,43 @@ def test_corrupt_state_resets_with_a_warning(tmp_path: Path, content: bytes) -> 
     assert "warnings" not in again and again["used"] == 10
 
 
+def test_counts_past_64_bits_are_kept_exactly(tmp_path: Path) -> None:
+    # the state is read with orjson where it can be, which takes such a number for a float
+    huge = 10**25 + 7
+    budget = make(tmp_path)
+    assert budget.report_used(huge)["used"] == huge
+    again = budget.charge(3, enforce=False)
+    assert again["used"] == huge + 3 and "warnings" not in again
+    assert json.loads(budget.state_file.read_bytes())["used"] == huge + 3
+    assert budget.state_file.read_bytes().startswith(b'{"calls":1,')  # compact, sorted keys
+
+
+def test_a_kept_state_is_a_guess_the_charge_checks(tmp_path: Path) -> None:
+    from scratch.tokens.budget import StaleBudget, keep_states
+    keep_states(True)
+    try:
+        budget, other = make(tmp_path), make(tmp_path)  # two processes' views of one file
+        assert budget.kept_view() is None
+        budget.charge(10)
+        kept = budget.kept_view()
+        assert kept is not None and kept[0]["used"] == 10
+        view, state = kept
+        assert budget.charge(5, expect=state)["used"] == 15  # unchanged: charged
+        stale = budget.kept_view()
+        assert stale is not None
+        keep_states(False)  # what another process does is not seen by this one's memory
+        other.report_used(500)
+        keep_states(True)
+        budget.charge(0)  # ... until it reads the file under the lock
+        assert budget.kept_view()[0]["used"] == 500  # type: ignore[index]
+        other.reset()
+        with pytest.raises(StaleBudget):
+            budget.charge(7, expect=stale[1])
+        assert other.status()["used"] == 0  # nothing recorded by the refused charge
+    finally:
+        keep_states(False)
+
+
 def test_state_that_is_a_directory_is_reported_not_fatal(tmp_path: Path) -> None:
     budget = make(tmp_path)
     budget.state_file.mkdir(parents=True)

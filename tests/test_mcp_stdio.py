@@ -411,3 +411,18 @@ def test_requests_from_a_file_are_answered_too(home: Path, tmp_path: Path) -> No
     reply = json.loads(out.stdout)
     assert reply["id"] == 1 and reply["result"]["protocolVersion"] == "2025-06-18"
     assert reply["result"]["serverInfo"]["name"] == "scratch"
+
+
+def test_only_stdio_reads_seen_quick_run_on_the_event_loop() -> None:
+    from scratch.mcp import server
+    args = {"file": "inline-probe", "lines": 5}
+    assert not server.runs_inline("head", args, "stdio")  # never seen: on a thread
+    server.took("head", args, 0.002)
+    assert server.runs_inline("head", args, "stdio")
+    assert not server.runs_inline("head", args, "http")  # other clients must not wait
+    assert not server.runs_inline("tail", args, "stdio")  # another tool: not seen yet
+    server.took("head", args, 0.5)  # slow last time (an index built, a whole scan)
+    assert not server.runs_inline("head", args, "stdio")
+    server.took("write_file", {"file": "inline-probe"}, 0.001)
+    assert not server.runs_inline("write_file", {"file": "inline-probe"}, "stdio")
+    assert not server.runs_inline("head", ["not", "an", "object"], "stdio")

@@ -168,3 +168,33 @@ def test_a_store_root_that_is_a_symlink_still_works(tmp_path: Path) -> None:
     assert cli("write", "f", input="v1\n", env=env).code == 0
     assert cli("read", "f", env=env).out == b"v1\n"
     assert (real / "agents/default/files/f").read_bytes() == b"v1\n"
+
+
+def test_a_directory_checked_before_is_walked_again_once_a_link_replaces_it_or_one_above(
+        tmp_path: Path, outside: Path) -> None:
+    # a long-lived process remembers directories it found real; a link placed since, at the
+    # directory or above it, leading anywhere else, is still refused
+    from scratch.errors import UnsafePath
+    from scratch.safefs import check_dirs
+    root = tmp_path / "store"
+    (root / "state/budget/a").mkdir(parents=True)
+    (outside / "a").mkdir()
+    target = root / "state/budget/a/s.json"
+    check_dirs(root, target)
+    check_dirs(root, target)  # remembered: one lstat
+    (root / "state/budget").rename(tmp_path / "moved")
+    (root / "state/budget").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UnsafePath) as above:
+        check_dirs(root, target)
+    assert above.value.details["path"] == "state/budget"
+    (root / "state/budget").unlink()
+    (root / "state/budget").mkdir()
+    check_dirs(root, target)  # missing below a real directory: fine (made later)
+    (root / "state/budget/a").symlink_to(outside / "a", target_is_directory=True)
+    with pytest.raises(UnsafePath) as at:
+        check_dirs(root, target)
+    assert at.value.details["path"] == "state/budget/a"
+    (root / "state/budget/a").unlink()
+    (root / "state/budget/a").mkdir()  # a new real directory where the link was: fine
+    check_dirs(root, target)
+    check_dirs(root, target)

@@ -64,6 +64,10 @@ class Context:
             self._store = Store.open(self.root, self.agent, self.config, create=create)
         return self._store
 
+    def opened_store(self) -> Store | None:
+        """The store if it is open already (a long-lived caller hands it over open)."""
+        return self._store
+
     def encoding(self) -> EncodingSpec:
         if self._spec is None:
             from scratch.tokens import resolve_encoding

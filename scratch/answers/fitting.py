@@ -179,10 +179,23 @@ def largest_fitting(n: int, cost: Callable[[int], int], cap: int, guess: int | N
 
 def deliver(ctx: Context, rendering: Rendering, c: Candidate) -> Result:
     """The answer of ``c`` that fits, priced and charged; or a refusal (see the module)."""
+    from scratch.tokens.budget import StaleBudget
     try:
-        return _deliver(Meter(ctx, rendering), c)
+        try:
+            return _deliver(Meter(ctx, rendering), c)
+        except StaleBudget:  # sized on a kept budget state that changed meanwhile: again
+            return _deliver(Meter(ctx, rendering, limits_for(ctx, fresh=True)), c)
     finally:
         c.close()
+
+
+def charge_result(ctx: Context, rendering: Rendering, result: Result) -> Result:
+    """:func:`charge` of an answer that is no candidate (its text is final)."""
+    from scratch.tokens.budget import StaleBudget
+    try:
+        return charge(Meter(ctx, rendering), result)
+    except StaleBudget:
+        return charge(Meter(ctx, rendering, limits_for(ctx, fresh=True)), result)
 
 
 def _deliver(meter: Meter, c: Candidate) -> Result:
@@ -216,21 +229,25 @@ def charge(meter: Meter, result: Result, c: Candidate | None = None) -> Result:
     budget = budget_for(meter.ctx)
     view = meter.limits.view
     tokens = _settle(meter, result, view, how.stored)
+    expect = meter.limits.basis
     if how.enforce:
         per_call = meter.limits.per_call
         if (per_call > 0 and tokens > per_call) or tokens > int(view["remaining"]):
             if c is None:
+                if expect is not None:  # refused on a kept state: only a fresh one may refuse
+                    budget.check(0, expect=expect)
                 raise LimitExceeded(f"this answer costs ~{tokens} tokens, over the limit",
                                     code="answer_too_large", estimated_tokens=tokens)
             refuse(meter, c, tokens)
         try:
-            view = budget.charge(tokens, kind=how.kind)
+            view = budget.charge(tokens, kind=how.kind, expect=expect)
         except BudgetExceeded:  # spent meanwhile by a parallel call
             if c is None:
                 raise
-            refuse(Meter(meter.ctx, meter.rendering), c, tokens)
+            refuse(Meter(meter.ctx, meter.rendering, limits_for(meter.ctx, fresh=True)), c,
+                   tokens)
     else:
-        view = budget.charge(tokens, kind=how.kind, enforce=False)
+        view = budget.charge(tokens, kind=how.kind, enforce=False, expect=expect)
     result.meta["tokens"] = token_meta(tokens, spec)
     result.meta["budget"] = budget_meta(view)
     if how.stored:
@@ -288,7 +305,8 @@ def refuse(meter: Meter, c: Candidate, estimated: int, *, what: str | None = Non
         ours = budget_calls(limits.view)
     err.details["suggestions"] = ours
     cost = rendering.error_cost(c.command, err, spec)
-    view = budget_for(meter.ctx).charge(cost, kind="refusal", enforce=False)
+    view = budget_for(meter.ctx).charge(cost, kind="refusal", enforce=False,
+                                        expect=limits.basis)
     # what the refusal cost, for a footer (not part of the error object it was priced as)
     err.charged = {"tokens": token_meta(cost, spec), "budget": budget_meta(view)}
     raise err

@@ -89,7 +89,8 @@ class IndexCache:
             if entry is not None and entry.stamp == stamp:
                 self._entries.move_to_end(key)
                 entry.users += 1
-                if not _same_file(entry.index.content_path, st):
+                if entry.index.content_path != content and \
+                        not _same_file(entry.index.content_path, st):
                     entry.index.content_path = content  # the old path went with its store
                 return KeptIndex(self, entry)
             if entry is not None:  # the content changed under it

@@ -6,12 +6,18 @@ Invariants:
   check-and-record is one locked operation in :class:`scratch.tokens.Budget`.
 - What one answer may cost now is the per-call cap (``budget.max_extraction_tokens``; 0 or less
   means none) or what is left of the budget, whichever is smaller.
+- A long-lived process sizes an answer on the last budget state it saw
+  (:meth:`scratch.tokens.Budget.kept_view`) instead of reading it first: the limits then carry
+  that state (``basis``), the charge expects it, and a budget changed meanwhile by anyone
+  raises :class:`~scratch.tokens.budget.StaleBudget` with nothing recorded, upon which the
+  answer is sized again on limits read under the lock (``limits_for(ctx, fresh=True)``).
 - The budget speaks before it runs out: once an answer leaves :data:`WARN_AT` or more of the
   usable budget used, ``meta["budget"]["warning"]`` says how much (the CLI's footer shows it).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -21,12 +27,20 @@ if TYPE_CHECKING:
 WARN_AT = (0.95, 0.80, 0.50)  # shares of the usable budget used that a footer warns about
 
 
+_PATHS: dict[tuple[Path, str, str], Path] = {}  # (root, agent, session) -> its state file
+
+
 def budget_for(ctx: Context) -> Budget:
     from scratch.tokens import Budget, context_window
     cfg = ctx.config
     window = context_window(cfg["model"] or None, cfg["budget.windows"],
                             cfg["budget.context_window"])
-    path = ctx.root / "state" / "budget" / ctx.agent / f"{ctx.session}.json"
+    key = (ctx.root, ctx.agent, ctx.session)
+    path = _PATHS.get(key)
+    if path is None:  # made once per session: a warm server asks for it in every answer
+        if len(_PATHS) > 1024:
+            _PATHS.clear()
+        path = _PATHS[key] = ctx.root / "state" / "budget" / ctx.agent / f"{ctx.session}.json"
     return Budget(path, window=window, safety_margin=cfg["budget.safety_margin"],
                   max_extraction_tokens=cfg["budget.max_extraction_tokens"], root=ctx.root)
 
@@ -36,6 +50,9 @@ class Limits(NamedTuple):
 
     view: dict[str, Any]  # Budget.status()
     per_call: int  # the per-call cap setting (<= 0: none)
+    # the kept state the view was made from, which a charge must find (None: read under the
+    # lock, as a CLI command does)
+    basis: dict[str, Any] | None = None
 
     @property
     def cap(self) -> int:
@@ -52,11 +69,18 @@ class Limits(NamedTuple):
         view = dict(self.view)
         view["used"] = int(view["used"]) + tokens
         view["remaining"] = max(0, int(view["remaining"]) - tokens)
-        return Limits(view, self.per_call)
+        return Limits(view, self.per_call, self.basis)
 
 
-def limits_for(ctx: Context) -> Limits:
-    return Limits(budget_for(ctx).status(), int(ctx.config["budget.max_extraction_tokens"]))
+def limits_for(ctx: Context, *, fresh: bool = False) -> Limits:
+    """The limits of ``ctx``'s session now: from the kept state when there is one (unless
+    ``fresh``), else read under the lock."""
+    budget = budget_for(ctx)
+    per_call = int(ctx.config["budget.max_extraction_tokens"])
+    kept = None if fresh else budget.kept_view()
+    if kept is not None:
+        return Limits(kept[0], per_call, kept[1])
+    return Limits(budget.status(), per_call)
 
 
 def token_meta(count: int, spec: EncodingSpec) -> dict[str, Any]:

@@ -28,12 +28,12 @@ __all__ = ["COMMANDS", "describe", "describe_candidate", "execute", "record"]
 def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
     """Run ``call``: its answer delivered (fitted, priced, charged), or its result; counted."""
     from scratch.answers.candidate import Candidate
-    from scratch.answers.fitting import Meter, charge, deliver
+    from scratch.answers.fitting import charge_result, deliver
     produced = describe(ctx, call, rendering)
     if isinstance(produced, Candidate):
         result = deliver(ctx, rendering, produced)
     elif produced.charge is not None:
-        result = charge(Meter(ctx, rendering), produced)
+        result = charge_result(ctx, rendering, produced)
     else:
         result = produced
     record(ctx, call.command, result.meta)
@@ -42,7 +42,7 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
 
 def record(ctx: Context, command: str, meta: dict[str, Any]) -> None:
     """Count the operation, and the tokens it kept out of (or put into) the context."""
-    if not (ctx.root / ".git").exists():
+    if ctx.opened_store() is None and not (ctx.root / ".git").exists():
         return
     from scratch import stats
     counters: dict[str, int] = {}

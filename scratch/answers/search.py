@@ -2,7 +2,8 @@
 
 Invariants:
 - The content is searched through an mmap with the index's line offsets, so memory stays flat
-  and line numbers are a bisect away.
+  and line numbers are a bisect away; a warm process (its indexes kept) keeps the maps of the
+  few files it searched last (:class:`_KeptMaps`), by file identity.
 - Output lines are ``N:text`` for selected lines and ``N-text`` for context, regions with
   context separated by ``--`` (as grep -n prints); with ``all`` each line is prefixed ``name:``.
 - Priced in human mode from the index's per-line token sums (plus the ``N:`` prefixes and the
@@ -24,6 +25,9 @@ from __future__ import annotations
 
 import itertools
 import mmap
+import os
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
@@ -36,6 +40,10 @@ from scratch.errors import InvalidPattern, UsageError
 from scratch.words import plural
 
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
+# whole-entry totals of versions a warm process has read or counted, by index directory and
+# question: the directory is the version's (its blob), whose content never changes, so the
+# total is that of the file beside the index (countcache), read once per process, not per call
+_TOTALS: dict[tuple[str, tuple[Any, ...]], int] = {}
 
 
 def _options(pattern: str, context: int, ignore_case: bool, fixed: bool, max_count: int | None,
@@ -47,18 +55,61 @@ def _options(pattern: str, context: int, ignore_case: bool, fixed: bool, max_cou
                        max_count=max_count, context=context)
 
 
+class _KeptMaps:
+    """Maps of the content files a warm process searched last, by file identity.
+
+    Mapping a file anew each call makes the search fault in every page it reads again (~60 us
+    a grep on 100 MB). A version's content file is never rewritten (a new version is a new
+    file), so a map of the file with this device, inode, size and modification time is that
+    content; a log that grew is another size, so another map. Maps pushed out are not closed
+    here (a parallel search may be reading one): the last reference going closes them."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.lock = threading.Lock()
+        self.maps: OrderedDict[tuple[int, int, int, int], mmap.mmap] = OrderedDict()
+
+    def get(self, path: Any) -> mmap.mmap | None:
+        st = os.stat(path)
+        if st.st_size == 0:
+            return None
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        with self.lock:
+            found = self.maps.get(key)
+            if found is not None:
+                self.maps.move_to_end(key)
+                return found
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_ino != st.st_ino:  # replaced since the stat
+                return None
+            made = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        with self.lock:
+            self.maps[key] = made
+            while len(self.maps) > self.size:
+                self.maps.popitem(last=False)
+        return made
+
+
+_MAPS = _KeptMaps(4)
+
+
 def _regions(target: Target, options: Any, from_line: int) -> list[Any]:
+    from scratch.answers.kept_indexes import KeptIndex
     from scratch.query.grep import grep_buffer
     index = target.index
     if index.line_count == 0 or from_line > index.line_count:
         return []
+    size = index.meta["bytes"]
+    if size == 0:
+        return []
+    start = index.line_offset(from_line)
+    kept = _MAPS.get(target.path) if isinstance(index, KeptIndex) else None  # warm only
+    if kept is not None and len(kept) == size:
+        return list(grep_buffer(kept, options, start=start, first_lineno=from_line,
+                                line_starts=index.line_starts()))
     with open(target.path, "rb") as fh:
-        size = index.meta["bytes"]
-        if size == 0:
-            return []
         buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            start = index.line_offset(from_line)
             return list(grep_buffer(buf, options, start=start, first_lineno=from_line,
                                     line_starts=index.line_starts()))
         finally:
@@ -148,7 +199,8 @@ class GrepAnswer(Candidate):
         self.options = options
         self.from_line = from_line
         self._owner = owner
-        self._details = details or {"matches": sum(r.match_count for r in regions)}
+        self.matches = sum(r.match_count for r in regions)  # asked for by most steps
+        self._details = details or {"matches": self.matches}
         self.lines = [(ri, ln) for ri, region in enumerate(regions) for ln in region.lines]
         spec = target.spec
         index = target.index
@@ -170,7 +222,7 @@ class GrepAnswer(Candidate):
                      if p == len(self.lines) or self.lines[p][1].match
                      or self.lines[p][0] != self.lines[p - 1][0]]
         self.units = max(1, len(self.cuts))
-        self.shrink_units = sum(r.match_count for r in regions)
+        self.shrink_units = self.matches
         first = next((ln.lineno for _, ln in self.lines), from_line)
         self.what = f"line {first} alone"
         self._total_matches: int | None = None
@@ -192,7 +244,8 @@ class GrepAnswer(Candidate):
     def page(self, k: int) -> Result:
         regions = self._prefix(k)
         data: dict[str, Any] = {"name": self.target.name, "version": self.target.version,
-                                "matches": sum(r.match_count for r in regions),
+                                "matches": self.matches if regions is self.regions
+                                else sum(r.match_count for r in regions),
                                 "regions": regions_data(regions)}
         notices: tuple[str, ...] = ("no matches",) if not regions and self.resume(k) is None \
             else ()
@@ -209,7 +262,7 @@ class GrepAnswer(Candidate):
     def _total(self) -> int | None:
         """The selected lines of the whole entry when -m stopped this search, else None."""
         m = self.options.max_count
-        if m is None or sum(r.match_count for r in self.regions) < m:
+        if m is None or self.matches < m:
             return None
         if self._total_matches is None:
             from dataclasses import replace
@@ -219,10 +272,22 @@ class GrepAnswer(Candidate):
             o = self.options
             # one answer per version: a warm server (or the next call) reads it back instead of
             # scanning the whole entry again
-            self._total_matches = cached_total(
-                self.target.index.index_dir,
-                ("grep_total", o.pattern, o.ignore_case, o.fixed, o.invert),
-                lambda: count_matches(self.target, replace(o, max_count=None)))
+            key = ("grep_total", o.pattern, o.ignore_case, o.fixed, o.invert)
+            where = str(self.target.index.index_dir)
+            from scratch.answers.kept_indexes import KeptIndex
+            # a warm process (its indexes kept) keeps the totals of versions (a log's content
+            # grows under its name)
+            version = self.target.kind != "log" and isinstance(self.target.index, KeptIndex)
+            total = _TOTALS.get((where, key)) if version else None
+            if total is None:
+                total = cached_total(
+                    self.target.index.index_dir, key,
+                    lambda: count_matches(self.target, replace(o, max_count=None)))
+                if version:
+                    if len(_TOTALS) >= 256:
+                        _TOTALS.clear()
+                    _TOTALS[(where, key)] = total
+            self._total_matches = total
         return self._total_matches
 
     def text_price(self, k: int) -> int | None:

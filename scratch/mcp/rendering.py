@@ -154,6 +154,7 @@ class ToolText(Rendering):
         # link(result) -> Link | None: the resource a stored output's pointer links to
         self.link = link
         self._memo: dict[int, tuple[Any, int]] = {}
+        self._notes: dict[tuple[str, Any], int] = {}  # counts of notes blocks (they come back)
 
     def spell(self, call: Call) -> str:
         return spell_call(call)
@@ -186,8 +187,19 @@ class ToolText(Rendering):
         if first is None or first[0] is not result.text:
             first = (result.text, self._count(shown.texts[0], spec))
             self._memo = {id(result): first}
-        return first[1] + sum(self._count(t, spec) for t in shown.texts[1:]) + sum(
-            self._count(compact_json(link.wire()), spec) for link in shown.links)
+        return first[1] + sum(self._counted(t, spec) for t in shown.texts[1:]) + sum(
+            self._counted(compact_json(link.wire()), spec) for link in shown.links)
+
+    def _counted(self, text: str, spec: Any) -> int:
+        """``_count`` of a small block, remembered: as a footer's figures settle the pipeline
+        prices the same notes again."""
+        key = (text, spec)
+        found = self._notes.get(key)
+        if found is None:
+            if len(self._notes) >= 32:
+                self._notes.clear()
+            found = self._notes[key] = self._count(text, spec)
+        return found
 
     @staticmethod
     def _count(text: str, spec: Any) -> int:

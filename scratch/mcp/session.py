@@ -9,9 +9,12 @@ Invariants:
 - The model: ``--model`` > ``SCRATCH_MODEL`` > ``scratch.toml`` > the family of the client's
   declared name (``claude-code`` prices as Claude) > none (o200k_base).
 - What is kept warm never hides a write by another process: the configuration is re-read when
-  ``scratch.toml`` changes (one ``stat`` per call); entries, versions, budgets and indexes are
-  read from the store on every call, so a version the CLI wrote a moment ago is the one
-  answered; tokenizers are process-wide and loaded once.
+  ``scratch.toml`` changes (one ``stat`` per call); entries and versions are read from the
+  store on every call, so a version the CLI wrote a moment ago is the one answered; an index
+  or an open content file is used only for the blob (or unchanged file) it was opened for; a
+  budget is sized on the last state this process saw of it, which its charge, under the lock,
+  finds unchanged or the answer is sized again (:mod:`scratch.tokens.budget`); tokenizers are
+  process-wide and loaded once.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ if TYPE_CHECKING:
 
 # A client's declared name -> the model family that prices it (substring, lower case). Only
 # families whose tokenizer differs from the default are worth naming.
+# content files a session's store keeps open between calls (the entries read last), so a
+# call on one of them does not open it (and re-read its metadata under the swap lock) again
+KEPT_PINS = 16
 CLIENT_FAMILIES = (("claude", "claude"), ("gemini", "gemini"), ("codex", "gpt-5"),
                    ("chatgpt", "gpt-5"), ("openai", "gpt-5"))
 
@@ -55,6 +61,7 @@ class ConfigCache:
     def __init__(self, root: Path, overrides: dict[str, str | None]) -> None:
         self.root = root
         self.overrides = overrides  # flags of `scratch mcp serve` (--model, --encoding)
+        self._file = os.fspath(root / CONFIG_FILE)  # stat'ed on every call
         self._lock = threading.Lock()
         self._stamp: tuple[int, int, int] | None = None
         self._config: Config | None = None
@@ -62,7 +69,7 @@ class ConfigCache:
 
     def _file_stamp(self) -> tuple[int, int, int]:
         try:
-            st = os.stat(self.root / CONFIG_FILE)
+            st = os.stat(self._file)
         except OSError:
             return (0, 0, 0)
         return (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -96,8 +103,8 @@ class Session:
         self.label = label  # for the request log: "stdio", or the token's id
         self._store: tuple[int, Store] | None = None  # (config generation, the agent's store)
         # calls in flight (Contexts handed out and still alive): the kept store's pinned
-        # content files are closed only when none is, so a warm server does not keep one
-        # descriptor per entry ever read
+        # content files are trimmed (to the KEPT_PINS most recently read) only when none is,
+        # so a warm server does not keep one descriptor per entry ever read
         self._busy = 0
         self._busy_lock = threading.Lock()
 
@@ -113,7 +120,7 @@ class Session:
                       agent=self.agent, session=self.session, config=config, store=store)
         with self._busy_lock:
             if self._busy == 0 and store is not None:
-                store.release_pins()
+                store.trim_pins(KEPT_PINS)
             self._busy += 1
         weakref.finalize(ctx, self._call_ended)
         self.server.warm(ctx)
@@ -159,6 +166,8 @@ class ServerState:
         if self.shared_session:
             validate_agent(self.shared_session)
         self.configs = ConfigCache(self.root, {"model": model, "encoding": encoding})
+        from scratch.tokens.budget import keep_states
+        keep_states(True)  # budgets sized on the state last seen, checked at the charge
         self._sessions: dict[Any, Session] = {}
         self._lock = threading.Lock()
         self._warm: set[str] = set()

@@ -7,12 +7,16 @@ Invariants:
 - An old version comes from ``cache/blobs/<blob>``, written from git once; the cache is
   rebuildable, so a symlink or hard link found there is replaced, never followed.
 - The descriptors held open for readers are closed with the store, or by
-  :meth:`StoreReading.release_pins` when no reader is using them.
+  :meth:`StoreReading.release_pins` / :meth:`StoreReading.trim_pins` when no reader is using
+  them. A descriptor is kept per blob: content files are replaced by rename, never rewritten,
+  so an open one always holds the blob it was opened as, and a later call whose metadata
+  names that blob as current may read it without opening it again.
 """
 
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -43,8 +47,8 @@ class StoreReading(StoreMetadata):
     def __init__(self, root: Path, agent: str, config: Config) -> None:
         super().__init__(root, agent, config)
         # content files of current versions held open for readers ({blob: fd}, see
-        # version_file); closed with the store
-        self._pinned: dict[str, int] = {}
+        # version_file), least recently used first; closed with the store
+        self._pinned: OrderedDict[str, int] = OrderedDict()
         import weakref
 
         weakref.finalize(self, _close_all, self._pinned)
@@ -54,6 +58,14 @@ class StoreReading(StoreMetadata):
         keeps one store across calls does this between calls, when no answer is reading
         through them (a path handed out before then no longer names its content)."""
         _close_all(self._pinned)
+
+    def trim_pins(self, keep: int) -> None:
+        """Close all but the ``keep`` most recently used content files :meth:`version_file`
+        holds open: a long-lived process does this between calls, as :meth:`release_pins`,
+        keeping the files its next calls most likely read."""
+        while len(self._pinned) > keep:
+            _, fd = self._pinned.popitem(last=False)
+            _close_fd(fd)
 
     def resolve(self, name: str, version: int | None = None,
                 kinds: tuple[str, ...] = ("file", "output")) -> Version:
@@ -106,6 +118,13 @@ class StoreReading(StoreMetadata):
 
     def _pin_current(self, name: str, blob: str) -> Path | None:
         fd = self._pinned.get(blob)
+        if fd is not None:
+            # the caller's metadata, read this call, names ``blob`` as current: the file held
+            # open for it is that blob (see the module docstring)
+            try:
+                self._pinned.move_to_end(blob)
+            except KeyError:  # trimmed meanwhile by another thread: open it again
+                fd = None
         if fd is None:
             if not _PROC_FD.is_dir():
                 return None
@@ -116,7 +135,10 @@ class StoreReading(StoreMetadata):
                 fd = self._open_if_current(name, blob)
             if fd is None:
                 return None
-            self._pinned[blob] = fd
+            kept = self._pinned.setdefault(blob, fd)
+            if kept != fd:  # a parallel reader pinned it first: use that one
+                _close_fd(fd)
+                fd = kept
         return _PROC_FD / str(fd)
 
     def _open_if_current(self, name: str, blob: str) -> int | None:
@@ -146,10 +168,14 @@ class StoreReading(StoreMetadata):
         return cached
 
 
+def _close_fd(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
 def _close_all(fds: dict[str, int]) -> None:
     for fd in fds.values():
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+        _close_fd(fd)
     fds.clear()

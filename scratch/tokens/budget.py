@@ -22,6 +22,12 @@ Invariants:
   readers, who hold the lock too, see the old or the new state. A missing file is a fresh
   budget; an unreadable or corrupt one is reset and the result carries a warning -- never a
   crash. Directories 0700, files 0600.
+- A long-lived process may keep the last state it read or wrote of each file
+  (:func:`keep_states`), to size an answer before it takes the lock (:meth:`Budget.kept_view`).
+  Such a state is only a guess: the charge that follows names it (``expect``) and, under the
+  lock, finds the file holding exactly that state or raises :class:`StaleBudget` having
+  recorded nothing, so the caller sizes the answer again on a state read under the lock. What
+  another process charged or reset is therefore never missed, and no file times are trusted.
 """
 
 from __future__ import annotations
@@ -29,9 +35,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
+from collections import OrderedDict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from scratch.calls import call
 from scratch.errors import BudgetExceeded, LimitExceeded, UsageError
@@ -41,6 +51,59 @@ STATE_VERSION = 1
 MAX_MARGIN = 0.95
 DEFAULT_MARGIN = 0.20
 _COUNTERS = ("used", "extracted", "intercepted", "calls")
+KEPT_STATES = 256  # sessions whose last state a long-lived process keeps (keep_states)
+
+
+class StaleBudget(Exception):
+    """The state a charge expected is not the one under the lock: nothing was recorded."""
+
+
+class _Kept:
+    """The last state read or written of each budget file, by path (see the module)."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.lock = threading.Lock()
+        self.states: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def put(self, path: str, state: dict[str, Any]) -> None:
+        kept = _copy(state)
+        with self.lock:
+            self.states[path] = kept
+            self.states.move_to_end(path)
+            while len(self.states) > KEPT_STATES:
+                self.states.popitem(last=False)
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        with self.lock:
+            found = self.states.get(path)
+        return _copy(found) if found is not None else None
+
+
+_kept = _Kept()
+
+
+def _dumps(state: dict[str, Any]) -> bytes:
+    """Compact JSON with sorted keys, as ``json.dumps(sort_keys=True, separators=(",", ":"))``
+    writes it (the state is ASCII); orjson unless a number is past 64 bits."""
+    try:
+        return orjson.dumps(state, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(state, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _copy(state: dict[str, Any]) -> dict[str, Any]:
+    """A copy a change may mutate: a state's values are numbers and strings, but ``kinds``."""
+    out = dict(state)
+    out["kinds"] = dict(state["kinds"])
+    return out
+
+
+def keep_states(on: bool = True) -> None:
+    """Keep (or stop keeping) the last state of each budget file this process saw."""
+    with _kept.lock:
+        _kept.on = on
+        _kept.states.clear()
 
 
 def clamp_margin(margin: float) -> float:
@@ -100,9 +163,9 @@ class Budget:
 
     def __init__(self, state_file: Path, *, window: int, safety_margin: float = DEFAULT_MARGIN,
                  max_extraction_tokens: int = 10_000, root: Path | None = None) -> None:
-        self.state_file = Path(state_file)
+        self.state_file = state_file if isinstance(state_file, Path) else Path(state_file)
         # the store root: no directory between it and the state file may be a symlink
-        self.root = Path(root) if root is not None else None
+        self.root = root if root is None or isinstance(root, Path) else Path(root)
         self.lock_file = self.state_file.with_name(self.state_file.name + ".lock")
         self.model_window = int(window)
         self.margin = clamp_margin(safety_margin)
@@ -126,9 +189,14 @@ class Budget:
                             f"({exc.strerror or exc}); the budget was reset")
             return _fresh(), True
         try:
-            state = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+            state = orjson.loads(raw)  # it runs on every answer
+        except orjson.JSONDecodeError:
             state = None
+        if not _valid(state):  # orjson reads an integer past 64 bits as a float: ask json
+            try:
+                state = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                state = None
         if not _valid(state):
             warnings.append(f"budget state {self.state_file.name} was corrupt; "
                             "the budget was reset")
@@ -137,7 +205,7 @@ class Budget:
 
     def _save(self, state: dict[str, Any], warnings: list[str]) -> None:
         state["updated"] = _now()
-        data = json.dumps(state, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+        data = _dumps(state) + b"\n"
         # Rewritten in place (every reader holds the lock): no fsync, no rename. Losing the
         # very last charge in a power cut is harmless, and a torn file is reset with a warning
         # on the next read.
@@ -171,18 +239,37 @@ class Budget:
             out["warnings"] = list(warnings)
         return out
 
-    def _update(self, change: Any) -> dict[str, Any]:
+    def _update(self, change: Any, expect: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run ``change(state, view)`` under the lock; it mutates ``state`` and returns True to
-        save it (or raises to refuse). Returns the view after the change."""
+        save it (or raises to refuse). Returns the view after the change. With ``expect`` (a
+        state from :meth:`kept_view`), a file holding any other state raises
+        :class:`StaleBudget` before ``change`` runs."""
         warnings: list[str] = []
         if self.root is not None:
             from scratch.safefs import check_dirs
             check_dirs(self.root, self.state_file)  # unsafe_path: a symlink would write outside
         with exclusive(self.lock_file):
             state, dirty = self._load(warnings)
+            keep = _kept.on and not warnings
+            if keep:
+                _kept.put(str(self.state_file), state)
+            if expect is not None and (state != expect or dirty):
+                raise StaleBudget(str(self.state_file))
             if change(state, self._view(state, warnings)) or dirty:
                 self._save(state, warnings)
+                if keep and not warnings:
+                    _kept.put(str(self.state_file), state)
             return self._view(state, warnings)
+
+    def kept_view(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The view of the last state this process saw of the file, and that state (to pass
+        as ``expect``), without reading it; None when none is kept (see the module)."""
+        if not _kept.on:
+            return None
+        state = _kept.get(str(self.state_file))
+        if state is None:
+            return None
+        return self._view(state, []), state
 
     # -- public operations ------------------------------------------------------------------
 
@@ -201,8 +288,9 @@ class Budget:
                          call("budget reset"),
                          call("budget set-window", tokens=view["window"])])
 
-    def check(self, tokens: int) -> dict[str, Any]:
-        """Raise :class:`BudgetExceeded` if ``tokens`` do not fit; record nothing."""
+    def check(self, tokens: int, *, expect: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Raise :class:`BudgetExceeded` if ``tokens`` do not fit; record nothing. (With
+        ``expect``: :class:`StaleBudget` when the state is another, as :meth:`charge`.)"""
         _tokens(tokens)
 
         def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
@@ -210,16 +298,18 @@ class Budget:
                 raise self._refusal(tokens, view)
             return False
 
-        return self._update(change)
+        return self._update(change, expect)
 
-    def charge(self, tokens: int, *, kind: str = "extracted",
-               enforce: bool = True) -> dict[str, Any]:
+    def charge(self, tokens: int, *, kind: str = "extracted", enforce: bool = True,
+               expect: dict[str, Any] | None = None) -> dict[str, Any]:
         """Check and record ``tokens`` entering the context, atomically.
 
         ``kind`` labels the spend (``extracted`` for answers; e.g. ``passthrough`` for small
         outputs let through); all kinds add to ``used``. With ``enforce`` a charge that does not
         fit raises :class:`BudgetExceeded` and records nothing; without it, it is recorded anyway
-        (the tokens are already in the context).
+        (the tokens are already in the context). With ``expect`` (the state the answer was
+        sized on, from :meth:`kept_view`) any other state under the lock raises
+        :class:`StaleBudget` and records nothing.
         """
         _tokens(tokens)
         if not kind or not isinstance(kind, str):
@@ -235,7 +325,7 @@ class Budget:
             state["calls"] += 1
             return True
 
-        return self._update(change)
+        return self._update(change, expect)
 
     def record_intercepted(self, tokens: int) -> dict[str, Any]:
         """Record tokens kept out of the context (a tool output stored instead of shown)."""

@@ -12,6 +12,8 @@ Run from the repository root with the interpreter scratch (and the MCP SDK) is i
    the machine's state. Shown: p50 per warm call, median cold call, and their ratio; and, as
    the floor under every warm figure, the SDK client's round trip to a server whose one tool
    answers "ok" at once (the SDK's own low-level server, over the SDK's stdio transport).
+   Where ``/proc`` is, also the CPU time each server process spent per call, which a busy
+   shared machine disturbs far less than the latencies.
 2. HTTP: 4 SDK clients at once, each with ``--http-calls`` tool calls (head, get_in, grep in
    turn) against ``scratch mcp serve --http 127.0.0.1:0`` with a bearer token; shown: errors,
    p50/p99 latency and throughput.
@@ -83,14 +85,47 @@ def scratch_cmd() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "scratch"]
 
 
-async def stdio_round(client: Any, n: int, out: dict[str, list[float]]) -> None:
+async def stdio_round(client: Any, n: int, out: dict[str, list[float]],
+                      cpu: dict[str, float] | None = None, pid: int | None = None) -> None:
     for name, args, _ in CALLS:
+        c0 = _cpu(pid)
         for _ in range(n):
             t0 = time.perf_counter()
             result = await client.call_tool(name, args)
             out[name].append(time.perf_counter() - t0)
             if result.is_error:
                 raise SystemExit(f"{name} failed: {result.content[0].text}")
+        if cpu is not None:
+            cpu[name] = cpu.get(name, 0.0) + _cpu(pid) - c0
+
+
+def _children() -> set[int]:
+    """This process's child processes (Linux ``/proc``; empty elsewhere)."""
+    found: set[int] = set()
+    try:
+        for tid in os.listdir(f"/proc/{os.getpid()}/task"):
+            with open(f"/proc/{os.getpid()}/task/{tid}/children") as fh:
+                found |= {int(p) for p in fh.read().split()}
+    except OSError:
+        pass
+    return found
+
+
+def _cpu(pid: int | None) -> float:
+    """User + system CPU seconds of process ``pid`` so far (0 without /proc)."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _new_child(before: set[int]) -> int | None:
+    found = _children() - before
+    return found.pop() if len(found) == 1 else None
 
 
 def cold(env: dict[str, str], argv: list[str]) -> float:
@@ -109,16 +144,24 @@ async def bench_stdio(env: dict[str, str], calls: int, rounds: int) -> None:
     warm: dict[str, list[float]] = {name: [] for name, _, _ in CALLS}
     cold_runs: dict[str, list[float]] = {name: [] for name, _, _ in CALLS}
     floor: list[float] = []
-    async with Client(params) as client, Client(floor_params) as floor_client:
-        await stdio_round(client, 5, {name: [] for name, _, _ in CALLS})  # warm-up, untimed
-        for _ in range(20):
-            await floor_client.call_tool("ok", {})
-        for _ in range(rounds):
-            await stdio_round(client, calls // rounds, warm)
-            for _ in range(calls // rounds):
-                t0 = time.perf_counter()
+    cpu: dict[str, float] = {}
+    before = _children()
+    async with Client(params) as client:
+        pid = _new_child(before)
+        before = _children()
+        async with Client(floor_params) as floor_client:
+            floor_pid = _new_child(before)
+            await stdio_round(client, 5, {name: [] for name, _, _ in CALLS})  # warm-up
+            for _ in range(20):
                 await floor_client.call_tool("ok", {})
-                floor.append(time.perf_counter() - t0)
+            for _ in range(rounds):
+                await stdio_round(client, calls // rounds, warm, cpu, pid)
+                c0 = _cpu(floor_pid)
+                for _ in range(calls // rounds):
+                    t0 = time.perf_counter()
+                    await floor_client.call_tool("ok", {})
+                    floor.append(time.perf_counter() - t0)
+                cpu["floor"] = cpu.get("floor", 0.0) + _cpu(floor_pid) - c0
             for name, _, argv in CALLS:
                 cold_runs[name].append(await anyio.to_thread.run_sync(cold, env, argv))
     print(f"stdio, 100 MB PodList entry: {len(warm['head'])} warm calls and {rounds} cold "
@@ -131,6 +174,11 @@ async def bench_stdio(env: dict[str, str], calls: int, rounds: int) -> None:
         print(f"{name:<8} {p50:>7.2f}ms {p90:>7.2f}ms {c:>10.1f}ms {c / p50:>6.1f}x")
     print(f"{'floor':<8} {pct(floor, 50) * 1000:>7.2f}ms {pct(floor, 90) * 1000:>7.2f}ms"
           "   (the SDK client's round trip to the SDK's own server answering 'ok')")
+    if pid is not None and floor_pid is not None:
+        n = len(floor)
+        print("server CPU per call: " + ", ".join(
+            f"{name} {cpu[name] / n * 1000:.2f} ms" for name, _, _ in CALLS)
+            + f"; floor {cpu['floor'] / n * 1000:.2f} ms")
 
 
 async def bench_http(home: Path, env: dict[str, str], per_client: int) -> None:
