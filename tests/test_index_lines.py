@@ -118,3 +118,37 @@ def test_lines_starting_with_unicode_space_keep_the_total_exact(tmp_path: Path,
     assert ends[-1] == len(data)
     assert sums[-1] == sum(count_lines(token_lines(data), BASE))
     assert total == count_lines([text], BASE)[0]
+
+
+def _pieces(chunks: object) -> list[tuple[bytes, bool]]:
+    return [(bytes(c), safe) for c, safe in chunks]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chunks_from_memory_are_the_chunks_of_the_file(monkeypatch: pytest.MonkeyPatch,
+                                                       seed: int) -> None:
+    """Ingest hands the line pass the canonical text in memory (body, final newline): it is
+    cut exactly where reading the stored file would cut it, safe or forced."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(L, "FORCE_CUT", 3000)  # forced cuts happen too
+    pool = [*PIECES, b"  /x\n" * 30, b"\n" * 50, b"y" * 700]
+    for _ in range(60):
+        data = b"".join(rng.choice(pool) for _ in range(rng.randint(0, 400)))
+        chunk = rng.choice([64, 257, 1024, 4096])
+        want = list(L.iter_chunks(io.BytesIO(data), chunk))
+        cut = rng.randint(0, len(data))
+        for parts in ((data,), (data[:cut], data[cut:]), (data[:cut], b"", data[cut:])):
+            got = _pieces(L.iter_parts_chunks(parts, chunk))
+            assert got == want, (parts, chunk)
+
+
+def test_line_pass_from_memory_writes_what_the_file_gives(tmp_path: Path) -> None:
+    data = b"".join(random.Random(11).choice(PIECES) for _ in range(30_000)) + b"\n"
+    content = tmp_path / "content"
+    content.write_bytes(data)
+    outs = []
+    for parts in (None, (data[:-1], b"\n")):
+        lines_out, tokens_out = io.BytesIO(), io.BytesIO()
+        run_line_pass(content, lines_out, {BASE: tokens_out}, count_lines, parts=parts)
+        outs.append((lines_out.getvalue(), tokens_out.getvalue()))
+    assert outs[0] == outs[1]

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from scratch.answers.context import Context
 from scratch.answers.rendering import Rendering
@@ -47,6 +47,9 @@ from scratch.names import validate_name
 from scratch.spool import Spooled, spool
 from scratch.store import Pending, Store
 from scratch.thresholds import resolve_threshold
+
+if TYPE_CHECKING:
+    from scratch.gitstore import BlobWriter
 
 Progress = Callable[[str, int, "int | None"], None]
 # Tokens of the --json envelope around the pointer's data ({"scratch":1,...,"meta":{tokens,
@@ -283,7 +286,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     os.close(fd)
     prepared = Path(prepared_name)
     companions_tmp: list[Path] = []
-    writer: subprocess.Popen[bytes] | None = None
+    writer: subprocess.Popen[bytes] | BlobWriter | None = None
     try:
         source: BinaryIO
         if spooled.data is not None:
@@ -291,11 +294,12 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         else:
             assert spooled.path is not None
             source = open(spooled.path, "rb")  # noqa: SIM115 (closed by the with below)
-        started: list[subprocess.Popen[bytes]] = []
+        started: list[BlobWriter] = []
 
-        def written(path: Path) -> None:
-            # big JSON: compress it into git on one core while the other builds its analysis
-            started.append(store.git.store_object_async(path))
+        def written(path: Path, blob: str, parts: tuple[bytes, ...]) -> None:
+            # big JSON: compress it into git from memory on one core while the other builds
+            # its analysis and index
+            started.append(store.git.write_blob_async(parts, blob))
 
         try:
             with source:

@@ -92,8 +92,11 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
         token_outs = {base: open(tmp / F.tokens_file(base), "w+b")  # noqa: SIM115
                       for base in bases}
         try:
+            parts, analysis.text = analysis.text, None
             with open(tmp / F.LINES, "wb") as lines_out:
-                lp = run_line_pass(content_path, lines_out, token_outs, count_lines, progress)
+                lp = run_line_pass(content_path, lines_out, token_outs, count_lines, progress,
+                                   parts=parts)
+            del parts
         finally:
             for out in token_outs.values():
                 out.close()

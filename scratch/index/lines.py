@@ -100,6 +100,86 @@ def iter_chunks(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[bytes, bool]]
             pending, size = [data[cut:]], len(data) - cut
 
 
+def iter_parts_chunks(parts: Sequence[bytes], chunk: int = CHUNK
+                      ) -> Iterator[tuple[bytes, bool]]:
+    """:func:`iter_chunks` of the stream that ``parts`` joined make, held in memory: the same
+    pieces at the same cuts, as views of the parts where a piece lies within one (no copy;
+    a piece across parts is joined)."""
+    sizes = [len(memoryview(p)) for p in parts]
+    total = sum(sizes)
+    views = [memoryview(p).cast("B") for p in parts]
+
+    def span(a: int, b: int) -> Any:
+        pieces = []
+        off = 0
+        for v, n in zip(views, sizes, strict=True):
+            lo, hi = max(a, off), min(b, off + n)
+            if lo < hi:
+                pieces.append(v[lo - off:hi - off])
+            off += n
+        if len(pieces) == 1:
+            return pieces[0]
+        return b"".join(pieces)
+
+    newline = _newline_re()
+    start = read_end = size = 0
+    pending = False
+    while True:  # the steps of iter_chunks, reading from memory
+        block_start, read_end = read_end, min(total, read_end + chunk)
+        block = read_end > block_start
+        if block:
+            pending = True
+            size += read_end - block_start
+            if size < chunk and newline.search(span(block_start, read_end)) is None:
+                continue
+        if not pending:
+            return
+        data = span(start, read_end)
+        pending, size = False, 0
+        if not block:
+            yield data, True
+            return
+        m = _safe_cut_re().search(data, max(0, len(data) - (1 << 20)))
+        if m is None:
+            last = None
+            for last in _safe_cut_re().finditer(data):  # noqa: B007 - keep the last match
+                pass
+            m = last
+        if m is not None:
+            cut, safe = m.end(), True
+        elif len(data) >= FORCE_CUT and (after := _after_last_newline(data)):
+            cut, safe = after, False
+        else:
+            pending, size = True, len(data)
+            continue
+        yield data[:cut], safe
+        if cut < len(data):
+            start += cut
+            pending, size = True, len(data) - cut
+        else:
+            start = read_end
+
+
+def _after_last_newline(data: Any) -> int:
+    """The offset just past the last ``\\n`` of a bytes-like object, 0 if it has none."""
+    step = 1 << 16
+    for end in range(len(data), 0, -step):
+        at = bytes(data[max(0, end - step):end]).rfind(b"\n")
+        if at >= 0:
+            return max(0, end - step) + at + 1
+    return 0
+
+
+_newline: re.Pattern[bytes] | None = None
+
+
+def _newline_re() -> re.Pattern[bytes]:
+    global _newline
+    if _newline is None:
+        _newline = re.compile(rb"\n")
+    return _newline
+
+
 _BREAK_BYTES = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
 _BREAK_MULTI = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 # "\n" followed by a line that is not a safe cut: blank/whitespace-only, or starting with "/"
@@ -175,7 +255,7 @@ def scan_chunk(chunk: bytes, base: int, texts: bool
     each line's absolute end offset; with ``texts``, the distinct line texts (decoded by
     :func:`decode_text`'s rule) and each line's index into them; the unsafe runs."""
     if _c_scan_lines is None:
-        return _scan_chunk_py(chunk, base, texts)
+        return _scan_chunk_py(bytes(chunk), base, texts)
     raw_ends, uniq, raw_ids, glued = _c_scan_lines(chunk, base, texts)
     ends = array("Q")
     ends.frombytes(raw_ends)
@@ -342,12 +422,16 @@ def _unsafe_groups(chunk: bytes, offs: array) -> list[tuple[int, int]]:
 
 def run_line_pass(content: Path, lines_out: BinaryIO | None, token_outs: Mapping[str, BinaryIO],
                   count_lines: CountLines | None,
-                  progress: Callable[[str, int, int | None], None] | None = None) -> LinePass:
+                  progress: Callable[[str, int, int | None], None] | None = None,
+                  parts: Sequence[bytes] | None = None) -> LinePass:
+    """The pass over ``content``, or over ``parts`` when the caller holds its bytes in memory
+    (joined they are the file: ingest's canonical JSON), which are then not read again."""
     lp = LinePass(lines_out, token_outs, count_lines)
     size = content.stat().st_size
     try:
         with open(content, "rb") as f:
-            for chunk, safe in iter_chunks(f):
+            chunks = iter_chunks(f) if parts is None else iter_parts_chunks(parts)
+            for chunk, safe in chunks:
                 lp.feed(chunk, safe)
                 if progress is not None:
                     progress("index", lp.offset, size)
