@@ -142,13 +142,24 @@ def test_chunks_from_memory_are_the_chunks_of_the_file(monkeypatch: pytest.Monke
             assert got == want, (parts, chunk)
 
 
-def test_line_pass_from_memory_writes_what_the_file_gives(tmp_path: Path) -> None:
+def test_line_pass_ahead_from_memory_writes_what_the_file_gives(tmp_path: Path) -> None:
+    """Ingest runs the line pass of big JSON from memory in a thread (LinesAhead): the same
+    offsets, prefix sums and total as the pass over the stored file."""
     data = b"".join(random.Random(11).choice(PIECES) for _ in range(30_000)) + b"\n"
     content = tmp_path / "content"
     content.write_bytes(data)
-    outs = []
-    for parts in (None, (data[:-1], b"\n")):
-        lines_out, tokens_out = io.BytesIO(), io.BytesIO()
-        run_line_pass(content, lines_out, {BASE: tokens_out}, count_lines, parts=parts)
-        outs.append((lines_out.getvalue(), tokens_out.getvalue()))
-    assert outs[0] == outs[1]
+    lines_out, tokens_out = io.BytesIO(), io.BytesIO()
+    want = run_line_pass(content, lines_out, {BASE: tokens_out}, count_lines)
+    ahead = L.LinesAhead((data[:-1], b"\n"), [BASE], count_lines)
+    lp, lines_buf, token_bufs = ahead.result()
+    assert bytes(lines_buf.getbuffer()) == lines_out.getvalue()
+    assert bytes(token_bufs[BASE].getbuffer()) == tokens_out.getvalue()
+    assert (lp.line_count, lp.exact) == (want.line_count, want.exact) == (data.count(b"\n"), True)
+
+
+def test_line_pass_ahead_hands_on_its_error() -> None:
+    def broken(lines: Sequence[str], base: str) -> list[int]:
+        raise RuntimeError("no counter")
+
+    with pytest.raises(RuntimeError, match="no counter"):
+        L.LinesAhead((b"a\nb\n",), [BASE], broken).result()

@@ -50,6 +50,7 @@ from scratch.thresholds import resolve_threshold
 
 if TYPE_CHECKING:
     from scratch.gitstore import BlobWriter
+    from scratch.index.lines import LinesAhead
 
 Progress = Callable[[str, int, "int | None"], None]
 # Tokens of the --json envelope around the pointer's data ({"scratch":1,...,"meta":{tokens,
@@ -295,11 +296,15 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             assert spooled.path is not None
             source = open(spooled.path, "rb")  # noqa: SIM115 (closed by the with below)
         started: list[BlobWriter] = []
+        aheads: list[LinesAhead] = []
 
         def written(path: Path, blob: str, parts: tuple[bytes, ...]) -> None:
-            # big JSON: compress it into git from memory on one core while the other builds
-            # its analysis and index
+            # big JSON: its git object and its line pass, from memory, in threads (mostly
+            # without the GIL) while this one builds its analysis
+            from scratch.index.lines import LinesAhead
+
             started.append(store.git.write_blob_async(parts, blob))
+            aheads.append(LinesAhead(parts, [spec.base]))
 
         try:
             with source:
@@ -315,7 +320,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         else:
             blob, size = file_blob(prepared)
         index, norm.format = _index_or_text(store, prepared, blob, norm.format, spec.base,
-                                            norm.analysis, progress, norm.warnings)
+                                            norm.analysis, progress, norm.warnings,
+                                            aheads[0] if aheads else None)
+        aheads.clear()
         if opts.name:
             name, existing = opts.name, False
         else:  # named once the format is known (see _auto_name)
@@ -430,18 +437,20 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
 
 
 def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
-                 progress: Progress | None) -> Any:
+                 progress: Progress | None, ahead: LinesAhead | None = None) -> Any:
     from scratch.index import open_version_index
     return open_version_index(content, store.cache_dir / "index", blob, fmt, base,
-                              analysis=analysis, progress=progress)
+                              analysis=analysis, progress=progress, ahead=ahead)
 
 
 def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
-                   progress: Progress | None, warnings: list[str]) -> tuple[Any, str]:
+                   progress: Progress | None, warnings: list[str],
+                   ahead: LinesAhead | None = None) -> tuple[Any, str]:
     """The index, and the format it was built for: a structured index that fails on a bug
-    falls back to a text index (and a warning) rather than losing the output."""
+    falls back to a text index (and a warning) rather than losing the output. ``ahead``: the
+    line pass already under way (the same for any format)."""
     try:
-        return _build_index(store, content, blob, fmt, base, analysis, progress), fmt
+        return _build_index(store, content, blob, fmt, base, analysis, progress, ahead), fmt
     except ScratchError:
         raise
     except Exception as exc:
@@ -449,7 +458,7 @@ def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, 
             raise
         warnings.append(f"could not index as {fmt} ({type(exc).__name__}: {exc}); "
                         "indexed as text")
-        return _build_index(store, content, blob, "text", base, None, progress), "text"
+        return _build_index(store, content, blob, "text", base, None, progress, ahead), "text"
 
 
 def _companion(store: Store, tmp_dir: Path, cname: str, comp: Companion, base: str,

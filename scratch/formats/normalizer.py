@@ -274,8 +274,8 @@ def _big_container(box: list[bytes], source: BinaryIO, origin: int, body: bytes,
     same tokens, so memory holds the body and the value, never the input as well. While
     orjson parses (it holds the GIL throughout) two threads write the body to ``dest`` and
     hash it as a git blob, without the GIL; ``written(dest, blob, parts)`` then starts the
-    object write, which runs during the analysis and the line pass (the analysis carries
-    ``parts`` to the line pass: the text is not read back). The canonical analysis is kept
+    object write and the line pass (:class:`scratch.index.lines.LinesAhead`) from memory,
+    which run during the analysis. The canonical analysis is kept
     when its line count agrees with the text's (no repeated key); else it is built from the
     stored text (see :func:`scratch.index.analyze.analyze_json`).
     """
@@ -331,7 +331,6 @@ def _big_container(box: list[bytes], source: BinaryIO, origin: int, body: bytes,
         progress("analyze", 0, size)
     with no_gc():
         analysis = analyze_json(dest, value, engine, "canonical", lines)
-    analysis.text = parts  # the index's line pass reads the text from memory
     warnings.extend(analysis.warnings)
     return Normalized("json", detected, n, size, analysis.layout or "canonical",
                       warnings=warnings, embedded=embedded, declared=declared,

@@ -34,9 +34,6 @@ class Analysis:
     value: Any = field(default=None, repr=False)
     engine: str = "orjson"
     layout: str | None = None
-    # the stored content, when the caller holds it in memory (in parts: joined they are the
-    # file); the index's line pass then reads it from here, once, and drops it
-    text: tuple[bytes, ...] | None = field(default=None, repr=False)
 
 
 def analyze(path: Path, fmt: str, *, value: Any = _MISSING, engine: str = "orjson",

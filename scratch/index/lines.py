@@ -422,16 +422,12 @@ def _unsafe_groups(chunk: bytes, offs: array) -> list[tuple[int, int]]:
 
 def run_line_pass(content: Path, lines_out: BinaryIO | None, token_outs: Mapping[str, BinaryIO],
                   count_lines: CountLines | None,
-                  progress: Callable[[str, int, int | None], None] | None = None,
-                  parts: Sequence[bytes] | None = None) -> LinePass:
-    """The pass over ``content``, or over ``parts`` when the caller holds its bytes in memory
-    (joined they are the file: ingest's canonical JSON), which are then not read again."""
+                  progress: Callable[[str, int, int | None], None] | None = None) -> LinePass:
     lp = LinePass(lines_out, token_outs, count_lines)
     size = content.stat().st_size
     try:
         with open(content, "rb") as f:
-            chunks = iter_chunks(f) if parts is None else iter_parts_chunks(parts)
-            for chunk, safe in chunks:
+            for chunk, safe in iter_chunks(f):
                 lp.feed(chunk, safe)
                 if progress is not None:
                     progress("index", lp.offset, size)
@@ -441,6 +437,51 @@ def run_line_pass(content: Path, lines_out: BinaryIO | None, token_outs: Mapping
         raise
     lp.finish()
     return lp
+
+
+class LinesAhead:
+    """The line pass of content held in memory (``parts``, joined: the file), run in a thread
+    while the caller goes on (ingest: with the JSON analysis, while the file is still being
+    written). :meth:`result` waits for it; :func:`scratch.index.build.build_index` takes it
+    instead of reading the file. Same results as :func:`run_line_pass` on the file."""
+
+    def __init__(self, parts: Sequence[bytes], bases: Sequence[str],
+                 count_lines: CountLines | None = None) -> None:
+        import threading
+
+        self.bases = tuple(bases)
+        self._out: list[Any] = []
+        self._thread = threading.Thread(
+            target=self._run, args=(tuple(parts), count_lines or default_count_lines()),
+            name="scratch-lines", daemon=True)
+        self._thread.start()
+
+    def _run(self, parts: tuple[bytes, ...], count_lines: CountLines) -> None:
+        import io
+
+        try:
+            lines_out = io.BytesIO()
+            token_outs = {base: io.BytesIO() for base in self.bases}
+            lp = LinePass(lines_out, token_outs, count_lines)
+            try:
+                for chunk, safe in iter_parts_chunks(parts):
+                    lp.feed(chunk, safe)
+            except BaseException:
+                if lp._pool is not None:
+                    lp._pool.shutdown(cancel_futures=True)
+                raise
+            lp.finish()
+            self._out.append((lp, lines_out, token_outs))
+        except BaseException as exc:  # handed to result()
+            self._out.append(exc)
+
+    def result(self) -> tuple[LinePass, Any, dict[str, Any]]:
+        """(the pass, its ``lines.bin`` bytes, {base: its token file bytes}), as buffers."""
+        self._thread.join()
+        got = self._out[0]
+        if isinstance(got, BaseException):
+            raise got
+        return got  # type: ignore[no-any-return]
 
 
 def default_count_lines() -> CountLines:
