@@ -144,22 +144,33 @@ def test_chunks_from_memory_are_the_chunks_of_the_file(monkeypatch: pytest.Monke
 
 def test_line_pass_ahead_from_memory_writes_what_the_file_gives(tmp_path: Path) -> None:
     """Ingest runs the line pass of big JSON from memory in a thread (LinesAhead): the same
-    offsets, prefix sums and total as the pass over the stored file."""
+    offsets, prefix sums and total as the pass over the stored file; its files are taken
+    once, and what is not taken is removed."""
     data = b"".join(random.Random(11).choice(PIECES) for _ in range(30_000)) + b"\n"
     content = tmp_path / "content"
     content.write_bytes(data)
     lines_out, tokens_out = io.BytesIO(), io.BytesIO()
     want = run_line_pass(content, lines_out, {BASE: tokens_out}, count_lines)
-    ahead = L.LinesAhead((data[:-1], b"\n"), [BASE], count_lines)
-    lp, lines_buf, token_bufs = ahead.result()
-    assert bytes(lines_buf.getbuffer()) == lines_out.getvalue()
-    assert bytes(token_bufs[BASE].getbuffer()) == tokens_out.getvalue()
+    ahead = L.LinesAhead((data[:-1], b"\n"), [BASE], tmp_path, count_lines)
+    done = ahead.take()
+    assert done is not None and ahead.take() is None
+    lp, lines_path, token_paths = done
+    assert lines_path.read_bytes() == lines_out.getvalue()
+    assert token_paths[BASE].read_bytes() == tokens_out.getvalue()
     assert (lp.line_count, lp.exact) == (want.line_count, want.exact) == (data.count(b"\n"), True)
+    ahead.discard()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
+    unused = L.LinesAhead((data,), [BASE], tmp_path, count_lines)
+    unused.discard()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
 
 
-def test_line_pass_ahead_hands_on_its_error() -> None:
+def test_line_pass_ahead_hands_on_its_error(tmp_path: Path) -> None:
     def broken(lines: Sequence[str], base: str) -> list[int]:
         raise RuntimeError("no counter")
 
+    ahead = L.LinesAhead((b"a\nb\n",), [BASE], tmp_path, broken)
     with pytest.raises(RuntimeError, match="no counter"):
-        L.LinesAhead((b"a\nb\n",), [BASE], broken).result()
+        ahead.take()
+    ahead.discard()
+    assert list(tmp_path.iterdir()) == []

@@ -288,6 +288,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     prepared = Path(prepared_name)
     companions_tmp: list[Path] = []
     writer: subprocess.Popen[bytes] | BlobWriter | None = None
+    aheads: list[LinesAhead] = []  # big JSON's line pass, under way
     try:
         source: BinaryIO
         if spooled.data is not None:
@@ -296,7 +297,6 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             assert spooled.path is not None
             source = open(spooled.path, "rb")  # noqa: SIM115 (closed by the with below)
         started: list[BlobWriter] = []
-        aheads: list[LinesAhead] = []
 
         def written(path: Path, blob: str, parts: tuple[bytes, ...]) -> None:
             # big JSON: its git object and its line pass, from memory, in threads (mostly
@@ -304,7 +304,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             from scratch.index.lines import LinesAhead
 
             started.append(store.git.write_blob_async(parts, blob))
-            aheads.append(LinesAhead(parts, [spec.base]))
+            aheads.append(LinesAhead(parts, [spec.base], tmp_dir))
 
         try:
             with source:
@@ -322,7 +322,6 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         index, norm.format = _index_or_text(store, prepared, blob, norm.format, spec.base,
                                             norm.analysis, progress, norm.warnings,
                                             aheads[0] if aheads else None)
-        aheads.clear()
         if opts.name:
             name, existing = opts.name, False
         else:  # named once the format is known (see _auto_name)
@@ -414,6 +413,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     finally:
         if writer is not None:
             writer.wait()
+        for ahead in aheads:
+            ahead.discard()
         prepared.unlink(missing_ok=True)
         for path in companions_tmp:
             path.unlink(missing_ok=True)

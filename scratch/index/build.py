@@ -92,23 +92,25 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
     tmp.mkdir()
     try:
         size = content_path.stat().st_size
-        token_outs = {base: open(tmp / F.tokens_file(base), "w+b")  # noqa: SIM115
-                      for base in bases}
-        try:
-            if ahead is not None and ahead.bases == tuple(bases):
-                lp, lines_buf, token_bufs = ahead.result()
-                (tmp / F.LINES).write_bytes(lines_buf.getbuffer())
-                for base, out in token_outs.items():
-                    out.write(token_bufs[base].getbuffer())
-                if progress is not None:
-                    progress("index", size, size)
-            else:
+        done = ahead.take() if ahead is not None and ahead.bases == tuple(bases) else None
+        if done is not None:
+            # the pass was made from memory meanwhile: its files are moved in
+            lp, lines_path, token_paths = done
+            os.replace(lines_path, tmp / F.LINES)
+            for base, path in token_paths.items():
+                os.replace(path, tmp / F.tokens_file(base))
+            if progress is not None:
+                progress("index", size, size)
+        else:
+            token_outs = {base: open(tmp / F.tokens_file(base), "w+b")  # noqa: SIM115
+                          for base in bases}
+            try:
                 with open(tmp / F.LINES, "wb") as lines_out:
                     lp = run_line_pass(content_path, lines_out, token_outs, count_lines,
                                        progress)
-        finally:
-            for out in token_outs.values():
-                out.close()
+            finally:
+                for out in token_outs.values():
+                    out.close()
         meta: F.IndexMeta = {
             "scratch_index": F.INDEX_FORMAT,
             "format": fmt,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
 import re
 from array import array
 from bisect import bisect_right
@@ -442,46 +443,67 @@ def run_line_pass(content: Path, lines_out: BinaryIO | None, token_outs: Mapping
 class LinesAhead:
     """The line pass of content held in memory (``parts``, joined: the file), run in a thread
     while the caller goes on (ingest: with the JSON analysis, while the file is still being
-    written). :meth:`result` waits for it; :func:`scratch.index.build.build_index` takes it
-    instead of reading the file. Same results as :func:`run_line_pass` on the file."""
+    written), into temporary files in ``directory``. :meth:`result` waits for it;
+    :func:`scratch.index.build.build_index` moves those files into the index instead of
+    reading the content; :meth:`discard` removes whatever was not taken. Same results as
+    :func:`run_line_pass` on the file."""
 
-    def __init__(self, parts: Sequence[bytes], bases: Sequence[str],
+    def __init__(self, parts: Sequence[bytes], bases: Sequence[str], directory: Path,
                  count_lines: CountLines | None = None) -> None:
+        import tempfile
         import threading
 
         self.bases = tuple(bases)
+        self.paths: dict[str | None, Path] = {}
+        for key in (None, *self.bases):  # None: the offsets
+            fd, name = tempfile.mkstemp(dir=directory, prefix=".tmp-lines-")
+            os.close(fd)
+            self.paths[key] = Path(name)
         self._out: list[Any] = []
+        self._taken = False
         self._thread = threading.Thread(
             target=self._run, args=(tuple(parts), count_lines or default_count_lines()),
             name="scratch-lines", daemon=True)
         self._thread.start()
 
     def _run(self, parts: tuple[bytes, ...], count_lines: CountLines) -> None:
-        import io
+        from contextlib import ExitStack
 
         try:
-            lines_out = io.BytesIO()
-            token_outs = {base: io.BytesIO() for base in self.bases}
-            lp = LinePass(lines_out, token_outs, count_lines)
-            try:
-                for chunk, safe in iter_parts_chunks(parts):
-                    lp.feed(chunk, safe)
-            except BaseException:
-                if lp._pool is not None:
-                    lp._pool.shutdown(cancel_futures=True)
-                raise
-            lp.finish()
-            self._out.append((lp, lines_out, token_outs))
+            with ExitStack() as stack:
+                lines_out = stack.enter_context(open(self.paths[None], "wb"))
+                token_outs = {base: stack.enter_context(open(self.paths[base], "w+b"))
+                              for base in self.bases}
+                lp = LinePass(lines_out, token_outs, count_lines)
+                try:
+                    for chunk, safe in iter_parts_chunks(parts):
+                        lp.feed(chunk, safe)
+                except BaseException:
+                    if lp._pool is not None:
+                        lp._pool.shutdown(cancel_futures=True)
+                    raise
+                lp.finish()
+            self._out.append(lp)
         except BaseException as exc:  # handed to result()
             self._out.append(exc)
 
-    def result(self) -> tuple[LinePass, Any, dict[str, Any]]:
-        """(the pass, its ``lines.bin`` bytes, {base: its token file bytes}), as buffers."""
+    def take(self) -> tuple[LinePass, Path, dict[str, Path]] | None:
+        """(the pass, the ``lines.bin`` file, {base: its token file}) once it is done, for
+        the caller to move away; None once taken (a second index build reads the file)."""
         self._thread.join()
+        if self._taken:
+            return None
         got = self._out[0]
         if isinstance(got, BaseException):
             raise got
-        return got  # type: ignore[no-any-return]
+        self._taken = True
+        return got, self.paths[None], {b: self.paths[b] for b in self.bases}
+
+    def discard(self) -> None:
+        """Wait for the thread and remove the files not moved away."""
+        self._thread.join()
+        for path in self.paths.values():
+            path.unlink(missing_ok=True)
 
 
 def default_count_lines() -> CountLines:
