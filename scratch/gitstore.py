@@ -53,7 +53,9 @@ GITIGNORE = ("# scratch keeps caches, locks and budget state out of history\n"
 STALE_LOCK_SECONDS = 20.0
 BRANCH = "refs/heads/main"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-LOOSE_OBJECT_MAX = 4 << 20  # blobs up to this size are written here; larger by hash-object
+# blobs up to this size are written here from a file; larger files by hash-object (a big
+# document ingest holds in memory is written here whatever its size: write_blob_async)
+LOOSE_OBJECT_MAX = 4 << 20
 # bytes handed to zlib at a time when writing a big object here: few calls, since each one
 # (and each growth of its output) takes the GIL back, and Python may be busy meanwhile
 COMPRESS_SLICE = 64 << 20

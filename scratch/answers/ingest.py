@@ -20,6 +20,10 @@ Invariants:
 - An index that fails to build for a structured format falls back to a text index with a
   warning: what arrived is stored either way.
 - Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
+- Big JSON is committed from memory: once its canonical text exists, its git object (a loose
+  object written here, at git's loose compression level) and its line pass
+  (:class:`scratch.index.lines.LinesAhead`) run in threads while the analysis is built; both
+  are waited for (or their leftovers removed) before ingest returns.
 - A caller may hand companions of its own (:class:`Companion`: the images of an MCP result,
   its JSON text blocks) and extra version info; they are committed with the output, in the
   same commit, named ``NAME.<slug>`` like embedded documents.

@@ -9,7 +9,10 @@ Rules:
   numbers and string escapes as written, repeated keys kept in order): only whitespace between
   tokens changes, so line tools work on minified input and nothing the input said is lost.
   ``raw=True`` keeps the bytes as received. The whole document is read and parsed once (the
-  only format read into memory).
+  only format read into memory). A container of :data:`PARALLEL_BYTES` or more is parsed
+  from its canonical text, which has the same tokens, once the input is dropped: memory
+  holds the text and the value, not the input as well (peak: orjson's own); the text is
+  written and hashed during the parse, on the other core (see :func:`_big_container`).
 - Only strict RFC 8259 JSON in UTF-8 is stored as JSON: ``NaN``, ``Infinity``, a BOM, comments,
   trailing commas or invalid UTF-8 make it text (byte-exact), with the reason and position.
 - Every other format is copied byte for byte (CRLF, invalid UTF-8 and all) in chunks, in
