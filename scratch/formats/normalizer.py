@@ -189,14 +189,17 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
     limit = AMPLIFICATION * n + (1 << 20)
     try:
         body, lines, flags = reindent(data, limit=limit)
-        if (n >= PARALLEL_BYTES and not raw and origin is not None and not flags & TOO_BIG
-                and body[:1] in (b"{", b"[")):
-            # a big container: from here on the canonical text stands for the input (same
-            # tokens, so the same value), and the input is read again only if parsing fails
-            box = [data]
-            del data
-            return _big_container(box, source, origin, body, lines, flags, dest, detected,
-                                  declared, progress, written)
+    except JsonError as exc:
+        return _not_json(data, dest, detected, declared, exc)
+    if (n >= PARALLEL_BYTES and not raw and origin is not None and not flags & TOO_BIG
+            and body[:1] in (b"{", b"[")):
+        # a big container: from here on the canonical text stands for the input (same
+        # tokens, so the same value), and the input is read again only if parsing fails
+        box = [data]
+        del data
+        return _big_container(box, source, origin, body, lines, flags, dest, detected,
+                              declared, progress, written)
+    try:
         value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
     except JsonError as exc:
         return _not_json(data, dest, detected, declared, exc)
@@ -278,9 +281,10 @@ def _big_container(box: list[bytes], source: BinaryIO, origin: int, body: bytes,
     orjson parses (it holds the GIL throughout) two threads write the body to ``dest`` and
     hash it as a git blob, without the GIL; ``written(dest, blob, parts)`` then starts the
     object write and the line pass (:class:`scratch.index.lines.LinesAhead`) from memory,
-    which run during the analysis. The canonical analysis is kept
-    when its line count agrees with the text's (no repeated key); else it is built from the
-    stored text (see :func:`scratch.index.analyze.analyze_json`).
+    which run during the analysis. The canonical analysis is kept when its line count agrees
+    with the text's (no repeated key); else it is built from the stored text (see
+    :func:`scratch.index.analyze.analyze_json`). Nested too deeply for both parsers, the input
+    is read again from ``source`` and stored as text, its error placed as received.
     """
     import hashlib
 
