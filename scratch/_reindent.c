@@ -412,44 +412,38 @@ static inline int unsafe_start(const unsigned char *s, size_t p, size_t n) {
 
 typedef struct { size_t start, len; uint32_t id; uint32_t used; uint64_t hash; } Slot;
 
-static PyObject *scan_lines(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    unsigned long long base;
-    int texts;
-    if (!PyArg_ParseTuple(args, "y*Kp", &view, &base, &texts)) return NULL;
-    const unsigned char *s = (const unsigned char *)view.buf;
-    size_t n = (size_t)view.len;
-    PyObject *ends = NULL, *ids = NULL, *uniq = NULL, *glued = NULL, *result = NULL;
-    Slot *table = NULL;
-    size_t lines = 0;
-    /* pass 1 (no GIL): count the lines */
-    Py_BEGIN_ALLOW_THREADS
-    const unsigned char *q = s, *end = s + n;
-    while (q < end && (q = memchr(q, '\n', (size_t)(end - q))) != NULL) { lines++; q++; }
-    if (n > 0 && s[n - 1] != '\n') lines++;
-    Py_END_ALLOW_THREADS
-    ends = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(lines * 8));
-    ids = PyBytes_FromStringAndSize(NULL, texts ? (Py_ssize_t)(lines * 4) : 0);
-    uniq = PyList_New(0);
-    glued = PyList_New(0);
-    if (!ends || !ids || !uniq || !glued) goto fail;
-    uint64_t *e = (uint64_t *)PyBytes_AS_STRING(ends);
-    uint32_t *id = (uint32_t *)PyBytes_AS_STRING(ids);
+/* A growing array of size_t, filled without the GIL (malloc, not the Python allocator). */
+typedef struct { size_t *v; size_t n, cap; int failed; } Sizes;
+
+static inline void sizes_push(Sizes *a, size_t x) {
+    if (a->failed) return;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 256;
+        size_t *v = realloc(a->v, cap * sizeof(size_t));
+        if (v == NULL) { a->failed = 1; return; }
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+}
+
+/* The scan proper, without the GIL: line ends, and with ``texts`` each line's text id and
+ * the distinct texts' (start, length) pairs in order of first appearance; the glued lines.
+ * Returns 0 when out of memory. */
+static int scan_pass(const unsigned char *s, size_t n, unsigned long long base, int texts,
+                     uint64_t *e, uint32_t *id, Sizes *distinct, Sizes *glued) {
     size_t cap = 1024, used = 0;
+    Slot *table = NULL;
     if (texts) {
         table = calloc(cap, sizeof(Slot));
-        if (!table) { PyErr_NoMemory(); goto fail; }
+        if (!table) return 0;
     }
     size_t p = 0, i = 0;
     while (p < n) {
         const unsigned char *nl = memchr(s + p, '\n', n - p);
         size_t stop = nl ? (size_t)(nl - s) + 1 : n;
         e[i] = base + stop;
-        if (nl && stop < n && unsafe_start(s, stop, n)) {
-            PyObject *k = PyLong_FromSize_t(i);
-            if (!k || PyList_Append(glued, k) < 0) { Py_XDECREF(k); goto fail; }
-            Py_DECREF(k);
-        }
+        if (nl && stop < n && unsafe_start(s, stop, n)) sizes_push(glued, i);
         if (texts) {
             size_t len = stop - p;
             uint64_t h = mix_hash(s + p, len);
@@ -460,22 +454,15 @@ static PyObject *scan_lines(PyObject *self, PyObject *args) {
             if (table[k].used) {
                 id[i] = table[k].id;
             } else {
-                PyObject *t = PyUnicode_DecodeUTF8((const char *)s + p, (Py_ssize_t)len, NULL);
-                if (t == NULL) {
-                    if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) goto fail;
-                    PyErr_Clear();
-                    t = PyBytes_FromStringAndSize((const char *)s + p, (Py_ssize_t)len);
-                    if (t == NULL) goto fail;
-                }
-                if (PyList_Append(uniq, t) < 0) { Py_DECREF(t); goto fail; }
-                Py_DECREF(t);
+                sizes_push(distinct, p);
+                sizes_push(distinct, len);
                 Slot slot = {p, len, (uint32_t)used, 1, h};
                 table[k] = slot;
                 id[i] = (uint32_t)used++;
                 if (used * 2 > cap) { /* keep the table at most half full */
                     size_t ncap = cap * 4;
                     Slot *nt = calloc(ncap, sizeof(Slot));
-                    if (!nt) { PyErr_NoMemory(); goto fail; }
+                    if (!nt) { free(table); return 0; }
                     for (size_t j = 0; j < cap; j++) {
                         if (!table[j].used) continue;
                         size_t m = (size_t)table[j].hash & (ncap - 1);
@@ -491,13 +478,66 @@ static PyObject *scan_lines(PyObject *self, PyObject *args) {
         i++;
         p = stop;
     }
-    result = Py_BuildValue("(OOOO)", ends, uniq, ids, glued);
-fail:
     free(table);
+    return !distinct->failed && !glued->failed;
+}
+
+static PyObject *scan_lines(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    unsigned long long base;
+    int texts;
+    if (!PyArg_ParseTuple(args, "y*Kp", &view, &base, &texts)) return NULL;
+    const unsigned char *s = (const unsigned char *)view.buf;
+    size_t n = (size_t)view.len;
+    PyObject *ends = NULL, *ids = NULL, *uniq = NULL, *glued_list = NULL, *result = NULL;
+    Sizes distinct = {NULL, 0, 0, 0}, glued = {NULL, 0, 0, 0};
+    size_t lines = 0;
+    int ok;
+    /* pass 1 (no GIL): count the lines */
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *q = s, *end = s + n;
+    while (q < end && (q = memchr(q, '\n', (size_t)(end - q))) != NULL) { lines++; q++; }
+    if (n > 0 && s[n - 1] != '\n') lines++;
+    Py_END_ALLOW_THREADS
+    ends = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(lines * 8));
+    ids = PyBytes_FromStringAndSize(NULL, texts ? (Py_ssize_t)(lines * 4) : 0);
+    if (!ends || !ids) goto fail;
+    uint64_t *e = (uint64_t *)PyBytes_AS_STRING(ends);
+    uint32_t *id = (uint32_t *)PyBytes_AS_STRING(ids);
+    /* pass 2 (no GIL either, so ingest's line pass runs beside Python work): the lines */
+    Py_BEGIN_ALLOW_THREADS
+    ok = scan_pass(s, n, base, texts, e, id, &distinct, &glued);
+    Py_END_ALLOW_THREADS
+    if (!ok) { PyErr_NoMemory(); goto fail; }
+    /* the Python objects: one text per distinct line, the glued indices */
+    uniq = PyList_New((Py_ssize_t)(distinct.n / 2));
+    glued_list = PyList_New((Py_ssize_t)glued.n);
+    if (!uniq || !glued_list) goto fail;
+    for (size_t k = 0; k < distinct.n / 2; k++) {
+        size_t p = distinct.v[2 * k], len = distinct.v[2 * k + 1];
+        PyObject *t = PyUnicode_DecodeUTF8((const char *)s + p, (Py_ssize_t)len, NULL);
+        if (t == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) goto fail;
+            PyErr_Clear();
+            /* not valid UTF-8: its bytes (the caller decodes those by its own rule) */
+            t = PyBytes_FromStringAndSize((const char *)s + p, (Py_ssize_t)len);
+            if (t == NULL) goto fail;
+        }
+        PyList_SET_ITEM(uniq, (Py_ssize_t)k, t);
+    }
+    for (size_t k = 0; k < glued.n; k++) {
+        PyObject *x = PyLong_FromSize_t(glued.v[k]);
+        if (x == NULL) goto fail;
+        PyList_SET_ITEM(glued_list, (Py_ssize_t)k, x);
+    }
+    result = Py_BuildValue("(OOOO)", ends, uniq, ids, glued_list);
+fail:
+    free(distinct.v);
+    free(glued.v);
     Py_XDECREF(ends);
     Py_XDECREF(ids);
     Py_XDECREF(uniq);
-    Py_XDECREF(glued);
+    Py_XDECREF(glued_list);
     PyBuffer_Release(&view);
     return result;
 }

@@ -38,6 +38,7 @@ import stat
 import subprocess
 import time
 import zlib
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,7 +53,12 @@ GITIGNORE = ("# scratch keeps caches, locks and budget state out of history\n"
 STALE_LOCK_SECONDS = 20.0
 BRANCH = "refs/heads/main"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-LOOSE_OBJECT_MAX = 4 << 20  # blobs up to this size are written here; larger by hash-object
+# blobs up to this size are written here from a file; larger files by hash-object (a big
+# document ingest holds in memory is written here whatever its size: write_blob_async)
+LOOSE_OBJECT_MAX = 4 << 20
+# bytes handed to zlib at a time when writing a big object here: few calls, since each one
+# (and each growth of its output) takes the GIL back, and Python may be busy meanwhile
+COMPRESS_SLICE = 64 << 20
 LOOSE_OBJECTS_PER_FANOUT = 27  # git's gc.auto default (6,700) over its 256 fan-out dirs
 # Settings on top of the store's own config for every git command scratch runs: none of these
 # may run a program or change content. (Filters, textconv and attributes are kept out by the
@@ -96,23 +102,79 @@ def remove_private_index(index: Path) -> None:
 def write_loose_blob(git_dir: Path, data: bytes) -> str:
     """Write ``data`` as a loose blob into ``git_dir``'s objects (as git would, compression
     level 1, fsynced, renamed into place; nothing if it is there already); its id."""
-    sha = blob_sha(data)
+    return write_loose_parts(git_dir, (data,))
+
+
+def parts_blob(parts: Sequence[bytes]) -> str:
+    """The blob id of the concatenation of ``parts`` (hashed in place: no joined copy)."""
+    digest = hashlib.sha1(b"blob %d\x00" % sum(len(memoryview(p)) for p in parts))
+    for part in parts:
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def write_loose_parts(git_dir: Path, parts: Sequence[bytes], sha: str | None = None) -> str:
+    """:func:`write_loose_blob` of the concatenation of ``parts``, whose blob id ``sha`` is
+    given when already computed. Compressed slice by slice into the file (memory beyond the
+    parts: the compressed form of one :data:`COMPRESS_SLICE`); zlib, the writes and the
+    fsync release the GIL, so a thread writes a big document's object while Python goes on
+    with its index."""
+    sha = sha or parts_blob(parts)
     target = git_dir / "objects" / sha[:2] / sha[2:]
     if target.exists():
         return sha
     target.parent.mkdir(mode=0o700, exist_ok=True)
     tmp = target.with_name(f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
-    body = zlib.compress(b"blob %d\x00" % len(data) + data, 1)
+    size = sum(len(memoryview(p)) for p in parts)
+    zobj = zlib.compressobj(1)  # git's default for loose objects (core.looseCompression)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     try:
-        view = memoryview(body)
-        while view:
-            view = view[os.write(fd, view):]
+        def put(chunk: bytes) -> None:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+
+        put(zobj.compress(b"blob %d\x00" % size))
+        for part in parts:
+            view = memoryview(part)
+            for start in range(0, len(view), COMPRESS_SLICE):
+                put(zobj.compress(view[start:start + COMPRESS_SLICE]))
+        put(zobj.flush())
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
     os.replace(tmp, target)
     return sha
+
+
+class BlobWriter:
+    """A blob being written into the object database by a thread (see
+    :meth:`GitStore.write_blob_async`); :meth:`wait` joins it and raises what it raised."""
+
+    def __init__(self, git_dir: Path, parts: Sequence[bytes], sha: str | None) -> None:
+        import threading
+
+        self.sha = sha
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(git_dir, parts),
+                                        name="scratch-object", daemon=True)
+        self._thread.start()
+
+    def _run(self, git_dir: Path, parts: Sequence[bytes]) -> None:
+        try:
+            self.sha = write_loose_parts(git_dir, parts, self.sha)
+        except BaseException as exc:  # handed to wait()
+            self._error = exc
+
+    def wait(self) -> str | None:
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self.sha
 
 
 def file_blob(path: Path) -> tuple[str, int]:
@@ -420,6 +482,13 @@ class GitStore:
         except FileNotFoundError:
             pass
         return None
+
+    def write_blob_async(self, parts: Sequence[bytes], sha: str | None = None) -> BlobWriter:
+        """Start writing the concatenation of ``parts`` (its blob id ``sha``, when known) into
+        the object database from a thread, as a loose object like :func:`write_loose_blob`;
+        :meth:`commit` then finds it written. The parts must not change until ``wait()``.
+        Ingest runs this for a big JSON document as soon as its canonical text exists."""
+        return BlobWriter(self.git_dir, parts, sha)
 
     def store_object_async(self, path: Path) -> subprocess.Popen[bytes]:
         """Start writing ``path`` into the object database in the background (no filters).

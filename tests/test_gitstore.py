@@ -77,3 +77,39 @@ def test_a_callers_git_environment_does_not_reach_history(
     rebuilt = Store.open(scratch_home).require("notes")
     assert [v["message"] for v in rebuilt["versions"]] == [r["message"] for r in expected]
     assert dict(os.environ) == before  # the process environment is never rewritten
+
+
+def test_big_objects_written_in_process_are_what_git_writes(tmp_path: Path) -> None:
+    """Ingest writes a big document's blob itself, from its parts in memory, in a thread:
+    the object git then finds has the id and content ``git hash-object`` gives the bytes."""
+    from scratch import gitstore as G
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    body = b"".join(b'  "k%d": "%s",\n' % (i, b"v" * (i % 50)) for i in range(300_000))
+    parts = (body, b"\n")
+    whole = body + b"\n"
+    assert len(whole) > G.COMPRESS_SLICE // 8
+    writer = G.GitStore(repo).write_blob_async(parts)
+    sha = writer.wait()
+    path = tmp_path / "whole"
+    path.write_bytes(whole)
+    want = subprocess.run(["git", "hash-object", str(path)], capture_output=True,
+                          check=True).stdout.decode().strip()
+    assert sha == want == G.parts_blob(parts) == blob_sha(whole)
+    shown = subprocess.run(["git", "cat-file", "blob", sha], cwd=repo, capture_output=True,
+                           check=True).stdout
+    assert shown == whole
+    assert subprocess.run(["git", "fsck", "--full"], cwd=repo, capture_output=True).returncode == 0
+    # written again (the object is there already): nothing changes, the id is the same
+    assert G.write_loose_parts(repo / ".git", parts, sha) == sha
+
+
+def test_an_object_write_that_fails_raises_at_wait(tmp_path: Path) -> None:
+    from scratch import gitstore as G
+
+    missing = tmp_path / "no-repo" / ".git"
+    writer = G.BlobWriter(missing, (b"x" * 100,), None)
+    with pytest.raises(FileNotFoundError):
+        writer.wait()
+    assert not missing.exists()

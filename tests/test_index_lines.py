@@ -118,3 +118,59 @@ def test_lines_starting_with_unicode_space_keep_the_total_exact(tmp_path: Path,
     assert ends[-1] == len(data)
     assert sums[-1] == sum(count_lines(token_lines(data), BASE))
     assert total == count_lines([text], BASE)[0]
+
+
+def _pieces(chunks: object) -> list[tuple[bytes, bool]]:
+    return [(bytes(c), safe) for c, safe in chunks]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chunks_from_memory_are_the_chunks_of_the_file(monkeypatch: pytest.MonkeyPatch,
+                                                       seed: int) -> None:
+    """Ingest hands the line pass the canonical text in memory (body, final newline): it is
+    cut exactly where reading the stored file would cut it, safe or forced."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(L, "FORCE_CUT", 3000)  # forced cuts happen too
+    pool = [*PIECES, b"  /x\n" * 30, b"\n" * 50, b"y" * 700]
+    for _ in range(60):
+        data = b"".join(rng.choice(pool) for _ in range(rng.randint(0, 400)))
+        chunk = rng.choice([64, 257, 1024, 4096])
+        want = list(L.iter_chunks(io.BytesIO(data), chunk))
+        cut = rng.randint(0, len(data))
+        for parts in ((data,), (data[:cut], data[cut:]), (data[:cut], b"", data[cut:])):
+            got = _pieces(L.iter_parts_chunks(parts, chunk))
+            assert got == want, (parts, chunk)
+
+
+def test_line_pass_ahead_from_memory_writes_what_the_file_gives(tmp_path: Path) -> None:
+    """Ingest runs the line pass of big JSON from memory in a thread (LinesAhead): the same
+    offsets, prefix sums and total as the pass over the stored file; its files are taken
+    once, and what is not taken is removed."""
+    data = b"".join(random.Random(11).choice(PIECES) for _ in range(30_000)) + b"\n"
+    content = tmp_path / "content"
+    content.write_bytes(data)
+    lines_out, tokens_out = io.BytesIO(), io.BytesIO()
+    want = run_line_pass(content, lines_out, {BASE: tokens_out}, count_lines)
+    ahead = L.LinesAhead((data[:-1], b"\n"), [BASE], tmp_path, count_lines)
+    done = ahead.take()
+    assert done is not None and ahead.take() is None
+    lp, lines_path, token_paths = done
+    assert lines_path.read_bytes() == lines_out.getvalue()
+    assert token_paths[BASE].read_bytes() == tokens_out.getvalue()
+    assert (lp.line_count, lp.exact) == (want.line_count, want.exact) == (data.count(b"\n"), True)
+    ahead.discard()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
+    unused = L.LinesAhead((data,), [BASE], tmp_path, count_lines)
+    unused.discard()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
+
+
+def test_line_pass_ahead_hands_on_its_error(tmp_path: Path) -> None:
+    def broken(lines: Sequence[str], base: str) -> list[int]:
+        raise RuntimeError("no counter")
+
+    ahead = L.LinesAhead((b"a\nb\n",), [BASE], tmp_path, broken)
+    with pytest.raises(RuntimeError, match="no counter"):
+        ahead.take()
+    ahead.discard()
+    assert list(tmp_path.iterdir()) == []

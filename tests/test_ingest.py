@@ -613,3 +613,31 @@ def test_tokens_in_the_agents_encoding(scratch_home: Path, encoding: str) -> Non
     human = cli("--encoding", encoding, "ingest", input=data).text
     assert p["pointer_tokens"] <= min(800, p["tokens"] // 100)
     assert count_text(human, enc) <= min(800, p["tokens"] // 100)
+
+
+# ---------------------------------------------------------------------------------------------
+# big JSON: written, hashed and committed from memory while it is parsed
+
+
+@pytest.mark.parametrize("tail", [
+    b"",
+    b',"big":123456789012345678901234567890,"x":1e400',  # the standard library parses it
+    b',"items":{"again":1}',  # a repeated key: indexed from the stored text
+])
+def test_big_json_is_committed_as_stored(scratch_home: Path, tail: bytes) -> None:
+    items = [{"n": i, "s": "\\u00e9x" * (i % 5), "f": i + 0.5, "t": [True, None]}
+             for i in range(20_000)]
+    data = json.dumps({"items": items}, separators=(",", ":")).encode()[:-1] + tail + b"}"
+    assert len(data) > 1 << 20  # over the size where storing runs beside the parsing
+    p = pointer("big", "--store-always", input=data)
+    stored = check_stored_fields(scratch_home, p)
+    assert p["format"] == "json" and json_tokens(stored) == json_tokens(data)
+    assert stored.startswith(b'{\n  "items": [\n    {\n      "n": 0,\n')
+    git = ["git", "-C", str(scratch_home), "cat-file"]
+    committed = subprocess.run([*git, "blob", "HEAD:agents/default/files/big"],
+                               capture_output=True, check=True).stdout
+    assert committed == stored
+    path, want = ("items.again", 1) if tail.startswith(b',"items"') else ("items.19999.f", 19999.5)
+    assert cli("--json", "get-in", "big", path).json["data"]["value"] == want
+    if tail.startswith(b',"items"'):
+        assert any("repeats a key" in w for w in p.get("warnings", [])), p

@@ -278,3 +278,16 @@ def test_log_entries_keep_numbers_as_written(scratch_home: Path) -> None:
     assert b'"entry":"NaN"}' in stored  # not JSON: kept as the text it is
     r = cli("log", "read", "lg", "--json")
     assert b'"entry":[1e400]' in r.out and b'"entry":0.10000000000000000555111512312578270211815834045' in r.out
+
+
+def test_a_big_document_too_deep_to_parse_is_kept_as_received(tmp_path: Path) -> None:
+    """A big container is parsed from its canonical text; nested too deeply for both parsers,
+    the input is read again and stored as text, the error placed in it as received."""
+    doc = (b'{"pad": "' + b"p" * 1_200_000 + b'", "d": ' + b"[" * 3000 + b"1" + b"]" * 3000
+           + b"}")
+    dest = tmp_path / "stored"
+    n = normalize(io.BytesIO(doc), dest)
+    assert (n.format, n.layout, dest.read_bytes() == doc) == ("text", "raw", True)
+    assert n.parse_error is not None and n.parse_error["line"] == 1  # the input is one line
+    assert 1_200_000 < n.parse_error["offset"] < len(doc)
+    assert "nested too deeply" in n.warnings[0]

@@ -20,6 +20,10 @@ Invariants:
 - An index that fails to build for a structured format falls back to a text index with a
   warning: what arrived is stored either way.
 - Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
+- Big JSON is committed from memory: once its canonical text exists, its git object (a loose
+  object written here, at git's loose compression level) and its line pass
+  (:class:`scratch.index.lines.LinesAhead`) run in threads while the analysis is built; both
+  are waited for (or their leftovers removed) before ingest returns.
 - A caller may hand companions of its own (:class:`Companion`: the images of an MCP result,
   its JSON text blocks) and extra version info; they are committed with the output, in the
   same commit, named ``NAME.<slug>`` like embedded documents.
@@ -37,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from scratch.answers.context import Context
 from scratch.answers.rendering import Rendering
@@ -47,6 +51,10 @@ from scratch.names import validate_name
 from scratch.spool import Spooled, spool
 from scratch.store import Pending, Store
 from scratch.thresholds import resolve_threshold
+
+if TYPE_CHECKING:
+    from scratch.gitstore import BlobWriter
+    from scratch.index.lines import LinesAhead
 
 Progress = Callable[[str, int, "int | None"], None]
 # Tokens of the --json envelope around the pointer's data ({"scratch":1,...,"meta":{tokens,
@@ -283,7 +291,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     os.close(fd)
     prepared = Path(prepared_name)
     companions_tmp: list[Path] = []
-    writer: subprocess.Popen[bytes] | None = None
+    writer: subprocess.Popen[bytes] | BlobWriter | None = None
+    aheads: list[LinesAhead] = []  # big JSON's line pass, under way
     try:
         source: BinaryIO
         if spooled.data is not None:
@@ -291,11 +300,15 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         else:
             assert spooled.path is not None
             source = open(spooled.path, "rb")  # noqa: SIM115 (closed by the with below)
-        started: list[subprocess.Popen[bytes]] = []
+        started: list[BlobWriter] = []
 
-        def written(path: Path) -> None:
-            # big JSON: compress it into git on one core while the other builds its analysis
-            started.append(store.git.store_object_async(path))
+        def written(path: Path, blob: str, parts: tuple[bytes, ...]) -> None:
+            # big JSON: its git object and its line pass, from memory, in threads (mostly
+            # without the GIL) while this one builds its analysis
+            from scratch.index.lines import LinesAhead
+
+            started.append(store.git.write_blob_async(parts, blob))
+            aheads.append(LinesAhead(parts, [spec.base], tmp_dir))
 
         try:
             with source:
@@ -311,7 +324,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         else:
             blob, size = file_blob(prepared)
         index, norm.format = _index_or_text(store, prepared, blob, norm.format, spec.base,
-                                            norm.analysis, progress, norm.warnings)
+                                            norm.analysis, progress, norm.warnings,
+                                            aheads[0] if aheads else None)
         if opts.name:
             name, existing = opts.name, False
         else:  # named once the format is known (see _auto_name)
@@ -403,6 +417,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     finally:
         if writer is not None:
             writer.wait()
+        for ahead in aheads:
+            ahead.discard()
         prepared.unlink(missing_ok=True)
         for path in companions_tmp:
             path.unlink(missing_ok=True)
@@ -426,18 +442,20 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
 
 
 def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
-                 progress: Progress | None) -> Any:
+                 progress: Progress | None, ahead: LinesAhead | None = None) -> Any:
     from scratch.index import open_version_index
     return open_version_index(content, store.cache_dir / "index", blob, fmt, base,
-                              analysis=analysis, progress=progress)
+                              analysis=analysis, progress=progress, ahead=ahead)
 
 
 def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
-                   progress: Progress | None, warnings: list[str]) -> tuple[Any, str]:
+                   progress: Progress | None, warnings: list[str],
+                   ahead: LinesAhead | None = None) -> tuple[Any, str]:
     """The index, and the format it was built for: a structured index that fails on a bug
-    falls back to a text index (and a warning) rather than losing the output."""
+    falls back to a text index (and a warning) rather than losing the output. ``ahead``: the
+    line pass already under way (the same for any format)."""
     try:
-        return _build_index(store, content, blob, fmt, base, analysis, progress), fmt
+        return _build_index(store, content, blob, fmt, base, analysis, progress, ahead), fmt
     except ScratchError:
         raise
     except Exception as exc:
@@ -445,7 +463,7 @@ def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, 
             raise
         warnings.append(f"could not index as {fmt} ({type(exc).__name__}: {exc}); "
                         "indexed as text")
-        return _build_index(store, content, blob, "text", base, None, progress), "text"
+        return _build_index(store, content, blob, "text", base, None, progress, ahead), "text"
 
 
 def _companion(store: Store, tmp_dir: Path, cname: str, comp: Companion, base: str,

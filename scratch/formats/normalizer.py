@@ -9,7 +9,10 @@ Rules:
   numbers and string escapes as written, repeated keys kept in order): only whitespace between
   tokens changes, so line tools work on minified input and nothing the input said is lost.
   ``raw=True`` keeps the bytes as received. The whole document is read and parsed once (the
-  only format read into memory).
+  only format read into memory). A container of :data:`PARALLEL_BYTES` or more is parsed
+  from its canonical text, which has the same tokens, once the input is dropped: memory
+  holds the text and the value, not the input as well (peak: orjson's own); the text is
+  written and hashed during the parse, on the other core (see :func:`_big_container`).
 - Only strict RFC 8259 JSON in UTF-8 is stored as JSON: ``NaN``, ``Infinity``, a BOM, comments,
   trailing commas or invalid UTF-8 make it text (byte-exact), with the reason and position.
 - Every other format is copied byte for byte (CRLF, invalid UTF-8 and all) in chunks, in
@@ -28,6 +31,7 @@ with phase ``"read"`` (input consumed) or ``"analyze"``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +44,9 @@ COPY_CHUNK = 1 << 20
 ALIASES = {"jsonl": "ndjson", "json-lines": "ndjson", "jsonlines": "ndjson", "yml": "yaml",
            "txt": "text", "md": "markdown", "logs": "log", "plain": "text"}
 Progress = Callable[[str, int, "int | None"], None]
-Written = Callable[[Path], None]  # told when the stored form is complete on disk
+# told when the stored form of a big JSON document is on disk: its path, git blob id and
+# bytes (in parts, joined they are the file)
+Written = Callable[[Path, str, "tuple[bytes, ...]"], None]
 
 
 @dataclass
@@ -90,9 +96,9 @@ def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw:
               progress: Progress | None = None, written: Written | None = None) -> Normalized:
     """Read ``source`` to the end, write the stored form to ``dest`` and describe it.
 
-    ``written(dest)``, when given, is called (from any thread) once a big JSON document's
-    stored form is complete on disk, while its analysis is still being built: ingest starts
-    writing the git object then. It is not called for other content."""
+    ``written(dest, blob, parts)``, when given, is called once a big JSON document's stored
+    form is complete on disk, before its analysis is built: ingest starts writing the git
+    object then, from ``parts`` in memory. It is not called for other content."""
     dest = Path(dest)
     declared_fmt = canonical_format(declared) if declared else None
     prefix, ended = _read_prefix(source)
@@ -150,36 +156,81 @@ def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
     return n
 
 
+def _read_all(source: BinaryIO, prefix: bytes, ended: bool, progress: Progress | None
+              ) -> tuple[bytes, int | None]:
+    """The whole document, and where it starts in ``source`` when it can be read again.
+
+    A seekable source (ingest's spool file) is read back from its start in one call: one
+    buffer of the right size, rather than blocks joined into another copy."""
+    origin: int | None = None
+    try:
+        if not ended and source.seekable():
+            origin = source.tell() - len(prefix)
+    except (OSError, ValueError):
+        origin = None
+    if origin is None or origin < 0:
+        return b"".join(_blocks(source, prefix, ended, progress)), None
+    source.seek(origin)
+    data = source.read()
+    if progress is not None:
+        progress("read", len(data), None)
+    return data, origin
+
+
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
                     declared: str | None, raw: bool, progress: Progress | None,
                     written: Written | None = None) -> Normalized:
     from scratch.errors import JsonError
-    from scratch.formats.embedded import find_embedded
     from scratch.formats.jsontext import parse_value
-    from scratch.index.analyze import Analysis, analyze
     from scratch.reindent import BIG_INT, TOO_BIG, reindent
 
-    data = b"".join(_blocks(source, prefix, ended, progress))
+    data, origin = _read_all(source, prefix, ended, progress)
     n = len(data)
     limit = AMPLIFICATION * n + (1 << 20)
-    early: Analysis | None = None
-    blob: str | None = None  # set when the worker wrote (and hashed) the canonical form
     try:
-        if n >= PARALLEL_BYTES and not raw:
-            body, lines, flags, value, engine, early, blob = _parse_then_reindent(
-                data, limit, dest, progress, written)
-        else:
-            body, lines, flags = reindent(data, limit=limit)
-            value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
+        body, lines, flags = reindent(data, limit=limit)
     except JsonError as exc:
-        dest.write_bytes(data)
-        err = {"message": exc.reason, "line": exc.line, "column": exc.column,
-               "offset": exc.offset}
-        result = Normalized("text", detected, n, n, "raw", declared=declared, parse_error=err)
-        result.warnings.append(f"content does not parse as JSON{_where(err)}: {exc.reason}; "
-                               "stored as text")
-        result.analysis = analyze(dest, "text")
-        return result
+        return _not_json(data, dest, detected, declared, exc)
+    if (n >= PARALLEL_BYTES and not raw and origin is not None and not flags & TOO_BIG
+            and body[:1] in (b"{", b"[")):
+        # a big container: from here on the canonical text stands for the input (same
+        # tokens, so the same value), and the input is read again only if parsing fails
+        box = [data]
+        del data
+        return _big_container(box, source, origin, body, lines, flags, dest, detected,
+                              declared, progress, written)
+    try:
+        value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
+    except JsonError as exc:
+        return _not_json(data, dest, detected, declared, exc)
+    return _finish_json(data, body, lines, flags, value, engine, dest, detected, declared, raw,
+                        progress)
+
+
+def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,
+              exc: Any) -> Normalized:
+    """Input that does not parse as JSON: stored as text, byte for byte, with the reason."""
+    from scratch.index.analyze import analyze
+
+    dest.write_bytes(data)
+    n = len(data)
+    err = {"message": exc.reason, "line": exc.line, "column": exc.column, "offset": exc.offset}
+    result = Normalized("text", detected, n, n, "raw", declared=declared, parse_error=err)
+    result.warnings.append(f"content does not parse as JSON{_where(err)}: {exc.reason}; "
+                           "stored as text")
+    result.analysis = analyze(dest, "text")
+    return result
+
+
+def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: Any, engine: str,
+                 dest: Path, detected: str, declared: str | None, raw: bool,
+                 progress: Progress | None) -> Normalized:
+    """Store and analyse a parsed document of any size (the big container case aside)."""
+    from scratch.formats.embedded import find_embedded
+    from scratch.index.analyze import Analysis, analyze
+    from scratch.reindent import TOO_BIG
+
+    n = len(data)
     if not isinstance(value, (dict, list)) and declared is None:
         # A bare scalar is not worth a structure; keep it as the text it is.
         dest.write_bytes(data)
@@ -196,11 +247,9 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         body, end = data, b""
     else:
         layout, end = "canonical", b"\n"
-    if blob is None or layout != "canonical":
-        blob = None
-        with open(dest, "wb") as f:
-            f.write(body)
-            f.write(end)
+    with open(dest, "wb") as f:
+        f.write(body)
+        f.write(end)
     size = len(body) + len(end)
     del data, body
     embedded, limited = find_embedded(value)
@@ -208,101 +257,146 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         warnings.append("embedded-document search stopped at its limit; some may be missed")
     if progress is not None:
         progress("analyze", 0, size)
-    json_analysis: Analysis
-    if early is not None and layout == "canonical" and _lines_of(early) == lines:
-        json_analysis = early  # built while the text was re-indented, and it agrees with it
-    else:
-        del early
-        json_analysis = analyze(dest, "json", value=value, engine=engine, layout=layout,
-                                lines=lines if layout == "canonical" else None)
+    json_analysis: Analysis = analyze(dest, "json", value=value, engine=engine, layout=layout,
+                                      lines=lines if layout == "canonical" else None)
     warnings.extend(json_analysis.warnings)
     return Normalized("json", detected, n, size, json_analysis.layout or layout,
                       warnings=warnings, embedded=embedded, declared=declared,
-                      analysis=json_analysis, blob=blob)
+                      analysis=json_analysis)
 
 
-PARALLEL_BYTES = 1 << 20  # from this size the re-indenting runs beside the analysis
+PARALLEL_BYTES = 1 << 20  # from this size the stored form is written beside the parsing
 # the canonical layout may take this many times the input (plus a MiB); deeper nesting grows
 # with the square of the depth, and is kept as received instead
 AMPLIFICATION = 16
 
 
-def _lines_of(analysis: Any) -> int | None:
-    """The line count the canonical skeleton of an analysis gives the document."""
-    b = analysis.builder
-    return b.recs[0][8] if b is not None and b.recs else None
+def _big_container(box: list[bytes], source: BinaryIO, origin: int, body: bytes, lines: int,
+                   flags: int, dest: Path, detected: str, declared: str | None,
+                   progress: Progress | None, written: Written | None) -> Normalized:
+    """A big JSON container whose canonical ``body`` exists: store it, parse it, analyse it.
 
-
-def _parse_then_reindent(data: bytes, limit: int, dest: Path, progress: Progress | None,
-                         written: Written | None = None
-                         ) -> tuple[bytes, int, int, Any, str, Any, str | None]:
-    """(body, lines, flags, value, engine, analysis or None, blob or None) of a big document.
-
-    orjson parses first; then the C re-indenter (which releases the GIL) runs on another core
-    while this one builds the structural analysis from the value. The analysis is kept only
-    if the text turns out valid, with no integer beyond 64 bits (orjson made it a float) and
-    the same line count as the value's layout (no repeated key); else it is built again.
-    Parsing before re-indenting keeps orjson's peak memory and the body apart.
-
-    When orjson read a container (so the canonical body is what will be stored), the worker
-    also writes it to ``dest`` with its final newline, hashes it as a git blob (both release
-    the GIL) and calls ``written``, all during the analysis; ``blob`` is then that id.
+    The input (``box``'s only item) is dropped first: orjson parses the body, which has the
+    same tokens, so memory holds the body and the value, never the input as well. While
+    orjson parses (it holds the GIL throughout) two threads write the body to ``dest`` and
+    hash it as a git blob, without the GIL; ``written(dest, blob, parts)`` then starts the
+    object write and the line pass (:class:`scratch.index.lines.LinesAhead`) from memory,
+    which run during the analysis. The canonical analysis is kept when its line count agrees
+    with the text's (no repeated key); else it is built from the stored text (see
+    :func:`scratch.index.analyze.analyze_json`). Nested too deeply for both parsers, the input
+    is read again from ``source`` and stored as text, its error placed as received.
     """
     import hashlib
-    import threading
 
+    from scratch.errors import JsonError
+    from scratch.formats.embedded import find_embedded
+    from scratch.formats.jsontext import no_gc, parse_value
+    from scratch.index.analyze import analyze_json
+    from scratch.reindent import BIG_INT
+
+    n = len(box[0])
+    box.clear()  # the caller holds no other reference: the input's memory goes now
+    parts = (body, b"\n")
+    size = len(body) + 1
+    # the blob id and the file, each in one call that releases the GIL throughout (any
+    # Python step in those threads would wait for orjson to finish)
+    digest = hashlib.sha1(b"blob %d\x00" % size)
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open(dest, "wb")
+    try:
+        beside = [_beside(digest.update, body), _beside(os.write, fd, body)]
+        try:
+            value, engine, failed = _parse_big(body, flags)
+        finally:
+            for thread, _ in beside:
+                thread.join()
+        (_, hashed), (_, wrote) = beside
+        for got in (hashed, wrote):
+            if isinstance(got[0], BaseException):
+                raise got[0]
+        _write_all(fd, memoryview(body)[wrote[0]:])
+        _write_all(fd, b"\n")
+    finally:
+        os.close(fd)
+    digest.update(b"\n")
+    blob = digest.hexdigest()
+    if failed:  # nested too deeply for both parsers: placed in the input as received
+        source.seek(origin)
+        data = source.read()
+        try:
+            value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
+        except JsonError as exc:
+            return _not_json(data, dest, detected, declared, exc)
+        return _finish_json(data, body, lines, flags, value, engine, dest, detected,
+                            declared, False, progress)
+    if written is not None:
+        written(dest, blob, parts)
+    embedded, limited = find_embedded(value)
+    warnings: list[str] = []
+    if limited:
+        warnings.append("embedded-document search stopped at its limit; some may be missed")
+    if progress is not None:
+        progress("analyze", 0, size)
+    with no_gc():
+        analysis = analyze_json(dest, value, engine, "canonical", lines)
+    warnings.extend(analysis.warnings)
+    return Normalized("json", detected, n, size, analysis.layout or "canonical",
+                      warnings=warnings, embedded=embedded, declared=declared,
+                      analysis=analysis, blob=blob)
+
+
+def _parse_big(body: bytes, flags: int) -> tuple[Any, str, bool]:
+    """(value, engine, failed) of a big canonical text: orjson, else the standard library;
+    ``failed`` when it is nested too deeply for both."""
     import orjson
 
+    from scratch.errors import JsonError
     from scratch.formats.jsontext import freeze_if_big, no_gc, parse_value
-    from scratch.index.analyze import analyze_json
-    from scratch.reindent import BIG_INT, TOO_BIG, reindent
+    from scratch.reindent import BIG_INT
 
-    quick: Any = None
-    try:
-        with no_gc():
-            quick = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass  # invalid, or JSON only the stdlib reads: the re-indenter tells which
-    container = isinstance(quick, (dict, list))
-    out: list[Any] = []
-
-    def work() -> None:
+    value: Any = None
+    if not flags & BIG_INT:
         try:
-            result = reindent(data, limit=limit)
-            out.append(result)
-            body, _, flags = result
-            if container and not flags & TOO_BIG:
-                with open(dest, "wb") as f:
-                    f.write(body)
-                    f.write(b"\n")
-                digest = hashlib.sha1(b"blob %d\x00" % (len(body) + 1))
-                digest.update(body)
-                digest.update(b"\n")
-                out.append(digest.hexdigest())
-                if written is not None:
-                    written(dest)
-        except BaseException as exc:  # handed to the caller below
+            with no_gc():
+                value = orjson.loads(body)
+                if isinstance(value, (dict, list)):
+                    # frozen before the GC is back: else its first pass walks all of them
+                    freeze_if_big(len(body))
+        except orjson.JSONDecodeError:
+            value = None  # JSON only the standard library reads (1e400, lone surrogates)
+    if isinstance(value, (dict, list)):
+        return value, "orjson", False
+    try:
+        value, engine = parse_value(body, big_ints=bool(flags & BIG_INT))
+    except JsonError:
+        return None, "json", True
+    return value, engine, False
+
+
+def _beside(call: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
+    """Run ``call(*args)`` in a thread; returns once the thread is about to make the call.
+
+    For one C call that releases the GIL for its whole length (a hash, a write), so it runs
+    on the other core while this thread holds the GIL (orjson does, for all of its parse).
+    The thread's result, or what it raised, is the list's only item after ``join()``."""
+    import threading
+
+    out: list[Any] = []
+    ready = threading.Event()
+
+    def run() -> None:
+        ready.set()
+        try:
+            out.append(call(*args))
+        except BaseException as exc:  # handed to the caller
             out.append(exc)
 
-    thread = threading.Thread(target=work, name="scratch-reindent")
+    thread = threading.Thread(target=run, name="scratch-beside")
     thread.start()
-    early = None
-    try:
-        if container:
-            if progress is not None:
-                progress("analyze", 0, len(data))
-            with no_gc():
-                early = analyze_json(dest, quick, "orjson", "canonical")
-    finally:
-        thread.join()
-    for item in out:
-        if isinstance(item, BaseException):
-            raise item
-    body, lines, flags = out[0]
-    blob = out[1] if len(out) > 1 else None
-    if quick is not None and not flags & BIG_INT:
-        freeze_if_big(len(data))
-        return body, lines, flags, quick, "orjson", early, blob
-    del quick, early
-    value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
-    return body, lines, flags, value, engine, None, blob
+    ready.wait()
+    return thread, out
+
+
+def _write_all(fd: int, data: Any) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

@@ -19,7 +19,7 @@ from typing import Any
 from scratch.errors import IndexInvalid
 from scratch.index import files as F
 from scratch.index.analyze import Analysis, analyze
-from scratch.index.lines import CountLines, default_count_lines, run_line_pass
+from scratch.index.lines import CountLines, LinesAhead, default_count_lines, run_line_pass
 
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -59,12 +59,13 @@ def _write_sections(d: Path, analysis: Analysis, meta: F.IndexMeta) -> None:
 
 def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequence[str] = (),
                 count_lines: CountLines | None = None, progress: Progress | None = None,
-                analysis: Analysis | None = None) -> Any:
+                analysis: Analysis | None = None, ahead: LinesAhead | None = None) -> Any:
     """Analyse ``content_path`` as ``fmt`` and write its index to ``index_dir``.
 
     ``analysis`` is what :func:`scratch.formats.normalize` computed (saves a second parse);
-    ``bases`` the encodings whose per-line token counts to store. Returns the opened
-    :class:`scratch.index.entry.EntryIndex`.
+    ``bases`` the encodings whose per-line token counts to store; ``ahead`` the line pass
+    already under way on the content in memory (used when it counts those bases with the
+    default counter). Returns the opened :class:`scratch.index.entry.EntryIndex`.
     """
     from scratch.index.entry import EntryIndex
 
@@ -82,6 +83,8 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
     if fmt == "log":  # records of a known line format: scratch.index.logrecords
         from scratch.index.logrecords import add_records
         add_records(analysis, content_path)
+    if count_lines is not None:
+        ahead = None  # counted another way
     if bases and count_lines is None:
         count_lines = default_count_lines()
     index_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -89,14 +92,25 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
     tmp.mkdir()
     try:
         size = content_path.stat().st_size
-        token_outs = {base: open(tmp / F.tokens_file(base), "w+b")  # noqa: SIM115
-                      for base in bases}
-        try:
-            with open(tmp / F.LINES, "wb") as lines_out:
-                lp = run_line_pass(content_path, lines_out, token_outs, count_lines, progress)
-        finally:
-            for out in token_outs.values():
-                out.close()
+        done = ahead.take() if ahead is not None and ahead.bases == tuple(bases) else None
+        if done is not None:
+            # the pass was made from memory meanwhile: its files are moved in
+            lp, lines_path, token_paths = done
+            os.replace(lines_path, tmp / F.LINES)
+            for base, path in token_paths.items():
+                os.replace(path, tmp / F.tokens_file(base))
+            if progress is not None:
+                progress("index", size, size)
+        else:
+            token_outs = {base: open(tmp / F.tokens_file(base), "w+b")  # noqa: SIM115
+                          for base in bases}
+            try:
+                with open(tmp / F.LINES, "wb") as lines_out:
+                    lp = run_line_pass(content_path, lines_out, token_outs, count_lines,
+                                       progress)
+            finally:
+                for out in token_outs.values():
+                    out.close()
         meta: F.IndexMeta = {
             "scratch_index": F.INDEX_FORMAT,
             "format": fmt,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
 import re
 from array import array
 from bisect import bisect_right
@@ -100,6 +101,86 @@ def iter_chunks(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[bytes, bool]]
             pending, size = [data[cut:]], len(data) - cut
 
 
+def iter_parts_chunks(parts: Sequence[bytes], chunk: int = CHUNK
+                      ) -> Iterator[tuple[bytes, bool]]:
+    """:func:`iter_chunks` of the stream that ``parts`` joined make, held in memory: the same
+    pieces at the same cuts, as views of the parts where a piece lies within one (no copy;
+    a piece across parts is joined)."""
+    sizes = [len(memoryview(p)) for p in parts]
+    total = sum(sizes)
+    views = [memoryview(p).cast("B") for p in parts]
+
+    def span(a: int, b: int) -> Any:
+        pieces = []
+        off = 0
+        for v, n in zip(views, sizes, strict=True):
+            lo, hi = max(a, off), min(b, off + n)
+            if lo < hi:
+                pieces.append(v[lo - off:hi - off])
+            off += n
+        if len(pieces) == 1:
+            return pieces[0]
+        return b"".join(pieces)
+
+    newline = _newline_re()
+    start = read_end = size = 0
+    pending = False
+    while True:  # the steps of iter_chunks, reading from memory
+        block_start, read_end = read_end, min(total, read_end + chunk)
+        block = read_end > block_start
+        if block:
+            pending = True
+            size += read_end - block_start
+            if size < chunk and newline.search(span(block_start, read_end)) is None:
+                continue
+        if not pending:
+            return
+        data = span(start, read_end)
+        pending, size = False, 0
+        if not block:
+            yield data, True
+            return
+        m = _safe_cut_re().search(data, max(0, len(data) - (1 << 20)))
+        if m is None:
+            last = None
+            for last in _safe_cut_re().finditer(data):  # noqa: B007 - keep the last match
+                pass
+            m = last
+        if m is not None:
+            cut, safe = m.end(), True
+        elif len(data) >= FORCE_CUT and (after := _after_last_newline(data)):
+            cut, safe = after, False
+        else:
+            pending, size = True, len(data)
+            continue
+        yield data[:cut], safe
+        if cut < len(data):
+            start += cut
+            pending, size = True, len(data) - cut
+        else:
+            start = read_end
+
+
+def _after_last_newline(data: Any) -> int:
+    """The offset just past the last ``\\n`` of a bytes-like object, 0 if it has none."""
+    step = 1 << 16
+    for end in range(len(data), 0, -step):
+        at = bytes(data[max(0, end - step):end]).rfind(b"\n")
+        if at >= 0:
+            return max(0, end - step) + at + 1
+    return 0
+
+
+_newline: re.Pattern[bytes] | None = None
+
+
+def _newline_re() -> re.Pattern[bytes]:
+    global _newline
+    if _newline is None:
+        _newline = re.compile(rb"\n")
+    return _newline
+
+
 _BREAK_BYTES = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
 _BREAK_MULTI = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 # "\n" followed by a line that is not a safe cut: blank/whitespace-only, or starting with "/"
@@ -175,7 +256,7 @@ def scan_chunk(chunk: bytes, base: int, texts: bool
     each line's absolute end offset; with ``texts``, the distinct line texts (decoded by
     :func:`decode_text`'s rule) and each line's index into them; the unsafe runs."""
     if _c_scan_lines is None:
-        return _scan_chunk_py(chunk, base, texts)
+        return _scan_chunk_py(bytes(chunk), base, texts)
     raw_ends, uniq, raw_ids, glued = _c_scan_lines(chunk, base, texts)
     ends = array("Q")
     ends.frombytes(raw_ends)
@@ -357,6 +438,72 @@ def run_line_pass(content: Path, lines_out: BinaryIO | None, token_outs: Mapping
         raise
     lp.finish()
     return lp
+
+
+class LinesAhead:
+    """The line pass of content held in memory (``parts``, joined: the file), run in a thread
+    while the caller goes on (ingest: with the JSON analysis, while the file is still being
+    written), into temporary files in ``directory``. :meth:`result` waits for it;
+    :func:`scratch.index.build.build_index` moves those files into the index instead of
+    reading the content; :meth:`discard` removes whatever was not taken. Same results as
+    :func:`run_line_pass` on the file."""
+
+    def __init__(self, parts: Sequence[bytes], bases: Sequence[str], directory: Path,
+                 count_lines: CountLines | None = None) -> None:
+        import tempfile
+        import threading
+
+        self.bases = tuple(bases)
+        self.paths: dict[str | None, Path] = {}
+        for key in (None, *self.bases):  # None: the offsets
+            fd, name = tempfile.mkstemp(dir=directory, prefix=".tmp-lines-")
+            os.close(fd)
+            self.paths[key] = Path(name)
+        self._out: list[Any] = []
+        self._taken = False
+        self._thread = threading.Thread(
+            target=self._run, args=(tuple(parts), count_lines or default_count_lines()),
+            name="scratch-lines", daemon=True)
+        self._thread.start()
+
+    def _run(self, parts: tuple[bytes, ...], count_lines: CountLines) -> None:
+        from contextlib import ExitStack
+
+        try:
+            with ExitStack() as stack:
+                lines_out = stack.enter_context(open(self.paths[None], "wb"))
+                token_outs = {base: stack.enter_context(open(self.paths[base], "w+b"))
+                              for base in self.bases}
+                lp = LinePass(lines_out, token_outs, count_lines)
+                try:
+                    for chunk, safe in iter_parts_chunks(parts):
+                        lp.feed(chunk, safe)
+                except BaseException:
+                    if lp._pool is not None:
+                        lp._pool.shutdown(cancel_futures=True)
+                    raise
+                lp.finish()
+            self._out.append(lp)
+        except BaseException as exc:  # handed to result()
+            self._out.append(exc)
+
+    def take(self) -> tuple[LinePass, Path, dict[str, Path]] | None:
+        """(the pass, the ``lines.bin`` file, {base: its token file}) once it is done, for
+        the caller to move away; None once taken (a second index build reads the file)."""
+        self._thread.join()
+        if self._taken:
+            return None
+        got = self._out[0]
+        if isinstance(got, BaseException):
+            raise got
+        self._taken = True
+        return got, self.paths[None], {b: self.paths[b] for b in self.bases}
+
+    def discard(self) -> None:
+        """Wait for the thread and remove the files not moved away."""
+        self._thread.join()
+        for path in self.paths.values():
+            path.unlink(missing_ok=True)
 
 
 def default_count_lines() -> CountLines:
