@@ -1,5 +1,6 @@
-"""How the proxy's relay cuts pipes into lines (scratch.mcp.proxy_relay): the client's stdin
-(RelayingReader) and an upstream's stdout (_UpstreamPipes) arrive in reads of any size; every
+"""How the proxy's relay cuts pipes into lines: the client's stdin (scratch.mcp.stdio's
+TakingReader, which scratch mcp serve's quick calls use too) and an upstream's stdout
+(scratch.mcp.proxy_relay's _UpstreamPipes) arrive in reads of any size; every
 line must reach exactly one place — taken by the relay, or passed on in order — whole."""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from scratch.mcp.proxy_relay import Channel, RelayingReader, _UpstreamPipes  # noqa: E402
+from scratch.mcp.proxy_relay import Channel, _UpstreamPipes  # noqa: E402
+from scratch.mcp.stdio import TakingReader  # noqa: E402
 
 
 class Taker:
@@ -43,7 +45,7 @@ def chunked(data: bytes, size: int) -> list[bytes]:
 def test_the_clients_lines_are_taken_or_passed_on_in_order_whatever_the_reads(size: int) -> None:
     async def run() -> tuple[list[bytes], list[bytes]]:
         front = Taker()
-        reader = RelayingReader(front)  # type: ignore[arg-type]
+        reader = TakingReader(front.offer)
         for chunk in chunked(WIRE, size):
             reader.feed_data(chunk)
         reader.feed_eof()
@@ -59,7 +61,7 @@ def test_the_clients_lines_are_taken_or_passed_on_in_order_whatever_the_reads(si
 
 def test_a_last_line_without_its_newline_reaches_the_sdk_at_the_end() -> None:
     async def run() -> list[bytes]:
-        reader = RelayingReader(Taker())  # type: ignore[arg-type]
+        reader = TakingReader(Taker().offer)
         reader.feed_data(b'{"n": 1}\n{"n": 2')
         reader.feed_eof()
         return [line async for line in reader]

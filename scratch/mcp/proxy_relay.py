@@ -36,9 +36,9 @@ import json
 import math
 import os
 import signal
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, SupportsIndex, TypeAlias
+from typing import Any, TypeAlias
 
 import anyio
 import orjson
@@ -262,9 +262,12 @@ class Front:
         self._thresholds: dict[tuple[str, str], int] = {}
         self._stamp: tuple[int, int, int] | None = None
 
-    def reader(self) -> RelayingReader:
-        """The stream reader for the client's stdin (``scratch.mcp.stdio.pipe_streams``)."""
-        return RelayingReader(self)
+    def reader(self) -> asyncio.StreamReader:
+        """The stream reader for the client's stdin (``scratch.mcp.stdio.pipe_streams``): the
+        lines :meth:`offer` takes are relayed in the pipe's own callback, with no task to wake
+        between the client's request and the upstream's."""
+        from scratch.mcp.stdio import TakingReader
+        return TakingReader(self.offer)
 
     def offer(self, line: bytes) -> bool:
         """Whether the client's ``line`` was taken here (relayed, or a relayed call's
@@ -360,52 +363,6 @@ class Front:
     def session(self) -> Any:
         state = self.proxy.state
         return state.session_for(("stdio",), state.agent, self.client_name, "")
-
-
-class RelayingReader(asyncio.StreamReader):
-    """The client's stdin as the SDK's line reader reads it, minus the lines :meth:`Front.offer`
-    takes: those are relayed in the pipe's own callback, with no task to wake between the
-    client's request and the upstream's."""
-
-    def __init__(self, front: Front) -> None:
-        super().__init__(limit=MAX_LINE)
-        self.front = front
-        self.partial = bytearray()  # the start of a line not yet complete
-        self.scanned = 0  # bytes of it known to hold no newline
-
-    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
-        if not isinstance(data, bytes):  # the pipe gives bytes; the base class takes any
-            data = bytes(data)
-        if not self.partial and data.endswith(b"\n") and data.count(b"\n") == 1:
-            if not self.front.offer(data):  # the common case: one whole message in one read
-                super().feed_data(data)
-            return
-        partial = self.partial
-        partial += data
-        passed: list[bytes] = []
-        start = 0
-        while True:
-            at = partial.find(b"\n", max(start, self.scanned))
-            if at < 0:
-                break
-            line = bytes(partial[start:at + 1])
-            start = at + 1
-            if not self.front.offer(line):
-                passed.append(line)
-        del partial[:start]
-        self.scanned = len(partial)
-        if len(partial) > MAX_LINE:  # no line this long is relayed: the SDK's reader refuses it
-            passed.append(bytes(partial))
-            partial.clear()
-            self.scanned = 0
-        if passed:
-            super().feed_data(b"".join(passed))
-
-    def feed_eof(self) -> None:
-        if self.partial:  # the last line, without its newline
-            line, self.partial = bytes(self.partial), bytearray()
-            super().feed_data(line)
-        super().feed_eof()
 
 
 class Relayed:
@@ -512,4 +469,4 @@ class Relayed:
                 "params": {**params, "requestId": self.uid}}) + b"\n")
 
 
-__all__ = ["Channel", "Front", "LEGACY", "Relayed", "RelayingReader", "TAG", "raw_stdio"]
+__all__ = ["Channel", "Front", "LEGACY", "Relayed", "TAG", "raw_stdio"]

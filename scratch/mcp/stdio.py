@@ -20,9 +20,9 @@ import asyncio
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, SupportsIndex
 
 MAX_LINE = 1 << 30  # one JSON-RPC message per line; the HTTP body limit has no stdio twin
 
@@ -44,6 +44,53 @@ class LineReader:
                 raise StopAsyncIteration from None
             line = exc.partial
         return line.decode("utf-8", errors="replace")
+
+
+class TakingReader(asyncio.StreamReader):
+    """A pipe's lines as the SDK's line reader reads them, minus the lines ``offer`` takes
+    (it is called with each whole line, in order, in the pipe's own callback, and says
+    whether it took it). The proxy relays tool calls so, and ``scratch mcp serve`` answers
+    quick ones (:mod:`scratch.mcp.quick`): no task to wake between a request and its answer."""
+
+    def __init__(self, offer: Callable[[bytes], bool]) -> None:
+        super().__init__(limit=MAX_LINE)
+        self.offer = offer
+        self.partial = bytearray()  # the start of a line not yet complete
+        self.scanned = 0  # bytes of it known to hold no newline
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        if not isinstance(data, bytes):  # the pipe gives bytes; the base class takes any
+            data = bytes(data)
+        if not self.partial and data.endswith(b"\n") and data.count(b"\n") == 1:
+            if not self.offer(data):  # the common case: one whole message in one read
+                super().feed_data(data)
+            return
+        partial = self.partial
+        partial += data
+        passed: list[bytes] = []
+        start = 0
+        while True:
+            at = partial.find(b"\n", max(start, self.scanned))
+            if at < 0:
+                break
+            line = bytes(partial[start:at + 1])
+            start = at + 1
+            if not self.offer(line):
+                passed.append(line)
+        del partial[:start]
+        self.scanned = len(partial)
+        if len(partial) > MAX_LINE:  # no line this long is taken: the SDK's reader refuses it
+            passed.append(bytes(partial))
+            partial.clear()
+            self.scanned = 0
+        if passed:
+            super().feed_data(b"".join(passed))
+
+    def feed_eof(self) -> None:
+        if self.partial:  # the last line, without its newline
+            line, self.partial = bytes(self.partial), bytearray()
+            super().feed_data(line)
+        super().feed_eof()
 
 
 class LineWriter:
@@ -71,7 +118,7 @@ def _is_pipe(fd: int) -> bool:
 async def pipe_streams(reader: asyncio.StreamReader | None = None,
                        ) -> AsyncIterator[tuple[Any, Any] | None]:
     """``(stdin, stdout)`` for ``stdio_server(stdin, stdout)``, or None (see the module);
-    stdin is fed into ``reader`` when one is given (the proxy's, which takes some lines out)."""
+    stdin is fed into ``reader`` when one is given (a :class:`TakingReader`)."""
     if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
         yield None
         return

@@ -1,0 +1,160 @@
+"""Quick tool calls of ``scratch mcp serve`` over stdio, answered off the wire.
+
+The SDK's handling of one request over stdio (the line parsed into models, the session's
+dispatch through memory streams and tasks, the result model validated, sieved and
+serialized) costs a warm call more than scratch's own answer does. The calls that matter
+most for speed are the ones :func:`scratch.mcp.inline.runs_inline` already runs on the event
+loop: a read-only tool on an entry it last answered within a few milliseconds. Those are
+taken off the client's stdin in the pipe's callback (:class:`scratch.mcp.stdio.TakingReader`),
+answered by the same :func:`scratch.mcp.dispatch.run_tool`, and written back as one JSON-RPC
+line; every other line goes to the SDK server, in order.
+
+Invariants:
+- The answer is the SDK path's answer: the same :func:`run_tool` outcome in the same wire
+  shape (tests compare both paths line by line, with ``SCRATCH_MCP_SDK_ONLY=1`` turning this
+  path off). Only for the protocol versions whose tool result needs no translation: the
+  2025-06-18 and 2025-11-25 handshakes, and 2026-07-28 per request (``resultType`` and the
+  ``serverInfo`` stamp added as the SDK adds them). Anything else, or anything unusual about
+  the request (no id, odd params, a progress token, an unknown tool), goes the SDK's way.
+- The session is the stdio connection's, as the SDK path's (one client, one process).
+- One request-log line per call, as the SDK path writes it, with ``"quick": true``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from typing import Any
+
+import orjson
+
+from scratch.mcp.dispatch import ToolOutcome, run_tool
+from scratch.mcp.inline import runs_inline, took
+from scratch.mcp.reqlog import RequestLog
+from scratch.mcp.session import ServerState
+
+HANDSHAKE_VERSIONS = {"2025-06-18", "2025-11-25"}  # tool results as this module writes them
+MODERN_VERSION = "2026-07-28"
+PROTOCOL_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_KEY = "io.modelcontextprotocol/clientInfo"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+
+
+def enabled() -> bool:
+    """Off with ``SCRATCH_MCP_SDK_ONLY=1`` (every call through the SDK, to rule this path out
+    when a client misbehaves)."""
+    return os.environ.get("SCRATCH_MCP_SDK_ONLY", "") in ("", "0")
+
+
+def result_of(outcome: ToolOutcome) -> dict[str, Any]:
+    """A tool outcome as the wire's ``CallToolResult`` (what the SDK writes for
+    :func:`scratch.mcp.server.call_result` of it)."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in outcome.texts]
+    for link in outcome.links:
+        block = {"type": "resource_link", "uri": link.uri, "name": link.name,
+                 "mimeType": link.mime_type, "size": link.size,
+                 "description": link.description}
+        content.append({k: v for k, v in block.items() if v is not None})
+    result: dict[str, Any] = {"content": content, "isError": not outcome.ok}
+    if outcome.structured is not None:
+        result["structuredContent"] = outcome.structured
+    if outcome.meta:
+        result["_meta"] = outcome.meta
+    return result
+
+
+class QuickCalls:
+    """Takes quick tool calls off the client's stdin and answers them (see the module)."""
+
+    def __init__(self, state: ServerState, server_info: dict[str, Any],
+                 log: RequestLog | None) -> None:
+        self.state = state
+        self.server_info = server_info  # the SDK's serverInfo stamp of 2026-07-28 results
+        self.log = log
+        self.out: Any = None  # asyncio.StreamWriter of the client's stdout, once it is open
+        self.version: str | None = None  # of the initialize handshake
+        self.client_name: str | None = None
+
+    def offer(self, line: bytes) -> bool:
+        """Whether the client's ``line`` was answered here."""
+        if b'"tools/call"' in line:
+            return self.out is not None and self._call(line)
+        if b'"initialize"' in line:  # read even before stdout opens: it is often waiting
+            self._initialize(line)
+        return False
+
+    def _initialize(self, line: bytes) -> None:
+        try:
+            msg = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(msg, dict) or msg.get("method") != "initialize":
+            return
+        params = msg.get("params")
+        if isinstance(params, dict):
+            version = params.get("protocolVersion")
+            self.version = version if isinstance(version, str) else None
+            info = params.get("clientInfo")
+            if isinstance(info, dict) and isinstance(info.get("name"), str):
+                self.client_name = info["name"]
+
+    def _call(self, line: bytes) -> bool:
+        try:
+            msg = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return False
+        if not isinstance(msg, dict) or msg.get("method") != "tools/call":
+            return False
+        rid = msg.get("id")
+        params = msg.get("params")
+        if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not isinstance(
+                params, dict):
+            return False
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            return False
+        meta = params.get("_meta")
+        client_name = self.client_name
+        if meta is None:
+            if self.version not in HANDSHAKE_VERSIONS:
+                return False
+            modern = False
+        elif isinstance(meta, dict) and set(meta) <= {PROTOCOL_KEY, CLIENT_KEY,
+                                                      "io.modelcontextprotocol/clientCapabilities"}:
+            if meta.get(PROTOCOL_KEY) != MODERN_VERSION:
+                return False
+            modern = True
+            info = meta.get(CLIENT_KEY)
+            if isinstance(info, dict) and isinstance(info.get("name"), str):
+                client_name = info["name"]
+        else:  # a progress token, or anything else the SDK should see
+            return False
+        if not runs_inline(name, arguments, "stdio"):
+            return False
+        start = time.perf_counter()
+        state = self.state
+        session = state.session_for(("stdio",), state.agent, client_name, "")
+        outcome = run_tool(name, arguments, session)
+        took(name, arguments, time.perf_counter() - start)
+        result = result_of(outcome)
+        if modern:
+            result["resultType"] = "complete"
+            result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}
+        answer = {"jsonrpc": "2.0", "id": rid, "result": result}
+        try:
+            data = orjson.dumps(answer)
+        except TypeError:  # an integer beyond 64 bits, say: the slow encoder takes it
+            import json
+            data = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
+        self.out.write(data + b"\n")
+        if self.log is not None:
+            self.log.write(request_id=uuid.uuid4().hex[:16], rpc_id=rid, transport="stdio",
+                           agent=state.agent, method="tools/call", tool=name,
+                           tokens=outcome.tokens, quick=True,
+                           duration_ms=round((time.perf_counter() - start) * 1000, 2),
+                           outcome="ok" if outcome.ok else "tool_error", code=outcome.code)
+        return True
+
+
+__all__ = ["QuickCalls", "enabled", "result_of"]
