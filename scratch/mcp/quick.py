@@ -11,8 +11,8 @@ line; every other line goes to the SDK server, in order.
 
 Invariants:
 - The answer is the SDK path's answer: the same :func:`run_tool` outcome in the same wire
-  shape (tests compare both paths line by line, with ``SCRATCH_MCP_SDK_ONLY=1`` turning this
-  path off). Only for the protocol versions whose tool result needs no translation: the
+  shape (tests compare both paths line by line, with the setting ``mcp.sdk_only`` turning
+  this path off). Only for the protocol versions whose tool result needs no translation: the
   2025-06-18 and 2025-11-25 handshakes, and 2026-07-28 per request (``resultType`` and the
   ``serverInfo`` stamp added as the SDK adds them). Anything else, or anything unusual about
   the request (no id, odd params, a progress token, an unknown tool), goes the SDK's way.
@@ -22,7 +22,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from typing import Any
@@ -41,10 +40,10 @@ CLIENT_KEY = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
 
-def enabled() -> bool:
-    """Off with ``SCRATCH_MCP_SDK_ONLY=1`` (every call through the SDK, to rule this path out
-    when a client misbehaves)."""
-    return os.environ.get("SCRATCH_MCP_SDK_ONLY", "") in ("", "0")
+def enabled(config: Any) -> bool:
+    """Off with the setting ``mcp.sdk_only`` (``SCRATCH_MCP_SDK_ONLY=1``): every call through
+    the SDK, to rule this path out when a client misbehaves."""
+    return not config["mcp.sdk_only"]
 
 
 def result_of(outcome: ToolOutcome) -> dict[str, Any]:

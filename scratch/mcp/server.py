@@ -278,7 +278,7 @@ async def serve_stdio(state: ServerState, log: RequestLog | None) -> None:
     from scratch.mcp.stdio import pipe_streams
     server = build_server(state, log)
     reader = None
-    if quick.enabled():  # quick read-only calls answered off the wire (scratch.mcp.quick)
+    if quick.enabled(state.configs.get()):  # quick reads answered off the wire (mcp.quick)
         calls = quick.QuickCalls(state, server.server_info_stamp, log)
         from scratch.mcp.stdio import TakingReader
         reader = TakingReader(calls.offer)
