@@ -1,9 +1,9 @@
 """Quick tool calls of `scratch mcp serve` over stdio (scratch.mcp.quick): answered off the
 wire, they must be exactly the SDK path's answers. Two real servers on two stores holding the
-same entries, one with the quick path and one with SCRATCH_MCP_SDK_ONLY=1 (the setting mcp.sdk_only), get the same
-JSON-RPC lines (a legacy handshake client and a 2026-07-28 one, written by hand so nothing
-normalises the answers); every answer is compared whole, and the request logs say which
-path each call took."""
+same entries, one with the quick path and one with SCRATCH_MCP_SDK_ONLY=1 (the setting
+mcp.sdk_only), get the same JSON-RPC lines (a legacy handshake client and a 2026-07-28 one,
+written by hand so nothing normalises the answers); every answer is compared whole, and the
+request logs say which path each call took."""
 
 from __future__ import annotations
 
