@@ -16,6 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import stat
 import tempfile
@@ -45,8 +46,6 @@ class _FileHash:
         self.thread.start()
 
     def _run(self) -> None:
-        import mmap
-
         try:
             digest = hashlib.sha256()
             with open(self.path, "rb") as fh:
@@ -187,9 +186,10 @@ def _spool_file(fd: int, tmp_dir: Path, progress: Callable[[int], None] | None) 
     out, name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-spool-{os.getpid()}-")
     path = Path(name)
     size = 0
+    copy = getattr(os, "copy_file_range", None)  # Linux only
     try:
         try:
-            while n := os.copy_file_range(fd, out, COPY_STEP):
+            while copy is not None and (n := copy(fd, out, COPY_STEP)):
                 size += n
                 if progress is not None:
                     progress(size)
