@@ -5,27 +5,85 @@ Invariants:
 - At most ``memory_limit`` bytes are held in memory; beyond that the data lives in a temp file
   inside the store (same file system, so it can later be renamed into place without a copy).
 - ``sha256`` is the hash of exactly the bytes read; automatic names use its first 8 hex digits.
+- A regular file past ``memory_limit`` (stdin redirected from a file) is copied into the temp
+  file by the kernel (``copy_file_range``: no pass through Python buffers), and its sha256 is
+  taken from that private copy in a thread, in one GIL-free call, while the caller goes on
+  reading it: the hash is still of exactly what was kept, and a change to the input file after
+  the copy changes neither. ``sha256`` waits for that thread (or hashes the copy itself if the
+  thread failed). Anything else, and whatever the kernel cannot copy, is read block by block.
 """
 
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
+import stat
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 CHUNK = 1 << 20
+COPY_STEP = 8 * CHUNK  # bytes per copy_file_range call: progress stays live on big files
+
+
+HASH_WINDOW = 16 * CHUNK  # bytes of the file mapped at a time while hashing it
+
+
+class _FileHash:
+    """The sha256 of a private file, taken in a thread: one ``hashlib`` call per window of a
+    read-only map of the file, each releasing the GIL throughout (so it runs beside the
+    caller's work, even beside C code that holds the GIL). One window is mapped at a time:
+    mapped pages count as resident, and the resident set must stay bounded."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        self.path, self.size = path, size
+        self.digest: str | None = None
+        self.thread = threading.Thread(target=self._run, name="scratch-spool-hash", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            digest = hashlib.sha256()
+            with open(self.path, "rb") as fh:
+                for start in range(0, self.size, HASH_WINDOW):
+                    with mmap.mmap(fh.fileno(), min(HASH_WINDOW, self.size - start),
+                                   access=mmap.ACCESS_READ, offset=start) as view:
+                        digest.update(view)
+            self.digest = digest.hexdigest()
+        except (OSError, ValueError, MemoryError):
+            self.digest = None  # the caller hashes the file itself (see result)
+
+    def result(self) -> str:
+        self.thread.join()
+        if self.digest is None:  # the thread could not map the file: read it here
+            digest = hashlib.sha256()
+            with open(self.path, "rb") as fh:
+                while block := fh.read(CHUNK):
+                    digest.update(block)
+            self.digest = digest.hexdigest()
+        return self.digest
 
 
 @dataclass
 class Spooled:
     size: int
-    sha256: str
+    digest: str | None  # the hex sha256 once known (see ``sha256``)
     data: bytes | None = None  # when small enough to stay in memory
     path: Path | None = None  # otherwise
+    hashing: _FileHash | None = field(default=None, repr=False)  # the sha256, under way
+
+    @property
+    def sha256(self) -> str:
+        """The hex sha256 of exactly the bytes read (waits for the hash thread, if any)."""
+        if self.digest is None:
+            assert self.hashing is not None
+            self.digest = self.hashing.result()
+            self.hashing = None
+        return self.digest
 
     def head(self, n: int) -> bytes:
         if self.data is not None:
@@ -56,12 +114,17 @@ class Spooled:
         return self.path
 
     def discard(self) -> None:
+        if self.hashing is not None:  # the thread reads the file: let it finish first
+            self.hashing.thread.join()
         if self.path is not None:
             self.path.unlink(missing_ok=True)
 
 
 def spool(stream: IO[bytes], tmp_dir: Path, *, memory_limit: int = 8 * CHUNK,
           progress: Callable[[int], None] | None = None) -> Spooled:
+    fd = _regular_fd(stream, memory_limit)
+    if fd is not None:
+        return _spool_file(fd, tmp_dir, progress)
     digest = hashlib.sha256()
     parts: list[bytes] = []
     size = 0
@@ -98,6 +161,55 @@ def spool(stream: IO[bytes], tmp_dir: Path, *, memory_limit: int = 8 * CHUNK,
         fh.close()
         return Spooled(size, digest.hexdigest(), path=path)
     return Spooled(size, digest.hexdigest(), data=b"".join(parts))
+
+
+def _regular_fd(stream: IO[bytes], memory_limit: int) -> int | None:
+    """The descriptor of ``stream`` when it is a regular file with more than ``memory_limit``
+    bytes left and nothing read ahead into the stream's own buffer (its position is the
+    descriptor's), so the kernel can copy the rest; else None."""
+    try:
+        fd = stream.fileno()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        at = os.lseek(fd, 0, os.SEEK_CUR)
+        if stream.tell() != at or info.st_size - at <= memory_limit:
+            return None
+    except (AttributeError, OSError, ValueError):  # no descriptor, closed, not seekable
+        return None
+    return fd
+
+
+def _spool_file(fd: int, tmp_dir: Path, progress: Callable[[int], None] | None) -> Spooled:
+    """The rest of the regular file ``fd`` copied into a temp file, its hash under way."""
+    tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    out, name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-spool-{os.getpid()}-")
+    path = Path(name)
+    size = 0
+    copy = getattr(os, "copy_file_range", None)  # Linux only
+    try:
+        try:
+            while copy is not None and (n := copy(fd, out, COPY_STEP)):
+                size += n
+                if progress is not None:
+                    progress(size)
+        except OSError:
+            pass  # not copyable in the kernel (another file system, an old kernel): read on
+        # 0 means the end, or a file the kernel reports as empty (as /proc's): read to the end;
+        # both descriptors are where the copy left them
+        while block := os.read(fd, CHUNK):
+            view = memoryview(block)
+            while view:
+                view = view[os.write(out, view):]
+            size += len(block)
+            if progress is not None:
+                progress(size)
+    except BaseException:
+        os.close(out)
+        path.unlink(missing_ok=True)
+        raise
+    os.close(out)
+    return Spooled(size, None, path=path, hashing=_FileHash(path, size))
 
 
 def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
