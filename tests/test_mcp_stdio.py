@@ -120,8 +120,12 @@ def test_text_answers_are_the_clis_answers(client: McpClient, home: Path, pods: 
                                 f"{budget['remaining']:,} of {budget['usable']:,} left")
     schema = client.call("schema", {"file": pods, "max_depth": 2})
     assert text_of(schema) == cli(home, "schema", pods, "--depth", "2").stdout
-    diff = client.call("diff", {"path": "notes/plan.md", "a": 1, "b": 2})
-    assert text_of(diff) == cli(home, "diff", "notes/plan.md", "1", "2").stdout
+    # its own file: tests of this module may run on other workers, each with its own store
+    client.call("write_file", {"path": "notes/diffed.md", "content": "step 1\n"})
+    client.call("write_file", {"path": "notes/diffed.md", "content": "step 1\nstep 2\n"})
+    diff = client.call("diff", {"path": "notes/diffed.md", "a": 1, "b": 2})
+    assert "+step 2" in text_of(diff)
+    assert text_of(diff) == cli(home, "diff", "notes/diffed.md", "1", "2").stdout
 
 
 @pytest.mark.parametrize(("tool", "args"), [

@@ -77,8 +77,8 @@ class QuickCalls:
 
     def offer(self, line: bytes) -> bool:
         """Whether the client's ``line`` was answered here."""
-        if b'"tools/call"' in line:
-            return self.out is not None and self._call(line)
+        if b'"tools/call"' in line and self.out is not None and self._call(line):
+            return True
         if b'"initialize"' in line:  # read even before stdout opens: it is often waiting
             self._initialize(line)
         return False
@@ -134,26 +134,36 @@ class QuickCalls:
         start = time.perf_counter()
         state = self.state
         session = state.session_for(("stdio",), state.agent, client_name, "")
-        outcome = run_tool(name, arguments, session)
+        outcome = run_tool(name, arguments, session)  # never raises
         took(name, arguments, time.perf_counter() - start)
         result = result_of(outcome)
         if modern:
             result["resultType"] = "complete"
             result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}
-        answer = {"jsonrpc": "2.0", "id": rid, "result": result}
         try:
-            data = orjson.dumps(answer)
-        except TypeError:  # an integer beyond 64 bits, say: the slow encoder takes it
-            import json
-            data = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
+            data = _dumps({"jsonrpc": "2.0", "id": rid, "result": result})
+            logged: tuple[str, str | int | None] = ("ok" if outcome.ok else "tool_error",
+                                                    outcome.code)
+        except (TypeError, ValueError) as exc:  # a bug: an error answer; the pipe stays open
+            data = _dumps({"jsonrpc": "2.0", "id": rid, "error": {
+                "code": -32603, "message": f"the answer could not be written: {exc}"}})
+            logged = ("error", -32603)
         self.out.write(data + b"\n")
         if self.log is not None:
             self.log.write(request_id=uuid.uuid4().hex[:16], rpc_id=rid, transport="stdio",
                            agent=state.agent, method="tools/call", tool=name,
                            tokens=outcome.tokens, quick=True,
                            duration_ms=round((time.perf_counter() - start) * 1000, 2),
-                           outcome="ok" if outcome.ok else "tool_error", code=outcome.code)
+                           outcome=logged[0], code=logged[1])
         return True
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(message)
+    except TypeError:  # an integer beyond 64 bits, say: the slow encoder takes it
+        import json
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 __all__ = ["QuickCalls", "enabled", "result_of"]
