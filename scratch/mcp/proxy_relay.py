@@ -14,7 +14,8 @@ Two halves, on the event loop, no thread:
   session as before (initialize, lists, resources, prompts,
   list_changed, calls on the SDK path). Stopping it closes the upstream's stdin, then ends
   its process group (SIGTERM, then SIGKILL): no orphans.
-- :class:`Front` sits between the client's stdin lines and the proxy's SDK server. A
+- :class:`Front` sits between the client's stdin lines and the proxy's SDK server, offered
+  each line in the stdin pipe's callback (:class:`scratch.mcp.stdio.TakingReader`). A
   ``tools/call`` of an upstream tool whose upstream is connected over :func:`raw_stdio` is
   taken off the line and relayed: sent on with a relay id (and progress token), the answer
   awaited under the upstream's timeout, and written back with the client's id. A result that
