@@ -83,19 +83,11 @@ def iter_chunks(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[bytes, bool]]
         if not block:  # end of input
             yield data, True
             return
-        m = _safe_cut_re().search(data, max(0, len(data) - (1 << 20)))
-        if m is None:
-            last = None
-            for last in _safe_cut_re().finditer(data):  # noqa: B007 - keep the last match
-                pass
-            m = last
-        if m is not None:
-            cut, safe = m.end(), True
-        elif len(data) >= FORCE_CUT and b"\n" in data:
-            cut, safe = data.rfind(b"\n") + 1, False
-        else:
+        found = _cut_point(data)
+        if found is None:
             pending, size = [data], len(data)
             continue
+        cut, safe = found
         yield data[:cut], safe
         if cut < len(data):
             pending, size = [data[cut:]], len(data) - cut
@@ -140,19 +132,11 @@ def iter_parts_chunks(parts: Sequence[bytes], chunk: int = CHUNK
         if not block:
             yield data, True
             return
-        m = _safe_cut_re().search(data, max(0, len(data) - (1 << 20)))
-        if m is None:
-            last = None
-            for last in _safe_cut_re().finditer(data):  # noqa: B007 - keep the last match
-                pass
-            m = last
-        if m is not None:
-            cut, safe = m.end(), True
-        elif len(data) >= FORCE_CUT and (after := _after_last_newline(data)):
-            cut, safe = after, False
-        else:
+        found = _cut_point(data)
+        if found is None:
             pending, size = True, len(data)
             continue
+        cut, safe = found
         yield data[:cut], safe
         if cut < len(data):
             start += cut
@@ -161,8 +145,27 @@ def iter_parts_chunks(parts: Sequence[bytes], chunk: int = CHUNK
             start = read_end
 
 
+def _cut_point(data: Any) -> tuple[int, bool] | None:
+    """Where a chunk of ``data`` (bytes-like) ends: after its last safe cut, searched near the
+    end first (``(offset, True)``); else, once ``data`` is :data:`FORCE_CUT` long, after its
+    last newline (``(offset, False)``); None: read more before cutting."""
+    m = _safe_cut_re().search(data, max(0, len(data) - (1 << 20)))
+    if m is None:
+        last = None
+        for last in _safe_cut_re().finditer(data):  # noqa: B007 - keep the last match
+            pass
+        m = last
+    if m is not None:
+        return m.end(), True
+    if len(data) >= FORCE_CUT and (after := _after_last_newline(data)):
+        return after, False
+    return None
+
+
 def _after_last_newline(data: Any) -> int:
     """The offset just past the last ``\\n`` of a bytes-like object, 0 if it has none."""
+    if isinstance(data, bytes):
+        return data.rfind(b"\n") + 1
     step = 1 << 16
     for end in range(len(data), 0, -step):
         at = bytes(data[max(0, end - step):end]).rfind(b"\n")

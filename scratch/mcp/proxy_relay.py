@@ -44,7 +44,7 @@ from typing import Any, TypeAlias
 import anyio
 import orjson
 
-from scratch.mcp.stdio import MAX_LINE
+from scratch.mcp.stdio import MAX_LINE, LineSplitter
 
 # No import of proxy_server or upstream here (they import this module): the proxy, its
 # upstreams, the finishing step and the error class are handed in (see Front).
@@ -122,32 +122,19 @@ class _UpstreamPipes(asyncio.SubprocessProtocol):
         self.owner = owner
         self.to_session = to_session
         self.channel: Channel | None = None  # set once the pipes are connected
-        self.buffer = bytearray()
-        self.scanned = 0  # bytes of the buffer known to hold no newline
+        self.lines = LineSplitter()
         self.exited = asyncio.get_running_loop().create_future()
         self.ended = False
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd != 1 or self.ended:
             return
-        buffer = self.buffer
-        if not buffer and data.endswith(b"\n") and data.count(b"\n") == 1:
-            self._line(data)  # the common case: one whole message in one read
-            return
-        buffer += data
-        while True:
-            at = buffer.find(b"\n", self.scanned)
-            if at < 0:
-                self.scanned = len(buffer)
-                if len(buffer) > MAX_LINE:  # as the stream reader's limit: the pipe ends
-                    self._end()
-                return
-            line = bytes(buffer[:at + 1])
-            del buffer[:at + 1]
-            self.scanned = 0
+        for line in self.lines.feed(data):
             self._line(line)
             if self.ended:
                 return
+        if len(self.lines) > MAX_LINE:  # as the stream reader's limit: the pipe ends
+            self._end()
 
     def _line(self, line: bytes) -> None:
         from mcp.shared.message import SessionMessage
@@ -168,9 +155,8 @@ class _UpstreamPipes(asyncio.SubprocessProtocol):
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1:
-            if self.buffer and not self.ended:  # the last line, without its newline
-                line, self.buffer = bytes(self.buffer), bytearray()
-                self._line(line)
+            if self.lines and not self.ended:  # the last line, without its newline
+                self._line(self.lines.rest())
             self._end()
 
     def _end(self) -> None:

@@ -46,6 +46,41 @@ class LineReader:
         return line.decode("utf-8", errors="replace")
 
 
+class LineSplitter:
+    """Bytes as a pipe gives them, cut into whole lines (each with its newline); the start of
+    a line not yet complete is kept for the next read."""
+
+    def __init__(self) -> None:
+        self.partial = bytearray()
+        self.scanned = 0  # bytes of it known to hold no newline
+
+    def __len__(self) -> int:
+        return len(self.partial)
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """The lines ``data`` completes, in order."""
+        if not self.partial and data.endswith(b"\n") and data.count(b"\n") == 1:
+            return [data]  # the common case: one whole message in one read
+        partial = self.partial
+        partial += data
+        lines: list[bytes] = []
+        start = 0
+        while (at := partial.find(b"\n", max(start, self.scanned))) >= 0:
+            lines.append(bytes(partial[start:at + 1]))
+            start = at + 1
+        del partial[:start]
+        self.scanned = len(partial)
+        return lines
+
+    def rest(self) -> bytes:
+        """The incomplete line kept so far, taken out (at the end of the input, or to hand a
+        line past the limit to a reader that refuses it)."""
+        line = bytes(self.partial)
+        self.partial.clear()
+        self.scanned = 0
+        return line
+
+
 class TakingReader(asyncio.StreamReader):
     """A pipe's lines as the SDK's line reader reads them, minus the lines ``offer`` takes
     (it is called with each whole line, in order, in the pipe's own callback, and says
@@ -55,41 +90,20 @@ class TakingReader(asyncio.StreamReader):
     def __init__(self, offer: Callable[[bytes], bool]) -> None:
         super().__init__(limit=MAX_LINE)
         self.offer = offer
-        self.partial = bytearray()  # the start of a line not yet complete
-        self.scanned = 0  # bytes of it known to hold no newline
+        self.lines = LineSplitter()
 
     def feed_data(self, data: Iterable[SupportsIndex]) -> None:
         if not isinstance(data, bytes):  # the pipe gives bytes; the base class takes any
             data = bytes(data)
-        if not self.partial and data.endswith(b"\n") and data.count(b"\n") == 1:
-            if not self.offer(data):  # the common case: one whole message in one read
-                super().feed_data(data)
-            return
-        partial = self.partial
-        partial += data
-        passed: list[bytes] = []
-        start = 0
-        while True:
-            at = partial.find(b"\n", max(start, self.scanned))
-            if at < 0:
-                break
-            line = bytes(partial[start:at + 1])
-            start = at + 1
-            if not self.offer(line):
-                passed.append(line)
-        del partial[:start]
-        self.scanned = len(partial)
-        if len(partial) > MAX_LINE:  # no line this long is taken: the SDK's reader refuses it
-            passed.append(bytes(partial))
-            partial.clear()
-            self.scanned = 0
+        passed = [line for line in self.lines.feed(data) if not self.offer(line)]
+        if len(self.lines) > MAX_LINE:  # no line this long is taken: the SDK's reader refuses it
+            passed.append(self.lines.rest())
         if passed:
-            super().feed_data(b"".join(passed))
+            super().feed_data(passed[0] if len(passed) == 1 else b"".join(passed))
 
     def feed_eof(self) -> None:
-        if self.partial:  # the last line, without its newline
-            line, self.partial = bytes(self.partial), bytearray()
-            super().feed_data(line)
+        if self.lines:  # the last line, without its newline
+            super().feed_data(self.lines.rest())
         super().feed_eof()
 
 
