@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -15,6 +16,15 @@ import pytest
 from tests.test_mcp_proxy import fixture_entry, proxy_client, servers_file
 
 MODES = [pytest.param("legacy", id="relay"), pytest.param(None, id="sdk")]
+
+
+def _proxied(tmp_path: Path, entry: dict, mode: str | None) -> Any:
+    """A proxy of the fixture server ``entry`` (as ``fx``) on a new store, its client
+    speaking ``mode`` (the SDK's default when None)."""
+    home = tmp_path / "store"
+    home.mkdir()
+    kwargs = {"mode": mode} if mode else {}
+    return proxy_client(home, servers_file(tmp_path, {"fx": entry}), **kwargs)
 
 
 def _wait_for(path: Path, text: str, seconds: float = 15) -> bool:
@@ -32,10 +42,7 @@ def test_a_legacy_clients_calls_are_relayed_as_lines_and_a_new_clients_go_the_sd
     # the upstream sees which path a call took: the relay sends its own ids (scratch~N), the
     # SDK's client session numbers its requests; the first call is the one the initialize
     # line (already waiting when the proxy opens its stdin) decides
-    home = tmp_path / "store"
-    home.mkdir()
-    kwargs = {"mode": mode} if mode else {}
-    c = proxy_client(home, servers_file(tmp_path, {"fx": fixture_entry()}), **kwargs)
+    c = _proxied(tmp_path, fixture_entry(), mode)
     try:
         ids = [json.loads(c.text("request_id")) for _ in range(3)]
         if mode == "legacy":
@@ -53,10 +60,7 @@ def test_a_call_the_client_cancels_is_cancelled_upstream_and_the_proxy_keeps_ser
     log = tmp_path / "fixture.log"
     entry = fixture_entry(timeout=60)
     entry["env"]["FIXTURE_LOG"] = str(log)
-    home = tmp_path / "store"
-    home.mkdir()
-    kwargs = {"mode": mode} if mode else {}
-    c = proxy_client(home, servers_file(tmp_path, {"fx": entry}), **kwargs)
+    c = _proxied(tmp_path, entry, mode)
     try:
         assert c.text("text", {"size": 10}) == "line 00000"
         started = time.monotonic()
@@ -83,10 +87,7 @@ def test_an_upstream_that_exits_between_calls_is_started_again_on_the_next_call(
     # the design: an upstream found gone when a call comes is started again for that call
     # (transparently: it did not fail a call), a new process
     pids = tmp_path / "pids"
-    home = tmp_path / "store"
-    home.mkdir()
-    kwargs = {"mode": mode} if mode else {}
-    c = proxy_client(home, servers_file(tmp_path, {"fx": fixture_entry(pids)}), **kwargs)
+    c = _proxied(tmp_path, fixture_entry(pids), mode)
     try:
         assert c.text("exit_later") == "bye"
         first = pids.read_text().split()
