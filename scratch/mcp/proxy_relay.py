@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 import os
 import signal
@@ -44,7 +43,7 @@ from typing import Any, TypeAlias
 import anyio
 import orjson
 
-from scratch.mcp.stdio import MAX_LINE, LineSplitter
+from scratch.mcp.stdio import MAX_LINE, LineSplitter, handshake_of, loads_line, tool_call_of
 
 # No import of proxy_server or upstream here (they import this module): the proxy, its
 # upstreams, the finishing step and the error class are handed in (see Front).
@@ -54,13 +53,6 @@ Upstream: TypeAlias = Any
 TAG = "scratch~"  # relay ids and progress tokens: strings no SDK client makes
 LEGACY = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 STOP_GRACE = 2.0  # seconds an upstream has to exit once its stdin is closed (then signals)
-
-
-def _loads(data: bytes | str) -> Any:
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:  # e.g. an integer beyond 64 bits: the slow parser takes it
-        return json.loads(data)
 
 
 class Channel:
@@ -85,7 +77,7 @@ class Channel:
         if not self.pending or TAG.encode() not in line:
             return False
         try:
-            msg = _loads(line)
+            msg = loads_line(line)
         except ValueError:
             return False
         if not isinstance(msg, dict):
@@ -268,30 +260,18 @@ class Front:
         return False
 
     def _initialize(self, line: bytes) -> None:
-        try:
-            msg = _loads(line)
-        except ValueError:
+        shake = handshake_of(line)
+        if shake is None:
             return
-        if not isinstance(msg, dict) or msg.get("method") != "initialize":
-            return
-        params = msg.get("params")
-        if not isinstance(params, dict):
-            return
-        self.legacy = params.get("protocolVersion") in LEGACY
-        info = params.get("clientInfo")
-        if isinstance(info, dict) and isinstance(info.get("name"), str):
-            self.client_name = info["name"]
+        self.legacy = shake.version in LEGACY
+        if shake.client_name is not None:
+            self.client_name = shake.client_name
 
     def _relay(self, line: bytes) -> bool:
-        try:
-            msg = _loads(line)
-        except ValueError:
+        call = tool_call_of(line)
+        if call is None:
             return False
-        if not isinstance(msg, dict) or msg.get("method") != "tools/call" or "id" not in msg:
-            return False
-        params = msg.get("params")
-        if not isinstance(params, dict) or not isinstance(params.get("name"), str):
-            return False
+        cid, params = call
         route = self.proxy.routes.get(params["name"])
         if route is None:
             return False
@@ -299,12 +279,12 @@ class Front:
         channel = upstream.channel
         if channel is None or not channel.open or not upstream.ready or upstream._eof:
             return False  # down: the SDK path restarts it and says what happened
-        Relayed(self, channel, upstream, route, msg["id"], params)
+        Relayed(self, channel, upstream, route, cid, params)
         return True
 
     def _cancel(self, line: bytes) -> bool:
         try:
-            msg = _loads(line)
+            msg = loads_line(line)
         except ValueError:
             return False
         params = msg.get("params") if isinstance(msg, dict) else None

@@ -32,6 +32,7 @@ from scratch.mcp.dispatch import ToolOutcome, run_tool
 from scratch.mcp.inline import runs_inline, took
 from scratch.mcp.reqlog import RequestLog
 from scratch.mcp.session import ServerState
+from scratch.mcp.stdio import handshake_of, tool_call_of
 
 HANDSHAKE_VERSIONS = {"2025-06-18", "2025-11-25"}  # tool results as this module writes them
 MODERN_VERSION = "2026-07-28"
@@ -84,34 +85,21 @@ class QuickCalls:
         return False
 
     def _initialize(self, line: bytes) -> None:
-        try:
-            msg = orjson.loads(line)
-        except orjson.JSONDecodeError:
+        shake = handshake_of(line)
+        if shake is None:
             return
-        if not isinstance(msg, dict) or msg.get("method") != "initialize":
-            return
-        params = msg.get("params")
-        if isinstance(params, dict):
-            version = params.get("protocolVersion")
-            self.version = version if isinstance(version, str) else None
-            info = params.get("clientInfo")
-            if isinstance(info, dict) and isinstance(info.get("name"), str):
-                self.client_name = info["name"]
+        self.version = shake.version
+        if shake.client_name is not None:
+            self.client_name = shake.client_name
 
     def _call(self, line: bytes) -> bool:
-        try:
-            msg = orjson.loads(line)
-        except orjson.JSONDecodeError:
+        call = tool_call_of(line)
+        if call is None:
             return False
-        if not isinstance(msg, dict) or msg.get("method") != "tools/call":
-            return False
-        rid = msg.get("id")
-        params = msg.get("params")
+        rid, params = call
+        name, arguments = params["name"], params.get("arguments")
         if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not isinstance(
-                params, dict):
-            return False
-        name, arguments = params.get("name"), params.get("arguments")
-        if not isinstance(name, str) or not isinstance(arguments, dict):
+                arguments, dict):
             return False
         meta = params.get("_meta")
         client_name = self.client_name

@@ -22,7 +22,7 @@ import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, SupportsIndex
+from typing import Any, NamedTuple, SupportsIndex
 
 MAX_LINE = 1 << 30  # one JSON-RPC message per line; the HTTP body limit has no stdio twin
 
@@ -44,6 +44,56 @@ class LineReader:
                 raise StopAsyncIteration from None
             line = exc.partial
         return line.decode("utf-8", errors="replace")
+
+
+class Handshake(NamedTuple):
+    """What a client's ``initialize`` request says of it."""
+
+    version: str | None  # the protocol version it asks for
+    client_name: str | None  # clientInfo.name
+
+
+def loads_line(line: bytes | str) -> Any:
+    """A JSON-RPC line parsed; :class:`ValueError` when it is not JSON."""
+    import orjson
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:  # an integer beyond 64 bits, say: the slow parser takes it
+        import json
+        return json.loads(line)
+
+
+def handshake_of(line: bytes) -> Handshake | None:
+    """The :class:`Handshake` an ``initialize`` request line carries; None when the line is
+    not one (or its params are not an object)."""
+    try:
+        msg = loads_line(line)
+    except ValueError:
+        return None
+    if not isinstance(msg, dict) or msg.get("method") != "initialize":
+        return None
+    params = msg.get("params")
+    if not isinstance(params, dict):
+        return None
+    version, info = params.get("protocolVersion"), params.get("clientInfo")
+    name = info.get("name") if isinstance(info, dict) else None
+    return Handshake(version if isinstance(version, str) else None,
+                     name if isinstance(name, str) else None)
+
+
+def tool_call_of(line: bytes) -> tuple[Any, dict[str, Any]] | None:
+    """``(id, params)`` of a ``tools/call`` request line whose params name a tool; None for
+    any other line."""
+    try:
+        msg = loads_line(line)
+    except ValueError:
+        return None
+    if not isinstance(msg, dict) or msg.get("method") != "tools/call" or "id" not in msg:
+        return None
+    params = msg.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        return None
+    return msg["id"], params
 
 
 class LineSplitter:
