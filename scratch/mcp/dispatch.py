@@ -57,6 +57,23 @@ def core_call(spec: ToolSpec, args: dict[str, Any], ctx: Context) -> Call:
     return Call(spec.command, args)
 
 
+def wire_result(outcome: ToolOutcome) -> dict[str, Any]:
+    """A tool outcome as the wire's ``CallToolResult`` object (the SDK's model of it is
+    :func:`scratch.mcp.server.call_result`, made from this)."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in outcome.texts]
+    for link in outcome.links:
+        block = {"type": "resource_link", "uri": link.uri, "name": link.name,
+                 "mimeType": link.mime_type, "size": link.size,
+                 "description": link.description}
+        content.append({k: v for k, v in block.items() if v is not None})
+    result: dict[str, Any] = {"content": content, "isError": not outcome.ok}
+    if outcome.structured is not None:
+        result["structuredContent"] = outcome.structured
+    if outcome.meta:
+        result["_meta"] = outcome.meta
+    return result
+
+
 def run_tool(name: str, arguments: Any, session: Session,
              rendering: ToolText | None = None) -> ToolOutcome:
     """Run one tool call for ``session``; never raises."""

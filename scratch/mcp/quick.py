@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from scratch.mcp.dispatch import ToolOutcome, run_tool
+from scratch.mcp.dispatch import run_tool, wire_result
 from scratch.mcp.inline import runs_inline, took
 from scratch.mcp.reqlog import RequestLog
 from scratch.mcp.session import ServerState
@@ -45,23 +45,6 @@ def enabled(config: Any) -> bool:
     """Off with the setting ``mcp.sdk_only`` (``SCRATCH_MCP_SDK_ONLY=1``): every call through
     the SDK, to rule this path out when a client misbehaves."""
     return not config["mcp.sdk_only"]
-
-
-def result_of(outcome: ToolOutcome) -> dict[str, Any]:
-    """A tool outcome as the wire's ``CallToolResult`` (what the SDK writes for
-    :func:`scratch.mcp.server.call_result` of it)."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in outcome.texts]
-    for link in outcome.links:
-        block = {"type": "resource_link", "uri": link.uri, "name": link.name,
-                 "mimeType": link.mime_type, "size": link.size,
-                 "description": link.description}
-        content.append({k: v for k, v in block.items() if v is not None})
-    result: dict[str, Any] = {"content": content, "isError": not outcome.ok}
-    if outcome.structured is not None:
-        result["structuredContent"] = outcome.structured
-    if outcome.meta:
-        result["_meta"] = outcome.meta
-    return result
 
 
 class QuickCalls:
@@ -124,7 +107,7 @@ class QuickCalls:
         session = state.session_for(("stdio",), state.agent, client_name, "")
         outcome = run_tool(name, arguments, session)  # never raises
         took(name, arguments, time.perf_counter() - start)
-        result = result_of(outcome)
+        result = wire_result(outcome)
         if modern:
             result["resultType"] = "complete"
             result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_KEY: self.server_info}
@@ -154,4 +137,4 @@ def _dumps(message: dict[str, Any]) -> bytes:
         return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-__all__ = ["QuickCalls", "enabled", "result_of"]
+__all__ = ["QuickCalls", "enabled"]

@@ -39,7 +39,7 @@ from mcp.shared.exceptions import MCPError
 from scratch import __version__
 from scratch.errors import ScratchError
 from scratch.mcp import specs
-from scratch.mcp.dispatch import ToolOutcome, run_tool
+from scratch.mcp.dispatch import ToolOutcome, run_tool, wire_result
 from scratch.mcp.inline import runs_inline, took
 from scratch.mcp.reqlog import RequestLog
 from scratch.mcp.session import ServerState, Session
@@ -81,13 +81,7 @@ def _tool(spec: specs.ToolSpec) -> types.Tool:
 
 
 def call_result(outcome: ToolOutcome) -> types.CallToolResult:
-    content: list[Any] = [types.TextContent(type="text", text=t) for t in outcome.texts]
-    for link in outcome.links:
-        content.append(types.ResourceLink(
-            type="resource_link", uri=link.uri, name=link.name, mime_type=link.mime_type,
-            size=link.size, description=link.description))
-    return types.CallToolResult(content=content, structured_content=outcome.structured,
-                                is_error=not outcome.ok, _meta=outcome.meta or None)
+    return types.CallToolResult.model_validate(wire_result(outcome))
 
 
 class Identity:
