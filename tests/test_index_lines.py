@@ -14,7 +14,8 @@ import toktok
 
 from scratch.index import lines as L
 from scratch.index.files import TOKENS_HEADER
-from scratch.index.lines import decode_text, run_line_pass
+from scratch.index.lines import run_line_pass
+from tests.test_index import token_lines  # the lines as the token counter sees them
 
 BASE = "o200k_base"
 PIECES = [b"a", b"\n", b" ", b"\t", b"/", b"\r", b"\xc2\x85", b"\xc2\xa0", b"\xe2\x80\xa8",
@@ -25,14 +26,6 @@ PIECES = [b"a", b"\n", b" ", b"\t", b"/", b"\r", b"\xc2\x85", b"\xc2\xa0", b"\xe
 
 def count_lines(lines: Sequence[str], base: str) -> list[int]:
     return toktok.batch_count(list(lines), base)  # type: ignore[no-any-return]
-
-
-def token_lines(data: bytes) -> list[str]:
-    parts = data.split(b"\n")
-    out = [decode_text(p + b"\n") for p in parts[:-1]]
-    if parts[-1]:
-        out.append(decode_text(parts[-1]))
-    return out
 
 
 def line_pass(tmp_path: Path, data: bytes) -> tuple[list[int], list[int], int]:
