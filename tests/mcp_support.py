@@ -173,7 +173,7 @@ def charged(result: Any) -> int:
 def shown_tokens(result: Any, encoding: str = "o200k_base") -> int:
     """What the result puts in front of the model, counted: every text block, and each
     resource link as its JSON (the MCP rendering's pricing rule)."""
-    from scratch.answers.result import compact_json
+    from scratch.answers.kernel.result import compact_json
     from scratch.tokens import count_text, resolve_encoding
     spec = resolve_encoding(None, encoding)
     total = 0

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from scratch.answers.context import Context
-from scratch.answers.registry import execute
-from scratch.answers.rendering import PlainCalls
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.registry import execute
+from scratch.answers.kernel.rendering import PlainCalls
 from scratch.calls import call
 from scratch.errors import LimitExceeded, UsageError
 

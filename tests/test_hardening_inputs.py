@@ -137,8 +137,8 @@ def test_a_store_where_no_store_can_be(store: str) -> None:
 
 
 def test_a_piece_of_a_long_line_reads_only_the_piece(scratch_home: Path) -> None:
-    from scratch.answers.context import Context
-    from scratch.answers.target import open_target
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.target import open_target
 
     big = "x" * 20_000_000
     r = cli("ingest", "k", "--store-always", "--json", input=json.dumps({"k": big}))

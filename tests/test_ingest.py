@@ -519,9 +519,9 @@ def test_intercepted_tokens_in_stats_and_budget() -> None:
 
 
 def test_core_ingest_api_without_the_cli(scratch_home: Path) -> None:
-    from scratch.answers.context import Context
     from scratch.answers.ingest import IngestOptions, default_tool
     from scratch.answers.ingest import ingest as core_ingest
+    from scratch.answers.kernel.context import Context
 
     ctx = Context.build()
     rows = "".join(f"{i},name-{i},{i * 7 % 13}\n" for i in range(2000))

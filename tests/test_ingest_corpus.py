@@ -300,8 +300,8 @@ def test_ndjson(scratch_home: Path, corpus_dir: Path) -> None:
 
 def test_every_json_file_round_trips_and_pointer_fits(scratch_home: Path,
                                                       corpus_dir: Path) -> None:
-    from scratch.answers.context import Context
     from scratch.answers.ingest import IngestOptions
+    from scratch.answers.kernel.context import Context
 
     ctx = Context.build()
     # the JSONTestSuite's cases (mostly not valid JSON) are tests/test_json_exact.py's
@@ -337,8 +337,8 @@ def test_every_json_file_round_trips_and_pointer_fits(scratch_home: Path,
 
 
 def test_pointer_size_on_every_other_corpus_file(scratch_home: Path, corpus_dir: Path) -> None:
-    from scratch.answers.context import Context
     from scratch.answers.ingest import IngestOptions
+    from scratch.answers.kernel.context import Context
 
     ctx = Context.build()
     files = sorted(p for p in corpus_dir.rglob("*") if p.is_file() and p.suffix != ".json"

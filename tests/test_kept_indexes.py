@@ -1,4 +1,4 @@
-"""scratch.answers.kept_indexes: indexes a long-lived process keeps open between calls."""
+"""scratch.answers.kernel.kept_indexes: indexes a long-lived process keeps open between calls."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from scratch.answers import kept_indexes
-from scratch.answers.context import Context
-from scratch.answers.kept_indexes import KeptIndex, keep_indexes
-from scratch.answers.registry import execute
-from scratch.answers.rendering import PlainCalls
-from scratch.answers.target import open_target
+from scratch.answers.kernel import kept_indexes
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.kept_indexes import KeptIndex, keep_indexes
+from scratch.answers.kernel.registry import execute
+from scratch.answers.kernel.rendering import PlainCalls
+from scratch.answers.kernel.target import open_target
 from scratch.calls import call
 from scratch.index import EntryIndex
 

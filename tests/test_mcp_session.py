@@ -53,7 +53,7 @@ def test_a_version_written_between_calls_is_what_the_next_call_reads(
 def test_a_warm_grep_searches_what_was_written_since(scratch_home: Path) -> None:
     # a warm process keeps the maps of files it searched: a new version, or a log that grew,
     # is searched as it is now
-    from scratch.answers.kept_indexes import keep_indexes
+    from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(16)
     try:
         cli("write", "plan", input="alpha 1\nbeta\n")  # every version the same size

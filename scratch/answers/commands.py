@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from scratch.errors import UsageError
 
 if TYPE_CHECKING:
-    from scratch.answers.candidate import Candidate
-    from scratch.answers.context import Context
-    from scratch.answers.rendering import Rendering
-    from scratch.answers.result import Result
+    from scratch.answers.kernel.candidate import Candidate
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.rendering import Rendering
+    from scratch.answers.kernel.result import Result
     from scratch.calls import Call
 
 # command -> "module:function" under scratch.answers; the function takes (ctx, **args)
@@ -109,7 +109,7 @@ def describe(ctx: Context, call: Call, rendering: Rendering | None = None
 
 def describe_candidate(ctx: Context, call: Call) -> Candidate:
     """The candidate of ``call`` (a finished result is wrapped as one that cannot be cut)."""
-    from scratch.answers.candidate import Candidate, Fixed
+    from scratch.answers.kernel.candidate import Candidate, Fixed
     produced = describe(ctx, call)
     if isinstance(produced, Candidate):
         return produced

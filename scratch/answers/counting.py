@@ -24,10 +24,10 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from scratch.answers.candidate import Fixed
-from scratch.answers.item_source import Items, good
-from scratch.answers.result import Result
+from scratch.answers.kernel.candidate import Fixed
+from scratch.answers.kernel.result import Result
 from scratch.answers.row_lists import RowList
+from scratch.answers.sources.items import Items, good
 from scratch.calls import Call
 from scratch.words import plural
 

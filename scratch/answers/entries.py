@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from scratch import stats
-from scratch.answers.context import Context
-from scratch.answers.result import Result, Table, Words
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result, Table, Words
 from scratch.calls import call
 from scratch.diffing import CR_SYMBOL, compare, summarize_ops
 from scratch.errors import UsageError
@@ -163,7 +163,7 @@ def store_stats(ctx: Context, agent: str | None = None) -> Result:
     if agent is None or agent != ctx.agent:
         return Result("stats", data={"store": str(store.root), "agents": rows}, table=table)
     # one agent's own figures: its row (no store path, no other agent) and its session's
-    from scratch.answers.prices import budget_for
+    from scratch.answers.kernel.prices import budget_for
     view = budget_for(ctx).status()
     r = rows[0]
     data = {**r, "session": {"session": ctx.session, **{k: view[k] for k in (

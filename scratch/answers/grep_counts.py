@@ -16,9 +16,9 @@ from __future__ import annotations
 import mmap
 from typing import Any
 
-from scratch.answers.candidate import Candidate
-from scratch.answers.context import Context
-from scratch.answers.target import Target, open_target
+from scratch.answers.kernel.candidate import Candidate
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.target import Target, open_target
 from scratch.calls import call
 from scratch.errors import InvalidPattern, UsageError
 

@@ -43,9 +43,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from scratch.answers.context import Context
-from scratch.answers.rendering import Rendering
-from scratch.answers.result import Charge, Result
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.rendering import Rendering
+from scratch.answers.kernel.result import Charge, Result
 from scratch.errors import LimitExceeded, ScratchError, UsageError
 from scratch.names import validate_name
 from scratch.spool import Spooled, spool
@@ -145,7 +145,7 @@ def ingest_call(ctx: Context, stream: BinaryIO | None = None, content: bytes | s
 def _rendering(rendering: Rendering | None) -> Rendering:
     if rendering is not None:
         return rendering
-    from scratch.answers.rendering import PlainCalls
+    from scratch.answers.kernel.rendering import PlainCalls
     return PlainCalls()
 
 
@@ -377,9 +377,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             index.close()
             index = _build_index(store, prepared, blob, stored_fmt, spec.base, None, None)
             norm.format = stored_fmt
-        from scratch.answers.fitting import Meter
+        from scratch.answers.kernel.fitting import Meter
+        from scratch.answers.kernel.target import open_target
         from scratch.answers.sizing import EntrySizer
-        from scratch.answers.target import open_target
         meter = Meter(ctx, rendering)
         target = open_target(ctx, name)
         try:

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from scratch.answers.arrays import array_at, table_of, window_end, window_items
-from scratch.answers.candidate import SHRINK, Alternative, Candidate
-from scratch.answers.context import Context
+from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.rendered import not_json_warning
-from scratch.answers.result import Result
-from scratch.answers.target import Target, open_target
+from scratch.answers.sources.arrays import array_at, table_of, window_end, window_items
 from scratch.calls import Call, call
 from scratch.errors import UsageError
 

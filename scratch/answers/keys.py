@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.answers.candidate import Candidate, Fixed
-from scratch.answers.result import Result
+from scratch.answers.kernel.candidate import Candidate, Fixed
+from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.target import Target
 from scratch.answers.row_lists import RowList, cell_text
-from scratch.answers.target import Target
 from scratch.calls import Call, call
 from scratch.errors import UsageError
 from scratch.words import plural
@@ -104,7 +104,7 @@ def keys_answer(target: Target, path: str, asked: Call, *, offset: int, limit: i
         result = Result("get-in", data={**base, "length": len(value), "item_types": types},
                         text=text)
         if types.get("object"):
-            from scratch.answers.result import Words
+            from scratch.answers.kernel.result import Words
             result.notices = (Words(("the keys of its items: ",
                                      call("item-schema", ref=ref, path=path))),)
         return Fixed(asked, result, code="get_in_too_large", on_close=close)

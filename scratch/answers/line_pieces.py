@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from scratch.answers.candidate import Candidate
-from scratch.answers.result import Result
-from scratch.answers.target import Target
+from scratch.answers.kernel.candidate import Candidate
+from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.target import Target
 from scratch.calls import Call, call
 from scratch.errors import OutOfRange, UsageError
 

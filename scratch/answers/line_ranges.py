@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
-from scratch.answers.context import Context
+from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.target import Target, open_target, range_cost
 from scratch.answers.line_pieces import CODES, LinePiece
-from scratch.answers.result import Result
-from scratch.answers.target import Target, open_target, range_cost
 from scratch.calls import Call, call
 from scratch.errors import OutOfRange, ScratchError, UsageError
 from scratch.words import plural

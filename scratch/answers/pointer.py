@@ -20,7 +20,7 @@ from scratch.answers.pointer_counts import breakdown, category_field, csv_catego
 from scratch.calls import Call, call
 
 if TYPE_CHECKING:
-    from scratch.answers.result import Speller
+    from scratch.answers.kernel.result import Speller
     from scratch.answers.sizing import EntrySizer
 
 MAX_POINTER_TOKENS = 800

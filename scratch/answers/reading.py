@@ -18,11 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate, Fixed
-from scratch.answers.context import Context
+from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate, Fixed
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result, Words
+from scratch.answers.kernel.target import Target, open_target, range_cost
 from scratch.answers.line_ranges import LineRange, line_alternatives
-from scratch.answers.result import Result, Words
-from scratch.answers.target import Target, open_target, range_cost
 from scratch.calls import Call, call
 from scratch.errors import UsageError
 
@@ -143,7 +143,7 @@ def _diff_candidate(result: Result, asked: Call, context: int, *, code: str) -> 
 
 def export(ctx: Context, ref: str, output: str | None = None) -> Result:
     """The stored bytes of REF exactly, to ``output`` or stdout: no cap, no charge."""
-    from scratch.answers.target import resolve_name
+    from scratch.answers.kernel.target import resolve_name
     from scratch.names import split_ref
     store = ctx.store()
     name, version = split_ref(ref)

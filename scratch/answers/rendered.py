@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scratch.calls import call
 
 if TYPE_CHECKING:
-    from scratch.answers.target import Target
+    from scratch.answers.kernel.target import Target
     from scratch.errors import FormatError
 
 SHOWN_LINES = 5  # line numbers a not-JSON warning lists before "and N more"

@@ -20,8 +20,8 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
-from scratch.answers.result import Result, Table
+from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
+from scratch.answers.kernel.result import Result, Table
 from scratch.calls import Call
 
 
@@ -34,7 +34,7 @@ def cell_text(value: Any) -> str:
         if "\t" in value or "\n" in value or "\r" in value:  # would break the table's lines
             return json.dumps(value, ensure_ascii=False)
         return value
-    from scratch.answers.result import compact_json
+    from scratch.answers.kernel.result import compact_json
     try:
         return compact_json(value)
     except TypeError:

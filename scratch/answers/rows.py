@@ -28,18 +28,18 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
-from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
-from scratch.answers.context import Context
-from scratch.answers.item_source import Items, good, items_of
-from scratch.answers.result import Result, Table
+from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result, Table
+from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.row_lists import cell_text
-from scratch.answers.target import Target, open_target
+from scratch.answers.sources.items import Items, good, items_of
 from scratch.calls import Call, call
 from scratch.errors import UsageError
 from scratch.words import plural
 
 if TYPE_CHECKING:
-    from scratch.answers.result import Speller
+    from scratch.answers.kernel.result import Speller
 
 SAMPLE_ROWS = 20  # rows rendered to estimate a refused window's cost
 WHERE_SAMPLE = 200  # items a --where key is looked for in, to warn about a misspelling

@@ -8,9 +8,9 @@ import subprocess
 import threading
 from typing import Any
 
-from scratch.answers.context import Context
-from scratch.answers.rendering import Rendering
-from scratch.answers.result import Result
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.rendering import Rendering
+from scratch.answers.kernel.result import Result
 from scratch.errors import ScratchError, UsageError
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM)

@@ -30,11 +30,11 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
-from scratch.answers.context import Context
+from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.target import Target, line_prefix_cost, open_target, range_cost
 from scratch.answers.line_ranges import line_alternatives
-from scratch.answers.result import Result
-from scratch.answers.target import Target, line_prefix_cost, open_target, range_cost
 from scratch.calls import Call, call
 from scratch.errors import InvalidPattern, UsageError
 from scratch.words import plural
@@ -94,7 +94,7 @@ _MAPS = _KeptMaps(4)
 
 
 def _regions(target: Target, options: Any, from_line: int) -> list[Any]:
-    from scratch.answers.kept_indexes import KeptIndex
+    from scratch.answers.kernel.kept_indexes import KeptIndex
     from scratch.query.grep import grep_buffer
     index = target.index
     if index.line_count == 0 or from_line > index.line_count:
@@ -274,7 +274,7 @@ class GrepAnswer(Candidate):
             # scanning the whole entry again
             key = ("grep_total", o.pattern, o.ignore_case, o.fixed, o.invert)
             where = str(self.target.index.index_dir)
-            from scratch.answers.kept_indexes import KeptIndex
+            from scratch.answers.kernel.kept_indexes import KeptIndex
             # a warm process (its indexes kept) keeps the totals of versions (a log's content
             # grows under its name)
             version = self.target.kind != "log" and isinstance(self.target.index, KeptIndex)

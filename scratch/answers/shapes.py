@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scratch.answers.candidate import SHRINK, Candidate
-from scratch.answers.context import Context
-from scratch.answers.result import Result
-from scratch.answers.target import Target, open_target
+from scratch.answers.kernel.candidate import SHRINK, Candidate
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.target import Target, open_target
 from scratch.calls import Call, call
 from scratch.errors import UsageError
 from scratch.words import plural
@@ -124,7 +124,7 @@ def _log_lines(info: dict[str, Any]) -> list[str]:
 def _record_lines(rec: dict[str, Any]) -> list[str]:
     """A parsed log's records: the format, how many lines parsed, and each field with its
     types, presence and (for a facet) its number of distinct values."""
-    from scratch.answers.log_rows import field_rows
+    from scratch.answers.sources.log_records import field_rows
     n = int(rec.get("records") or 0)
     parts = [f"{rec.get('parsed', 0):,} parsed"]
     if rec.get("unparsed"):

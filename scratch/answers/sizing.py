@@ -4,7 +4,7 @@ A pointer suggests calls an agent runs as offered; one that is refused wastes a 
 ingest the new version's index knows the token count of every line, so the size of a line
 window, of the stored lines of any JSON/YAML value, and of the schema answer can be known
 without running the calls: each is described as the command would answer it and measured by
-the answers pipeline (:class:`~scratch.answers.fitting.Meter`), in the rendering the agent
+the answers pipeline (:class:`~scratch.answers.kernel.fitting.Meter`), in the rendering the agent
 reads.
 """
 

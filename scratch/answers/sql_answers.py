@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.answers.candidate import Candidate
-from scratch.answers.context import Context
+from scratch.answers.kernel.candidate import Candidate
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.row_lists import RowList, cell_text
-from scratch.answers.target import Target, open_target
 from scratch.calls import Call, call
 from scratch.errors import ScratchError, UsageError
 from scratch.words import plural
@@ -42,7 +42,7 @@ TIME_LIMIT = 20.0
 
 def _json_location(target: Target, path: str | None) -> tuple[list[Any], str]:
     """Where the items of a JSON/YAML entry's table are, and how to say it."""
-    from scratch.answers.arrays import array_at
+    from scratch.answers.sources.arrays import array_at
     from scratch.pathnames import format_path
     if path is None:
         schema = target.index.info.get("schema")
@@ -66,7 +66,7 @@ def source_of(target: Target, path: str | None = None) -> tuple[Any, str]:
     from scratch.query.sql import Source
     fmt = target.format
     if fmt in ("csv", "tsv"):
-        from scratch.answers.table_rows import CsvRows
+        from scratch.answers.sources.csv_rows import CsvRows
         rows = CsvRows(target)
         what = f"the {plural(rows.total, 'row', grouped=True)} of the {fmt}"
         info = target.index.info
@@ -79,7 +79,7 @@ def source_of(target: Target, path: str | None = None) -> tuple[Any, str]:
                    for i, name in enumerate(rows.columns)]
         return Source.csv(target.path, rows.delimiter, columns), what
     if fmt == "log":
-        from scratch.answers.log_rows import LogRows, parsed_log
+        from scratch.answers.sources.log_records import LogRows, parsed_log
         rec = parsed_log(target)
         if rec is not None:
             log = LogRows(target, rec)

@@ -23,11 +23,11 @@ import hashlib
 import subprocess
 from typing import Any
 
-from scratch.answers.candidate import Alternative, Candidate, Fixed
-from scratch.answers.context import Context
-from scratch.answers.result import Result
+from scratch.answers.kernel.candidate import Alternative, Candidate, Fixed
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.shapes import schema_text
-from scratch.answers.target import Target, open_target
 from scratch.calls import call
 from scratch.errors import LimitExceeded, ScratchError
 from scratch.locking import atomic_write
@@ -122,7 +122,7 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
 
 
 def _records(target: Target) -> dict[str, Any] | None:
-    from scratch.answers.log_rows import parsed_log
+    from scratch.answers.sources.log_records import parsed_log
     return parsed_log(target)
 
 

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from scratch.answers.context import Context
-from scratch.answers.result import Result
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result
 from scratch.errors import UsageError
 
 SPLIT_DELIMITER = "\x1e"  # ASCII record separator between --split chunks on stdout
@@ -117,7 +117,7 @@ def budget_set_window(ctx: Context, tokens: int) -> Result:
 
 
 def _budget(ctx: Context, action: str, value: int | None = None) -> Result:
-    from scratch.answers.prices import budget_for
+    from scratch.answers.kernel.prices import budget_for
     budget = budget_for(ctx)
     if action == "reset":
         view = budget.reset()

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate
-from scratch.answers.result import Result
+from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
+from scratch.answers.kernel.result import Result
 from scratch.calls import Call
 from scratch.errors import OutOfRange, UsageError
 from scratch.words import plural

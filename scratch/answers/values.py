@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.answers.candidate import Alternative, Candidate, Some
-from scratch.answers.context import Context
+from scratch.answers.kernel.candidate import Alternative, Candidate, Some
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.rendered import not_json_warning, render_value, suggest_slice
-from scratch.answers.target import Target, open_target
 from scratch.answers.value_lines import (
     StoredContainer,
     TextLines,
@@ -119,7 +119,7 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
                limit: int | None, fit: bool) -> Candidate:
     """The items of the array at ``path`` (or the matches of a JSONPath query, or one object)
     with only ``names``: one compact JSON object per line, missing fields null."""
-    from scratch.answers.result import compact_json
+    from scratch.answers.kernel.result import compact_json
     from scratch.index.structure import lines_left_out
     from scratch.query.aggregate import field_getter
     from scratch.query.paths import evaluate, parse_path
@@ -174,7 +174,7 @@ def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int |
     from scratch.query.paths import evaluate, parse_path
     close = target.index.close if owner else None
     if target.format in ("csv", "tsv"):  # rows (N) and cells (N.column), from the row index
-        from scratch.answers.table_rows import get_in as get_in_rows
+        from scratch.answers.sources.csv_rows import get_in as get_in_rows
         return get_in_rows(target, path, asked, offset=offset, limit=limit, fit=fit,
                            owner=owner)
     try:
@@ -289,7 +289,7 @@ def _child(target: Target, segments: list[Any], parent: Any, key: Any) -> Any:
     def build(cap: int) -> Candidate | None:
         if parent is not None:
             value = parent[key]
-            from scratch.answers.result import compact_json
+            from scratch.answers.kernel.result import compact_json
             if len(compact_json(value)) > 16 * SIZE_FIRST * cap:  # far too big to count
                 return None
         else:

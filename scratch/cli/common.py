@@ -45,7 +45,7 @@ class CompletionLine(Protocol):
 def complete_names(ctx: CompletionLine, incomplete: str) -> list[str]:
     """Stored entry names of the agent and store given on the line (else the environment's)."""
     try:
-        from scratch.answers.context import Context
+        from scratch.answers.kernel.context import Context
         sctx = Context.build(store=ctx.params.get("store"), agent=ctx.params.get("agent"))
         if not (sctx.root / ".git").exists():
             return []
@@ -116,7 +116,7 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
               for k in dict(_COMMON_PARAMS)}
     json_mode = bool(merged.pop("json_output"))
     try:
-        from scratch.answers.context import Context
+        from scratch.answers.kernel.context import Context
         from scratch.calls import Call
         ctx = Context.build(**merged)
         auto = ctx.config["sync.auto"] and _auto_head(ctx)
@@ -125,7 +125,7 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
         if isinstance(produced, Cleanup):
             produced, after = produced
         if isinstance(produced, Call):
-            from scratch.answers.registry import execute
+            from scratch.answers.kernel.registry import execute
             rendering = render.JsonEnvelope() if json_mode else render.ShellText()
             try:
                 produced = execute(ctx, rendering, produced)

@@ -43,7 +43,7 @@ def completions_cmd(
     json_output: JsonOpt = False,
 ) -> None:
     def build():
-        from scratch.answers.result import Result
+        from scratch.answers.kernel.result import Result
         from scratch.docs.completion import script
         text = script(shell)
         return Result("completions", data={"shell": shell, "script": text},
@@ -57,7 +57,7 @@ def completions_cmd(
              "Example: scratch guide --json")
 def guide_cmd(json_output: JsonOpt = False) -> None:
     def build():
-        from scratch.answers.result import Result
+        from scratch.answers.kernel.result import Result
         from scratch.docs import guide
         return Result("guide", data=guide.data(), text=guide.text())
     _emit("guide", build, json_output)

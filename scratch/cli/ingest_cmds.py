@@ -5,7 +5,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from scratch.answers.context import Context
+from scratch.answers.kernel.context import Context
 from scratch.calls import call
 from scratch.cli.argv import rewrite_run_argv  # noqa: F401  (kept importable here)
 from scratch.cli.common import command

@@ -4,7 +4,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from scratch.answers.context import Context
+from scratch.answers.kernel.context import Context
 from scratch.calls import call
 from scratch.cli.common import RefArg, command
 from scratch.cli.explore_opts import (

@@ -8,7 +8,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from scratch.answers.context import Context
+from scratch.answers.kernel.context import Context
 from scratch.cli.common import app, command
 
 mcp_app = typer.Typer(name="mcp", help="Serve the store to MCP clients (Claude Desktop, Claude "
@@ -77,7 +77,7 @@ def serve_cmd(ctx: Context,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
                         else None, structured=structured)
     ctx.store()  # create the store now, not on the first call
-    from scratch.answers.kept_indexes import keep_indexes
+    from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)  # a warm server keeps recently used indexes open
     log = None if quiet else RequestLog(log_file)
     state.warm_up()
@@ -124,7 +124,7 @@ AgentArg = Annotated[str, typer.Argument(metavar="AGENT", help="Agent the token 
          help="Create a bearer token for AGENT and print it once (only its hash is kept).\n\n"
          "Example: scratch mcp token add ops")
 def token_add(ctx: Context, for_agent: AgentArg):
-    from scratch.answers.result import Result
+    from scratch.answers.kernel.result import Result
     from scratch.mcp.tokens import add_token
     ctx.store()
     token, info = add_token(ctx.root, for_agent)
@@ -137,7 +137,7 @@ def token_add(ctx: Context, for_agent: AgentArg):
 @command("list", target=token_app, help="List the tokens: id, agent, created (never the "
          "tokens themselves).\n\nExample: scratch mcp token list")
 def token_list(ctx: Context):
-    from scratch.answers.result import Result, Table
+    from scratch.answers.kernel.result import Result, Table
     from scratch.mcp.tokens import list_tokens
     rows = list_tokens(ctx.root)
     return Result("mcp token list", data={"tokens": [r._asdict() for r in rows]},
@@ -149,7 +149,7 @@ def token_list(ctx: Context):
          "Example: scratch mcp token remove ops")
 def token_remove(ctx: Context, who: Annotated[str, typer.Argument(
         metavar="AGENT|ID", help="Agent whose tokens to revoke, or one token's id.")]):
-    from scratch.answers.result import Result
+    from scratch.answers.kernel.result import Result
     from scratch.mcp.tokens import remove_tokens
     gone = remove_tokens(ctx.root, who)
     return Result("mcp token remove", data={"removed": [r._asdict() for r in gone]},
@@ -215,7 +215,7 @@ def proxy_cmd(ctx: Context,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
                         else None)
     ctx.store()
-    from scratch.answers.kept_indexes import keep_indexes
+    from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)
     state.warm_up()
     try:
@@ -237,7 +237,7 @@ def wrap_cmd(ctx: Context,
              undo: Annotated[bool, typer.Option(
                  "--undo", help="Put the wrapped servers back and remove the proxy's entry.")]
              = False):
-    from scratch.answers.result import Result
+    from scratch.answers.kernel.result import Result
     from scratch.mcp.servers import unwrap_file, wrap_file
     # the client starts the proxy without this environment: a store found otherwise is named
     extra = [] if ctx.root_source == "XDG data directory" else ["--store", str(ctx.root)]

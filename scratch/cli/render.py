@@ -10,7 +10,7 @@
   line each). Rich formatting only when stdout is a terminal and ``NO_COLOR`` is unset; plain
   text otherwise, so pipes get stable, parseable output.
 
-The two :class:`~scratch.answers.rendering.Rendering` classes here tell the answers pipeline
+The two :class:`~scratch.answers.kernel.rendering.Rendering` classes here tell the answers pipeline
 what each mode prints, so answers are priced on exactly that.
 """
 
@@ -22,8 +22,8 @@ from typing import IO, Any
 
 import orjson
 
-from scratch.answers.rendering import Rendering, footer, table_text
-from scratch.answers.result import Result, Table, spelled
+from scratch.answers.kernel.rendering import Rendering, footer, table_text
+from scratch.answers.kernel.result import Result, Table, spelled
 from scratch.calls import Call
 from scratch.cli.spelling import shell_line
 from scratch.errors import ScratchError

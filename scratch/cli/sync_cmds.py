@@ -4,8 +4,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from scratch.answers.context import Context
-from scratch.answers.result import Result, Table
+from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Result, Table
 from scratch.cli.common import CompletionLine, app, command
 
 remote_app = typer.Typer(name="remote", help="The git remotes this store syncs with "

@@ -5,7 +5,7 @@ Layers, each importing only those below it (and the MCP SDK only where it says s
 - :mod:`scratch.mcp.specs`: the declarative tool table (names, schemas, annotations, the
   mapping of MCP argument names to the core's) and ``to_tool_call``; pure data, no SDK.
 - :mod:`scratch.mcp.rendering`: what a tool result shows the model, and so what an answer
-  costs (the answers pipeline's :class:`~scratch.answers.rendering.Rendering` for MCP); calls
+  costs (the answers pipeline's :class:`~scratch.answers.kernel.rendering.Rendering` for MCP); calls
   spelled as tool calls; no SDK.
 - :mod:`scratch.mcp.dispatch`: the one place a tool call reaches the core: a
   :class:`~scratch.calls.Call` run by the answers pipeline

@@ -2,7 +2,7 @@
 
 A tool call becomes a :class:`~scratch.calls.Call` of the core command its tool names
 (:mod:`scratch.mcp.specs` checks and maps the arguments) and runs through the answers pipeline
-(:func:`scratch.answers.registry.execute`) with the session's MCP rendering
+(:func:`scratch.answers.kernel.registry.execute`) with the session's MCP rendering
 (:mod:`scratch.mcp.rendering`), which prices the answer as the tool result shows it. What the
 CLI checks on its own input is checked in the core, so both interfaces refuse the same things.
 
@@ -19,15 +19,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scratch.answers.result import compact_json
+from scratch.answers.kernel.result import compact_json
 from scratch.calls import Call
 from scratch.errors import ScratchError, UsageError
 from scratch.mcp.rendering import Link, ToolText, error_object
 from scratch.mcp.specs import BY_NAME, ArgumentError, ToolSpec, to_core_args
 
 if TYPE_CHECKING:
-    from scratch.answers.context import Context
-    from scratch.answers.result import Result
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.result import Result
     from scratch.mcp.session import Session
 
 
@@ -85,7 +85,7 @@ def run_tool(name: str, arguments: Any, session: Session,
         args = to_core_args(spec, arguments)
         ctx = session.context()
         shown = rendering or session.rendering()
-        from scratch.answers.registry import execute
+        from scratch.answers.kernel.registry import execute
         auto = not spec.read_only and ctx.config["sync.auto"]
         if auto:  # as after a CLI command: a change is synced in the background
             from scratch.sync.auto import after_command, head_before

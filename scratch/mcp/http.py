@@ -24,7 +24,7 @@ import time
 import uuid
 from typing import Any
 
-from scratch.answers.result import compact_json
+from scratch.answers.kernel.result import compact_json
 from scratch.errors import UsageError
 from scratch.mcp.ratelimit import RateLimiter
 from scratch.mcp.reqlog import RequestLog

@@ -175,7 +175,7 @@ def handle_result(session: Session, server: str, tool: str, raw: dict[str, Any]
 def _store(session: Session, ctx: Any, server: str, tool: str, ex: Any, data: bytes
            ) -> Intercepted:
     from scratch.answers.ingest import Companion
-    from scratch.answers.registry import execute
+    from scratch.answers.kernel.registry import execute
     from scratch.calls import Call
     notices: list[str] = []
     info: dict[str, Any] = {"mcp": {"server": server, "tool": tool}}
@@ -220,7 +220,7 @@ def _store(session: Session, ctx: Any, server: str, tool: str, ex: Any, data: by
 
 def error_result(exc: ScratchError) -> dict[str, Any]:
     """A fault (of an upstream, or of storing) as a tool result the model can read."""
-    from scratch.answers.result import compact_json
+    from scratch.answers.kernel.result import compact_json
     from scratch.mcp.rendering import error_object
     info = error_object(exc)
     return {"content": [{"type": "text", "text": compact_json(info)}],

@@ -1,6 +1,6 @@
 """What an MCP tool result puts in front of the model, and so what an answer costs.
 
-The answers pipeline prices what the agent reads (:mod:`scratch.answers.rendering`). An MCP
+The answers pipeline prices what the agent reads (:mod:`scratch.answers.kernel.rendering`). An MCP
 client hands the model either the result's ``content`` blocks or, when the result carries
 ``structuredContent``, that object serialised as JSON instead (Claude Code and VS Code do the
 latter; most other clients the former). So that the price holds whichever route a client takes,
@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from scratch.answers.rendering import Rendering, footer, table_text
-from scratch.answers.result import Result, compact_json, spelled
+from scratch.answers.kernel.rendering import Rendering, footer, table_text
+from scratch.answers.kernel.result import Result, compact_json, spelled
 from scratch.calls import Call
 from scratch.errors import ScratchError
 from scratch.mcp.specs import to_tool_call

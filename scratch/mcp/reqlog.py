@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from scratch.answers.result import compact_json
+from scratch.answers.kernel.result import compact_json
 
 
 def _now() -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from scratch.answers.context import Context
+from scratch.answers.kernel.context import Context
 from scratch.errors import EntryNotFound, ScratchError, UsageError
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def _entry_tokens(ctx: Context, version: VersionInfo, name: str) -> int | None:
     if spec.base in base:
         return int(spec.scale(int(base[spec.base])))
     try:  # not counted at write time in this encoding: the index counts it (built once)
-        from scratch.answers.target import open_target
+        from scratch.answers.kernel.target import open_target
         target = open_target(ctx, name)
         try:
             total = target.index.line_count
@@ -124,7 +124,7 @@ def list_entries(session: Session, cursor: str | None) -> tuple[list[dict[str, A
 def read_entry(session: Session, uri: str) -> dict[str, Any]:
     """One page of a resource: ``{"uri", "mimeType", "text", "_meta"}``; raises ScratchError
     (the caller turns it into a protocol error)."""
-    from scratch.answers.registry import execute
+    from scratch.answers.kernel.registry import execute
     from scratch.calls import call
     from scratch.errors import OutOfRange
     from scratch.mcp.rendering import ResourcePage, answer_text
@@ -153,7 +153,7 @@ def read_entry(session: Session, uri: str) -> dict[str, Any]:
         extra["scratch/next"] = base + query
     fmt = None
     try:
-        from scratch.answers.target import open_target
+        from scratch.answers.kernel.target import open_target
         target = open_target(ctx, ref)
         fmt = target.format
         target.index.close()

@@ -26,7 +26,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scratch.answers.context import Context
+from scratch.answers.kernel.context import Context
 from scratch.config import CONFIG_FILE, Config, load_config
 from scratch.mcp.rendering import ToolJson, ToolText
 from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent

@@ -64,8 +64,8 @@ def main() -> int:
         sys.path.insert(0, str(REPO))
         import orjson
 
-        from scratch.answers.context import Context
         from scratch.answers.ingest import IngestOptions, ingest
+        from scratch.answers.kernel.context import Context
         from scratch.tokens import count_stream, count_text
 
         ctx = Context.build(encoding=args.encoding)

@@ -1,8 +1,8 @@
 """The commands the answers layer serves, and the one way every interface runs them.
 
 An interface turns its input into a :class:`~scratch.calls.Call` and hands it to
-:func:`execute` with its :class:`~scratch.answers.rendering.Rendering`; it gets back the final
-:class:`~scratch.answers.result.Result` (priced and charged when it is an answer) or a
+:func:`execute` with its :class:`~scratch.answers.kernel.rendering.Rendering`; it gets back the
+final :class:`~scratch.answers.kernel.result.Result` (priced and charged when it is an answer) or a
 :class:`~scratch.errors.ScratchError`.
 
 Invariants:
@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, Any
 from scratch.answers.commands import COMMANDS, describe, describe_candidate
 
 if TYPE_CHECKING:
-    from scratch.answers.context import Context
-    from scratch.answers.rendering import Rendering
-    from scratch.answers.result import Result
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.rendering import Rendering
+    from scratch.answers.kernel.result import Result
     from scratch.calls import Call
 
 __all__ = ["COMMANDS", "describe", "describe_candidate", "execute", "record"]
 
 def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
     """Run ``call``: its answer delivered (fitted, priced, charged), or its result; counted."""
-    from scratch.answers.candidate import Candidate
-    from scratch.answers.fitting import charge_result, deliver
+    from scratch.answers.kernel.candidate import Candidate
+    from scratch.answers.kernel.fitting import charge_result, deliver
     produced = describe(ctx, call, rendering)
     if isinstance(produced, Candidate):
         result = deliver(ctx, rendering, produced)

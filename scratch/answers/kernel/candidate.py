@@ -1,6 +1,6 @@
 """A candidate answer: what a command would show, described without side effects.
 
-A command describes its answer as a :class:`Candidate`; :mod:`scratch.answers.fitting` is the
+A command describes its answer as a :class:`Candidate`; :mod:`scratch.answers.kernel.fitting` is the
 one place that decides what of it fits the per-call cap and the budget, prices it in the chosen
 rendering, charges it, cuts it for ``--fit`` and finds the suggestions of a refusal. A
 candidate never touches the budget: building any of its pages, or a suggestion's, only reads.
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from scratch.answers.result import Result
+    from scratch.answers.kernel.result import Result
     from scratch.calls import Call
 
 

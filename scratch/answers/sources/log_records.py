@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from scratch.answers.target import Target
+from scratch.answers.kernel.target import Target
 from scratch.calls import Call, call
 from scratch.errors import UsageError
 
@@ -40,7 +40,7 @@ def parsed_log(target: Target) -> dict[str, Any] | None:
 
 class LogRows:
     """The records of one parsed log (see the module docstring); the interface of
-    :class:`scratch.answers.table_rows.CsvRows`."""
+    :class:`scratch.answers.sources.csv_rows.CsvRows`."""
 
     noun = "record"
 

@@ -62,7 +62,7 @@ class Table(NamedTuple):
 
 
 class Charge(NamedTuple):
-    """How a priced answer is recorded in the budget (see :mod:`scratch.answers.fitting`).
+    """How a priced answer is recorded in the budget (see :mod:`scratch.answers.kernel.fitting`).
 
     ``kind``: the budget's label (``extracted`` for answers, ``pointer`` for the pointer shown
     instead of an output); ``enforce``: refuse when over the cap and budget (an output already

@@ -5,8 +5,8 @@ Invariants:
   (offset/limit) only the windowed items' lines are parsed; without one the array is parsed
   once.
 - CSV/TSV entries: the rows are the items (PATH ``.``), read from their stored lines through
-  the index's row positions (see :mod:`scratch.answers.table_rows`); so are the records of a
-  parsed log, one per line (see :mod:`scratch.answers.log_rows`).
+  the index's row positions (see :mod:`scratch.answers.sources.csv_rows`); so are the records of a
+  parsed log, one per line (see :mod:`scratch.answers.sources.log_records`).
 - An NDJSON line that is not JSON does not sink the answer: its item is ``None`` in the window
   (so the others keep their index) and is reported with its line.
 """
@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scratch.answers.kernel.target import Target
 from scratch.answers.rendered import suggest_slice
-from scratch.answers.target import Target
 from scratch.calls import call
 from scratch.errors import FormatError, LineNotJson, UsageError
 
 if TYPE_CHECKING:
-    from scratch.answers.log_rows import LogRows
-    from scratch.answers.table_rows import CsvRows
+    from scratch.answers.sources.csv_rows import CsvRows
+    from scratch.answers.sources.log_records import LogRows
 
 
 def array_at(target: Target, path: str) -> tuple[tuple[Any, ...], int]:
@@ -75,10 +75,10 @@ def window_end(total: int, offset: int, limit: int | None) -> int:
 def table_of(target: Target, path: str) -> CsvRows | LogRows | None:
     """The rows of a CSV/TSV entry or the records of a parsed log (PATH must be the root),
     None for other formats."""
-    from scratch.answers.table_rows import is_table, rows_of
+    from scratch.answers.sources.csv_rows import is_table, rows_of
     if is_table(target):
         return rows_of(target, path)
-    from scratch.answers.log_rows import log_rows_of, parsed_log
+    from scratch.answers.sources.log_records import log_rows_of, parsed_log
     rec = parsed_log(target)
     return log_rows_of(target, path, rec) if rec is not None else None
 

@@ -4,7 +4,8 @@ Three kinds of array hold the items the row and counting answers work on:
 
 - a JSON/YAML/NDJSON array at a path (:class:`JsonItems`), read through the index;
 - the rows of a CSV/TSV entry and the records of a parsed log (:class:`TableItems`, over
-  :class:`~scratch.answers.table_rows.CsvRows` or :class:`~scratch.answers.log_rows.LogRows`).
+  :class:`~scratch.answers.sources.csv_rows.CsvRows` or
+  :class:`~scratch.answers.sources.log_records.LogRows`).
 
 Invariants:
 - Item ``k`` is the same value whichever way it is read (``read``, ``fetch`` or ``scan``).
@@ -22,12 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scratch.answers.kernel.target import Target
 from scratch.answers.rendered import not_json_warning
-from scratch.answers.target import Target
 
 if TYPE_CHECKING:
-    from scratch.answers.log_rows import LogRows
-    from scratch.answers.table_rows import CsvRows
+    from scratch.answers.sources.csv_rows import CsvRows
+    from scratch.answers.sources.log_records import LogRows
 
 SCAN_ITEMS = 4096  # NDJSON lines parsed per read when a scan streams them
 
@@ -39,7 +40,7 @@ class JsonItems:
     lines = False  # rows do not carry _line
 
     def __init__(self, target: Target, path: str) -> None:
-        from scratch.answers.arrays import array_at
+        from scratch.answers.sources.arrays import array_at
         self.target = target
         self.path = path
         self.segments, self.total = array_at(target, path)
@@ -67,7 +68,7 @@ class JsonItems:
 
     def read(self, offset: int, end: int) -> list[Any]:
         """Items ``offset..end-1``."""
-        from scratch.answers.arrays import window_items
+        from scratch.answers.sources.arrays import window_items
         if end <= offset:
             return []
         items, bad = window_items(self.target, self.segments, self.total, offset, end - offset)
@@ -170,7 +171,7 @@ Items = JsonItems | TableItems
 def items_of(target: Target, path: str) -> Items:
     """The items at ``path`` of ``target`` (raises as ``iterate-over`` would on a path that
     names no array)."""
-    from scratch.answers.arrays import table_of
+    from scratch.answers.sources.arrays import table_of
     table = table_of(target, path)
     if table is not None:
         return TableItems(target, table)

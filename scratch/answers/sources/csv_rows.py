@@ -34,8 +34,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from scratch.answers.candidate import Candidate
-from scratch.answers.target import Target
+from scratch.answers.kernel.candidate import Candidate
+from scratch.answers.kernel.target import Target
 from scratch.calls import Call, call
 from scratch.errors import FormatError, KeyPathNotFound, UsageError
 
@@ -214,7 +214,7 @@ def rows_of(target: Target, path: str) -> CsvRows:
 def get_in(target: Target, path: str, asked: Call, *, offset: int = 0,
            limit: int | None = None, fit: bool = False, owner: bool = True) -> Candidate:
     """get-in on a CSV/TSV entry: ``N`` is row N (an object), ``N.column`` one cell."""
-    from scratch.answers.candidate import Alternative, Some
+    from scratch.answers.kernel.candidate import Alternative, Some
     from scratch.answers.rendered import render_value
     from scratch.answers.value_lines import TextLines, ValueLines
     from scratch.jsonvalues import json_type

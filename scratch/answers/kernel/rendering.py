@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scratch.answers.result import Result, Table
+    from scratch.answers.kernel.result import Result, Table
     from scratch.calls import Call
     from scratch.errors import ScratchError
 
@@ -40,7 +40,7 @@ class Rendering:
     def cost(self, result: Result, spec: Any) -> int:
         if self.text_prices and result.price is not None:
             return result.price
-        from scratch.answers.result import spelled
+        from scratch.answers.kernel.result import spelled
         from scratch.tokens import count_text
         text = spelled(result.text, self.spell)
         if isinstance(text, bytes):
@@ -58,7 +58,7 @@ class PlainCalls(Rendering):
     name = "plain"
 
     def spell(self, call: Call) -> str:
-        from scratch.answers.result import compact_json
+        from scratch.answers.kernel.result import compact_json
         args = " ".join(f"{k}={compact_json(v)}" for k, v in call.args.items())
         return f"{call.command} {args}".rstrip()
 

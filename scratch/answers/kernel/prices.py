@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from scratch.answers.context import Context
+    from scratch.answers.kernel.context import Context
     from scratch.tokens import Budget, EncodingSpec
 
 WARN_AT = (0.95, 0.80, 0.50)  # shares of the usable budget used that a footer warns about

@@ -12,8 +12,9 @@ Invariants:
 - Logs (append-only, no versions) are indexed under ``cache/index/log-<hash of name>-<size>``:
   a log that grew gets a fresh index.
 - Line costs come from the index's per-line token prefix sums (no re-tokenising of the entry).
-- A long-lived process may keep indexes open between calls (:mod:`scratch.answers.kept_indexes`,
-  off by default); a kept index answers only while its content file is unchanged.
+- A long-lived process may keep indexes open between calls
+  (:mod:`scratch.answers.kernel.kept_indexes`, off by default); a kept index answers only
+  while its content file is unchanged.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scratch.answers.context import Context
+from scratch.answers.kernel.context import Context
 from scratch.errors import EntryNotFound, UsageError
 from scratch.names import split_ref
 from scratch.store import Store, Version
@@ -229,7 +230,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
             atexit.register(shutil.rmtree, scratch_dir, True)
             return build_index(path, Path(scratch_dir) / "index", fmt, bases=[base])
 
-    from scratch.answers.kept_indexes import KeptIndex, open_kept
+    from scratch.answers.kernel.kept_indexes import KeptIndex, open_kept
     index = open_kept(index_root / key, path, opener)
     if isinstance(index, KeptIndex):  # maybe opened by a call priced in another encoding
         index.add_base(base)

@@ -28,14 +28,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from scratch.answers.candidate import FIT, SHRINK, Alternative, Candidate, Some
-from scratch.answers.prices import Limits, after, budget_for, budget_meta, limits_for, token_meta
+from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate, Some
+from scratch.answers.kernel.prices import (
+    Limits,
+    after,
+    budget_for,
+    budget_meta,
+    limits_for,
+    token_meta,
+)
 from scratch.errors import BudgetExceeded, LimitExceeded, ScratchError
 
 if TYPE_CHECKING:
-    from scratch.answers.context import Context
-    from scratch.answers.rendering import Rendering
-    from scratch.answers.result import Result
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.rendering import Rendering
+    from scratch.answers.kernel.result import Result
     from scratch.calls import Call
 
 MAX_SUGGESTIONS = 6
@@ -223,7 +230,7 @@ def _deliver(meter: Meter, c: Candidate) -> Result:
 def charge(meter: Meter, result: Result, c: Candidate | None = None) -> Result:
     """Price ``result`` exactly as printed and record it in the budget (refused, with ``c``'s
     suggestions, when it does not fit after all)."""
-    from scratch.answers.result import ANSWER
+    from scratch.answers.kernel.result import ANSWER
     how = result.charge or ANSWER
     spec = meter.spec
     budget = budget_for(meter.ctx)
