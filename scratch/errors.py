@@ -12,8 +12,32 @@ Invariants:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from enum import IntEnum
 from typing import Any
+
+_MARK = "\x1f"
+_MARKED = re.compile(_MARK + "([a-z_]+)" + _MARK)
+
+
+def argument(name: str) -> str:
+    """An argument named in an error message, by its core name (``count_by``): each interface
+    writes it in its own spelling (the CLI ``--count-by``, MCP ``count_by``; see
+    :meth:`ScratchError.spelled`), so the core never speaks one interface's language to
+    another's users."""
+    return f"{_MARK}{name}{_MARK}"
+
+
+def spell_arguments(text: str, spell: Callable[[str], str]) -> str:
+    """``text`` with every :func:`argument` written by ``spell``."""
+    if _MARK not in text:
+        return text
+    return _MARKED.sub(lambda m: spell(m.group(1)), text)
+
+
+def _quoted(name: str) -> str:
+    return f"'{name}'"
 
 
 class ExitCode(IntEnum):
@@ -50,14 +74,21 @@ class ScratchError(Exception):
     charged: dict[str, Any] | None = None
 
     def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
-        super().__init__(message)
-        self.message = message
+        plain = spell_arguments(message, _quoted)
+        super().__init__(plain)
+        self.template = message  # the message with its arguments marked (see argument())
+        self.message = plain
         if code is not None:
             self.code = code
         self.details: dict[str, Any] = details
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        """The message with the arguments it names written by ``spell``."""
+        return spell_arguments(self.template, spell)
+
+    def to_dict(self, spell: Callable[[str], str] | None = None) -> dict[str, Any]:
+        message = self.message if spell is None else self.spelled(spell)
+        out: dict[str, Any] = {"code": self.code, "message": message}
         for key, value in self.details.items():
             if key not in out and value is not None:
                 out[key] = value

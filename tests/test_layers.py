@@ -179,9 +179,23 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
+def _declared_help(tree: ast.AST) -> set[int]:
+    """The help texts of command declarations (``Command(...)`` and the groups' ``GROUPS``):
+    the CLI's and the man pages' documentation, whose examples are command lines."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        declared = (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "Command")
+        groups = (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                  and node.target.id == "GROUPS")
+        if declared or groups:
+            out |= {id(n) for n in ast.walk(node) if isinstance(n, ast.Constant)}
+    return out
+
+
 def command_literals(path: Path) -> list[str]:
     tree = ast.parse(path.read_text())
-    docs = _docstrings(tree)
+    docs = _docstrings(tree) | _declared_help(tree)
     found = []
     for node in ast.walk(tree):
         if (isinstance(node, ast.Constant) and isinstance(node.value, str)

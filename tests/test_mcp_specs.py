@@ -21,12 +21,12 @@ CONTRACT = ["head", "tail", "slice", "read", "grep", "schema", "get-in", "item-s
 
 
 def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
-    assert [t.name for t in TOOLS] == [
+    assert sorted(t.name for t in TOOLS) == sorted([
         "head", "tail", "slice", "grep", "grep_all", "schema", "item_schema", "get_in",
         "iterate_over", "sql", "read", "summarize", "write_file", "read_file", "append_log",
         "read_log", "tail_log", "list_files", "delete_file", "summarize_file",
         "get_usage_stats", "history", "diff", "restore", "ingest", "budget", "budget_used",
-        "budget_reset", "budget_set_window"]
+        "budget_reset", "budget_set_window"])
     params = {t.name: [p.name for p in t.params] for t in TOOLS}
     assert params["head"][:2] == ["file", "lines"]
     assert params["slice"][:3] == ["file", "start", "end"]
@@ -308,17 +308,26 @@ NOT_TOOL_ARGUMENTS = {
 def test_every_core_argument_has_a_parameter() -> None:
     """What a core command takes, some tool of it takes too (else a suggestion or next that
     sets it could not be a tool call: the pointer's count_by once fell back to plain text)."""
+    import importlib
     import inspect
 
-    from scratch.answers.commands import command_function
+    from scratch.answers.kernel.catalogue import LEGACY, declaration
+    from scratch.declare import params
+
+    def core_args(command: str) -> set[str]:
+        if command not in LEGACY:
+            return {p.name for p in params(declaration(command))}
+        module, function = LEGACY[command].split(":")
+        fn = getattr(importlib.import_module(f"scratch.answers.{module}"), function)
+        return set(inspect.signature(fn).parameters) - {"ctx", "rendering"}
+
     for command in {t.command for t in TOOLS}:
         taken = set()
         for tool in TOOLS:
             if tool.command == command:
                 shape = to_core_args(tool, {p.name: _sample(p) for p in tool.params})
                 taken |= set(shape) | {p.core for p in tool.params} | set(tool.fixed)
-        core = set(inspect.signature(command_function(command)).parameters) - {"ctx",
-                                                                                "rendering"}
+        core = core_args(command)
         missing = {(command, a) for a in core - taken} - NOT_TOOL_ARGUMENTS
         assert not missing, missing
 

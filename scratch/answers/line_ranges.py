@@ -193,34 +193,3 @@ def line_range(ctx: Context, ref: str, start: int, end: int | None, *, command: 
                          asked=asked)
     return LineRange(target, start, clipped, command=command, numbers=numbers, fit=fit,
                      asked=asked)
-
-
-def head(ctx: Context, ref: str, lines: int = 50, numbers: bool = True,
-         fit: bool = False) -> Candidate | Result:
-    if lines < 1:
-        raise UsageError("-n must be >= 1", code="invalid_argument", n=lines)
-    return line_range(ctx, ref, 1, lines, command="head", numbers=numbers, fit=fit,
-                      asked=call("head", ref=ref, lines=lines, numbers=None if numbers
-                                 else False, fit=fit or None))
-
-
-def tail(ctx: Context, ref: str, lines: int = 50, numbers: bool = True,
-         fit: bool = False) -> Candidate | Result:
-    if lines < 1:
-        raise UsageError("-n must be >= 1", code="invalid_argument", n=lines)
-    target = open_target(ctx, ref, logs=True)
-    total = target.index.line_count
-    target.index.close()
-    return line_range(ctx, ref, max(1, total - lines + 1), total, command="tail",
-                      numbers=numbers, fit=fit,
-                      asked=call("tail", ref=ref, lines=lines, numbers=None if numbers
-                                 else False, fit=fit or None))
-
-
-def slice_(ctx: Context, ref: str, start: int, end: int, numbers: bool = True,
-           fit: bool = False, from_byte: int | None = None) -> Candidate | Result:
-    return line_range(ctx, ref, start, end, command="slice", numbers=numbers, fit=fit,
-                      from_byte=from_byte,
-                      asked=call("slice", ref=ref, start=start, end=end,
-                                 numbers=None if numbers else False, fit=fit or None,
-                                 from_byte=from_byte))

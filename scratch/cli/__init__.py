@@ -41,12 +41,13 @@ def main_callback(
                            model=model, encoding=encoding)
 
 
-# Which module declares each top-level command. Typer builds a click command for every
-# registered function on each run (about 2.5 ms apiece), so a run imports only the module of the
-# command it was asked for; --help, completion and unknown names load them all. A test checks
-# this table against the full command tree.
+# The commands of the CLI alone (they run no answer of the core: set-up, the MCP servers, the
+# docs), by the module that declares them; every other command is generated from its
+# declaration in scratch.answers.commands. Typer builds a click command for every registered
+# function on each run (about 2.5 ms apiece), so a run registers only the command it was asked
+# for; --help, completion and unknown names register them all.
 COMMAND_MODULES = {
-    **dict.fromkeys(("head", "tail", "slice", "read", "export"), "lines_cmds"),
+    **dict.fromkeys(("read", "export"), "lines_cmds"),
     "grep": "grep_cmds",
     "sql": "sql_cmds",
     **dict.fromkeys(("schema", "get-in", "get_in"), "struct_cmds"),
@@ -85,13 +86,22 @@ def _register(args: list[str] | None = None) -> None:
     """Import the command modules (importing one registers its commands on ``app``)."""
     import importlib
 
+    from scratch.answers.commands import GROUPS
+    from scratch.answers.kernel.catalogue import commands_under, every_command
+    from scratch.cli.generate import register_all
+
     name = _command_of(args) if args is not None else None
+    declared = commands_under(name) if name is not None else []
     if name in COMMAND_MODULES:
         modules = [COMMAND_MODULES[name]]
+    elif declared:
+        modules = []
     else:
         modules = sorted(set(COMMAND_MODULES.values()))
+        declared = every_command()
     for module in modules:
         importlib.import_module(f"scratch.cli.{module}")
+    register_all(declared, GROUPS)
 
 
 def command_tree() -> Any:

@@ -10,41 +10,12 @@ from scratch.calls import call
 from scratch.cli.common import RefArg, command
 from scratch.cli.explore_opts import (
     FitOpt,
-    LinesOpt,
-    NoNumbersOpt,
 )
 
 
 def _numbers(no_numbers: bool) -> Optional[bool]:
     return False if no_numbers else None
 
-
-@command("head", help="The first N lines of REF, numbered, priced in tokens.\n\n"
-         "Example: scratch head kubectl_get/20261130T071502Z-1a2b3c4d -n 20")
-def head_cmd(ctx: Context, ref: RefArg, n: LinesOpt = 50, no_numbers: NoNumbersOpt = False,
-             fit: FitOpt = False):
-    return call("head", ref=ref, lines=n, numbers=_numbers(no_numbers), fit=fit or None)
-
-@command("tail", help="The last N lines of REF (errors are usually at the end).\n\n"
-         "Example: scratch tail app-log -n 40")
-def tail_cmd(ctx: Context, ref: RefArg, n: LinesOpt = 50, no_numbers: NoNumbersOpt = False,
-             fit: FitOpt = False):
-    return call("tail", ref=ref, lines=n, numbers=_numbers(no_numbers), fit=fit or None)
-
-@command("slice", help="Lines START to END of REF (1-indexed, inclusive).\n\n"
-         "With --fit, a line too long for one answer comes in pieces: next continues it "
-         "with --from-byte.\n\n"
-         "Example: scratch slice 1a2b 120 180")
-def slice_cmd(ctx: Context, ref: RefArg,
-              start: Annotated[int, typer.Argument(metavar="START", help="First line (>= 1).")],
-              end: Annotated[int, typer.Argument(metavar="END", help="Last line (>= START).")],
-              no_numbers: NoNumbersOpt = False, fit: FitOpt = False,
-              from_byte: Annotated[Optional[int], typer.Option(
-                  "--from-byte", metavar="B", show_default=False,
-                  help="Show line START from byte B on, as much as fits (the pieces of a line "
-                       "too long for one answer; --fit's next gives B).")] = None):
-    return call("slice", ref=ref, start=start, end=end, numbers=_numbers(no_numbers),
-                fit=fit or None, from_byte=from_byte)
 
 @command("read", help="The whole content of REF (NAME or NAME@N) if it fits the per-call cap and "
          "budget, or with --since-version N what changed since version N as a compact diff.\n\n"

@@ -1,10 +1,10 @@
 """Calls spelled as shell lines: the CLI's side of suggestions, ``next`` and the pointer.
 
-The answers layer names calls as data (:class:`~scratch.calls.Call`); this table says
-how each command's arguments are written on a ``scratch`` command line, so every call the CLI
-prints runs as printed: the words are shlex-quoted, booleans become their flag, lists are
-comma-joined. A test checks the table against the live command tree (every argument here is a
-parameter of that command, spelled as its ``--help`` spells it).
+The answers layer names calls as data (:class:`~scratch.calls.Call`); a command's declaration
+(:mod:`scratch.declare`) says how each of its arguments is written on a ``scratch`` command
+line, so every call the CLI prints runs as printed: the words are shlex-quoted, booleans become
+their flag, lists are comma-joined. The same declaration spells an argument an error names
+(:func:`flag_of`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import shlex
 from typing import Any, NamedTuple
 
 from scratch.calls import Call
+from scratch.declare import Command, params
 
 
 class Spelling(NamedTuple):
@@ -27,10 +28,6 @@ class Spelling(NamedTuple):
 
 _NUMBERS = ("numbers", "--no-numbers!")
 SPELLINGS: dict[str, Spelling] = {
-    "head": Spelling(("head",), ("ref",), (("lines", "-n"), ("fit", "--fit"), _NUMBERS)),
-    "tail": Spelling(("tail",), ("ref",), (("lines", "-n"), ("fit", "--fit"), _NUMBERS)),
-    "slice": Spelling(("slice",), ("ref", "start", "end"),
-                      (("from_byte", "--from-byte"), ("fit", "--fit"), _NUMBERS)),
     "read": Spelling(("read",), ("ref",), (("since_version", "--since-version"),
                                            ("context", "-U"), ("raw", "--raw"),
                                            ("fit", "--fit"))),
@@ -75,6 +72,51 @@ SPELLINGS: dict[str, Spelling] = {
 }
 
 
+_DECLARED: dict[str, Spelling] = {}
+
+
+def _declared(command: str) -> Command | None:
+    from scratch.answers.kernel.catalogue import declaration
+    from scratch.errors import UsageError
+    try:
+        return declaration(command)
+    except UsageError:
+        return None
+
+
+def spelling(command: str) -> Spelling | None:
+    """How ``command`` is written, from its declaration."""
+    known = _DECLARED.get(command)
+    if known is not None:
+        return known
+    cmd = _declared(command)
+    if cmd is None or not cmd.cli:
+        return SPELLINGS.get(command)
+    declared = [p for p in params(cmd) if p.arg.cli]
+    known = Spelling(cmd.words, tuple(p.name for p in declared if p.positional),
+                     tuple((p.name, p.arg.negate + "!" if p.arg.negate else p.arg.flags[0])
+                           for p in declared if not p.positional))
+    _DECLARED[command] = known
+    return known
+
+
+def flag_of(command: str | None, name: str) -> str:
+    """How the CLI writes argument ``name`` of ``command`` in a message: its long flag
+    (``--count-by``), or its metavar when it is positional (``QUERY``)."""
+    cmd = _declared(command) if command else None
+    if cmd is not None:
+        for p in params(cmd):
+            if p.name != name:
+                continue
+            if p.positional:
+                return p.arg.metavar or p.name.upper()
+            if p.arg.negate:
+                return p.arg.negate
+            longs = [f for f in p.arg.flags if f.startswith("--")]
+            return (longs or list(p.arg.flags))[0]
+    return "--" + name.replace("_", "-")
+
+
 def _word(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
@@ -83,21 +125,25 @@ def _word(value: Any) -> str:
 
 def shell_words(c: Call) -> list[str]:
     """``c`` as the words of a ``scratch`` command line (unquoted)."""
-    if c.command == "grep" and c.args.get("all"):
-        args = {k: v for k, v in c.args.items() if k not in ("all", "ref")}
-        spelling = SPELLINGS["grep"]._replace(positional=("pattern",))
-        words = ["scratch", "grep", "--all"]
-    else:
-        known = SPELLINGS.get(c.command)
-        if known is None:
-            raise KeyError(f"no shell spelling for command {c.command!r}")
-        spelling = known
-        args = dict(c.args)
-        words = ["scratch", *spelling.words]
-    for name in spelling.positional:
+    known = spelling(c.command)
+    if known is None:
+        raise KeyError(f"no shell spelling for command {c.command!r}")
+    form = known
+    args = dict(c.args)
+    words = ["scratch", *form.words]
+    cmd = _declared(c.command)
+    for flag, layout in (cmd.layouts.items() if cmd is not None else ()):
+        if args.get(flag):  # another layout: its flag first, then its own positionals
+            words.append(dict(form.options)[flag])
+            args.pop(flag)
+            form = form._replace(positional=layout)
+            args = {k: v for k, v in args.items()
+                    if k in layout or k not in known.positional}
+            break
+    for name in form.positional:
         if name in args:
             words.append(_word(args.pop(name)))
-    for name, flag in spelling.options:
+    for name, flag in form.options:
         if name not in args:
             continue
         value = args.pop(name)

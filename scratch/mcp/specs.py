@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from scratch.declare import TOOLSETS, Tool, params
+from scratch.declare import Param as DeclaredParam
 from scratch.errors import UsageError
 
 MISSING: Any = object()
@@ -228,23 +230,63 @@ SHAPE: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]],
     "append_log": (_entry_to_core, _entry_from_core),
 }
 
-TOOLS: tuple[ToolSpec, ...] = (
+def _schema(p: DeclaredParam, help_text: str) -> dict[str, Any]:
+    a = p.arg
+    if p.kind in ("str", "names"):
+        out = _str(help_text, a.max_length, 1 if (p.required or p.kind == "names") else 0)
+        if a.choices:
+            out["enum"] = list(a.choices)
+        return out
+    if p.kind == "int":
+        out = _int(help_text, a.minimum)
+        if a.maximum is not None:
+            out["maximum"] = a.maximum
+        return out
+    if p.kind == "bool":
+        return _bool(help_text)
+    return {"type": "string", "description": help_text}  # bytes: UTF-8 text
+
+
+def _declared_param(tool: Tool, p: DeclaredParam) -> Param:
+    """One MCP argument of ``tool``, from the core argument ``p`` it feeds."""
+    default: Any = MISSING if p.required or p.default is None else p.default
+    core_default: Any = MISSING
+    if p.name in tool.defaults:
+        default, core_default = tool.defaults[p.name], (MISSING if p.default is None
+                                                         else p.default)
+    conv: dict[str, Any] = {}
+    if p.kind == "names":
+        conv = {"to_core": _fields_to_core, "from_core": _fields_from_core}
+    elif p.kind == "bytes":
+        conv = {"to_core": _utf8}
+    return Param(tool.names.get(p.name, p.name), p.name,
+                 _schema(p, tool.helps.get(p.name, p.arg.help)), required=p.required,
+                 default=default, core_default=core_default,
+                 default_unless=tuple(tool.default_unless.get(p.name, ())), **conv)
+
+
+def _declared_tools() -> list[ToolSpec]:
+    from scratch.answers.kernel.catalogue import every_command
+
+    out = []
+    for cmd in every_command():
+        declared = {p.name: p for p in params(cmd) if p.arg.mcp}
+        for tool in cmd.tools:
+            names = tool.args if tool.args is not None else tuple(
+                n for n in declared if n not in tool.fixed)
+            spec = ToolSpec(tool.name, cmd.name, tool.description,
+                            tuple(_declared_param(tool, declared[n]) for n in names),
+                            read_only=tool.read_only, destructive=tool.destructive,
+                            idempotent=tool.idempotent, primary=tool.primary,
+                            fixed=dict(tool.fixed))
+            out.append((TOOLSETS.index(tool.toolset), spec))
+            if tool.reshape is not None:
+                SHAPE[tool.name] = tool.reshape
+    return [spec for _, spec in sorted(out, key=lambda o: o[0])]
+
+
+_HAND: tuple[ToolSpec, ...] = (
     # -- exploring a stored entry (Aura's names) ------------------------------------------------
-    ToolSpec("head", "head", "The first lines of a stored entry, numbered, priced in tokens. "
-             "Start here on text and logs; on JSON/YAML/CSV prefer schema first.",
-             (FILE, Param("lines", "lines", _int("How many lines.", 1), default=50),
-              NUMBERS, FIT)),
-    ToolSpec("tail", "tail", "The last lines of a stored entry (errors are usually at the end).",
-             (FILE, Param("lines", "lines", _int("How many lines.", 1), default=50),
-              NUMBERS, FIT)),
-    ToolSpec("slice", "slice", "Lines start..end of a stored entry (1-indexed, inclusive). With "
-             "fit, a line too long for one answer comes in pieces (next continues it).",
-             (FILE, Param("start", "start", _int("First line.", 1), required=True),
-              Param("end", "end", _int("Last line (>= start).", 1), required=True),
-              NUMBERS, FIT,
-              Param("from_byte", "from_byte", _int("Show line start from this byte on (the "
-                                                   "pieces of a long line; fit's next gives "
-                                                   "it).")))),
     ToolSpec("grep", "grep", "Lines of a stored entry matching a pattern, with context lines; "
              "each region gives its line numbers. Narrow with max_count on big entries. count "
              "gives just the number of matching lines, count_by the counts of the values a "
@@ -410,13 +452,38 @@ TOOLS: tuple[ToolSpec, ...] = (
              read_only=False, idempotent=True),
 )
 
-BY_NAME: dict[str, ToolSpec] = {t.name: t for t in TOOLS}
+_BUILT: list[tuple[ToolSpec, ...]] = []
+
+
+def tools() -> tuple[ToolSpec, ...]:
+    """Every tool, in toolset order: built from the command declarations on first use."""
+    if not _BUILT:
+        declared = _declared_tools()
+        _BUILT.append(tuple(declared) + _HAND)
+    return _BUILT[0]
+
+
+_INDEX: list[dict[str, ToolSpec]] = []
+
+
+def by_name() -> dict[str, ToolSpec]:
+    if not _INDEX:
+        _INDEX.append({t.name: t for t in tools()})
+    return _INDEX[0]
+
+
+def __getattr__(name: str) -> Any:  # TOOLS and BY_NAME, built when first read
+    if name == "TOOLS":
+        return tools()
+    if name == "BY_NAME":
+        return by_name()
+    raise AttributeError(name)
 
 
 def tool_for(command: str, args: dict[str, Any]) -> ToolSpec | None:
     """The tool that spells ``command`` with ``args``: the one whose fixed arguments all match
     (most of them first), else the command's primary tool."""
-    candidates = [t for t in TOOLS if t.command == command
+    candidates = [t for t in tools() if t.command == command
                   and all(args.get(k) == v for k, v in t.fixed.items())]
     if not candidates:
         return None

@@ -418,7 +418,7 @@ def _step(meter: Meter, c: Candidate, step: Any, shrunk: bool) -> Call | None:
         return None
     other = step.candidate(meter.cap) if callable(step.candidate) else step.candidate
     if other is None and step.call is not None:
-        from scratch.answers.commands import describe_candidate
+        from scratch.answers.kernel.catalogue import describe_candidate
         other = describe_candidate(meter.ctx, step.call)
     if other is None:
         return None

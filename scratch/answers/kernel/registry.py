@@ -7,7 +7,7 @@ final :class:`~scratch.answers.kernel.result.Result` (priced and charged when it
 
 Invariants:
 - What a command would answer is described without side effects
-  (:mod:`scratch.answers.commands`); pricing, charging and the operation counters happen in
+  (:mod:`scratch.answers.kernel.catalogue`); pricing, charging and the operation counters happen in
   :func:`execute`, after the answer is final.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scratch.answers.commands import COMMANDS, describe, describe_candidate
+from scratch.answers.kernel.catalogue import describe, describe_candidate
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.result import Result
     from scratch.calls import Call
 
-__all__ = ["COMMANDS", "describe", "describe_candidate", "execute", "record"]
+__all__ = ["describe", "describe_candidate", "execute", "record"]
 
 def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
     """Run ``call``: its answer delivered (fitted, priced, charged), or its result; counted."""

@@ -307,6 +307,7 @@ def _cell(table: CsvRows, row: dict[str, Any], k: int, rest: list[Any], path: st
         inner = exc.details.get("valid_prefix") or "."
         prefix = format_path([k, key, *([] if inner == "." else _segments(inner))])
         exc.message = exc.message.replace(f" at {inner} ", f" at {prefix} ", 1)
+        exc.template = exc.template.replace(f" at {inner} ", f" at {prefix} ", 1)
         exc.details["valid_prefix"] = prefix
         exc.details["path"] = path
         if isinstance(exc.details.get("segment_index"), int):

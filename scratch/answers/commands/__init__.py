@@ -1,0 +1,11 @@
+"""One module per command of the answers layer, named after it, each declaring ``COMMAND``.
+
+``get-in`` is :mod:`.get_in`, ``log read`` is :mod:`.log_read`: a reader looking for a command
+finds it by its name, and :mod:`scratch.answers.kernel.catalogue` finds every command by listing
+this folder. The help of a group that is no command itself is here.
+"""
+
+GROUPS: dict[str, str] = {
+    "log": "Append-only logs: append, read with a cursor, tail.\n\n"
+           "Example: scratch log tail events -n 5",
+}

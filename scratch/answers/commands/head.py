@@ -1,0 +1,32 @@
+"""head: the first lines of an entry, numbered, priced in tokens."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from scratch.answers.commands._args import FIT, LINES, NUMBERS, REF
+from scratch.answers.line_ranges import line_range
+from scratch.calls import call
+from scratch.declare import Command, Tool
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Candidate
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.result import Result
+
+
+def head(ctx: Context, ref: Annotated[str, REF], lines: Annotated[int, LINES] = 50,
+         fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True
+         ) -> Candidate | Result:
+    return line_range(ctx, ref, 1, lines, command="head", numbers=numbers, fit=fit,
+                      asked=call("head", ref=ref, lines=lines, numbers=None if numbers
+                                 else False, fit=fit or None))
+
+
+COMMAND = Command(
+    "head", "The first N lines of REF, numbered, priced in tokens.\n\n"
+    "Example: scratch head kubectl_get/20261130T071502Z-1a2b3c4d -n 20",
+    head,
+    tools=(Tool("head", "The first lines of a stored entry, numbered, priced in tokens. Start "
+                "here on text and logs; on JSON/YAML/CSV prefer schema first.",
+                names={"ref": "file"}),))
