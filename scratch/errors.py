@@ -72,6 +72,9 @@ class ScratchError(Exception):
     exit_code: ExitCode = ExitCode.ERROR
     # a refusal's own price once charged ({"tokens", "budget"}), for a footer; not in to_dict
     charged: dict[str, Any] | None = None
+    # the command whose arguments the message names (set by the answers pipeline), so each
+    # interface spells them as that command takes them; not in to_dict
+    command: str | None = None
 
     def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
         plain = spell_arguments(message, _quoted)

@@ -71,8 +71,15 @@ def envelope_ok(result: Result) -> dict[str, Any]:
             "data": data, "meta": meta}
 
 
-def error_object(error: ScratchError) -> dict[str, Any]:
-    info = error.to_dict()
+def _spell(error: ScratchError, command: str | None = None) -> Any:
+    """How this interface writes the arguments ``error`` names: as ``command`` takes them."""
+    from scratch.cli.spelling import flag_of
+    named = error.command or command
+    return lambda name: flag_of(named, name)
+
+
+def error_object(error: ScratchError, command: str | None = None) -> dict[str, Any]:
+    info = error.to_dict(_spell(error, command))
     if "suggestions" in info:
         info["suggestions"] = [call_json(s) if isinstance(s, Call) else s
                                for s in info["suggestions"]]
@@ -82,7 +89,7 @@ def error_object(error: ScratchError) -> dict[str, Any]:
 def envelope_error(command: str, error: ScratchError) -> dict[str, Any]:
     """The failure envelope; ``error`` holds at least ``code`` and ``message``."""
     return {"scratch": JSON_ENVELOPE_VERSION, "ok": False, "command": command,
-            "error": error_object(error)}
+            "error": error_object(error, command)}
 
 
 def envelope_text(result: Result) -> str:
@@ -90,9 +97,9 @@ def envelope_text(result: Result) -> str:
     return _dumps(envelope_ok(result)).decode("utf-8", errors="replace") + "\n"
 
 
-def error_lines(error: ScratchError) -> list[str]:
+def error_lines(error: ScratchError, command: str | None = None) -> list[str]:
     """Human mode's error: ``error [code]: message``, then each suggestion as a shell line."""
-    out = [f"error [{error.code}]: {error.message}"]
+    out = [f"error [{error.code}]: {error.spelled(_spell(error, command))}"]
     for s in error.details.get("suggestions") or ():
         out.append(f"  {shell_line(s) if isinstance(s, Call) else s}")
     return out
@@ -108,7 +115,7 @@ class ShellText(Rendering):
 
     def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
         from scratch.tokens import count_text
-        return count_text("\n".join(error_lines(error)) + "\n", spec)
+        return count_text("\n".join(error_lines(error, command)) + "\n", spec)
 
 
 class JsonEnvelope(Rendering):
@@ -221,7 +228,7 @@ def render_error(command: str, error: ScratchError, *, json_mode: bool) -> int:
     if json_mode:
         _write_out(_dumps(envelope_error(command, error)) + b"\n")
     else:
-        for line in error_lines(error):
+        for line in error_lines(error, command):
             _err(line)
         shown = footer(error.charged) if error.charged else None
         if shown:

@@ -69,7 +69,8 @@ def calls_data(value: Any) -> Any:
 def error_object(error: ScratchError) -> dict[str, Any]:
     """The error object of a refusal or failure: ``code``, ``message``, the details, and the
     suggestions as tool calls (only those a tool can run; advice text stays text)."""
-    info = error.to_dict()
+    from scratch.mcp.specs import argument_name
+    info = error.to_dict(lambda name: argument_name(error.command, name))
     if "suggestions" in info:
         shown = []
         for s in info["suggestions"]:

@@ -491,6 +491,17 @@ def tool_for(command: str, args: dict[str, Any]) -> ToolSpec | None:
     return candidates[0]
 
 
+def argument_name(command: str | None, name: str) -> str:
+    """How MCP writes core argument ``name`` of ``command`` in a message: the parameter name of
+    the command's primary tool that feeds it (``ref`` is ``file``), quoted."""
+    for tool in tools():
+        if tool.command == command and tool.primary:
+            for p in tool.params:
+                if p.core == name:
+                    return f"'{p.name}'"
+    return f"'{name}'"
+
+
 # -- checking arguments ------------------------------------------------------------------------
 
 def _type_error(tool: str, name: str, want: str, value: Any) -> ArgumentError:

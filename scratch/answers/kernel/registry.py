@@ -29,13 +29,19 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
     """Run ``call``: its answer delivered (fitted, priced, charged), or its result; counted."""
     from scratch.answers.kernel.candidate import Candidate
     from scratch.answers.kernel.fitting import charge_result, deliver
-    produced = describe(ctx, call, rendering)
-    if isinstance(produced, Candidate):
-        result = deliver(ctx, rendering, produced)
-    elif produced.charge is not None:
-        result = charge_result(ctx, rendering, produced)
-    else:
-        result = produced
+    from scratch.errors import ScratchError
+    try:
+        produced = describe(ctx, call, rendering)
+        if isinstance(produced, Candidate):
+            result = deliver(ctx, rendering, produced)
+        elif produced.charge is not None:
+            result = charge_result(ctx, rendering, produced)
+        else:
+            result = produced
+    except ScratchError as exc:
+        if exc.command is None:
+            exc.command = call.command
+        raise
     record(ctx, call.command, result.meta)
     return result
 
