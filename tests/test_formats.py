@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from scratch.errors import JsonError, UsageError
-from scratch.formats import Normalized, canonical_format, normalize, slug, sniff
+from scratch.formats import canonical_format, slug, sniff
 from scratch.formats.embedded import find_embedded
 from scratch.formats.jsontext import has_big_int, parse_json, render, render_line_count
+from scratch.index.normalizer import Normalized, normalize
 from tests.helpers import json_tokens
 
 KUBECTL_YAML = b"""apiVersion: v1
