@@ -61,7 +61,7 @@ def snapshot(home: Path, agent: str = "default") -> dict[str, Any]:
     """What a store holds for an agent: log entries, every version of every file."""
     store = Store.open(home, agent)
     out: dict[str, Any] = {}
-    from scratch import logs
+    from scratch.store import logs
     for row in store.list():
         if row["kind"] == "log":
             out[row["name"]] = [(e["id"], e["ts"], e["entry"])
@@ -80,9 +80,8 @@ def worker(home: str, remote: str, wid: int, ops: int, seed: int, out: str) -> N
 
     import orjson
 
-    from scratch import logs
     from scratch.errors import SyncError
-    from scratch.store import Store
+    from scratch.store import Store, logs
     from scratch.sync.engine import sync as run_sync
     from scratch.sync.remotes import add, remotes
 

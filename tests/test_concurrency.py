@@ -13,8 +13,7 @@ import orjson
 def _worker(args: tuple[str, int, int]) -> None:
     home, worker, rounds = args
     os.environ["SCRATCH_HOME"] = home
-    from scratch import logs
-    from scratch.store import Store
+    from scratch.store import Store, logs
 
     store = Store.open(Path(home), "default")
     for i in range(rounds):

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from scratch.formats import normalize, sniff
+from scratch.formats import sniff
 from scratch.formats.sniffer import SNIFF_BYTES
+from scratch.index.normalizer import normalize
 
 pytestmark = pytest.mark.corpus
 

@@ -15,9 +15,9 @@ import pytest
 import toktok
 
 from scratch.errors import IndexInvalid, KeyPathNotFound, OutOfRange
-from scratch.formats import normalize
 from scratch.index import EntryIndex, build_index
 from scratch.index.lines import decode_text
+from scratch.index.normalizer import normalize
 
 
 def count_lines(lines: Sequence[str], base: str) -> list[int]:

@@ -15,9 +15,9 @@ import pytest
 import toktok
 import yaml
 
-from scratch.formats import normalize
 from scratch.index import EntryIndex, build_index
 from scratch.index.lines import decode_text, run_line_pass
+from scratch.index.normalizer import normalize
 
 pytestmark = pytest.mark.corpus
 

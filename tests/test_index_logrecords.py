@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from scratch.formats import normalize
 from scratch.formats.logformats import records
 from scratch.index import EntryIndex, build_index
 from scratch.index.logrecords import FACET_MAX, SECTION, iter_records, records_info
+from scratch.index.normalizer import normalize
 
 
 def _index(tmp_path: Path, data: bytes) -> tuple[Path, EntryIndex]:

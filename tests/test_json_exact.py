@@ -18,8 +18,8 @@ import pytest
 
 from scratch import reindent as R
 from scratch.errors import JsonError
-from scratch.formats import normalize
 from scratch.formats.jsontext import has_big_int
+from scratch.index.normalizer import normalize
 from scratch.jsonvalues import JsonNumber, dumps, parse_exact
 from tests.helpers import cli, json_tokens
 

@@ -1,18 +1,25 @@
 """The layers of scratch hold: each imports only those below it, and no imports go in circles.
 
-    interfaces   scratch.cli, scratch.mcp, scratch.docs
+    interfaces   scratch.cli, scratch.mcp, scratch.docs, scratch.__main__
     answers      scratch.answers
     query        scratch.query, scratch.diffing
-    index        scratch.index, scratch.formats
+    index        scratch.index (the normaliser included: it ends in the index's analysis)
+    formats      scratch.formats (sniffing, JSON text, embedded documents, log lines)
+    tokens       scratch.tokens
+    sync         scratch.sync (remotes, push, pull, merge: over the store alone)
     store        scratch.store, scratch.gitstore, scratch.locking, scratch.names, scratch.config,
-                 scratch.spool, scratch.stats, scratch.logs, scratch.thresholds, scratch.tokens,
-                 scratch.sync
-    foundation   scratch.errors, scratch.words, scratch.calls, scratch.lazy, scratch.safefs,
-                 scratch.jsonvalues, scratch.pathnames, scratch.valuecounts, scratch.reindent
+                 scratch.spool, scratch.stats, scratch.thresholds
+    foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
+                 scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
+                 scratch.reindent
 
-The import graph is read from the source (every ``import``, module-level or inside a
-function, ``TYPE_CHECKING`` blocks left out: they never run). Run this file alone to print
-the graph's summary: ``python tests/test_layers.py``.
+Every module or package directly in scratch/ is named in exactly one layer; what lies inside
+a package ranks with it. The import graph is read from the source: every ``import``,
+module-level or inside a function (both run, so both must go downwards and never in a
+circle; the function-level ones are counted apart), ``TYPE_CHECKING`` blocks left out: they
+never run. Packages of one layer may import each other but not both ways, except the pairs
+in :data:`PACKAGE_CYCLES`. Run this file alone to print the graph's summary:
+``python tests/test_layers.py``.
 """
 
 from __future__ import annotations
@@ -23,36 +30,63 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "scratch"
 
+# bottom to top; names are the members directly in scratch/ ("scratch" is its __init__)
 LAYERS = [
     ("foundation", ("scratch", "scratch.errors", "scratch.words", "scratch.calls",
                     "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
-                    "scratch.valuecounts", "scratch.reindent")),
+                    "scratch.valuecounts", "scratch.reindent", "scratch.declare")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
-               "scratch.config", "scratch.spool", "scratch.stats", "scratch.logs",
-               "scratch.thresholds", "scratch.tokens", "scratch.sync")),
-    ("index", ("scratch.index", "scratch.formats")),
+               "scratch.config", "scratch.spool", "scratch.stats", "scratch.thresholds")),
+    # sync needs the store only; it sits below answers, which will run it as a command
+    ("sync", ("scratch.sync",)),
+    ("tokens", ("scratch.tokens",)),
+    ("formats", ("scratch.formats",)),
+    ("index", ("scratch.index",)),
     ("query", ("scratch.query", "scratch.diffing")),
     ("answers", ("scratch.answers",)),
     ("interfaces", ("scratch.cli", "scratch.mcp", "scratch.docs", "scratch.__main__")),
 ]
+RANK = {member: i for i, (_, members) in enumerate(LAYERS) for member in members}
+
+# Packages of one layer that import each other, each with why it is let be. An entry that no
+# longer holds fails the test too: take it out.
+PACKAGE_CYCLES = {
+    ("scratch.cli", "scratch.docs"): "the docs read the live Typer tree (docs.tree) until they "
+                                     "are generated from the command declarations (issue 19)",
+}
+
+MODULE, FUNCTION = "module", "function"
 
 
-def module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+def module_name(path: Path, root: Path = PACKAGE.parent) -> str:
+    rel = path.relative_to(root).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
+def member_of(module: str) -> str:
+    """The member of scratch/ that ``module`` belongs to: ``scratch.index.lines`` ->
+    ``scratch.index``."""
+    return ".".join(module.split(".")[:2])
+
+
 def layer_of(module: str) -> int:
-    best, rank = -1, -1
-    for i, (_, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
-                best, rank = len(prefix), i
-    assert rank >= 0, f"{module} is in no layer"
-    return rank
+    member = member_of(module)
+    assert member in RANK, f"{member} is in no layer: name it in one of LAYERS"
+    return RANK[member]
+
+
+def members_on_disk() -> list[str]:
+    """What lies directly in scratch/: its modules and the folders that hold Python code."""
+    out = []
+    for entry in sorted(PACKAGE.iterdir()):
+        if entry.suffix == ".py":
+            out.append("scratch" if entry.stem == "__init__" else f"scratch.{entry.stem}")
+        elif entry.is_dir() and any(entry.rglob("*.py")):
+            out.append(f"scratch.{entry.name}")
+    return out
 
 
 def _type_checking(node: ast.AST) -> bool:
@@ -60,20 +94,30 @@ def _type_checking(node: ast.AST) -> bool:
             and node.test.id == "TYPE_CHECKING")
 
 
-def imports_of(path: Path, modules: set[str]) -> set[str]:
-    """The scratch modules ``path`` imports (a ``from package import name`` of a submodule
-    counts as that submodule)."""
-    tree = ast.parse(path.read_text())
-    me = module_name(path)
-    out: set[str] = set()
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
-    def visit(node: ast.AST) -> None:
+
+def imports_of(path: Path, modules: set[str], me: str) -> dict[str, str]:
+    """The scratch modules that ``path`` (module ``me``) imports, each with where:
+    :data:`MODULE` if any import of it runs when the module loads, else :data:`FUNCTION`
+    (only inside a function). A ``from package import name`` of a submodule counts as that
+    submodule."""
+    tree = ast.parse(path.read_text())
+    out: dict[str, str] = {}
+
+    def add(name: str, where: str) -> None:
+        if name != me and name in modules and out.get(name) != MODULE:
+            out[name] = where
+
+    def visit(node: ast.AST, where: str) -> None:
         if _type_checking(node):
+            for child in node.orelse:
+                visit(child, where)
             return
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("scratch"):
-                    out.add(alias.name)
+                    add(alias.name, where)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -84,19 +128,24 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
             if base.startswith("scratch"):
                 for alias in node.names:
                     sub = f"{base}.{alias.name}"
-                    out.add(sub if sub in modules else base)
+                    add(sub if sub in modules else base, where)
+        inner = FUNCTION if isinstance(node, _FUNCTIONS) else where
         for child in ast.iter_child_nodes(node):
-            visit(child)
+            visit(child, inner)
 
-    visit(tree)
-    out.discard(me)
-    return {m for m in out if m in modules}
+    visit(tree, MODULE)
+    return out
 
 
-def graph() -> dict[str, set[str]]:
-    paths = sorted(PACKAGE.rglob("*.py"))
-    modules = {module_name(p) for p in paths}
-    return {module_name(p): imports_of(p, modules) for p in paths}
+def imports(package: Path = PACKAGE) -> dict[str, dict[str, str]]:
+    """Every module of ``package`` -> the scratch modules it imports, each with where."""
+    paths = {module_name(p, package.parent): p for p in sorted(package.rglob("*.py"))}
+    return {me: imports_of(path, set(paths), me) for me, path in paths.items()}
+
+
+def graph(found: dict[str, dict[str, str]] | None = None) -> dict[str, set[str]]:
+    """Module -> the modules it imports, wherever the import is."""
+    return {m: set(deps) for m, deps in (imports() if found is None else found).items()}
 
 
 def cycles(g: dict[str, set[str]]) -> list[list[str]]:
@@ -136,33 +185,79 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def upward(g: dict[str, set[str]]) -> list[str]:
-    out = []
-    for m, deps in sorted(g.items()):
-        for d in sorted(deps):
-            if layer_of(d) > layer_of(m):
-                out.append(f"{m} ({LAYERS[layer_of(m)][0]}) imports {d} "
-                           f"({LAYERS[layer_of(d)][0]})")
+def package_graph(g: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Member of scratch/ -> the other members its modules import."""
+    out: dict[str, set[str]] = {}
+    for m, deps in g.items():
+        out.setdefault(member_of(m), set()).update(
+            member_of(d) for d in deps if member_of(d) != member_of(m))
     return out
 
 
+def package_cycles(g: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    return [tuple(c) for c in cycles(package_graph(g))]
+
+
+def upward(found: dict[str, dict[str, str]]) -> list[str]:
+    out = []
+    for m, deps in sorted(found.items()):
+        for d, where in sorted(deps.items()):
+            if layer_of(d) > layer_of(m):
+                out.append(f"{m} ({LAYERS[layer_of(m)][0]}) imports {d} "
+                           f"({LAYERS[layer_of(d)][0]}){' in a function' * (where == FUNCTION)}")
+    return out
+
+
+def test_every_member_of_the_package_is_in_exactly_one_layer() -> None:
+    named = [member for _, members in LAYERS for member in members]
+    assert sorted(named) == sorted(set(named)), "a member is named in two layers"
+    assert sorted(members_on_disk()) == sorted(named)
+
+
 def test_no_module_imports_a_layer_above_its_own() -> None:
-    assert upward(graph()) == []
+    assert upward(imports()) == []
 
 
 def test_no_imports_go_in_circles() -> None:
     assert cycles(graph()) == []
 
 
-def test_every_module_is_in_a_layer() -> None:
-    for m in graph():
-        layer_of(m)
+def test_packages_import_each_other_only_where_listed() -> None:
+    assert package_cycles(graph()) == sorted(PACKAGE_CYCLES)
 
 
-COMMAND_WORDS = ("head", "tail", "slice", "read", "grep", "schema", "get-in", "item-schema",
-                 "iterate-over", "summarize", "log", "write", "history", "diff", "restore",
-                 "rm", "ls", "stats", "config", "budget", "tokens", "ingest", "run", "export",
-                 "git", "init", "guide", "completions", "mcp")
+def test_a_function_level_import_counts_in_every_check(tmp_path: Path) -> None:
+    """An import inside a function is found, marked as such, and an upward or circular one
+    fails like a module-level one (the graph of a throwaway package in a temp folder)."""
+    pkg = tmp_path / "scratch"
+    for folder in ("index", "answers"):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "answers" / "x.py").write_text("")
+    (pkg / "errors.py").write_text("def f():\n    from scratch.index import lines\n")
+    (pkg / "index" / "lines.py").write_text(
+        "from typing import TYPE_CHECKING\n\n"
+        "from scratch import errors\n\n"
+        "if TYPE_CHECKING:\n    from scratch.answers import x\n")
+    found = imports(pkg)
+    assert found["scratch.errors"] == {"scratch.index.lines": FUNCTION}
+    assert found["scratch.index.lines"] == {"scratch.errors": MODULE}  # not the type-only one
+    assert upward(found) == ["scratch.errors (foundation) imports scratch.index.lines "
+                             "(index) in a function"]
+    assert cycles(graph(found)) == [["scratch.errors", "scratch.index.lines"]]
+
+
+def command_words() -> tuple[str, ...]:
+    """Every first word of a command: the declared commands' and the CLI's own."""
+    from scratch.answers.kernel.catalogue import LEGACY, every_command
+    from scratch.cli import COMMAND_MODULES
+
+    declared = {c.words[0] for c in every_command()} | {c.split()[0] for c in LEGACY}
+    return tuple(sorted(declared | set(COMMAND_MODULES)))
+
+
+COMMAND_WORDS = command_words()
 COMMAND_LITERAL = re.compile(r"\bscratch (?:" + "|".join(map(re.escape, COMMAND_WORDS))
                              + r")\b")
 
@@ -193,14 +288,17 @@ def _declared_help(tree: ast.AST) -> set[int]:
     return out
 
 
-def command_literals(path: Path) -> list[str]:
+def command_literals(path: Path, name: str | None = None) -> list[str]:
+    """The string constants of ``path`` (module ``name``, by default its name in scratch/)
+    that spell a command line, docstrings and command declarations' help left out."""
+    name = module_name(path) if name is None else name
     tree = ast.parse(path.read_text())
     docs = _docstrings(tree) | _declared_help(tree)
     found = []
     for node in ast.walk(tree):
         if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                 and id(node) not in docs and COMMAND_LITERAL.search(node.value)):
-            found.append(f"{module_name(path)}:{node.lineno}: {node.value[:60]!r}")
+            found.append(f"{name}:{node.lineno}: {node.value[:60]!r}")
     return found
 
 
@@ -215,21 +313,43 @@ def test_no_command_line_is_spelled_below_the_interfaces() -> None:
 
 
 def test_the_literal_check_finds_a_command_line(tmp_path: Path) -> None:
-    sample = PACKAGE / "answers" / "_sample_for_test.py"
-    try:
-        sample.write_text('"""scratch head x in a docstring is documentation."""\n'
-                          'X = f"run scratch get-in {1} please"\n')
-        assert [f.split(": ", 1)[1] for f in command_literals(sample)] == [
-            "'run scratch get-in '"]
-    finally:
-        sample.unlink()
+    sample = tmp_path / "_sample_for_test.py"  # beside the package, never inside it
+    sample.write_text('"""scratch head x in a docstring is documentation."""\n'
+                      'X = f"run scratch get-in {1} please"\n')
+    assert command_literals(sample, "scratch.answers._sample_for_test") == [
+        "scratch.answers._sample_for_test:2: 'run scratch get-in '"]
+
+
+def summary() -> list[str]:
+    """What ``python tests/test_layers.py`` prints."""
+    found = imports()
+    g = graph(found)
+
+    def counts(modules: list[str]) -> tuple[int, int]:
+        wheres = [w for m in modules for w in found[m].values()]
+        return wheres.count(MODULE), wheres.count(FUNCTION)
+
+    def share(part: int, whole: int) -> str:
+        return f"{100 * part // whole if whole else 0}%"
+
+    top, inner = counts(list(found))
+    lines = [f"{len(g)} modules, {top + inner} imports between them: {top} module-level, "
+             f"{inner} function-level ({share(inner, top + inner)})",
+             f"  {'layer':<11} {'modules':>7} {'module-level':>13} {'function-level':>15}"]
+    for rank, (name, _) in enumerate(LAYERS):
+        members = [m for m in found if layer_of(m) == rank]
+        top, inner = counts(members)
+        lines.append(f"  {name:<11} {len(members):>7} {top:>13} {inner:>9} "
+                     f"({share(inner, top + inner):>4})")
+    listed = [f"{' <-> '.join(pair)} (listed: {why})" for pair, why in PACKAGE_CYCLES.items()
+              if pair in package_cycles(g)]
+    unlisted = [" <-> ".join(c) for c in package_cycles(g) if c not in PACKAGE_CYCLES]
+    lines += ["cycles: " + (str(cycles(g)) if cycles(g) else "none"),
+              "package cycles: " + "; ".join(unlisted + listed or ["none"]),
+              "upward imports (function-level included): "
+              + ("; ".join(upward(found)) or "none")]
+    return lines
 
 
 if __name__ == "__main__":
-    g = graph()
-    print(f"{len(g)} modules, {sum(len(v) for v in g.values())} imports")
-    for name, _ in LAYERS:
-        members = [m for m in g if LAYERS[layer_of(m)][0] == name]
-        print(f"  {name:<11} {len(members):>3} modules")
-    print("cycles:", cycles(g) or "none")
-    print("upward imports:", upward(g) or "none")
+    print("\n".join(summary()))

@@ -16,7 +16,6 @@ def keys(record_type: Any) -> set[str]:
 
 
 def test_every_record_has_the_keys_its_type_declares(scratch_home: Path) -> None:
-    from scratch import logs
     from scratch.store import (
         EntryMeta,
         GitCommit,
@@ -27,6 +26,7 @@ def test_every_record_has_the_keys_its_type_declares(scratch_home: Path) -> None
         Usage,
         VersionInfo,
         WrittenVersion,
+        logs,
     )
 
     store = Store.open(scratch_home)

@@ -57,7 +57,7 @@ DIE = """
 import os, sys
 from pathlib import Path
 from scratch.store import Store
-from scratch import logs
+from scratch.store import logs
 st = Store.open(Path(sys.argv[1]), "default")
 point = sys.argv[2]
 def die(*a, **k):

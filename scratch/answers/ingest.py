@@ -119,7 +119,7 @@ def check_options(opts: IngestOptions, store: Store | None = None) -> None:
             raise UsageError(f"{opts.name!r} is a log; outputs need another name",
                              code="wrong_kind", name=opts.name, kind="log")
     if opts.fmt is not None:
-        from scratch.formats.normalizer import canonical_format
+        from scratch.formats.sniffer import canonical_format
         canonical_format(opts.fmt)
 
 
@@ -280,7 +280,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         render_pointer,
         shape_pointer,
     )
-    from scratch.formats.normalizer import normalize
+    from scratch.index.normalizer import normalize
     from scratch.tokens import count_text
 
     spec = ctx.encoding()
@@ -468,7 +468,7 @@ def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, 
 
 def _companion(store: Store, tmp_dir: Path, cname: str, comp: Companion, base: str,
                parent: str, json_path: list[Any] | None) -> tuple[Path, Pending]:
-    from scratch.formats.normalizer import normalize
+    from scratch.index.normalizer import normalize
     validate_name(cname)
     fd, tmp_name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-companion-{os.getpid()}-")
     os.close(fd)

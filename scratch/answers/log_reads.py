@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch import logs
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result, Words, compact_json
 from scratch.calls import Call, call
+from scratch.store import logs
 
 Entries = list[dict[str, Any]]
 

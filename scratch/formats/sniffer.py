@@ -1,7 +1,8 @@
 """Format detection from a bounded prefix of the content.
 
-:func:`sniff` looks at most at :data:`SNIFF_BYTES` bytes and returns one of :data:`FORMATS`.
-It never raises. The decision is a guess that :func:`scratch.formats.normalizer.normalize`
+:func:`sniff` looks at most at :data:`SNIFF_BYTES` bytes and returns one of :data:`FORMATS`
+(:func:`canonical_format` turns a declared name or one of its :data:`ALIASES` into one).
+It never raises. The decision is a guess that :func:`scratch.index.normalizer.normalize`
 confirms by parsing the whole content (a guess that does not hold becomes ``text`` with a
 warning), so the rules lean towards the structured formats only when the prefix clearly has
 their shape:
@@ -29,10 +30,13 @@ from __future__ import annotations
 import csv
 import re
 
+from scratch.errors import UsageError
 from scratch.formats.logs import log_score
 
 SNIFF_BYTES = 64 * 1024
 FORMATS = ("json", "ndjson", "yaml", "csv", "tsv", "markdown", "log", "text", "binary")
+ALIASES = {"jsonl": "ndjson", "json-lines": "ndjson", "jsonlines": "ndjson", "yml": "yaml",
+           "txt": "text", "md": "markdown", "logs": "log", "plain": "text"}
 _SAMPLE_LINES = 200
 
 _CONTROL = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27)) + b"\x7f"
@@ -45,6 +49,15 @@ _MD_LINK = re.compile(r"\[[^\]\n]+\]\([^)\s]+\)")
 _MD_TABLE = re.compile(r"^\s*\|.*\|\s*$")
 _MD_SETEXT = re.compile(r"^(?:=+|-+)\s*$")
 _NUMERIC = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+
+
+def canonical_format(name: str) -> str:
+    """A format name or alias -> its canonical name; ``invalid_argument`` if unknown."""
+    fmt = ALIASES.get(name.lower(), name.lower())
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {name!r}; use one of {', '.join(FORMATS)}",
+                         format=name, allowed=list(FORMATS))
+    return fmt
 
 
 def sniff(prefix: bytes, *, complete: bool | None = None) -> str:

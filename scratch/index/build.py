@@ -62,8 +62,8 @@ def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequenc
                 analysis: Analysis | None = None, ahead: LinesAhead | None = None) -> Any:
     """Analyse ``content_path`` as ``fmt`` and write its index to ``index_dir``.
 
-    ``analysis`` is what :func:`scratch.formats.normalize` computed (saves a second parse);
-    ``bases`` the encodings whose per-line token counts to store; ``ahead`` the line pass
+    ``analysis`` is what :func:`scratch.index.normalizer.normalize` computed (saves a second
+    parse); ``bases`` the encodings whose per-line token counts to store; ``ahead`` the line pass
     already under way on the content in memory (used when it counts those bases with the
     default counter). Returns the opened :class:`scratch.index.entry.EntryIndex`.
     """

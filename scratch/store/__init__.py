@@ -22,7 +22,7 @@ Invariants:
   version. Identical content makes no version. A crash anywhere is undone (or, if it was
   committed, finished) the next time the store is opened; ``state/writer`` marks a writer at
   work, so one that was killed has its temporary files swept. Log appends are journaled the
-  same way (:mod:`scratch.logs`).
+  same way (:mod:`scratch.store.logs`).
 - Readers pair an entry's metadata and content under the swap lock taken shared and keep the
   content file open (:meth:`Store.version_file`): a reader sees one whole version, whose blob
   is the key of its index, even while another process writes the entry.
@@ -32,7 +32,8 @@ Invariants:
 Parts (one module each, readable alone): ``paths`` (where an entry's files live),
 ``metadata`` (metadata and history), ``listing``, ``quotas``, ``transactions`` (lock, journal,
 swap lock, recovery), ``reading`` (versions and their content), ``writing`` (write, restore,
-remove), ``opening`` (:class:`Store` itself); ``records`` types the records handed upwards
+remove), ``opening`` (:class:`Store` itself), ``logs`` (the append-only logs, over a
+:class:`Store`); ``records`` types the records handed upwards
 (types only: nothing imports it at run time).
 """
 

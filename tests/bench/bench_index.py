@@ -60,8 +60,8 @@ def git_hash_object(path: Path, work: Path) -> float:
 
 
 def bench(path: Path, work: Path, label: str) -> dict[str, float]:
-    from scratch.formats import normalize
     from scratch.index import EntryIndex, build_index
+    from scratch.index.normalizer import normalize
 
     dest = work / f"{label}.stored"
     idx = work / f"{label}.index"

@@ -1,9 +1,13 @@
 """Turning an input stream into the stored content of an entry.
 
+It sits in the index layer, above :mod:`scratch.formats`: normalising ends in the analysis
+the index is built from (:mod:`scratch.index.analyze`), while the format rules it applies
+(sniffing, JSON text, embedded documents, log lines) import nothing from the index.
+
 Rules:
 
-- The format is ``declared`` (aliases allowed, see :data:`ALIASES`) or sniffed from the first
-  :data:`scratch.formats.sniffer.SNIFF_BYTES` bytes.
+- The format is ``declared`` (aliases allowed, see :data:`scratch.formats.sniffer.ALIASES`) or
+  sniffed from the first :data:`scratch.formats.sniffer.SNIFF_BYTES` bytes.
 - JSON is stored in canonical layout (:mod:`scratch.formats.jsontext`: 2-space indent, one
   scalar or bracket per line) with every token verbatim (:mod:`scratch.reindent`:
   numbers and string escapes as written, repeated keys kept in order): only whitespace between
@@ -37,12 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from scratch.errors import UsageError
-from scratch.formats.sniffer import FORMATS, SNIFF_BYTES, sniff
+from scratch.formats.sniffer import SNIFF_BYTES, canonical_format, sniff
 
 COPY_CHUNK = 1 << 20
-ALIASES = {"jsonl": "ndjson", "json-lines": "ndjson", "jsonlines": "ndjson", "yml": "yaml",
-           "txt": "text", "md": "markdown", "logs": "log", "plain": "text"}
 Progress = Callable[[str, int, "int | None"], None]
 # told when the stored form of a big JSON document is on disk: its path, git blob id and
 # bytes (in parts, joined they are the file)
@@ -62,15 +63,6 @@ class Normalized:
     declared: str | None = None
     analysis: Any = field(default=None, repr=False)  # for build_index(analysis=...)
     blob: str | None = None  # git blob id of what was written, when hashed while writing
-
-
-def canonical_format(name: str) -> str:
-    """A format name or alias -> its canonical name; ``invalid_argument`` if unknown."""
-    fmt = ALIASES.get(name.lower(), name.lower())
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown format {name!r}; use one of {', '.join(FORMATS)}",
-                         format=name, allowed=list(FORMATS))
-    return fmt
 
 
 def _read_prefix(source: BinaryIO) -> tuple[bytes, bool]:
