@@ -173,7 +173,8 @@ _PARAMS: dict[tuple[str, int], tuple[Param, ...]] = {}
 
 def params(command: Command) -> tuple[Param, ...]:
     """The core arguments of ``command``, read from its answer's signature (the first parameter,
-    the context, is not one). Every parameter must be ``Annotated[T, Arg(...)]``."""
+    the context, is not one). Every parameter must be ``Annotated[T, Arg(...)]``, but for
+    keyword-only ones that are not: the interface gives those and they are never offered."""
     key = (command.name, id(command.answer))
     known = _PARAMS.get(key)
     if known is None:
@@ -190,6 +191,8 @@ def _read_params(command: Command) -> tuple[Param, ...]:
         if isinstance(annotation, str):
             annotation = eval(annotation, vars(module))  # noqa: S307 - the module's own text
         if typing.get_origin(annotation) is not typing.Annotated:
+            if p.kind is p.KEYWORD_ONLY:
+                continue  # given by the interface (how it prints, its input stream)
             raise TypeError(f"{command.name}: argument {p.name!r} is not Annotated with an Arg")
         base, *extras = typing.get_args(annotation)
         arg = next((e for e in extras if isinstance(e, Arg)), None)
