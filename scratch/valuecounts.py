@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scratch.errors import UsageError
+from scratch.errors import UsageError, argument
 from scratch.jsonvalues import json_type
 
 
@@ -138,7 +138,8 @@ def rank(counts: dict[tuple[Key, ...], tuple[tuple[Any, ...], int]], fields: Seq
     """Rank counted keys: ``counts`` maps a tuple of :func:`value_key` (one per field) to
     (the values shown for it, count). Biggest first; ties in :func:`key_order`."""
     if limit is not None and limit < 0:
-        raise UsageError("--limit must not be negative", limit=limit)
+        raise UsageError(f"{argument('limit')} must not be negative", argument="limit",
+                         limit=limit)
     ordered = sorted(counts.items(),
                      key=lambda kv: (-kv[1][1], tuple(key_order(k) for k in kv[0])))
     top = ordered if limit is None else ordered[:limit]

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from scratch.errors import LimitExceeded, UsageError
+from scratch.errors import LimitExceeded, UsageError, argument
 from scratch.store import Store, new_meta, utc_now
 
 
@@ -204,7 +204,8 @@ def _skipped(n: int) -> list[str]:
 
 def read(store: Store, name: str, since: int = 0, limit: int = 100) -> dict[str, Any]:
     if since < 0 or limit < 1:
-        raise UsageError("--since must be >= 0 and --limit >= 1", code="invalid_argument",
+        raise UsageError(f"{argument('since')} must be >= 0 and {argument('limit')} >= 1",
+                         code="invalid_argument", argument="since" if since < 0 else "limit",
                          since=since, limit=limit)
     out: list[Any] = []
     has_more = False
