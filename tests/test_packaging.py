@@ -1,8 +1,14 @@
-"""What an install gives: the distribution's name and version in one place."""
+"""What an install gives: the distribution's name and version in one place, and a broken
+install (a module missing) reported as such, naming what to reinstall."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tomllib
+
+import orjson
 
 from scratch import __distribution__, __version__
 from tests.conftest import REPO
@@ -28,3 +34,35 @@ def test_one_install_brings_the_mcp_stack() -> None:
     assert {"mcp", "mcp-types", "anyio", "uvicorn"} <= names
     assert project["optional-dependencies"]["mcp"] == []
 
+
+def _scratch_without(modules: tuple[str, ...], *args: str,
+                     tmp_path) -> subprocess.CompletedProcess[str]:
+    """``scratch ARGS`` in a fresh interpreter where importing ``modules`` fails (as in an
+    install that lost them): ``sys.modules[name] = None`` makes every import of it raise."""
+    code = (f"import sys; sys.modules.update(dict.fromkeys({modules!r})); "
+            f"sys.argv = ['scratch', *{args!r}]; from scratch.cli import main; main()")
+    env = {**os.environ, "SCRATCH_HOME": str(tmp_path / "store"), "PYTHONPATH": str(REPO)}
+    env.pop("SCRATCH_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+
+def test_a_missing_module_says_what_to_install(tmp_path) -> None:
+    proc = _scratch_without(("anyio",), "mcp", "serve", tmp_path=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "internal_error" not in proc.stderr
+    assert "missing_dependency" in proc.stderr
+    assert ("scratch mcp serve needs the Python module 'anyio', which this install lacks; "
+            "reinstall scratch-mcp (e.g. pip install --force-reinstall scratch-mcp, or pipx "
+            "reinstall scratch-mcp)") in proc.stderr
+
+
+def test_a_missing_module_in_json_mode(tmp_path) -> None:
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n")
+    assert cli("--store", str(tmp_path / "store"), "write", "t", str(tmp_path / "t.csv")).code == 0
+    proc = _scratch_without(("_duckdb", "duckdb"), "--json", "sql", "t", "SELECT 1", tmp_path=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    error = orjson.loads(proc.stdout)["error"]
+    assert error["code"] == "missing_dependency"
+    assert error["module"] == "duckdb"
+    assert error["install"] == "pip install --force-reinstall scratch-mcp"

@@ -62,12 +62,6 @@ def serve_cmd(ctx: Context,
     from scratch.errors import UsageError
     from scratch.mcp.reqlog import RequestLog
     from scratch.mcp.session import ServerState
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        from scratch.errors import ScratchError
-        raise ScratchError("scratch mcp serve needs the MCP SDK: pip install 'scratch[mcp]'",
-                           code="missing_dependency") from None
     if max_body < 1024:
         raise UsageError("--max-body must be at least 1024 bytes", code="invalid_argument")
     flags = ctx.config.sources
@@ -186,7 +180,7 @@ def proxy_cmd(ctx: Context,
                   "take (a server's own \"timeout\" in the file wins).")] = DEFAULT_TIMEOUT):
     import anyio
 
-    from scratch.errors import ScratchError, UsageError
+    from scratch.errors import UsageError
     from scratch.mcp.servers import UpstreamSpec, command_name, load_servers
     from scratch.mcp.session import ServerState
     if bool(config) == bool(command_words):
@@ -201,11 +195,6 @@ def proxy_cmd(ctx: Context,
         words = list(command_words or [])
         found = [UpstreamSpec(server_name or command_name(words), command=words[0],
                               args=tuple(words[1:]))]
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        raise ScratchError("scratch mcp proxy needs the MCP SDK: pip install 'scratch[mcp]'",
-                           code="missing_dependency") from None
     from scratch.mcp.proxy_server import serve_proxy
     from scratch.mcp.upstream import Upstream
     flags = ctx.config.sources
