@@ -65,12 +65,13 @@ def serve_cmd(ctx: Context,
     if max_body < 1024:
         raise UsageError("--max-body must be at least 1024 bytes", code="invalid_argument")
     flags = ctx.config.sources
-    state = ServerState(store=str(ctx.root), agent=ctx.agent,
+    state = ServerState(store=_store_flag(ctx), agent=ctx.agent,
                         session=ctx.session if ctx.session != "default" else None,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
                         else None, structured=structured)
     ctx.store()  # create the store now, not on the first call
+    _announce("serve", ctx)
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)  # a warm server keeps recently used indexes open
     log = None if quiet else RequestLog(log_file)
@@ -87,6 +88,33 @@ def serve_cmd(ctx: Context,
         if log is not None:
             log.close()
     return 0
+
+
+def _store_flag(ctx: Context) -> Optional[str]:
+    """The server's --store: the one given, else None, so the server finds the same store the
+    same way and says how (a path handed on would read as given by --store)."""
+    return str(ctx.root) if ctx.root_source == "--store" else None
+
+
+def _agent_source(ctx: Context) -> str:
+    """How ctx's agent was chosen: an agent other than the environment's would give, or the one
+    given before the command, came from --agent (one equal to it after the command reads as
+    the environment's: the same agent either way)."""
+    from scratch.cli.common import GLOBAL_DEFAULTS
+    from scratch.names import find_agent
+    agent, source = find_agent(None)
+    return "--agent" if GLOBAL_DEFAULTS.get("agent") or ctx.agent != agent else source
+
+
+def _announce(command: str, ctx: Context) -> None:
+    """One line on stderr at start: which store and agent this server uses, and why. A client
+    starts its servers with an environment of its own, so this is not always the store or agent
+    its user's shell would give."""
+    import sys
+
+    from scratch.names import how_chosen
+    print(f"scratch mcp {command}: store {ctx.root} ({how_chosen(ctx.root_source)}), agent "
+          f"{ctx.agent!r} ({how_chosen(_agent_source(ctx))})", file=sys.stderr, flush=True)
 
 
 async def _serve_http(state, log, bind, rate_limit, max_body, origins):
@@ -198,12 +226,13 @@ def proxy_cmd(ctx: Context,
     from scratch.mcp.proxy_server import serve_proxy
     from scratch.mcp.upstream import Upstream
     flags = ctx.config.sources
-    state = ServerState(store=str(ctx.root), agent=ctx.agent,
+    state = ServerState(store=_store_flag(ctx), agent=ctx.agent,
                         session=ctx.session if ctx.session != "default" else None,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
                         else None)
     ctx.store()
+    _announce("proxy", ctx)
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)
     state.warm_up()
