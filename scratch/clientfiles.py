@@ -98,3 +98,102 @@ def scratch_command() -> list[str]:
     found = shutil.which("scratch")
     return [found] if found else [sys.executable, "-m", "scratch"]
 
+
+# ---- `scratch mcp install CLIENT`: one entry that starts `scratch mcp serve` ---------------
+
+ENTRY = "scratch"
+
+
+class Client:
+    """Where one MCP client keeps its servers, and the shape of one stdio entry there."""
+
+    def __init__(self, name: str, label: str, table: str, typed: bool) -> None:
+        self.name = name
+        self.label = label  # as its users know it
+        self.table = table  # the top-level key of the servers table
+        self.typed = typed  # entries carry "type": "stdio"
+
+    def default_file(self, environ: dict[str, str] | None = None) -> Path:
+        environ = dict(os.environ if environ is None else environ)
+        home = Path.home()
+        if self.name == "claude-code":
+            return home / ".claude.json"  # user scope; a project's is .mcp.json (--config)
+        if self.name == "cursor":
+            return home / ".cursor" / "mcp.json"
+        if self.name == "vscode":
+            return Path.cwd() / ".vscode" / "mcp.json"  # the workspace in the current directory
+        if sys.platform == "darwin":
+            base = home / "Library" / "Application Support"
+        elif sys.platform == "win32":
+            base = Path(environ.get("APPDATA") or home / "AppData" / "Roaming")
+        else:
+            base = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
+        return base / "Claude" / "claude_desktop_config.json"
+
+    def entry(self, command: list[str], store: Path, agent: str) -> dict[str, Any]:
+        """The entry that runs ``scratch mcp serve`` on ``store`` as ``agent``, both given
+        explicitly: the client starts it with an environment of its own."""
+        args = [*command[1:], "mcp", "serve", "--store", str(store)]
+        if agent != "default":
+            args += ["--agent", agent]
+        entry: dict[str, Any] = {"command": command[0], "args": args}
+        return {"type": "stdio", **entry} if self.typed else entry
+
+
+CLIENTS = {c.name: c for c in (
+    Client("claude-code", "Claude Code", "mcpServers", typed=True),
+    Client("claude-desktop", "Claude Desktop", "mcpServers", typed=False),
+    Client("cursor", "Cursor", "mcpServers", typed=False),
+    Client("vscode", "VS Code", "servers", typed=True),
+)}
+
+
+class EntryExists(UsageError):
+    """The file already has a different ``scratch`` entry (``--force`` replaces it)."""
+
+    code = "entry_exists"
+
+
+def client_named(name: str) -> Client:
+    found = CLIENTS.get(name)
+    if found is None:
+        raise UsageError(f"unknown MCP client {name!r}: use one of {', '.join(CLIENTS)}",
+                         code="invalid_argument", client=name)
+    return found
+
+
+def snippet(client: Client, entry: dict[str, Any]) -> str:
+    """The JSON to merge into the client's file, as ``--print`` shows it."""
+    return json.dumps({client.table: {ENTRY: entry}}, indent=2) + "\n"
+
+
+def install_entry(client: Client, path: Path, entry: dict[str, Any], *,
+                  force: bool = False) -> dict[str, Any]:
+    """Add (or with ``force`` replace) the ``scratch`` entry in ``path`` (see the module's
+    invariants); what was done. An identical entry already there changes nothing."""
+    data = read_object(path)
+    created = data is None
+    data = {} if data is None else data
+    table = data.get(client.table)
+    if table is None:
+        table = {}
+    elif not isinstance(table, dict):
+        raise ServerConfigError(f"{path}: {client.table!r} is not a JSON object",
+                                path=str(path))
+    old = table.get(ENTRY)
+    done = {"client": client.name, "file": str(path), "entry": ENTRY, "server": entry,
+            "created": created, "replaced": old is not None and old != entry,
+            "unchanged": old == entry, "backup": None}
+    if old == entry:
+        return done
+    if old is not None and not force:
+        shown = " ".join([str(old.get("command", "?")), *map(str, old.get("args", []))]) \
+            if isinstance(old, dict) else json.dumps(old)
+        raise EntryExists(f"{path} already has an MCP server named {ENTRY!r} ({shown}); "
+                          "--force replaces it (the file is backed up first)", path=str(path),
+                          entry=ENTRY)
+    backup = back_up(path)
+    data[client.table] = {**table, ENTRY: entry}
+    write_json(path, data)
+    done["backup"] = str(backup) if backup else None
+    return done

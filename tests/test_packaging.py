@@ -66,3 +66,9 @@ def test_a_missing_module_in_json_mode(tmp_path) -> None:
     assert error["code"] == "missing_dependency"
     assert error["module"] == "duckdb"
     assert error["install"] == "pip install --force-reinstall scratch-mcp"
+
+
+def test_the_command_is_also_installed_under_the_distributions_name() -> None:
+    """`uvx scratch-mcp ...` runs the command named after the package."""
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"scratch": "scratch.cli:main", "scratch-mcp": "scratch.cli:main"}

@@ -270,3 +270,48 @@ def wrap_cmd(ctx: Context,
         f"{done['file']}: {', '.join(done['wrapped'])} now run behind entry "
         f"{done['entry']!r} (scratch mcp proxy); backup: {done['backup']}; undo: scratch mcp "
         f"wrap --undo {done['file']}\n"))
+
+
+@command("install", target=mcp_app,
+         help="Register 'scratch mcp serve' with an MCP client: claude-code (~/.claude.json), "
+         "claude-desktop (claude_desktop_config.json), cursor (~/.cursor/mcp.json) or vscode "
+         "(.vscode/mcp.json here).\n\nThe entry \"scratch\" names this store (--store) and a "
+         "non-default agent (--agent) explicitly, since the client starts servers with an "
+         "environment of its own. The file is copied to FILE.scratch-backup first (once: an "
+         "existing backup is kept); an existing \"scratch\" entry is replaced only with "
+         "--force. Restart the client to load it.\n\n"
+         "Example: scratch mcp install claude-code")
+def install_cmd(ctx: Context,
+                client_name: Annotated[str, typer.Argument(
+                    metavar="CLIENT", help="claude-code, claude-desktop, cursor or vscode.",
+                    show_default=False)],
+                config: Annotated[Optional[str], typer.Option(
+                    "--config", metavar="FILE", help="The client's config file to edit "
+                    "(default: the client's own; e.g. a project's .mcp.json for Claude Code).",
+                    show_default=False)] = None,
+                print_only: Annotated[bool, typer.Option(
+                    "--print", help="Print the JSON to add instead of editing a file.")]
+                = False,
+                force: Annotated[bool, typer.Option(
+                    "--force", help="Replace an existing \"scratch\" entry.")] = False):
+    from pathlib import Path
+
+    from scratch.answers.kernel.result import Result
+    from scratch.clientfiles import client_named, install_entry, scratch_command, snippet
+    client = client_named(client_name)
+    entry = client.entry(scratch_command(), ctx.root, ctx.agent)
+    path = Path(config).expanduser().absolute() if config else client.default_file()
+    if print_only:
+        return Result("mcp install", data={"client": client.name, "file": str(path),
+                                           "entry": "scratch", "server": entry},
+                      text=snippet(client, entry),
+                      notices=(f"add this to {path} ({client.label}'s config)",))
+    done = install_entry(client, path, entry, force=force)
+    if done["unchanged"]:
+        return Result("mcp install", data=done,
+                      text=f"{path}: already has this 'scratch' entry (store {ctx.root})\n")
+    how = "replaced" if done["replaced"] else "added"
+    backup = f"; backup: {done['backup']}" if done["backup"] else ""
+    return Result("mcp install", data=done, text=(
+        f"{path}: {how} 'scratch' (scratch mcp serve on store {ctx.root}, agent "
+        f"{ctx.agent!r}){backup}; restart {client.label} to load it\n"))
