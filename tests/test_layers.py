@@ -6,7 +6,7 @@
     index        scratch.index, scratch.formats
     store        scratch.store, scratch.gitstore, scratch.locking, scratch.names, scratch.config,
                  scratch.spool, scratch.stats, scratch.logs, scratch.thresholds, scratch.tokens,
-                 scratch.sync
+                 scratch.sync, scratch.clientfiles
     foundation   scratch.errors, scratch.words, scratch.calls, scratch.lazy, scratch.safefs,
                  scratch.jsonvalues, scratch.pathnames, scratch.valuecounts, scratch.reindent
 
@@ -29,7 +29,7 @@ LAYERS = [
                     "scratch.valuecounts", "scratch.reindent")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
                "scratch.config", "scratch.spool", "scratch.stats", "scratch.logs",
-               "scratch.thresholds", "scratch.tokens", "scratch.sync")),
+               "scratch.thresholds", "scratch.tokens", "scratch.sync", "scratch.clientfiles")),
     ("index", ("scratch.index", "scratch.formats")),
     ("query", ("scratch.query", "scratch.diffing")),
     ("answers", ("scratch.answers",)),
