@@ -217,6 +217,29 @@ class JsonError(ValueError):
         self.offset = offset
 
 
+class MissingDependency(ScratchError):
+    """A module scratch depends on cannot be imported: a broken or partial install, never a
+    bug. ``details``: ``module`` (the missing one) and ``install`` (the command that mends it)."""
+
+    code = "missing_dependency"
+
+
+def missing_dependency(exc: ImportError, what: str = "scratch") -> MissingDependency:
+    """The error for ``exc`` (an import that failed), naming the module and what to install.
+
+    Every module scratch imports is a dependency of its one distribution, so the cure is
+    always the same: reinstall it, which brings the missing module back.
+    """
+    from scratch import __distribution__
+
+    module = exc.name or str(exc)
+    install = f"pip install --force-reinstall {__distribution__}"
+    return MissingDependency(
+        f"{what} needs the Python module {module!r}, which this install lacks; reinstall "
+        f"{__distribution__} (e.g. {install}, or pipx reinstall {__distribution__})",
+        module=module, install=install)
+
+
 class SyncError(ScratchError):
     """A sync could not finish (fetch or push failed, the remote was refused). Nothing is left
     half-merged: ``details`` says what happened (``remote``, ``stage``) and what to run next."""

@@ -80,13 +80,24 @@ def split_ref(ref: str) -> tuple[str, int | None]:
     return ref, None
 
 
+# How the store of each root found in this process was chosen (the latest choice for that
+# root): errors that depend on the store name it with this, see :func:`where`.
+_STORE_SOURCES: dict[str, str] = {}
+
+
 def find_store_root(
     store: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> tuple[Path, str]:
     """Where the store is, and why: --store > SCRATCH_HOME > nearest .scratch/ > XDG data dir."""
-    environ = os.environ if environ is None else environ
+    root, source = _find_store_root(store, os.environ if environ is None else environ, cwd)
+    _STORE_SOURCES[str(root)] = source
+    return root, source
+
+
+def _find_store_root(store: str | os.PathLike[str] | None, environ: Mapping[str, str],
+                     cwd: Path | None) -> tuple[Path, str]:
     if store:
         return Path(store).expanduser().absolute(), "--store"
     if environ.get("SCRATCH_HOME"):
@@ -99,3 +110,33 @@ def find_store_root(
     xdg = environ.get("XDG_DATA_HOME")
     base = Path(xdg) if xdg else Path(environ.get("HOME", str(Path.home()))) / ".local" / "share"
     return (base / "scratch").absolute(), "XDG data directory"
+
+
+def find_agent(flag: str | None = None, environ: Mapping[str, str] | None = None
+               ) -> tuple[str, str]:
+    """The agent, and why: --agent > SCRATCH_AGENT > 'default' (as Context.build chooses)."""
+    environ = os.environ if environ is None else environ
+    if flag:
+        return flag, "--agent"
+    if environ.get("SCRATCH_AGENT"):
+        return environ["SCRATCH_AGENT"], "env SCRATCH_AGENT"
+    return DEFAULT_AGENT, "default"
+
+
+def how_chosen(source: str) -> str:
+    """A store's or agent's source (as find_store_root/find_agent give it) for a person: what
+    was given, or what was not set and so what was used instead."""
+    return {
+        "env SCRATCH_HOME": "from $SCRATCH_HOME",
+        "XDG data directory": "SCRATCH_HOME unset: default",
+        "env SCRATCH_AGENT": "from $SCRATCH_AGENT",
+        "default": "SCRATCH_AGENT unset: default",
+    }.get(source, f"from {source}" if source.startswith("--") else f"SCRATCH_HOME unset: {source}")
+
+
+def where(root: Path | str, agent: str) -> str:
+    """``for agent 'a' in store /path (how the store was chosen)``, for errors that depend on
+    the store: the one a server uses may not be the one its user's shell would pick."""
+    source = _STORE_SOURCES.get(str(root))
+    how = f" ({how_chosen(source)})" if source else ""
+    return f"for agent {agent!r} in store {root}{how}"

@@ -221,7 +221,7 @@ def test_man_page_has_every_section_and_its_facts(doc) -> None:
     # a command without an example fails test_command_has_summary_option_help_and_example
     expected = [s for s in SECTIONS if s != "EXAMPLES" or doc.examples or not doc.path]
     assert re.findall(r"^\.SH (.+)$", text, re.MULTILINE) == expected
-    assert f'"scratch {__version__}"' in text.splitlines()[1]
+    assert f'"scratch\\-mcp {__version__}"' in text.splitlines()[1]  # the distribution
     assert text.isascii()
     from scratch.errors import EXIT_CODE_HELP
     for code in EXIT_CODE_HELP:

@@ -8,10 +8,10 @@
     tokens       scratch.tokens
     sync         scratch.sync (remotes, push, pull, merge: over the store alone)
     store        scratch.store, scratch.gitstore, scratch.locking, scratch.names, scratch.config,
-                 scratch.spool, scratch.stats, scratch.thresholds
+                 scratch.spool, scratch.stats, scratch.thresholds, scratch.clientfiles
     foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
-                 scratch.reindent
+                 scratch.reindent, scratch.declare
 
 Every module or package directly in scratch/ is named in exactly one layer; what lies inside
 a package ranks with it. The import graph is read from the source: every ``import``,
@@ -36,7 +36,8 @@ LAYERS = [
                     "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
                     "scratch.valuecounts", "scratch.reindent", "scratch.declare")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
-               "scratch.config", "scratch.spool", "scratch.stats", "scratch.thresholds")),
+               "scratch.config", "scratch.spool", "scratch.stats", "scratch.thresholds",
+               "scratch.clientfiles")),
     # sync needs the store only; it sits below answers, which will run it as a command
     ("sync", ("scratch.sync",)),
     ("tokens", ("scratch.tokens",)),

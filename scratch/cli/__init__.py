@@ -20,8 +20,8 @@ from scratch.cli.common import (
 
 def _version(value: bool) -> None:
     if value:
-        from scratch import __version__
-        print(f"scratch {__version__}")
+        from scratch import __distribution__, __version__
+        print(f"{__distribution__} {__version__}")
         raise typer.Exit(0)
 
 

@@ -146,6 +146,12 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
         code = 0
     except KeyboardInterrupt:
         code = 130
+    except ImportError as exc:  # a broken install, not a bug: say what to reinstall
+        if _debug():
+            raise
+        from scratch.errors import missing_dependency
+        code = render.render_error(name, missing_dependency(exc, f"scratch {name}"),
+                                   json_mode=json_mode)
     except Exception as exc:  # a bug: report it without a traceback unless debugging
         if _debug():
             raise

@@ -62,21 +62,16 @@ def serve_cmd(ctx: Context,
     from scratch.errors import UsageError
     from scratch.mcp.reqlog import RequestLog
     from scratch.mcp.session import ServerState
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        from scratch.errors import ScratchError
-        raise ScratchError("scratch mcp serve needs the MCP SDK: pip install 'scratch[mcp]'",
-                           code="missing_dependency") from None
     if max_body < 1024:
         raise UsageError("--max-body must be at least 1024 bytes", code="invalid_argument")
     flags = ctx.config.sources
-    state = ServerState(store=str(ctx.root), agent=ctx.agent,
+    state = ServerState(store=_store_flag(ctx), agent=ctx.agent,
                         session=ctx.session if ctx.session != "default" else None,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
                         else None, structured=structured)
     ctx.store()  # create the store now, not on the first call
+    _announce("serve", ctx)
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)  # a warm server keeps recently used indexes open
     log = None if quiet else RequestLog(log_file)
@@ -93,6 +88,33 @@ def serve_cmd(ctx: Context,
         if log is not None:
             log.close()
     return 0
+
+
+def _store_flag(ctx: Context) -> Optional[str]:
+    """The server's --store: the one given, else None, so the server finds the same store the
+    same way and says how (a path handed on would read as given by --store)."""
+    return str(ctx.root) if ctx.root_source == "--store" else None
+
+
+def _agent_source(ctx: Context) -> str:
+    """How ctx's agent was chosen: an agent other than the environment's would give, or the one
+    given before the command, came from --agent (one equal to it after the command reads as
+    the environment's: the same agent either way)."""
+    from scratch.cli.common import GLOBAL_DEFAULTS
+    from scratch.names import find_agent
+    agent, source = find_agent(None)
+    return "--agent" if GLOBAL_DEFAULTS.get("agent") or ctx.agent != agent else source
+
+
+def _announce(command: str, ctx: Context) -> None:
+    """One line on stderr at start: which store and agent this server uses, and why. A client
+    starts its servers with an environment of its own, so this is not always the store or agent
+    its user's shell would give."""
+    import sys
+
+    from scratch.names import how_chosen
+    print(f"scratch mcp {command}: store {ctx.root} ({how_chosen(ctx.root_source)}), agent "
+          f"{ctx.agent!r} ({how_chosen(_agent_source(ctx))})", file=sys.stderr, flush=True)
 
 
 async def _serve_http(state, log, bind, rate_limit, max_body, origins):
@@ -186,7 +208,7 @@ def proxy_cmd(ctx: Context,
                   "take (a server's own \"timeout\" in the file wins).")] = DEFAULT_TIMEOUT):
     import anyio
 
-    from scratch.errors import ScratchError, UsageError
+    from scratch.errors import UsageError
     from scratch.mcp.servers import UpstreamSpec, command_name, load_servers
     from scratch.mcp.session import ServerState
     if bool(config) == bool(command_words):
@@ -201,20 +223,16 @@ def proxy_cmd(ctx: Context,
         words = list(command_words or [])
         found = [UpstreamSpec(server_name or command_name(words), command=words[0],
                               args=tuple(words[1:]))]
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        raise ScratchError("scratch mcp proxy needs the MCP SDK: pip install 'scratch[mcp]'",
-                           code="missing_dependency") from None
     from scratch.mcp.proxy_server import serve_proxy
     from scratch.mcp.upstream import Upstream
     flags = ctx.config.sources
-    state = ServerState(store=str(ctx.root), agent=ctx.agent,
+    state = ServerState(store=_store_flag(ctx), agent=ctx.agent,
                         session=ctx.session if ctx.session != "default" else None,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
                         else None)
     ctx.store()
+    _announce("proxy", ctx)
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)
     state.warm_up()
@@ -252,3 +270,48 @@ def wrap_cmd(ctx: Context,
         f"{done['file']}: {', '.join(done['wrapped'])} now run behind entry "
         f"{done['entry']!r} (scratch mcp proxy); backup: {done['backup']}; undo: scratch mcp "
         f"wrap --undo {done['file']}\n"))
+
+
+@command("install", target=mcp_app,
+         help="Register 'scratch mcp serve' with an MCP client: claude-code (~/.claude.json), "
+         "claude-desktop (claude_desktop_config.json), cursor (~/.cursor/mcp.json) or vscode "
+         "(.vscode/mcp.json here).\n\nThe entry \"scratch\" names this store (--store) and a "
+         "non-default agent (--agent) explicitly, since the client starts servers with an "
+         "environment of its own. The file is copied to FILE.scratch-backup first (once: an "
+         "existing backup is kept); an existing \"scratch\" entry is replaced only with "
+         "--force. Restart the client to load it.\n\n"
+         "Example: scratch mcp install claude-code")
+def install_cmd(ctx: Context,
+                client_name: Annotated[str, typer.Argument(
+                    metavar="CLIENT", help="claude-code, claude-desktop, cursor or vscode.",
+                    show_default=False)],
+                config: Annotated[Optional[str], typer.Option(
+                    "--config", metavar="FILE", help="The client's config file to edit "
+                    "(default: the client's own; e.g. a project's .mcp.json for Claude Code).",
+                    show_default=False)] = None,
+                print_only: Annotated[bool, typer.Option(
+                    "--print", help="Print the JSON to add instead of editing a file.")]
+                = False,
+                force: Annotated[bool, typer.Option(
+                    "--force", help="Replace an existing \"scratch\" entry.")] = False):
+    from pathlib import Path
+
+    from scratch.answers.kernel.result import Result
+    from scratch.clientfiles import client_named, install_entry, scratch_command, snippet
+    client = client_named(client_name)
+    entry = client.entry(scratch_command(), ctx.root, ctx.agent)
+    path = Path(config).expanduser().absolute() if config else client.default_file()
+    if print_only:
+        return Result("mcp install", data={"client": client.name, "file": str(path),
+                                           "entry": "scratch", "server": entry},
+                      text=snippet(client, entry),
+                      notices=(f"add this to {path} ({client.label}'s config)",))
+    done = install_entry(client, path, entry, force=force)
+    if done["unchanged"]:
+        return Result("mcp install", data=done,
+                      text=f"{path}: already has this 'scratch' entry (store {ctx.root})\n")
+    how = "replaced" if done["replaced"] else "added"
+    backup = f"; backup: {done['backup']}" if done["backup"] else ""
+    return Result("mcp install", data=done, text=(
+        f"{path}: {how} 'scratch' (scratch mcp serve on store {ctx.root}, agent "
+        f"{ctx.agent!r}){backup}; restart {client.label} to load it\n"))

@@ -99,6 +99,9 @@ def run_tool(name: str, arguments: Any, session: Session,
     except RecursionError:
         return _error(name, spec.command, ScratchError(
             "the answer is nested too deeply to build", code="internal_error"))
+    except ImportError as exc:  # a broken install: say what to reinstall
+        from scratch.errors import missing_dependency
+        return _error(name, spec.command, missing_dependency(exc, f"tool {name}"))
     except Exception as exc:  # a bug: say so in one line; the server keeps serving
         return _error(name, spec.command, ScratchError(
             f"unexpected {type(exc).__name__}: {exc}", code="internal_error"))

@@ -14,13 +14,12 @@ Shapes read (one table of servers by name):
   name: the proxy speaks stdio and streamable HTTP to upstreams.
 - ``"timeout"``: seconds a call to that server may take (else ``--timeout``).
 
-Invariants of :func:`wrap_file` / :func:`unwrap_file`: the file is rewritten atomically with
-its permissions, after its original bytes are copied to ``FILE.scratch-backup`` (once: an
-existing backup is kept); the wrapped servers move, entry for entry and untouched (secrets
-stay in the file they were in), under ``"scratchProxy": {"mcpServers": ...}``, and one entry
-``scratch`` runs ``scratch mcp proxy --config FILE``, which reads them from there. Unwrapping
-moves them back and removes that entry; entries added since are kept. Wrapping twice changes
-nothing.
+Invariants of :func:`wrap_file` / :func:`unwrap_file`: the file is read, backed up and
+rewritten as :mod:`scratch.clientfiles` does for every client file; the wrapped servers move,
+entry for entry and untouched (secrets stay in the file they were in), under
+``"scratchProxy": {"mcpServers": ...}``, and one entry ``scratch`` runs
+``scratch mcp proxy --config FILE``, which reads them from there. Unwrapping moves them back
+and removes that entry; entries added since are kept. Wrapping twice changes nothing.
 """
 
 from __future__ import annotations
@@ -28,22 +27,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from scratch.errors import ScratchError, UsageError
+from scratch.clientfiles import ServerConfigError, back_up, read_json
+from scratch.clientfiles import scratch_command as _scratch_command
+from scratch.clientfiles import write_json as _write
+from scratch.errors import UsageError
 
 STASH = "scratchProxy"
 PROXY_ENTRY = "scratch"
-BACKUP_SUFFIX = ".scratch-backup"
 NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-class ServerConfigError(UsageError):
-    code = "server_config_error"
 
 
 class UpstreamSpec(NamedTuple):
@@ -142,26 +137,11 @@ def _table(data: Any, path: str) -> dict[str, Any]:
     raise ServerConfigError(f"{path} has no mcpServers table", path=path)
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ScratchError(f"no such file: {path}", code="file_not_found",
-                           path=str(path)) from None
-    except OSError as exc:
-        raise ScratchError(f"cannot read {path}: {exc.strerror}", code="permission_denied",
-                           path=str(path)) from None
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ServerConfigError(f"{path} is not valid JSON: {exc}", path=str(path)) from None
-
-
 def load_servers(path: str | Path, environ: dict[str, str] | None = None
                  ) -> list[UpstreamSpec]:
     """The enabled servers of an ``mcpServers`` file (of a wrapped file: the wrapped ones)."""
     p = Path(path)
-    table = _table(_read_json(p), str(p))
+    table = _table(read_json(p), str(p))
     out = []
     for name, entry in table.items():
         if _is_proxy(entry):
@@ -206,22 +186,10 @@ def _is_proxy(entry: Any) -> bool:
         "scratch" in str(w) for w in [entry.get("command", ""), *args[:2]])
 
 
-def _scratch_command() -> list[str]:
-    found = shutil.which("scratch")
-    return [found] if found else [sys.executable, "-m", "scratch"]
-
-
-def _write(path: Path, data: Any) -> None:
-    from scratch.locking import atomic_write
-    mode = path.stat().st_mode & 0o777
-    atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
-    os.chmod(path, mode)
-
-
 def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> dict[str, Any]:
     """Put every server of the client config at ``path`` behind the proxy (see the module)."""
     p = Path(path).resolve()
-    data = _read_json(p)
+    data = read_json(p)
     key = "mcpServers" if isinstance(data, dict) and "mcpServers" in data else "servers"
     table = _table(data, str(p))
     if STASH in data and table is data[STASH].get("mcpServers"):
@@ -238,9 +206,7 @@ def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> dict[str
     wrapped = [n for n in moved if n in stash and stash[n] is live.get(n)]
     if not wrapped and PROXY_ENTRY in live:
         return {"file": str(p), "wrapped": [], "backup": None, "unchanged": True}
-    backup = p.with_name(p.name + BACKUP_SUFFIX)
-    if not backup.exists():
-        shutil.copy2(p, backup)
+    backup = back_up(p)
     rest = {n: e for n, e in live.items() if n not in wrapped}
     entry_name = PROXY_ENTRY if PROXY_ENTRY not in rest or _is_proxy(rest[PROXY_ENTRY]) \
         else "scratch-proxy"
@@ -258,7 +224,7 @@ def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> dict[str
 def unwrap_file(path: str | Path) -> dict[str, Any]:
     """Undo :func:`wrap_file`: the stashed servers back in place, the proxy entry gone."""
     p = Path(path).resolve()
-    data = _read_json(p)
+    data = read_json(p)
     if not isinstance(data, dict) or not isinstance(data.get(STASH), dict):
         raise ServerConfigError(f"{p} is not wrapped by scratch (no {STASH} table)",
                                 path=str(p))

@@ -27,6 +27,7 @@ from scratch.calls import call
 from scratch.errors import EntryNotFound, InvalidName, UsageError
 from scratch.gitstore import blob_sha
 from scratch.locking import atomic_write
+from scratch.names import where
 from scratch.safefs import read_file
 from scratch.store.paths import StorePaths
 
@@ -106,8 +107,8 @@ class StoreMetadata(StorePaths):
                 allow_deleted: bool = False) -> EntryMeta:
         meta = self.load_meta(name)
         if meta is None or (meta.get("deleted") and not allow_deleted):
-            raise EntryNotFound(f"no entry named {name!r} for agent {self.agent!r}", name=name,
-                                agent=self.agent,
+            raise EntryNotFound(f"no entry named {name!r} {where(self.root, self.agent)}",
+                                name=name, agent=self.agent, store=str(self.root),
                                 suggestions=[call("ls", prefix=name.rsplit("/", 1)[0] + "/")
                                              if "/" in name else call("ls")])
         if meta["kind"] not in kinds:

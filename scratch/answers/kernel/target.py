@@ -148,8 +148,10 @@ def _not_found(store: Store, name: str) -> EntryNotFound:
         hint = ("; that is a path on disk: entries are stored first (write stores a file as "
                 "a versioned entry, ingest stores a tool's output from stdin)")
         suggestions = [call("write", name=leaf, source=name), call("ls")]
-    return EntryNotFound(f"no entry named {name!r} for agent {store.agent!r}{hint}", name=name,
-                         agent=store.agent, suggestions=suggestions)
+    from scratch.names import where
+    return EntryNotFound(f"no entry named {name!r} {where(store.root, store.agent)}{hint}",
+                         name=name, agent=store.agent, store=str(store.root),
+                         suggestions=suggestions)
 
 
 def _valid(name: str) -> bool:
