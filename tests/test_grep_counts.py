@@ -121,7 +121,7 @@ def test_bad_groups_and_combinations_are_clear_errors(log: str) -> None:
     cases = [(["x(y)", "--count-by", "2"], "has no group '2': it has 1 group"),
              (["xy", "--count-by", "1"], "it has no groups"),
              (["(?P<a>x)", "--count-by", "b"], "has no group 'b': it has 1 group (a)"),
-             (["(x)", "--count-by", "1", "-v"], "-v selects lines"),
+             (["(x)", "--count-by", "1", "-v"], "--invert-match selects lines"),
              (["x", "--count", "--count-by", "1"], "two answers"),
              (["x", "--count", "-C", "2"], "--context shows lines"),
              (["x", "--offset", "3"], "--offset and --limit page")]
