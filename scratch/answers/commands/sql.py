@@ -52,8 +52,9 @@ def _json_location(target: Target, path: str | None) -> tuple[list[Any], str]:
             from scratch.answers.pointer import array_nodes
             arrays = array_nodes(schema)
             if not arrays:
-                raise UsageError("this entry holds no array of items to query; give --path "
-                                 "PATH to an array", code="invalid_path",
+                raise UsageError("this entry holds no array of items to query; give "
+                                 f"{argument('path')}: the path to an array",
+                                 code="invalid_path", argument="path",
                                  suggestions=[call("schema", ref=target.ref)])
             path = str(arrays[0].get("path") or ".")
         else:
