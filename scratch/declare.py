@@ -90,7 +90,9 @@ class Tool(NamedTuple):
     tool always passes. ``primary``: the tool that spells the command in suggestions.
     ``reshape``: (to_core, from_core) for a tool whose arguments are not one-to-one with the
     core's (restore's ``path`` + ``version`` is the core's ``ref``). ``helps``: argument help
-    where this tool's meaning is narrower than the command's.
+    where this tool's meaning is narrower than the command's. ``required``: core arguments
+    this tool requires although the command does not (grep's ``ref`` and ``pattern``: the
+    command's other layout, ``all``, takes no ``ref``).
     """
 
     name: str
@@ -108,6 +110,7 @@ class Tool(NamedTuple):
                    Callable[[dict[str, object]], dict[str, object]]] | None = None
     helps: Mapping[str, str] = {}
     toolset: str = "explore"  # one of TOOLSETS: what a server offers by default, and the order
+    required: tuple[str, ...] = ()
 
 
 # the toolsets, in the order tools/list shows them

@@ -158,7 +158,7 @@ def test_invalid_pattern_position_and_hint(pattern: str, position: int, words: s
     assert err.code == "invalid_pattern" and err.exit_code == ExitCode.USAGE
     assert err.details["position"] == position
     assert words in err.message and f"position {position}" in err.message
-    assert "-F" in err.details["hint"]
+    assert "fixed text" in err.details["hint"]
     assert err.details["pattern"] == pattern
     # ... and -F searches for exactly that text.
     hits = list(grep_lines([(1, f"x{pattern}y")], GrepOptions(pattern, fixed=True)))
@@ -189,7 +189,7 @@ def test_unsupported_by_linear_engine(pattern: str, position: int, feature: str)
     assert feature in err.message
     assert "not supported by the linear-time regex engine" in err.message
     assert err.details["engine"] == "re2"
-    assert "-F" in err.details["hint"]
+    assert "fixed text" in err.details["hint"]
 
 
 def test_selected_line_offsets() -> None:

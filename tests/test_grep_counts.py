@@ -46,7 +46,7 @@ def test_max_count_answers_report_the_whole_total(log: str) -> None:
     assert r.code == 0 and r.json["data"]["matches"] == 5
     assert r.json["meta"]["total_matches"] == want
     human = cli("grep", log, "POST", "-m", "5")
-    assert f"{want:,} matching lines in the whole entry; -m 5 stops at the first 5" in human.err
+    assert f"{want:,} matching lines in the whole entry; this search stops at the first 5" in human.err
     # no -m, or -m larger than the matches: nothing to add
     assert "total_matches" not in cli("grep", log, "status=500 slow", "-m", "1000",
                                       "--json").json["meta"]
@@ -121,9 +121,9 @@ def test_bad_groups_and_combinations_are_clear_errors(log: str) -> None:
     cases = [(["x(y)", "--count-by", "2"], "has no group '2': it has 1 group"),
              (["xy", "--count-by", "1"], "it has no groups"),
              (["(?P<a>x)", "--count-by", "b"], "has no group 'b': it has 1 group (a)"),
-             (["(x)", "--count-by", "1", "-v"], "-v selects lines"),
+             (["(x)", "--count-by", "1", "-v"], "--invert-match selects lines"),
              (["x", "--count", "--count-by", "1"], "two answers"),
-             (["x", "--count", "-C", "2"], "-C shows lines"),
+             (["x", "--count", "-C", "2"], "--context shows lines"),
              (["x", "--offset", "3"], "--offset and --limit page")]
     for args, needle in cases:
         r = cli("grep", log, *args, "--json")

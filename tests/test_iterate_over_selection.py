@@ -62,7 +62,7 @@ def test_where_with_limit_finds_the_first_matches_across_the_whole_array(nd: str
     human = cli("iterate-over", nd, ".", "--fields", "id", "--where", "@.status == 500",
                 "--limit", "3")
     assert human.text == "_index\tid\n" + "".join(f"{i}\t{i}\n" for i in want[:3])
-    assert f"{len(want)} of {len(ITEMS)} items match --where; rows 0..2 shown" in human.err
+    assert f"{len(want)} of {len(ITEMS)} items match the filter; rows 0..2 shown" in human.err
 
 
 def test_a_where_that_matches_late_items_only(doc: str) -> None:
@@ -119,7 +119,7 @@ def test_count_is_exact_over_the_whole_array(nd: str, doc: str) -> None:
     assert (r.json["data"]["count"], r.json["data"]["items"]) == (want, len(ITEMS))
     human = cli("iterate-over", doc, "items", "--count", "--where", "@.status == 404")
     assert human.text == f"{want}\n"
-    assert f"{want} of {len(ITEMS)} items match --where (" in human.err
+    assert f"{want} of {len(ITEMS)} items match the filter (" in human.err
     assert cli("iterate-over", doc, "items", "--count").text == f"{len(ITEMS)}\n"
 
 

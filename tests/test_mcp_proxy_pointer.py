@@ -72,5 +72,5 @@ def test_a_search_says_its_total_beyond_any_cap(client: McpClient) -> None:
     answer = client.call("grep", {"file": name, "pattern": "GET /p/", "context": 0,
                                   "max_count": 5})
     text = "\n".join(b.text for b in answer.content if b.type == "text")
-    assert "1,500 matching lines in the whole entry; -m 5 stops at the first 5" in text
+    assert "1,500 matching lines in the whole entry; this search stops at the first 5" in text
     assert text.count("GET /p/") == 5

@@ -108,8 +108,8 @@ def test_grep_context_defaults_to_3_for_matches_and_to_none_for_counts() -> None
     ("head", {"file": "p", "lines": True}, "head: argument 'lines' must be an integer, not bool"),
     ("head", {"file": "p", "lines": 0}, "head: argument 'lines' must be >= 1, not 0"),
     ("head", {}, "head: missing required argument 'file'"),
-    ("head", {"file": "p", "n": 3}, "head: unknown argument 'n'; it takes file, lines, numbers, "
-                                    "fit"),
+    ("head", {"file": "p", "n": 3}, "head: unknown argument 'n'; it takes file, lines, fit, "
+                                    "numbers"),
     ("head", {"file": ""}, "head: argument 'file' must not be empty"),
     ("grep", {"file": "p", "pattern": "a" * 1025},
      "grep: argument 'pattern' is 1,025 characters, over its limit of 1,024"),

@@ -102,7 +102,7 @@ def test_where_keys_no_item_has(pods: str) -> None:
 
     rows, warned = run("@.status.phse == 'Failed'")
     assert rows == [] and warned == [
-        "--where key @.status.phse is in none of items 0..59; did you mean @.status.phase? "
+        "where key @.status.phse is in none of items 0..59; did you mean @.status.phase? "
         "(keys at status: phase, hostIP, podIP, qosClass, startTime, conditions, "
         "containerStatuses)"]
     # an existence test is about absence; a compared key that is absent with nothing close:
@@ -205,7 +205,7 @@ def test_csv_windows_and_where(tricky: str) -> None:
     assert where("@.score > 3", "--offset", "1") == [2]
     r = cli("iterate-over", tricky, ".", "--fields", "name", "--where", "@.score > 3")
     assert r.text == "_index\t_line\tname\n0\t2\tSmith, Jane\n2\t6\tnull\n"
-    assert "2 of 3 rows match --where; rows 0..1 shown" in r.err
+    assert "2 of 3 rows match the filter; rows 0..1 shown" in r.err
 
 
 def test_csv_misspelled_columns_warn(tricky: str) -> None:
@@ -216,7 +216,7 @@ def test_csv_misspelled_columns_warn(tricky: str) -> None:
     assert warnings_of(r.err) == [
         "field nmae is in none of rows 0..2; did you mean name? (columns: id, name, score, ok, "
         "when, note)",
-        "--where key @.scor is in none of rows 0..2; did you mean @.score? (columns: id, name, "
+        "where key @.scor is in none of rows 0..2; did you mean @.score? (columns: id, name, "
         "score, ok, when, note)"]
     r = cli("iterate-over", tricky, ".", "--fields", "name.first", "--offset", "2", "--json")
     assert r.json["meta"]["warnings"] == ["field name.first is not in row 2 (name is null)"]

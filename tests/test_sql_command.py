@@ -152,7 +152,7 @@ def test_the_row_limit_says_it_cut(pods: str) -> None:
 
 
 def test_the_time_limit_stops_a_query(pods: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import scratch.answers.sql_answers as s
+    import scratch.answers.commands.sql as s
     monkeypatch.setattr(s, "TIME_LIMIT", 0.3)
     r = cli("sql", pods, "SELECT count(*) FROM range(100000000) a, range(100000) b", "--json")
     assert r.code == 3 and r.json["error"]["code"] == "sql_timeout"
@@ -185,7 +185,7 @@ def test_a_ragged_csv_is_queried_as_scratch_reads_its_rows(scratch_home: Path) -
 
 
 def test_an_engine_error_is_a_clear_sql_error() -> None:
-    from scratch.answers.sql_answers import _engine_error
+    from scratch.answers.commands.sql import _engine_error
     from scratch.query.duck import duckdb_module
     err = _engine_error(duckdb_module().InvalidInputException("Error when sniffing file x\nmore"))
     assert err is not None and err.code == "sql_error"

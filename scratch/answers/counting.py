@@ -184,9 +184,9 @@ def count_by_answer(asked: Call, counted: Any, *, command: str, code: str,
     def notices(start: int, k: int) -> tuple[str, ...]:
         over = plural(counted.total, noun, grouped=True)
         if items is not None and counted.where is not None:
-            over += f" matching --where (of {items:,})"
+            over += f" matching the filter (of {items:,})"
         elif counted.where is not None:
-            over += " matching --where"
+            over += " matching the filter"
         ranks = f"values {start + 1}..{start + k} shown" if k else "none shown"
         return (f"{plural(distinct, 'distinct value', grouped=True)} of {subject} over {over};"
                 f" {ranks} ({seconds:.2f} s, {engine})",)

@@ -20,7 +20,7 @@ from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.target import Target, open_target
 from scratch.calls import call
-from scratch.errors import InvalidPattern, UsageError
+from scratch.errors import InvalidPattern, UsageError, argument
 
 
 def _with_buffer(target: Target, use: Any) -> Any:
@@ -63,20 +63,25 @@ def counting(ctx: Context, ref: str | None, pattern: str | None, *, all: bool, c
 
     from scratch.answers.counting import count_by_answer, count_result
     if all:
-        raise UsageError("--count and --count-by work on one entry, not with --all",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('count')} and {argument('count_by')} work on one entry, "
+                         f"not with {argument('all')}", code="invalid_argument",
+                         argument="all")
     if ref is None or pattern is None:
-        raise UsageError("missing PATTERN: grep REF PATTERN", code="invalid_argument")
+        missing = "ref" if ref is None else "pattern"
+        raise UsageError(f"grep needs {argument(missing)}", code="invalid_argument",
+                         argument=missing)
     if count and count_by is not None:
-        raise UsageError("--count and --count-by are two answers: give one",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('count')} and {argument('count_by')} are two answers: "
+                         "give one", code="invalid_argument", argument="count_by")
     if context:
-        raise UsageError("-C shows lines around matches; counts have none",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('context')} shows lines around matches; counts have none",
+                         code="invalid_argument", argument="context")
     if from_line < 1:
-        raise UsageError("--from-line must be >= 1", code="invalid_argument")
+        raise UsageError(f"{argument('from_line')} must be >= 1, not {from_line}",
+                         code="invalid_argument", argument="from_line")
     if max_count is not None and max_count < 0:
-        raise UsageError("-m must be >= 0", code="invalid_argument")
+        raise UsageError(f"{argument('max_count')} must be >= 0, not {max_count}",
+                         code="invalid_argument", argument="max_count")
     from scratch.query.grep import GrepOptions
     options = GrepOptions(pattern=pattern, ignore_case=ignore_case, fixed=fixed, invert=invert,
                           max_count=max_count)
@@ -91,14 +96,16 @@ def counting(ctx: Context, ref: str | None, pattern: str | None, *, all: bool, c
         started = time.monotonic()
         if count:
             if fit or offset or limit is not None:
-                raise UsageError("--count is one number: --fit, --offset and --limit page "
-                                 "--count-by values", code="invalid_argument")
+                raise UsageError(f"{argument('count')} is one number: {argument('fit')}, "
+                                 f"{argument('offset')} and {argument('limit')} page "
+                                 f"{argument('count_by')} values", code="invalid_argument",
+                                 argument="count")
             n = count_matches(target, options, from_line)
             seconds = time.monotonic() - started
             lines = target.index.line_count
             what = "lines that do not match" if invert else "lines match"
             notice = (f"{n:,} of {lines:,} {what}"
-                      + (f" (stopped at -m {max_count})" if max_count is not None
+                      + (f" (stopped at the first {max_count:,})" if max_count is not None
                          and n >= max_count else "") + f" ({seconds:.2f} s)")
             return count_result("grep", asked, {**base, "lines": lines,
                                                 "seconds": round(seconds, 3)},
@@ -106,7 +113,8 @@ def counting(ctx: Context, ref: str | None, pattern: str | None, *, all: bool, c
         from scratch.query.groups import group_counts
         index = target.index
         if from_line > 1 or max_count is not None:
-            raise UsageError("--count-by counts over the whole entry: -m and --from-line do "
+            raise UsageError(f"{argument('count_by')} counts over the whole entry: "
+                             f"{argument('max_count')} and {argument('from_line')} do "
                              "not apply", code="invalid_argument")
         try:
             counted = _with_buffer(target, lambda buf: group_counts(

@@ -21,7 +21,7 @@ from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target
 from scratch.answers.row_lists import RowList, cell_text
 from scratch.calls import Call, call
-from scratch.errors import UsageError
+from scratch.errors import UsageError, argument
 from scratch.words import plural
 
 RENDER_LIMIT_TOKENS = 200_000  # a value whose stored lines cost more is not rendered to count
@@ -85,8 +85,9 @@ def keys_answer(target: Target, path: str, asked: Call, *, offset: int, limit: i
     from scratch.query.paths import parse_path
     parsed = parse_path(path)
     if not parsed.singular:
-        raise UsageError("--keys describes one value: give a path that names one (no "
-                         "wildcards or filters)", code="invalid_path", path=path)
+        raise UsageError(f"{argument('keys')} describes one value: give a path that names one "
+                         "(no wildcards or filters)", code="invalid_path", path=path,
+                         argument="keys")
     segments = list(parsed.segments or ())
     rows = _indexed_rows(target, segments)
     value = {} if rows is not None else target.index.value_at(segments)

@@ -145,7 +145,7 @@ def line_alternatives(target: Target, line: int, *, unless_shrunk: bool = False
     """Ways into an entry whose line ``line`` alone is over the cap: that line in pieces
     (``slice L L --fit``), the item it holds (an NDJSON line, paged with --fit), and the schema
     at a depth that fits."""
-    from scratch.answers.shapes import schema_candidate
+    from scratch.answers.commands.schema import schema_candidate
 
     ref = target.ref
     out = [Alternative(call("slice", ref=ref, start=line, end=line, fit=True),

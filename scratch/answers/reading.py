@@ -77,7 +77,7 @@ class WholeEntry(Candidate):
     def plan(self) -> list[Any]:
         if self.binary:
             return [SHRINK]
-        from scratch.answers.shapes import schema_candidate
+        from scratch.answers.commands.schema import schema_candidate
         return [Alternative(candidate=lambda cap: schema_candidate(self.target), shrink=True),
                 SHRINK, FIT, *line_alternatives(self.target, 1, unless_shrunk=True)]
 

@@ -51,7 +51,7 @@ class EntrySizer:
 
     def schema_call(self) -> Call | None:
         """``schema REF`` at the deepest --depth whose answer fits; None if none does."""
-        from scratch.answers.shapes import schema_candidate
+        from scratch.answers.commands.schema import schema_candidate
         return self._sized(schema_candidate(self.target))
 
     def value_tokens(self, path: str) -> int | None:
@@ -94,7 +94,7 @@ class EntrySizer:
             return True
         if tokens > self.meter.cap:
             return False
-        from scratch.answers.values import get_in_of
+        from scratch.answers.commands.get_in import get_in_of
         c = get_in_of(self.target, path)
         try:
             return bool(self.meter.fits(c))

@@ -27,7 +27,7 @@ from typing import Any
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.result import Result
 from scratch.calls import Call
-from scratch.errors import OutOfRange, UsageError
+from scratch.errors import OutOfRange, UsageError, argument
 from scratch.words import plural
 
 
@@ -137,10 +137,12 @@ class ValueLines(Candidate):
         if offset < 0:  # from the end: --offset -20 is the last 20 lines
             offset = max(0, total + offset)
         if limit is not None and limit < 1:
-            raise UsageError("--limit must be >= 1", code="invalid_argument")
+            raise UsageError(f"{argument('limit')} must be >= 1, not {limit}",
+                             code="invalid_argument", argument="limit")
         if offset and offset >= total:
-            raise OutOfRange(f"--offset {offset} is past the end ({plural(total, 'line')})",
-                             total_lines=total, offset=offset)
+            raise OutOfRange(f"{argument('offset')} {offset} is past the end "
+                             f"({plural(total, 'line')})", total_lines=total, offset=offset,
+                             argument="offset")
         self.source = source
         self.offset = offset
         self.limit = limit

@@ -48,11 +48,6 @@ def main_callback(
 # for; --help, completion and unknown names register them all.
 COMMAND_MODULES = {
     **dict.fromkeys(("read", "export"), "lines_cmds"),
-    "grep": "grep_cmds",
-    "sql": "sql_cmds",
-    **dict.fromkeys(("schema", "get-in", "get_in"), "struct_cmds"),
-    **dict.fromkeys(("item-schema", "item_schema", "iterate-over", "iterate_over", "summarize"),
-                    "items_cmds"),
     **dict.fromkeys(("ingest", "run"), "ingest_cmds"),
     "log": "log_cmds",
     **dict.fromkeys(("init", "write", "history", "diff", "restore", "rm", "ls", "stats",

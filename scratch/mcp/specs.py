@@ -126,8 +126,6 @@ def _bool(description: str) -> dict[str, Any]:
 
 REF_TEXT = ("Entry: NAME, NAME@VERSION, or a unique prefix of the 8-hex hash that ends an "
             "automatic name (as the pointer shows it).")
-PATH_TEXT = ("Dot path (items.0.metadata.name), JSON Pointer (/items/0) or JSONPath "
-             "($.items[?@.status.phase=='Failed']); '.' is a CSV's rows.")
 FIT_TEXT = ("Return the largest part that fits the per-call cap and budget, plus 'next': the "
             "tool call that continues exactly after it.")
 NAME_TEXT = "Entry name, e.g. notes/plan.md (A-Z a-z 0-9 / _ . -)."
@@ -138,15 +136,6 @@ PATH_NAME = Param("path", "name", _str(NAME_TEXT, 1024, 1), required=True)
 NUMBERS = Param("numbers", "numbers", _bool("Prefix each line with its number, 'N:'."),
                 default=True)
 FIT = Param("fit", "fit", _bool(FIT_TEXT), default=False)
-KEY_PATH = Param("path", "path", _str(PATH_TEXT, 4096, 1), required=True)
-OFFSET = Param("offset", "offset", _int("Skip this many lines (or items) of the answer; "
-                                        "negative counts from the end (-20: the last 20).",
-                                        None), default=0)
-LIMIT = Param("limit", "limit", _int("At most this many lines (or items).", 1))
-COUNT_BY_TEXT = ("Value counts of these comma-separated fields (relative to each item, e.g. "
-                 "status.phase or status,method), biggest first: limit of them (10 when left "
-                 "out) from offset, plus 'other' and the number of distinct values. Exact over "
-                 "the whole array; numbers, strings, null and missing are kept apart.")
 
 
 def _utf8(value: str) -> bytes:
@@ -166,43 +155,6 @@ def _fields_to_core(value: str) -> list[str]:
 
 def _fields_from_core(value: Any) -> str:
     return value if isinstance(value, str) else ",".join(value)
-
-
-def _names(name: str, core: str, description: str, *, required: bool = False,
-           max_length: int = 4096) -> Param:
-    """A list of names in the core (fields, count-by fields, NAME=REF tables), one
-    comma-separated string here, as Aura's ``fields`` (no name has a comma in it)."""
-    return Param(name, core, _str(description, max_length, 1), required=required,
-                 to_core=_fields_to_core, from_core=_fields_from_core)
-
-
-def _grep_params(with_file: bool) -> tuple[Param, ...]:
-    pattern = Param("pattern", "pattern", _str(
-        "Regular expression (RE2 syntax: linear time) or, with fixed, plain text.", 1024, 1),
-        required=True)
-    rest = (
-        Param("context", "context", _int("Lines of context around each match (none with "
-                                         "count or count_by)."),
-              default=3, core_default=0, default_unless=("count", "count_by")),
-        Param("ignore_case", "ignore_case", _bool("Ignore case."), default=False),
-        Param("fixed", "fixed", _bool("The pattern is plain text, not a regex."), default=False),
-        Param("max_count", "max_count", _int("Stop after this many matching lines.", 1)),
-        Param("invert", "invert", _bool("Select the lines that do not match."), default=False),
-    )
-    if not with_file:
-        return (pattern, *rest)
-    return (FILE, pattern, *rest,
-            Param("from_line", "from_line", _int("Start searching at this line.", 1), default=1),
-            Param("count", "count", _bool("Just the number of matching lines, exact over the "
-                                          "whole entry (a few tokens)."), default=False),
-            Param("count_by", "count_by", _str(
-                "Counts of the values a capture group of the pattern took, biggest first: its "
-                "number ('1') or name (for (?P<status>...)).", 255, 1)),
-            Param("offset", "offset", _int("With count_by: skip this many values; negative "
-                                           "counts from the end.", None), default=0),
-            Param("limit", "limit", _int("With count_by: at most this many values (10 when "
-                                         "left out).", 1)),
-            FIT)
 
 
 def _restore_to_core(args: dict[str, Any]) -> dict[str, Any]:
@@ -259,8 +211,9 @@ def _declared_param(tool: Tool, p: DeclaredParam) -> Param:
         conv = {"to_core": _fields_to_core, "from_core": _fields_from_core}
     elif p.kind == "bytes":
         conv = {"to_core": _utf8}
-    return Param(tool.names.get(p.name, p.name), p.name,
-                 _schema(p, tool.helps.get(p.name, p.arg.help)), required=p.required,
+    required = p.required or p.name in tool.required
+    schema = _schema(p._replace(required=required), tool.helps.get(p.name, p.arg.help))
+    return Param(tool.names.get(p.name, p.name), p.name, schema, required=required,
                  default=default, core_default=core_default,
                  default_unless=tuple(tool.default_unless.get(p.name, ())), **conv)
 
@@ -287,84 +240,6 @@ def _declared_tools() -> list[ToolSpec]:
 
 _HAND: tuple[ToolSpec, ...] = (
     # -- exploring a stored entry (Aura's names) ------------------------------------------------
-    ToolSpec("grep", "grep", "Lines of a stored entry matching a pattern, with context lines; "
-             "each region gives its line numbers. Narrow with max_count on big entries. count "
-             "gives just the number of matching lines, count_by the counts of the values a "
-             "capture group took (pattern '\" (\\d{3}) ' with count_by '1': requests per "
-             "status in an access log).",
-             _grep_params(True)),
-    ToolSpec("grep_all", "grep", "Search every entry of this agent for a pattern.",
-             _grep_params(False), fixed={"all": True}),
-    ToolSpec("schema", "schema", "The shape of a stored entry: JSON/YAML/NDJSON paths with types, "
-             "lengths and line ranges; CSV columns; log format, levels and time range; markdown "
-             "headings. The cheapest first look at structured data.",
-             (FILE, Param("max_depth", "depth", _int("How deep to list paths.", 1), default=4))),
-    ToolSpec("item_schema", "item-schema", "The union of keys across the items of the array at "
-             "path, with types and presence k/n (before iterate_over or get_in).",
-             (FILE, KEY_PATH, OFFSET, LIMIT,
-              Param("max_depth", "depth", _int("List keys down to this depth (all when left "
-                                               "out).", 1)))),
-    ToolSpec("get_in", "get-in", "The value at a path of a stored JSON/YAML/NDJSON/CSV entry; a "
-             "long array or object is paged with offset/limit. Negative indexes count from the "
-             "end (items.-1). keys lists an object's keys with each value's type and size "
-             "instead of the values; fields keeps only those fields of each item; count gives "
-             "the number of nodes a JSONPath selects.",
-             (FILE, KEY_PATH, OFFSET, LIMIT, FIT,
-              Param("keys", "keys", _bool("The keys of the object at path, with the type and "
-                                          "size of each value (an array: its length and item "
-                                          "types), not the values."), default=False),
-              _names("fields", "fields", "Keep only these comma-separated fields of each item "
-                     "of the array (or JSONPath result) at path, e.g. metadata.name,"
-                     "status.reason."),
-              Param("count", "count", _bool("Just the number of nodes path selects (a "
-                                            "JSONPath such as $.items[?@.spec.nodeName]), "
-                                            "exact."), default=False))),
-    ToolSpec("iterate_over", "iterate-over", "One row per item of the array at path with the "
-             "chosen fields (missing fields null; long strings cut, with the call that shows "
-             "them); on CSV/TSV and parsed logs path '.' is the rows. where filters every item "
-             "with an RFC 9535 expression and offset/limit page the matches; sort orders them. "
-             "count gives just the number of (matching) items, count_by value counts: exact "
-             "over the whole array, a few tokens.",
-             (FILE, KEY_PATH,
-              _names("fields", "fields", "Comma-separated paths relative to each item, e.g. "
-                     "metadata.name,status.phase (needed unless count or count_by is given)."),
-              Param("offset", "offset", _int("Skip this many rows (count_by: values); negative "
-                                             "counts from the end (-20: the last 20).", None),
-                    default=0),
-              Param("limit", "limit", _int("At most this many rows (count_by: values, 10 when "
-                                           "left out).", 1)),
-              Param("where", "where", _str("Keep items matching this RFC 9535 filter, e.g. "
-                                           "@.status.phase == 'Failed' or @.status >= 500.")),
-              Param("sort", "sort", _str("Order the rows by this field (stable; numbers as "
-                                         "numbers; null, then missing, last).", 1024, 1)),
-              Param("desc", "desc", _bool("With sort: largest first."), default=False),
-              Param("count", "count", _bool("Just the number of items (that match where), "
-                                            "exact."), default=False),
-              _names("count_by", "count_by", COUNT_BY_TEXT),
-              FIT)),
-    ToolSpec("sql", "sql", "One read-only SQL query (DuckDB) over a stored entry as the table "
-             "entry: a JSON array's items, NDJSON lines, CSV/TSV rows, a parsed log's records, "
-             "or a text's lines as (line, text). For GROUP BY, joins and aggregates beyond "
-             "count_by. describe gives the columns and types first. Only one SELECT runs: no "
-             "file, network, extension or setting is reachable from a query.",
-             (FILE,
-              Param("query", "query", _str("One SELECT over entry (and the tables named in "
-                                           "tables), e.g. SELECT status, count(*) AS n FROM "
-                                           "entry GROUP BY status ORDER BY n DESC. Needed "
-                                           "unless describe.", 1 << 16, 1)),
-              _names("tables", "table", "More entries as tables: comma-separated NAME=REF, "
-                     "e.g. users=users.csv,orders=orders.json (query them by NAME)."),
-              Param("path", "path", _str("JSON/YAML: the array whose items are the rows "
-                                         "(default: the root array, else the largest array of "
-                                         "objects).", 4096, 1)),
-              Param("describe", "describe", _bool("List each table's columns and types "
-                                                  "instead of running a query."),
-                    default=False),
-              Param("offset", "offset", _int("Skip this many rows of the answer; negative "
-                                             "counts from the end.", None), default=0),
-              Param("limit", "limit", _int("At most this many rows of the answer (a query "
-                                           "keeps at most 10,000).", 1)),
-              FIT)),
     ToolSpec("read", "read", "The whole content of a stored entry if it fits the per-call cap "
              "and budget, or with since_version only what changed since that version.",
              (FILE, Param("since_version", "since_version", _int("Show only what changed since "
@@ -373,8 +248,6 @@ _HAND: tuple[ToolSpec, ...] = (
               Param("raw", "raw", _bool("Return binary content as text anyway."),
                     default=False),
               FIT)),
-    ToolSpec("summarize", "summarize", "A deterministic local summary of a stored entry: "
-             "outline, value counts, ranges, log levels, error lines.", (FILE,)),
     # -- versioned files and logs (scratchpad-mcp's names) -------------------------------------
     ToolSpec("write_file", "write", "Store a new version of a file; identical content makes no "
              "new version.",
@@ -404,8 +277,6 @@ _HAND: tuple[ToolSpec, ...] = (
                     default=""),)),
     ToolSpec("delete_file", "rm", "Delete an entry (a commit: restore brings it back).",
              (PATH_NAME,), read_only=False, destructive=True, idempotent=True),
-    ToolSpec("summarize_file", "summarize", "A deterministic local summary of a file.",
-             (PATH_REF,), primary=False),
     ToolSpec("get_usage_stats", "stats", "Entries, bytes, operations, and the tokens this "
              "scratchpad kept out of (intercepted) and put into (extracted) the context.", ()),
     ToolSpec("history", "history", "The versions of an entry: number, time, bytes, lines.",

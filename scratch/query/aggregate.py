@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scratch.errors import OutOfRange, UsageError
+from scratch.errors import OutOfRange, UsageError, argument
 from scratch.query.paths import ParsedPath, iter_matches, parse_path
 from scratch.valuecounts import MISSING, CountBy, key_order, rank, tally, value_key
 
@@ -131,7 +131,7 @@ def count_by(items: Iterable[Any], fields: Sequence[str | ParsedPath], *, where:
     """Value counts of ``fields`` (paths relative to an item) over the items that pass
     ``where``; items whose index is in ``skip`` (not JSON) are left out."""
     if not fields:
-        raise UsageError("--count-by needs at least one field")
+        raise UsageError(f"{argument('count_by')} needs at least one field", argument="count_by")
     getters = [field_getter(f) for f in fields]
     shown = list(names) if names is not None else [
         f if isinstance(f, str) else f.text for f in fields]
@@ -199,7 +199,8 @@ def resolve_window(offset: int, limit: int | None, total: int) -> tuple[int, int
     the end (``-20``: the last 20; further back than the start means the start); an offset
     past the end gives an empty window at the end. ``limit`` None: to the end."""
     if limit is not None and limit < 0:
-        raise UsageError("--limit must not be negative", limit=limit)
+        raise UsageError(f"{argument('limit')} must not be negative", limit=limit,
+                         argument="limit")
     start = max(0, total + offset) if offset < 0 else min(offset, total)
     stop = total if limit is None else min(total, start + limit)
     return start, stop

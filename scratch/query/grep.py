@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from scratch.errors import InvalidPattern
 
-_HINT_LITERAL = "to search for the text literally, use -F (fixed string)"
+_HINT_LITERAL = "to search for the text literally, search for it as fixed text (not a regex)"
 
 # Constructs Python's re accepts but RE2 refuses because they need backtracking. Order matters:
 # longer openers first.

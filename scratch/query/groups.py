@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.errors import InvalidPattern, UsageError
+from scratch.errors import InvalidPattern, UsageError, argument
 from scratch.query.grep import GrepOptions, compile_pattern, iter_selected_lines
 from scratch.valuecounts import MISSING, CountBy, rank, tally
 
@@ -61,8 +61,8 @@ def group_counts(buf: Any, options: GrepOptions, group: str | int, *,
                  line_starts: Any = None, name: str | None = None) -> CountBy:
     """Value counts of ``group`` over the selected lines of ``buf`` (every bucket)."""
     if options.invert:
-        raise UsageError("-v selects lines that do not match: they have no groups to count",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('invert')} selects lines that do not match: they have no "
+                         "groups to count", code="invalid_argument", argument="invert")
     matcher = compile_pattern(options)  # validates the pattern with RE2's own errors
     compiled = _capturing(options)
     k = group_index(compiled, group)

@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from scratch.errors import InvalidPattern, KeyPathNotFound, UsageError
+from scratch.errors import InvalidPattern, KeyPathNotFound, UsageError, argument
 from scratch.jsonvalues import json_type
 from scratch.pathnames import WILDCARD, Segment, Wildcard, format_path
 from scratch.query.paths import ParsedPath, compile_jsonpath, iter_matches, parse_path
@@ -189,9 +189,9 @@ class Where:
         try:
             return bool(self._query.find([item]))
         except RecursionError:  # a descendant query (@..x) into a very deep item
-            raise InvalidPattern(f"--where {self.text!r} went deeper into an item than it can "
-                                 "follow", code="invalid_path", path=self.text,
-                                 position=0) from None
+            raise InvalidPattern(f"{argument('where')} {self.text!r} went deeper into an item "
+                                 "than it can follow", code="invalid_path", path=self.text,
+                                 position=0, argument="where") from None
 
 
 def _direct_test(query: Any) -> Any:
@@ -228,8 +228,8 @@ def compile_where(text: str) -> Where:
     elif body.startswith("?"):
         body, lead = body[1:], lead + 1
     if not body.strip():
-        raise InvalidPattern("empty --where expression", code="invalid_path", path=text,
-                             position=0)
+        raise InvalidPattern(f"empty {argument('where')} expression", code="invalid_path",
+                             path=text, position=0, argument="where")
     query = compile_jsonpath(f"$[?{body}]", offset=3 - lead, shown=text)
     return Where(text, query, _direct_test(query))
 
@@ -247,8 +247,8 @@ def split_fields(text: str) -> list[str]:
     """
     fields = [f.strip() for f in text.split(",") if f.strip()]
     if not fields:
-        raise UsageError("--fields needs at least one field, e.g. --fields metadata.name",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('fields')} needs at least one field, e.g. metadata.name",
+                         code="invalid_argument", argument="fields")
     check_field_count(len(fields))
     return fields
 
@@ -256,8 +256,9 @@ def split_fields(text: str) -> list[str]:
 def check_field_count(n: int) -> None:
     """Refuse more than :data:`MAX_FIELDS` fields at once (``too_many_fields``)."""
     if n > MAX_FIELDS:
-        raise UsageError(f"{n:,} fields asked for; --fields takes at most {MAX_FIELDS}",
-                         code="too_many_fields", fields=n, limit=MAX_FIELDS)
+        raise UsageError(f"{n:,} fields asked for; {argument('fields')} takes at most "
+                         f"{MAX_FIELDS}", code="too_many_fields", fields=n, limit=MAX_FIELDS,
+                         argument="fields")
 
 
 
@@ -503,7 +504,7 @@ def absent_warning(a: Absent, first: int, last: int, *, noun: str = "item",
         return format_path(segments)
 
     span = f"{noun} {first}" if first == last else f"{noun}s {first}..{last}"
-    name = f"--where key {a.field}" if where else f"field {a.field}"
+    name = f"where key {a.field}" if where else f"field {a.field}"
     text = f"{name} is not in {span}" if first == last else f"{name} is in none of {span}"
     if a.rest is not None and a.near:
         text += f"; did you mean {_either([path([*a.at, k, *a.rest]) for k in a.near])}?"

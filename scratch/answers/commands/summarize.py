@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-from typing import Any
+from typing import Annotated, Any
 
+from scratch.answers.commands._args import REF
+from scratch.answers.commands.schema import schema_text
 from scratch.answers.kernel.candidate import Alternative, Candidate, Fixed
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
-from scratch.answers.shapes import schema_text
 from scratch.calls import call
+from scratch.declare import Command, Tool
 from scratch.errors import LimitExceeded, ScratchError
 from scratch.locking import atomic_write
 from scratch.words import plural
@@ -225,7 +227,7 @@ def command_summary(ctx: Context, target: Target, command: str) -> str:
     return "\n\n".join(answers) + "\n"
 
 
-def summarize(ctx: Context, ref: str) -> Candidate:
+def summarize(ctx: Context, ref: Annotated[str, REF]) -> Candidate:
     target = open_target(ctx, ref)
     try:
         return _summary(ctx, target, ref)
@@ -260,8 +262,8 @@ def _summary(ctx: Context, target: Target, ref: str) -> Candidate:
     data = {"name": target.name, "version": target.version, "mode": mode, "summary": text,
             "cached": cached, "command": command or None}
     result = Result("summarize", data=data, text=text, meta={"cached": cached})
+    from scratch.answers.commands.schema import schema_candidate
     from scratch.answers.line_ranges import LineRange
-    from scratch.answers.shapes import schema_candidate
     total = target.index.line_count
     smaller = [Alternative(candidate=lambda cap: schema_candidate(target), shrink=True)]
     if total:  # the most first lines that fit
@@ -272,4 +274,16 @@ def _summary(ctx: Context, target: Target, ref: str) -> Candidate:
                  alternatives=smaller, on_close=target.index.close)
 
 
-__all__ = ["summarize"]
+COMMAND = Command(
+    "summarize", "A deterministic local summary of REF, cached per version.\n\n"
+    "Format, size, outline, value counts of low-cardinality fields, numeric and time "
+    "ranges, log levels and sample error lines; or, with summarize.command configured, "
+    "that command's answer over the content in pieces.\n\n"
+    "Example: scratch summarize 1a2b",
+    summarize,
+    tools=(Tool("summarize", "A deterministic local summary of a stored entry: outline, value "
+                "counts, ranges, log levels, error lines.", names={"ref": "file"}),
+           Tool("summarize_file", "A deterministic local summary of a file.",
+                names={"ref": "path"}, primary=False, toolset="files")))
+
+__all__ = ["COMMAND", "summarize"]

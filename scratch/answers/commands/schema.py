@@ -4,21 +4,23 @@ Invariants:
 - The answer is read from the index only (the skeleton's info), never from the content.
 - A parsed log's schema lists its records' fields (types, presence, distinct values of the
   facets) as the index analysed them.
-- ``--depth`` cuts the outline to that many path levels; a refused schema offers the deepest
+- ``depth`` cuts the outline to that many path levels; a refused schema offers the deepest
   depth that fits (a schema's shrink units are depth levels).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
+from scratch.answers.commands._args import REF
 from scratch.answers.kernel.candidate import SHRINK, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
 from scratch.calls import Call, call
-from scratch.errors import UsageError
+from scratch.declare import Arg, Command, Tool
+from scratch.errors import UsageError, argument
 from scratch.words import plural
 
 
@@ -169,7 +171,7 @@ def _cut_schema(node: dict[str, Any], depth: int, level: int = 0) -> dict[str, A
 
 
 def schema_answer(target: Target, depth: int) -> tuple[str, dict[str, Any]]:
-    """The text and the data of ``schema REF --depth depth``."""
+    """The text and the data of a schema of ``depth`` levels."""
     info = target.index.info
     text = schema_text(info, depth)
     if not isinstance(info.get("schema"), dict):
@@ -182,11 +184,11 @@ def schema_answer(target: Target, depth: int) -> tuple[str, dict[str, Any]]:
     return text, data
 
 
-DEFAULT_DEPTH = 4  # schema's --depth when none is given
+DEFAULT_DEPTH = 4  # schema's depth when none is given
 
 
 class SchemaAnswer(Candidate):
-    """``schema REF --depth depth`` of an open target; shrinks to smaller depths."""
+    """The schema of an open target to ``depth`` levels; shrinks to smaller depths."""
 
     command = "schema"
     code = "schema_too_large"
@@ -195,7 +197,7 @@ class SchemaAnswer(Candidate):
                  owner: bool = True) -> None:
         self.target = target
         self.depth = depth
-        self.shrink_units = depth  # schema --depth k for k < depth
+        self.shrink_units = depth  # the schema of depth k for k < depth
         self._owner = owner
         super().__init__(asked or _schema_call(target, depth))
 
@@ -227,10 +229,26 @@ def schema_candidate(target: Target, depth: int = DEFAULT_DEPTH) -> SchemaAnswer
     return SchemaAnswer(target, depth, owner=False)
 
 
-def schema(ctx: Context, ref: str, depth: int = DEFAULT_DEPTH) -> Candidate:
+DEPTH = Arg("How deep to list paths.", flags=("--depth",), metavar="N", minimum=1)
+
+
+def schema(ctx: Context, ref: Annotated[str, REF],
+           depth: Annotated[int, DEPTH] = DEFAULT_DEPTH) -> Candidate:
     if depth < 1:
-        raise UsageError("--depth must be >= 1", code="invalid_argument")
+        raise UsageError(f"{argument('depth')} must be >= 1, not {depth}",
+                         code="invalid_argument", argument="depth")
     target = open_target(ctx, ref)
     return SchemaAnswer(target, depth, asked=call("schema", ref=ref,
                                                   depth=None if depth == DEFAULT_DEPTH
                                                   else depth))
+
+
+COMMAND = Command(
+    "schema", "The shape of REF: JSON/YAML/NDJSON paths with types, lengths and line ranges; "
+    "CSV columns; log format, levels and time range; markdown headings.\n\n"
+    "Example: scratch schema 1a2b --depth 3",
+    schema,
+    tools=(Tool("schema", "The shape of a stored entry: JSON/YAML/NDJSON paths with types, "
+                "lengths and line ranges; CSV columns; log format, levels and time range; "
+                "markdown headings. The cheapest first look at structured data.",
+                names={"ref": "file", "depth": "max_depth"}),))

@@ -26,8 +26,10 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+from scratch.answers.commands._args import FIT as FIT_ARG
+from scratch.answers.commands._args import PATH, REF
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result, Table
@@ -35,7 +37,8 @@ from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.row_lists import cell_text
 from scratch.answers.sources.items import Items, good, items_of
 from scratch.calls import Call, call
-from scratch.errors import UsageError
+from scratch.declare import Arg, Command, Tool
+from scratch.errors import UsageError, argument
 from scratch.words import plural
 
 if TYPE_CHECKING:
@@ -184,7 +187,7 @@ class RowsAnswer(Candidate):
             shown = (f"rows {self.start}..{self.start + k - 1} shown" if k
                      else "no rows shown" if self.count else "none to show")
             what = (f"{self.count:,} of {plural(self.selection.seen, noun, grouped=True)} "
-                    "match --where" if self.where else plural(self.count, noun, grouped=True))
+                    "match the filter" if self.where else plural(self.count, noun, grouped=True))
             order = f", by {self.sort}{' descending' if self.desc else ''}" if self.sort else ""
             notices = (f"{what}{order}; {shown}",)
         warnings = (*self.source.warnings, *self._absent(items))
@@ -276,27 +279,56 @@ def _plain(c: Call) -> str:
     return f"{c.command} {c.args.get('ref', '')} {c.args.get('path', '')}"
 
 
-def iterate_over(ctx: Context, ref: str, path: str, fields: Any = None, offset: int = 0,
-                 limit: int | None = None, where: str | None = None, sort: str | None = None,
-                 desc: bool = False, count: bool = False, count_by: Any = None,
-                 fit: bool = False, preview_chars: int = 200) -> Candidate:
+PREVIEW_CHARS = 200  # a string cell longer than this is cut, with the get-in that shows it
+
+FIELDS = Arg("Comma-separated paths relative to each item, e.g. metadata.name,status.phase "
+             "(needed unless count or count_by is given).", flags=("--fields",),
+             metavar="A,B.C")
+WHERE = Arg("Keep items matching this RFC 9535 filter (@ is the item), e.g. "
+            "@.status.phase == 'Failed' or @.status >= 500.", flags=("--where",),
+            metavar="EXPR")
+SORT = Arg("Order the rows by this field (stable; numbers as numbers; null, then missing, "
+           "last).", flags=("--sort",), metavar="FIELD", max_length=1024)
+DESC = Arg("With sort: largest first (nulls still last).", flags=("--desc",))
+COUNT = Arg("Just the number of items (that match where), exact.", flags=("--count",))
+COUNT_BY = Arg("Value counts of these comma-separated fields (relative to each item, e.g. "
+               "status.phase or status,method), biggest first: limit of them (10 when left "
+               "out) from offset, plus 'other' and the number of distinct values. Exact over "
+               "the whole array; numbers, strings, null and missing are kept apart.",
+               flags=("--count-by",), metavar="FIELD[,FIELD]")
+OFFSET = Arg("Skip this many rows (count_by: values); negative counts from the end (-20: the "
+             "last 20).", flags=("--offset",), metavar="N")
+LIMIT = Arg("At most this many rows (count_by: values, 10 when left out).", flags=("--limit",),
+            metavar="N", minimum=1)
+
+
+def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
+                 fields: Annotated[list[str] | None, FIELDS] = None,
+                 where: Annotated[str | None, WHERE] = None,
+                 sort: Annotated[str | None, SORT] = None, desc: Annotated[bool, DESC] = False,
+                 count: Annotated[bool, COUNT] = False,
+                 count_by: Annotated[list[str] | None, COUNT_BY] = None,
+                 offset: Annotated[int, OFFSET] = 0, limit: Annotated[int | None, LIMIT] = None,
+                 fit: Annotated[bool, FIT_ARG] = False) -> Candidate:
     from scratch.answers.counting import split_names
     names = split_fields(fields)
     by = split_names(count_by)
     if count and by:
-        raise UsageError("--count and --count-by are two answers: give one",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('count')} and {argument('count_by')} are two answers: "
+                         "give one", code="invalid_argument", argument="count_by")
     if not names and not count and not by:
-        raise UsageError("--fields needs at least one field, e.g. --fields metadata.name "
-                         "(or count with --count / --count-by FIELD)", code="invalid_argument")
+        raise UsageError(f"{argument('fields')} needs at least one field, e.g. metadata.name "
+                         f"(or count with {argument('count')} or {argument('count_by')})",
+                         code="invalid_argument", argument="fields")
     if limit is not None and limit < 1:
-        raise UsageError("--limit must be >= 1", code="invalid_argument")
+        raise UsageError(f"{argument('limit')} must be >= 1, not {limit}",
+                         code="invalid_argument", argument="limit")
     if desc and not sort:
-        raise UsageError("--desc orders by --sort FIELD: give the field",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('desc')} orders by {argument('sort')}: give the field",
+                         code="invalid_argument", argument="desc")
     if (count or by) and sort:
-        raise UsageError("--sort orders rows; counts have their own order (biggest first)",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('sort')} orders rows; counts have their own order "
+                         "(biggest first)", code="invalid_argument", argument="sort")
     asked = call("iterate-over", ref=ref, path=path, fields=names or None, where=where,
                  sort=sort, desc=desc or None, count=count or None, count_by=by or None,
                  offset=offset or None, limit=limit, fit=fit or None)
@@ -310,7 +342,7 @@ def iterate_over(ctx: Context, ref: str, path: str, fields: Any = None, offset: 
                              limit=limit, fit=fit)
         return RowsAnswer(target, source, path, names, offset=offset, limit=limit,
                           where=where, sort=sort, desc=desc, fit=fit,
-                          preview_chars=preview_chars, asked=asked)
+                          preview_chars=PREVIEW_CHARS, asked=asked)
     except BaseException:
         target.index.close()
         raise
@@ -330,7 +362,7 @@ def _count(target: Target, source: Items, path: str, where: str | None, asked: C
     flt = compile_where(where) if where else None
     n, seen, seconds = count_items(source, flt)
     noun = source.noun
-    what = (f"{n:,} of {plural(seen, noun, grouped=True)} match --where" if where
+    what = (f"{n:,} of {plural(seen, noun, grouped=True)} match the filter" if where
             else plural(n, noun, grouped=True))
     data = {**_base(target, path, where), "items": seen, "seconds": round(seconds, 3)}
     result = count_result("iterate-over", asked, data, n, f"{what} ({seconds:.2f} s)",
@@ -389,3 +421,33 @@ def _spread(text: str, noun: str, n: int) -> str:
 
 def plural_noun(n: int, noun: str) -> str:
     return noun if n == 1 else f"{n} {noun}s"
+
+
+COMMAND = Command(
+    "iterate-over", "One row per item of the array at PATH with the chosen --fields (missing "
+    "fields null, long strings cut with the get-in command that shows them); --count and "
+    "--count-by count them instead.\n\n"
+    "--where takes an RFC 9535 filter such as \"@.status.phase == 'Failed'\" and scans "
+    "every item: --offset/--limit page the matching rows (a negative --offset counts "
+    "from the end), and the answer says how many of all the items match. --sort orders "
+    "the rows by a field (numbers as numbers, nulls last).\n\n"
+    "--count gives just the number of items (matching --where); --count-by FIELD[,FIELD] "
+    "gives value counts, biggest first: --limit of them (10 unless given), the rest as "
+    "'other', and the number of distinct values.\n\n"
+    "On a CSV/TSV entry PATH . is its rows, keyed by column and typed as schema types the "
+    "columns; on a parsed log, its records (one per line, fields named by the format); "
+    "each with the _line it starts on.\n\n"
+    "Example: scratch iterate-over 1a2b items --fields metadata.name,status.phase --limit "
+    "20\n\n"
+    "Example: scratch iterate-over access . --where '@.status == 404' --count-by path",
+    iterate_over,
+    tools=(Tool("iterate_over", "One row per item of the array at path with the chosen fields "
+                "(missing fields null; long strings cut, with the call that shows them); on "
+                "CSV/TSV and parsed logs path '.' is the rows. where filters every item with an "
+                "RFC 9535 expression and offset/limit page the matches; sort orders them. "
+                "count gives just the number of (matching) items, count_by value counts: "
+                "exact over the whole array, a few tokens.",
+                names={"ref": "file"},
+                args=("ref", "path", "fields", "offset", "limit", "where", "sort", "desc",
+                      "count", "count_by", "fit")),),
+    aliases=("iterate_over",))

@@ -6,20 +6,21 @@ Invariants:
   wildcards evaluates over the parsed document. A big container of a canonical JSON entry is
   paged from its stored lines (see :mod:`scratch.answers.value_lines`).
 - Rendered values are 2-space JSON (key order kept); strings print as their text. Paging by
-  line (--offset/--limit) and --fit work on those rendered lines, and ``next`` continues exactly
+  line (offset/limit) and fit work on those rendered lines, and ``next`` continues exactly
   where the answer stopped.
 - An NDJSON line that is not JSON: a path into its item is a ``format_error`` naming the line
   (with the ``slice`` that shows it); an answer over the whole array has null in its place and
   warns with the line numbers.
 - A refused get-in suggests the children whose answers fit (up to three keys of an object, or
-  the first item of an array, else the array's item-schema), ``--limit K`` with the most lines
-  that fit and --fit.
+  the first item of an array, else the array's item-schema), a limit of the most lines that
+  fit, and fit.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from scratch.answers.commands._args import FIT, LIMIT, OFFSET, PATH, REF
 from scratch.answers.kernel.candidate import Alternative, Candidate, Some
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.target import Target, open_target
@@ -31,7 +32,8 @@ from scratch.answers.value_lines import (
     stored_container,
 )
 from scratch.calls import Call, call
-from scratch.errors import FormatError, KeyPathNotFound
+from scratch.declare import Arg, Command, Tool
+from scratch.errors import FormatError, KeyPathNotFound, argument
 
 CHILDREN_TRIED = 12  # keys of an object whose get-in is sized before giving up
 SIZE_FIRST = 4  # a child whose stored lines cost more than this many caps is not read at all
@@ -55,26 +57,41 @@ def _get_in_data(target: Target, path: str, vtype: str, value: Any, matches: Any
     return data
 
 
-def get_in(ctx: Context, ref: str, path: str, offset: int = 0, limit: int | None = None,
-           fit: bool = False, keys: bool = False, fields: Any = None,
-           count: bool = False) -> Candidate:
-    from scratch.answers.rows import split_fields
+KEYS = Arg("The keys of the object at path, with the type and size of each value (an array: "
+           "its length and item types), not the values.", flags=("--keys",))
+FIELDS = Arg("Keep only these comma-separated fields of each item of the array (or JSONPath "
+             "result) at path, e.g. metadata.name,status.reason.", flags=("--fields",),
+             metavar="A,B.C")
+COUNT = Arg("Just the number of nodes path selects (a JSONPath such as "
+            "$.items[?@.spec.nodeName]), exact.", flags=("--count",))
+
+
+def get_in(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
+           keys: Annotated[bool, KEYS] = False, fields: Annotated[list[str] | None, FIELDS] = None,
+           count: Annotated[bool, COUNT] = False, offset: Annotated[int, OFFSET] = 0,
+           limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT] = False
+           ) -> Candidate:
+    from scratch.answers.commands.iterate_over import split_fields
     from scratch.errors import UsageError
     names = split_fields(fields)
     if sum((keys, bool(names), count)) > 1:
-        raise UsageError("--keys, --fields and --count are three answers: give one",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('keys')}, {argument('fields')} and {argument('count')} "
+                         "are three answers: give one", code="invalid_argument",
+                         argument="keys")
     asked = call("get-in", ref=ref, path=path, keys=keys or None, fields=names or None,
                  count=count or None, offset=offset or None, limit=limit, fit=fit or None)
     target = open_target(ctx, ref)
     if keys or names or count:
         try:
             if target.format in ("csv", "tsv") or target.format == "log":
-                raise UsageError(f"--keys, --fields and --count read JSON, YAML and NDJSON; "
-                                 f"a {target.format} entry's rows are items: see schema, or "
-                                 "iterate-over REF . --fields ... / --count",
-                                 code="invalid_argument",
-                                 suggestions=[call("schema", ref=target.ref)])
+                asked_for = "keys" if keys else "fields" if names else "count"
+                raise UsageError(f"{argument(asked_for)} reads JSON, YAML and NDJSON; a "
+                                 f"{target.format} entry's rows are items: see schema, or "
+                                 "iterate-over with path '.'", code="invalid_argument",
+                                 argument=asked_for,
+                                 suggestions=[call("schema", ref=target.ref),
+                                              call("iterate-over", ref=target.ref, path=".",
+                                                   count=True)])
             if keys:
                 from scratch.answers.keys import keys_answer
                 return keys_answer(target, path, asked, offset=offset, limit=limit, fit=fit)
@@ -319,7 +336,7 @@ def _item_schemas(target: Target, path: str) -> list[Alternative]:
     fits."""
     from functools import partial
 
-    from scratch.answers.item_shapes import item_schema_candidate
+    from scratch.answers.commands.item_schema import item_schema_candidate
 
     def at_depth(depth: int | None, cap: int) -> Candidate:
         return item_schema_candidate(target, path, depth=depth)
@@ -350,3 +367,27 @@ def _suggest(exc: KeyPathNotFound, target: Target) -> None:
         out.append(call("get-in", ref=target.ref, path=base + sep + "0"))
     out.append(call("schema", ref=target.ref))
     d["suggestions"] = out
+
+
+COMMAND = Command(
+    "get-in", "The value at PATH in REF (only that part is read). Strings page by line with "
+    "--offset/--limit. A missing path says what exists instead.\n\n"
+    "Negative indexes count from the end: -1, items.-1.metadata, $.items[-1]; so does a "
+    "negative --offset (-20: the last 20 lines).\n\n"
+    "--keys lists an object's keys with the type and size of each value (an array: its "
+    "length and item types); --fields a,b.c keeps only those fields of each item of an "
+    "array; --count gives the number of nodes a JSONPath query selects.\n\n"
+    "Example: scratch get-in 1a2b items.0.metadata\n\n"
+    "Example: scratch get-in 1a2b '$.items[?@.status.phase==\"Failed\"]' --fields "
+    "metadata.name,status.reason",
+    get_in,
+    tools=(Tool("get_in", "The value at a path of a stored JSON/YAML/NDJSON/CSV entry; a long "
+                "array or object is paged with offset/limit. Negative indexes count from the "
+                "end (items.-1). keys lists an object's keys with each value's type and size "
+                "instead of the values; fields keeps only those fields of each item; count "
+                "gives the number of nodes a JSONPath selects.",
+                names={"ref": "file"},
+                args=("ref", "path", "offset", "limit", "fit", "keys", "fields", "count")),),
+    aliases=("get_in",),
+    cli_input="negative_paths:path_or_option",
+    cli_settings={"ignore_unknown_options": True})

@@ -19,21 +19,23 @@ Invariants:
   ``sql_access_denied``), at most :data:`MAX_ROWS` rows kept (``truncated`` says there were
   more) and :data:`TIME_LIMIT` seconds (``sql_timeout``).
 - The answer is a list of rows (:class:`~scratch.answers.row_lists.RowList`): priced and
-  capped like any answer, ``--fit`` pages rows and ``next`` continues at the first row not
+  capped like any answer, ``fit`` pages rows and ``next`` continues at the first row not
   shown (the query runs again: its rows come back in the same order for the same version).
 - ``describe``: the columns and DuckDB types of every table, without running a query.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from scratch.answers.commands._args import FIT, REF
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.row_lists import RowList, cell_text
 from scratch.calls import Call, call
-from scratch.errors import ScratchError, UsageError
+from scratch.declare import Arg, Command, Tool
+from scratch.errors import ScratchError, UsageError, argument
 from scratch.words import plural
 
 MAX_ROWS = 10_000
@@ -50,8 +52,9 @@ def _json_location(target: Target, path: str | None) -> tuple[list[Any], str]:
             from scratch.answers.pointer import array_nodes
             arrays = array_nodes(schema)
             if not arrays:
-                raise UsageError("this entry holds no array of items to query; give --path "
-                                 "PATH to an array", code="invalid_path",
+                raise UsageError("this entry holds no array of items to query; give "
+                                 f"{argument('path')}: the path to an array",
+                                 code="invalid_path", argument="path",
                                  suggestions=[call("schema", ref=target.ref)])
             path = str(arrays[0].get("path") or ".")
         else:
@@ -121,7 +124,8 @@ def _tables(ctx: Context, main: Target, path: str | None, tables: Any
         name, sep, ref = spec.partition("=")
         name, ref = name.strip(), ref.strip()
         if not sep or not name or not ref:
-            raise UsageError(f"--table takes NAME=REF, not {spec!r}", code="invalid_argument")
+            raise UsageError(f"{argument('table')} takes NAME=REF, not {spec!r}",
+                             code="invalid_argument", argument="table")
         if name in sources:
             raise UsageError(f"table {name!r} is given twice (entry is REF itself)",
                              code="invalid_argument", table=name)
@@ -139,18 +143,38 @@ def split_tables(tables: Any) -> list[str]:
     return parts
 
 
-def sql(ctx: Context, ref: str, query: str | None = None, table: Any = None,
-        path: str | None = None, describe: bool = False, offset: int = 0,
-        limit: int | None = None, fit: bool = False) -> Candidate:
+QUERY = Arg("One SELECT over entry (and the tables named in table), e.g. SELECT status, "
+            "count(*) AS n FROM entry GROUP BY status ORDER BY n DESC. Needed unless describe.",
+            metavar="QUERY", max_length=1 << 16)
+TABLE = Arg("More entries as tables: comma-separated NAME=REF, e.g. "
+            "users=users.csv,orders=orders.json (query them by NAME).", flags=("--table",),
+            metavar="NAME=REF")
+SQL_PATH = Arg("JSON/YAML: the array whose items are the rows (default: the root array, else "
+               "the largest array of objects).", flags=("--path",), metavar="PATH")
+DESCRIBE = Arg("List each table's columns and types instead of running a query.",
+               flags=("--describe",))
+OFFSET = Arg("Skip this many rows of the answer; negative counts from the end.",
+             flags=("--offset",), metavar="N")
+LIMIT = Arg("At most this many rows of the answer (a query keeps at most 10,000).",
+            flags=("--limit",), metavar="N", minimum=1)
+
+
+def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUERY] = None,
+        table: Annotated[list[str] | None, TABLE] = None,
+        path: Annotated[str | None, SQL_PATH] = None,
+        describe: Annotated[bool, DESCRIBE] = False, offset: Annotated[int, OFFSET] = 0,
+        limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT] = False
+        ) -> Candidate:
     if describe and query:
-        raise UsageError("--describe lists the tables' columns; give it without a query",
-                         code="invalid_argument")
+        raise UsageError(f"{argument('describe')} lists the tables' columns; give it without "
+                         f"{argument('query')}", code="invalid_argument", argument="describe")
     if not describe and not (query or "").strip():
-        raise UsageError("missing QUERY: scratch sql REF \"SELECT ... FROM entry\" (columns: "
-                         "--describe)", code="invalid_argument",
-                         suggestions=[call("sql", ref=ref, describe=True)])
+        raise UsageError(f"sql needs {argument('query')}: one SELECT ... FROM entry (the "
+                         f"columns: {argument('describe')})", code="invalid_argument",
+                         argument="query", suggestions=[call("sql", ref=ref, describe=True)])
     if limit is not None and limit < 1:
-        raise UsageError("--limit must be >= 1", code="invalid_argument")
+        raise UsageError(f"{argument('limit')} must be >= 1, not {limit}",
+                         code="invalid_argument", argument="limit")
     names = split_tables(table)
     asked = call("sql", ref=ref, query=query, table=names or None, path=path,
                  describe=describe or None, offset=offset or None, limit=limit,
@@ -260,3 +284,27 @@ def _describe(asked: Call, sources: dict[str, Any], about: dict[str, str],
                    columns=["table", "column", "type"], rows=rows, offset=offset, limit=limit,
                    fit=fit, cells=lambda r: [cell_text(x) for x in r], make_data=make_data,
                    notices=notices, on_close=on_close)
+
+
+COMMAND = Command(
+    "sql", "Run one read-only SQL query (DuckDB) over REF as the table 'entry'; --table "
+    "NAME=REF adds others. Only SELECT runs: no file, network or extension is reachable from "
+    "a query; rows and time are limited.\n\n"
+    "The table holds the items of a JSON array (--path, else the root array, else the "
+    "largest array of objects), NDJSON lines, CSV/TSV rows, a parsed log's records, or text "
+    "lines as (line, text).\n\n"
+    "--describe lists each table's columns and types. Rows print as a tab-separated table "
+    "(--json: columns, types and rows); --fit pages them.\n\n"
+    "Example: scratch sql access \"SELECT status, count(*) AS n FROM entry GROUP BY status "
+    "ORDER BY n DESC\"\n\n"
+    "Example: scratch sql pods --describe",
+    sql,
+    tools=(Tool("sql", "One read-only SQL query (DuckDB) over a stored entry as the table entry: "
+                "a JSON array's items, NDJSON lines, CSV/TSV rows, a parsed log's records, or a "
+                "text's lines as (line, text). For GROUP BY, joins and aggregates beyond "
+                "count_by. describe gives the columns and types first. Only one SELECT runs: no "
+                "file, network, extension or setting is reachable from a query.",
+                names={"ref": "file", "table": "tables"},
+                helps={"query": "One SELECT over entry (and the tables named in tables), e.g. "
+                       "SELECT status, count(*) AS n FROM entry GROUP BY status ORDER BY n "
+                       "DESC. Needed unless describe."}),))

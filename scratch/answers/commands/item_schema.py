@@ -2,7 +2,7 @@
 
 Invariants:
 - Nested keys are dotted (``format_path`` spelling, so they can be passed to ``get-in`` and
-  ``--fields``), each with the JSON types seen (with counts) and its presence ``k/n``.
+  as ``fields``), each with the JSON types seen (with counts) and its presence ``k/n``.
 - With a window (offset/limit; a negative offset counts from the end) only the windowed items
   are read; CSV/TSV rows and parsed log records are streamed from their stored lines.
 - An NDJSON line that is not JSON keeps its place but counts nowhere; the answer warns with
@@ -13,8 +13,9 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
 
+from scratch.answers.commands._args import LIMIT, OFFSET, PATH, REF
 from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
@@ -22,7 +23,8 @@ from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.rendered import not_json_warning
 from scratch.answers.sources.arrays import array_at, table_of, window_end, window_items
 from scratch.calls import Call, call
-from scratch.errors import UsageError
+from scratch.declare import Arg, Command, Tool
+from scratch.errors import UsageError, argument
 
 
 class ItemSchema(Candidate):
@@ -35,7 +37,8 @@ class ItemSchema(Candidate):
                  depth: int | None = None, asked: Call | None = None,
                  owner: bool = True) -> None:
         if depth is not None and depth < 1:
-            raise UsageError("--depth must be >= 1", code="invalid_argument")
+            raise UsageError(f"{argument('depth')} must be >= 1, not {depth}",
+                             code="invalid_argument", argument="depth")
         self.target = target
         self.path = path
         self.offset = offset
@@ -45,7 +48,7 @@ class ItemSchema(Candidate):
         super().__init__(asked or call("item-schema", ref=target.ref, path=path,
                                        offset=offset or None, limit=limit, depth=depth))
         self._result = self._compute()
-        self.shrink_units = self.window  # a smaller window (--limit k) for k < the window
+        self.shrink_units = self.window  # a smaller window (limit k) for k < the window
 
     def _compute(self) -> Result:
         from scratch.query.items import item_schema as union
@@ -114,8 +117,13 @@ def item_schema_candidate(target: Target, path: str, *, depth: int | None = None
     return ItemSchema(target, path, depth=depth, owner=False)
 
 
-def item_schema(ctx: Context, ref: str, path: str, offset: int = 0, limit: int | None = None,
-                depth: int | None = None) -> Candidate:
+DEPTH = Arg("List keys down to this depth (all when left out).", flags=("--depth",),
+            metavar="N", minimum=1)
+
+
+def item_schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
+                offset: Annotated[int, OFFSET] = 0, limit: Annotated[int | None, LIMIT] = None,
+                depth: Annotated[int | None, DEPTH] = None) -> Candidate:
     target = open_target(ctx, ref)
     try:
         return ItemSchema(target, path, offset=offset, limit=limit, depth=depth,
@@ -124,3 +132,15 @@ def item_schema(ctx: Context, ref: str, path: str, offset: int = 0, limit: int |
     except BaseException:
         target.index.close()
         raise
+
+
+COMMAND = Command(
+    "item-schema", "Union of the keys across the items of the array at PATH (nested keys "
+    "dotted), with types and presence k/n; --offset/--limit look at a window.\n\n"
+    "On a CSV/TSV entry PATH . is its rows.\n\n"
+    "Example: scratch item-schema 1a2b items",
+    item_schema,
+    tools=(Tool("item_schema", "The union of keys across the items of the array at path, with "
+                "types and presence k/n (before iterate_over or get_in).",
+                names={"ref": "file", "depth": "max_depth"}),),
+    aliases=("item_schema",))

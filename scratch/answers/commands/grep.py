@@ -28,15 +28,18 @@ import mmap
 import os
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Annotated, Any
 
+from scratch.answers.commands._args import FIT as FIT_ARG
+from scratch.answers.commands._args import REF
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, line_prefix_cost, open_target, range_cost
 from scratch.answers.line_ranges import line_alternatives
 from scratch.calls import Call, call
-from scratch.errors import InvalidPattern, UsageError
+from scratch.declare import Arg, Command, Tool
+from scratch.errors import InvalidPattern, UsageError, argument
 from scratch.words import plural
 
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
@@ -50,7 +53,9 @@ def _options(pattern: str, context: int, ignore_case: bool, fixed: bool, max_cou
              invert: bool) -> Any:
     from scratch.query.grep import GrepOptions
     if context < 0 or (max_count is not None and max_count < 0):
-        raise UsageError("-C and -m must be >= 0", code="invalid_argument")
+        raise UsageError(f"{argument('context')} and {argument('max_count')} must be >= 0",
+                         code="invalid_argument",
+                         argument="context" if context < 0 else "max_count")
     return GrepOptions(pattern=pattern, ignore_case=ignore_case, fixed=fixed, invert=invert,
                        max_count=max_count, context=context)
 
@@ -254,8 +259,7 @@ class GrepAnswer(Candidate):
         if total is not None:  # -m cut the answer: how many the whole entry has
             meta["total_matches"] = total
             notices = (f"{plural(total, 'matching line', grouped=True)} in the whole entry; "
-                       f"-m {self.options.max_count} stops at the first "
-                       f"{self.options.max_count}",)
+                       f"this search stops at the first {self.options.max_count}",)
         return Result("grep", data=data, text=render_regions(regions), notices=notices,
                       price=self.text_price(k), meta=meta)
 
@@ -338,33 +342,69 @@ class GrepAnswer(Candidate):
             self.target.index.close()
 
 
-def grep(ctx: Context, ref: str | None = None, pattern: str | None = None, context: int = 0,
-         ignore_case: bool = False, fixed: bool = False, max_count: int | None = None,
-         invert: bool = False, fit: bool = False, from_line: int = 1, all: bool = False,
-         count: bool = False, count_by: str | int | None = None, offset: int = 0,
-         limit: int | None = None) -> Candidate:
+PATTERN = Arg("Regular expression (RE2 syntax: linear time) or, with fixed, plain text.",
+              metavar="PATTERN", max_length=1024)
+CONTEXT = Arg("Lines of context around each match (none with count or count_by).",
+              flags=("-C", "--context"), metavar="N", minimum=0)
+IGNORE_CASE = Arg("Ignore case.", flags=("-i", "--ignore-case"))
+FIXED = Arg("The pattern is plain text, not a regex.", flags=("-F", "--fixed-strings"))
+INVERT = Arg("Select the lines that do not match.", flags=("-v", "--invert-match"))
+MAX_COUNT = Arg("Stop after this many matching lines.", flags=("-m", "--max-count"),
+                metavar="MAX", minimum=1)
+ALL = Arg("Search every entry of the agent (then the only word given is the pattern).",
+          flags=("--all",), mcp=False)
+FROM_LINE = Arg("Start searching at this line.", flags=("--from-line",), metavar="N",
+                minimum=1)
+COUNT = Arg("Just the number of matching lines, exact over the whole entry (a few tokens).",
+            flags=("--count",))
+COUNT_BY = Arg("Counts of the values a capture group of the pattern took, biggest first: its "
+               "number ('1') or name (for (?P<status>...)).", flags=("--count-by",),
+               metavar="GROUP", max_length=255)
+OFFSET = Arg("With count_by: skip this many values; negative counts from the end.",
+             flags=("--offset",), metavar="N")
+LIMIT = Arg("With count_by: at most this many values (10 when left out).", flags=("--limit",),
+            metavar="N", minimum=1)
+
+
+def grep(ctx: Context, ref: Annotated[str | None, REF] = None,
+         pattern: Annotated[str | None, PATTERN] = None,
+         context: Annotated[int, CONTEXT] = 0, ignore_case: Annotated[bool, IGNORE_CASE] = False,
+         fixed: Annotated[bool, FIXED] = False, invert: Annotated[bool, INVERT] = False,
+         max_count: Annotated[int | None, MAX_COUNT] = None, all: Annotated[bool, ALL] = False,
+         from_line: Annotated[int, FROM_LINE] = 1, count: Annotated[bool, COUNT] = False,
+         count_by: Annotated[str | None, COUNT_BY] = None, offset: Annotated[int, OFFSET] = 0,
+         limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT_ARG] = False
+         ) -> Candidate:
     if count or count_by is not None:
         from scratch.answers.grep_counts import counting
         return counting(ctx, ref, pattern, all=all, count=count, count_by=count_by,
-                         ignore_case=ignore_case, fixed=fixed, max_count=max_count,
-                         invert=invert, fit=fit, from_line=from_line, offset=offset,
-                         limit=limit, context=context)
+                        ignore_case=ignore_case, fixed=fixed, max_count=max_count,
+                        invert=invert, fit=fit, from_line=from_line, offset=offset,
+                        limit=limit, context=context)
     if offset or limit is not None:
-        raise UsageError("--offset and --limit page the values of --count-by (matches: -m, "
-                         "--from-line)", code="invalid_argument")
+        raise UsageError(f"{argument('offset')} and {argument('limit')} page the values of "
+                         f"{argument('count_by')} (matches: {argument('max_count')}, "
+                         f"{argument('from_line')})", code="invalid_argument",
+                         argument="offset" if offset else "limit")
     if all:
         if fit or from_line != 1:
-            raise UsageError("--fit and --from-line work on one entry, not with --all; narrow "
-                             "with -m or grep one entry", code="invalid_argument")
+            raise UsageError(f"{argument('fit')} and {argument('from_line')} work on one entry, "
+                             f"not with {argument('all')}; narrow with {argument('max_count')} "
+                             "or grep one entry", code="invalid_argument",
+                             argument="fit" if fit else "from_line")
         if pattern is None:
-            raise UsageError("missing PATTERN: grep --all PATTERN", code="invalid_argument")
+            raise UsageError(f"grep needs {argument('pattern')}", code="invalid_argument",
+                             argument="pattern")
         return grep_all(ctx, pattern, context=context, ignore_case=ignore_case, fixed=fixed,
                         max_count=max_count, invert=invert)
     if ref is None or pattern is None:
-        raise UsageError("missing PATTERN: grep REF PATTERN", code="invalid_argument")
+        missing = "ref" if ref is None else "pattern"
+        raise UsageError(f"grep needs {argument(missing)}", code="invalid_argument",
+                         argument=missing)
     options = _options(pattern, context, ignore_case, fixed, max_count, invert)
     if from_line < 1:
-        raise UsageError("--from-line must be >= 1", code="invalid_argument")
+        raise UsageError(f"{argument('from_line')} must be >= 1, not {from_line}",
+                         code="invalid_argument", argument="from_line")
     asked = call("grep", ref=ref, pattern=pattern, context=context or None,
                  ignore_case=ignore_case or None, fixed=fixed or None, invert=invert or None,
                  max_count=max_count, from_line=None if from_line == 1 else from_line,
@@ -457,3 +497,31 @@ def grep_all(ctx: Context, pattern: str, *, context: int = 0, ignore_case: bool 
         raise
     return GrepAll(ctx, pattern, options, found, asked)
 
+
+
+_GREP_ARGS = ("pattern", "context", "ignore_case", "fixed", "max_count", "invert")
+
+COMMAND = Command(
+    "grep", "Lines of REF matching PATTERN (linear-time regex engine), with context; matches "
+    "'N:', context 'N-', regions with context separated by '--'. With --all, search every "
+    "entry of the agent (then the first argument is the PATTERN).\n\n"
+    "When -m stops the search, the whole entry's number of matching lines is reported too. "
+    "--count gives just the number of matching lines; --count-by 1 (or a group's name) the "
+    "counts of the values a capture group took, biggest first.\n\n"
+    "Example: scratch grep app-log 'error|timeout' -i -C 2 -m 20\n\n"
+    "Example: scratch grep access '\" (\\d{3}) ' --count-by 1",
+    grep,
+    tools=(Tool("grep", "Lines of a stored entry matching a pattern, with context lines; each "
+                "region gives its line numbers. Narrow with max_count on big entries. count "
+                "gives just the number of matching lines, count_by the counts of the values a "
+                "capture group took (pattern '\" (\\d{3}) ' with count_by '1': requests per "
+                "status in an access log).",
+                names={"ref": "file"},
+                args=("ref", *_GREP_ARGS, "from_line", "count", "count_by", "offset", "limit",
+                      "fit"),
+                defaults={"context": 3}, default_unless={"context": ("count", "count_by")},
+                required=("ref", "pattern")),
+           Tool("grep_all", "Search every entry of this agent for a pattern.", args=_GREP_ARGS,
+                defaults={"context": 3}, default_unless={"context": ("count", "count_by")},
+                fixed={"all": True}, required=("pattern",))),
+    layouts={"all": ("pattern",)})
