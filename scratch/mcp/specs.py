@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from scratch.declare import TOOLSETS, Tool, params
+from scratch.declare import TOOLSETS, Arg, Tool, params
 from scratch.declare import Param as DeclaredParam
 from scratch.errors import UsageError
 
@@ -244,7 +244,10 @@ def _schema(p: DeclaredParam, help_text: str) -> dict[str, Any]:
         return out
     if p.kind == "bool":
         return _bool(help_text)
-    return {"type": "string", "description": help_text}  # bytes: UTF-8 text
+    out = {"type": "string", "description": help_text}  # bytes: UTF-8 text
+    if a.max_length != Arg._field_defaults["max_length"]:  # no limit unless one is declared
+        out["maxLength"] = a.max_length
+    return out
 
 
 def _declared_param(tool: Tool, p: DeclaredParam) -> Param:
@@ -272,10 +275,11 @@ def _declared_tools() -> list[ToolSpec]:
     for cmd in every_command():
         declared = {p.name: p for p in params(cmd) if p.arg.mcp}
         for tool in cmd.tools:
+            own = {**declared, **{p.name: p for p in tool.own}}
             names = tool.args if tool.args is not None else tuple(
-                n for n in declared if n not in tool.fixed)
+                n for n in own if n not in tool.fixed)
             spec = ToolSpec(tool.name, cmd.name, tool.description,
-                            tuple(_declared_param(tool, declared[n]) for n in names),
+                            tuple(_declared_param(tool, own[n]) for n in names),
                             read_only=tool.read_only, destructive=tool.destructive,
                             idempotent=tool.idempotent, primary=tool.primary,
                             fixed=dict(tool.fixed))
