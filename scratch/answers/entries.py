@@ -9,7 +9,6 @@ from scratch import stats
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result, Table, Words
 from scratch.calls import call
-from scratch.diffing import CR_SYMBOL, compare, summarize_ops
 from scratch.errors import UsageError
 from scratch.gitstore import GitStore
 from scratch.names import STORE_DIR_NAME, split_ref, validate_name
@@ -54,50 +53,6 @@ def write(ctx: Context, name: str, content: bytes | None = None, source: str | N
                 f"{rec['lines']:,} line{'' if rec['lines'] == 1 else 's'}")
         text = f"{name}: version {rec['version']} ({size})\n"
     return Result("write", data=out, text=text)
-
-
-def read_since(ctx: Context, ref: str, since: int, context: int = 3) -> Result:
-    name, version = split_ref(ref)
-    store = ctx.store()
-    new = store.resolve(name, version)
-    old = store.resolve(name, since)
-    return _diff_result("read", store, name, old, new, context)
-
-
-def diff(ctx: Context, name: str, a: int, b: int, context: int = 3) -> Result:
-    store = ctx.store()
-    return _diff_result("diff", store, name, store.resolve(name, a), store.resolve(name, b),
-                        context)
-
-
-def _diff_result(command: str, store: Store, name: str, old: Any, new: Any,
-                 context: int) -> Result:
-    if context < 0:
-        raise UsageError("-U must be >= 0", code="invalid_argument")
-    if old.info.get("binary") or new.info.get("binary"):
-        raise _not_text(name)
-    base = {"name": name, "from_version": old.version, "to_version": new.version}
-    if old.info["blob"] == new.info["blob"]:
-        data = dict(base, unchanged=True, ops=[], added=0, removed=0)
-        return Result(command, data=data, text="",
-                      notices=(f"{name}: unchanged between versions {old.version} and "
-                               f"{new.version}",))
-    try:
-        diff = compare(store.read_bytes(old), store.read_bytes(new),
-                       old_label=f"{name}@{old.version}", new_label=f"{name}@{new.version}",
-                       context=context)
-    except UnicodeDecodeError:  # not UTF-8 past the sniffed head: no exact line diff exists
-        raise _not_text(name) from None
-    data = dict(base, unchanged=False, ops=diff.ops, **summarize_ops(diff.ops))
-    notices = ((f"{name}: {CR_SYMBOL} in this diff marks a carriage return and is also a "
-                f"literal character of the content; --json shows the exact lines",)
-               if diff.literal_cr_symbol else ())
-    return Result(command, data=data, text=diff.text, style="diff", notices=notices)
-
-
-def _not_text(name: str) -> UsageError:
-    return UsageError(f"{name!r} holds binary content; line diffs need text",
-                      code="binary_content", name=name)
 
 
 def history(ctx: Context, name: str) -> Result:

@@ -47,7 +47,6 @@ def main_callback(
 # function on each run (about 2.5 ms apiece), so a run registers only the command it was asked
 # for; --help, completion and unknown names register them all.
 COMMAND_MODULES = {
-    **dict.fromkeys(("read", "export"), "lines_cmds"),
     "grep": "grep_cmds",
     "sql": "sql_cmds",
     **dict.fromkeys(("schema", "get-in", "get_in"), "struct_cmds"),
@@ -55,8 +54,8 @@ COMMAND_MODULES = {
                     "items_cmds"),
     **dict.fromkeys(("ingest", "run"), "ingest_cmds"),
     "log": "log_cmds",
-    **dict.fromkeys(("init", "write", "history", "diff", "restore", "rm", "ls", "stats",
-                     "git", "config"), "store_cmds"),
+    **dict.fromkeys(("init", "write", "history", "restore", "rm", "ls", "stats", "git",
+                     "config"), "store_cmds"),
     **dict.fromkeys(("tokens", "budget"), "tokens_cmds"),
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),
     "mcp": "mcp_cmds",

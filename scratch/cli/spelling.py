@@ -28,10 +28,6 @@ class Spelling(NamedTuple):
 
 _NUMBERS = ("numbers", "--no-numbers!")
 SPELLINGS: dict[str, Spelling] = {
-    "read": Spelling(("read",), ("ref",), (("since_version", "--since-version"),
-                                           ("context", "-U"), ("raw", "--raw"),
-                                           ("fit", "--fit"))),
-    "export": Spelling(("export",), ("ref",), (("output", "-o"),)),
     "grep": Spelling(("grep",), ("ref", "pattern"),
                      (("context", "-C"), ("ignore_case", "-i"), ("fixed", "-F"),
                       ("invert", "-v"), ("max_count", "-m"), ("from_line", "--from-line"),
@@ -56,7 +52,6 @@ SPELLINGS: dict[str, Spelling] = {
                          (("since", "--since"), ("limit", "--limit"), ("fit", "--fit"))),
     "log tail": Spelling(("log", "tail"), ("name",), (("lines", "-n"), ("fit", "--fit"))),
     "log append": Spelling(("log", "append"), ("name", "entry"), (("lines", "--lines"),)),
-    "diff": Spelling(("diff",), ("name", "a", "b"), (("context", "-U"),)),
     "history": Spelling(("history",), ("name",)),
     "restore": Spelling(("restore",), ("ref",)),
     "rm": Spelling(("rm",), ("name",)),

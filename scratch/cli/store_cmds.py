@@ -1,4 +1,4 @@
-"""Commands of the store: init, write, read, history, diff, restore, rm, ls, stats, config, git."""
+"""Commands of the store: init, write, history, restore, rm, ls, stats, config, git."""
 
 from pathlib import Path
 from typing import Annotated, Optional
@@ -11,8 +11,6 @@ from scratch.cli.common import NameArg, app, command, group_default, read_input
 
 SourceArg = Annotated[Optional[str], typer.Argument(
     metavar="[FILE|-]", help="Read from FILE; stdin when omitted or '-'.", show_default=False)]
-ContextOpt = Annotated[int, typer.Option("-U", "--unified", metavar="N",
-                                         help="Lines of context around each change.")]
 
 
 @app.command("init", help="Create a .scratch/ store in DIR (default: the current directory).\n\n"
@@ -46,15 +44,6 @@ def write_cmd(ctx: Context, name: NameArg, source: SourceArg = None,
          "message.\n\nExample: scratch history notes/plan.md")
 def history_cmd(ctx: Context, name: NameArg):
     return call("history", name=name)
-
-
-@command("diff", help="Show what changed in NAME between versions A and B (unified hunks).\n\n"
-         "Example: scratch diff notes/plan.md 1 3")
-def diff_cmd(ctx: Context, name: NameArg,
-             a: Annotated[int, typer.Argument(metavar="A", help="Older version.")],
-             b: Annotated[int, typer.Argument(metavar="B", help="Newer version.")],
-             context: ContextOpt = 3):
-    return call("diff", name=name, a=a, b=b, context=None if context == 3 else context)
 
 
 @command("restore", help="Make version N of NAME the new current version.\n\n"

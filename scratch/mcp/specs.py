@@ -369,14 +369,6 @@ _HAND: tuple[ToolSpec, ...] = (
               Param("limit", "limit", _int("At most this many rows of the answer (a query "
                                            "keeps at most 10,000).", 1)),
               FIT)),
-    ToolSpec("read", "read", "The whole content of a stored entry if it fits the per-call cap "
-             "and budget, or with since_version only what changed since that version.",
-             (FILE, Param("since_version", "since_version", _int("Show only what changed since "
-                                                                 "this version.", 1)),
-              Param("context", "context", _int("Context lines in the diff."), default=3),
-              Param("raw", "raw", _bool("Return binary content as text anyway."),
-                    default=False),
-              FIT)),
     ToolSpec("summarize", "summarize", "A deterministic local summary of a stored entry: "
              "outline, value counts, ranges, log levels, error lines.", (FILE,)),
     # -- versioned files and logs (scratchpad-mcp's names) -------------------------------------
@@ -388,10 +380,6 @@ _HAND: tuple[ToolSpec, ...] = (
               Param("allow_empty", "allow_empty", _bool("Store empty content instead of "
                                                         "refusing it."), default=False)),
              read_only=False, idempotent=True),
-    ToolSpec("read_file", "read", "The current content of a file (or path@VERSION), or with "
-             "since_version only what changed since that version.",
-             (PATH_REF, Param("since_version", "since_version", _int(
-                 "Show only what changed since this version.", 1)), FIT), primary=False),
     ToolSpec("append_log", "log append", "Append one entry to a log (JSON text is stored as "
              "JSON); ids start at 1 and are never reused.",
              (PATH_NAME, Param("entry", "entry", _str("The entry.", 1 << 20), required=True)),
@@ -414,10 +402,6 @@ _HAND: tuple[ToolSpec, ...] = (
              "scratchpad kept out of (intercepted) and put into (extracted) the context.", ()),
     ToolSpec("history", "history", "The versions of an entry: number, time, bytes, lines.",
              (PATH_NAME,)),
-    ToolSpec("diff", "diff", "What changed in an entry between versions a and b.",
-             (PATH_NAME, Param("a", "a", _int("Older version.", 1), required=True),
-              Param("b", "b", _int("Newer version.", 1), required=True),
-              Param("context", "context", _int("Context lines around each change."), default=3))),
     ToolSpec("restore", "restore", "Make an old version of an entry the new current version "
              "(also brings back a deleted entry).",
              (Param("path", "name", _str(NAME_TEXT, 1024, 1), required=True),

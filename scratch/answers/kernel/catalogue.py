@@ -119,9 +119,6 @@ def _names(command: Command) -> tuple[frozenset[str], frozenset[str], frozenset[
 # TRANSITION: commands not yet declared in scratch.answers.commands, by "module:function" under
 # scratch.answers; each entry goes when its command's module is written.
 LEGACY: dict[str, str] = {
-    "read": "reading:read",
-    "diff": "reading:diff",
-    "export": "reading:export",
     "schema": "shapes:schema",
     "get-in": "values:get_in",
     "item-schema": "item_shapes:item_schema",
