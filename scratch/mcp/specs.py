@@ -205,15 +205,6 @@ def _grep_params(with_file: bool) -> tuple[Param, ...]:
             FIT)
 
 
-def _restore_to_core(args: dict[str, Any]) -> dict[str, Any]:
-    return {"ref": f"{args.pop('name')}@{args.pop('version')}", **args}
-
-
-def _restore_from_core(args: dict[str, Any]) -> dict[str, Any]:
-    name, _, version = str(args.get("ref", "")).rpartition("@")
-    return {"name": name, "version": int(version) if version.isdigit() else version}
-
-
 def _entry_to_core(args: dict[str, Any]) -> dict[str, Any]:
     return {"name": args["name"], "entries": [_utf8(args["entry"])]}
 
@@ -226,7 +217,6 @@ def _entry_from_core(args: dict[str, Any]) -> dict[str, Any]:
 # Tool-level conversions for the two tools whose arguments are not one-to-one with the core's.
 SHAPE: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]],
                        Callable[[dict[str, Any]], dict[str, Any]]]] = {
-    "restore": (_restore_to_core, _restore_from_core),
     "append_log": (_entry_to_core, _entry_from_core),
 }
 
@@ -372,14 +362,6 @@ _HAND: tuple[ToolSpec, ...] = (
     ToolSpec("summarize", "summarize", "A deterministic local summary of a stored entry: "
              "outline, value counts, ranges, log levels, error lines.", (FILE,)),
     # -- versioned files and logs (scratchpad-mcp's names) -------------------------------------
-    ToolSpec("write_file", "write", "Store a new version of a file; identical content makes no "
-             "new version.",
-             (PATH_NAME, Param("content", "content", {"type": "string",
-                                                      "description": "The whole new content."},
-                               required=True, to_core=_utf8),
-              Param("allow_empty", "allow_empty", _bool("Store empty content instead of "
-                                                        "refusing it."), default=False)),
-             read_only=False, idempotent=True),
     ToolSpec("append_log", "log append", "Append one entry to a log (JSON text is stored as "
              "JSON); ids start at 1 and are never reused.",
              (PATH_NAME, Param("entry", "entry", _str("The entry.", 1 << 20), required=True)),
@@ -391,23 +373,10 @@ _HAND: tuple[ToolSpec, ...] = (
               Param("limit", "limit", _int("At most this many entries.", 1), default=100), FIT)),
     ToolSpec("tail_log", "log tail", "The last entries of a log.",
              (PATH_NAME, Param("lines", "lines", _int("How many entries.", 1), default=20), FIT)),
-    ToolSpec("list_files", "ls", "This agent's entries: kind, version, bytes, lines, updated.",
-             (Param("prefix", "prefix", _str("Only names starting with this (literal).", 1024),
-                    default=""),)),
-    ToolSpec("delete_file", "rm", "Delete an entry (a commit: restore brings it back).",
-             (PATH_NAME,), read_only=False, destructive=True, idempotent=True),
     ToolSpec("summarize_file", "summarize", "A deterministic local summary of a file.",
              (PATH_REF,), primary=False),
     ToolSpec("get_usage_stats", "stats", "Entries, bytes, operations, and the tokens this "
              "scratchpad kept out of (intercepted) and put into (extracted) the context.", ()),
-    ToolSpec("history", "history", "The versions of an entry: number, time, bytes, lines.",
-             (PATH_NAME,)),
-    ToolSpec("restore", "restore", "Make an old version of an entry the new current version "
-             "(also brings back a deleted entry).",
-             (Param("path", "name", _str(NAME_TEXT, 1024, 1), required=True),
-              Param("version", "version", _int("The version to bring back.", 1),
-                    required=True)),
-             read_only=False, idempotent=True),
     ToolSpec("ingest", "ingest", "Store a big tool output and get a short pointer (format, size "
              "in tokens, schema outline, next calls) instead of the output; below the tool's "
              "threshold the content comes back as it is.",
