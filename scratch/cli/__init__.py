@@ -53,7 +53,6 @@ COMMAND_MODULES = {
     **dict.fromkeys(("item-schema", "item_schema", "iterate-over", "iterate_over", "summarize"),
                     "items_cmds"),
     **dict.fromkeys(("ingest", "run"), "ingest_cmds"),
-    "log": "log_cmds",
     **dict.fromkeys(("init", "stats", "git", "config"), "store_cmds"),
     **dict.fromkeys(("tokens", "budget"), "tokens_cmds"),
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),

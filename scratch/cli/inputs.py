@@ -27,3 +27,16 @@ def write_input(ctx: Any, c: Call) -> Call:
                       allow_empty=bool(args.get("allow_empty")))
     return Call(c.command, {**args, "content": data})
 
+
+def log_append_input(ctx: Any, c: Call) -> Call:
+    """``log append NAME [ENTRY|-]``: with no ENTRY (or '-'), stdin as one entry (its final
+    newline left out), or with ``lines`` each of its non-empty lines as one."""
+    entry = c.args.get("entry")
+    if entry is not None and entry != "-":
+        return c  # the core takes the entry as given (and its lines)
+    data = read_input(None, what="log entry")
+    if c.args.get("lines"):
+        raw = [line.rstrip(b"\r") for line in data.split(b"\n") if line.strip()]
+    else:
+        raw = [data[:-1] if data.endswith(b"\n") else data]
+    return Call(c.command, {"name": c.args["name"], "entries": raw})

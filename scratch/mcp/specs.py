@@ -130,11 +130,9 @@ PATH_TEXT = ("Dot path (items.0.metadata.name), JSON Pointer (/items/0) or JSONP
              "($.items[?@.status.phase=='Failed']); '.' is a CSV's rows.")
 FIT_TEXT = ("Return the largest part that fits the per-call cap and budget, plus 'next': the "
             "tool call that continues exactly after it.")
-NAME_TEXT = "Entry name, e.g. notes/plan.md (A-Z a-z 0-9 / _ . -)."
 
 FILE = Param("file", "ref", _str(REF_TEXT, 1024, 1), required=True)
 PATH_REF = Param("path", "ref", _str(REF_TEXT, 1024, 1), required=True)
-PATH_NAME = Param("path", "name", _str(NAME_TEXT, 1024, 1), required=True)
 NUMBERS = Param("numbers", "numbers", _bool("Prefix each line with its number, 'N:'."),
                 default=True)
 FIT = Param("fit", "fit", _bool(FIT_TEXT), default=False)
@@ -205,20 +203,11 @@ def _grep_params(with_file: bool) -> tuple[Param, ...]:
             FIT)
 
 
-def _entry_to_core(args: dict[str, Any]) -> dict[str, Any]:
-    return {"name": args["name"], "entries": [_utf8(args["entry"])]}
-
-
-def _entry_from_core(args: dict[str, Any]) -> dict[str, Any]:
-    entries = args.get("entries") or [""]
-    return {"name": args.get("name"), "entry": entries[0]}
-
-
-# Tool-level conversions for the two tools whose arguments are not one-to-one with the core's.
+# Tool-level conversions for the tools whose arguments are not one-to-one with the core's,
+# filled from the declarations (Tool.reshape).
 SHAPE: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]],
-                       Callable[[dict[str, Any]], dict[str, Any]]]] = {
-    "append_log": (_entry_to_core, _entry_from_core),
-}
+                       Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+
 
 def _schema(p: DeclaredParam, help_text: str) -> dict[str, Any]:
     a = p.arg
@@ -362,17 +351,6 @@ _HAND: tuple[ToolSpec, ...] = (
     ToolSpec("summarize", "summarize", "A deterministic local summary of a stored entry: "
              "outline, value counts, ranges, log levels, error lines.", (FILE,)),
     # -- versioned files and logs (scratchpad-mcp's names) -------------------------------------
-    ToolSpec("append_log", "log append", "Append one entry to a log (JSON text is stored as "
-             "JSON); ids start at 1 and are never reused.",
-             (PATH_NAME, Param("entry", "entry", _str("The entry.", 1 << 20), required=True)),
-             read_only=False),
-    ToolSpec("read_log", "log read", "Entries of a log after a cursor; says has_more and "
-             "next_since, the cursor to continue from.",
-             (PATH_NAME, Param("since_entry", "since", _int("Return entries with id > this."),
-                               default=0),
-              Param("limit", "limit", _int("At most this many entries.", 1), default=100), FIT)),
-    ToolSpec("tail_log", "log tail", "The last entries of a log.",
-             (PATH_NAME, Param("lines", "lines", _int("How many entries.", 1), default=20), FIT)),
     ToolSpec("summarize_file", "summarize", "A deterministic local summary of a file.",
              (PATH_REF,), primary=False),
     ToolSpec("get_usage_stats", "stats", "Entries, bytes, operations, and the tokens this "
