@@ -92,7 +92,10 @@ class Tool(NamedTuple):
     core's (restore's ``path`` + ``version`` is the core's ``ref``). ``helps``: argument help
     where this tool's meaning is narrower than the command's. ``required``: core arguments
     this tool requires although the command does not (grep's ``ref`` and ``pattern``: the
-    command's other layout, ``all``, takes no ``ref``).
+    command's other layout, ``all``, takes no ``ref``). ``own``: arguments the tool declares
+    itself, taking the place of the core's of the same name or standing for none (a reshaped
+    tool's: restore's ``version``; one the tool needs where the core does not: write_file's
+    ``content``, which the CLI reads from a FILE instead).
     """
 
     name: str
@@ -111,6 +114,7 @@ class Tool(NamedTuple):
     helps: Mapping[str, str] = {}
     toolset: str = "explore"  # one of TOOLSETS: what a server offers by default, and the order
     required: tuple[str, ...] = ()
+    own: tuple[Param, ...] = ()
 
 
 # the toolsets, in the order tools/list shows them
@@ -191,6 +195,10 @@ def _read_params(command: Command) -> tuple[Param, ...]:
     out = []
     for p in list(inspect.signature(fn).parameters.values())[1:]:
         annotation = p.annotation
+        if p.kind is p.KEYWORD_ONLY and not (str(annotation).startswith("Annotated[")
+                                             or typing.get_origin(annotation)
+                                             is typing.Annotated):
+            continue  # what the interface supplies itself (rendering, stream): never offered
         if isinstance(annotation, str):
             annotation = eval(annotation, vars(module))  # noqa: S307 - the module's own text
         if typing.get_origin(annotation) is not typing.Annotated:

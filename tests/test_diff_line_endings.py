@@ -104,7 +104,7 @@ def test_a_literal_cr_symbol_in_the_content_is_called_out() -> None:
     d = cli("diff", "f", "1", "2")
     assert (d.code, d.text) == (0, "--- f@1\n+++ f@2\n@@ -1 +1 @@\n-a\u240d\n+a\u240d\n")
     assert d.err.startswith("f: \u240d in this diff marks a carriage return and is also a "
-                            "literal character of the content; --json shows the exact lines\n"
+                            "literal character of the content; the JSON answer shows the exact lines\n"
                             "-- ")
     assert cli("diff", "f", "1", "2", "--json").json["data"]["ops"] == [
         {"op": "remove", "lines": ["a\u240d"], "line": 1},

@@ -299,6 +299,7 @@ NOT_TOOL_ARGUMENTS = {
     ("read", "terminal"),  # set by dispatch: the answer goes into a model
     ("stats", "agent"),  # set by dispatch: the session's own agent
     ("write", "source"),  # a file on the server's disk
+    ("log append", "lines"),  # the CLI's one ENTRY or stdin split at newlines
     ("ingest", "stream"), ("ingest", "progress"),  # the CLI's stdin and its progress line
     # set by the MCP proxy for the upstream result it stores (scratch.mcp.proxy)
     ("ingest", "partial"), ("ingest", "companions"), ("ingest", "info"), ("ingest", "notices"),

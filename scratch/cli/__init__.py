@@ -47,11 +47,8 @@ def main_callback(
 # function on each run (about 2.5 ms apiece), so a run registers only the command it was asked
 # for; --help, completion and unknown names register them all.
 COMMAND_MODULES = {
-    **dict.fromkeys(("read", "export"), "lines_cmds"),
     **dict.fromkeys(("ingest", "run"), "ingest_cmds"),
-    "log": "log_cmds",
-    **dict.fromkeys(("init", "write", "history", "diff", "restore", "rm", "ls", "stats",
-                     "git", "config"), "store_cmds"),
+    **dict.fromkeys(("init", "stats", "git", "config"), "store_cmds"),
     **dict.fromkeys(("tokens", "budget"), "tokens_cmds"),
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),
     "mcp": "mcp_cmds",

@@ -28,20 +28,6 @@ class Spelling(NamedTuple):
 
 _NUMBERS = ("numbers", "--no-numbers!")
 SPELLINGS: dict[str, Spelling] = {
-    "read": Spelling(("read",), ("ref",), (("since_version", "--since-version"),
-                                           ("context", "-U"), ("raw", "--raw"),
-                                           ("fit", "--fit"))),
-    "export": Spelling(("export",), ("ref",), (("output", "-o"),)),
-    "log read": Spelling(("log", "read"), ("name",),
-                         (("since", "--since"), ("limit", "--limit"), ("fit", "--fit"))),
-    "log tail": Spelling(("log", "tail"), ("name",), (("lines", "-n"), ("fit", "--fit"))),
-    "log append": Spelling(("log", "append"), ("name", "entry"), (("lines", "--lines"),)),
-    "diff": Spelling(("diff",), ("name", "a", "b"), (("context", "-U"),)),
-    "history": Spelling(("history",), ("name",)),
-    "restore": Spelling(("restore",), ("ref",)),
-    "rm": Spelling(("rm",), ("name",)),
-    "ls": Spelling(("ls",), ("prefix",)),
-    "write": Spelling(("write",), ("name", "source"), (("allow_empty", "--allow-empty"),)),
     "stats": Spelling(("stats",)),
     "config": Spelling(("config",)),
     "config threshold": Spelling(("config", "threshold"), ("server", "tool")),

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from scratch.declare import TOOLSETS, Tool, params
+from scratch.declare import TOOLSETS, Arg, Tool, params
 from scratch.declare import Param as DeclaredParam
 from scratch.errors import UsageError
 
@@ -128,11 +128,9 @@ REF_TEXT = ("Entry: NAME, NAME@VERSION, or a unique prefix of the 8-hex hash tha
             "automatic name (as the pointer shows it).")
 FIT_TEXT = ("Return the largest part that fits the per-call cap and budget, plus 'next': the "
             "tool call that continues exactly after it.")
-NAME_TEXT = "Entry name, e.g. notes/plan.md (A-Z a-z 0-9 / _ . -)."
 
 FILE = Param("file", "ref", _str(REF_TEXT, 1024, 1), required=True)
 PATH_REF = Param("path", "ref", _str(REF_TEXT, 1024, 1), required=True)
-PATH_NAME = Param("path", "name", _str(NAME_TEXT, 1024, 1), required=True)
 NUMBERS = Param("numbers", "numbers", _bool("Prefix each line with its number, 'N:'."),
                 default=True)
 FIT = Param("fit", "fit", _bool(FIT_TEXT), default=False)
@@ -157,30 +155,11 @@ def _fields_from_core(value: Any) -> str:
     return value if isinstance(value, str) else ",".join(value)
 
 
-def _restore_to_core(args: dict[str, Any]) -> dict[str, Any]:
-    return {"ref": f"{args.pop('name')}@{args.pop('version')}", **args}
-
-
-def _restore_from_core(args: dict[str, Any]) -> dict[str, Any]:
-    name, _, version = str(args.get("ref", "")).rpartition("@")
-    return {"name": name, "version": int(version) if version.isdigit() else version}
-
-
-def _entry_to_core(args: dict[str, Any]) -> dict[str, Any]:
-    return {"name": args["name"], "entries": [_utf8(args["entry"])]}
-
-
-def _entry_from_core(args: dict[str, Any]) -> dict[str, Any]:
-    entries = args.get("entries") or [""]
-    return {"name": args.get("name"), "entry": entries[0]}
-
-
-# Tool-level conversions for the two tools whose arguments are not one-to-one with the core's.
+# Tool-level conversions for the tools whose arguments are not one-to-one with the core's,
+# filled from the declarations (Tool.reshape).
 SHAPE: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]],
-                       Callable[[dict[str, Any]], dict[str, Any]]]] = {
-    "restore": (_restore_to_core, _restore_from_core),
-    "append_log": (_entry_to_core, _entry_from_core),
-}
+                       Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+
 
 def _schema(p: DeclaredParam, help_text: str) -> dict[str, Any]:
     a = p.arg
@@ -196,7 +175,10 @@ def _schema(p: DeclaredParam, help_text: str) -> dict[str, Any]:
         return out
     if p.kind == "bool":
         return _bool(help_text)
-    return {"type": "string", "description": help_text}  # bytes: UTF-8 text
+    out = {"type": "string", "description": help_text}  # bytes: UTF-8 text
+    if a.max_length != Arg._field_defaults["max_length"]:  # no limit unless one is declared
+        out["maxLength"] = a.max_length
+    return out
 
 
 def _declared_param(tool: Tool, p: DeclaredParam) -> Param:
@@ -225,10 +207,11 @@ def _declared_tools() -> list[ToolSpec]:
     for cmd in every_command():
         declared = {p.name: p for p in params(cmd) if p.arg.mcp}
         for tool in cmd.tools:
+            own = {**declared, **{p.name: p for p in tool.own}}
             names = tool.args if tool.args is not None else tuple(
-                n for n in declared if n not in tool.fixed)
+                n for n in own if n not in tool.fixed)
             spec = ToolSpec(tool.name, cmd.name, tool.description,
-                            tuple(_declared_param(tool, declared[n]) for n in names),
+                            tuple(_declared_param(tool, own[n]) for n in names),
                             read_only=tool.read_only, destructive=tool.destructive,
                             idempotent=tool.idempotent, primary=tool.primary,
                             fixed=dict(tool.fixed))
@@ -240,57 +223,8 @@ def _declared_tools() -> list[ToolSpec]:
 
 _HAND: tuple[ToolSpec, ...] = (
     # -- exploring a stored entry (Aura's names) ------------------------------------------------
-    ToolSpec("read", "read", "The whole content of a stored entry if it fits the per-call cap "
-             "and budget, or with since_version only what changed since that version.",
-             (FILE, Param("since_version", "since_version", _int("Show only what changed since "
-                                                                 "this version.", 1)),
-              Param("context", "context", _int("Context lines in the diff."), default=3),
-              Param("raw", "raw", _bool("Return binary content as text anyway."),
-                    default=False),
-              FIT)),
-    # -- versioned files and logs (scratchpad-mcp's names) -------------------------------------
-    ToolSpec("write_file", "write", "Store a new version of a file; identical content makes no "
-             "new version.",
-             (PATH_NAME, Param("content", "content", {"type": "string",
-                                                      "description": "The whole new content."},
-                               required=True, to_core=_utf8),
-              Param("allow_empty", "allow_empty", _bool("Store empty content instead of "
-                                                        "refusing it."), default=False)),
-             read_only=False, idempotent=True),
-    ToolSpec("read_file", "read", "The current content of a file (or path@VERSION), or with "
-             "since_version only what changed since that version.",
-             (PATH_REF, Param("since_version", "since_version", _int(
-                 "Show only what changed since this version.", 1)), FIT), primary=False),
-    ToolSpec("append_log", "log append", "Append one entry to a log (JSON text is stored as "
-             "JSON); ids start at 1 and are never reused.",
-             (PATH_NAME, Param("entry", "entry", _str("The entry.", 1 << 20), required=True)),
-             read_only=False),
-    ToolSpec("read_log", "log read", "Entries of a log after a cursor; says has_more and "
-             "next_since, the cursor to continue from.",
-             (PATH_NAME, Param("since_entry", "since", _int("Return entries with id > this."),
-                               default=0),
-              Param("limit", "limit", _int("At most this many entries.", 1), default=100), FIT)),
-    ToolSpec("tail_log", "log tail", "The last entries of a log.",
-             (PATH_NAME, Param("lines", "lines", _int("How many entries.", 1), default=20), FIT)),
-    ToolSpec("list_files", "ls", "This agent's entries: kind, version, bytes, lines, updated.",
-             (Param("prefix", "prefix", _str("Only names starting with this (literal).", 1024),
-                    default=""),)),
-    ToolSpec("delete_file", "rm", "Delete an entry (a commit: restore brings it back).",
-             (PATH_NAME,), read_only=False, destructive=True, idempotent=True),
     ToolSpec("get_usage_stats", "stats", "Entries, bytes, operations, and the tokens this "
              "scratchpad kept out of (intercepted) and put into (extracted) the context.", ()),
-    ToolSpec("history", "history", "The versions of an entry: number, time, bytes, lines.",
-             (PATH_NAME,)),
-    ToolSpec("diff", "diff", "What changed in an entry between versions a and b.",
-             (PATH_NAME, Param("a", "a", _int("Older version.", 1), required=True),
-              Param("b", "b", _int("Newer version.", 1), required=True),
-              Param("context", "context", _int("Context lines around each change."), default=3))),
-    ToolSpec("restore", "restore", "Make an old version of an entry the new current version "
-             "(also brings back a deleted entry).",
-             (Param("path", "name", _str(NAME_TEXT, 1024, 1), required=True),
-              Param("version", "version", _int("The version to bring back.", 1),
-                    required=True)),
-             read_only=False, idempotent=True),
     ToolSpec("ingest", "ingest", "Store a big tool output and get a short pointer (format, size "
              "in tokens, schema outline, next calls) instead of the output; below the tool's "
              "threshold the content comes back as it is.",

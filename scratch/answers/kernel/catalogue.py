@@ -119,17 +119,6 @@ def _names(command: Command) -> tuple[frozenset[str], frozenset[str], frozenset[
 # TRANSITION: commands not yet declared in scratch.answers.commands, by "module:function" under
 # scratch.answers; each entry goes when its command's module is written.
 LEGACY: dict[str, str] = {
-    "read": "reading:read",
-    "diff": "reading:diff",
-    "export": "reading:export",
-    "log append": "log_reads:append",
-    "log read": "log_reads:read",
-    "log tail": "log_reads:tail",
-    "write": "entries:write",
-    "history": "entries:history",
-    "restore": "entries:restore",
-    "rm": "entries:remove",
-    "ls": "entries:ls",
     "stats": "entries:store_stats",
     "config": "entries:show_config",
     "config threshold": "entries:threshold",

@@ -1,30 +1,32 @@
-"""read, read --since-version, diff and export: whole entries and what changed.
+"""read: the whole content of an entry, or with since_version what changed since then.
 
 Invariants:
 - ``read`` shows the stored bytes exactly when they fit the cap and budget; a refusal offers
-  the schema at a depth that fits, the most first lines that fit (``head -n K``) and
-  ``read --fit``, which pages the entry by lines (see :mod:`scratch.answers.line_ranges`).
+  the schema at a depth that fits, the most first lines that fit (``head`` with K lines) and
+  ``read`` with fit, which pages the entry by lines (see :mod:`scratch.answers.line_ranges`).
 - Binary content is priced as the ~4 bytes a token of text averages, so it cannot slip past
-  the cap and the budget; it is not printed to a terminal unless ``raw``.
-- A diff (``read --since-version``, ``diff``) is priced on its text like any other answer; a
-  refusal offers the same changes without context lines (``-U 0``) when that fits, else the
-  newer version read page by page.
-- ``export`` is for people: the stored bytes of a version exactly, to a file or stdout, with
-  no cap and no charge.
+  the cap and the budget; it is not shown as text on a terminal (or to a model) unless
+  ``raw``.
+- A diff is priced as :mod:`scratch.answers.changes` says.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate, Fixed
-from scratch.answers.kernel.context import Context
+from scratch.answers import changes
+from scratch.answers.changes import CONTEXT
+from scratch.answers.commands._args import FIT, REF
+from scratch.answers.kernel.candidate import FIT as FIT_STEP
+from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.result import Result, Words
 from scratch.answers.kernel.target import Target, open_target, range_cost
 from scratch.answers.line_ranges import LineRange, line_alternatives
 from scratch.calls import Call, call
-from scratch.errors import UsageError
+from scratch.declare import Arg, Command, Tool
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
 
 
 class WholeEntry(Candidate):
@@ -79,7 +81,7 @@ class WholeEntry(Candidate):
             return [SHRINK]
         from scratch.answers.commands.schema import schema_candidate
         return [Alternative(candidate=lambda cap: schema_candidate(self.target), shrink=True),
-                SHRINK, FIT, *line_alternatives(self.target, 1, unless_shrunk=True)]
+                SHRINK, FIT_STEP, *line_alternatives(self.target, 1, unless_shrunk=True)]
 
     def details(self) -> dict[str, Any]:
         return {"total_lines": self.total}
@@ -88,8 +90,18 @@ class WholeEntry(Candidate):
         self.target.index.close()
 
 
-def read(ctx: Context, ref: str, since_version: int | None = None, context: int = 3,
-         raw: bool = False, fit: bool = False, terminal: bool = False
+SINCE_VERSION = Arg("Show only what changed since this version.", flags=("--since-version",),
+                    metavar="N", minimum=1, show_default=False)
+RAW = Arg("Show binary content as text anyway (a terminal, or a model, otherwise gets a note "
+          "of its size).", flags=("--raw",))
+TERMINAL = Arg("The answer is read on a terminal or by a model, not piped: binary content "
+               "becomes a note.", supplied="terminal", cli=False, mcp=False)
+
+
+def read(ctx: Context, ref: Annotated[str, REF],
+         since_version: Annotated[int | None, SINCE_VERSION] = None,
+         context: Annotated[int, CONTEXT] = 3, raw: Annotated[bool, RAW] = False,
+         fit: Annotated[bool, FIT] = False, *, terminal: Annotated[bool, TERMINAL] = False
          ) -> Candidate | Result:
     if since_version is not None:
         return read_since(ctx, ref, since_version, context)
@@ -117,62 +129,20 @@ def read(ctx: Context, ref: str, since_version: int | None = None, context: int 
 
 
 def read_since(ctx: Context, ref: str, since: int, context: int = 3) -> Candidate:
-    from scratch.answers import entries
     asked = call("read", ref=ref, since_version=since, context=None if context == 3 else context)
-    return _diff_candidate(entries.read_since(ctx, ref, since, context), asked, context,
-                           code="read_too_large")
+    return changes.diff_candidate(changes.since_version(ctx, ref, since, context), asked,
+                                  context, code="read_too_large")
 
 
-def diff(ctx: Context, name: str, a: int, b: int, context: int = 3) -> Candidate:
-    from scratch.answers import entries
-    asked = call("diff", name=name, a=a, b=b, context=None if context == 3 else context)
-    return _diff_candidate(entries.diff(ctx, name, a, b, context), asked, context,
-                           code="diff_too_large")
-
-
-def _diff_candidate(result: Result, asked: Call, context: int, *, code: str) -> Candidate:
-    """A diff answer, priced and held to the cap like any other; refused, it offers the same
-    changes without context lines, else the newer version paged by lines."""
-    alternatives = [Alternative(call=asked.with_args(context=0))] if context else []
-    data = result.data or {}
-    if data.get("name") and data.get("to_version"):
-        newer = call("read", ref=f"{data['name']}@{data['to_version']}", fit=True)
-        alternatives.append(Alternative(call=newer, last_resort=True))
-    return Fixed(asked, result, code=code, alternatives=alternatives)
-
-
-def export(ctx: Context, ref: str, output: str | None = None) -> Result:
-    """The stored bytes of REF exactly, to ``output`` or stdout: no cap, no charge."""
-    from scratch.answers.kernel.target import resolve_name
-    from scratch.names import split_ref
-    store = ctx.store()
-    name, version = split_ref(ref)
-    name = resolve_name(store, name)
-    meta = store.require(name, allow_deleted=version is not None)
-    if meta["kind"] == "log":
-        path = store.content_path(name, "log")
-        shown_version = None
-    else:
-        ver = store.resolve(name, version)
-        path = store.version_file(ver)
-        shown_version = ver.version
-    data = path.read_bytes()
-    info: dict[str, Any] = {"name": name, "version": shown_version, "bytes": len(data)}
-    if output is None:  # the bytes on stdout; --json carries them as text when they are
-        try:
-            info["content"] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            info.update(content=None, binary=True)
-        return Result("export", data=info, text=data)
-    target = Path(output)
-    if target.is_dir():
-        raise UsageError(f"{output} is a directory; give a file name", code="invalid_argument",
-                         output=output)
-    try:
-        target.write_bytes(data)
-    except OSError as exc:
-        raise UsageError(f"cannot write {output}: {exc.strerror}", code="cannot_write",
-                         output=output) from None
-    info["output"] = str(target)
-    return Result("export", data=info,
-                  text=f"{name}: wrote {len(data):,} bytes to {output}\n")
+COMMAND = Command(
+    "read", "The whole content of REF (NAME or NAME@N) if it fits the per-call cap and budget, "
+    "or with --since-version N what changed since version N as a compact diff.\n\n"
+    "Binary content is not printed to a terminal unless --raw.\n\n"
+    "Example: scratch read notes/plan.md --since-version 2",
+    read,
+    tools=(Tool("read", "The whole content of a stored entry if it fits the per-call cap and "
+                "budget, or with since_version only what changed since that version.",
+                names={"ref": "file"}),
+           Tool("read_file", "The current content of a file (or path@VERSION), or with "
+                "since_version only what changed since that version.", names={"ref": "path"},
+                args=("ref", "since_version", "fit"), primary=False, toolset="files")))
