@@ -315,8 +315,8 @@ def manual(text: str) -> list[tuple[str, list[str]]]:
     - Lines of plain text form a paragraph (``.PP``); lines are kept as written.
     - ``- text`` starts a bullet item (``.IP \(bu 2``); the lines after it, indented or not,
       continue it up to a blank line, the next item or another block.
-    - ``+ TERM`` starts a tagged item (``.TP``: TERM on its own line, bold), its body on the
-      following lines.
+    - ``+ TERM`` starts a tagged item (``.TP``: TERM on its own line, bold unless it has
+      inline markup of its own), its body on the following lines.
     - A block of lines indented 4 spaces or more, after a blank line or a heading, is
       preformatted (``.nf``/``.fi``), shown as written; blank lines inside it are kept. After
       an item it stays at the item's indent (and so does a table).
@@ -350,7 +350,8 @@ def manual(text: str) -> list[tuple[str, list[str]]]:
         elif kind == "item":
             body += [".IP \\(bu 2"] + [inline(line) for line in block]
         elif kind == "tag":
-            body += [".TP", inline(block[0])] + [inline(line) for line in block[1:]]
+            term = block[0] if _INLINE.search(block[0]) else f"**{block[0]}**"
+            body += [".TP", inline(term)] + [inline(line) for line in block[1:]]
         elif kind == "pre":
             body += _preformatted(block)
         else:
