@@ -297,12 +297,11 @@ def _table(rows: list[str]) -> list[str]:
             shown = _inline(cell)
             cells.append(pad + shown if right[k] else shown + pad)
         out.append(_guard("  ".join(cells).rstrip()))
-    return [".RS 4", ".nf"] + out + [".fi", ".RE"]
+    return out
 
 
 def _preformatted(lines: list[str]) -> list[str]:
-    return [".RS 4", ".nf"] + [_guard(_esc_chars(line)) if line else "" for line in lines] + \
-        [".fi", ".RE"]
+    return [_guard(_esc_chars(line)) if line else "" for line in lines]
 
 
 def manual(text: str) -> list[tuple[str, list[str]]]:
@@ -342,9 +341,6 @@ def manual(text: str) -> list[tuple[str, list[str]]]:
         if not sections:
             raise ValueError("manual text before the first '## SECTION' line")
         body = sections[-1][1]
-        if kind in ("pre", "table"):
-            # in a list, keep its indent; elsewhere start a paragraph
-            body.append(".sp" if last in ("item", "tag") else ".PP")
         if kind == "para":
             body += [".PP"] + [inline(line) for line in block]
         elif kind == "item":
@@ -352,10 +348,12 @@ def manual(text: str) -> list[tuple[str, list[str]]]:
         elif kind == "tag":
             term = block[0] if _INLINE.search(block[0]) else f"**{block[0]}**"
             body += [".TP", inline(term)] + [inline(line) for line in block[1:]]
-        elif kind == "pre":
-            body += _preformatted(block)
         else:
-            body += _table(block)
+            shown = _preformatted(block) if kind == "pre" else _table(block)
+            if last in ("item", "tag"):  # in a list: at the item's indent
+                body += [".IP", ".nf"] + shown + [".fi"]
+            else:
+                body += [".PP", ".RS 4", ".nf"] + shown + [".fi", ".RE"]
         last = "item" if kind in ("pre", "table") and last in ("item", "tag") else kind
         kind, block = "", []
 
