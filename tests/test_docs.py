@@ -220,6 +220,8 @@ def test_man_page_has_every_section_and_its_facts(doc) -> None:
     text = (REPO / "man" / f"{doc.page}.1").read_text()
     # a command without an example fails test_command_has_summary_option_help_and_example
     expected = [s for s in SECTIONS if s != "EXAMPLES" or doc.examples or not doc.path]
+    added = [name for name, _ in _manual_sections(doc.page) if name not in man.APPENDABLE]
+    expected[expected.index("OPTIONS") + 1:expected.index("OPTIONS") + 1] = added
     assert re.findall(r"^\.SH (.+)$", text, re.MULTILINE) == expected
     assert f'"scratch\\-mcp {__version__}"' in text.splitlines()[1]  # the distribution
     assert text.isascii()
@@ -234,6 +236,104 @@ def test_man_page_has_every_section_and_its_facts(doc) -> None:
         assert f".I {man.esc(path)}\n" in text
     for example in doc.examples:
         assert man.esc(example) in text
+
+
+def _manual_sections(page: str) -> list[tuple[str, list[str]]]:
+    text = man.manual_text(page)
+    return man.manual(text) if text is not None else []
+
+
+MANUAL_FILES = sorted(p.stem for p in (REPO / "scratch" / "docs" / "manual").glob("*.txt"))
+
+
+def test_every_manual_file_belongs_to_a_page_and_ships_in_the_wheel() -> None:
+    import tomllib
+    pages = {d.page for d in DOCS}
+    assert MANUAL_FILES and [f for f in MANUAL_FILES if f not in pages] == []
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "docs/manual/*.txt" in config["tool"]["setuptools"]["package-data"]["scratch"]
+
+
+@pytest.mark.parametrize("page", MANUAL_FILES)
+def test_manual_sections_are_rendered_into_their_page(page: str) -> None:
+    text = (REPO / "man" / f"{page}.1").read_text()
+    headings = re.findall(r"^\.SH (.+)$", text, re.MULTILINE)
+    sections = _manual_sections(page)
+    assert sections, "a manual file without a '## SECTION'"
+    for name, lines in sections:
+        assert man.esc(name) in headings
+        assert "\n".join(lines) in text  # in the page as rendered, in its section
+    if shutil.which("man") is None:
+        return
+    out = subprocess.run(["man", "-l", str(REPO / "man" / f"{page}.1")], capture_output=True,
+                         text=True, timeout=60, check=False,
+                         env={**os.environ, "MANPAGER": "cat", "MANWIDTH": "100"})
+    assert out.returncode == 0 and out.stderr == ""
+    shown = re.sub(r".\x08", "", out.stdout)  # overstrike bold, if any
+    for name, _ in sections:
+        assert re.search(rf"^{re.escape(name)}$", shown, re.MULTILINE), name
+
+
+def test_manual_markup_renders_each_block_and_escapes_roff() -> None:
+    text = ("## FIRST PART\n"
+            "A -x flag, a \\path, `code-y`, **bold** and scratch-sync(1).\n"
+            ".starts with a dot\n"
+            "'starts with a quote\n"
+            "caf\u00e9\n"
+            "\n"
+            "- one\n"
+            "  more of one\n"
+            "- two\n"
+            "\n"
+            "    .pre -n \\d\n"
+            "\n"
+            "    'still pre\n"
+            "\n"
+            "| k | n |\n"
+            "| --- | ---: |\n"
+            "| `a-b` | 1 |\n"
+            "| c\\|d | 200 |\n"
+            "\n"
+            "+ `scratch head REF`\n"
+            "  the first lines\n"
+            "### Sub part\n"
+            "## EXIT STATUS\n"
+            "Also 127.\n")
+    sections = man.manual(text)
+    assert [n for n, _ in sections] == ["FIRST PART", "EXIT STATUS"]
+    assert sections[0][1] == [
+        ".PP",
+        "A \\-x flag, a \\epath, \\fBcode\\-y\\fR, \\fBbold\\fR and \\fBscratch\\-sync\\fR(1).",
+        "\\&.starts with a dot",
+        "\\&'starts with a quote",
+        "caf\\[u00E9]",
+        ".IP \\(bu 2", "one", "more of one",
+        ".IP \\(bu 2", "two",
+        ".IP", ".nf", "\\&.pre \\-n \\ed", "", "\\&'still pre", ".fi",
+        ".IP", ".nf",
+        "k      n",
+        "\\-\\-\\-  \\-\\-\\-",
+        "\\fBa\\-b\\fR    1",
+        "c|d  200",
+        ".fi",
+        ".TP", "\\fBscratch head REF\\fR", "the first lines",
+        ".SS Sub part",
+    ]
+    for bad in ("text before a section\n", "## lower Case\n", "## SYNOPSIS\nx\n"):
+        with pytest.raises(ValueError):
+            man.manual(bad)
+
+
+def test_a_manual_section_named_like_a_generated_one_extends_it(monkeypatch) -> None:
+    doc = BY_PATH[("head",)]
+    monkeypatch.setattr(man, "manual_text", lambda page: (
+        "## NOTES\nA note.\n\n## EXIT STATUS\nAlso this.\n" if page == doc.page else None))
+    text = man.page(doc, DOCS, __version__)
+    headings = re.findall(r"^\.SH (.+)$", text, re.MULTILINE)
+    assert headings.index("NOTES") == headings.index("OPTIONS") + 1
+    assert headings.count("EXIT STATUS") == 1
+    status = text.split(".SH EXIT STATUS")[1].split(".SH ")[0]
+    assert status.rstrip().endswith(".PP\nAlso this.")
 
 
 def test_store_layout_is_read_from_the_store_docstring() -> None:

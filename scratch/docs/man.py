@@ -4,6 +4,13 @@ One page per visible command: ``scratch.1`` for the root, ``scratch-<path>.1`` f
 (``scratch-log-append.1``). Each page has NAME, SYNOPSIS, DESCRIPTION, OPTIONS, EXIT STATUS,
 ENVIRONMENT, FILES, EXAMPLES and SEE ALSO.
 
+Reference prose that no command's help holds comes from ``scratch/docs/manual/<page>.txt``
+(shipped with the package), written in the small markup :func:`manual` reads (described there
+and in ``scratch/docs/manual/README``). Its sections go after OPTIONS, in the file's order; a
+section named like a generated one (DESCRIPTION, EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES)
+is added at the end of that section instead. A page without a manual file is what the command
+tree alone gives.
+
 Invariants:
 - Output depends only on the command tree, ``scratch.errors.EXIT_CODE_HELP``, the config
   settings table, the store layout in the docstring of ``scratch.store`` and the package version:
@@ -16,6 +23,7 @@ Invariants:
 from __future__ import annotations
 
 import re
+from importlib import resources
 
 from scratch import __distribution__
 from scratch.docs.tree import CommandDoc, ParamDoc
@@ -53,13 +61,22 @@ STORE_ORDER = ("The store is the directory given by --store, else $SCRATCH_HOME,
                "change is one commit, and 'scratch git ARGS' runs git on it. Its layout:")
 
 
-def esc(text: str) -> str:
-    """Escape running text for roff (see the module docstring)."""
+def _esc_chars(text: str) -> str:
     out = []
     for ch in text.replace("\\", "\\e").replace("-", "\\-"):
         out.append(ch if ord(ch) < 128 else f"\\[u{ord(ch):04X}]")
-    lines = "".join(out).split("\n")
-    return "\n".join("\\&" + line if line[:1] in (".", "'") else line for line in lines)
+    return "".join(out)
+
+
+def _guard(lines: str) -> str:
+    """``\\&`` before a line that would start with a control character (``.`` or ``'``)."""
+    return "\n".join("\\&" + line if line[:1] in (".", "'") else line
+                     for line in lines.split("\n"))
+
+
+def esc(text: str) -> str:
+    """Escape running text for roff (see the module docstring)."""
+    return _guard(_esc_chars(text))
 
 
 def _italic_words(text: str) -> str:
@@ -208,6 +225,189 @@ def see_also(pages: list[str]) -> list[str]:
     return [".SH SEE ALSO"] + refs
 
 
+# -- reference prose from scratch/docs/manual/<page>.txt -----------------------------------------
+
+MANUAL_DIR = "manual"  # beside this module: scratch/docs/manual/
+# generated sections a manual section may add to; the others it may not name
+APPENDABLE = ("DESCRIPTION", "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES")
+GENERATED = ("NAME", "SYNOPSIS", "OPTIONS", "SEE ALSO") + APPENDABLE
+_INLINE = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\b([a-z][a-z0-9.-]*[a-z0-9])\(([1-9])\)")
+_SEPARATOR = re.compile(r"\s*:?-+:?\s*")
+
+
+def manual_text(page_name: str) -> str | None:
+    """The manual file of ``page_name`` (``scratch-sync``), or None when it has none."""
+    path = resources.files("scratch.docs").joinpath(MANUAL_DIR, f"{page_name}.txt")
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def inline(text: str) -> str:
+    """Running text with its inline markup: ```code``` and ``**bold**`` bold, ``name(1)``
+    cross references with the name bold; everything else escaped."""
+    return _guard(_inline(text))
+
+
+def _inline(text: str) -> str:
+    parts = []
+    last = 0
+    for m in _INLINE.finditer(text):
+        parts.append(_esc_chars(text[last:m.start()]))
+        code, bold, ref, section = m.groups()
+        if ref:
+            parts.append(f"\\fB{_esc_chars(ref)}\\fR({section})")
+        else:
+            parts.append(f"\\fB{_esc_chars(code or bold)}\\fR")
+        last = m.end()
+    parts.append(_esc_chars(text[last:]))
+    return "".join(parts)
+
+
+def _cells(row: str) -> list[str]:
+    body = row.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", body)]
+
+
+def _visible(cell: str) -> str:
+    return _INLINE.sub(lambda m: m.group(1) or m.group(2) or f"{m.group(3)}({m.group(4)})",
+                       cell)
+
+
+def _table(rows: list[str]) -> list[str]:
+    """Markdown-style rows as aligned preformatted text; a ``---`` row becomes a rule and a
+    ``---:`` cell right-aligns its column."""
+    table = [_cells(r) for r in rows]
+    width = max(len(r) for r in table)
+    table = [r + [""] * (width - len(r)) for r in table]
+    rules = [i for i, r in enumerate(table) if all(_SEPARATOR.fullmatch(c) for c in r if c)]
+    right = [False] * width
+    for i in rules[:1]:
+        right = [c.endswith(":") for c in table[i]]
+    sizes = [max((len(_visible(r[k])) for i, r in enumerate(table) if i not in rules),
+                 default=0) for k in range(width)]
+    out = []
+    for i, r in enumerate(table):
+        if i in rules:
+            out.append(_esc_chars("  ".join("-" * n for n in sizes)))
+            continue
+        cells = []
+        for k, cell in enumerate(r):
+            pad = " " * (sizes[k] - len(_visible(cell)))
+            shown = _inline(cell)
+            cells.append(pad + shown if right[k] else shown + pad)
+        out.append(_guard("  ".join(cells).rstrip()))
+    return out
+
+
+def _preformatted(lines: list[str]) -> list[str]:
+    return [_guard(_esc_chars(line)) if line else "" for line in lines]
+
+
+def manual(text: str) -> list[tuple[str, list[str]]]:
+    r"""``(section name, roff lines)`` for each section of a manual file, in order.
+
+    The markup, line by line (blocks are separated by blank lines):
+
+    - ``## NAME`` starts a section (``.SH``; names are upper case, as man pages spell them);
+      ``### Name`` a subsection (``.SS``). Text before the first ``##`` is an error.
+    - Lines of plain text form a paragraph (``.PP``); lines are kept as written.
+    - ``- text`` starts a bullet item (``.IP \(bu 2``); the lines after it, indented or not,
+      continue it up to a blank line, the next item or another block.
+    - ``+ TERM`` starts a tagged item (``.TP``: TERM on its own line, bold unless it has
+      inline markup of its own), its body on the following lines.
+    - A block of lines indented 4 spaces or more, after a blank line or a heading, is
+      preformatted (``.nf``/``.fi``), shown as written; blank lines inside it are kept. After
+      an item it stays at the item's indent (and so does a table).
+    - Lines starting with ``|`` form a table (``| a | b |``), rendered as aligned preformatted
+      text: a ``| --- | ---: |`` row becomes a rule, ``---:`` right-aligns that column, and
+      ``\|`` is a ``|`` inside a cell.
+    - In running text, items and table cells: ```code``` and ``**text**`` are bold, and
+      ``scratch-sync(1)`` is a cross reference (the name in bold).
+
+    Everything is escaped for roff: ``\`` is ``\e``, ``-`` is ``\-``, a line starting with
+    ``.`` or ``'`` gets ``\&``, non-ASCII characters become ``\[uXXXX]``.
+    """
+    sections: list[tuple[str, list[str]]] = []
+    kind = ""  # the open block: "para", "item", "pre", "table" or ""
+    block: list[str] = []
+    blanks = 0  # blank lines seen inside a preformatted block
+    last = ""  # the kind of the block before, "" at the top of a (sub)section
+
+    def flush() -> None:
+        nonlocal kind, block, last
+        if not kind:
+            return
+        if not sections:
+            raise ValueError("manual text before the first '## SECTION' line")
+        body = sections[-1][1]
+        if kind == "para":
+            body += [".PP"] + [inline(line) for line in block]
+        elif kind == "item":
+            body += [".IP \\(bu 2"] + [inline(line) for line in block]
+        elif kind == "tag":
+            term = block[0] if _INLINE.search(block[0]) else f"**{block[0]}**"
+            body += [".TP", inline(term)] + [inline(line) for line in block[1:]]
+        else:
+            shown = _preformatted(block) if kind == "pre" else _table(block)
+            if last in ("item", "tag"):  # in a list: at the item's indent
+                body += [".IP", ".nf"] + shown + [".fi"]
+            else:
+                body += [".PP", ".RS 4", ".nf"] + shown + [".fi", ".RE"]
+        last = "item" if kind in ("pre", "table") and last in ("item", "tag") else kind
+        kind, block = "", []
+
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not line:
+            if kind == "pre":
+                blanks += 1
+            else:
+                flush()
+            continue
+        if kind == "pre" and line.startswith("    "):
+            block += [""] * blanks + [line[4:]]
+            blanks = 0
+            continue
+        blanks = 0
+        if kind == "pre":
+            flush()
+        if line.startswith(("## ", "### ")):
+            flush()
+            level, _, name = line.partition(" ")
+            name = name.strip()
+            if level == "##":
+                if name != name.upper():
+                    raise ValueError(f"section names are upper case: {name!r}")
+                if name in GENERATED and name not in APPENDABLE:
+                    raise ValueError(f"section {name} is generated and cannot be added to")
+                sections.append((name, []))
+                last = ""
+            elif not sections:
+                raise ValueError("manual text before the first '## SECTION' line")
+            else:
+                sections[-1][1].append(f".SS {esc(name)}")
+                last = ""
+        elif line.startswith("    ") and not kind:
+            kind, block = "pre", [line[4:]]
+        elif line.startswith("|"):
+            if kind != "table":
+                flush()
+                kind = "table"
+            block.append(line)
+        elif line.startswith(("- ", "+ ")):
+            flush()
+            kind, block = ("item" if line[0] == "-" else "tag"), [line[2:].strip()]
+        elif kind in ("para", "item", "tag"):
+            block.append(line.strip())
+        else:
+            flush()
+            kind, block = "para", [line.strip()]
+    flush()
+    return sections
+
+
+
 def _command_list(docs: list[CommandDoc]) -> list[str]:
     out: list[str] = []
     for d in docs:
@@ -217,6 +417,8 @@ def _command_list(docs: list[CommandDoc]) -> list[str]:
 
 def page(doc: CommandDoc, all_docs: list[CommandDoc], version: str) -> str:
     """The roff source of ``doc``'s page."""
+    text = manual_text(doc.page)
+    extra = dict(manual(text)) if text is not None else {}
     title = esc(doc.page.upper())
     out = [
         '.\\" Generated by "python -m scratch.docs" from the scratch command tree. Do not edit.',
@@ -234,18 +436,25 @@ def page(doc: CommandDoc, all_docs: list[CommandDoc], version: str) -> str:
     if doc.aliases:
         names = ", ".join(f"\\fB{esc(a)}\\fR" for a in doc.aliases)
         out += [".PP", f"Also accepted under the name {names}."]
+    out += extra.pop("DESCRIPTION", [])
     children = [d for d in all_docs if d.path[:len(doc.path)] == doc.path
                 and len(d.path) > len(doc.path)]
     if children:
         out += [".SS Commands"] + _command_list(children)
     out += options(doc)
-    out += exit_status()
-    out += environment(full=not doc.path)
-    out += files()
+    for name, lines in extra.items():
+        if name not in APPENDABLE:
+            out += [f".SH {esc(name)}"] + lines
+    out += exit_status() + extra.get("EXIT STATUS", [])
+    out += environment(full=not doc.path) + extra.get("ENVIRONMENT", [])
+    out += files() + extra.get("FILES", [])
     if doc.path:
-        out += examples(list(doc.examples))
+        example_lines = examples(list(doc.examples))
     else:
-        out += examples([e for d in all_docs for e in d.examples])
+        example_lines = examples([e for d in all_docs for e in d.examples])
+    if extra.get("EXAMPLES"):
+        example_lines = (example_lines or [".SH EXAMPLES"]) + extra["EXAMPLES"]
+    out += example_lines
     if doc.path:
         related = ["scratch"] + ["-".join(("scratch",) + doc.path[:i])
                                  for i in range(1, len(doc.path))]
