@@ -1,5 +1,5 @@
 """How the proxy's relay cuts pipes into lines: the client's stdin (scratch.mcp.stdio's
-TakingReader, which scratch mcp serve's quick calls use too) and an upstream's stdout
+TakingReader) and an upstream's stdout
 (scratch.mcp.proxy_relay's _UpstreamPipes) arrive in reads of any size; every
 line must reach exactly one place — taken by the relay, or passed on in order — whole."""
 

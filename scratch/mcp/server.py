@@ -7,12 +7,11 @@ imports this module. Invariants:
   :func:`scratch.mcp.dispatch.run_tool` in a worker thread, so a slow call (a big ingest, a
   git commit) never stalls the connection or other clients; a client that goes away mid-call
   leaves nothing half-stored (the core writes atomically) and the server keeps serving. The
-  one exception is :func:`scratch.mcp.inline.runs_inline`: over stdio (one client), a
+  one exception is :func:`runs_inline`: over stdio (one client), a
   read-only call whose tool last answered that entry within a few milliseconds runs on the
   event loop itself, since the hand-off to a thread and back costs a warm answer about as much
   as the answer; a call that was slow (an index built, a whole-entry scan) goes back to the
-  thread the next time. Over stdio those calls are taken off the wire before the SDK sees
-  them (:mod:`scratch.mcp.quick`).
+  thread the next time. Every call, over both transports, is dispatched by the SDK's server.
 - An unknown tool is a protocol error (JSON-RPC -32602, as the MCP spec has it); wrong
   arguments and refusals are tool results with ``isError: true`` and the error object as
   JSON text and as ``structuredContent``, so a model can read and correct them.
@@ -40,7 +39,6 @@ from scratch import __version__
 from scratch.errors import ScratchError
 from scratch.mcp import specs
 from scratch.mcp.dispatch import ToolOutcome, run_tool, wire_result
-from scratch.mcp.inline import runs_inline, took
 from scratch.mcp.reqlog import RequestLog
 from scratch.mcp.session import ServerState, Session
 
@@ -58,6 +56,10 @@ INSTRUCTIONS = (
 
 # what the request log line of the current request carries beyond method and duration
 T = TypeVar("T")
+# the worst a call run on the loop can stall the one client's other calls, in milliseconds
+INLINE_MS = 10.0
+_LAST_MS: dict[tuple[str, str], float] = {}  # (tool, file) -> how long its last call took
+_LAST_KEPT = 1024
 _LOG_FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "scratch_mcp_log_fields", default=None)
 
@@ -67,6 +69,36 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
     still runs to its end on its thread (the core's writes are atomic); its answer is
     dropped."""
     return await asyncio.get_running_loop().run_in_executor(_WORKERS, fn, *args)
+
+
+def _inline_key(name: str, arguments: Any) -> tuple[str, str] | None:
+    spec = specs.BY_NAME.get(name)
+    if spec is None or not spec.read_only or not isinstance(arguments, dict):
+        return None
+    file = arguments.get("file")
+    return (name, file) if isinstance(file, str) else None
+
+
+def runs_inline(name: str, arguments: Any, transport: str) -> bool:
+    """Whether a call runs on the event loop, not a worker thread: over stdio (one client), a
+    read-only tool on an entry it last answered within :data:`INLINE_MS`, since the hand-off
+    to a thread and back costs a warm answer about as much as the answer. Over HTTP every
+    call takes the thread, so no client's slow call stalls another's."""
+    if transport != "stdio":
+        return False
+    key = _inline_key(name, arguments)
+    last = _LAST_MS.get(key) if key is not None else None
+    return last is not None and last <= INLINE_MS
+
+
+def took(name: str, arguments: Any, seconds: float) -> None:
+    """Remember how long a call of ``name`` on its entry took (for :func:`runs_inline`)."""
+    key = _inline_key(name, arguments)
+    if key is None:
+        return
+    if len(_LAST_MS) >= _LAST_KEPT and key not in _LAST_MS:
+        _LAST_MS.clear()  # a bounded memo: starting over costs one threaded call per entry
+    _LAST_MS[key] = seconds * 1000
 
 
 def _tool(spec: specs.ToolSpec) -> types.Tool:
@@ -268,17 +300,9 @@ class _LogMiddleware:
 async def serve_stdio(state: ServerState, log: RequestLog | None) -> None:
     from mcp.server.stdio import stdio_server
 
-    from scratch.mcp import quick
     from scratch.mcp.stdio import pipe_streams
     server = build_server(state, log)
-    reader = None
-    if quick.enabled(state.configs.get()):  # quick reads answered off the wire (mcp.quick)
-        calls = quick.QuickCalls(state, server.server_info_stamp, log)
-        from scratch.mcp.stdio import TakingReader
-        reader = TakingReader(calls.offer)
-    async with pipe_streams(reader) as pipes:
-        if pipes is not None and reader is not None:
-            calls.out = pipes[1].writer
+    async with pipe_streams() as pipes:
         streams = stdio_server(*pipes) if pipes is not None else stdio_server()
         async with streams as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -134,8 +134,8 @@ class LineSplitter:
 class TakingReader(asyncio.StreamReader):
     """A pipe's lines as the SDK's line reader reads them, minus the lines ``offer`` takes
     (it is called with each whole line, in order, in the pipe's own callback, and says
-    whether it took it). The proxy relays tool calls so, and ``scratch mcp serve`` answers
-    quick ones (:mod:`scratch.mcp.quick`): no task to wake between a request and its answer."""
+    whether it took it). The proxy relays tool calls so (:mod:`scratch.mcp.proxy_relay`): no
+    task to wake between a request and its answer."""
 
     def __init__(self, offer: Callable[[bytes], bool]) -> None:
         super().__init__(limit=MAX_LINE)
