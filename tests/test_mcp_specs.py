@@ -300,7 +300,7 @@ NOT_TOOL_ARGUMENTS = {
     ("stats", "agent"),  # set by dispatch: the session's own agent
     ("write", "source"),  # a file on the server's disk
     ("ingest", "stream"), ("ingest", "progress"),  # the CLI's stdin and its progress line
-    # set by the MCP proxy for the upstream result it stores (scratch.mcp.proxy)
+    # set by the MCP proxy for the upstream result it stores (scratch.mcp.proxy.intercept)
     ("ingest", "partial"), ("ingest", "companions"), ("ingest", "info"), ("ingest", "notices"),
 }
 

@@ -419,7 +419,7 @@ def test_requests_from_a_file_are_answered_too(home: Path, tmp_path: Path) -> No
 
 
 def test_only_stdio_reads_seen_quick_run_on_the_event_loop() -> None:
-    from scratch.mcp import server
+    from scratch.mcp.serve import server
     args = {"file": "inline-probe", "lines": 5}
     assert not server.runs_inline("head", args, "stdio")  # never seen: on a thread
     server.took("head", args, 0.002)

@@ -28,7 +28,7 @@ from scratch.mcp.specs import BY_NAME, ArgumentError, ToolSpec, to_core_args
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.result import Result
-    from scratch.mcp.session import Session
+    from scratch.mcp.serve.session import Session
 
 
 class ToolOutcome(NamedTuple):

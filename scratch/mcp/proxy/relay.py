@@ -15,13 +15,13 @@ Two halves, on the event loop, no thread:
   list_changed, calls on the SDK path). Stopping it closes the upstream's stdin, then ends
   its process group (SIGTERM, then SIGKILL): no orphans.
 - :class:`Front` sits between the client's stdin lines and the proxy's SDK server, offered
-  each line in the stdin pipe's callback (:class:`scratch.mcp.stdio.TakingReader`). A
+  each line in the stdin pipe's callback (:class:`scratch.mcp.framing.TakingReader`). A
   ``tools/call`` of an upstream tool whose upstream is connected over :func:`raw_stdio` is
   taken off the line and relayed: sent on with a relay id (and progress token), the answer
-  awaited under the upstream's timeout, and written back with the client's id. A result that
-  :func:`scratch.mcp.proxy.below_threshold` lets through is the upstream's result object as
-  parsed (no model, nothing added or dropped); anything else goes through
-  :func:`scratch.mcp.proxy_server.finish`, as on the SDK path. The client's
+  awaited under the upstream's timeout, and written back with the client's id. A result
+  that :func:`scratch.mcp.proxy.intercept.below_threshold` lets through is the upstream's
+  result object as parsed (no model, nothing added or dropped); anything else goes through
+  :func:`scratch.mcp.proxy.server.finish`, as on the SDK path. The client's
   ``notifications/cancelled`` of a relayed call is sent on to the upstream (with the relay
   id) and no answer is written. Everything else, and every call while an upstream is down,
   goes to the SDK server unchanged.
@@ -43,9 +43,9 @@ from typing import Any, TypeAlias
 import anyio
 import orjson
 
-from scratch.mcp.stdio import MAX_LINE, LineSplitter, handshake_of, loads_line, tool_call_of
+from scratch.mcp.framing import MAX_LINE, LineSplitter, handshake_of, loads_line, tool_call_of
 
-# No import of proxy_server or upstream here (they import this module): the proxy, its
+# No import of proxy.server or proxy.upstream here (they import this module): the proxy, its
 # upstreams, the finishing step and the error class are handed in (see Front).
 Proxy: TypeAlias = Any
 Upstream: TypeAlias = Any
@@ -231,8 +231,8 @@ class Front:
 
     def __init__(self, proxy: Proxy, finish: Any, error: Any) -> None:
         self.proxy = proxy
-        self.finish = finish  # scratch.mcp.proxy_server.finish
-        self.error = error  # scratch.mcp.upstream.UpstreamError
+        self.finish = finish  # scratch.mcp.proxy.server.finish
+        self.error = error  # scratch.mcp.proxy.upstream.UpstreamError
         self.out: Any = None  # asyncio.StreamWriter of the client's stdout, once it is open
         self.legacy = False
         self.client_name: str | None = None
@@ -242,10 +242,10 @@ class Front:
         self._stamp: tuple[int, int, int] | None = None
 
     def reader(self) -> asyncio.StreamReader:
-        """The stream reader for the client's stdin (``scratch.mcp.stdio.pipe_streams``): the
+        """The stream reader for the client's stdin (``scratch.mcp.serve.stdio.pipe_streams``): the
         lines :meth:`offer` takes are relayed in the pipe's own callback, with no task to wake
         between the client's request and the upstream's."""
-        from scratch.mcp.stdio import TakingReader
+        from scratch.mcp.framing import TakingReader
         return TakingReader(self.offer)
 
     def offer(self, line: bytes) -> bool:
@@ -373,7 +373,7 @@ class Relayed:
         self._done()
         error = msg.get("error")
         if isinstance(error, dict):  # a protocol error: passed on, its message cut
-            from scratch.mcp.proxy import cut_text
+            from scratch.mcp.proxy.intercept import cut_text
             text = error.get("message")
             self.front.send({"jsonrpc": "2.0", "id": self.cid, "error": {
                 **error, "message": cut_text(text) if isinstance(text, str) else text}})
@@ -381,7 +381,7 @@ class Relayed:
         raw = msg.get("result")
         if not isinstance(raw, dict):
             raw = {"content": raw}  # not a result object: finish() says so
-        from scratch.mcp.proxy import fits_below
+        from scratch.mcp.proxy.intercept import fits_below
         if fits_below(raw, self.front.threshold(self.route.server, self.route.tool)):
             self._reply(raw)
             return
@@ -403,7 +403,7 @@ class Relayed:
             self.channel.write(orjson.dumps({
                 "jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": self.uid, "reason": "timed out"}}) + b"\n")
-        from scratch.mcp.proxy import error_result
+        from scratch.mcp.proxy.intercept import error_result
         u = self.upstream
         self._reply(error_result(self.front.error(
             f"tool {self.route.tool!r} of upstream server {u.name!r} did not answer within "
@@ -415,7 +415,7 @@ class Relayed:
         self.task = self.front.spawn(self._gone())
 
     async def _gone(self) -> None:
-        from scratch.mcp.proxy import error_result
+        from scratch.mcp.proxy.intercept import error_result
         u = self.upstream
         await u._lost()
         self._reply(error_result(self.front.error(

@@ -26,9 +26,9 @@ from typing import Any
 
 from scratch.answers.kernel.result import compact_json
 from scratch.errors import UsageError
-from scratch.mcp.ratelimit import RateLimiter
-from scratch.mcp.reqlog import RequestLog
-from scratch.mcp.tokens import TokenTable
+from scratch.mcp.auth import TokenTable
+from scratch.mcp.serve.ratelimit import RateLimiter
+from scratch.mcp.serve.reqlog import RequestLog
 
 MCP_PATH = "/mcp"
 

@@ -31,7 +31,7 @@ import mcp_types as types
 from pydantic import TypeAdapter, ValidationError
 
 from scratch.errors import ScratchError
-from scratch.mcp.servers import UpstreamSpec
+from scratch.mcp.proxy.config import UpstreamSpec
 
 RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 START_TIMEOUT = 60.0  # seconds an upstream may take to start and answer initialize
@@ -67,7 +67,7 @@ class Upstream:
         self._lock = anyio.Lock()
         self._tg: Any = None
         self._eof = False  # the connection's read stream ended
-        self.channel: Any = None  # scratch.mcp.proxy_relay.Channel of a stdio upstream
+        self.channel: Any = None  # scratch.mcp.proxy.relay.Channel of a stdio upstream
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -169,10 +169,10 @@ class Upstream:
             http = httpx2.AsyncClient(headers=dict(spec.headers),
                                       timeout=httpx2.Timeout(self.timeout + 5))
             return streamable_http_client(spec.url, http_client=http)
-        from scratch.mcp.proxy_relay import raw_stdio
+        from scratch.mcp.proxy.relay import raw_stdio
         assert spec.command is not None
         # the proxy's own environment, as the client gave it, plus the entry's env; the
-        # transport relays tool calls as lines (scratch.mcp.proxy_relay)
+        # transport relays tool calls as lines (scratch.mcp.proxy.relay)
         return raw_stdio(spec.command, list(spec.args), {**os.environ, **spec.env}, spec.cwd,
                          self)
 

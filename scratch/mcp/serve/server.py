@@ -17,7 +17,7 @@ imports this module. Invariants:
   JSON text and as ``structuredContent``, so a model can read and correct them.
 - The session of a request: stdio is one connection; over HTTP it is the token's agent and the
   ``Mcp-Session-Id`` (the 2026-07-28 protocol has no sessions: there it is the token's).
-- Every request is one line in the request log (:mod:`scratch.mcp.reqlog`), never content.
+- Every request is one line in the request log (:mod:`scratch.mcp.serve.reqlog`), never content.
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ from scratch import __version__
 from scratch.errors import ScratchError
 from scratch.mcp import specs
 from scratch.mcp.dispatch import ToolOutcome, run_tool, wire_result
-from scratch.mcp.reqlog import RequestLog
-from scratch.mcp.session import ServerState, Session
+from scratch.mcp.serve.reqlog import RequestLog
+from scratch.mcp.serve.resources import TEMPLATE, list_entries, read_entry
+from scratch.mcp.serve.session import ServerState, Session
 
 # Calls run on these threads, so a slow one (a big ingest, a git commit) never stalls the
 # connection or other clients. The event loop's own executor, not anyio's to_thread, which
@@ -101,7 +102,7 @@ def took(name: str, arguments: Any, seconds: float) -> None:
     _LAST_MS[key] = seconds * 1000
 
 
-def _tool(spec: specs.ToolSpec) -> types.Tool:
+def tool_of(spec: specs.ToolSpec) -> types.Tool:
     a = spec.annotations()
     return types.Tool(
         name=spec.name, title=a["title"], description=spec.description,
@@ -155,7 +156,7 @@ def session_of(ctx: Any, state: ServerState, who: Identity | None = None) -> Ses
 
 
 def build_server(state: ServerState, log: RequestLog | None = None) -> Server[Any]:
-    tools = [_tool(spec) for spec in specs.TOOLS]
+    tools = [tool_of(spec) for spec in specs.TOOLS]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -183,7 +184,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         session = session_of(ctx, state)
         cursor = getattr(params, "cursor", None) if params is not None else None
-        rows, nxt = await in_thread(_list, session, cursor)
+        rows, nxt = await in_thread(list_page, session, cursor)
         return types.ListResourcesResult(
             resources=[types.Resource(uri=r["uri"], name=r["name"], mime_type=r["mimeType"],
                                       size=r["size"], description=r["description"],
@@ -191,7 +192,6 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
             next_cursor=nxt)
 
     async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        from scratch.mcp.resources import TEMPLATE
         return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
             name="entry", uri_template=TEMPLATE, description=(
                 "A stored entry of this agent (NAME, or NAME@VERSION for an old version); "
@@ -200,7 +200,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams
                             ) -> types.ReadResourceResult:
         session = session_of(ctx, state)
-        page = await in_thread(_read, session, str(params.uri))
+        page = await in_thread(read_page, session, str(params.uri))
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=page["uri"], mime_type=page["mimeType"], text=page["text"],
             _meta=page["_meta"])])
@@ -233,20 +233,18 @@ def _input_schema(name: str) -> dict[str, Any] | None:
     return spec.input_schema() if spec is not None else None
 
 
-def _list(session: Session, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    from scratch.mcp.resources import list_entries
+def list_page(session: Session, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
     try:
-        return list_entries(session, cursor)
+        return list_entries(session.context(), cursor)
     except ScratchError as exc:
         raise MCPError(code=types.INTERNAL_ERROR, message=exc.message,
                        data={"code": exc.code}) from None
 
 
-def _read(session: Session, uri: str) -> dict[str, Any]:
+def read_page(session: Session, uri: str) -> dict[str, Any]:
     from scratch.errors import NotFound, UsageError
-    from scratch.mcp.resources import read_entry
     try:
-        return read_entry(session, uri)
+        return read_entry(session.context(), uri)
     except NotFound as exc:
         raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {exc.message}",
                        data={"uri": uri, "code": exc.code}) from None
@@ -300,7 +298,7 @@ class _LogMiddleware:
 async def serve_stdio(state: ServerState, log: RequestLog | None) -> None:
     from mcp.server.stdio import stdio_server
 
-    from scratch.mcp.stdio import pipe_streams
+    from scratch.mcp.serve.stdio import pipe_streams
     server = build_server(state, log)
     async with pipe_streams() as pipes:
         streams = stdio_server(*pipes) if pipes is not None else stdio_server()

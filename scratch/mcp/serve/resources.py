@@ -8,6 +8,9 @@ Invariants:
   per-call cap and the session's budget (the core's ``slice --fit``), priced and charged the
   same; ``?from_line=N`` (and ``&from_byte=B`` inside a line too long for one page) asks
   for a later page, and the contents' ``_meta`` names the ``next`` URI until the end.
+- Nothing here knows of sessions: an answer is asked of a session's
+  :class:`~scratch.answers.kernel.context.Context` (so :mod:`scratch.mcp.serve.session` may
+  import this module, and this module not it).
 - Listing shows size, format and token count (in the session's tokenizer) of each entry.
 """
 
@@ -21,7 +24,6 @@ from scratch.errors import EntryNotFound, ScratchError, UsageError
 
 if TYPE_CHECKING:
     from scratch.mcp.rendering import Link
-    from scratch.mcp.session import Session
     from scratch.store import VersionInfo
 
 SCHEME = "scratch"
@@ -86,10 +88,9 @@ def _entry_tokens(ctx: Context, version: VersionInfo, name: str) -> int | None:
         return None
 
 
-def list_entries(session: Session, cursor: str | None) -> tuple[list[dict[str, Any]],
-                                                                 str | None]:
-    """One page of the session's entries as resources, and the cursor of the next page."""
-    ctx = session.context()
+def list_entries(ctx: Context, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of the entries of ``ctx``'s agent as resources, and the cursor of the next
+    page."""
     if not (ctx.root / ".git").exists():
         return [], None
     store = ctx.store()
@@ -121,16 +122,15 @@ def list_entries(session: Session, cursor: str | None) -> tuple[list[dict[str, A
     return out, nxt
 
 
-def read_entry(session: Session, uri: str) -> dict[str, Any]:
+def read_entry(ctx: Context, uri: str) -> dict[str, Any]:
     """One page of a resource: ``{"uri", "mimeType", "text", "_meta"}``; raises ScratchError
     (the caller turns it into a protocol error)."""
     from scratch.answers.kernel.registry import execute
     from scratch.calls import call
     from scratch.errors import OutOfRange
     from scratch.mcp.rendering import ResourcePage, answer_text
-    ref, page = parse_uri(uri, session.agent)
+    ref, page = parse_uri(uri, ctx.agent)
     start = page.get("from_line", 1)
-    ctx = session.context()
     try:
         result = execute(ctx, ResourcePage(), call(
             "slice", ref=ref, start=max(1, start), end=2**62, numbers=False, fit=True,

@@ -3,9 +3,10 @@
 Imports the MCP SDK; only ``scratch mcp proxy`` imports this module. Invariants:
 
 - Tools: scratch's own (:mod:`scratch.mcp.specs`, run by :func:`scratch.mcp.dispatch.run_tool`)
-  and every upstream's, named and rewritten by :func:`scratch.mcp.proxy.route_tools`; a call
-  of an upstream tool is forwarded and its result goes through
-  :func:`scratch.mcp.proxy.handle_result` on a worker thread.
+  and every upstream's, named and rewritten by
+  :func:`scratch.mcp.proxy.intercept.route_tools`; a call of an upstream tool is forwarded
+  and its result goes through :func:`scratch.mcp.proxy.intercept.handle_result` on a worker
+  thread.
 - Passed on as they are: progress notifications of a call (to the caller's token), the
   cancellation of a call (the SDK cancels the forwarded request when the caller's is
   cancelled), ``notifications/*/list_changed`` of any upstream (to every connected client; on
@@ -15,8 +16,9 @@ Imports the MCP SDK; only ``scratch mcp proxy`` imports this module. Invariants:
   else to each upstream with resources in turn), prompts (named like tools). ``ping`` is
   answered by the proxy: it is a message between two peers, and each upstream's pings are
   answered by the proxy's client of it.
-- An upstream that fails (see :mod:`scratch.mcp.upstream`) costs only its own calls: they get
-  an ``isError`` result naming the server; the other servers and scratch's tools keep serving.
+- An upstream that fails (see :mod:`scratch.mcp.proxy.upstream`) costs only its own calls:
+  they get an ``isError`` result naming the server; the other servers and scratch's tools
+  keep serving.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from mcp.shared.exceptions import MCPError
 from scratch import __version__
 from scratch.errors import ScratchError
 from scratch.mcp import specs
-from scratch.mcp.proxy import (
+from scratch.mcp.proxy.intercept import (
     SEP,
     Route,
     below_threshold,
@@ -44,9 +46,17 @@ from scratch.mcp.proxy import (
     handle_result,
     route_tools,
 )
-from scratch.mcp.server import INSTRUCTIONS, _tool, call_result, in_thread, session_of
-from scratch.mcp.session import ServerState
-from scratch.mcp.upstream import Upstream, UpstreamError
+from scratch.mcp.proxy.upstream import Upstream, UpstreamError
+from scratch.mcp.serve.server import (
+    INSTRUCTIONS,
+    call_result,
+    in_thread,
+    list_page,
+    read_page,
+    session_of,
+    tool_of,
+)
+from scratch.mcp.serve.session import ServerState
 
 OWN = {spec.name for spec in specs.TOOLS}
 
@@ -57,7 +67,7 @@ class Proxy:
     def __init__(self, state: ServerState, upstreams: list[Upstream]) -> None:
         self.state = state
         self.upstreams = {u.name: u for u in upstreams}
-        self.own_tools = [_tool(spec).model_dump(by_alias=True, mode="json", exclude_none=True)
+        self.own_tools = [tool_of(spec).model_dump(by_alias=True, mode="json", exclude_none=True)
                           for spec in specs.TOOLS]
         self.tools: list[dict[str, Any]] = []
         self.routes: dict[str, Route] = {}
@@ -238,8 +248,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
             return _listing({"resources": []})
         source = names[where]
         if source is None:
-            from scratch.mcp.server import _list
-            rows, nxt = await in_thread(_list, session_of(ctx, state), inner)
+            rows, nxt = await in_thread(list_page, session_of(ctx, state), inner)
             resources = [{"uri": r["uri"], "name": r["name"], "mimeType": r["mimeType"],
                           "size": r["size"], "description": r["description"],
                           "_meta": r["_meta"]} for r in rows]
@@ -259,7 +268,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         return _listing(out)
 
     async def list_templates(ctx: Any, params: Any) -> Any:
-        from scratch.mcp.resources import TEMPLATE
+        from scratch.mcp.serve.resources import TEMPLATE
         templates: list[Any] = [{"name": "entry", "uriTemplate": TEMPLATE, "description": (
             "A stored entry of this agent (NAME, or NAME@VERSION for an old version); read in "
             "pages: ?from_line=N, and each page's _meta names the next.")}]
@@ -276,8 +285,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         proxy.remember(ctx)
         uri = str(params.uri)
         if uri.startswith("scratch://"):
-            from scratch.mcp.server import _read
-            page = await in_thread(_read, session_of(ctx, state), uri)
+            page = await in_thread(read_page, session_of(ctx, state), uri)
             return _listing({"contents": [{"uri": page["uri"], "mimeType": page["mimeType"],
                                            "text": page["text"], "_meta": page["_meta"]}]})
         owner = proxy.uri_owner.get(uri)
@@ -330,7 +338,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         on_list_resource_templates=list_templates, on_read_resource=read_resource,
         on_list_prompts=list_prompts, on_get_prompt=get_prompt,
         on_subscriptions_listen=ListenHandler(proxy.bus))
-    server.middleware.clear()  # no OpenTelemetry span per message (see scratch.mcp.server)
+    server.middleware.clear()  # no OpenTelemetry span per message (see scratch.mcp.serve.server)
     return server
 
 
@@ -367,7 +375,7 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
 
     from mcp.server.stdio import stdio_server
 
-    from scratch.mcp.stdio import pipe_streams
+    from scratch.mcp.serve.stdio import pipe_streams
     proxy = Proxy(state, upstreams)
     for u in upstreams:
         u.notify = proxy.changed
@@ -386,7 +394,7 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
             proxy.announce()
             server = build_proxy(proxy)
             # tool calls of stdio upstreams relayed as lines, off the client's stdin
-            from scratch.mcp.proxy_relay import Front
+            from scratch.mcp.proxy.relay import Front
             front = Front(proxy, finish, UpstreamError)
             async with pipe_streams(front.reader()) as pipes:
                 if pipes is not None:

@@ -10,7 +10,7 @@ No SDK here: tool listings and results are the wire's dicts. Invariants:
   spec requires a result of a tool with one to carry conforming ``structuredContent``. A
   result below the threshold still carries the upstream's ``structuredContent`` unchanged.
 - A result below its tool's threshold (:func:`scratch.thresholds.resolve_server_threshold`,
-  priced as :mod:`scratch.mcp.extract` reads it, in the session's tokenizer) is returned as
+  priced as :mod:`scratch.mcp.proxy.extract` reads it, in the session's tokenizer) is returned as
   the very dict the upstream sent. At or above it, the extracted text is stored once
   (identical results find the same entry) with its attachments and JSON/markdown blocks as
   companions, and the client gets the pointer as text blocks (calls in it are tool calls), a
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from scratch.errors import ScratchError
 
 if TYPE_CHECKING:
-    from scratch.mcp.session import Session
+    from scratch.mcp.serve.session import Session
 
 SEP = "__"
 ERROR_MAX = 8 * 1024
@@ -147,11 +147,11 @@ def fits_below(raw: dict[str, Any], threshold: int) -> bool:
 def handle_result(session: Session, server: str, tool: str, raw: dict[str, Any]
                   ) -> Intercepted:
     """What the client gets for the upstream's result ``raw`` of ``server``'s ``tool``.
-    Raises :class:`scratch.mcp.extract.MalformedResult` for a result without a tool
+    Raises :class:`scratch.mcp.proxy.extract.MalformedResult` for a result without a tool
     result's shape, and ScratchError when storing fails."""
     if raw.get("isError") is True:
         return Intercepted(cut_error(raw), None, None)
-    from scratch.mcp.extract import extract
+    from scratch.mcp.proxy.extract import extract
     ex = extract(raw)
     ctx = session.context()
     from scratch.thresholds import resolve_server_threshold

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from scratch.answers.kernel.context import Context
 from scratch.config import CONFIG_FILE, Config, load_config
 from scratch.mcp.rendering import ToolJson, ToolText
+from scratch.mcp.serve.resources import ingest_link
 from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent
 
 if TYPE_CHECKING:
@@ -146,7 +147,6 @@ class Session:
 
     def rendering(self) -> ToolText:
         """How this session's tool results show answers (and so how they are priced)."""
-        from scratch.mcp.resources import ingest_link
         agent = self.agent
         kind = ToolJson if self.server.structured else ToolText
         return kind(link=lambda result: ingest_link(agent, result))
