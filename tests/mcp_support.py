@@ -118,12 +118,12 @@ class RawServer:
 class HttpServer:
     """`scratch mcp serve --http 127.0.0.1:0` as a process; ``url`` is where it listens."""
 
-    def __init__(self, home: Path, *args: str, log: Path | None = None) -> None:
+    def __init__(self, home: Path, *args: str, log: Path | None = None, **env: str) -> None:
         self.log = log
         cmd = [*SCRATCH, "mcp", "serve", "--http", "127.0.0.1:0", *args]
         if log is not None:
             cmd += ["--log-file", str(log)]
-        self.proc = subprocess.Popen(cmd, env=server_env(home), stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(cmd, env=server_env(home, **env), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         assert self.proc.stderr is not None
         deadline = time.monotonic() + 60

@@ -155,8 +155,28 @@ def session_of(ctx: Any, state: ServerState, who: Identity | None = None) -> Ses
     return state.session_for(who.key, who.agent, _client_name(ctx), who.token_id or "")
 
 
+# A test hook, off unless this variable names a folder: a call of tool T waits on its worker
+# thread while the file ``hold-T`` exists there, after creating ``held-T`` to say it has
+# started. Tests use it to know a call is in progress (say, to disconnect mid-call) instead of
+# racing a call against the clock.
+HOLD_ENV = "SCRATCH_MCP_TEST_HOLD"
+
+
+def _held(folder: str, name: str, arguments: Any, session: Session) -> ToolOutcome:
+    import os
+    hold = os.path.join(folder, f"hold-{name}")
+    if os.path.exists(hold):
+        with open(os.path.join(folder, f"held-{name}"), "w"):
+            pass
+        while os.path.exists(hold):
+            time.sleep(0.01)
+    return run_tool(name, arguments, session)
+
+
 def build_server(state: ServerState, log: RequestLog | None = None) -> Server[Any]:
+    import os
     tools = [tool_of(spec) for spec in specs.TOOLS]
+    hold = os.environ.get(HOLD_ENV) or None
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -171,7 +191,9 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
         who = identity_of(ctx, state)
         session = session_of(ctx, state, who)
         start = time.perf_counter()
-        if runs_inline(params.name, params.arguments, who.transport):
+        if hold is not None:
+            outcome = await in_thread(_held, hold, params.name, params.arguments, session)
+        elif runs_inline(params.name, params.arguments, who.transport):
             outcome = run_tool(params.name, params.arguments, session)
         else:
             outcome = await in_thread(run_tool, params.name, params.arguments, session)
