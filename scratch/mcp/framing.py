@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, SupportsIndex
+from typing import NamedTuple, SupportsIndex
+
+from scratch.mcp.wire import JSON, JSONObject
 
 MAX_LINE = 1 << 30  # one JSON-RPC message per line; the HTTP body limit has no stdio twin
 
@@ -47,7 +49,7 @@ class Handshake(NamedTuple):
     client_name: str | None  # clientInfo.name
 
 
-def loads_line(line: bytes | str) -> Any:
+def loads_line(line: bytes | str) -> JSON:
     """A JSON-RPC line parsed; :class:`ValueError` when it is not JSON."""
     import orjson
     try:
@@ -75,7 +77,7 @@ def handshake_of(line: bytes) -> Handshake | None:
                      name if isinstance(name, str) else None)
 
 
-def tool_call_of(line: bytes) -> tuple[Any, dict[str, Any]] | None:
+def tool_call_of(line: bytes) -> tuple[JSON, JSONObject] | None:
     """``(id, params)`` of a ``tools/call`` request line whose params name a tool; None for
     any other line."""
     try:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 import mcp_types as types
@@ -56,7 +56,15 @@ from scratch.mcp.serve.server import (
     session_of,
     tool_of,
 )
-from scratch.mcp.serve.session import ServerState
+from scratch.mcp.serve.session import ServerState, Session
+from scratch.mcp.wire import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+    from mcp.server.session import ServerSession
+    from mcp.server.subscriptions import InMemorySubscriptionBus
+
+    from scratch.mcp.serve.server import Ctx
 
 OWN = {spec.name for spec in specs.TOOLS}
 
@@ -69,14 +77,14 @@ class Proxy:
         self.upstreams = {u.name: u for u in upstreams}
         self.own_tools = [tool_of(spec).model_dump(by_alias=True, mode="json", exclude_none=True)
                           for spec in specs.TOOLS]
-        self.tools: list[dict[str, Any]] = []
+        self.tools: list[JSONObject] = []
         self.routes: dict[str, Route] = {}
         self.renamed: list[tuple[str, str, str]] = []
         self.prompt_routes: dict[str, Route] = {}
         self.uri_owner: dict[str, str] = {}  # resource URI -> the upstream that named it
-        self.clients: dict[int, Any] = {}  # connection -> its latest ServerSession
-        self.bus: Any = None
-        self.tg: Any = None
+        self.clients: dict[int, ServerSession] = {}  # connection -> its latest session
+        self.bus: InMemorySubscriptionBus | None = None
+        self.tg: TaskGroup | None = None
         self.refresh()
 
     def refresh(self) -> None:
@@ -85,6 +93,7 @@ class Proxy:
 
     async def start_all(self) -> None:
         async def one(u: Upstream) -> None:
+            assert self.tg is not None  # set before the upstreams start
             try:
                 await u.start(self.tg)
             except UpstreamError as exc:
@@ -102,18 +111,19 @@ class Proxy:
         if not down:
             return
         before = {u.name: len(u.tools) for u in down}
+        assert self.tg is not None
         async with anyio.create_task_group() as tg:
             for u in down:
                 tg.start_soon(_quiet_start, u, self.tg)
         if any(len(u.tools) != before[u.name] or u.ready for u in down):
             self.refresh()
 
-    def remember(self, ctx: Any) -> None:
+    def remember(self, ctx: Ctx) -> None:
         # the connection's latest session (a session is made per request; the handshake's
         # params are one object per connection); a 2026-07-28 connection has none and is
         # told through subscriptions/listen
-        session = getattr(ctx, "session", None)
-        params = getattr(session, "client_params", None)
+        session = ctx.session
+        params = session.client_params
         if params is not None:
             self.clients[id(params)] = session
 
@@ -137,8 +147,8 @@ class Proxy:
                 ResourcesListChanged,
                 ToolsListChanged,
             )
-            event = {"tools": ToolsListChanged, "prompts": PromptsListChanged,
-                     "resources": ResourcesListChanged}[kind]()
+            event = (ToolsListChanged() if kind == "tools" else PromptsListChanged()
+                     if kind == "prompts" else ResourcesListChanged())
             await self.bus.publish(event)
 
     def announce(self) -> None:
@@ -151,20 +161,20 @@ class Proxy:
               file=sys.stderr, flush=True)
 
 
-async def _quiet_start(u: Upstream, tg: Any) -> None:
+async def _quiet_start(u: Upstream, tg: TaskGroup) -> None:
     try:
         await u.start(tg)
     except UpstreamError:
         pass
 
 
-def _listing(result: dict[str, Any]) -> dict[str, Any]:
+def _listing(result: JSONObject) -> JSONObject:
     """A list result for the wire: the 2026-07-28 protocol requires its cache fields (the
     proxy's lists change with the upstreams': never cached); older ones drop them."""
     return {"resultType": "complete", "ttlMs": 0, "cacheScope": "private", **result}
 
 
-def _complete(result: dict[str, Any]) -> dict[str, Any]:
+def _complete(result: JSONObject) -> JSONObject:
     return result if "resultType" in result else {"resultType": "complete", **result}
 
 
@@ -172,8 +182,8 @@ def _cut_error(exc: MCPError) -> MCPError:
     return MCPError(code=exc.code, message=cut_text(exc.error.message), data=exc.error.data)
 
 
-async def finish(proxy: Proxy, route: Route, raw: dict[str, Any],
-                 session: Callable[[], Any]) -> dict[str, Any]:
+async def finish(proxy: Proxy, route: Route, raw: JSONObject,
+                 session: Callable[[], Session]) -> JSONObject:
     """What the client gets for the upstream's result ``raw`` (on either path): the very
     object below the threshold, else the pointer or an error saying why."""
     if below_threshold(proxy.state.configs.get(), route.server, route.tool, raw):
@@ -194,17 +204,19 @@ async def finish(proxy: Proxy, route: Route, raw: dict[str, Any],
     return _complete(found.result)
 
 
-def build_proxy(proxy: Proxy) -> Server[Any]:
+def build_proxy(proxy: Proxy) -> Server[JSONObject]:
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
     proxy.bus = InMemorySubscriptionBus()
     state = proxy.state
 
-    async def list_tools(ctx: Any, params: Any) -> Any:
+    # Results are the wire's dicts, which the SDK's runner sends as they are (JSON: the
+    # handler slots are typed with the SDK's result models).
+    async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> JSON:
         proxy.remember(ctx)
         await proxy.retry_down()
         return _listing({"tools": [*proxy.own_tools, *proxy.tools]})
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> JSON:
         proxy.remember(ctx)
         route = proxy.routes.get(params.name)
         if route is None and params.name in OWN:
@@ -220,14 +232,15 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         token = (meta.get("progress_token", meta.get("progressToken"))
                  if isinstance(meta, dict) else getattr(meta, "progress_token", None))
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(value, total, message)
+        async def on_progress(progress: float, total: float | None, message: str | None
+                              ) -> None:  # named as the SDK's ProgressFnT names them
+            await ctx.session.report_progress(progress, total, message)
 
         request = types.CallToolRequest(params=types.CallToolRequestParams(
             name=route.tool, arguments=params.arguments))
         try:
             raw = await upstream.request(request, tool=route.tool,
-                                         progress=progress if token is not None else None)
+                                         progress=on_progress if token is not None else None)
         except UpstreamError as exc:
             return _complete(error_result(exc))
         except MCPError as exc:  # the upstream answered with a protocol error: pass it on
@@ -239,7 +252,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         return [None, *[u.name for u in proxy.upstreams.values()
                         if u.ready and "resources" in u.capabilities]]
 
-    async def list_resources(ctx: Any, params: Any) -> Any:
+    async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> JSON:
         proxy.remember(ctx)
         cursor = getattr(params, "cursor", None) if params is not None else None
         where, inner = _decode_cursor(cursor)
@@ -260,16 +273,16 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
                 if isinstance(r, dict) and isinstance(r.get("uri"), str):
                     proxy.uri_owner[r["uri"]] = source
             nxt = page.get("nextCursor")
-        out: dict[str, Any] = {"resources": resources}
+        out: JSONObject = {"resources": resources}
         if nxt:
             out["nextCursor"] = _encode_cursor(where, nxt)
         elif where + 1 < len(names):
             out["nextCursor"] = _encode_cursor(where + 1, None)
         return _listing(out)
 
-    async def list_templates(ctx: Any, params: Any) -> Any:
+    async def list_templates(ctx: Ctx, params: types.PaginatedRequestParams | None) -> JSON:
         from scratch.mcp.serve.resources import TEMPLATE
-        templates: list[Any] = [{"name": "entry", "uriTemplate": TEMPLATE, "description": (
+        templates: list[JSON] = [{"name": "entry", "uriTemplate": TEMPLATE, "description": (
             "A stored entry of this agent (NAME, or NAME@VERSION for an old version); read in "
             "pages: ?from_line=N, and each page's _meta names the next.")}]
         for source in sources()[1:]:
@@ -281,7 +294,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
             templates += page.get("resourceTemplates", [])
         return _listing({"resourceTemplates": templates})
 
-    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
+    async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> JSON:
         proxy.remember(ctx)
         uri = str(params.uri)
         if uri.startswith("scratch://"):
@@ -302,7 +315,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         raise MCPError(code=-32002, message=f"Resource not found: {uri}", data={"uri": uri})
 
     # -- prompts: every upstream's, named like tools -----------------------------------------
-    async def list_prompts(ctx: Any, params: Any) -> Any:
+    async def list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> JSON:
         listed = []
         for u in proxy.upstreams.values():
             if not (u.ready and "prompts" in u.capabilities):
@@ -313,7 +326,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         prompts, proxy.prompt_routes, _ = route_tools(listed, set())
         return _listing({"prompts": prompts})
 
-    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
+    async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> JSON:
         route = proxy.prompt_routes.get(params.name)
         if route is None:
             if SEP in params.name and params.name.split(SEP, 1)[0] in proxy.upstreams:
@@ -329,7 +342,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         return _complete(await _ask(proxy.upstreams[route.server], types.GetPromptRequest(
             params=types.GetPromptRequestParams(name=route.tool, arguments=params.arguments))))
 
-    server: Server[Any] = Server(
+    server: Server[JSONObject] = Server(
         "scratch-proxy", version=__version__, title="scratch (proxy)",
         description="Your MCP servers behind scratch: a big tool result is stored once and "
                     "the model gets a short pointer and tools to explore it.",
@@ -342,7 +355,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
     return server
 
 
-async def _ask(u: Upstream, request: Any) -> dict[str, Any]:
+async def _ask(u: Upstream, request: types.ClientRequest) -> JSONObject:
     try:
         return await u.request(request)
     except UpstreamError as exc:
@@ -398,8 +411,8 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
             front = Front(proxy, finish, UpstreamError)
             async with pipe_streams(front.reader()) as pipes:
                 if pipes is not None:
-                    front.out = pipes[1].writer
-                streams = stdio_server(*pipes) if pipes is not None else stdio_server()  # type: ignore[arg-type]
+                    front.out = pipes.stdout.writer
+                streams = stdio_server(*pipes.for_sdk()) if pipes is not None else stdio_server()
                 async with streams as (read_stream, write_stream):
                     await server.run(read_stream, write_stream,
                                      server.create_initialization_options(NotificationOptions(

@@ -22,9 +22,24 @@ import stat
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from scratch.mcp.framing import MAX_LINE, LineReader, LineWriter
+
+if TYPE_CHECKING:
+    from anyio import AsyncFile
+
+
+class WirePipes(NamedTuple):
+    """The wire's stdin and stdout on the event loop's pipes."""
+
+    stdin: LineReader
+    stdout: LineWriter
+
+    def for_sdk(self) -> tuple[AsyncFile[str], AsyncFile[str]]:
+        """As ``stdio_server(stdin, stdout)`` takes them: it only iterates over the one and
+        writes to and flushes the other, which these do without being anyio files."""
+        return cast("tuple[AsyncFile[str], AsyncFile[str]]", (self.stdin, self.stdout))
 
 
 def _is_pipe(fd: int) -> bool:
@@ -37,8 +52,8 @@ def _is_pipe(fd: int) -> bool:
 
 @asynccontextmanager
 async def pipe_streams(reader: asyncio.StreamReader | None = None,
-                       ) -> AsyncIterator[tuple[Any, Any] | None]:
-    """``(stdin, stdout)`` for ``stdio_server(stdin, stdout)``, or None (see the module);
+                       ) -> AsyncIterator[WirePipes | None]:
+    """:class:`WirePipes` for ``stdio_server(*pipes.for_sdk())``, or None (see the module);
     stdin is fed into ``reader`` when one is given (a :class:`TakingReader`)."""
     if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
         yield None
@@ -61,7 +76,7 @@ async def pipe_streams(reader: asyncio.StreamReader | None = None,
             asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0))
         transports.append(write_transport)
         writer = asyncio.StreamWriter(write_transport, protocol, None, loop)  # type: ignore[arg-type]
-        yield LineReader(reader), LineWriter(writer)
+        yield WirePipes(LineReader(reader), LineWriter(writer))
     finally:
         for transport in transports:
             transport.close()
