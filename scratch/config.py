@@ -62,9 +62,6 @@ SETTINGS: dict[str, Setting] = {
         _s("thresholds", dict, {}, "table: tool-name glob -> min_tokens at which ingest stores"),
         _s("mcp.servers", dict, {}, "tables [mcp.servers.NAME.scratchpad]: tool-name glob -> "
            "{ min_tokens = N } at which the MCP proxy stores a result of server NAME"),
-        _s("mcp.sdk_only", bool, False,
-           "the MCP server answers every tool call through the MCP SDK's dispatch (by "
-           "default quick stdio reads are answered off the wire, the same answer, faster)"),
         _s("summarize.command", str, "",
            "command that summarizes content on stdin (e.g. an LLM CLI)"),
         _s("sync.auto", bool, False,

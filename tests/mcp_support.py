@@ -86,15 +86,44 @@ def stdio_client(home: Path, *args: str, env: dict[str, str] | None = None,
     return McpClient(params, **kwargs)
 
 
+class RawServer:
+    """A `scratch mcp serve` process spoken to in JSON-RPC lines written by hand, so nothing
+    on the client's side normalises what the server sends."""
+
+    def __init__(self, home: Path, *args: str, **env: str) -> None:
+        self.proc = subprocess.Popen([*SCRATCH, "mcp", "serve", *args],
+                                     env=server_env(home, **env), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.next_id = 0
+
+    def send(self, msg: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        assert answer["id"] == self.next_id
+        return answer
+
+    def close(self) -> list[dict[str, Any]]:
+        """Stop the server (its stdin closed); its request log."""
+        _, err = self.proc.communicate(timeout=30)
+        return [json.loads(ln) for ln in err.decode().splitlines() if ln.startswith("{")]
+
+
 class HttpServer:
     """`scratch mcp serve --http 127.0.0.1:0` as a process; ``url`` is where it listens."""
 
-    def __init__(self, home: Path, *args: str, log: Path | None = None) -> None:
+    def __init__(self, home: Path, *args: str, log: Path | None = None, **env: str) -> None:
         self.log = log
         cmd = [*SCRATCH, "mcp", "serve", "--http", "127.0.0.1:0", *args]
         if log is not None:
             cmd += ["--log-file", str(log)]
-        self.proc = subprocess.Popen(cmd, env=server_env(home), stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(cmd, env=server_env(home, **env), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         assert self.proc.stderr is not None
         deadline = time.monotonic() + 60

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from scratch.mcp.dispatch import ToolOutcome, run_tool
-from scratch.mcp.session import ServerState
+from scratch.mcp.serve.session import ServerState
 from tests.helpers import cli
 
 FLAG = re.compile(r"(?<![\w-])--[a-z]")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import stat
 import subprocess
-import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,7 +36,10 @@ def tokens(home: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def server(home: Path, tokens: dict[str, str]) -> Iterator[HttpServer]:
-    srv = HttpServer(home, "--rate-limit", "0", log=home.parent / "requests.jsonl")
+    hold = home.parent / "hold"  # the server's test hook: calls wait while hold-TOOL exists
+    hold.mkdir()
+    srv = HttpServer(home, "--rate-limit", "0", log=home.parent / "requests.jsonl",
+                     SCRATCH_MCP_TEST_HOLD=str(hold))
     yield srv
     srv.stop()
 
@@ -136,32 +139,51 @@ def test_malformed_requests_get_protocol_errors(server: HttpServer, ops: McpClie
     assert not ops.call("budget").is_error  # still serving
 
 
+def _wait_for(path: Path, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.01)
+
+
 def test_a_client_that_disconnects_mid_call_leaves_nothing_half_stored(
-        server: HttpServer, ops: McpClient, tokens: dict[str, str]) -> None:
-    import httpx2
+        server: HttpServer, ops: McpClient, tokens: dict[str, str], home: Path) -> None:
+    """The server's hook holds the ingest on its worker thread until the test lets it go, so
+    the client hangs up while the call is known to be in progress."""
+    import socket
+    from urllib.parse import urlsplit
+    hold = home.parent / "hold"
     big = "\n".join(json.dumps({"i": i, "pad": "x" * 200}) for i in range(40_000)) + "\n"
     opened = post(server.url, INITIALIZE, token=tokens["ops"])
-    sid = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+    sid = opened.headers["mcp-session-id"]
     post(server.url, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-         token=tokens["ops"], headers=sid)
-    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": "ingest", "arguments": {"content": big, "name": "dropped",
-                                                       "store_always": True}}}
-    with pytest.raises(httpx2.TimeoutException):
-        httpx2.post(server.url, content=json.dumps(body).encode(), timeout=httpx2.Timeout(0.3),
-                    headers={"Authorization": f"Bearer {tokens['ops']}", **sid,
-                             "Content-Type": "application/json",
-                             "Accept": "application/json, text/event-stream",
-                             "MCP-Protocol-Version": "2025-06-18"})
-    # the server keeps serving while (and after) the abandoned call finishes
-    assert not ops.call("budget").is_error
-    for _ in range(100):
-        entries = listed(ops)
-        if "dropped" in entries:
-            break
-        threading.Event().wait(0.1)
-    assert "dropped" in entries  # the core finished the write whole, or not at all
+         token=tokens["ops"], headers={"Mcp-Session-Id": sid})
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                       "params": {"name": "ingest", "arguments": {
+                           "content": big, "name": "dropped", "store_always": True}}}).encode()
+    url = urlsplit(server.url)
+    assert url.hostname is not None and url.port is not None
+    request = (f"POST {url.path} HTTP/1.1\r\nHost: {url.hostname}:{url.port}\r\n"
+               f"Authorization: Bearer {tokens['ops']}\r\nMcp-Session-Id: {sid}\r\n"
+               "Content-Type: application/json\r\n"
+               "Accept: application/json, text/event-stream\r\n"
+               f"MCP-Protocol-Version: 2025-06-18\r\nContent-Length: {len(body)}\r\n"
+               "\r\n").encode() + body
+    (hold / "hold-ingest").touch()
+    try:
+        with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
+            sock.sendall(request)
+            _wait_for(hold / "held-ingest")  # the call is running: the client hangs up now
+        assert "dropped" not in listed(ops)  # the server serves others meanwhile
+    finally:
+        (hold / "hold-ingest").unlink()
+    # the abandoned call runs to its end on its thread: the entry is there whole
+    deadline = time.monotonic() + 60
+    while "dropped" not in (entries := listed(ops)):
+        assert time.monotonic() < deadline, "the abandoned ingest never finished"
+        time.sleep(0.05)
     assert entries["dropped"]["lines"] == "40000" and entries["dropped"]["version"] == "1"
+    assert not ops.call("budget").is_error
 
 
 def test_one_log_line_per_request_and_never_content(server: HttpServer, ops: McpClient,

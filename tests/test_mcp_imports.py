@@ -34,9 +34,10 @@ def test_token_commands_import_no_sdk(scratch_home: Path) -> None:
 
 
 def test_the_mcp_core_modules_import_no_sdk(scratch_home: Path) -> None:
-    code = ("import scratch.mcp.specs, scratch.mcp.dispatch, scratch.mcp.session, "
-            "scratch.mcp.resources, scratch.mcp.tokens, scratch.mcp.ratelimit, "
-            "scratch.mcp.reqlog, scratch.mcp.rendering")
+    code = ("import scratch.mcp.specs, scratch.mcp.dispatch, scratch.mcp.serve.session, "
+            "scratch.mcp.serve.resources, scratch.mcp.auth, scratch.mcp.serve.ratelimit, "
+            "scratch.mcp.serve.reqlog, scratch.mcp.rendering, scratch.mcp.framing, "
+            "scratch.mcp.proxy.config, scratch.mcp.proxy.extract, scratch.mcp.proxy.intercept")
     assert _heavy_after(code, scratch_home) == []
 
 

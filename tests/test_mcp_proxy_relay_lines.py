@@ -1,6 +1,6 @@
-"""How the proxy's relay cuts pipes into lines: the client's stdin (scratch.mcp.stdio's
-TakingReader, which scratch mcp serve's quick calls use too) and an upstream's stdout
-(scratch.mcp.proxy_relay's _UpstreamPipes) arrive in reads of any size; every
+"""How the proxy's relay cuts pipes into lines: the client's stdin (scratch.mcp.serve.stdio's
+TakingReader) and an upstream's stdout
+(scratch.mcp.proxy.relay's _UpstreamPipes) arrive in reads of any size; every
 line must reach exactly one place — taken by the relay, or passed on in order — whole."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from scratch.mcp.proxy_relay import Channel, _UpstreamPipes  # noqa: E402
-from scratch.mcp.stdio import TakingReader  # noqa: E402
+from scratch.mcp.framing import TakingReader  # noqa: E402
+from scratch.mcp.proxy.relay import Channel, _UpstreamPipes  # noqa: E402
 
 
 class Taker:

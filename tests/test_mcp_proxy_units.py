@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from scratch.mcp.extract import MalformedResult, extract
-from scratch.mcp.proxy import cut_error, cut_text, list_entry, route_tools
-from scratch.mcp.servers import ServerConfigError, command_name, load_servers
+from scratch.mcp.proxy.config import ServerConfigError, command_name, load_servers
+from scratch.mcp.proxy.extract import MalformedResult, extract
+from scratch.mcp.proxy.intercept import cut_error, cut_text, list_entry, route_tools
 from tests.mcp_support import SCRATCH, server_env
 
 

@@ -1,5 +1,5 @@
 """A warm server's session across many calls: what it keeps open stays bounded, and what it
-answers is always the current content (scratch.mcp.session, in-process, with real stores)."""
+answers is always the current content (scratch.mcp.serve.session, in-process, with real stores)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from scratch.mcp.dispatch import run_tool
-from scratch.mcp.session import KEPT_PINS, ServerState
+from scratch.mcp.serve.session import KEPT_PINS, ServerState
 from tests.helpers import cli
 
 PROC_FD = Path("/proc/self/fd")

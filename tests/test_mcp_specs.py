@@ -301,7 +301,7 @@ NOT_TOOL_ARGUMENTS = {
     ("write", "source"),  # a file on the server's disk
     ("log append", "lines"),  # the CLI's one ENTRY or stdin split at newlines
     ("ingest", "stream"), ("ingest", "progress"),  # the CLI's stdin and its progress line
-    # set by the MCP proxy for the upstream result it stores (scratch.mcp.proxy)
+    # set by the MCP proxy for the upstream result it stores (scratch.mcp.proxy.intercept)
     ("ingest", "partial"), ("ingest", "companions"), ("ingest", "info"), ("ingest", "notices"),
 }
 

@@ -14,6 +14,7 @@ from scratch.mcp.specs import TOOLS
 from tests.mcp_support import (
     SCRATCH,
     McpClient,
+    RawServer,
     charged,
     next_of,
     notes_of,
@@ -418,7 +419,7 @@ def test_requests_from_a_file_are_answered_too(home: Path, tmp_path: Path) -> No
 
 
 def test_only_stdio_reads_seen_quick_run_on_the_event_loop() -> None:
-    from scratch.mcp import inline as server
+    from scratch.mcp.serve import server
     args = {"file": "inline-probe", "lines": 5}
     assert not server.runs_inline("head", args, "stdio")  # never seen: on a thread
     server.took("head", args, 0.002)
@@ -430,3 +431,92 @@ def test_only_stdio_reads_seen_quick_run_on_the_event_loop() -> None:
     server.took("write_file", {"file": "inline-probe"}, 0.001)
     assert not server.runs_inline("write_file", {"file": "inline-probe"}, "stdio")
     assert not server.runs_inline("head", ["not", "an", "object"], "stdio")
+
+
+# Wire shapes through the SDK's server, for a legacy handshake client and a 2026-07-28 one
+# (JSON-RPC lines written by hand). Each call three times in a row: the first runs on a worker
+# thread (nothing is known of it yet), the next ones on the event loop when the first was fast
+# (runs_inline); all three answers must be the same.
+WIRE_DOC = {"items": [{"id": i, "name": f"pod-{i}", "phase": "Running" if i % 5 else "Failed",
+                       "big": 12345678901234567890123 if i == 3 else i} for i in range(400)]}
+WIRE_LOG = "".join(f"2026-12-01 10:{i // 60:02d}:{i % 60:02d} "
+                   f"{'ERROR' if i % 9 == 0 else 'INFO'} worker-{i % 4} step {i}\n"
+                   for i in range(3000))
+REPEAT = 3
+WIRE_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("head", {"file": "log", "lines": 5}),
+    ("tail", {"file": "log", "lines": 3}),
+    ("grep", {"file": "log", "pattern": "ERROR", "context": 0, "max_count": 4}),
+    ("get_in", {"file": "doc", "path": "items.3"}),
+    ("get_in", {"file": "doc", "path": "items", "offset": 10, "limit": 2}),
+    ("schema", {"file": "doc"}),
+    ("iterate_over", {"file": "doc", "path": "items", "fields": "id,phase", "limit": 5}),
+    ("head", {"file": "log", "lines": 3000}),  # over the cap: a refusal with suggestions
+    ("head", {"file": "log", "lines": 3000, "fit": True}),  # a fitted page and next
+    ("get_in", {"file": "doc", "path": "items.9999"}),  # an error
+    ("head", {"file": "log", "lines": "five"}),  # wrong argument type
+]
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "1"},
+               "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+@pytest.fixture(scope="module")
+def wire_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("mcp-wire") / "store"
+    env = server_env(home)
+    subprocess.run([*SCRATCH, "init"], env=env, check=True, capture_output=True)
+    for entry, text in (("doc", json.dumps(WIRE_DOC)), ("log", WIRE_LOG)):
+        subprocess.run([*SCRATCH, "ingest", entry, "--store-always"], input=text.encode(),
+                       env=env, check=True, capture_output=True)
+    return home
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_tool_results_on_the_wire(wire_home: Path, protocol: str) -> None:
+    server = RawServer(wire_home)
+    answers = []
+    try:
+        extra: dict[str, Any] = {}
+        if protocol == "legacy":
+            server.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                          "clientInfo": {"name": "wire-test", "version": "1"}})
+            server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        else:
+            extra = {"_meta": MODERN_META}
+        for name, arguments in WIRE_CALLS:
+            for _ in range(REPEAT):
+                answers.append(server.request("tools/call", {"name": name,
+                                                             "arguments": arguments, **extra}))
+    finally:
+        log = server.close()
+    results = [a["result"] for a in answers]
+    for n in range(len(WIRE_CALLS)):  # the loop's answer is the worker thread's
+        first = results[REPEAT * n]
+        for r in results[REPEAT * n + 1:REPEAT * n + REPEAT]:  # the budget left aside
+            assert r["content"][0] == first["content"][0], WIRE_CALLS[n]
+            assert sorted(r) == sorted(first) and r.get("isError") == first.get("isError")
+            assert r.get("structuredContent") == first.get("structuredContent")
+    by_call = {n: results[REPEAT * n] for n in range(len(WIRE_CALLS))}
+    for n in (0, 1, 2, 3, 4, 5, 6, 8):
+        assert by_call[n]["isError"] is False
+        assert [b["type"] for b in by_call[n]["content"]][0] == "text"
+        assert "structuredContent" not in by_call[n]
+    assert "12345678901234567890123" in by_call[3]["content"][0]["text"]  # exact integers
+    assert by_call[7]["isError"] is True
+    assert by_call[7]["structuredContent"]["code"] == "head_too_large"
+    assert by_call[7]["structuredContent"]["suggestions"]
+    assert "next" in json.dumps(by_call[8])
+    assert by_call[9]["isError"] is True
+    assert by_call[9]["structuredContent"]["code"] == "key_path_not_found"
+    assert by_call[10]["isError"] is True
+    if protocol == "modern":
+        assert all(r["resultType"] == "complete" for r in results)
+        assert all(r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "scratch"
+                   for r in results)
+    else:
+        assert not any("resultType" in r for r in results)
+    calls = [r for r in log if r.get("method") == "tools/call"]
+    assert [r["tool"] for r in calls] == [name for name, _ in WIRE_CALLS for _ in range(REPEAT)]
+    assert [r["outcome"] for r in calls][7 * REPEAT] == "tool_error"
+    assert not any("quick" in r for r in log)

@@ -81,7 +81,7 @@ def test_sync_auto_is_a_boolean_setting(tmp_path: Path) -> None:
 def test_a_change_through_an_mcp_tool_syncs_too_and_a_read_does_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from scratch.mcp.dispatch import run_tool
-    from scratch.mcp.session import ServerState
+    from scratch.mcp.serve.session import ServerState
 
     remote = bare(tmp_path / "remote.git")
     home = tmp_path / "s"

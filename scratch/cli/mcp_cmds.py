@@ -60,8 +60,8 @@ def serve_cmd(ctx: Context,
     import anyio
 
     from scratch.errors import UsageError
-    from scratch.mcp.reqlog import RequestLog
-    from scratch.mcp.session import ServerState
+    from scratch.mcp.serve.reqlog import RequestLog
+    from scratch.mcp.serve.session import ServerState
     if max_body < 1024:
         raise UsageError("--max-body must be at least 1024 bytes", code="invalid_argument")
     flags = ctx.config.sources
@@ -78,7 +78,7 @@ def serve_cmd(ctx: Context,
     state.warm_up()
     try:
         if http is None:
-            from scratch.mcp.server import serve_stdio
+            from scratch.mcp.serve.server import serve_stdio
             anyio.run(serve_stdio, state, log)
         else:
             anyio.run(_serve_http, state, log, http, rate_limit, max_body, allow_origin or [])
@@ -120,10 +120,10 @@ def _announce(command: str, ctx: Context) -> None:
 async def _serve_http(state, log, bind, rate_limit, max_body, origins):
     import sys
 
-    from scratch.mcp.http import build_app, check_bind, parse_bind, serve_http
-    from scratch.mcp.ratelimit import RateLimiter
-    from scratch.mcp.server import build_server
-    from scratch.mcp.tokens import TokenTable
+    from scratch.mcp.auth import TokenTable
+    from scratch.mcp.serve.http import build_app, check_bind, parse_bind, serve_http
+    from scratch.mcp.serve.ratelimit import RateLimiter
+    from scratch.mcp.serve.server import build_server
     host, port = parse_bind(bind)
     tokens = TokenTable(state.root)
     check_bind(host, tokens)
@@ -147,7 +147,7 @@ AgentArg = Annotated[str, typer.Argument(metavar="AGENT", help="Agent the token 
          "Example: scratch mcp token add ops")
 def token_add(ctx: Context, for_agent: AgentArg):
     from scratch.answers.kernel.result import Result
-    from scratch.mcp.tokens import add_token
+    from scratch.mcp.auth import add_token
     ctx.store()
     token, info = add_token(ctx.root, for_agent)
     return Result("mcp token add", data={"token": token, **info._asdict()},
@@ -160,7 +160,7 @@ def token_add(ctx: Context, for_agent: AgentArg):
          "tokens themselves).\n\nExample: scratch mcp token list")
 def token_list(ctx: Context):
     from scratch.answers.kernel.result import Result, Table
-    from scratch.mcp.tokens import list_tokens
+    from scratch.mcp.auth import list_tokens
     rows = list_tokens(ctx.root)
     return Result("mcp token list", data={"tokens": [r._asdict() for r in rows]},
                   table=Table(["id", "agent", "created"], [list(r) for r in rows]))
@@ -172,7 +172,7 @@ def token_list(ctx: Context):
 def token_remove(ctx: Context, who: Annotated[str, typer.Argument(
         metavar="AGENT|ID", help="Agent whose tokens to revoke, or one token's id.")]):
     from scratch.answers.kernel.result import Result
-    from scratch.mcp.tokens import remove_tokens
+    from scratch.mcp.auth import remove_tokens
     gone = remove_tokens(ctx.root, who)
     return Result("mcp token remove", data={"removed": [r._asdict() for r in gone]},
                   text="".join(f"removed {r.id} (agent {r.agent})\n" for r in gone))
@@ -209,8 +209,8 @@ def proxy_cmd(ctx: Context,
     import anyio
 
     from scratch.errors import UsageError
-    from scratch.mcp.servers import UpstreamSpec, command_name, load_servers
-    from scratch.mcp.session import ServerState
+    from scratch.mcp.proxy.config import UpstreamSpec, command_name, load_servers
+    from scratch.mcp.serve.session import ServerState
     if bool(config) == bool(command_words):
         raise UsageError("give --config FILE or -- CMD [ARGS]... (one of them)",
                          code="invalid_argument")
@@ -223,8 +223,8 @@ def proxy_cmd(ctx: Context,
         words = list(command_words or [])
         found = [UpstreamSpec(server_name or command_name(words), command=words[0],
                               args=tuple(words[1:]))]
-    from scratch.mcp.proxy_server import serve_proxy
-    from scratch.mcp.upstream import Upstream
+    from scratch.mcp.proxy.server import serve_proxy
+    from scratch.mcp.proxy.upstream import Upstream
     flags = ctx.config.sources
     state = ServerState(store=_store_flag(ctx), agent=ctx.agent,
                         session=ctx.session if ctx.session != "default" else None,
@@ -256,7 +256,7 @@ def wrap_cmd(ctx: Context,
                  "--undo", help="Put the wrapped servers back and remove the proxy's entry.")]
              = False):
     from scratch.answers.kernel.result import Result
-    from scratch.mcp.servers import unwrap_file, wrap_file
+    from scratch.mcp.proxy.config import unwrap_file, wrap_file
     # the client starts the proxy without this environment: a store found otherwise is named
     extra = [] if ctx.root_source == "XDG data directory" else ["--store", str(ctx.root)]
     if undo:

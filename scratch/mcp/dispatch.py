@@ -28,7 +28,7 @@ from scratch.mcp.specs import BY_NAME, ArgumentError, ToolSpec, to_core_args
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.result import Result
-    from scratch.mcp.session import Session
+    from scratch.mcp.serve.session import Session
 
 
 class ToolOutcome(NamedTuple):
@@ -59,7 +59,7 @@ def core_call(spec: ToolSpec, args: dict[str, Any], ctx: Context) -> Call:
 
 def wire_result(outcome: ToolOutcome) -> dict[str, Any]:
     """A tool outcome as the wire's ``CallToolResult`` object (the SDK's model of it is
-    :func:`scratch.mcp.server.call_result`, made from this)."""
+    :func:`scratch.mcp.serve.server.call_result`, made from this)."""
     content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in outcome.texts]
     for link in outcome.links:
         block = {"type": "resource_link", "uri": link.uri, "name": link.name,

@@ -3,9 +3,10 @@
 Imports the MCP SDK; only ``scratch mcp proxy`` imports this module. Invariants:
 
 - Tools: scratch's own (:mod:`scratch.mcp.specs`, run by :func:`scratch.mcp.dispatch.run_tool`)
-  and every upstream's, named and rewritten by :func:`scratch.mcp.proxy.route_tools`; a call
-  of an upstream tool is forwarded and its result goes through
-  :func:`scratch.mcp.proxy.handle_result` on a worker thread.
+  and every upstream's, named and rewritten by
+  :func:`scratch.mcp.proxy.intercept.route_tools`; a call of an upstream tool is forwarded
+  and its result goes through :func:`scratch.mcp.proxy.intercept.handle_result` on a worker
+  thread.
 - Passed on as they are: progress notifications of a call (to the caller's token), the
   cancellation of a call (the SDK cancels the forwarded request when the caller's is
   cancelled), ``notifications/*/list_changed`` of any upstream (to every connected client; on
@@ -15,8 +16,9 @@ Imports the MCP SDK; only ``scratch mcp proxy`` imports this module. Invariants:
   else to each upstream with resources in turn), prompts (named like tools). ``ping`` is
   answered by the proxy: it is a message between two peers, and each upstream's pings are
   answered by the proxy's client of it.
-- An upstream that fails (see :mod:`scratch.mcp.upstream`) costs only its own calls: they get
-  an ``isError`` result naming the server; the other servers and scratch's tools keep serving.
+- An upstream that fails (see :mod:`scratch.mcp.proxy.upstream`) costs only its own calls:
+  they get an ``isError`` result naming the server; the other servers and scratch's tools
+  keep serving.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import base64
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 import mcp_types as types
@@ -35,7 +37,7 @@ from mcp.shared.exceptions import MCPError
 from scratch import __version__
 from scratch.errors import ScratchError
 from scratch.mcp import specs
-from scratch.mcp.proxy import (
+from scratch.mcp.proxy.intercept import (
     SEP,
     Route,
     below_threshold,
@@ -44,9 +46,25 @@ from scratch.mcp.proxy import (
     handle_result,
     route_tools,
 )
-from scratch.mcp.server import INSTRUCTIONS, _tool, call_result, in_thread, session_of
-from scratch.mcp.session import ServerState
-from scratch.mcp.upstream import Upstream, UpstreamError
+from scratch.mcp.proxy.upstream import Upstream, UpstreamError
+from scratch.mcp.serve.server import (
+    INSTRUCTIONS,
+    call_result,
+    in_thread,
+    list_page,
+    read_page,
+    session_of,
+    tool_of,
+)
+from scratch.mcp.serve.session import ServerState, Session
+from scratch.mcp.wire import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+    from mcp.server.session import ServerSession
+    from mcp.server.subscriptions import InMemorySubscriptionBus
+
+    from scratch.mcp.serve.server import Ctx
 
 OWN = {spec.name for spec in specs.TOOLS}
 
@@ -57,16 +75,16 @@ class Proxy:
     def __init__(self, state: ServerState, upstreams: list[Upstream]) -> None:
         self.state = state
         self.upstreams = {u.name: u for u in upstreams}
-        self.own_tools = [_tool(spec).model_dump(by_alias=True, mode="json", exclude_none=True)
+        self.own_tools = [tool_of(spec).model_dump(by_alias=True, mode="json", exclude_none=True)
                           for spec in specs.TOOLS]
-        self.tools: list[dict[str, Any]] = []
+        self.tools: list[JSONObject] = []
         self.routes: dict[str, Route] = {}
         self.renamed: list[tuple[str, str, str]] = []
         self.prompt_routes: dict[str, Route] = {}
         self.uri_owner: dict[str, str] = {}  # resource URI -> the upstream that named it
-        self.clients: dict[int, Any] = {}  # connection -> its latest ServerSession
-        self.bus: Any = None
-        self.tg: Any = None
+        self.clients: dict[int, ServerSession] = {}  # connection -> its latest session
+        self.bus: InMemorySubscriptionBus | None = None
+        self.tg: TaskGroup | None = None
         self.refresh()
 
     def refresh(self) -> None:
@@ -75,6 +93,7 @@ class Proxy:
 
     async def start_all(self) -> None:
         async def one(u: Upstream) -> None:
+            assert self.tg is not None  # set before the upstreams start
             try:
                 await u.start(self.tg)
             except UpstreamError as exc:
@@ -92,18 +111,19 @@ class Proxy:
         if not down:
             return
         before = {u.name: len(u.tools) for u in down}
+        assert self.tg is not None
         async with anyio.create_task_group() as tg:
             for u in down:
                 tg.start_soon(_quiet_start, u, self.tg)
         if any(len(u.tools) != before[u.name] or u.ready for u in down):
             self.refresh()
 
-    def remember(self, ctx: Any) -> None:
+    def remember(self, ctx: Ctx) -> None:
         # the connection's latest session (a session is made per request; the handshake's
         # params are one object per connection); a 2026-07-28 connection has none and is
         # told through subscriptions/listen
-        session = getattr(ctx, "session", None)
-        params = getattr(session, "client_params", None)
+        session = ctx.session
+        params = session.client_params
         if params is not None:
             self.clients[id(params)] = session
 
@@ -127,8 +147,8 @@ class Proxy:
                 ResourcesListChanged,
                 ToolsListChanged,
             )
-            event = {"tools": ToolsListChanged, "prompts": PromptsListChanged,
-                     "resources": ResourcesListChanged}[kind]()
+            event = (ToolsListChanged() if kind == "tools" else PromptsListChanged()
+                     if kind == "prompts" else ResourcesListChanged())
             await self.bus.publish(event)
 
     def announce(self) -> None:
@@ -141,20 +161,20 @@ class Proxy:
               file=sys.stderr, flush=True)
 
 
-async def _quiet_start(u: Upstream, tg: Any) -> None:
+async def _quiet_start(u: Upstream, tg: TaskGroup) -> None:
     try:
         await u.start(tg)
     except UpstreamError:
         pass
 
 
-def _listing(result: dict[str, Any]) -> dict[str, Any]:
+def _listing(result: JSONObject) -> JSONObject:
     """A list result for the wire: the 2026-07-28 protocol requires its cache fields (the
     proxy's lists change with the upstreams': never cached); older ones drop them."""
     return {"resultType": "complete", "ttlMs": 0, "cacheScope": "private", **result}
 
 
-def _complete(result: dict[str, Any]) -> dict[str, Any]:
+def _complete(result: JSONObject) -> JSONObject:
     return result if "resultType" in result else {"resultType": "complete", **result}
 
 
@@ -162,8 +182,8 @@ def _cut_error(exc: MCPError) -> MCPError:
     return MCPError(code=exc.code, message=cut_text(exc.error.message), data=exc.error.data)
 
 
-async def finish(proxy: Proxy, route: Route, raw: dict[str, Any],
-                 session: Callable[[], Any]) -> dict[str, Any]:
+async def finish(proxy: Proxy, route: Route, raw: JSONObject,
+                 session: Callable[[], Session]) -> JSONObject:
     """What the client gets for the upstream's result ``raw`` (on either path): the very
     object below the threshold, else the pointer or an error saying why."""
     if below_threshold(proxy.state.configs.get(), route.server, route.tool, raw):
@@ -184,17 +204,19 @@ async def finish(proxy: Proxy, route: Route, raw: dict[str, Any],
     return _complete(found.result)
 
 
-def build_proxy(proxy: Proxy) -> Server[Any]:
+def build_proxy(proxy: Proxy) -> Server[JSONObject]:
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
     proxy.bus = InMemorySubscriptionBus()
     state = proxy.state
 
-    async def list_tools(ctx: Any, params: Any) -> Any:
+    # Results are the wire's dicts, which the SDK's runner sends as they are (JSON: the
+    # handler slots are typed with the SDK's result models).
+    async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None) -> JSON:
         proxy.remember(ctx)
         await proxy.retry_down()
         return _listing({"tools": [*proxy.own_tools, *proxy.tools]})
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> JSON:
         proxy.remember(ctx)
         route = proxy.routes.get(params.name)
         if route is None and params.name in OWN:
@@ -210,14 +232,15 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         token = (meta.get("progress_token", meta.get("progressToken"))
                  if isinstance(meta, dict) else getattr(meta, "progress_token", None))
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(value, total, message)
+        async def on_progress(progress: float, total: float | None, message: str | None
+                              ) -> None:  # named as the SDK's ProgressFnT names them
+            await ctx.session.report_progress(progress, total, message)
 
         request = types.CallToolRequest(params=types.CallToolRequestParams(
             name=route.tool, arguments=params.arguments))
         try:
             raw = await upstream.request(request, tool=route.tool,
-                                         progress=progress if token is not None else None)
+                                         progress=on_progress if token is not None else None)
         except UpstreamError as exc:
             return _complete(error_result(exc))
         except MCPError as exc:  # the upstream answered with a protocol error: pass it on
@@ -229,7 +252,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         return [None, *[u.name for u in proxy.upstreams.values()
                         if u.ready and "resources" in u.capabilities]]
 
-    async def list_resources(ctx: Any, params: Any) -> Any:
+    async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None) -> JSON:
         proxy.remember(ctx)
         cursor = getattr(params, "cursor", None) if params is not None else None
         where, inner = _decode_cursor(cursor)
@@ -238,8 +261,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
             return _listing({"resources": []})
         source = names[where]
         if source is None:
-            from scratch.mcp.server import _list
-            rows, nxt = await in_thread(_list, session_of(ctx, state), inner)
+            rows, nxt = await in_thread(list_page, session_of(ctx, state), inner)
             resources = [{"uri": r["uri"], "name": r["name"], "mimeType": r["mimeType"],
                           "size": r["size"], "description": r["description"],
                           "_meta": r["_meta"]} for r in rows]
@@ -251,16 +273,16 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
                 if isinstance(r, dict) and isinstance(r.get("uri"), str):
                     proxy.uri_owner[r["uri"]] = source
             nxt = page.get("nextCursor")
-        out: dict[str, Any] = {"resources": resources}
+        out: JSONObject = {"resources": resources}
         if nxt:
             out["nextCursor"] = _encode_cursor(where, nxt)
         elif where + 1 < len(names):
             out["nextCursor"] = _encode_cursor(where + 1, None)
         return _listing(out)
 
-    async def list_templates(ctx: Any, params: Any) -> Any:
-        from scratch.mcp.resources import TEMPLATE
-        templates: list[Any] = [{"name": "entry", "uriTemplate": TEMPLATE, "description": (
+    async def list_templates(ctx: Ctx, params: types.PaginatedRequestParams | None) -> JSON:
+        from scratch.mcp.serve.resources import TEMPLATE
+        templates: list[JSON] = [{"name": "entry", "uriTemplate": TEMPLATE, "description": (
             "A stored entry of this agent (NAME, or NAME@VERSION for an old version); read in "
             "pages: ?from_line=N, and each page's _meta names the next.")}]
         for source in sources()[1:]:
@@ -272,12 +294,11 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
             templates += page.get("resourceTemplates", [])
         return _listing({"resourceTemplates": templates})
 
-    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
+    async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams) -> JSON:
         proxy.remember(ctx)
         uri = str(params.uri)
         if uri.startswith("scratch://"):
-            from scratch.mcp.server import _read
-            page = await in_thread(_read, session_of(ctx, state), uri)
+            page = await in_thread(read_page, session_of(ctx, state), uri)
             return _listing({"contents": [{"uri": page["uri"], "mimeType": page["mimeType"],
                                            "text": page["text"], "_meta": page["_meta"]}]})
         owner = proxy.uri_owner.get(uri)
@@ -294,7 +315,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         raise MCPError(code=-32002, message=f"Resource not found: {uri}", data={"uri": uri})
 
     # -- prompts: every upstream's, named like tools -----------------------------------------
-    async def list_prompts(ctx: Any, params: Any) -> Any:
+    async def list_prompts(ctx: Ctx, params: types.PaginatedRequestParams | None) -> JSON:
         listed = []
         for u in proxy.upstreams.values():
             if not (u.ready and "prompts" in u.capabilities):
@@ -305,7 +326,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         prompts, proxy.prompt_routes, _ = route_tools(listed, set())
         return _listing({"prompts": prompts})
 
-    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
+    async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> JSON:
         route = proxy.prompt_routes.get(params.name)
         if route is None:
             if SEP in params.name and params.name.split(SEP, 1)[0] in proxy.upstreams:
@@ -321,7 +342,7 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         return _complete(await _ask(proxy.upstreams[route.server], types.GetPromptRequest(
             params=types.GetPromptRequestParams(name=route.tool, arguments=params.arguments))))
 
-    server: Server[Any] = Server(
+    server: Server[JSONObject] = Server(
         "scratch-proxy", version=__version__, title="scratch (proxy)",
         description="Your MCP servers behind scratch: a big tool result is stored once and "
                     "the model gets a short pointer and tools to explore it.",
@@ -330,11 +351,11 @@ def build_proxy(proxy: Proxy) -> Server[Any]:
         on_list_resource_templates=list_templates, on_read_resource=read_resource,
         on_list_prompts=list_prompts, on_get_prompt=get_prompt,
         on_subscriptions_listen=ListenHandler(proxy.bus))
-    server.middleware.clear()  # no OpenTelemetry span per message (see scratch.mcp.server)
+    server.middleware.clear()  # no OpenTelemetry span per message (see scratch.mcp.serve.server)
     return server
 
 
-async def _ask(u: Upstream, request: Any) -> dict[str, Any]:
+async def _ask(u: Upstream, request: types.ClientRequest) -> JSONObject:
     try:
         return await u.request(request)
     except UpstreamError as exc:
@@ -367,7 +388,7 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
 
     from mcp.server.stdio import stdio_server
 
-    from scratch.mcp.stdio import pipe_streams
+    from scratch.mcp.serve.stdio import pipe_streams
     proxy = Proxy(state, upstreams)
     for u in upstreams:
         u.notify = proxy.changed
@@ -386,12 +407,12 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
             proxy.announce()
             server = build_proxy(proxy)
             # tool calls of stdio upstreams relayed as lines, off the client's stdin
-            from scratch.mcp.proxy_relay import Front
+            from scratch.mcp.proxy.relay import Front
             front = Front(proxy, finish, UpstreamError)
             async with pipe_streams(front.reader()) as pipes:
                 if pipes is not None:
-                    front.out = pipes[1].writer
-                streams = stdio_server(*pipes) if pipes is not None else stdio_server()  # type: ignore[arg-type]
+                    front.out = pipes.stdout.writer
+                streams = stdio_server(*pipes.for_sdk()) if pipes is not None else stdio_server()
                 async with streams as (read_stream, write_stream):
                     await server.run(read_stream, write_stream,
                                      server.create_initialization_options(NotificationOptions(

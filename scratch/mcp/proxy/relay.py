@@ -15,13 +15,13 @@ Two halves, on the event loop, no thread:
   list_changed, calls on the SDK path). Stopping it closes the upstream's stdin, then ends
   its process group (SIGTERM, then SIGKILL): no orphans.
 - :class:`Front` sits between the client's stdin lines and the proxy's SDK server, offered
-  each line in the stdin pipe's callback (:class:`scratch.mcp.stdio.TakingReader`). A
+  each line in the stdin pipe's callback (:class:`scratch.mcp.framing.TakingReader`). A
   ``tools/call`` of an upstream tool whose upstream is connected over :func:`raw_stdio` is
   taken off the line and relayed: sent on with a relay id (and progress token), the answer
-  awaited under the upstream's timeout, and written back with the client's id. A result that
-  :func:`scratch.mcp.proxy.below_threshold` lets through is the upstream's result object as
-  parsed (no model, nothing added or dropped); anything else goes through
-  :func:`scratch.mcp.proxy_server.finish`, as on the SDK path. The client's
+  awaited under the upstream's timeout, and written back with the client's id. A result
+  that :func:`scratch.mcp.proxy.intercept.below_threshold` lets through is the upstream's
+  result object as parsed (no model, nothing added or dropped); anything else goes through
+  :func:`scratch.mcp.proxy.server.finish`, as on the SDK path. The client's
   ``notifications/cancelled`` of a relayed call is sent on to the upstream (with the relay
   id) and no answer is written. Everything else, and every call while an upstream is down,
   goes to the SDK server unchanged.
@@ -36,19 +36,30 @@ import contextlib
 import math
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import anyio
 import orjson
 
-from scratch.mcp.stdio import MAX_LINE, LineSplitter, handshake_of, loads_line, tool_call_of
+from scratch.mcp.framing import MAX_LINE, LineSplitter, handshake_of, loads_line, tool_call_of
+from scratch.mcp.wire import JSON, JSONObject
 
-# No import of proxy_server or upstream here (they import this module): the proxy, its
-# upstreams, the finishing step and the error class are handed in (see Front).
-Proxy: TypeAlias = Any
-Upstream: TypeAlias = Any
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp.shared.message import SessionMessage
+
+    from scratch.mcp.proxy.intercept import Route
+    from scratch.mcp.proxy.server import Proxy
+    from scratch.mcp.proxy.upstream import Upstream, UpstreamError
+    from scratch.mcp.serve.session import Session
+
+# No import of proxy.server or proxy.upstream here but for types (they import this module):
+# the proxy, its upstreams, the finishing step and the error class are handed in (see Front).
+Incoming: TypeAlias = "SessionMessage | Exception"  # what the SDK session reads
+Finish: TypeAlias = (  # scratch.mcp.proxy.server.finish
+    "Callable[[Proxy, Route, JSONObject, Callable[[], Session]], Awaitable[JSONObject]]")
 
 TAG = "scratch~"  # relay ids and progress tokens: strings no SDK client makes
 LEGACY = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
@@ -110,7 +121,8 @@ class _UpstreamPipes(asyncio.SubprocessProtocol):
     answer is written back to the client in the same callback that read it (no task to wake,
     no loop turn between the upstream's answer and the client's)."""
 
-    def __init__(self, owner: Upstream, to_session: Any) -> None:
+    def __init__(self, owner: Upstream,
+                 to_session: MemoryObjectSendStream[Incoming]) -> None:
         self.owner = owner
         self.to_session = to_session
         self.channel: Channel | None = None  # set once the pipes are connected
@@ -136,7 +148,7 @@ class _UpstreamPipes(asyncio.SubprocessProtocol):
         if self.channel.take(line) or not line.strip():
             return
         try:
-            item: Any = SessionMessage(jsonrpc_message_adapter.validate_json(
+            item: Incoming = SessionMessage(jsonrpc_message_adapter.validate_json(
                 line, by_name=False))
         except ValueError as exc:  # the session says what was wrong
             item = exc
@@ -166,14 +178,19 @@ class _UpstreamPipes(asyncio.SubprocessProtocol):
 
 
 @asynccontextmanager
-async def raw_stdio(command: str, args: list[str], env: dict[str, str], cwd: Any,
-                    owner: Upstream) -> AsyncIterator[tuple[Any, Any]]:
+async def raw_stdio(command: str, args: list[str], env: dict[str, str], cwd: str | None,
+                    owner: Upstream) -> AsyncIterator[tuple[MemoryObjectReceiveStream[Incoming],
+                                                          MemoryObjectSendStream[SessionMessage]]]:
     """The upstream's process as the SDK client's ``(read_stream, write_stream)`` (see the
     module); ``owner.channel`` is its :class:`Channel` while it runs."""
     loop = asyncio.get_running_loop()
     # unbounded: lines are handed over in the pipe's callback, which cannot wait
-    to_session, read_stream = anyio.create_memory_object_stream[Any](math.inf)
-    write_stream, from_session = anyio.create_memory_object_stream[Any](16)
+    to_session: MemoryObjectSendStream[Incoming]
+    read_stream: MemoryObjectReceiveStream[Incoming]
+    write_stream: MemoryObjectSendStream[SessionMessage]
+    from_session: MemoryObjectReceiveStream[SessionMessage]
+    to_session, read_stream = anyio.create_memory_object_stream(math.inf)
+    write_stream, from_session = anyio.create_memory_object_stream(16)
     transport, pipes = await loop.subprocess_exec(
         lambda: _UpstreamPipes(owner, to_session), command, *args,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None,
@@ -229,23 +246,23 @@ async def _stop(transport: asyncio.SubprocessTransport, pipes: _UpstreamPipes) -
 class Front:
     """The client's stdin lines, with relayed tool calls taken out (see the module)."""
 
-    def __init__(self, proxy: Proxy, finish: Any, error: Any) -> None:
+    def __init__(self, proxy: Proxy, finish: Finish, error: type[UpstreamError]) -> None:
         self.proxy = proxy
-        self.finish = finish  # scratch.mcp.proxy_server.finish
-        self.error = error  # scratch.mcp.upstream.UpstreamError
-        self.out: Any = None  # asyncio.StreamWriter of the client's stdout, once it is open
+        self.finish = finish  # scratch.mcp.proxy.server.finish
+        self.error = error  # scratch.mcp.proxy.upstream.UpstreamError
+        self.out: asyncio.StreamWriter | None = None  # the client's stdout, once it is open
         self.legacy = False
         self.client_name: str | None = None
-        self.inflight: dict[Any, Relayed] = {}  # the client's request id -> its call
+        self.inflight: dict[JSON, Relayed] = {}  # the client's request id -> its call
         self.tasks: set[asyncio.Task[None]] = set()  # the loop holds tasks only weakly
         self._thresholds: dict[tuple[str, str], int] = {}
         self._stamp: tuple[int, int, int] | None = None
 
     def reader(self) -> asyncio.StreamReader:
-        """The stream reader for the client's stdin (``scratch.mcp.stdio.pipe_streams``): the
-        lines :meth:`offer` takes are relayed in the pipe's own callback, with no task to wake
+        """The stream reader for the client's stdin (``scratch.mcp.serve.stdio.pipe_streams``):
+        the lines :meth:`offer` takes are relayed in the pipe's own callback, with no task to wake
         between the client's request and the upstream's."""
-        from scratch.mcp.stdio import TakingReader
+        from scratch.mcp.framing import TakingReader
         return TakingReader(self.offer)
 
     def offer(self, line: bytes) -> bool:
@@ -318,16 +335,17 @@ class Front:
             self._thresholds[(server, tool)] = found
         return found
 
-    def spawn(self, coro: Any) -> asyncio.Task[None]:
+    def spawn(self, coro: Coroutine[None, None, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return task
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: JSONObject) -> None:
+        assert self.out is not None  # no call is relayed before it opens
         self.out.write(orjson.dumps(message) + b"\n")
 
-    def session(self) -> Any:
+    def session(self) -> Session:
         state = self.proxy.state
         return state.session_for(("stdio",), state.agent, self.client_name, "")
 
@@ -336,8 +354,8 @@ class Relayed:
     """One relayed tool call, from the request sent on to the answer written back. Handled
     in callbacks of the loop (no task), except a result that needs storing."""
 
-    def __init__(self, front: Front, channel: Channel, upstream: Upstream, route: Any,
-                 cid: Any, params: dict[str, Any]) -> None:
+    def __init__(self, front: Front, channel: Channel, upstream: Upstream, route: Route,
+                 cid: JSON, params: JSONObject) -> None:
         self.front, self.channel, self.upstream, self.route = front, channel, upstream, route
         self.cid = cid
         self.uid = channel.new_id()
@@ -361,19 +379,19 @@ class Relayed:
         if self.front.inflight.get(self.cid) is self:
             del self.front.inflight[self.cid]
 
-    def _reply(self, result: dict[str, Any]) -> None:
+    def _reply(self, result: JSONObject) -> None:
         self.front.send({"jsonrpc": "2.0", "id": self.cid, "result": result})
 
-    def progress(self, params: dict[str, Any]) -> None:
+    def progress(self, params: JSONObject) -> None:
         if self.token is not None:
             self.front.send({"jsonrpc": "2.0", "method": "notifications/progress",
                              "params": {**params, "progressToken": self.token}})
 
-    def answered(self, msg: dict[str, Any]) -> None:
+    def answered(self, msg: JSONObject) -> None:
         self._done()
         error = msg.get("error")
         if isinstance(error, dict):  # a protocol error: passed on, its message cut
-            from scratch.mcp.proxy import cut_text
+            from scratch.mcp.proxy.intercept import cut_text
             text = error.get("message")
             self.front.send({"jsonrpc": "2.0", "id": self.cid, "error": {
                 **error, "message": cut_text(text) if isinstance(text, str) else text}})
@@ -381,17 +399,18 @@ class Relayed:
         raw = msg.get("result")
         if not isinstance(raw, dict):
             raw = {"content": raw}  # not a result object: finish() says so
-        from scratch.mcp.proxy import fits_below
+        from scratch.mcp.proxy.intercept import fits_below
         if fits_below(raw, self.front.threshold(self.route.server, self.route.tool)):
             self._reply(raw)
             return
         self.front.inflight[self.cid] = self  # cancellable while it is stored
         self.task = self.front.spawn(self._finish(raw))
 
-    async def _finish(self, raw: dict[str, Any]) -> None:
+    async def _finish(self, raw: JSONObject) -> None:
         try:
             result = await self.front.finish(self.front.proxy, self.route, raw, self.front.session)
             self._reply(result)
+            assert self.front.out is not None
             await self.front.out.drain()
         finally:
             if self.front.inflight.get(self.cid) is self:
@@ -403,7 +422,7 @@ class Relayed:
             self.channel.write(orjson.dumps({
                 "jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": self.uid, "reason": "timed out"}}) + b"\n")
-        from scratch.mcp.proxy import error_result
+        from scratch.mcp.proxy.intercept import error_result
         u = self.upstream
         self._reply(error_result(self.front.error(
             f"tool {self.route.tool!r} of upstream server {u.name!r} did not answer within "
@@ -415,7 +434,7 @@ class Relayed:
         self.task = self.front.spawn(self._gone())
 
     async def _gone(self) -> None:
-        from scratch.mcp.proxy import error_result
+        from scratch.mcp.proxy.intercept import error_result
         u = self.upstream
         await u._lost()
         self._reply(error_result(self.front.error(
@@ -423,7 +442,7 @@ class Relayed:
             f"{self.route.tool!r} (it crashed or exited); it is started again on its next "
             "call", code="upstream_crashed", server=u.name, tool=self.route.tool)))
 
-    def cancel(self, params: dict[str, Any]) -> None:
+    def cancel(self, params: JSONObject) -> None:
         """The client cancelled the call: the upstream is told, and no answer is written."""
         self._done()
         if self.front.inflight.get(self.cid) is self:

@@ -16,12 +16,13 @@ import hmac
 import os
 import secrets
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import orjson
 
 from scratch.errors import NotFound, StoreError
 from scratch.locking import atomic_write, exclusive
+from scratch.mcp.wire import JSONObject
 from scratch.names import validate_agent
 
 PREFIX = "scr_"
@@ -41,7 +42,7 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", errors="surrogateescape")).hexdigest()
 
 
-def _load(path: Path) -> list[dict[str, Any]]:
+def _load(path: Path) -> list[JSONObject]:
     try:
         data = orjson.loads(path.read_bytes())
     except FileNotFoundError:
@@ -56,7 +57,7 @@ def _load(path: Path) -> list[dict[str, Any]]:
     return [r for r in rows if isinstance(r, dict) and {"id", "agent", "sha256"} <= set(r)]
 
 
-def _save(path: Path, rows: list[dict[str, Any]]) -> None:
+def _save(path: Path, rows: list[JSONObject]) -> None:
     atomic_write(path, orjson.dumps({"scratch_tokens": 1, "tokens": rows},
                                     option=orjson.OPT_INDENT_2) + b"\n")
     os.chmod(path, 0o600)
@@ -101,7 +102,7 @@ class TokenTable:
     def __init__(self, root: Path) -> None:
         self.path = tokens_file(root)
         self._stamp: tuple[int, int, int] | None = None
-        self._rows: list[dict[str, Any]] = []
+        self._rows: list[JSONObject] = []
 
     def _refresh(self) -> None:
         try:

@@ -10,7 +10,7 @@ No SDK here: tool listings and results are the wire's dicts. Invariants:
   spec requires a result of a tool with one to carry conforming ``structuredContent``. A
   result below the threshold still carries the upstream's ``structuredContent`` unchanged.
 - A result below its tool's threshold (:func:`scratch.thresholds.resolve_server_threshold`,
-  priced as :mod:`scratch.mcp.extract` reads it, in the session's tokenizer) is returned as
+  priced as :mod:`scratch.mcp.proxy.extract` reads it, in the session's tokenizer) is returned as
   the very dict the upstream sent. At or above it, the extracted text is stored once
   (identical results find the same entry) with its attachments and JSON/markdown blocks as
   companions, and the client gets the pointer as text blocks (calls in it are tool calls), a
@@ -25,12 +25,16 @@ No SDK here: tool listings and results are the wire's dicts. Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.errors import ScratchError
+from scratch.mcp.wire import JSONObject
 
 if TYPE_CHECKING:
-    from scratch.mcp.session import Session
+    from scratch.answers.kernel.context import Context
+    from scratch.config import Config
+    from scratch.mcp.proxy.extract import Extracted
+    from scratch.mcp.serve.session import Session
 
 SEP = "__"
 ERROR_MAX = 8 * 1024
@@ -42,15 +46,15 @@ class Route(NamedTuple):
     tool: str  # the upstream's own name
 
 
-def route_tools(listed: list[tuple[str, list[dict[str, Any]]]], own: set[str]
-                ) -> tuple[list[dict[str, Any]], dict[str, Route], list[tuple[str, str, str]]]:
+def route_tools(listed: list[tuple[str, list[JSONObject]]], own: set[str]
+                ) -> tuple[list[JSONObject], dict[str, Route], list[tuple[str, str, str]]]:
     """The upstream tools as the proxy lists them, how each exposed name routes, and the
     renamed ones as ``(server, tool, exposed)`` (see the module for the rule)."""
     seen: dict[str, int] = {}
     for _, tools in listed:
         for t in tools:
             seen[t["name"]] = seen.get(t["name"], 0) + 1
-    out: list[dict[str, Any]] = []
+    out: list[JSONObject] = []
     routes: dict[str, Route] = {}
     renamed: list[tuple[str, str, str]] = []
     for server, tools in listed:
@@ -67,7 +71,7 @@ def route_tools(listed: list[tuple[str, list[dict[str, Any]]]], own: set[str]
     return out, routes, renamed
 
 
-def list_entry(tool: dict[str, Any], exposed: str) -> dict[str, Any]:
+def list_entry(tool: JSONObject, exposed: str) -> JSONObject:
     """An upstream tool as the proxy lists it: renamed, without an ``outputSchema``."""
     entry = {**tool, "name": exposed}
     schema = entry.pop("outputSchema", None)
@@ -91,7 +95,7 @@ def cut_text(text: str, limit: int = ERROR_MAX) -> str:
     return f"{head}\n[... scratch cut {cut:,} bytes of this error here ...]\n{tail}"
 
 
-def cut_error(result: dict[str, Any]) -> dict[str, Any]:
+def cut_error(result: JSONObject) -> JSONObject:
     """An upstream's error result with each long text cut (the rest as it came)."""
     content = result.get("content")
     if not isinstance(content, list) or not any(
@@ -114,12 +118,12 @@ def _cut_at_limit(data: bytes, limit: int) -> bytes:
 
 
 class Intercepted(NamedTuple):
-    result: dict[str, Any]  # what the client gets
+    result: JSONObject  # what the client gets
     stored: str | None  # the entry, when the result was stored
     tokens: int | None  # what the result would have cost the model (when counted)
 
 
-def below_threshold(config: Any, server: str, tool: str, raw: dict[str, Any]) -> bool:
+def below_threshold(config: Config, server: str, tool: str, raw: JSONObject) -> bool:
     """Whether ``raw`` surely passes through, decided without counting tokens (its text has
     fewer bytes than the threshold has tokens, and a token is at least one byte) or any store:
     the path of almost every call, taken on the event loop."""
@@ -128,7 +132,7 @@ def below_threshold(config: Any, server: str, tool: str, raw: dict[str, Any]) ->
                                                     config["thresholds"]).min_tokens)
 
 
-def fits_below(raw: dict[str, Any], threshold: int) -> bool:
+def fits_below(raw: JSONObject, threshold: int) -> bool:
     """:func:`below_threshold` for a known threshold (in tokens)."""
     if raw.get("isError") is True or raw.get("structuredContent") is not None:
         return False
@@ -144,14 +148,14 @@ def fits_below(raw: dict[str, Any], threshold: int) -> bool:
     return size < threshold
 
 
-def handle_result(session: Session, server: str, tool: str, raw: dict[str, Any]
+def handle_result(session: Session, server: str, tool: str, raw: JSONObject
                   ) -> Intercepted:
     """What the client gets for the upstream's result ``raw`` of ``server``'s ``tool``.
-    Raises :class:`scratch.mcp.extract.MalformedResult` for a result without a tool
+    Raises :class:`scratch.mcp.proxy.extract.MalformedResult` for a result without a tool
     result's shape, and ScratchError when storing fails."""
     if raw.get("isError") is True:
         return Intercepted(cut_error(raw), None, None)
-    from scratch.mcp.extract import extract
+    from scratch.mcp.proxy.extract import extract
     ex = extract(raw)
     ctx = session.context()
     from scratch.thresholds import resolve_server_threshold
@@ -172,19 +176,19 @@ def handle_result(session: Session, server: str, tool: str, raw: dict[str, Any]
     return _store(session, ctx, server, tool, ex, data)
 
 
-def _store(session: Session, ctx: Any, server: str, tool: str, ex: Any, data: bytes
+def _store(session: Session, ctx: Context, server: str, tool: str, ex: Extracted, data: bytes
            ) -> Intercepted:
     from scratch.answers.ingest import Companion
     from scratch.answers.kernel.registry import execute
     from scratch.calls import Call
     notices: list[str] = []
-    info: dict[str, Any] = {"mcp": {"server": server, "tool": tool}}
+    info: JSONObject = {"mcp": {"server": server, "tool": tool}}
     if ex.prefix:  # "Echo: {...}": the JSON is the entry, the words before it are said
         data = ex.text[ex.json_at:].encode("utf-8", errors="surrogatepass")
         info["mcp"]["prefix"] = ex.prefix
-        shown = ex.prefix.strip()
-        shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        notices.append(f"scratch: the result's text began with {shown!r} before the JSON "
+        said = ex.prefix.strip()
+        said = said if len(said) <= 80 else said[:77] + "..."
+        notices.append(f"scratch: the result's text began with {said!r} before the JSON "
                        "stored here")
     if ex.links:
         info["mcp"]["resource_links"] = [
@@ -210,7 +214,7 @@ def _store(session: Session, ctx: Any, server: str, tool: str, ex: Any, data: by
     pointer = result.data if isinstance(result.data, dict) else {}
     name = pointer.get("name")
     tokens = result.meta.get("tokens") or {}
-    content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in shown.texts]
+    content: list[JSONObject] = [{"type": "text", "text": t} for t in shown.texts]
     content += [link.wire() for link in shown.links]
     meta = {**shown.meta, "scratch": {
         "stored": name, "version": pointer.get("version"), "tokens": pointer.get("tokens"),
@@ -218,7 +222,7 @@ def _store(session: Session, ctx: Any, server: str, tool: str, ex: Any, data: by
     return Intercepted({"content": content, "_meta": meta}, name, pointer.get("tokens"))
 
 
-def error_result(exc: ScratchError) -> dict[str, Any]:
+def error_result(exc: ScratchError) -> JSONObject:
     """A fault (of an upstream, or of storing) as a tool result the model can read."""
     from scratch.answers.kernel.result import compact_json
     from scratch.mcp.rendering import error_object

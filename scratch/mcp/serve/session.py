@@ -24,11 +24,12 @@ import secrets
 import threading
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from scratch.answers.kernel.context import Context
 from scratch.config import CONFIG_FILE, Config, load_config
 from scratch.mcp.rendering import ToolJson, ToolText
+from scratch.mcp.serve.resources import ingest_link
 from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 # content files a session's store keeps open between calls (the entries read last), so a
 # call on one of them does not open it (and re-read its metadata under the swap lock) again
 KEPT_PINS = 16
+# A client connection: ("stdio",), or ("http", the token's id, the Mcp-Session-Id)
+ConnectionKey: TypeAlias = tuple[str | None, ...]
 CLIENT_FAMILIES = (("claude", "claude"), ("gemini", "gemini"), ("codex", "gpt-5"),
                    ("chatgpt", "gpt-5"), ("openai", "gpt-5"))
 
@@ -146,7 +149,6 @@ class Session:
 
     def rendering(self) -> ToolText:
         """How this session's tool results show answers (and so how they are priced)."""
-        from scratch.mcp.resources import ingest_link
         agent = self.agent
         kind = ToolJson if self.server.structured else ToolText
         return kind(link=lambda result: ingest_link(agent, result))
@@ -168,14 +170,14 @@ class ServerState:
         self.configs = ConfigCache(self.root, {"model": model, "encoding": encoding})
         from scratch.tokens.budget import keep_states
         keep_states(True)  # budgets sized on the state last seen, checked at the charge
-        self._sessions: dict[Any, Session] = {}
+        self._sessions: dict[tuple[str, ConnectionKey], Session] = {}
         self._lock = threading.Lock()
         self._warm: set[str] = set()
 
     def session_name(self) -> str:
         return self.shared_session or f"mcp-{secrets.token_hex(8)}"
 
-    def session_for(self, key: Any, agent: str, client_name: str | None,
+    def session_for(self, key: ConnectionKey, agent: str, client_name: str | None,
                     label: str) -> Session:
         """The session of connection ``key`` (made on first use). ``key`` includes the agent,
         so no two agents ever share one."""
@@ -189,7 +191,7 @@ class ServerState:
                 found.client_name = client_name
             return found
 
-    def forget(self, key: Any, agent: str) -> None:
+    def forget(self, key: ConnectionKey, agent: str) -> None:
         with self._lock:
             self._sessions.pop((agent, key), None)
 

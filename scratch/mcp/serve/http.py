@@ -22,13 +22,20 @@ from __future__ import annotations
 import ipaddress
 import time
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.result import compact_json
 from scratch.errors import UsageError
-from scratch.mcp.ratelimit import RateLimiter
-from scratch.mcp.reqlog import RequestLog
-from scratch.mcp.tokens import TokenTable
+from scratch.mcp.auth import TokenInfo, TokenTable
+from scratch.mcp.serve.ratelimit import RateLimiter
+from scratch.mcp.serve.reqlog import RequestLog
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from scratch.mcp.wire import JSONObject
 
 MCP_PATH = "/mcp"
 
@@ -74,7 +81,7 @@ def _loopback_origin(origin: str) -> bool:
 class Door:
     """The ASGI app in front of the SDK's (see the module docstring for the order)."""
 
-    def __init__(self, app: Any, *, tokens: TokenTable, limiter: RateLimiter,
+    def __init__(self, app: ASGIApp, *, tokens: TokenTable, limiter: RateLimiter,
                  log: RequestLog | None, loopback: bool, origins: list[str]) -> None:
         self.app = app
         self.tokens = tokens
@@ -83,7 +90,7 @@ class Door:
         self.loopback = loopback
         self.origins = set(origins)
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)  # lifespan
             return
@@ -119,7 +126,7 @@ class Door:
             return
         status: list[int] = []
 
-        async def watch(message: dict[str, Any]) -> None:
+        async def watch(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status.append(message["status"])
             await send(message)
@@ -129,7 +136,7 @@ class Door:
             outcome = {403: "forbidden", 413: "too_large", 421: "forbidden"}[status[0]]
             self._log(outcome, status[0], start, token)
 
-    def _log(self, outcome: str, status: int, start: float, token: Any) -> None:
+    def _log(self, outcome: str, status: int, start: float, token: TokenInfo | None) -> None:
         if self.log is not None:
             self.log.write(request_id=uuid.uuid4().hex[:16], transport="http",
                            agent=token.agent if token else None,
@@ -137,8 +144,9 @@ class Door:
                            duration_ms=round((time.perf_counter() - start) * 1000, 2),
                            outcome=outcome)
 
-    async def _refuse(self, send: Any, status: int, outcome: str, message: str, start: float,
-                      token: Any, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    async def _refuse(self, send: Send, status: int, outcome: str, message: str, start: float,
+                      token: TokenInfo | None,
+                      extra: list[tuple[bytes, bytes]] | None = None) -> None:
         body = compact_json({"error": outcome, "error_description": message}).encode()
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"),
@@ -147,7 +155,7 @@ class Door:
         self._log(outcome, status, start, token)
 
 
-def _authenticate(scope: dict[str, Any], token: Any) -> None:
+def _authenticate(scope: Scope, token: TokenInfo) -> None:
     """Let the SDK bind each HTTP session to the token that opened it (a request for a
     session with another token is answered as if the session did not exist)."""
     from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -156,7 +164,7 @@ def _authenticate(scope: dict[str, Any], token: Any) -> None:
                                                   f"{token.id}", scopes=[]))
 
 
-def build_app(server: Any, *, host: str, tokens: TokenTable, limiter: RateLimiter,
+def build_app(server: Server[JSONObject], *, host: str, tokens: TokenTable, limiter: RateLimiter,
               log: RequestLog | None, max_body: int, origins: list[str]) -> Door:
     from mcp.server.transport_security import TransportSecuritySettings
     loopback = is_loopback(host)
@@ -176,7 +184,8 @@ def build_app(server: Any, *, host: str, tokens: TokenTable, limiter: RateLimite
                 origins=origins)
 
 
-async def serve_http(app: Door, host: str, port: int, announce: Any) -> None:
+async def serve_http(app: Door, host: str, port: int, announce: Callable[[str], None]
+                     ) -> None:
     """Run uvicorn on ``host:port`` (0: any free port); ``announce(url)`` once listening."""
     import socket
 

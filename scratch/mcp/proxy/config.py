@@ -28,12 +28,13 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from scratch.clientfiles import ServerConfigError, back_up, read_json
 from scratch.clientfiles import scratch_command as _scratch_command
 from scratch.clientfiles import write_json as _write
 from scratch.errors import UsageError
+from scratch.mcp.wire import JSON, JSONObject
 
 STASH = "scratchProxy"
 PROXY_ENTRY = "scratch"
@@ -71,7 +72,7 @@ def _expand(value: str, server: str, environ: dict[str, str]) -> str:
     return _VAR.sub(one, value)
 
 
-def _strings(value: Any, what: str, server: str) -> Any:
+def _strings(value: JSON, what: str, server: str) -> JSON:
     if isinstance(value, dict):
         if not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
                    for k, v in value.items()):
@@ -84,7 +85,7 @@ def _strings(value: Any, what: str, server: str) -> Any:
     return [str(v) for v in value]
 
 
-def parse_entry(name: str, entry: Any, environ: dict[str, str] | None = None
+def parse_entry(name: str, entry: JSON, environ: dict[str, str] | None = None
                 ) -> UpstreamSpec | None:
     """One ``mcpServers`` entry as an :class:`UpstreamSpec` (None: it is disabled)."""
     env_in = dict(os.environ if environ is None else environ)
@@ -125,7 +126,7 @@ def parse_entry(name: str, entry: Any, environ: dict[str, str] | None = None
                         timeout=float(timeout) if timeout else None)
 
 
-def _table(data: Any, path: str) -> dict[str, Any]:
+def _table(data: JSON, path: str) -> JSONObject:
     if not isinstance(data, dict):
         raise ServerConfigError(f"{path} is not a JSON object", path=path)
     stash = data.get(STASH)
@@ -180,13 +181,13 @@ def command_name(argv: list[str]) -> str:
     return NAME_BAD.sub("-", pick).strip("-.") or "upstream"
 
 
-def _is_proxy(entry: Any) -> bool:
+def _is_proxy(entry: JSON) -> bool:
     args = entry.get("args") if isinstance(entry, dict) else None
     return isinstance(args, list) and "proxy" in args[:4] and "mcp" in args[:3] and any(
         "scratch" in str(w) for w in [entry.get("command", ""), *args[:2]])
 
 
-def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> dict[str, Any]:
+def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> JSONObject:
     """Put every server of the client config at ``path`` behind the proxy (see the module)."""
     p = Path(path).resolve()
     data = read_json(p)
@@ -211,7 +212,7 @@ def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> dict[str
     entry_name = PROXY_ENTRY if PROXY_ENTRY not in rest or _is_proxy(rest[PROXY_ENTRY]) \
         else "scratch-proxy"
     cmd = _scratch_command()
-    proxy_entry: dict[str, Any] = {"command": cmd[0], "args": [
+    proxy_entry: JSONObject = {"command": cmd[0], "args": [
         *cmd[1:], "mcp", "proxy", "--config", str(p), *(extra_args or [])]}
     if key == "servers":
         proxy_entry = {"type": "stdio", **proxy_entry}
@@ -221,7 +222,7 @@ def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> dict[str
             "backup": str(backup), "unchanged": False}
 
 
-def unwrap_file(path: str | Path) -> dict[str, Any]:
+def unwrap_file(path: str | Path) -> JSONObject:
     """Undo :func:`wrap_file`: the stashed servers back in place, the proxy entry gone."""
     p = Path(path).resolve()
     data = read_json(p)

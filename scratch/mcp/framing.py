@@ -1,28 +1,24 @@
-"""stdin and stdout as asyncio pipes for the SDK's stdio transport: no thread per line.
+"""Lines of JSON-RPC over pipes, as ``scratch mcp serve`` and ``scratch mcp proxy`` both read
+and write them: one message per line (MCP's stdio framing).
 
-The SDK's ``stdio_server()`` reads stdin and writes stdout through anyio's file wrappers, which
-hand every line read and every write and flush to a worker thread: three thread hand-offs a
-request, most of what a warm call costs beyond its answer. It also takes the two streams
-from its caller, so this module gives it streams backed by the event loop's own pipe
-transports instead, on private duplicates of fds 0 and 1, and points fds 0 and 1 at
-``/dev/null`` and stderr meanwhile (as the SDK does with its own), so nothing a handler or a
-child process prints can reach the wire. They stay so when serving ends: the process is
-ending, and the wire's duplicates are closed with their transports (a closed descriptor's
-number may already be reused, so it is not put back).
+- :class:`LineReader` and :class:`LineWriter` are what the SDK's stdio transport iterates over
+  and writes to, backed by the event loop's pipes (:mod:`scratch.mcp.serve.stdio`).
+- :class:`LineSplitter` cuts the bytes of a pipe into whole lines; :class:`TakingReader` offers
+  each whole line of a client's stdin to a callback before the SDK's reader sees it (the
+  proxy's relay takes the tool calls it relays so, :mod:`scratch.mcp.proxy.relay`).
+- :func:`loads_line`, :func:`handshake_of` and :func:`tool_call_of` are the one reading of a
+  client's JSON-RPC lines outside the SDK.
 
-Only when stdin and stdout are pipes or sockets (as an MCP client starts a server); otherwise
-:func:`pipe_streams` yields None and the SDK's own streams serve.
+No SDK here; a line is never changed, only taken or passed on, in order.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
-import sys
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
-from typing import Any, NamedTuple, SupportsIndex
+from collections.abc import Callable, Iterable
+from typing import NamedTuple, SupportsIndex
+
+from scratch.mcp.wire import JSON, JSONObject
 
 MAX_LINE = 1 << 30  # one JSON-RPC message per line; the HTTP body limit has no stdio twin
 
@@ -53,7 +49,7 @@ class Handshake(NamedTuple):
     client_name: str | None  # clientInfo.name
 
 
-def loads_line(line: bytes | str) -> Any:
+def loads_line(line: bytes | str) -> JSON:
     """A JSON-RPC line parsed; :class:`ValueError` when it is not JSON."""
     import orjson
     try:
@@ -81,7 +77,7 @@ def handshake_of(line: bytes) -> Handshake | None:
                      name if isinstance(name, str) else None)
 
 
-def tool_call_of(line: bytes) -> tuple[Any, dict[str, Any]] | None:
+def tool_call_of(line: bytes) -> tuple[JSON, JSONObject] | None:
     """``(id, params)`` of a ``tools/call`` request line whose params name a tool; None for
     any other line."""
     try:
@@ -134,8 +130,8 @@ class LineSplitter:
 class TakingReader(asyncio.StreamReader):
     """A pipe's lines as the SDK's line reader reads them, minus the lines ``offer`` takes
     (it is called with each whole line, in order, in the pipe's own callback, and says
-    whether it took it). The proxy relays tool calls so, and ``scratch mcp serve`` answers
-    quick ones (:mod:`scratch.mcp.quick`): no task to wake between a request and its answer."""
+    whether it took it). The proxy relays tool calls so (:mod:`scratch.mcp.proxy.relay`): no
+    task to wake between a request and its answer."""
 
     def __init__(self, offer: Callable[[bytes], bool]) -> None:
         super().__init__(limit=MAX_LINE)
@@ -168,43 +164,3 @@ class LineWriter:
 
     async def flush(self) -> None:
         await self.writer.drain()
-
-
-def _is_pipe(fd: int) -> bool:
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-@asynccontextmanager
-async def pipe_streams(reader: asyncio.StreamReader | None = None,
-                       ) -> AsyncIterator[tuple[Any, Any] | None]:
-    """``(stdin, stdout)`` for ``stdio_server(stdin, stdout)``, or None (see the module);
-    stdin is fed into ``reader`` when one is given (a :class:`TakingReader`)."""
-    if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
-        yield None
-        return
-    sys.stdout.flush()
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
-    loop = asyncio.get_running_loop()
-    transports: list[asyncio.BaseTransport] = []
-    try:
-        if reader is None:
-            reader = asyncio.StreamReader(limit=MAX_LINE)
-        read_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0))
-        transports.append(read_transport)
-        write_transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0))
-        transports.append(write_transport)
-        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)  # type: ignore[arg-type]
-        yield LineReader(reader), LineWriter(writer)
-    finally:
-        for transport in transports:
-            transport.close()

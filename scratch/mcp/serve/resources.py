@@ -8,20 +8,24 @@ Invariants:
   per-call cap and the session's budget (the core's ``slice --fit``), priced and charged the
   same; ``?from_line=N`` (and ``&from_byte=B`` inside a line too long for one page) asks
   for a later page, and the contents' ``_meta`` names the ``next`` URI until the end.
+- Nothing here knows of sessions: an answer is asked of a session's
+  :class:`~scratch.answers.kernel.context.Context` (so :mod:`scratch.mcp.serve.session` may
+  import this module, and this module not it).
 - Listing shows size, format and token count (in the session's tokenizer) of each entry.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from scratch.answers.kernel.context import Context
 from scratch.errors import EntryNotFound, ScratchError, UsageError
+from scratch.mcp.wire import JSON
 
 if TYPE_CHECKING:
+    from scratch.answers.kernel.result import Result
     from scratch.mcp.rendering import Link
-    from scratch.mcp.session import Session
     from scratch.store import VersionInfo
 
 SCHEME = "scratch"
@@ -29,6 +33,21 @@ PAGE = 100  # entries per resources/list page
 MIME = {"json": "application/json", "ndjson": "application/x-ndjson", "yaml": "application/yaml",
         "csv": "text/csv", "tsv": "text/tab-separated-values", "markdown": "text/markdown"}
 TEMPLATE = "scratch://{agent}/{+name}"
+
+# A listed entry and a page read, with the wire's own key names (the server turns them into
+# the SDK's Resource and TextResourceContents; the proxy sends them as they are).
+class EntryResource(TypedDict):
+    uri: str
+    name: str
+    mimeType: str
+    size: int | None
+    description: str
+    _meta: dict[str, JSON]
+class EntryPage(TypedDict):
+    uri: str
+    mimeType: str
+    text: str
+    _meta: dict[str, JSON]
 
 
 def mime_type(fmt: str | None) -> str:
@@ -40,7 +59,7 @@ def entry_uri(agent: str, name: str, version: int | None = None) -> str:
     return f"{SCHEME}://{agent}/{quote(tail, safe='/@')}"
 
 
-def ingest_link(agent: str, result: Any) -> Link | None:
+def ingest_link(agent: str, result: Result) -> Link | None:
     """The resource link a stored output's pointer carries (None for any other answer)."""
     data = result.data
     if result.command != "ingest" or not isinstance(data, dict) or not data.get("stored"):
@@ -86,17 +105,16 @@ def _entry_tokens(ctx: Context, version: VersionInfo, name: str) -> int | None:
         return None
 
 
-def list_entries(session: Session, cursor: str | None) -> tuple[list[dict[str, Any]],
-                                                                 str | None]:
-    """One page of the session's entries as resources, and the cursor of the next page."""
-    ctx = session.context()
+def list_entries(ctx: Context, cursor: str | None) -> tuple[list[EntryResource], str | None]:
+    """One page of the entries of ``ctx``'s agent as resources, and the cursor of the next
+    page."""
     if not (ctx.root / ".git").exists():
         return [], None
     store = ctx.store()
     metas = sorted((m for m in store.iter_meta() if not m.get("deleted")),
                    key=lambda m: m["name"])
     start = int(cursor) if cursor and cursor.isdigit() else 0
-    out = []
+    out: list[EntryResource] = []
     for meta in metas[start:start + PAGE]:
         name = meta["name"]
         size: int | None
@@ -121,16 +139,15 @@ def list_entries(session: Session, cursor: str | None) -> tuple[list[dict[str, A
     return out, nxt
 
 
-def read_entry(session: Session, uri: str) -> dict[str, Any]:
+def read_entry(ctx: Context, uri: str) -> EntryPage:
     """One page of a resource: ``{"uri", "mimeType", "text", "_meta"}``; raises ScratchError
     (the caller turns it into a protocol error)."""
     from scratch.answers.kernel.registry import execute
     from scratch.calls import call
     from scratch.errors import OutOfRange
     from scratch.mcp.rendering import ResourcePage, answer_text
-    ref, page = parse_uri(uri, session.agent)
+    ref, page = parse_uri(uri, ctx.agent)
     start = page.get("from_line", 1)
-    ctx = session.context()
     try:
         result = execute(ctx, ResourcePage(), call(
             "slice", ref=ref, start=max(1, start), end=2**62, numbers=False, fit=True,
@@ -142,7 +159,7 @@ def read_entry(session: Session, uri: str) -> dict[str, Any]:
     data = result.data or {}
     base = uri.split("?", 1)[0]
     tokens = result.meta.get("tokens") or {}
-    extra: dict[str, Any] = {"scratch/tokens": tokens.get("count"),
+    extra: dict[str, JSON] = {"scratch/tokens": tokens.get("count"),
                              "scratch/lines": [data.get("start"), data.get("end")],
                              "scratch/total_lines": data.get("total_lines")}
     nxt = result.next

@@ -23,17 +23,30 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol, cast
 
 import anyio
 import mcp_types as types
 from pydantic import TypeAdapter, ValidationError
 
 from scratch.errors import ScratchError
-from scratch.mcp.servers import UpstreamSpec
+from scratch.mcp.proxy.config import UpstreamSpec
+from scratch.mcp.wire import JSONObject
 
-RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+    from mcp import Client
+    from mcp.client import ClientSession, IncomingMessage, Transport
+    from mcp.client.session import ProgressFnT
+    from mcp.shared.message import SessionMessage
+
+    from scratch.mcp.proxy.relay import Channel
+
+# A result as the upstream sent it: the SDK validates a result with the adapter it is given
+# (send_request's type variable is bound to models, hence the ignores where it is passed), and
+# the proxy hands the dict on unchanged, with no model built and dumped again.
+RAW: TypeAdapter[JSONObject] = TypeAdapter(JSONObject)
 START_TIMEOUT = 60.0  # seconds an upstream may take to start and answer initialize
 BACKOFF_FIRST, BACKOFF_MAX = 1.0, 60.0
 
@@ -55,9 +68,9 @@ class Upstream:
         self.name = spec.name
         self.timeout = spec.timeout or timeout
         self.notify = notify
-        self.client: Any = None  # mcp.Client while connected
-        self.tools: list[dict[str, Any]] = []
-        self.capabilities: dict[str, Any] = {}
+        self.client: Client | None = None  # while connected
+        self.tools: list[JSONObject] = []
+        self.capabilities: JSONObject = {}
         self.failures = 0
         self.retry_at = 0.0
         self.last_error = ""
@@ -65,16 +78,16 @@ class Upstream:
         self._stop: anyio.Event | None = None
         self._done: anyio.Event | None = None
         self._lock = anyio.Lock()
-        self._tg: Any = None
+        self._tg: TaskGroup | None = None
         self._eof = False  # the connection's read stream ended
-        self.channel: Any = None  # scratch.mcp.proxy_relay.Channel of a stdio upstream
+        self.channel: Channel | None = None  # the relay's, of a stdio upstream
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
     def ready(self) -> bool:
         return self.client is not None
 
-    async def start(self, tg: Any) -> None:
+    async def start(self, tg: TaskGroup) -> None:
         """Start the upstream in a task of ``tg``; raises :class:`UpstreamError` when it does
         not come up."""
         self._tg = tg
@@ -105,7 +118,7 @@ class Upstream:
             self.failures = 0
             self.starts += 1
 
-    async def ensure(self) -> Any:
+    async def ensure(self) -> ClientSession:
         """The connected session, starting the upstream again if it went down."""
         if self.ready and self._eof:  # it exited between calls
             await self._lost()
@@ -114,6 +127,7 @@ class Upstream:
                 raise UpstreamError(f"upstream server {self.name!r} is not started",
                                     code="upstream_unavailable", server=self.name)
             await self.start(self._tg)
+        assert self.client is not None  # start() raised otherwise
         return self.client.session
 
     def _failed(self, why: str) -> None:
@@ -149,19 +163,20 @@ class Upstream:
             up.set()
             done.set()
 
-    def _target(self) -> Any:
+    def _target(self) -> Transport:
         from contextlib import asynccontextmanager
         inner = self._transport()
         owner = self
 
         @asynccontextmanager
-        async def watched() -> Any:
+        async def watched() -> AsyncIterator[tuple[object, ...]]:
             owner._eof = False
             async with inner as streams:
                 yield (_Watched(streams[0], owner), *streams[1:])
-        return watched()
+        # the SDK's read stream, with its end noted: what Transport yields, in its shape
+        return cast("Transport", watched())
 
-    def _transport(self) -> Any:
+    def _transport(self) -> Transport:
         spec = self.spec
         if spec.url:
             import httpx2
@@ -169,10 +184,10 @@ class Upstream:
             http = httpx2.AsyncClient(headers=dict(spec.headers),
                                       timeout=httpx2.Timeout(self.timeout + 5))
             return streamable_http_client(spec.url, http_client=http)
-        from scratch.mcp.proxy_relay import raw_stdio
+        from scratch.mcp.proxy.relay import raw_stdio
         assert spec.command is not None
         # the proxy's own environment, as the client gave it, plus the entry's env; the
-        # transport relays tool calls as lines (scratch.mcp.proxy_relay)
+        # transport relays tool calls as lines (scratch.mcp.proxy.relay)
         return raw_stdio(spec.command, list(spec.args), {**os.environ, **spec.env}, spec.cwd,
                          self)
 
@@ -183,7 +198,7 @@ class Upstream:
             with anyio.move_on_after(10):
                 await self._done.wait()
 
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: IncomingMessage) -> None:
         """Notifications of the upstream: list changes are passed on (progress arrives through
         each call's callback)."""
         root = getattr(message, "root", message)
@@ -198,12 +213,13 @@ class Upstream:
         if self.notify is not None:
             await self.notify(self.name, method)
 
-    async def _list_tools(self, session: Any) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
+    async def _list_tools(self, session: ClientSession) -> list[JSONObject]:
+        tools: list[JSONObject] = []
         cursor = None
         for _ in range(100):
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await session.send_request(types.ListToolsRequest(params=params), RAW,
+            page = await session.send_request(  # type: ignore[type-var]  # see RAW
+                types.ListToolsRequest(params=params), RAW,
                                               request_read_timeout_seconds=self.timeout)
             tools += [t for t in page.get("tools", []) if isinstance(t, dict)
                       and isinstance(t.get("name"), str)]
@@ -213,8 +229,8 @@ class Upstream:
         return tools
 
     # -- requests ----------------------------------------------------------------------------
-    async def request(self, request: Any, *, tool: str | None = None,
-                      progress: Callable[..., Awaitable[None]] | None = None) -> dict[str, Any]:
+    async def request(self, request: types.ClientRequest, *, tool: str | None = None,
+                      progress: ProgressFnT | None = None) -> JSONObject:
         """Send ``request`` (an SDK request model); the raw result, or :class:`UpstreamError`
         for a fault; an error the upstream answered with is re-raised as the SDK's
         ``MCPError``."""
@@ -222,7 +238,7 @@ class Upstream:
         session = await self.ensure()
         what = f"tool {tool!r} of " if tool else ""
         try:
-            return await session.send_request(request, RAW,
+            return await session.send_request(request, RAW,  # type: ignore[type-var]  # see RAW
                                               request_read_timeout_seconds=self.timeout,
                                               progress_callback=progress)
         except MCPError as exc:
@@ -265,14 +281,22 @@ class Upstream:
                     await self._done.wait()
 
 
+class _Receiving(Protocol):
+    """The read stream of an SDK client transport, as :class:`_Watched` uses it."""
+
+    async def receive(self) -> SessionMessage | Exception: ...
+
+    async def aclose(self) -> None: ...
+
+
 class _Watched:
     """The upstream's read stream, as the SDK's dispatcher iterates it, noting its end (the
     process exited, the connection closed) in ``owner._eof``."""
 
-    def __init__(self, inner: Any, owner: Upstream) -> None:
+    def __init__(self, inner: _Receiving, owner: Upstream) -> None:
         self.inner, self.owner = inner, owner
 
-    async def receive(self) -> Any:
+    async def receive(self) -> SessionMessage | Exception:
         try:
             return await self.inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -285,7 +309,7 @@ class _Watched:
     def __aiter__(self) -> _Watched:
         return self
 
-    async def __anext__(self) -> Any:
+    async def __anext__(self) -> SessionMessage | Exception:
         try:
             return await self.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -294,7 +318,7 @@ class _Watched:
     async def __aenter__(self) -> _Watched:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 

@@ -14,9 +14,10 @@ import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from scratch.answers.kernel.result import compact_json
+from scratch.mcp.wire import JSON
 
 
 def _now() -> str:
@@ -36,7 +37,7 @@ class RequestLog:
             self._own = os.fdopen(fd, "a", buffering=1, encoding="utf-8")
         self._stream = self._own or stream or sys.stderr
 
-    def write(self, **fields: Any) -> None:
+    def write(self, **fields: JSON) -> None:
         record = {"time": _now(), **{k: v for k, v in fields.items() if v is not None}}
         line = compact_json(record) + "\n"
         with self._lock:

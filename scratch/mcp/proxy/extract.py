@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import orjson
+
+from scratch.mcp.wire import JSON, JSONObject
 
 PREFIX_MAX = 1024  # characters of text allowed before an embedded JSON document
 TEXT_MIME_SUFFIXES = ("+json", "+xml", "/json", "/xml", "/yaml", "/x-yaml", "/javascript",
@@ -54,7 +56,7 @@ class Extracted(NamedTuple):
     json_at: int  # where that document starts in text (0 when none)
     documents: list[tuple[str, str]]  # (slug, text) of JSON/markdown text blocks
     attachments: list[Attachment]
-    links: list[dict[str, Any]]  # resource links as received
+    links: list[JSONObject]  # resource links as received
     binary_bytes: int  # base64 characters of the attachments as received
 
 
@@ -63,7 +65,7 @@ def is_text_mime(mime: str | None) -> bool:
     return mime.startswith("text/") or mime.endswith(TEXT_MIME_SUFFIXES)
 
 
-def _decode(data: Any) -> bytes:
+def _decode(data: JSON) -> bytes:
     if not isinstance(data, str):
         raise MalformedResult("a binary block's data is not a base64 string")
     try:
@@ -84,7 +86,7 @@ class _Builder:
             self.parts.append("\n")
         self.parts.append(text)
 
-    def attach(self, kind: str, data: Any, mime: str, label: str = "") -> None:
+    def attach(self, kind: str, data: JSON, mime: str, label: str = "") -> None:
         raw = _decode(data)
         self.binary_bytes += len(data)
         n = self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -93,7 +95,7 @@ class _Builder:
         self.add(f"[{kind} {mime}{label}, {len(raw):,} bytes: stored as .{slug}]")
 
 
-def _resource(b: _Builder, resource: Any) -> None:
+def _resource(b: _Builder, resource: JSON) -> None:
     if not isinstance(resource, dict) or not isinstance(resource.get("uri"), str):
         raise MalformedResult("an embedded resource has no uri")
     uri, mime = resource["uri"], resource.get("mimeType")
@@ -141,7 +143,7 @@ def _json_start(text: str) -> int | None:
     return None
 
 
-def _wraps_text(structured: Any, content: list[Any]) -> bool:
+def _wraps_text(structured: JSON, content: list[JSON]) -> bool:
     """Whether ``structured`` is one string field holding exactly the text of the content's
     text blocks (server-filesystem's ``{"content": TEXT}``)."""
     if not isinstance(structured, dict) or len(structured) != 1:
@@ -152,7 +154,7 @@ def _wraps_text(structured: Any, content: list[Any]) -> bool:
         t for t in texts if isinstance(t, str))
 
 
-def extract(result: Any) -> Extracted:
+def extract(result: JSON) -> Extracted:
     """The text a model reads in ``result`` and what is stored beside it (see the module)."""
     if not isinstance(result, dict):
         raise MalformedResult("the result is not an object")
@@ -160,7 +162,7 @@ def extract(result: Any) -> Extracted:
     if not isinstance(content, list):
         raise MalformedResult("the result's content is not a list")
     b = _Builder()
-    links: list[dict[str, Any]] = []
+    links: list[JSONObject] = []
     texts: list[str] = []
     structured = result.get("structuredContent")
     if _wraps_text(structured, content):

@@ -7,18 +7,17 @@ imports this module. Invariants:
   :func:`scratch.mcp.dispatch.run_tool` in a worker thread, so a slow call (a big ingest, a
   git commit) never stalls the connection or other clients; a client that goes away mid-call
   leaves nothing half-stored (the core writes atomically) and the server keeps serving. The
-  one exception is :func:`scratch.mcp.inline.runs_inline`: over stdio (one client), a
+  one exception is :func:`runs_inline`: over stdio (one client), a
   read-only call whose tool last answered that entry within a few milliseconds runs on the
   event loop itself, since the hand-off to a thread and back costs a warm answer about as much
   as the answer; a call that was slow (an index built, a whole-entry scan) goes back to the
-  thread the next time. Over stdio those calls are taken off the wire before the SDK sees
-  them (:mod:`scratch.mcp.quick`).
+  thread the next time. Every call, over both transports, is dispatched by the SDK's server.
 - An unknown tool is a protocol error (JSON-RPC -32602, as the MCP spec has it); wrong
   arguments and refusals are tool results with ``isError: true`` and the error object as
   JSON text and as ``structuredContent``, so a model can read and correct them.
 - The session of a request: stdio is one connection; over HTTP it is the token's agent and the
   ``Mcp-Session-Id`` (the 2026-07-28 protocol has no sessions: there it is the token's).
-- Every request is one line in the request log (:mod:`scratch.mcp.reqlog`), never content.
+- Every request is one line in the request log (:mod:`scratch.mcp.serve.reqlog`), never content.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
 
 import mcp_types as types
 from mcp.server.caching import CacheHint
@@ -40,9 +39,23 @@ from scratch import __version__
 from scratch.errors import ScratchError
 from scratch.mcp import specs
 from scratch.mcp.dispatch import ToolOutcome, run_tool, wire_result
-from scratch.mcp.inline import runs_inline, took
-from scratch.mcp.reqlog import RequestLog
-from scratch.mcp.session import ServerState, Session
+from scratch.mcp.serve.reqlog import RequestLog
+from scratch.mcp.serve.resources import (
+    TEMPLATE,
+    EntryPage,
+    EntryResource,
+    list_entries,
+    read_entry,
+)
+from scratch.mcp.serve.session import ConnectionKey, ServerState, Session
+from scratch.mcp.wire import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from starlette.requests import Request
+
+    # what the SDK hands a handler: over HTTP ``request`` is the Starlette request
+    Ctx = ServerRequestContext[JSONObject, Request]
 
 # Calls run on these threads, so a slow one (a big ingest, a git commit) never stalls the
 # connection or other clients. The event loop's own executor, not anyio's to_thread, which
@@ -58,18 +71,53 @@ INSTRUCTIONS = (
 
 # what the request log line of the current request carries beyond method and duration
 T = TypeVar("T")
-_LOG_FIELDS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+Ts = TypeVarTuple("Ts")
+# the worst a call run on the loop can stall the one client's other calls, in milliseconds
+INLINE_MS = 10.0
+_LAST_MS: dict[tuple[str, str], float] = {}  # (tool, file) -> how long its last call took
+_LAST_KEPT = 1024
+_LOG_FIELDS: contextvars.ContextVar[dict[str, JSON] | None] = contextvars.ContextVar(
     "scratch_mcp_log_fields", default=None)
 
 
-async def in_thread(fn: Callable[..., T], *args: Any) -> T:
+async def in_thread(fn: Callable[[*Ts], T], *args: *Ts) -> T:
     """``fn(*args)`` on a worker thread. Cancelled meanwhile (the client went away), the call
     still runs to its end on its thread (the core's writes are atomic); its answer is
     dropped."""
     return await asyncio.get_running_loop().run_in_executor(_WORKERS, fn, *args)
 
 
-def _tool(spec: specs.ToolSpec) -> types.Tool:
+def _inline_key(name: str, arguments: JSON) -> tuple[str, str] | None:
+    spec = specs.BY_NAME.get(name)
+    if spec is None or not spec.read_only or not isinstance(arguments, dict):
+        return None
+    file = arguments.get("file")
+    return (name, file) if isinstance(file, str) else None
+
+
+def runs_inline(name: str, arguments: JSON, transport: str) -> bool:
+    """Whether a call runs on the event loop, not a worker thread: over stdio (one client), a
+    read-only tool on an entry it last answered within :data:`INLINE_MS`, since the hand-off
+    to a thread and back costs a warm answer about as much as the answer. Over HTTP every
+    call takes the thread, so no client's slow call stalls another's."""
+    if transport != "stdio":
+        return False
+    key = _inline_key(name, arguments)
+    last = _LAST_MS.get(key) if key is not None else None
+    return last is not None and last <= INLINE_MS
+
+
+def took(name: str, arguments: JSON, seconds: float) -> None:
+    """Remember how long a call of ``name`` on its entry took (for :func:`runs_inline`)."""
+    key = _inline_key(name, arguments)
+    if key is None:
+        return
+    if len(_LAST_MS) >= _LAST_KEPT and key not in _LAST_MS:
+        _LAST_MS.clear()  # a bounded memo: starting over costs one threaded call per entry
+    _LAST_MS[key] = seconds * 1000
+
+
+def tool_of(spec: specs.ToolSpec) -> types.Tool:  # type: ignore[explicit-any]  # ToolSpec's fields are Any (specs.py)
     a = spec.annotations()
     return types.Tool(
         name=spec.name, title=a["title"], description=spec.description,
@@ -80,7 +128,7 @@ def _tool(spec: specs.ToolSpec) -> types.Tool:
             open_world_hint=a["openWorldHint"]))
 
 
-def call_result(outcome: ToolOutcome) -> types.CallToolResult:
+def call_result(outcome: ToolOutcome) -> types.CallToolResult:  # type: ignore[explicit-any]  # ToolOutcome's fields are Any (dispatch.py)
     return types.CallToolResult.model_validate(wire_result(outcome))
 
 
@@ -89,11 +137,12 @@ class Identity:
 
     __slots__ = ("agent", "token_id", "key", "transport")
 
-    def __init__(self, agent: str, token_id: str | None, key: Any, transport: str) -> None:
+    def __init__(self, agent: str, token_id: str | None, key: ConnectionKey,
+                 transport: str) -> None:
         self.agent, self.token_id, self.key, self.transport = agent, token_id, key, transport
 
 
-def identity_of(ctx: Any, state: ServerState) -> Identity:
+def identity_of(ctx: Ctx, state: ServerState) -> Identity:
     request = getattr(ctx, "request", None)
     scope = getattr(request, "scope", None)
     if isinstance(scope, dict) and "scratch.token" in scope:
@@ -106,7 +155,7 @@ def identity_of(ctx: Any, state: ServerState) -> Identity:
     return Identity(state.agent, None, ("stdio",), "stdio")
 
 
-def _client_name(ctx: Any) -> str | None:
+def _client_name(ctx: Ctx) -> str | None:
     try:
         params = ctx.session.client_params
         return params.client_info.name if params is not None else None
@@ -114,7 +163,7 @@ def _client_name(ctx: Any) -> str | None:
         return None
 
 
-def session_of(ctx: Any, state: ServerState, who: Identity | None = None) -> Session:
+def session_of(ctx: Ctx, state: ServerState, who: Identity | None = None) -> Session:
     who = who or identity_of(ctx, state)
     fields = _LOG_FIELDS.get()
     if fields is not None:
@@ -122,13 +171,35 @@ def session_of(ctx: Any, state: ServerState, who: Identity | None = None) -> Ses
     return state.session_for(who.key, who.agent, _client_name(ctx), who.token_id or "")
 
 
-def build_server(state: ServerState, log: RequestLog | None = None) -> Server[Any]:
-    tools = [_tool(spec) for spec in specs.TOOLS]
+# A test hook, off unless this variable names a folder: a call of tool T waits on its worker
+# thread while the file ``hold-T`` exists there, after creating ``held-T`` to say it has
+# started. Tests use it to know a call is in progress (say, to disconnect mid-call) instead of
+# racing a call against the clock.
+HOLD_ENV = "SCRATCH_MCP_TEST_HOLD"
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+
+def _held(folder: str, name: str, arguments: JSON,  # type: ignore[explicit-any]  # as above
+          session: Session) -> ToolOutcome:
+    import os
+    hold = os.path.join(folder, f"hold-{name}")
+    if os.path.exists(hold):
+        with open(os.path.join(folder, f"held-{name}"), "w"):
+            pass
+        while os.path.exists(hold):
+            time.sleep(0.01)
+    return run_tool(name, arguments, session)
+
+
+def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JSONObject]:
+    import os
+    tools = [tool_of(spec) for spec in specs.TOOLS]
+    hold = os.environ.get(HOLD_ENV) or None
+
+    async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None
+                         ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         fields = _LOG_FIELDS.get()
         if fields is not None:
             fields["tool"] = params.name
@@ -138,7 +209,9 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
         who = identity_of(ctx, state)
         session = session_of(ctx, state, who)
         start = time.perf_counter()
-        if runs_inline(params.name, params.arguments, who.transport):
+        if hold is not None:
+            outcome = await in_thread(_held, hold, params.name, params.arguments, session)
+        elif runs_inline(params.name, params.arguments, who.transport):
             outcome = run_tool(params.name, params.arguments, session)
         else:
             outcome = await in_thread(run_tool, params.name, params.arguments, session)
@@ -148,27 +221,28 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
                           outcome="ok" if outcome.ok else "tool_error")
         return call_result(outcome)
 
-    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+    async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourcesResult:
         session = session_of(ctx, state)
         cursor = getattr(params, "cursor", None) if params is not None else None
-        rows, nxt = await in_thread(_list, session, cursor)
+        rows, nxt = await in_thread(list_page, session, cursor)
         return types.ListResourcesResult(
             resources=[types.Resource(uri=r["uri"], name=r["name"], mime_type=r["mimeType"],
                                       size=r["size"], description=r["description"],
                                       _meta=r["_meta"]) for r in rows],
             next_cursor=nxt)
 
-    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        from scratch.mcp.resources import TEMPLATE
+    async def list_templates(ctx: Ctx, params: types.PaginatedRequestParams | None
+                             ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
             name="entry", uri_template=TEMPLATE, description=(
                 "A stored entry of this agent (NAME, or NAME@VERSION for an old version); "
                 "read in pages: ?from_line=N, and each page's _meta names the next."))])
 
-    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams
+    async def read_resource(ctx: Ctx, params: types.ReadResourceRequestParams
                             ) -> types.ReadResourceResult:
         session = session_of(ctx, state)
-        page = await in_thread(_read, session, str(params.uri))
+        page = await in_thread(read_page, session, str(params.uri))
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=page["uri"], mime_type=page["mimeType"], text=page["text"],
             _meta=page["_meta"])])
@@ -177,7 +251,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
     # keep them (without a hint a 2026-07-28 client lists the tools again before every call);
     # the resource list changes with every write and stays uncached.
     static = CacheHint(ttl_ms=3_600_000, scope="public")
-    server: Server[Any] = Server(
+    server: Server[JSONObject] = Server(
         "scratch", version=__version__, title="scratch",
         cache_hints={"tools/list": static, "resources/templates/list": static},
         # the 2026-07-28 HTTP transport checks each call's Mcp-Param-* headers against the
@@ -196,25 +270,23 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[An
     return server
 
 
-def _input_schema(name: str) -> dict[str, Any] | None:
+def _input_schema(name: str) -> JSONObject | None:
     spec = specs.BY_NAME.get(name)
     return spec.input_schema() if spec is not None else None
 
 
-def _list(session: Session, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    from scratch.mcp.resources import list_entries
+def list_page(session: Session, cursor: str | None) -> tuple[list[EntryResource], str | None]:
     try:
-        return list_entries(session, cursor)
+        return list_entries(session.context(), cursor)
     except ScratchError as exc:
         raise MCPError(code=types.INTERNAL_ERROR, message=exc.message,
                        data={"code": exc.code}) from None
 
 
-def _read(session: Session, uri: str) -> dict[str, Any]:
+def read_page(session: Session, uri: str) -> EntryPage:
     from scratch.errors import NotFound, UsageError
-    from scratch.mcp.resources import read_entry
     try:
-        return read_entry(session, uri)
+        return read_entry(session.context(), uri)
     except NotFound as exc:
         raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {exc.message}",
                        data={"uri": uri, "code": exc.code}) from None
@@ -233,7 +305,7 @@ class _LogMiddleware:
         self.log = log
         self.stdio_agent = stdio_agent
 
-    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+    async def __call__(self, ctx: Ctx, call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:
             return await call_next(ctx)
         request = getattr(ctx, "request", None)
@@ -241,7 +313,7 @@ class _LogMiddleware:
         http = isinstance(scope, dict)
         tok = scope.get("scratch.token") if isinstance(scope, dict) else None
         # a unique id per request (JSON-RPC ids repeat across connections), and who sent it
-        fields: dict[str, Any] = {"request_id": uuid.uuid4().hex[:16], "rpc_id": ctx.request_id,
+        fields: dict[str, JSON] = {"request_id": uuid.uuid4().hex[:16], "rpc_id": ctx.request_id,
                                   "transport": "http" if http else "stdio",
                                   "agent": tok.agent if tok else (None if http
                                                                   else self.stdio_agent),
@@ -268,17 +340,9 @@ class _LogMiddleware:
 async def serve_stdio(state: ServerState, log: RequestLog | None) -> None:
     from mcp.server.stdio import stdio_server
 
-    from scratch.mcp import quick
-    from scratch.mcp.stdio import pipe_streams
+    from scratch.mcp.serve.stdio import pipe_streams
     server = build_server(state, log)
-    reader = None
-    if quick.enabled(state.configs.get()):  # quick reads answered off the wire (mcp.quick)
-        calls = quick.QuickCalls(state, server.server_info_stamp, log)
-        from scratch.mcp.stdio import TakingReader
-        reader = TakingReader(calls.offer)
-    async with pipe_streams(reader) as pipes:
-        if pipes is not None and reader is not None:
-            calls.out = pipes[1].writer
-        streams = stdio_server(*pipes) if pipes is not None else stdio_server()
+    async with pipe_streams() as pipes:
+        streams = stdio_server(*pipes.for_sdk()) if pipes is not None else stdio_server()
         async with streams as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
