@@ -90,7 +90,9 @@ class Tool(NamedTuple):
     tool always passes. ``primary``: the tool that spells the command in suggestions.
     ``reshape``: (to_core, from_core) for a tool whose arguments are not one-to-one with the
     core's (restore's ``path`` + ``version`` is the core's ``ref``). ``helps``: argument help
-    where this tool's meaning is narrower than the command's.
+    where this tool's meaning is narrower than the command's. ``required``: arguments the
+    tool needs although the core has a default for them (ingest's ``content``: the CLI gives
+    a stream instead).
     """
 
     name: str
@@ -108,6 +110,7 @@ class Tool(NamedTuple):
                    Callable[[dict[str, object]], dict[str, object]]] | None = None
     helps: Mapping[str, str] = {}
     toolset: str = "explore"  # one of TOOLSETS: what a server offers by default, and the order
+    required: tuple[str, ...] = ()
 
 
 # the toolsets, in the order tools/list shows them
@@ -187,6 +190,10 @@ def _read_params(command: Command) -> tuple[Param, ...]:
     out = []
     for p in list(inspect.signature(fn).parameters.values())[1:]:
         annotation = p.annotation
+        if p.kind is p.KEYWORD_ONLY and not (str(annotation).startswith("Annotated[")
+                                             or typing.get_origin(annotation)
+                                             is typing.Annotated):
+            continue  # given by the interface (rendering, stream, progress): not declared
         if isinstance(annotation, str):
             annotation = eval(annotation, vars(module))  # noqa: S307 - the module's own text
         if typing.get_origin(annotation) is not typing.Annotated:

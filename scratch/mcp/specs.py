@@ -260,7 +260,8 @@ def _declared_param(tool: Tool, p: DeclaredParam) -> Param:
     elif p.kind == "bytes":
         conv = {"to_core": _utf8}
     return Param(tool.names.get(p.name, p.name), p.name,
-                 _schema(p, tool.helps.get(p.name, p.arg.help)), required=p.required,
+                 _schema(p, tool.helps.get(p.name, p.arg.help)),
+                 required=p.required or p.name in tool.required,
                  default=default, core_default=core_default,
                  default_unless=tuple(tool.default_unless.get(p.name, ())), **conv)
 
