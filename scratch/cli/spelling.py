@@ -62,13 +62,6 @@ SPELLINGS: dict[str, Spelling] = {
     "rm": Spelling(("rm",), ("name",)),
     "ls": Spelling(("ls",), ("prefix",)),
     "write": Spelling(("write",), ("name", "source"), (("allow_empty", "--allow-empty"),)),
-    "stats": Spelling(("stats",)),
-    "config": Spelling(("config",)),
-    "config threshold": Spelling(("config", "threshold"), ("server", "tool")),
-    "budget": Spelling(("budget",)),
-    "budget used": Spelling(("budget", "used"), ("tokens",)),
-    "budget reset": Spelling(("budget", "reset")),
-    "budget set-window": Spelling(("budget", "set-window"), ("tokens",)),
 }
 
 

@@ -407,8 +407,6 @@ _HAND: tuple[ToolSpec, ...] = (
              (PATH_NAME,), read_only=False, destructive=True, idempotent=True),
     ToolSpec("summarize_file", "summarize", "A deterministic local summary of a file.",
              (PATH_REF,), primary=False),
-    ToolSpec("get_usage_stats", "stats", "Entries, bytes, operations, and the tokens this "
-             "scratchpad kept out of (intercepted) and put into (extracted) the context.", ()),
     ToolSpec("history", "history", "The versions of an entry: number, time, bytes, lines.",
              (PATH_NAME,)),
     ToolSpec("diff", "diff", "What changed in an entry between versions a and b.",
@@ -420,36 +418,6 @@ _HAND: tuple[ToolSpec, ...] = (
              (Param("path", "name", _str(NAME_TEXT, 1024, 1), required=True),
               Param("version", "version", _int("The version to bring back.", 1),
                     required=True)),
-             read_only=False, idempotent=True),
-    ToolSpec("ingest", "ingest", "Store a big tool output and get a short pointer (format, size "
-             "in tokens, schema outline, next calls) instead of the output; below the tool's "
-             "threshold the content comes back as it is.",
-             (Param("content", "content", {"type": "string", "description": "The output."},
-                    required=True, to_core=_utf8),
-              Param("tool", "tool", _str("Tool name: picks the threshold and the automatic "
-                                         "name's folder.", 255)),
-              Param("name", "name", _str("Entry name (default: TOOL/<UTC time>-<hash>).", 1024)),
-              Param("store_always", "store_always", _bool("Store even below the threshold."),
-                    default=False),
-              Param("format", "format", {"type": "string", "description": "Declare the format "
-                                         "instead of detecting it.",
-                                         "enum": ["json", "ndjson", "yaml", "csv", "tsv",
-                                                  "markdown", "log", "text"]}),
-              Param("raw", "raw", _bool("Keep JSON bytes as received instead of "
-                                        "pretty-printing."), default=False)),
-             read_only=False, idempotent=True),
-    ToolSpec("budget", "budget", "This session's context budget: model, tokenizer, window, "
-             "usable, used, remaining, intercepted, extracted.", ()),
-    ToolSpec("budget_used", "budget used", "Record the tokens the model reports as used: the "
-             "estimate becomes max(current, tokens).",
-             (Param("tokens", "tokens", _int("Tokens used so far."), required=True),),
-             read_only=False, idempotent=True),
-    ToolSpec("budget_reset", "budget reset", "Start this session's budget over at zero used "
-             "(after the context was cleared or compacted).", (), read_only=False,
-             idempotent=True),
-    ToolSpec("budget_set_window", "budget set-window", "Set this session's context window "
-             "(0: back to the model's window).",
-             (Param("tokens", "tokens", _int("Window in tokens."), required=True),),
              read_only=False, idempotent=True),
 )
 

@@ -137,16 +137,6 @@ LEGACY: dict[str, str] = {
     "restore": "entries:restore",
     "rm": "entries:remove",
     "ls": "entries:ls",
-    "stats": "entries:store_stats",
-    "config": "entries:show_config",
-    "config threshold": "entries:threshold",
-    "tokens": "token_tools:tokens",
-    "budget": "token_tools:budget_show",
-    "budget used": "token_tools:budget_used",
-    "budget reset": "token_tools:budget_reset",
-    "budget set-window": "token_tools:budget_set_window",
-    "ingest": "ingest:ingest_call",
-    "run": "run_command:run_call",
 }
 
 
