@@ -26,7 +26,7 @@ def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
         "iterate_over", "sql", "read", "summarize", "write_file", "read_file", "append_log",
         "read_log", "tail_log", "list_files", "delete_file", "summarize_file",
         "get_usage_stats", "history", "diff", "restore", "ingest", "budget", "budget_used",
-        "budget_reset", "budget_set_window"])
+        "budget_reset", "budget_set_window", "sync", "sync_status"])
     params = {t.name: [p.name for p in t.params] for t in TOOLS}
     assert params["head"][:2] == ["file", "lines"]
     assert params["slice"][:3] == ["file", "start", "end"]
@@ -298,6 +298,7 @@ NOT_TOOL_ARGUMENTS = {
     ("iterate-over", "preview_chars"),  # the core's cell cut; the CLI has no option for it
     ("read", "terminal"),  # set by dispatch: the answer goes into a model
     ("stats", "agent"),  # set by dispatch: the session's own agent
+    ("sync", "all"),  # every agent's namespace: an agent must not act on other agents
     ("write", "source"),  # a file on the server's disk
     ("ingest", "stream"), ("ingest", "progress"),  # the CLI's stdin and its progress line
     # set by the MCP proxy for the upstream result it stores (scratch.mcp.proxy)

@@ -58,7 +58,6 @@ COMMAND_MODULES = {
                     "store_cmds"),
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),
     "mcp": "mcp_cmds",
-    **dict.fromkeys(("sync", "remote"), "sync_cmds"),
 }
 _VALUED_GLOBALS = {"--store", "--agent", "--session", "--model", "--encoding"}
 
