@@ -251,10 +251,10 @@ def test_a_function_level_import_counts_in_every_check(tmp_path: Path) -> None:
 
 def command_words() -> tuple[str, ...]:
     """Every first word of a command: the declared commands' and the CLI's own."""
-    from scratch.answers.kernel.catalogue import LEGACY, every_command
+    from scratch.answers.kernel.catalogue import every_command
     from scratch.cli import COMMAND_MODULES
 
-    declared = {c.words[0] for c in every_command()} | {c.split()[0] for c in LEGACY}
+    declared = {c.words[0] for c in every_command()}
     return tuple(sorted(declared | set(COMMAND_MODULES)))
 
 

@@ -26,7 +26,7 @@ def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
         "iterate_over", "sql", "read", "summarize", "write_file", "read_file", "append_log",
         "read_log", "tail_log", "list_files", "delete_file", "summarize_file",
         "get_usage_stats", "history", "diff", "restore", "ingest", "budget", "budget_used",
-        "budget_reset", "budget_set_window"])
+        "budget_reset", "budget_set_window", "sync", "sync_status"])
     params = {t.name: [p.name for p in t.params] for t in TOOLS}
     assert params["head"][:2] == ["file", "lines"]
     assert params["slice"][:3] == ["file", "start", "end"]
@@ -298,6 +298,7 @@ NOT_TOOL_ARGUMENTS = {
     ("iterate-over", "preview_chars"),  # the core's cell cut; the CLI has no option for it
     ("read", "terminal"),  # set by dispatch: the answer goes into a model
     ("stats", "agent"),  # set by dispatch: the session's own agent
+    ("sync", "all"),  # every agent's namespace: an agent must not act on other agents
     ("write", "source"),  # a file on the server's disk
     ("log append", "lines"),  # the CLI's one ENTRY or stdin split at newlines
     ("ingest", "stream"), ("ingest", "progress"),  # the CLI's stdin and its progress line
@@ -309,18 +310,11 @@ NOT_TOOL_ARGUMENTS = {
 def test_every_core_argument_has_a_parameter() -> None:
     """What a core command takes, some tool of it takes too (else a suggestion or next that
     sets it could not be a tool call: the pointer's count_by once fell back to plain text)."""
-    import importlib
-    import inspect
-
-    from scratch.answers.kernel.catalogue import LEGACY, declaration
+    from scratch.answers.kernel.catalogue import declaration
     from scratch.declare import params
 
     def core_args(command: str) -> set[str]:
-        if command not in LEGACY:
-            return {p.name for p in params(declaration(command))}
-        module, function = LEGACY[command].split(":")
-        fn = getattr(importlib.import_module(f"scratch.answers.{module}"), function)
-        return set(inspect.signature(fn).parameters) - {"ctx", "rendering"}
+        return {p.name for p in params(declaration(command))}
 
     for command in {t.command for t in TOOLS}:
         taken = set()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from scratch.cli.ingest_cmds import rewrite_run_argv
+from scratch.cli.argv import rewrite_run_argv
 from tests.helpers import Run, cli
 
 PODS = Path(str(files("scratch") / "samples" / "pods.json"))

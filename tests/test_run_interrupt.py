@@ -161,7 +161,7 @@ def test_an_ignored_sigint_stays_ignored_for_the_command(scratch_home: Path) -> 
 def test_handlers_are_restored_after_the_run() -> None:
     # in-process, with a command that signals nobody: once run returns, the previous
     # handlers are back (so a Ctrl-C during a later ingest aborts as usual)
-    from scratch.cli.ingest_cmds import rewrite_run_argv
+    from scratch.cli.argv import rewrite_run_argv
 
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     r = cli(*rewrite_run_argv(["run", "--", "sh", "-c", "echo hi"]))

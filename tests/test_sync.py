@@ -55,7 +55,9 @@ def test_remote_add_list_remove(tmp_path: Path) -> None:
     assert gone.code == 4 and gone.json["error"]["code"] == "remote_not_found"
     none = on(home, "--json", "sync")
     assert none.code == 2 and none.json["error"]["code"] == "no_remote"
-    assert none.json["error"]["suggestions"] == ["scratch remote add origin URL"]
+    assert none.json["error"]["suggestions"] == [{
+        "command": "remote add", "args": {"name": "origin", "url": "URL"},
+        "shell": "scratch remote add origin URL"}]
 
 
 def test_first_sync_pushes_and_another_store_receives(trio: tuple[Path, Path, Path]) -> None:
@@ -121,7 +123,8 @@ def test_log_renumbering_is_reported_in_human_output(trio: tuple[Path, Path, Pat
     r = on(a, "sync")
     assert r.code == 0
     assert r.text.splitlines()[1:] == ["  log ev: ids 1 are now 2",
-                                       "  log ev: 1 new entry; read on from --since 0"]
+                                       "  log ev: 1 new entry; read on with scratch log read ev "
+                                       "--since 0"]
 
 
 def test_versions_written_on_both_sides_are_both_kept(trio: tuple[Path, Path, Path]) -> None:

@@ -1,5 +1,8 @@
 """Ingest: pass small outputs through untouched, store and index big ones, return a pointer.
 
+Shared by the commands that store an output (``ingest``, ``run``) and by the MCP proxy, which
+stores an upstream tool's result with its companions.
+
 Invariants:
 - Below the tool's threshold the exact bytes received are returned for stdout and nothing is
   stored (unless ``store_always``). Since a token is at least one byte, input shorter in bytes
@@ -16,7 +19,7 @@ Invariants:
   the rendering the agent reads (its next calls spelled and sized as that rendering prints
   them). The pointer is charged as shown (never refused: the output is already in hand), and
   what storing kept out of the context is recorded as intercepted.
-- NAME and ``--format`` are checked before any input is read.
+- NAME and the format are checked before any input is read.
 - An index that fails to build for a structured format falls back to a text index with a
   warning: what arrived is stored either way.
 - Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
@@ -110,7 +113,7 @@ def file_blob(path: Path) -> tuple[str, int]:
 
 
 def check_options(opts: IngestOptions, store: Store | None = None) -> None:
-    """Refuse a bad NAME or --format before any input is read (or any command run): once the
+    """Refuse a bad NAME or format before any input is read (or any command run): once the
     input is consumed, an error would lose it."""
     if opts.name is not None:
         validate_name(opts.name)
@@ -121,25 +124,6 @@ def check_options(opts: IngestOptions, store: Store | None = None) -> None:
     if opts.fmt is not None:
         from scratch.formats.sniffer import canonical_format
         canonical_format(opts.fmt)
-
-
-def ingest_call(ctx: Context, stream: BinaryIO | None = None, content: bytes | str | None = None,
-                name: str | None = None, tool: str | None = None, format: str | None = None,
-                raw: bool = False, store_always: bool = False, progress: Progress | None = None,
-                rendering: Rendering | None = None, partial: bool = False,
-                companions: tuple[Companion, ...] = (), info: dict[str, Any] | None = None,
-                notices: tuple[str, ...] = ()) -> Result:
-    """``ingest``: the output on ``stream`` (or given as ``content``), passed through or
-    stored with a pointer (``partial``, ``companions``, ``info``, ``notices``: see
-    :class:`IngestOptions`)."""
-    if stream is None:
-        if content is None:
-            raise UsageError("ingest needs content", code="no_input")
-        stream = io.BytesIO(content.encode("utf-8") if isinstance(content, str) else content)
-    opts = IngestOptions(name=name, tool=tool, fmt=format, raw=raw, store_always=store_always,
-                         partial=partial, companions=tuple(companions), info=info,
-                         notices=tuple(notices))
-    return ingest(ctx, stream, opts, progress=progress, rendering=rendering)
 
 
 def _rendering(rendering: Rendering | None) -> Rendering:
@@ -493,7 +477,7 @@ def _companion(store: Store, tmp_dir: Path, cname: str, comp: Companion, base: s
 def default_tool(command: list[str]) -> str:
     """``kubectl get pods`` -> ``kubectl_get``: the program and its first non-option word."""
     if not command:
-        raise UsageError("nothing to run: give a command after --", code="invalid_argument")
+        raise UsageError("nothing to run: no command was given", code="invalid_argument")
     prog = os.path.basename(command[0])
     words = iter(command[1:])
     for word in words:

@@ -47,12 +47,9 @@ def main_callback(
 # function on each run (about 2.5 ms apiece), so a run registers only the command it was asked
 # for; --help, completion and unknown names register them all.
 COMMAND_MODULES = {
-    **dict.fromkeys(("ingest", "run"), "ingest_cmds"),
-    **dict.fromkeys(("init", "stats", "git", "config"), "store_cmds"),
-    **dict.fromkeys(("tokens", "budget"), "tokens_cmds"),
+    **dict.fromkeys(("init", "git"), "store_cmds"),
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),
     "mcp": "mcp_cmds",
-    **dict.fromkeys(("sync", "remote"), "sync_cmds"),
 }
 _VALUED_GLOBALS = {"--store", "--agent", "--session", "--model", "--encoding"}
 

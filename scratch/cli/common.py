@@ -64,6 +64,17 @@ def complete_agents(ctx: CompletionLine, incomplete: str) -> list[str]:
         return []
 
 
+def complete_remotes(ctx: CompletionLine, incomplete: str) -> list[str]:
+    """Remote names of the store given on the line (else the environment's)."""
+    try:
+        from scratch.names import find_store_root
+        from scratch.sync.remotes import remotes
+        root, _ = find_store_root(ctx.params.get("store"))
+        return [name for name in remotes(root) if name.startswith(incomplete)]
+    except Exception:
+        return []
+
+
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help="Print exactly one JSON document: {scratch, ok, command, data|error, meta}.",
     rich_help_panel=COMMON)]

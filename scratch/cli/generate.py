@@ -23,14 +23,22 @@ from typing import Annotated, Any, Optional
 import typer
 
 from scratch.calls import Call
-from scratch.cli.common import app, command, complete_agents, complete_names, group_default
+from scratch.cli.common import (
+    app,
+    command,
+    complete_agents,
+    complete_names,
+    complete_remotes,
+    group_default,
+)
 from scratch.declare import Command, Param, check, params
 
 _GROUPS: dict[str, typer.Typer] = {}
 _DONE: set[str] = set()
 
 _COMPLETE: dict[str, Callable[..., list[str]]] = {"names": complete_names,
-                                                  "agents": complete_agents}
+                                                  "agents": complete_agents,
+                                                  "remotes": complete_remotes}
 _TYPES: dict[str, type] = {"str": str, "int": int, "bool": bool, "names": str, "bytes": str}
 
 
@@ -112,10 +120,12 @@ def to_call(cmd: Command, given: dict[str, object]) -> Call:
     return Call(cmd.name, args)
 
 
-def _group(word: str, help_text: str) -> typer.Typer:
+def _group(word: str, help_text: str, *, runs_alone: bool = False) -> typer.Typer:
+    """The Typer group ``word``; alone on a line it shows its help, unless it ``runs_alone``
+    (a command of its own, ``budget``)."""
     group = _GROUPS.get(word)
     if group is None:
-        group = typer.Typer(name=word, help=help_text, no_args_is_help=True)
+        group = typer.Typer(name=word, help=help_text, no_args_is_help=not runs_alone)
         app.add_typer(group, name=word)
         _GROUPS[word] = group
     return group
@@ -127,17 +137,24 @@ def register(cmd: Command, *, group_help: str = "") -> None:
         return
     _DONE.add(cmd.name)
     declared = [p for p in params(cmd) if p.arg.cli]
+    # words the parser leaves unparsed (run's command after "--") go to the hook as extra_args
+    extra = bool(cmd.cli_settings.get("allow_extra_args"))
     signature = inspect.Signature(
         [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + ([inspect.Parameter("cli_context", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                              annotation=typer.Context)] if extra else [])
         + [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                              default=_cli_default(p), annotation=_annotation(p))
            for p in declared])
 
     def body(ctx: object, **given: object) -> object:
+        parsed = given.pop("cli_context", None)
         made = to_call(cmd, given)
         if cmd.cli_input:
             module, _, function = cmd.cli_input.partition(":")
             hook = getattr(importlib.import_module(f"scratch.cli.{module}"), function)
+            if extra:
+                return hook(ctx, made, extra_args=list(getattr(parsed, "args", ())))
             return hook(ctx, made)
         return made
 
@@ -157,7 +174,7 @@ def register_group_default(cmd: Command) -> None:
     if cmd.name in _DONE:
         return
     _DONE.add(cmd.name)
-    group = _group(cmd.name, cmd.group_help or cmd.help)
+    group = _group(cmd.name, cmd.group_help or cmd.help, runs_alone=True)
     group_default(group, cmd.name, lambda ctx: to_call(cmd, {}))
 
 

@@ -26,16 +26,6 @@ class Spelling(NamedTuple):
     options: tuple[tuple[str, str], ...] = ()
 
 
-_NUMBERS = ("numbers", "--no-numbers!")
-SPELLINGS: dict[str, Spelling] = {
-    "stats": Spelling(("stats",)),
-    "config": Spelling(("config",)),
-    "config threshold": Spelling(("config", "threshold"), ("server", "tool")),
-    "budget": Spelling(("budget",)),
-    "budget used": Spelling(("budget", "used"), ("tokens",)),
-    "budget reset": Spelling(("budget", "reset")),
-    "budget set-window": Spelling(("budget", "set-window"), ("tokens",)),
-}
 
 
 _DECLARED: dict[str, Spelling] = {}
@@ -57,7 +47,7 @@ def spelling(command: str) -> Spelling | None:
         return known
     cmd = _declared(command)
     if cmd is None or not cmd.cli:
-        return SPELLINGS.get(command)
+        return None
     declared = [p for p in params(cmd) if p.arg.cli]
     known = Spelling(cmd.words, tuple(p.name for p in declared if p.positional),
                      tuple((p.name, p.arg.negate + "!" if p.arg.negate else p.arg.flags[0])

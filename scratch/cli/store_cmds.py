@@ -1,13 +1,11 @@
-"""Commands of the store: init, stats, config, git."""
+"""Commands of the store for people: init (a store here) and git (plain git on the store)."""
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from scratch.answers.kernel.context import Context
-from scratch.calls import call
-from scratch.cli.common import app, command, group_default
+from scratch.cli.common import app
 
 
 @app.command("init", help="Create a .scratch/ store in DIR (default: the current directory).\n\n"
@@ -24,12 +22,6 @@ def init_cmd(
                                                       "store": store})
 
 
-@command("stats", help="Per agent: files, logs, log entries, bytes, operations by kind.\n\n"
-         "Example: scratch stats --json")
-def stats_cmd(ctx: Context):
-    return call("stats")
-
-
 @app.command("git", context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
                                       "help_option_names": []},
              help="Run git on the store, e.g. 'scratch git log -p'.\n\n"
@@ -40,33 +32,3 @@ def git_cmd(typer_ctx: typer.Context) -> None:
     from scratch.cli.common import GLOBAL_DEFAULTS, run
     run("git", lambda ctx: entries.git_passthrough(ctx, list(typer_ctx.args)),
         {"store": GLOBAL_DEFAULTS.get("store"), "agent": GLOBAL_DEFAULTS.get("agent")})
-
-
-config_app = typer.Typer(name="config", help="Show the effective settings and where each came "
-                         "from; 'config threshold TOOL' explains ingest thresholds.\n\n"
-                         "Example: scratch config --json")
-app.add_typer(config_app, name="config")
-
-
-def _show_config(ctx: Context):
-    return call("config")
-
-
-group_default(config_app, "config", _show_config)
-
-
-@command("threshold", target=config_app,
-         help="Say which pattern decides TOOL's ingest threshold, and why; with SERVER, the "
-         "threshold at which 'scratch mcp proxy' stores a result of that MCP server's TOOL "
-         "([mcp.servers.SERVER.scratchpad], then [thresholds]).\n\n"
-         "Example: scratch config threshold kubectl_get")
-def threshold_cmd(ctx: Context,
-                  first: Annotated[str, typer.Argument(
-                      metavar="TOOL|SERVER", help="Tool name as given to ingest --tool; or, "
-                      "with a second argument, an MCP server's name.")],
-                  second: Annotated[Optional[str], typer.Argument(
-                      metavar="[TOOL]", help="The MCP server's tool.",
-                      show_default=False)] = None):
-    if second is not None:
-        return call("config threshold", server=first, tool=second)
-    return call("config threshold", tool=first)

@@ -221,41 +221,6 @@ def _declared_tools() -> list[ToolSpec]:
     return [spec for _, spec in sorted(out, key=lambda o: o[0])]
 
 
-_HAND: tuple[ToolSpec, ...] = (
-    # -- exploring a stored entry (Aura's names) ------------------------------------------------
-    ToolSpec("get_usage_stats", "stats", "Entries, bytes, operations, and the tokens this "
-             "scratchpad kept out of (intercepted) and put into (extracted) the context.", ()),
-    ToolSpec("ingest", "ingest", "Store a big tool output and get a short pointer (format, size "
-             "in tokens, schema outline, next calls) instead of the output; below the tool's "
-             "threshold the content comes back as it is.",
-             (Param("content", "content", {"type": "string", "description": "The output."},
-                    required=True, to_core=_utf8),
-              Param("tool", "tool", _str("Tool name: picks the threshold and the automatic "
-                                         "name's folder.", 255)),
-              Param("name", "name", _str("Entry name (default: TOOL/<UTC time>-<hash>).", 1024)),
-              Param("store_always", "store_always", _bool("Store even below the threshold."),
-                    default=False),
-              Param("format", "format", {"type": "string", "description": "Declare the format "
-                                         "instead of detecting it.",
-                                         "enum": ["json", "ndjson", "yaml", "csv", "tsv",
-                                                  "markdown", "log", "text"]}),
-              Param("raw", "raw", _bool("Keep JSON bytes as received instead of "
-                                        "pretty-printing."), default=False)),
-             read_only=False, idempotent=True),
-    ToolSpec("budget", "budget", "This session's context budget: model, tokenizer, window, "
-             "usable, used, remaining, intercepted, extracted.", ()),
-    ToolSpec("budget_used", "budget used", "Record the tokens the model reports as used: the "
-             "estimate becomes max(current, tokens).",
-             (Param("tokens", "tokens", _int("Tokens used so far."), required=True),),
-             read_only=False, idempotent=True),
-    ToolSpec("budget_reset", "budget reset", "Start this session's budget over at zero used "
-             "(after the context was cleared or compacted).", (), read_only=False,
-             idempotent=True),
-    ToolSpec("budget_set_window", "budget set-window", "Set this session's context window "
-             "(0: back to the model's window).",
-             (Param("tokens", "tokens", _int("Window in tokens."), required=True),),
-             read_only=False, idempotent=True),
-)
 
 _BUILT: list[tuple[ToolSpec, ...]] = []
 
@@ -264,7 +229,7 @@ def tools() -> tuple[ToolSpec, ...]:
     """Every tool, in toolset order: built from the command declarations on first use."""
     if not _BUILT:
         declared = _declared_tools()
-        _BUILT.append(tuple(declared) + _HAND)
+        _BUILT.append(tuple(declared))
     return _BUILT[0]
 
 

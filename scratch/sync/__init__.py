@@ -9,7 +9,7 @@ and pushes, never forcing. Modules:
 - :mod:`~scratch.sync.gitops` -- plumbing: trees, blobs, commits, ref transactions
 - :mod:`~scratch.sync.merge`, :mod:`~scratch.sync.agent_merge` -- the merge rules
 - :mod:`~scratch.sync.engine` -- one sync: the lock, the order of steps, retries
-- :mod:`~scratch.sync.status` -- ``sync --status``: what would move, without moving it
+- :mod:`~scratch.sync.status` -- ``sync`` with ``status``: what would move, without moving it
 - :mod:`~scratch.sync.auto` -- ``sync.auto``: a detached process after each change
 - :mod:`~scratch.sync.report` -- the human text of a result
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scratch.calls import call
 from scratch.errors import UsageError
 
 
@@ -35,5 +36,5 @@ def chosen_remotes(root: Any, remote: str | None) -> list[str]:
     names = list(remotes(root))
     if not names:
         raise UsageError("this store has no remote to sync with", code="no_remote",
-                         suggestions=["scratch remote add origin URL"])
+                         suggestions=[call("remote add", name="origin", url="URL")])
     return names

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scratch.calls import call
 from scratch.errors import SyncError
 from scratch.locking import temp_beside
 from scratch.names import validate_agent, validate_name
@@ -73,7 +74,7 @@ def sync(store: Store, remote: str, agents: list[str] | None) -> dict[str, Any]:
     raise SyncError(f"{remote} kept moving on: {MAX_ATTEMPTS} pushes were refused because "
                     "another store pushed first; what was merged is kept here",
                     code="sync_push_rejected", remote=remote, attempts=MAX_ATTEMPTS,
-                    suggestions=[f"scratch sync {remote}"])
+                    suggestions=[call("sync", remote=remote)])
 
 
 def check_layout(tree: Tree, remote: str) -> None:
@@ -87,7 +88,7 @@ def check_layout(tree: Tree, remote: str) -> None:
             raise SyncError(f"{remote} holds history that is not a scratch store ({path!r} is "
                             "no entry of one); nothing was merged", code="sync_unrelated_history",
                             remote=remote, path=path,
-                            suggestions=["scratch remote list"])
+                            suggestions=[call("remote list")])
         try:
             validate_agent(parts[1])
             name = "/".join(parts[3:])
@@ -197,8 +198,8 @@ def check_remote(git: Plumbing, remote: str, known: str | None, tip: str | None)
                         "store fetched from it before; scratch never overwrites a remote, and "
                         "merges nothing from it", code="sync_remote_rewritten", remote=remote,
                         known=known, tip=tip,
-                        suggestions=[f"scratch remote remove {remote}",
-                                     f"scratch remote add {remote} URL"])
+                        suggestions=[call("remote remove", name=remote),
+                                     call("remote add", name=remote, url="URL")])
 
 
 def _shas(tree: Tree) -> dict[str, str]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from scratch.calls import Call, call
 
 
 def _who(row: dict[str, Any], agents: list[str]) -> str:
@@ -13,7 +16,9 @@ def _ids(pair: list[int]) -> str:
     return str(pair[0]) if pair[0] == pair[1] else f"{pair[0]}-{pair[1]}"
 
 
-def sync_text(results: list[dict[str, Any]]) -> str:
+def sync_text(results: list[dict[str, Any]], own: str, spell: Callable[[Call], str]) -> str:
+    """The text of ``results``; a log of the agent ``own`` that received entries says the call
+    that reads on from them, spelled by ``spell`` (another agent's, where they begin)."""
     out: list[str] = []
     for r in results:
         agents = r["agents"]
@@ -32,9 +37,11 @@ def sync_text(results: list[dict[str, Any]]) -> str:
             for move in log["renumbered"]:
                 out.append(f"  log {name}: ids {_ids(move['from'])} are now {_ids(move['to'])}")
             if log["received"] and log.get("first_changed_id"):
+                since = log["first_changed_id"] - 1
+                more = (f"read on with {spell(call('log read', name=log['name'], since=since))}"
+                        if log["agent"] == own else f"new from entry {since + 1}")
                 out.append(f"  log {name}: {log['received']} new entr"
-                           f"{'y' if log['received'] == 1 else 'ies'}; read on from "
-                           f"--since {log['first_changed_id'] - 1}")
+                           f"{'y' if log['received'] == 1 else 'ies'}; {more}")
         for v in r["versions"]:
             out.append(f"  {_who(v, agents)}: written on both sides: versions "
                        f"{', '.join(map(str, v['ours']))} here, "

@@ -8,4 +8,6 @@ this folder. The help of a group that is no command itself is here.
 GROUPS: dict[str, str] = {
     "log": "Append-only logs: append, read with a cursor, tail.\n\n"
            "Example: scratch log tail events -n 5",
+    "remote": "The git remotes this store syncs with (a bare repository's path, ssh://, "
+              "user@host:path, https://).\n\nExample: scratch remote add origin /srv/scratch.git",
 }

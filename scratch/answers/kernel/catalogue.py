@@ -116,44 +116,11 @@ def _names(command: Command) -> tuple[frozenset[str], frozenset[str], frozenset[
     return known
 
 
-# TRANSITION: commands not yet declared in scratch.answers.commands, by "module:function" under
-# scratch.answers; each entry goes when its command's module is written.
-LEGACY: dict[str, str] = {
-    "stats": "entries:store_stats",
-    "config": "entries:show_config",
-    "config threshold": "entries:threshold",
-    "tokens": "token_tools:tokens",
-    "budget": "token_tools:budget_show",
-    "budget used": "token_tools:budget_used",
-    "budget reset": "token_tools:budget_reset",
-    "budget set-window": "token_tools:budget_set_window",
-    "ingest": "ingest:ingest_call",
-    "run": "run_command:run_call",
-}
-
-
-def _legacy(ctx: Context, call: Call, rendering: Rendering | None) -> Candidate | Result:
-    module, function = LEGACY[call.command].split(":")
-    fn = getattr(importlib.import_module(f"scratch.answers.{module}"), function)
-    signature = inspect.signature(fn)
-    args = dict(call.args)
-    if "rendering" in signature.parameters and rendering is not None:
-        args["rendering"] = rendering
-    try:
-        bound = signature.bind(ctx, **args)
-    except TypeError as exc:
-        raise UsageError(f"{call.command}: {exc}", code="invalid_argument",
-                         command=call.command) from None
-    return fn(*bound.args, **bound.kwargs)  # type: ignore[no-any-return]
-
-
 def describe(ctx: Context, call: Call, rendering: Rendering | None = None
              ) -> Candidate | Result:
     """What ``call`` would answer, without charging anything. A command whose answer depends
     on how it is printed (the pointer's next calls are spelled and sized as the agent reads
     them) takes the ``rendering``."""
-    if call.command in LEGACY:
-        return _legacy(ctx, call, rendering)
     command = declaration(call.command)
     declared, required, supplied = _names(command)
     args = dict(call.args)

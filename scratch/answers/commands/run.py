@@ -1,4 +1,5 @@
-"""`scratch run`: run a command, ingest its stdout, exit with its exit status."""
+"""run: run a command, ingest its stdout, exit with its exit status (no MCP tool: an agent's
+MCP client runs its own tools; the MCP proxy stores their results)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,16 @@ import os
 import signal
 import subprocess
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from scratch.answers.kernel.context import Context
-from scratch.answers.kernel.rendering import Rendering
+from scratch.answers.commands._store_args import FORMAT, RAW, STORE_ALWAYS, TOOL
 from scratch.answers.kernel.result import Result
+from scratch.declare import Arg, Command
 from scratch.errors import ScratchError, UsageError
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.rendering import Rendering
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
 
@@ -99,10 +104,20 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def run_call(ctx: Context, words: list[str], name: str | None = None, tool: str | None = None,
-             format: str | None = None, raw: bool = False, store_always: bool = False,
-             progress: Any = None, rendering: Rendering | None = None) -> Result:
+NAME = Arg("Entry name (same as NAME before the command's --).", flags=("--name",),
+           metavar="NAME", max_length=1024, show_default=False)
+# the words after "--" on the command line (its hook gives them: no option spells them)
+WORDS = Arg("The command to run and its arguments.", cli=False, mcp=False)
+
+
+def run(ctx: Context, tool: Annotated[str | None, TOOL] = None,
+        format: Annotated[str | None, FORMAT] = None, raw: Annotated[bool, RAW] = False,
+        store_always: Annotated[bool, STORE_ALWAYS] = False,
+        name: Annotated[str | None, NAME] = None,
+        words: Annotated[list[str] | None, WORDS] = None, *, progress: Any = None,
+        rendering: Rendering | None = None) -> Result:
     """``run``: see :func:`run_command`."""
+    words = words or []
     return run_command(ctx, words, name=name, tool=tool, fmt=format, raw=raw,
                        store_always=store_always, progress=progress, rendering=rendering)
 
@@ -120,12 +135,11 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     from scratch.answers.ingest import IngestOptions, check_options, default_tool, ingest_spooled
     from scratch.spool import spool
     if not words:
-        raise UsageError("nothing to run: run [NAME] -- CMD ARGS...",
-                         code="invalid_argument")
+        raise UsageError("nothing to run: no command was given", code="invalid_argument")
     opts = IngestOptions(name=name, tool=tool or default_tool(words), fmt=fmt, raw=raw,
                          store_always=store_always)
     store = ctx.store()
-    check_options(opts, store)  # a bad NAME or --format must not cost a command run and output
+    check_options(opts, store)  # a bad NAME or format must not cost a command run and output
     tmp_dir = store.cache_dir / "tmp"
     tmp_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     interrupts = Interrupts()
@@ -179,3 +193,18 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     return Result("run", data=result.data, text=result.text, table=result.table,
                   meta=meta, warnings=result.warnings, charge=result.charge,
                   notices=notices, exit_code=exit_code, style=result.style)
+
+
+COMMAND = Command(
+    "run", "Run CMD, pass its stderr through, treat its stdout like 'ingest', and exit with its "
+    "exit code. Output of a command that fails or is killed is kept and flagged partial.\n\n"
+    "On Ctrl-C or SIGTERM to scratch itself the signal is passed on to CMD (a second one kills "
+    "it); what arrived is kept and flagged partial, and scratch exits with 128 + the signal's "
+    "number. A CMD that is not found exits 127, one that cannot be executed 126, as in a "
+    "shell.\n\nTOOL defaults to the program and its first non-option word (kubectl_get).\n\n"
+    "Usage: scratch run [OPTIONS] [NAME] -- CMD [ARGS]...\n\n"
+    "Example: scratch run -- kubectl get pods -A -o json",
+    run,
+    cli_input="words:run_words",
+    # the command's own options are its own: they are not parsed as scratch's
+    cli_settings={"allow_interspersed_args": False, "allow_extra_args": True})

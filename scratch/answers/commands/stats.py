@@ -1,0 +1,67 @@
+"""stats: per agent, entries, bytes, operations by kind, and the tokens kept out and put in."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scratch.answers.kernel.result import Result, Table
+from scratch.declare import Command, Tool
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
+
+
+def store_stats(ctx: Context, *, agent: str | None = None) -> Result:
+    """Every agent's entries and counters; or (``agent``) that agent's row alone, and when it
+    is the context's own agent, flat (no store path) with its budget session's counters.
+
+    ``agent`` is the interface's to give, never an argument a caller offers: MCP names the
+    session's own agent (an agent sees no other agent's figures), the CLI none (every agent)."""
+    from scratch import stats
+    from scratch.store import Store
+
+    store = ctx.store()
+    agents_dir = store.root / "agents"
+    if agent is not None:
+        from scratch.names import validate_agent
+        validate_agent(agent)
+        agents = [agent]
+    else:
+        agents = sorted(p.name for p in agents_dir.iterdir()) if agents_dir.is_dir() else []
+    rows = []
+    for who in agents:
+        usage = Store(store.root, who, store.config).usage()
+        counters = stats.load(store.root, who)
+        rows.append({"agent": who, **usage, "operations": counters.get("operations", {}),
+                     "tokens_intercepted": counters.get("tokens_intercepted", 0),
+                     "tokens_extracted": counters.get("tokens_extracted", 0)})
+    table = Table(["agent", "files", "logs", "log entries", "bytes", "operations"],
+                  [[r["agent"], r["files"], r["logs"], r["log_entries"], r["bytes"],
+                    ", ".join(f"{k} {v}" for k, v in sorted(r["operations"].items()))]
+                   for r in rows])
+    if agent is None or agent != ctx.agent:
+        return Result("stats", data={"store": str(store.root), "agents": rows}, table=table)
+    # one agent's own figures: its row (no store path, no other agent) and its session's
+    from scratch.answers.kernel.prices import budget_for
+    view = budget_for(ctx).status()
+    r = rows[0]
+    data = {**r, "session": {"session": ctx.session, **{k: view[k] for k in (
+        "calls", "extracted", "intercepted", "used", "remaining")}}}
+    ops = ", ".join(f"{k} {v}" for k, v in sorted(r["operations"].items())) or "-"
+    text = "".join(f"{k}: {v}\n" for k, v in (
+        ("agent", agent), ("files", r["files"]), ("logs", r["logs"]),
+        ("log entries", r["log_entries"]), ("bytes", r["bytes"]), ("operations", ops),
+        ("tokens intercepted", r["tokens_intercepted"]),
+        ("tokens extracted", r["tokens_extracted"]),
+        ("session", f"{ctx.session}: {view['calls']} calls, {view['extracted']} extracted, "
+                    f"{view['intercepted']} intercepted, {view['remaining']} left")))
+    return Result("stats", data=data, text=text)
+
+
+COMMAND = Command(
+    "stats", "Per agent: files, logs, log entries, bytes, operations by kind.\n\n"
+    "Example: scratch stats --json",
+    store_stats,
+    tools=(Tool("get_usage_stats", "Entries, bytes, operations, and the tokens this "
+                "scratchpad kept out of (intercepted) and put into (extracted) the context.",
+                toolset="session"),))

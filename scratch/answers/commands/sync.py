@@ -1,0 +1,56 @@
+"""sync: fetch, merge and push the agent's namespace with the store's remotes; or (status) only
+say what would move.
+
+Over MCP an agent syncs its own namespace only: ``all`` (every agent's) is not offered there,
+since an agent must not act on other agents. Where the store is pushed is the person's choice
+(``remote add``, on the command line only).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from scratch.answers.kernel.result import Result
+from scratch.declare import Arg, Command, Tool
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
+
+REMOTE = Arg("The remote; every remote when left out.", metavar="[REMOTE]", max_length=255,
+             complete="remotes", show_default=False)
+ALL = Arg("Sync every agent's namespace, not only this agent's.", flags=("--all",), mcp=False)
+STATUS = Arg("Only show, per agent, what is ahead and behind, what would move and what exists "
+             "only here.", flags=("--status",))
+
+
+def sync(ctx: Context, remote: Annotated[str | None, REMOTE] = None,
+         all: Annotated[bool, ALL] = False, status: Annotated[bool, STATUS] = False) -> Result:
+    from scratch.sync import chosen_remotes, report
+    store = ctx.store()
+    agents = None if all else [ctx.agent]
+    names = chosen_remotes(store.root, remote)
+    if status:
+        from scratch.sync.status import status as sync_status
+        rows = [sync_status(store, name, agents) for name in names]
+        return Result("sync", data={"status": rows}, text=report.status_text(rows))
+    from scratch.sync.engine import sync as sync_with
+    results = [sync_with(store, name, agents) for name in names]
+    warnings = tuple(w for r in results for w in r["warnings"])
+    return Result("sync", data={"remotes": results},
+                  text=lambda spell: report.sync_text(results, ctx.agent, spell),
+                  warnings=warnings)
+
+
+COMMAND = Command(
+    "sync", "Fetch, merge and push the agent's namespace (--all: every agent) with REMOTE, or "
+    "with every remote. Commits nothing new by itself; a push refused because another store "
+    "pushed first is merged and retried. --status shows what would move.\n\n"
+    "Example: scratch sync origin --all",
+    sync,
+    tools=(Tool("sync", "Fetch, merge and push this agent's entries with the store's remotes "
+                "(or one remote): commits nothing new; a push refused because another store "
+                "pushed first is merged and retried.", args=("remote",), read_only=False,
+                idempotent=True, toolset="session"),
+           Tool("sync_status", "What a sync of this agent's entries would send and receive, "
+                "per remote, and what exists only here; nothing moves.", args=("remote",),
+                fixed={"status": True}, primary=False, toolset="session")))

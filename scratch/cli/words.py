@@ -1,0 +1,30 @@
+"""CLI hooks (``Command.cli_input``) for command lines whose words the declaration alone cannot
+place: an optional positional before a needed one, and a command line to run after ``--``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scratch.calls import Call
+
+
+def threshold_words(ctx: Any, made: Call) -> Call:
+    """``config threshold [SERVER] TOOL``: a single word is TOOL (the parser gave it to the
+    first place, SERVER's)."""
+    args = dict(made.args)
+    if "tool" not in args and "server" in args:
+        args["tool"] = args.pop("server")
+    return Call(made.command, args)
+
+
+def run_words(ctx: Any, made: Call, *, extra_args: list[str]) -> Any:
+    """``run [OPTIONS] [NAME] -- CMD [ARGS]...``: the words after the options are the command
+    to run (the parser keeps them as extra arguments, unparsed; a NAME before ``--`` became
+    ``--name`` in :func:`scratch.cli.argv.rewrite_run_argv`)."""
+    from scratch.cli.streams import with_progress
+    from scratch.errors import UsageError
+
+    words = list(extra_args)
+    if not words:
+        raise UsageError("nothing to run: run [NAME] -- CMD ARGS...", code="invalid_argument")
+    return with_progress(made.with_args(words=words))
