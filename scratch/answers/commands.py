@@ -93,7 +93,7 @@ def describe(ctx: Context, call: Call, rendering: Rendering | None = None
     them) takes the ``rendering``."""
     fn = command_function(call.command)
     signature = _signature(fn)
-    args = dict(call.args)
+    args: dict[str, object] = dict(call.args)
     if "rendering" in signature.parameters and rendering is not None:
         args["rendering"] = rendering
     plain = _plain(fn)
