@@ -13,7 +13,10 @@ Invariants:
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.result import Meta
 
 
 class ExitCode(IntEnum):
@@ -47,7 +50,7 @@ class ScratchError(Exception):
     code: str = "error"
     exit_code: ExitCode = ExitCode.ERROR
     # a refusal's own price once charged ({"tokens", "budget"}), for a footer; not in to_dict
-    charged: dict[str, Any] | None = None
+    charged: Meta | None = None
 
     def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
         super().__init__(message)

@@ -104,9 +104,11 @@ def keys_answer(target: Target, path: str, asked: Call, *, offset: int, limit: i
         result = Result("get-in", data={**base, "length": len(value), "item_types": types},
                         text=text)
         if types.get("object"):
+            from dataclasses import replace
+
             from scratch.answers.kernel.result import Words
-            result.notices = (Words(("the keys of its items: ",
-                                     call("item-schema", ref=ref, path=path))),)
+            result = replace(result, notices=(Words(("the keys of its items: ",
+                                              call("item-schema", ref=ref, path=path))),))
         return Fixed(asked, result, code="get_in_too_large", on_close=close)
     if not isinstance(value, dict):
         raise UsageError(f"{format_path(segments)} is {json_type(value)}: only an object has "

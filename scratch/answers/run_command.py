@@ -10,7 +10,7 @@ from typing import Any
 
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.rendering import Rendering
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Meta, Result
 from scratch.errors import ScratchError, UsageError
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
@@ -167,7 +167,7 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     finally:
         spooled.discard()
     notices = result.notices
-    meta = {**result.meta, "command_exit": command_exit}
+    meta: Meta = {**result.meta, "command_exit": command_exit}
     if code != 0:
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         notices = (*notices, f"scratch: {words[0]} {how}")

@@ -90,6 +90,7 @@ def get_in(ctx: Context, ref: str, path: str, offset: int = 0, limit: int | None
 def _count(target: Target, path: str, asked: Call) -> Candidate:
     """How many nodes ``path`` selects (a JSONPath query: its matches; a plain path: 1)."""
     import time
+    from dataclasses import replace
 
     from scratch.answers.counting import count_result
     from scratch.index.structure import lines_left_out
@@ -111,7 +112,8 @@ def _count(target: Target, path: str, asked: Call) -> Candidate:
                           f"{n:,} {'node' if n == 1 else 'nodes'} match {path} "
                           f"({seconds:.2f} s)", "get_in_too_large",
                           on_close=target.index.close)
-    answer.result.warnings = not_json_warning(target, lines_left_out(target.index))
+    answer.result = replace(answer.result,
+                            warnings=not_json_warning(target, lines_left_out(target.index)))
     return answer
 
 
