@@ -32,7 +32,9 @@ Arg: TypeAlias = "str | int | float | bool | list[str] | None"
 # what an interface hands a command in-process besides: stdin, content and log entries as
 # bytes, a path, an MCP proxy's companions, notices and _meta info, a progress callback
 ArgValue: TypeAlias = ("Arg | Buffer | Sequence[Buffer] | PathLike[str] | IO[bytes]"
-                       " | tuple[object, ...] | Mapping[str, object] | Callable[..., object]")
+                       " | tuple[object, ...] | Mapping[str, object] | Progress")
+# ingest's and run's progress callback: (stage, done, total or None)
+Progress: TypeAlias = "Callable[[str, int, int | None], None]"
 
 
 class Call(NamedTuple):

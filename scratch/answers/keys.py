@@ -87,7 +87,7 @@ def keys_answer(target: Target, path: str, asked: Call, *, offset: int, limit: i
     if not parsed.singular:
         raise UsageError("--keys describes one value: give a path that names one (no "
                          "wildcards or filters)", code="invalid_path", path=path)
-    segments = list(parsed.segments or ())
+    segments = list(parsed.names or ())
     rows = _indexed_rows(target, segments)
     value = {} if rows is not None else target.index.value_at(segments)
     close = target.index.close if owner else None

@@ -145,6 +145,16 @@ class ParsedPath(NamedTuple):
         )
 
     @property
+    def names(self) -> tuple[str | int, ...] | None:
+        """``segments`` when the path is :attr:`singular` (names and indices only: what an
+        index resolves), else None."""
+        segs = self.segments
+        if segs is None:
+            return None
+        plain = tuple(s for s in segs if not isinstance(s, Wildcard))
+        return plain if len(plain) == len(segs) else None
+
+    @property
     def is_root(self) -> bool:
         return self.segments == ()
 
