@@ -33,7 +33,7 @@ def _length(value: Any) -> int | None:
     return None
 
 
-def _tokens(target: Target, segments: list[Any], value: Any) -> int | None:
+def _tokens(target: Target, segments: list[str | int], value: Any) -> int | None:
     """About what ``get-in`` of the value at ``segments`` prints (see the module docstring)."""
     from scratch.errors import ScratchError
     index, spec = target.index, target.spec
@@ -52,7 +52,7 @@ def _tokens(target: Target, segments: list[Any], value: Any) -> int | None:
     return count_text(render_value(value), spec)
 
 
-def _indexed_rows(target: Target, segments: list[Any]) -> list[dict[str, Any]] | None:
+def _indexed_rows(target: Target, segments: list[str | int]) -> list[dict[str, Any]] | None:
     """The rows of an object of a canonical JSON entry from the index alone (no value
     parsed), or None when the index does not hold them all."""
     from scratch.errors import ScratchError
