@@ -11,35 +11,55 @@ Invariants:
   ``no_numbers``), and holds only what the call sets: an argument left out takes the
   command's default in every interface.
 - A call is a value: two calls with the same command and arguments are the same suggestion.
+- An argument is what an interface's user can set (:data:`Arg`: a string, a number, a boolean,
+  a list of strings), or, for the calls an interface builds itself, what it hands the command
+  in-process (ingest's stream, content and companions, run's progress callback: :data:`ArgValue`).
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from os import PathLike
+    from typing import IO
+
+    from typing_extensions import Buffer  # bytes, without f"{x}" passing for text
+
+# what a user sets, on the command line or in an MCP tool call's arguments
+Arg: TypeAlias = "str | int | float | bool | list[str] | None"
+# what an interface hands a command in-process besides: stdin, content and log entries as
+# bytes, a path, tokens' chunks of its input, an MCP proxy's companions, notices and _meta
+# info, a progress callback
+ArgValue: TypeAlias = ("Arg | Buffer | Sequence[Buffer] | PathLike[str] | IO[bytes]"
+                       " | Iterable[bytes] | tuple[object, ...] | Mapping[str, object] | Progress")
+# ingest's and run's progress callback: (stage, done, total or None)
+Progress: TypeAlias = "Callable[[str, int, int | None], None]"
 
 
 class Call(NamedTuple):
     """One command with its arguments (see the module docstring)."""
 
     command: str
-    args: dict[str, Any]
+    args: dict[str, ArgValue]
 
-    def key(self) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    def key(self) -> tuple[str, tuple[tuple[str, object], ...]]:
         """A hashable identity: the same command and arguments give the same key."""
         return self.command, tuple(sorted((k, _frozen(v)) for k, v in self.args.items()))
 
-    def with_args(self, **changes: Any) -> Call:
+    def with_args(self, **changes: ArgValue) -> Call:
         """This call with ``changes`` applied (a value of None removes the argument)."""
         args = {**self.args, **changes}
         return Call(self.command, {k: v for k, v in args.items() if v is not None})
 
 
-def call(command: str, **args: Any) -> Call:
+def call(command: str, **args: ArgValue) -> Call:
     """A :class:`Call`; arguments given as None are left out (they take their default)."""
     return Call(command, {k: v for k, v in args.items() if v is not None})
 
 
-def _frozen(value: Any) -> Any:
+def _frozen(value: object) -> object:
     if isinstance(value, list):
         return tuple(_frozen(v) for v in value)
     if isinstance(value, dict):

@@ -30,6 +30,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 # the kinds of value a core argument takes, as both interfaces spell them
@@ -121,7 +122,8 @@ class Tool(NamedTuple):
 TOOLSETS = ("explore", "files", "session")
 
 
-class Command(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Command:
     """One command of the answers layer (see the module docstring).
 
     ``name``: as the core knows it (``get-in``, ``log read``). ``help``: the CLI's and the man
@@ -139,11 +141,12 @@ class Command(NamedTuple):
     answer: Callable[..., object]
     tools: tuple[Tool, ...] = ()
     aliases: tuple[str, ...] = ()
-    layouts: Mapping[str, tuple[str, ...]] = {}
+    layouts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     cli_input: str = ""
     cli: bool = True
     group_help: str = ""
-    cli_settings: Mapping[str, bool] = {}  # click context settings (ignore_unknown_options)
+    # click context settings (ignore_unknown_options)
+    cli_settings: Mapping[str, bool] = field(default_factory=dict)
 
     @property
     def words(self) -> tuple[str, ...]:

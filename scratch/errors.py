@@ -15,7 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.result import Meta
 
 _MARK = "\x1f"
 _MARKED = re.compile(_MARK + "([a-z_]+)" + _MARK)
@@ -71,7 +74,7 @@ class ScratchError(Exception):
     code: str = "error"
     exit_code: ExitCode = ExitCode.ERROR
     # a refusal's own price once charged ({"tokens", "budget"}), for a footer; not in to_dict
-    charged: dict[str, Any] | None = None
+    charged: Meta | None = None
     # the command whose arguments the message names (set by the answers pipeline), so each
     # interface spells them as that command takes them; not in to_dict
     command: str | None = None

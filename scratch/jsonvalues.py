@@ -30,9 +30,15 @@ standard library's parser. Every parser here raises :class:`scratch.errors.JsonE
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
 
 from scratch.errors import JsonError
+
+# A JSON value as Python holds it (orjson's and the exact parser's output, what ``--json``
+# prints): the one type every layer means by "JSON". Readers of the containers read them as
+# Mapping/Sequence, so a list of str is a JSON value too (lists and dicts are invariant).
+JSON: TypeAlias = "Mapping[str, JSON] | Sequence[JSON] | str | int | float | bool | None"
 
 # Python refuses to convert longer digit strings to int (quadratic time): such integers stay text
 MAX_INT_DIGITS = 4300

@@ -21,8 +21,8 @@ A count-by without ``--where`` is saved to the cache whichever engine made it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from scratch.answers.kernel.candidate import Fixed
 from scratch.answers.kernel.result import Result
@@ -30,6 +30,10 @@ from scratch.answers.row_lists import RowList
 from scratch.answers.sources.items import Items, good
 from scratch.calls import Call
 from scratch.words import plural
+
+if TYPE_CHECKING:
+    from scratch.query.items import Where
+    from scratch.valuecounts import Bucket, CountBy
 
 DEFAULT_TOP = 10  # buckets a count-by shows without --limit
 # below this size parsing the items here is faster than starting DuckDB (~0.3 s to import)
@@ -70,14 +74,14 @@ def split_names(value: Any) -> list[str]:
 
 
 def count_result(command: str, asked: Call, data: dict[str, Any], count: int, notice: str,
-                 code: str, on_close: Any = None) -> Fixed:
+                 code: str, on_close: Callable[[], None] | None = None) -> Fixed:
     """The answer of a ``--count``: the number alone on stdout, what it counts on stderr."""
     result = Result(command, data={**data, "count": count}, text=f"{count}\n",
                     notices=(notice,))
     return Fixed(asked, result, code=code, on_close=on_close)
 
 
-def count_items(source: Items, where: Any) -> tuple[int, int, float]:
+def count_items(source: Items, where: Where | None) -> tuple[int, int, float]:
     """(items matching ``where``, items looked at, seconds): every item of the array."""
     started = time.monotonic()
     if where is None:
@@ -102,14 +106,15 @@ def _any_bad(source: Items) -> bool:
 # -- count-by -------------------------------------------------------------------------------
 
 
-def count_by_items(source: Items, fields: Sequence[str], where: Any) -> tuple[Any, str, float]:
+def count_by_items(source: Items, fields: Sequence[str], where: Where | None
+                   ) -> tuple[CountBy, str, float]:
     """(the full :class:`~scratch.query.aggregate.CountBy`, engine, seconds) of ``fields``
     over the items that pass ``where`` (see the module docstring for the engines)."""
     from scratch.query.aggregate import count_by
     started = time.monotonic()
     parsed = [source.field_path(f) for f in fields]
 
-    def python() -> Any:
+    def python() -> CountBy:
         items: Iterator[Any] = (item for _, item in good(source.scan(), source.bad))
         return count_by(items, parsed, where=where, limit=None, names=list(fields))
 
@@ -119,7 +124,7 @@ def count_by_items(source: Items, fields: Sequence[str], where: Any) -> tuple[An
     target = source.target
     engine: list[str] = []
 
-    def compute() -> Any:
+    def compute() -> CountBy:
         fast = source.fast
         if fast is not None and fast[0] in ("ndjson", "json") and \
                 target.index.bytes >= DUCKDB_BYTES:
@@ -144,10 +149,10 @@ def count_by_items(source: Items, fields: Sequence[str], where: Any) -> tuple[An
     return full, engine[0] if engine else "cache", time.monotonic() - started
 
 
-def count_by_answer(asked: Call, counted: Any, *, command: str, code: str,
+def count_by_answer(asked: Call, counted: CountBy, *, command: str, code: str,
                     base: dict[str, Any], noun: str, items: int | None, engine: str,
                     seconds: float, offset: int, limit: int | None, fit: bool,
-                    warnings: tuple[str, ...] = (), on_close: Any = None,
+                    warnings: tuple[str, ...] = (), on_close: Callable[[], None] | None = None,
                     what: str | None = None, strings: bool = False) -> RowList:
     """The ranking ``counted`` (a CountBy with every bucket) as a list of buckets: rows
     ``offset..`` (``limit``: 10 unless given), then the ``other`` line."""
@@ -156,7 +161,7 @@ def count_by_answer(asked: Call, counted: Any, *, command: str, code: str,
     distinct = counted.distinct
     subject = what or ", ".join(fields)
 
-    def cells(b: Any) -> list[str]:
+    def cells(b: Bucket) -> list[str]:
         return [*(value_cell(v, t, strings=strings)
                   for v, t in zip(b.values, b.types, strict=True)),
                 str(b.count)]

@@ -14,7 +14,8 @@ Invariants:
 from __future__ import annotations
 
 import mmap
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.context import Context
@@ -22,8 +23,13 @@ from scratch.answers.kernel.target import Target, open_target
 from scratch.calls import call
 from scratch.errors import InvalidPattern, UsageError, argument
 
+if TYPE_CHECKING:
+    from scratch.query.grep import GrepOptions
 
-def _with_buffer(target: Target, use: Any) -> Any:
+T = TypeVar("T")
+
+
+def _with_buffer(target: Target, use: Callable[[bytes | mmap.mmap], T]) -> T:
     """``use(buf)`` over the entry's bytes (an mmap; ``b""`` for an empty entry)."""
     if target.index.meta["bytes"] == 0:
         return use(b"")
@@ -35,7 +41,7 @@ def _with_buffer(target: Target, use: Any) -> Any:
             buf.close()
 
 
-def count_matches(target: Target, options: Any, from_line: int = 1) -> int:
+def count_matches(target: Target, options: GrepOptions, from_line: int = 1) -> int:
     """Selected lines of the whole entry (from ``from_line``), no context, up to -m."""
     from scratch.query.grep import iter_selected_lines
     index = target.index
@@ -43,7 +49,7 @@ def count_matches(target: Target, options: Any, from_line: int = 1) -> int:
         return 0
     cap = options.max_count
 
-    def count(buf: Any) -> int:
+    def count(buf: bytes | mmap.mmap) -> int:
         n = 0
         for _ in iter_selected_lines(buf, options, start=index.line_offset(from_line),
                                      first_lineno=from_line, line_starts=index.line_starts()):

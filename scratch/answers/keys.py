@@ -33,7 +33,7 @@ def _length(value: Any) -> int | None:
     return None
 
 
-def _tokens(target: Target, segments: list[Any], value: Any) -> int | None:
+def _tokens(target: Target, segments: list[str | int], value: Any) -> int | None:
     """About what ``get-in`` of the value at ``segments`` prints (see the module docstring)."""
     from scratch.errors import ScratchError
     index, spec = target.index, target.spec
@@ -52,7 +52,7 @@ def _tokens(target: Target, segments: list[Any], value: Any) -> int | None:
     return count_text(render_value(value), spec)
 
 
-def _indexed_rows(target: Target, segments: list[Any]) -> list[dict[str, Any]] | None:
+def _indexed_rows(target: Target, segments: list[str | int]) -> list[dict[str, Any]] | None:
     """The rows of an object of a canonical JSON entry from the index alone (no value
     parsed), or None when the index does not hold them all."""
     from scratch.errors import ScratchError
@@ -88,7 +88,7 @@ def keys_answer(target: Target, path: str, asked: Call, *, offset: int, limit: i
         raise UsageError(f"{argument('keys')} describes one value: give a path that names one "
                          "(no wildcards or filters)", code="invalid_path", path=path,
                          argument="keys")
-    segments = list(parsed.segments or ())
+    segments = list(parsed.names or ())
     rows = _indexed_rows(target, segments)
     value = {} if rows is not None else target.index.value_at(segments)
     close = target.index.close if owner else None
@@ -105,9 +105,11 @@ def keys_answer(target: Target, path: str, asked: Call, *, offset: int, limit: i
         result = Result("get-in", data={**base, "length": len(value), "item_types": types},
                         text=text)
         if types.get("object"):
+            from dataclasses import replace
+
             from scratch.answers.kernel.result import Words
-            result.notices = (Words(("the keys of its items: ",
-                                     call("item-schema", ref=ref, path=path))),)
+            result = replace(result, notices=(Words(("the keys of its items: ",
+                                              call("item-schema", ref=ref, path=path))),))
         return Fixed(asked, result, code="get_in_too_large", on_close=close)
     if not isinstance(value, dict):
         raise UsageError(f"{format_path(segments)} is {json_type(value)}: only an object has "

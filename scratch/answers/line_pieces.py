@@ -18,13 +18,16 @@ it. With ``--fit`` such a line is answered piece by piece instead of refused:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target
 from scratch.calls import Call, call
 from scratch.errors import OutOfRange, UsageError
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
 
 READ_BLOCK = 1 << 16
 CODES = {"head": "head_too_large", "tail": "tail_too_large", "slice": "slice_too_large",
@@ -140,11 +143,11 @@ class LinePiece(Candidate):
                           "line_bytes": self.line_bytes}}
         return Result(self.command, data=data, text=shown)
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return {"total_lines": self.target.index.line_count, "start": self.line,
                 "end": self.line}
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         return []
 
     def close(self) -> None:

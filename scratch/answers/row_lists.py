@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.result import Result, Table
 from scratch.calls import Call
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
 
 
 def cell_text(value: Any) -> str:
@@ -115,10 +118,10 @@ class RowList(Candidate):
         return RowList(self.asked.with_args(limit=k, fit=None), offset=self.start, limit=k,
                        fit=False, **self._kw)  # type: ignore[arg-type]
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         return [SHRINK, FIT, *self._alternatives]
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return {"rows": len(self.rows)}
 
     def close(self) -> None:

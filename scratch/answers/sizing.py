@@ -10,9 +10,14 @@ reads.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.calls import Call
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Candidate
+    from scratch.answers.kernel.fitting import Meter
+    from scratch.answers.kernel.target import Target
 
 RENDER_LIMIT_TOKENS = 200_000  # values bigger than this are not rendered to be measured
 
@@ -20,11 +25,11 @@ RENDER_LIMIT_TOKENS = 200_000  # values bigger than this are not rendered to be 
 class EntrySizer:
     """Costs of answers over one stored version (an open target), measured by ``meter``."""
 
-    def __init__(self, meter: Any, target: Any) -> None:
+    def __init__(self, meter: Meter, target: Target) -> None:
         self.meter = meter
         self.target = target
 
-    def _sized(self, c: Any) -> Call | None:
+    def _sized(self, c: Candidate) -> Call | None:
         """``c``'s call when its answer fits, else the largest smaller one that does."""
         try:
             return c.asked if self.meter.fits(c) else self.meter.largest_shrunk(c)
@@ -65,7 +70,7 @@ class EntrySizer:
             parsed = parse_path(path)
             if not parsed.singular:
                 return None
-            info = index.node(list(parsed.segments or ()))
+            info = index.node(list(parsed.names or ()))
         except (ScratchError, OSError):
             return None
         if info is None or not info.complete:
@@ -82,7 +87,7 @@ class EntrySizer:
         from scratch.answers.rendered import render_value
         from scratch.tokens import count_text
         try:
-            return count_text(render_value(index.value_at(list(parsed.segments or ()))), spec)
+            return count_text(render_value(index.value_at(list(parsed.names or ()))), spec)
         except (ScratchError, OSError, ValueError):
             return None
 

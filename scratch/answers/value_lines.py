@@ -22,13 +22,18 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.result import Result
 from scratch.calls import Call
 from scratch.errors import OutOfRange, UsageError, argument
 from scratch.words import plural
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
+    from scratch.index import EntryIndex
+    from scratch.index.reader import NodeInfo
 
 
 class TextLines:
@@ -51,7 +56,8 @@ class StoredContainer:
     """The rendered lines of the container stored at lines ``start..end`` of a canonical
     entry (see the module docstring)."""
 
-    def __init__(self, index: Any, start: int, end: int, base: str, info: Any = None) -> None:
+    def __init__(self, index: EntryIndex, start: int, end: int, base: str,
+                 info: NodeInfo) -> None:
         self.info = info  # the index's NodeInfo of the container (type, keys, length)
         self._index = index
         self._start = start
@@ -89,7 +95,7 @@ class StoredContainer:
         return self._index.range_tokens(lo, hi, self._base) if hi >= lo else 0
 
 
-def stored_container(index: Any, segments: Sequence[Any], base: str
+def stored_container(index: EntryIndex, segments: Sequence[str | int], base: str
                      ) -> StoredContainer | None:
     """The stored lines of the object or array at ``segments`` of a canonical JSON entry, or
     None when that shortcut does not apply (another layout, a scalar, an empty container, a
@@ -130,7 +136,7 @@ class ValueLines(Candidate):
 
     def __init__(self, asked: Call, source: LineSource, *, offset: int, limit: int | None,
                  fit: bool, make_data: MakeData, warnings: tuple[str, ...] = (),
-                 alternatives: Callable[[], list[Any]] | None = None,
+                 alternatives: Callable[[], list[Step]] | None = None,
                  on_close: Callable[[], None] | None = None) -> None:
         super().__init__(asked, fit=fit)
         total = len(source)
@@ -189,7 +195,7 @@ class ValueLines(Candidate):
                           offset=self.offset, limit=k, fit=False, make_data=self.make_data,
                           warnings=self.warnings)
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         extra = self._alternatives() if self._alternatives is not None else []
         return [*extra, SHRINK, FIT]
 

@@ -18,11 +18,14 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
 
 import typer
 
 from scratch.calls import Call
+
+if TYPE_CHECKING:
+    from scratch.calls import ArgValue
 from scratch.cli.common import (
     app,
     command,
@@ -107,13 +110,13 @@ def to_call(cmd: Command, given: dict[str, object]) -> Call:
             for n in positionals:
                 values[n] = None
             values.update(zip(layout, words, strict=False))
-    args: dict[str, object] = {}
+    args: dict[str, ArgValue] = {}
     for p in declared:
         value = _core_value(p, values.get(p.name))
         if value is None or (not p.required and value == p.default):
             continue
         check(cmd, p, value)
-        args[p.name] = value
+        args[p.name] = cast("ArgValue", value)  # a str, int, bool, list[str] or bytes
     for p in params(cmd):
         if p.arg.supplied == "terminal" and sys.stdout.isatty():
             args[p.name] = True

@@ -39,7 +39,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scratch.errors import InvalidPattern, KeyPathNotFound
 from scratch.jsonvalues import json_type
@@ -51,6 +51,9 @@ from scratch.pathnames import (
     format_jsonpath,
     format_path,
 )
+
+if TYPE_CHECKING:
+    from jsonpath_rfc9535 import JSONPathQuery
 
 _INT_RE = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
 _POINTER_INDEX_RE = re.compile(r"(?:0|[1-9][0-9]*)\Z")
@@ -136,13 +139,23 @@ class ParsedPath(NamedTuple):
     kind: str  # "dot" | "pointer" | "jsonpath"
     segments: tuple[Segment, ...] | None
     jsonpath: str | None = None
-    compiled: Any = None  # the library's compiled query, when one was built
+    compiled: JSONPathQuery | None = None  # the library's compiled query, when one was built
 
     @property
     def singular(self) -> bool:
         return self.segments is not None and not any(
             isinstance(s, Wildcard) for s in self.segments
         )
+
+    @property
+    def names(self) -> tuple[str | int, ...] | None:
+        """``segments`` when the path is :attr:`singular` (names and indices only: what an
+        index resolves), else None."""
+        segs = self.segments
+        if segs is None:
+            return None
+        plain = tuple(s for s in segs if not isinstance(s, Wildcard))
+        return plain if len(plain) == len(segs) else None
 
     @property
     def is_root(self) -> bool:
@@ -287,7 +300,8 @@ def _env() -> Any:
     return _ENV
 
 
-def compile_jsonpath(text: str, *, offset: int = 0, shown: str | None = None) -> Any:
+def compile_jsonpath(text: str, *, offset: int = 0, shown: str | None = None
+                     ) -> JSONPathQuery:
     """Compile an RFC 9535 query; errors become ``invalid_path`` with a position.
 
     ``offset`` is subtracted from library positions and ``shown`` is the text reported, for

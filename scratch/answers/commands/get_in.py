@@ -107,6 +107,7 @@ def get_in(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
 def _count(target: Target, path: str, asked: Call) -> Candidate:
     """How many nodes ``path`` selects (a JSONPath query: its matches; a plain path: 1)."""
     import time
+    from dataclasses import replace
 
     from scratch.answers.counting import count_result
     from scratch.index.structure import lines_left_out
@@ -114,7 +115,7 @@ def _count(target: Target, path: str, asked: Call) -> Candidate:
     started = time.monotonic()
     parsed = parse_path(path)
     if parsed.singular:
-        segments = list(parsed.segments or ())
+        segments = list(parsed.names or ())
         info = _located(target, lambda: target.index.node(segments))
         if info is None or not info.complete:  # says precisely what is missing
             _located(target, lambda: target.index.value_at(segments))
@@ -128,7 +129,8 @@ def _count(target: Target, path: str, asked: Call) -> Candidate:
                           f"{n:,} {'node' if n == 1 else 'nodes'} match {path} "
                           f"({seconds:.2f} s)", "get_in_too_large",
                           on_close=target.index.close)
-    answer.result.warnings = not_json_warning(target, lines_left_out(target.index))
+    answer.result = replace(answer.result,
+                            warnings=not_json_warning(target, lines_left_out(target.index)))
     return answer
 
 
@@ -143,7 +145,7 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
     from scratch.valuecounts import MISSING
     parsed = parse_path(path)
     if parsed.singular:
-        value = _located(target, lambda: target.index.value_at(list(parsed.segments or ())))
+        value = _located(target, lambda: target.index.value_at(list(parsed.names or ())))
     else:
         value = [m.value for m in _located(
             target, lambda: evaluate(target.index.value_at([]), parsed))]
@@ -196,7 +198,7 @@ def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int |
                            owner=owner)
     try:
         parsed = parse_path(path)
-        segments = list(parsed.segments or ())
+        segments = list(parsed.names or ())
         if parsed.singular:  # dot paths, pointers and plain JSONPath chains: through the index
             stored = stored_container(target.index, segments, target.spec.base)
             if stored is not None and (offset or limit or fit or len(stored) > IN_MEMORY_LINES):

@@ -34,7 +34,7 @@ from scratch.answers.commands._args import FIT as FIT_ARG
 from scratch.answers.commands._args import REF
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Meta, Result
 from scratch.answers.kernel.target import Target, line_prefix_cost, open_target, range_cost
 from scratch.answers.line_ranges import line_alternatives
 from scratch.calls import Call, call
@@ -254,7 +254,7 @@ class GrepAnswer(Candidate):
                                 "regions": regions_data(regions)}
         notices: tuple[str, ...] = ("no matches",) if not regions and self.resume(k) is None \
             else ()
-        meta: dict[str, Any] = {}
+        meta: Meta = {}
         total = self._total()
         if total is not None:  # -m cut the answer: how many the whole entry has
             meta["total_matches"] = total

@@ -357,6 +357,8 @@ def _base(target: Target, path: str, where: str | None) -> dict[str, Any]:
 
 def _count(target: Target, source: Items, path: str, where: str | None, asked: Call
            ) -> Candidate:
+    from dataclasses import replace
+
     from scratch.answers.counting import count_items, count_result
     from scratch.query.items import compile_where
     flt = compile_where(where) if where else None
@@ -367,7 +369,7 @@ def _count(target: Target, source: Items, path: str, where: str | None, asked: C
     data = {**_base(target, path, where), "items": seen, "seconds": round(seconds, 3)}
     result = count_result("iterate-over", asked, data, n, f"{what} ({seconds:.2f} s)",
                           "iterate_over_too_large", on_close=target.index.close)
-    result.result.warnings = source.warnings
+    result.result = replace(result.result, warnings=source.warnings)
     return result
 
 

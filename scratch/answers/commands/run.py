@@ -10,7 +10,7 @@ import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
 from scratch.answers.commands._store_args import FORMAT, RAW, STORE_ALWAYS, TOOL
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Meta, Result
 from scratch.declare import Arg, Command
 from scratch.errors import ScratchError, UsageError
 
@@ -181,7 +181,7 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     finally:
         spooled.discard()
     notices = result.notices
-    meta = {**result.meta, "command_exit": command_exit}
+    meta: Meta = {**result.meta, "command_exit": command_exit}
     if code != 0:
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         notices = (*notices, f"scratch: {words[0]} {how}")

@@ -24,7 +24,7 @@ Invariants a candidate keeps:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeAlias
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Result
@@ -59,8 +59,10 @@ class Some(NamedTuple):
     otherwise: list[Alternative] = []
 
 
-SHRINK = "shrink"  # a plan step: the same command asking for less (see Candidate.shrunk)
-FIT = "fit"  # a plan step: the same command with --fit, when its first page fits
+SHRINK: Literal["shrink"] = "shrink"  # a plan step: the same command asking for less
+FIT: Literal["fit"] = "fit"  # a plan step: the same command with --fit, when its first page fits
+# one step of a refusal's plan (see Candidate.plan)
+Step: TypeAlias = 'Literal["shrink", "fit"] | Alternative | Some'
 
 
 class Candidate:
@@ -109,15 +111,15 @@ class Candidate:
         """With --fit, when not even the first unit fits: the answer in smaller pieces."""
         return None
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         """The suggestions of a refusal, in order: SHRINK, FIT and Alternatives."""
         return [SHRINK, FIT, *self.alternatives()]
 
     def alternatives(self) -> Iterable[Alternative]:
         return ()
 
-    def details(self) -> dict[str, Any]:
-        """Extra fields for a refusal (total_lines, matches ...)."""
+    def details(self) -> dict[str, object]:
+        """Extra fields for a refusal (total_lines, matches ...): JSON, into its details."""
         return {}
 
     def close(self) -> None:
@@ -128,7 +130,8 @@ class Fixed(Candidate):
     """A finished answer, priced like any other but not cut: ``page(1)`` is ``result``."""
 
     def __init__(self, asked: Call, result: Result, *, code: str,
-                 alternatives: Iterable[Alternative] = (), details: dict[str, Any] | None = None,
+                 alternatives: Iterable[Alternative] = (),
+                 details: dict[str, object] | None = None,
                  on_close: Callable[[], None] | None = None) -> None:
         super().__init__(asked)
         self.command = asked.command
@@ -144,10 +147,10 @@ class Fixed(Candidate):
     def text_price(self, k: int) -> int | None:
         return self.result.price
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         return list(self._alternatives)
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return self._details
 
     def close(self) -> None:

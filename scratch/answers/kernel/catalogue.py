@@ -123,7 +123,7 @@ def describe(ctx: Context, call: Call, rendering: Rendering | None = None
     them) takes the ``rendering``."""
     command = declaration(call.command)
     declared, required, supplied = _names(command)
-    args = dict(call.args)
+    args: dict[str, object] = dict(call.args)
     unknown = sorted(set(args) - declared - supplied)
     if unknown:
         raise UsageError(f"{call.command} takes no argument {argument(unknown[0])}",

@@ -26,14 +26,17 @@ answer (or the refusal) is charged. Nothing else in scratch charges the budget.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from dataclasses import replace
+from typing import TYPE_CHECKING, NoReturn
 
-from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate, Some
+from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate, Some, Step
 from scratch.answers.kernel.prices import (
+    BudgetView,
     Limits,
     after,
     budget_for,
     budget_meta,
+    budget_view,
     limits_for,
     token_meta,
 )
@@ -42,8 +45,9 @@ from scratch.errors import BudgetExceeded, LimitExceeded, ScratchError
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.rendering import Rendering
-    from scratch.answers.kernel.result import Result
+    from scratch.answers.kernel.result import Meta, Result
     from scratch.calls import Call
+    from scratch.tokens import EncodingSpec
 
 MAX_SUGGESTIONS = 6
 
@@ -69,8 +73,8 @@ class Meter:
         the budget as if the cap were charged): a number of fewer digits never costs more."""
         if self.rendering.states_meta:
             widest = max(self.cap, 0)
-            result.meta = {**result.meta, "tokens": token_meta(widest, self.spec),
-                           "budget": after(self.limits.view, widest)}
+            result = result.with_meta({"tokens": token_meta(widest, self.spec),
+                                       "budget": after(self.limits.view, widest)})
         return self.rendering.cost(result, self.spec)
 
     def answer_cost(self, c: Candidate, k: int, *, with_next: bool) -> tuple[int, Result | None]:
@@ -86,7 +90,7 @@ class Meter:
                 return price, None
         result = c.page(k)
         if with_next:
-            result.next = c.resume(k)
+            result = replace(result, next=c.resume(k))
         return self.cost(result), result
 
     def fits(self, c: Candidate) -> bool:
@@ -118,21 +122,21 @@ class Meter:
         n = c.shrink_units - 1
         if n < 1:
             return None
-        best: dict[str, Any] = {}
+        best: list[tuple[int, Call]] = []  # the largest k that fitted so far, and its call
 
         def cost(k: int) -> int:
             s = c.shrunk(k)
             if s is None:
                 return self.cap + 1
             spent = self.answer_cost(s, s.units, with_next=False)[0]
-            if spent <= self.cap and k > best.get("k", 0):
-                best.update(k=k, call=s.asked)
+            if spent <= self.cap and k > (best[0][0] if best else 0):
+                best[:] = [(k, s.asked)]
             if s is not c:
                 s.close()
             return spent
 
         k = largest_fitting(n, cost, self.cap, guess=_guess(n, c, self.cap))
-        return best.get("call") if k else None
+        return best[0][1] if k and best else None
 
 
 def _guess(n: int, c: Candidate, cap: int) -> int | None:
@@ -217,8 +221,7 @@ def _deliver(meter: Meter, c: Candidate) -> Result:
                     pieces.close()
             cost = meter.answer_cost(c, 1, with_next=True)[0] if c.units else 0
             refuse(meter, c, cost, what=c.what)
-        result = c.page(k)
-        result.next = c.resume(k)
+        result = replace(c.page(k), next=c.resume(k))
     else:
         cost, built = meter.answer_cost(c, c.units, with_next=False)
         if cost > meter.cap:
@@ -234,7 +237,7 @@ def charge(meter: Meter, result: Result, c: Candidate | None = None) -> Result:
     how = result.charge or ANSWER
     spec = meter.spec
     budget = budget_for(meter.ctx)
-    view = meter.limits.view
+    view: BudgetView = meter.limits.view
     tokens = _settle(meter, result, view, how.stored)
     expect = meter.limits.basis
     if how.enforce:
@@ -247,43 +250,40 @@ def charge(meter: Meter, result: Result, c: Candidate | None = None) -> Result:
                                     code="answer_too_large", estimated_tokens=tokens)
             refuse(meter, c, tokens)
         try:
-            view = budget.charge(tokens, kind=how.kind, expect=expect)
+            view = budget_view(budget.charge(tokens, kind=how.kind, expect=expect))
         except BudgetExceeded:  # spent meanwhile by a parallel call
             if c is None:
                 raise
             refuse(Meter(meter.ctx, meter.rendering, limits_for(meter.ctx, fresh=True)), c,
                    tokens)
     else:
-        view = budget.charge(tokens, kind=how.kind, enforce=False, expect=expect)
-    result.meta["tokens"] = token_meta(tokens, spec)
-    result.meta["budget"] = budget_meta(view)
+        view = budget_view(budget.charge(tokens, kind=how.kind, enforce=False, expect=expect))
+    meta: Meta = {"tokens": token_meta(tokens, spec), "budget": budget_meta(view)}
     if how.stored:
         intercepted = max(0, how.stored - tokens)
         budget.record_intercepted(intercepted)
-        result.meta["intercepted"] = intercepted
-    return result
+        meta["intercepted"] = intercepted
+    return result.with_meta(meta)
 
 
-def _meta(result: Result, spec: Any, view: dict[str, Any], tokens: int, stored: int) -> None:
-    """``result.meta`` as it will read once ``tokens`` are charged."""
-    result.meta["tokens"] = token_meta(tokens, spec)
-    result.meta["budget"] = after(view, tokens)
+def _meta(result: Result, spec: EncodingSpec, view: BudgetView, tokens: int,
+          stored: int) -> Result:
+    """``result`` with its meta as it will read once ``tokens`` are charged."""
+    meta: Meta = {"tokens": token_meta(tokens, spec), "budget": after(view, tokens)}
     if stored:
-        result.meta["intercepted"] = max(0, stored - tokens)
+        meta["intercepted"] = max(0, stored - tokens)
+    return result.with_meta(meta)
 
 
-def _settle(meter: Meter, result: Result, view: dict[str, Any], stored: int = 0) -> int:
+def _settle(meter: Meter, result: Result, view: BudgetView, stored: int = 0) -> int:
     """The exact price of ``result``. An output that states its own count and the budget after
     it (the --json envelope) is counted until the count it states is the count it has."""
     rendering, spec = meter.rendering, meter.spec
     if not rendering.states_meta:
         return rendering.cost(result, spec)
-    result.meta = dict(result.meta)
-    _meta(result, spec, view, 0, stored)
-    tokens = rendering.cost(result, spec)
+    tokens = rendering.cost(_meta(result, spec, view, 0, stored), spec)
     for attempt in range(4):
-        _meta(result, spec, view, tokens, stored)
-        again = rendering.cost(result, spec)
+        again = rendering.cost(_meta(result, spec, view, tokens, stored), spec)
         if again == tokens:
             break
         tokens = again if attempt < 3 else max(again, tokens)
@@ -315,7 +315,7 @@ def refuse(meter: Meter, c: Candidate, estimated: int, *, what: str | None = Non
     view = budget_for(meter.ctx).charge(cost, kind="refusal", enforce=False,
                                         expect=limits.basis)
     # what the refusal cost, for a footer (not part of the error object it was priced as)
-    err.charged = {"tokens": token_meta(cost, spec), "budget": budget_meta(view)}
+    err.charged = {"tokens": token_meta(cost, spec), "budget": budget_meta(budget_view(view))}
     raise err
 
 
@@ -348,7 +348,7 @@ def _limit_error(meter: Meter, c: Candidate, estimated: int, what: str | None) -
         used=view["used"], window=view["window"])
 
 
-def budget_calls(view: dict[str, Any]) -> list[Call]:
+def budget_calls(view: BudgetView) -> list[Call]:
     """What always runs when the budget is spent: see it, record the model's own count, reset
     it after the context was cleared, or give the real window."""
     from scratch.calls import call
@@ -381,7 +381,7 @@ def suggest(meter: Meter, c: Candidate) -> list[Call]:
     return unique(out, without=c.asked)[:MAX_SUGGESTIONS]
 
 
-def _tried(meter: Meter, c: Candidate, step: Any, shrunk: bool) -> Call | None:
+def _tried(meter: Meter, c: Candidate, step: Step, shrunk: bool) -> Call | None:
     try:
         return _step(meter, c, step, shrunk)
     except ScratchError:  # sizing that way in failed: offer the others
@@ -404,7 +404,7 @@ def _some(meter: Meter, c: Candidate, step: Some, shrunk: bool) -> list[Call | N
     return out
 
 
-def _step(meter: Meter, c: Candidate, step: Any, shrunk: bool) -> Call | None:
+def _step(meter: Meter, c: Candidate, step: Step, shrunk: bool) -> Call | None:
     if step == SHRINK:
         return meter.largest_shrunk(c)
     if step == FIT:

@@ -25,7 +25,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scratch.index import EntryIndex
+
+    # to mypy a handle is the index it hands out (it forwards every attribute to it)
+    _Handle = EntryIndex
+else:
+    _Handle = object
 
 _Key = str
 _Stamp = tuple[int, int, int]
@@ -34,14 +42,14 @@ _Stamp = tuple[int, int, int]
 class _Entry:
     __slots__ = ("index", "stamp", "users", "dropped")
 
-    def __init__(self, index: Any, stamp: _Stamp) -> None:
+    def __init__(self, index: EntryIndex, stamp: _Stamp) -> None:
         self.index = index
         self.stamp = stamp
         self.users = 0
         self.dropped = False  # out of the cache: close once the last handle is released
 
 
-class KeptIndex:
+class KeptIndex(_Handle):
     """A handle on a kept index: everything the index has, except that ``close`` releases.
 
     Its own attributes are prefixed ``_kept`` so none hides one of the index's (``_cache``)."""
@@ -54,7 +62,7 @@ class KeptIndex:
         self._kept_index = entry.index
         self._kept_open = True
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._kept_index, name)
 
     def close(self) -> None:
@@ -77,7 +85,8 @@ class IndexCache:
         self._lock = threading.Lock()
         self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
 
-    def open(self, index_dir: Path, content: Path, opener: Callable[[], Any]) -> Any:
+    def open(self, index_dir: Path, content: Path, opener: Callable[[], EntryIndex]
+             ) -> KeptIndex:
         st = os.stat(content)
         stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
         # keyed by the index, not by the content's path: a store hands out the current version
@@ -145,7 +154,7 @@ def keep_indexes(size: int) -> None:
     _cache = IndexCache(size) if size > 0 else None
 
 
-def open_kept(index_dir: Path, content: Path, opener: Callable[[], Any]) -> Any:
+def open_kept(index_dir: Path, content: Path, opener: Callable[[], EntryIndex]) -> EntryIndex:
     """``opener()``'s index, or a kept one for the same directory and unchanged content."""
     if _cache is None:
         return opener()

@@ -17,11 +17,13 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.result import BudgetMeta, TokenMeta
     from scratch.tokens import Budget, EncodingSpec
 
 WARN_AT = (0.95, 0.80, 0.50)  # shares of the usable budget used that a footer warns about
@@ -45,14 +47,29 @@ def budget_for(ctx: Context) -> Budget:
                   max_extraction_tokens=cfg["budget.max_extraction_tokens"], root=ctx.root)
 
 
+class BudgetView(TypedDict):
+    """The figures of :meth:`scratch.tokens.Budget.status` the pipeline reads (the view has
+    more: window_source, margin, kinds ...)."""
+
+    window: int
+    usable: int
+    used: int
+    remaining: int
+
+
+def budget_view(view: Mapping[str, object]) -> BudgetView:
+    """A view the budget returned (its JSON state file's figures), as the pipeline reads it."""
+    return cast("BudgetView", view)
+
+
 class Limits(NamedTuple):
     """The budget as it stands before an answer, and what one answer may cost."""
 
-    view: dict[str, Any]  # Budget.status()
+    view: BudgetView  # Budget.status()
     per_call: int  # the per-call cap setting (<= 0: none)
     # the kept state the view was made from, which a charge must find (None: read under the
-    # lock, as a CLI command does)
-    basis: dict[str, Any] | None = None
+    # lock, as a CLI command does); the pipeline only hands it back to the budget
+    basis: dict[str, object] | None = None
 
     @property
     def cap(self) -> int:
@@ -66,7 +83,7 @@ class Limits(NamedTuple):
 
     def less(self, tokens: int) -> Limits:
         """The limits once ``tokens`` more are used (a refusal's own price)."""
-        view = dict(self.view)
+        view = self.view.copy()
         view["used"] = int(view["used"]) + tokens
         view["remaining"] = max(0, int(view["remaining"]) - tokens)
         return Limits(view, self.per_call, self.basis)
@@ -79,16 +96,17 @@ def limits_for(ctx: Context, *, fresh: bool = False) -> Limits:
     per_call = int(ctx.config["budget.max_extraction_tokens"])
     kept = None if fresh else budget.kept_view()
     if kept is not None:
-        return Limits(kept[0], per_call, kept[1])
-    return Limits(budget.status(), per_call)
+        return Limits(budget_view(kept[0]), per_call, kept[1])
+    return Limits(budget_view(budget.status()), per_call)
 
 
-def token_meta(count: int, spec: EncodingSpec) -> dict[str, Any]:
+def token_meta(count: int, spec: EncodingSpec) -> TokenMeta:
     return {"count": count, "encoding": spec.name, "exact": spec.exact}
 
 
-def budget_meta(view: dict[str, Any]) -> dict[str, Any]:
-    out = {k: view[k] for k in ("window", "usable", "used", "remaining")}
+def budget_meta(view: BudgetView) -> BudgetMeta:
+    out: BudgetMeta = {"window": view["window"], "usable": view["usable"],
+                       "used": view["used"], "remaining": view["remaining"]}
     warning = budget_warning(int(view["used"]), int(view["usable"]))
     if warning:
         out["warning"] = warning
@@ -106,7 +124,7 @@ def budget_warning(used: int, usable: int) -> str | None:
     return None
 
 
-def after(view: dict[str, Any], tokens: int) -> dict[str, Any]:
+def after(view: BudgetView, tokens: int) -> BudgetMeta:
     """``meta["budget"]`` as it reads once ``tokens`` are charged (if nothing else is)."""
     return budget_meta({"window": view["window"], "usable": view["usable"],
                         "used": int(view["used"]) + tokens,

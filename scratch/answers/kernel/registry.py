@@ -13,14 +13,14 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.catalogue import describe, describe_candidate
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.rendering import Rendering
-    from scratch.answers.kernel.result import Result
+    from scratch.answers.kernel.result import Meta, Result
     from scratch.calls import Call
 
 __all__ = ["describe", "describe_candidate", "execute", "record"]
@@ -46,7 +46,7 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
     return result
 
 
-def record(ctx: Context, command: str, meta: dict[str, Any]) -> None:
+def record(ctx: Context, command: str, meta: Meta) -> None:
     """Count the operation, and the tokens it kept out of (or put into) the context."""
     if ctx.opened_store() is None and not (ctx.root / ".git").exists():
         return

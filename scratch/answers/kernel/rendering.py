@@ -15,12 +15,13 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scratch.answers.kernel.result import Result, Table
-    from scratch.calls import Call
+    from scratch.answers.kernel.result import Meta, Result, Table
+    from scratch.calls import ArgValue, Call
     from scratch.errors import ScratchError
+    from scratch.tokens import EncodingSpec
 
 
 class Rendering:
@@ -33,11 +34,11 @@ class Rendering:
     def spell(self, call: Call) -> str:
         raise NotImplementedError
 
-    def call_data(self, call: Call) -> Any:
+    def call_data(self, call: Call) -> dict[str, str | dict[str, ArgValue]]:
         """A call as structured output carries it (the pointer's ``next`` in JSON)."""
         return {"command": call.command, "args": call.args}
 
-    def cost(self, result: Result, spec: Any) -> int:
+    def cost(self, result: Result, spec: EncodingSpec) -> int:
         if self.text_prices and result.price is not None:
             return result.price
         from scratch.answers.kernel.result import spelled
@@ -47,7 +48,7 @@ class Rendering:
             text = text.decode("utf-8", errors="replace")
         return count_text(text, spec) if text else 0
 
-    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+    def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         raise NotImplementedError
 
 
@@ -62,7 +63,7 @@ class PlainCalls(Rendering):
         args = " ".join(f"{k}={compact_json(v)}" for k, v in call.args.items())
         return f"{call.command} {args}".rstrip()
 
-    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+    def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         return count_text(f"{error.code}: {error.message}\n", spec)
 
@@ -70,7 +71,7 @@ class PlainCalls(Rendering):
 # -- plain text every interface shows alike ------------------------------------------------
 
 
-def footer(meta: dict[str, Any]) -> str | None:
+def footer(meta: Meta) -> str | None:
     """``-- 1,234 tokens (o200k_base) · budget 5,000 of 10,000 left`` (and the budget's
     warning): the cost line the CLI writes to stderr and an MCP result carries as a note."""
     tokens = meta.get("tokens")

@@ -5,6 +5,8 @@ terminal, plain text on a pipe, the versioned JSON envelope with ``--json``; MCP
 result).
 
 Invariants:
+- A :class:`Result` is immutable: whoever adds to it (the pipeline its price, ``--fit`` its next
+  call) builds a new one, so a page measured while sizing an answer is never changed after.
 - ``data`` is JSON-serialisable (orjson) once its :class:`~scratch.calls.Call` values
   are spelled, and is exactly what ``--json`` puts under ``"data"``.
 - ``text`` is what a person reads on stdout, byte for byte when it is ``bytes``. It may name
@@ -12,8 +14,8 @@ Invariants:
   interface's speller, turned into text only at the edge (so may ``table``). When ``text`` is
   None the interface formats ``table`` or ``data`` itself.
 - ``next`` (with ``--fit``) is the call that continues exactly after this answer.
-- ``meta`` goes under ``"meta"`` in JSON; ``meta["tokens"]`` (when present) is the token cost of
-  what was printed and ``meta["budget"]`` the budget left.
+- ``meta`` goes under ``"meta"`` in JSON, its keys those of :class:`Meta`; ``meta["tokens"]``
+  (when present) is the token cost of what was printed and ``meta["budget"]`` the budget left.
 - ``price`` is what the text costs when the index already knows it (line answers are priced
   from per-line token sums, so no tokenizer is loaded to answer them); None: count the text.
 - ``charge`` says how the answers pipeline records the price: None for answers that are not
@@ -22,13 +24,22 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeAlias, TypedDict, TypeVar, overload
 
 if TYPE_CHECKING:
     from scratch.calls import Call
 
 Speller = Callable[["Call"], str]
+
+# ``data``: JSON (:data:`scratch.jsonvalues.JSON`) whose values may still be calls, spelled
+# by the interface that prints them (a pointer's next calls, a refusal's suggestions)
+Payload: TypeAlias = ("Mapping[str, Payload] | Sequence[Payload] | str | int | float | bool"
+                      " | None | Call")
+# a command's own payload type (a TypedDict of its rows, a list of them ...): TypedDicts are
+# Mapping[str, object] to mypy, not Mapping[str, Payload], so it is not bound to Payload
+P = TypeVar("P")
 
 
 class Words(tuple):  # type: ignore[type-arg]
@@ -44,21 +55,36 @@ class Words(tuple):  # type: ignore[type-arg]
 Text = str | bytes | Words | Callable[[Speller], str] | None
 
 
-def spelled(text: Any, spell: Speller) -> Any:
+class Table(NamedTuple):
+    """Rows for human output; rich draws a table, plain mode prints tab-separated columns."""
+
+    columns: list[str]
+    rows: Sequence[Sequence[object]]
+    title: str | None = None
+
+
+TableText = Table | Callable[[Speller], Table]
+
+
+@overload
+def spelled(text: TableText, spell: Speller) -> Table: ...
+
+
+@overload
+def spelled(text: str | Words | Callable[[Speller], str], spell: Speller) -> str: ...
+
+
+@overload
+def spelled(text: Text, spell: Speller) -> str | bytes | None: ...
+
+
+def spelled(text: Text | TableText, spell: Speller) -> str | bytes | Table | None:
     """``text`` as the interface prints it: words and text functions spelled, the rest as is."""
     if isinstance(text, Words):
         return text.spell(spell)
     if callable(text):
         return text(spell)
     return text
-
-
-class Table(NamedTuple):
-    """Rows for human output; rich draws a table, plain mode prints tab-separated columns."""
-
-    columns: list[str]
-    rows: list[list[Any]]
-    title: str | None = None
 
 
 class Charge(NamedTuple):
@@ -77,37 +103,65 @@ class Charge(NamedTuple):
 ANSWER = Charge()
 
 
-class Result:
-    """What a command answers: ``data`` for ``--json``, ``text``/``table`` for people."""
+class TokenMeta(TypedDict, total=False):
+    """``meta["tokens"]``: what was printed costs ``count`` tokens in ``encoding`` (all three
+    are always set; not total so that a reader's ``meta.get("tokens") or {}`` types)."""
 
-    __slots__ = ("command", "data", "text", "table", "meta", "warnings", "notices", "exit_code",
-                 "style", "next", "price", "charge")
-
-    def __init__(self, command: str, data: Any = None, text: Text = None,
-                 table: Table | Callable[[Speller], Table] | None = None,
-                 meta: dict[str, Any] | None = None,
-                 warnings: tuple[str, ...] = (), notices: tuple[Any, ...] = (),
-                 exit_code: int = 0, style: str | None = None, next: Call | None = None,
-                 price: int | None = None, charge: Charge | None = None) -> None:
-        self.command = command
-        self.data = data
-        self.text = text
-        self.table = table
-        self.meta: dict[str, Any] = {} if meta is None else meta
-        self.warnings = warnings
-        self.notices = notices  # human-only lines for stderr (str or Words)
-        self.exit_code = exit_code
-        self.style = style  # rendering hint: "diff", "json", "lines", "pointer"
-        self.next = next
-        self.price = price
-        self.charge = charge
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
-        return f"Result({fields})"
+    count: int
+    encoding: str
+    exact: bool  # False: the encoding is an estimate (a Claude model's factor)
 
 
-def compact_json(value: Any) -> str:
+class BudgetMeta(TypedDict, total=False):
+    """``meta["budget"]``: the session's budget once the answer is charged."""
+
+    window: int
+    usable: int
+    used: int
+    remaining: int
+    warning: str  # once 50% or more of it is used (see scratch.answers.kernel.prices)
+
+
+class Meta(TypedDict, total=False):
+    """What a result carries under ``"meta"`` in JSON; every key any command sets is here."""
+
+    tokens: TokenMeta  # set by the pipeline on every priced answer
+    budget: BudgetMeta  # likewise
+    intercepted: int  # tokens an output stored instead of shown kept out of the context
+    cached: bool  # summarize: the summary was read from the cache
+    total_matches: int  # grep -m: the matching lines in all, when it stopped early
+    command_exit: int  # run: the command's exit status (128 + N when killed by signal N)
+    interrupted: str  # run: the signal that interrupted scratch (SIGINT, SIGTERM)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Result(Generic[P]):
+    """What a command answers: ``data`` for ``--json``, ``text``/``table`` for people.
+
+    A value: the pipeline adds its price to ``meta`` and the next call with :meth:`with_meta`
+    and :func:`dataclasses.replace`, building a new result. ``Result[P]`` is a result whose
+    ``data`` is a ``P`` (a JSON value, see :data:`Payload`); a bare ``Result`` is any."""
+
+    command: str
+    data: P = None  # type: ignore[assignment]  # None is every payload's "no data"
+    text: Text = None
+    table: TableText | None = None
+    meta: Meta = field(default_factory=lambda: Meta())
+    warnings: Sequence[str] = ()
+    notices: Sequence[str | Words] = ()  # human-only lines for stderr
+    exit_code: int = 0
+    style: str | None = None  # rendering hint: "diff", "json", "lines", "pointer"
+    next: Call | None = None
+    price: int | None = None
+    charge: Charge | None = None
+
+    def with_meta(self, meta: Meta) -> Result[P]:
+        """This result with the keys of ``meta`` set over its own."""
+        merged: Meta = {**self.meta, **meta}
+        return replace(self, meta=merged)
+
+
+def compact_json(value: object) -> str:
     """One-line JSON text of ``value``; integers beyond 64 bits stay exact."""
     from scratch.jsonvalues import dumps  # JSON numbers exactly as stored
     return dumps(value).decode("utf-8", errors="backslashreplace")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.context import Context
 from scratch.errors import EntryNotFound, UsageError
@@ -29,7 +29,9 @@ from scratch.names import split_ref
 from scratch.store import Store, Version
 
 if TYPE_CHECKING:
+    from scratch.index import EntryIndex
     from scratch.store import EntryMeta, ListRow
+    from scratch.tokens import EncodingSpec
 
 HASH_SUFFIX = re.compile(r"-([0-9a-f]{8})$")
 FORMAT_NAME = re.compile(r"[a-z]{1,16}")  # a stored format (scratch.formats.sniffer.FORMATS)
@@ -41,14 +43,14 @@ class Target:
     __slots__ = ("name", "version", "kind", "path", "index", "store", "info", "latest", "binary",
                  "key", "spec")
 
-    def __init__(self, name: str, version: int | None, kind: str, path: Path, index: Any,
-                 store: Store, info: dict[str, Any], latest: bool, binary: bool = False,
-                 key: str = "", spec: Any = None) -> None:
+    def __init__(self, name: str, version: int | None, kind: str, path: Path, index: EntryIndex,
+                 store: Store, info: dict[str, object], latest: bool, binary: bool, key: str,
+                 spec: EncodingSpec) -> None:
         self.name = name
         self.version = version  # None for logs
         self.kind = kind
         self.path = path
-        self.index = index  # scratch.index.EntryIndex
+        self.index = index  # a kept index's handle (kept_indexes) when one is kept
         self.store = store
         self.info = info
         self.latest = latest  # the current content (or a log), so the bare name refers to it
@@ -200,7 +202,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         key = hashlib.sha1(f"{store.agent}/{name}".encode()).hexdigest()[:16]
         key = f"log-{key}-{size}"
         fmt = "ndjson"
-        info: dict[str, Any] = {}
+        info: dict[str, object] = {}
         binary = False
     else:
         ver = _version(store, name, meta, version)
@@ -213,7 +215,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         blob = str(ver.info["blob"])
         key = f"{blob}.{fmt}"
         version = ver.version
-    def opener() -> Any:
+    def opener() -> EntryIndex:
         try:
             if blob is not None:
                 return open_version_index(path, index_root, blob, fmt, base)
@@ -277,7 +279,8 @@ def numbers_cost(start: int, end: int) -> int:
     return total
 
 
-def range_cost(target: Target, start: int, end: int, spec: Any, *, numbers: bool) -> int:
+def range_cost(target: Target, start: int, end: int, spec: EncodingSpec, *, numbers: bool
+               ) -> int:
     """Estimated tokens of printing lines start..end (from the index's prefix sums)."""
     if end < start:
         return 0

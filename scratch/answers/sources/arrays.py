@@ -13,7 +13,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.target import Target
 from scratch.answers.rendered import suggest_slice
@@ -22,10 +22,11 @@ from scratch.errors import FormatError, LineNotJson, UsageError
 
 if TYPE_CHECKING:
     from scratch.answers.sources.csv_rows import CsvRows
+    from scratch.answers.sources.items import Item, Segments
     from scratch.answers.sources.log_records import LogRows
 
 
-def array_at(target: Target, path: str) -> tuple[tuple[Any, ...], int]:
+def array_at(target: Target, path: str) -> tuple[Segments, int]:
     from scratch.jsonvalues import json_type
     from scratch.pathnames import format_path
     from scratch.query.paths import parse_path
@@ -33,7 +34,7 @@ def array_at(target: Target, path: str) -> tuple[tuple[Any, ...], int]:
     if not parsed.singular:
         raise UsageError(f"{path!r} must name one array (no wildcards or filters here; use "
                          "--where to filter items)", code="invalid_path", path=path)
-    segments = tuple(parsed.segments or ())
+    segments = parsed.names or ()
     try:
         node = target.index.node(list(segments))
         if node is not None and node.complete and node.type == "array" and node.length is not None:
@@ -49,8 +50,8 @@ def array_at(target: Target, path: str) -> tuple[tuple[Any, ...], int]:
     return segments, len(value)
 
 
-def window_items(target: Target, segments: tuple[Any, ...], total: int, offset: int,
-           limit: int | None) -> tuple[list[Any], dict[int, int]]:
+def window_items(target: Target, segments: Segments, total: int, offset: int,
+           limit: int | None) -> tuple[list[Item], dict[int, int]]:
     """The window's items, and {array index: line} of those that are NDJSON lines that are not
     JSON (``None`` in the list, so the others keep their index)."""
     from scratch.index.structure import lines_left_out
@@ -83,12 +84,12 @@ def table_of(target: Target, path: str) -> CsvRows | LogRows | None:
     return log_rows_of(target, path, rec) if rec is not None else None
 
 
-def read_window(target: Target, segments: tuple[Any, ...], total: int, offset: int,
-                 end: int) -> list[Any]:
+def read_window(target: Target, segments: Segments, total: int, offset: int,
+                 end: int) -> list[Item]:
     from scratch.index.structure import leave_out
     if offset == 0 and end == total:
         return list(target.index.value_at(list(segments)))
-    items = []
+    items: list[Item] = []
     for i in range(offset, end):
         try:
             items.append(target.index.value_at([*segments, i]))

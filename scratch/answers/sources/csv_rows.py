@@ -32,12 +32,18 @@ import csv
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.target import Target
 from scratch.calls import Call, call
 from scratch.errors import FormatError, KeyPathNotFound, UsageError
+
+if TYPE_CHECKING:
+    from scratch.answers.sources.items import Item, Row
+    from scratch.query.paths import ParsedPath
+
+Cell: TypeAlias = "str | int | float | bool"  # a cell as its column's type reads it
 
 CSV_FORMATS = ("csv", "tsv")
 CHUNK_ROWS = 4096  # rows read per stored-lines read when a window is streamed
@@ -53,14 +59,14 @@ def is_table(target: Target) -> bool:
     return target.format in CSV_FORMATS
 
 
-def _integer(v: str) -> Any:
+def _integer(v: str) -> Cell:
     if not _INT.match(v):
         return v
     digits = v.lstrip("+-")
     return v if len(digits) > 1 and digits[0] == "0" else int(v)
 
 
-def _number(v: str) -> Any:
+def _number(v: str) -> Cell:
     if _INT.match(v):
         return _integer(v)
     if _NUM.match(v):
@@ -69,11 +75,11 @@ def _number(v: str) -> Any:
     return v
 
 
-def _boolean(v: str) -> Any:
+def _boolean(v: str) -> Cell:
     return _BOOL.get(v, v)
 
 
-_CONVERT: dict[str, Callable[[str], Any]] = {"integer": _integer, "number": _number,
+_CONVERT: dict[str, Callable[[str], Cell]] = {"integer": _integer, "number": _number,
                                              "boolean": _boolean}
 
 
@@ -130,7 +136,7 @@ class CsvRows:
         """The stored line where row ``k`` starts."""
         return int(self.starts[k + 1])
 
-    def field_path(self, text: str) -> Any:
+    def field_path(self, text: str) -> ParsedPath:
         """A --fields entry as a path into a row: a column name as it is (``a.b`` is the column
         ``a.b`` when there is one), anything else as a path."""
         from scratch.query.paths import ParsedPath, parse_path
@@ -138,15 +144,15 @@ class CsvRows:
             return ParsedPath(text, "dot", (text,))
         return parse_path(text)
 
-    def _row(self, rec: list[str]) -> dict[str, Any]:
-        row: dict[str, Any] = {}
+    def _row(self, rec: list[str]) -> Row:
+        row: Row = {}
         for key, convert, v in zip(self.columns, self._convert, rec, strict=False):
             row[key] = None if v == "" else convert(v) if convert is not None else v
         if len(rec) > len(self.columns):
             row[self.rest_key] = rec[len(self.columns):]
         return row
 
-    def iter_rows(self, offset: int, end: int) -> Iterator[dict[str, Any]]:
+    def iter_rows(self, offset: int, end: int) -> Iterator[Row]:
         """Rows ``offset..end-1``, reading their stored lines a chunk of rows at a time."""
         k = max(0, offset)
         end = min(end, self.total)
@@ -155,10 +161,10 @@ class CsvRows:
             yield from self._read(k, stop)
             k = stop
 
-    def read(self, offset: int, end: int) -> list[dict[str, Any]]:
+    def read(self, offset: int, end: int) -> list[Row]:
         return list(self.iter_rows(offset, end))
 
-    def _read(self, offset: int, end: int) -> list[dict[str, Any]]:
+    def _read(self, offset: int, end: int) -> list[Row]:
         first = self.line(offset)
         last = self.line(end) - 1 if end < self.total else self.last_line
         data = self.index.read_bytes(first, last).decode("utf-8", "replace")
@@ -168,7 +174,7 @@ class CsvRows:
         if parts[-1]:
             lines.append(parts[-1])
         reader = csv.reader(lines, delimiter=self.delimiter)
-        out: list[dict[str, Any]] = []
+        out: list[Row] = []
         want = end - offset
         try:
             for rec in reader:
@@ -224,7 +230,7 @@ def get_in(target: Target, path: str, asked: Call, *, offset: int = 0,
         table = CsvRows(target)
         ref = target.ref
         parsed = parse_path(path)
-        segments = list(parsed.segments or ())
+        segments = list(parsed.names or ())
         if not parsed.singular or not segments:
             raise UsageError(f"get-in on a {target.format} entry takes a row (N) or a cell "
                              "(N.column); read many rows with iterate-over",
@@ -242,9 +248,9 @@ def get_in(target: Target, path: str, asked: Call, *, offset: int = 0,
     cells = [Alternative(call=call("get-in", ref=ref, path=format_path([k, key])))
              for key in list(row)[:3]] if isinstance(value, dict) else []
 
-    def make_data(paging: dict[str, Any], body: str, windowed: bool, with_fit: bool,
-                  cut: bool) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
+    def make_data(paging: dict[str, Item], body: str, windowed: bool, with_fit: bool,
+                  cut: bool) -> dict[str, Item]:
+        data: dict[str, Item] = {"name": target.name, "version": target.version, "path": path,
                                 "type": json_type(value), "row": k, "line": table.line(k),
                                 **paging}
         if windowed or cut or isinstance(value, str):
@@ -259,7 +265,7 @@ def get_in(target: Target, path: str, asked: Call, *, offset: int = 0,
                       on_close=target.index.close if owner else None)
 
 
-def _row_number(table: CsvRows, seg: Any, path: str) -> int:
+def _row_number(table: CsvRows, seg: str | int, path: str) -> int:
     from scratch.pathnames import format_path
     from scratch.query.items import close_keys
     ref = table.target.ref
@@ -283,7 +289,7 @@ def _row_number(table: CsvRows, seg: Any, path: str) -> int:
                           suggestions=suggestions)
 
 
-def _cell(table: CsvRows, row: dict[str, Any], k: int, rest: list[Any], path: str) -> Any:
+def _cell(table: CsvRows, row: Row, k: int, rest: list[str | int], path: str) -> Item:
     """The value at ``rest`` inside row ``k``; a missing column names the close ones."""
     from scratch.pathnames import format_path
     from scratch.query.items import close_keys
@@ -316,6 +322,6 @@ def _cell(table: CsvRows, row: dict[str, Any], k: int, rest: list[Any], path: st
         raise
 
 
-def _segments(text: str) -> list[Any]:
+def _segments(text: str) -> list[str | int]:
     from scratch.query.paths import parse_path
-    return list(parse_path(text).segments or ())
+    return list(parse_path(text).names or ())

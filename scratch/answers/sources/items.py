@@ -21,16 +21,27 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from scratch.answers.kernel.target import Target
 from scratch.answers.rendered import not_json_warning
 
 if TYPE_CHECKING:
     from scratch.answers.sources.csv_rows import CsvRows
-    from scratch.answers.sources.log_records import LogRows
+    from scratch.answers.sources.log_records import LogRows, RecordsInfo
+    from scratch.query.paths import ParsedPath
 
 SCAN_ITEMS = 4096  # NDJSON lines parsed per read when a scan streams them
+
+# One item as the entry's JSON parses (a CSV row or log record: a dict of its cells). The JSON
+# edge of the row sources: the answers read an item by its shape (isinstance, .get), so it is
+# Any here, once; everything about where it sits (segments, bad lines, fast paths) is typed.
+Item: TypeAlias = Any  # type: ignore[explicit-any]  # JSON edge: stored JSON values enter
+Row: TypeAlias = "dict[str, Item]"  # a CSV row, a log record: column -> cell
+Segments: TypeAlias = "tuple[str | int, ...]"  # where the array is (the root: ())
+# what an engine outside Python may count without reading the items here
+Fast: TypeAlias = ('tuple[Literal["ndjson", "json"], Segments]'
+                   ' | tuple[Literal["log"], RecordsInfo]')
 
 
 class JsonItems:
@@ -45,10 +56,10 @@ class JsonItems:
         self.path = path
         self.segments, self.total = array_at(target, path)
         self.bad: dict[int, int] = {}
-        self.table: Any = None
+        self.table: None = None
         index = target.index
         self._ndjson_root = not self.segments and getattr(index, "layout", None) == "ndjson"
-        self.fast: tuple[str, Any] | None = None
+        self.fast: Fast | None = None
         if self._ndjson_root:
             self.fast = ("ndjson", ())
         elif target.format == "json" and all(
@@ -59,14 +70,14 @@ class JsonItems:
     def warnings(self) -> tuple[str, ...]:
         return not_json_warning(self.target, self.bad.values())
 
-    def field_path(self, text: str) -> Any:
+    def field_path(self, text: str) -> ParsedPath:
         from scratch.query.paths import parse_path
         return parse_path(text)
 
     def line(self, k: int) -> int | None:
         return None
 
-    def read(self, offset: int, end: int) -> list[Any]:
+    def read(self, offset: int, end: int) -> list[Item]:
         """Items ``offset..end-1``."""
         from scratch.answers.sources.arrays import window_items
         if end <= offset:
@@ -75,15 +86,15 @@ class JsonItems:
         self.bad.update(bad)
         return items
 
-    def fetch(self, indexes: Sequence[int]) -> dict[int, Any]:
+    def fetch(self, indexes: Sequence[int]) -> dict[int, Item]:
         """{k: item k} for the given indexes (runs of neighbours read together)."""
-        out: dict[int, Any] = {}
+        out: dict[int, Item] = {}
         for lo, hi in _runs(indexes):
             for k, item in enumerate(self.read(lo, hi), lo):
                 out[k] = item
         return out
 
-    def scan(self) -> Iterator[tuple[int, Any]]:
+    def scan(self) -> Iterator[tuple[int, Item]]:
         """(k, item) for every item, in order (``None`` for a bad NDJSON line)."""
         if self._ndjson_root:
             yield from self._scan_ndjson()
@@ -94,7 +105,7 @@ class JsonItems:
             self.bad.update({k: line for line, k in lines_left_out(self.target.index).items()})
         yield from enumerate(items)
 
-    def _scan_ndjson(self) -> Iterator[tuple[int, Any]]:
+    def _scan_ndjson(self) -> Iterator[tuple[int, Item]]:
         import orjson
 
         from scratch.errors import JsonError
@@ -135,33 +146,33 @@ class TableItems:
         self.target = target
         self.table = table
         self.total = table.total
-        self.segments: tuple[Any, ...] = ()
+        self.segments: Segments = ()
         self.bad: dict[int, int] = {}
-        self.noun = getattr(table, "noun", "row")
-        rec = getattr(table, "rec", None)
-        self.fast: tuple[str, Any] | None = ("log", rec) if rec is not None else None
+        self.noun: str = getattr(table, "noun", "row")
+        rec: RecordsInfo | None = getattr(table, "rec", None)
+        self.fast: Fast | None = ("log", rec) if rec is not None else None
 
     @property
     def warnings(self) -> tuple[str, ...]:
         return tuple(self.table.warnings)
 
-    def field_path(self, text: str) -> Any:
+    def field_path(self, text: str) -> ParsedPath:
         return self.table.field_path(text)
 
     def line(self, k: int) -> int | None:
         return self.table.line(k)
 
-    def read(self, offset: int, end: int) -> list[Any]:
+    def read(self, offset: int, end: int) -> list[Row]:
         return self.table.read(offset, end) if end > offset else []
 
-    def fetch(self, indexes: Sequence[int]) -> dict[int, Any]:
-        out: dict[int, Any] = {}
+    def fetch(self, indexes: Sequence[int]) -> dict[int, Row]:
+        out: dict[int, Row] = {}
         for lo, hi in _runs(indexes):
             for k, item in enumerate(self.table.read(lo, hi), lo):
                 out[k] = item
         return out
 
-    def scan(self) -> Iterator[tuple[int, Any]]:
+    def scan(self) -> Iterator[tuple[int, Row]]:
         return enumerate(self.table.iter_rows(0, self.total))
 
 
@@ -198,7 +209,7 @@ def _runs(indexes: Iterable[int], gap: int = 8) -> list[tuple[int, int]]:
     return [(lo, hi) for lo, hi in out]
 
 
-def good(items: Iterable[tuple[int, Any]], bad: dict[int, int]) -> Iterator[tuple[int, Any]]:
+def good(items: Iterable[tuple[int, Item]], bad: dict[int, int]) -> Iterator[tuple[int, Item]]:
     """``items`` without the NDJSON lines that are not JSON (looked up as the scan goes)."""
     for k, item in items:
         if item is None and k in bad:

@@ -18,16 +18,24 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from scratch.answers.kernel.target import Target
 from scratch.calls import Call, call
 from scratch.errors import UsageError
 
+if TYPE_CHECKING:
+    from scratch.answers.sources.items import Item, Row
+    from scratch.query.paths import ParsedPath
+
+# ``info["records"]`` of a parsed log's index (JSON the index stored: format, records,
+# fields, facets)
+RecordsInfo: TypeAlias = "dict[str, Item]"
+
 CHUNK_LINES = 8192  # lines read per stored-lines read when records are streamed
 
 
-def parsed_log(target: Target) -> dict[str, Any] | None:
+def parsed_log(target: Target) -> RecordsInfo | None:
     """``info["records"]`` of a log entry whose lines parsed in a known format, else None."""
     if target.format != "log":
         return None
@@ -44,7 +52,7 @@ class LogRows:
 
     noun = "record"
 
-    def __init__(self, target: Target, rec: dict[str, Any]) -> None:
+    def __init__(self, target: Target, rec: RecordsInfo) -> None:
         from scratch.formats.logformats import get_format
         self.target = target
         self.index = target.index
@@ -58,7 +66,7 @@ class LogRows:
     def line(self, k: int) -> int:
         return k + 1
 
-    def field_path(self, text: str) -> Any:
+    def field_path(self, text: str) -> ParsedPath:
         """A field name as it is (``a.b`` is the field ``a.b`` when there is one), anything
         else as a path."""
         from scratch.query.paths import ParsedPath, parse_path
@@ -66,7 +74,7 @@ class LogRows:
             return ParsedPath(text, "dot", (text,))
         return parse_path(text)
 
-    def _read(self, offset: int, end: int) -> list[dict[str, Any]]:
+    def _read(self, offset: int, end: int) -> list[Row]:
         from scratch.formats.logformats import records
         if end <= offset:
             return []
@@ -74,7 +82,7 @@ class LogRows:
         lines = [b.decode("utf-8", "replace") for b in raw]
         return list(records(lines, self.format, first_line=offset + 1))
 
-    def iter_rows(self, offset: int, end: int) -> Iterator[dict[str, Any]]:
+    def iter_rows(self, offset: int, end: int) -> Iterator[Row]:
         k = max(0, offset)
         end = min(end, self.total)
         while k < end:
@@ -82,7 +90,7 @@ class LogRows:
             yield from self._read(k, stop)
             k = stop
 
-    def read(self, offset: int, end: int) -> list[dict[str, Any]]:
+    def read(self, offset: int, end: int) -> list[Row]:
         return list(self.iter_rows(offset, end))
 
     def some_columns(self, n: int = 3) -> str:
@@ -94,7 +102,7 @@ class LogRows:
                     fields=(fields or self.some_columns()).split(","), limit=20)
 
 
-def log_rows_of(target: Target, path: str, rec: dict[str, Any]) -> LogRows:
+def log_rows_of(target: Target, path: str, rec: RecordsInfo) -> LogRows:
     """The records of a parsed log, for the answers over items at ``path`` (the root)."""
     from scratch.query.paths import parse_path
     rows = LogRows(target, rec)
@@ -106,7 +114,7 @@ def log_rows_of(target: Target, path: str, rec: dict[str, Any]) -> LogRows:
     return rows
 
 
-def field_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+def field_rows(rec: RecordsInfo) -> list[Row]:
     """The fields of a parsed log as the schema lists them: name, type, present, types and,
     for a facet, its number of distinct values."""
     facets = rec.get("facets") or {}
@@ -121,7 +129,7 @@ def field_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def facet_values(rec: dict[str, Any], name: str) -> Sequence[tuple[Any, int]]:
+def facet_values(rec: RecordsInfo, name: str) -> Sequence[tuple[Item, int]]:
     """``[(value, count), ...]`` of a facet, biggest first (empty when it is not one)."""
     facet = (rec.get("facets") or {}).get(name)
     if not isinstance(facet, dict) or facet.get("values") is None:
