@@ -21,12 +21,14 @@ CONTRACT = ["head", "tail", "slice", "read", "grep", "schema", "get-in", "item-s
 
 
 def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
-    assert sorted(t.name for t in TOOLS) == sorted([
-        "head", "tail", "slice", "grep", "grep_all", "schema", "item_schema", "get_in",
-        "iterate_over", "sql", "read", "summarize", "write_file", "read_file", "append_log",
-        "read_log", "tail_log", "list_files", "delete_file", "summarize_file",
-        "get_usage_stats", "history", "diff", "restore", "ingest", "budget", "budget_used",
-        "budget_reset", "budget_set_window", "sync", "sync_status"])
+    # by toolset (explore, files, session), then by command: the order of the declarations
+    assert [t.name for t in TOOLS] == [
+        "get_in", "grep", "grep_all", "head", "item_schema", "iterate_over", "read", "schema",
+        "slice", "sql", "summarize", "tail",
+        "diff", "history", "append_log", "read_log", "tail_log", "list_files", "read_file",
+        "restore", "delete_file", "summarize_file", "write_file",
+        "budget", "budget_reset", "budget_set_window", "budget_used", "ingest",
+        "get_usage_stats", "sync", "sync_status"]
     params = {t.name: [p.name for p in t.params] for t in TOOLS}
     assert params["head"][:2] == ["file", "lines"]
     assert params["slice"][:3] == ["file", "start", "end"]
