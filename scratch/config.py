@@ -65,7 +65,7 @@ SETTINGS: dict[str, Setting] = {
         _s("summarize.command", str, "",
            "command that summarizes content on stdin (e.g. an LLM CLI)"),
         _s("sync.auto", bool, False,
-           "after each change, sync every remote in the background (scratch sync)"),
+           "after each change, sync every remote in the background (the sync command)"),
         _s("sync.max_file_bytes", int, 50 * MiB,
            "outputs bigger than this stay local: left out of every push"),
     ]

@@ -158,7 +158,7 @@ def test_scratch_parameters_declare_their_completions() -> None:
     assert by_path[("completions",)]["shell"].complete is not None
     assert by_path[("write",)]["source"].paths == "file"
     assert by_path[("tokens",)]["split_dir"].paths == "file"
-    assert by_path[("log", "tail")]["n"].paths is None
+    assert by_path[("log", "tail")]["lines"].paths is None
 
 
 def test_the_lazy_tree_gives_walks_records() -> None:

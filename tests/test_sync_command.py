@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from scratch.mcp.session import ServerState
 
 from scratch.mcp.dispatch import run_tool
+from scratch.mcp.serve.session import ServerState
 from scratch.mcp.specs import BY_NAME
 from tests.sync_support import bare, git, ok, on
 

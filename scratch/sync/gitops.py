@@ -51,7 +51,7 @@ class Plumbing:
     def run(self, *args: str, input: bytes | None = None, check: bool = True,
             index: Path | None = None) -> subprocess.CompletedProcess[bytes]:
         env = self.store_git.env(author="")
-        env["GIT_COMMITTER_NAME"] = env["GIT_AUTHOR_NAME"] = "scratch sync"
+        env["GIT_COMMITTER_NAME"] = env["GIT_AUTHOR_NAME"] = "scratch (sync)"
         if index is not None:
             env["GIT_INDEX_FILE"] = str(index)
         try:

@@ -10,7 +10,8 @@ REF = Arg("Entry: NAME, NAME@VERSION, or a unique prefix of the 8-hex hash that 
 NAME = Arg("Entry name, e.g. notes/plan.md (A-Z a-z 0-9 / _ . -).", metavar="NAME",
            max_length=1024, complete="names")
 PATH = Arg("Dot path (items.0.metadata.name), JSON Pointer (/items/0) or JSONPath "
-           "($.items[?@.status.phase=='Failed']); '.' is a CSV's rows.", metavar="PATH")
+           "($.items[?@.status.phase=='Failed']); '.' is a CSV's rows.", metavar="PATH",
+           max_length=1 << 16)  # long enough that the path's own checks say what is wrong
 FIT = Arg("Return the largest part that fits the per-call cap and budget, plus 'next': the "
           "call that continues exactly after it.", flags=("--fit",))
 NUMBERS = Arg("Prefix each line with its number, 'N:'.", negate="--no-numbers",

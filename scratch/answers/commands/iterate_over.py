@@ -286,7 +286,7 @@ FIELDS = Arg("Comma-separated paths relative to each item, e.g. metadata.name,st
              metavar="A,B.C")
 WHERE = Arg("Keep items matching this RFC 9535 filter (@ is the item), e.g. "
             "@.status.phase == 'Failed' or @.status >= 500.", flags=("--where",),
-            metavar="EXPR")
+            metavar="EXPR", max_length=1 << 16)  # the filter's own checks say what is wrong
 SORT = Arg("Order the rows by this field (stable; numbers as numbers; null, then missing, "
            "last).", flags=("--sort",), metavar="FIELD", max_length=1024)
 DESC = Arg("With sort: largest first (nulls still last).", flags=("--desc",))
