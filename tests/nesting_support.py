@@ -18,9 +18,9 @@ def cases(size: int = SIZE) -> dict[str, tuple[bytes, int]]:
         "open_arrays": (b"[" * size, MAX_DEPTH),
         "closed_arrays": (b"[" * half + b"]" * half, MAX_DEPTH),
         "open_objects": (obj * (size // 5), 5 * MAX_DEPTH),
-        "closed_objects": (obj * (size // 12) + b"1" + b"}" * (size // 12), 5 * MAX_DEPTH),
+        "closed_objects": (obj * (size // 6) + b"1" + b"}" * (size // 6), 5 * MAX_DEPTH),
         # two levels a line: level 901 is the "[" of line 451
-        "mixed_whitespace": (mixed * (size // 18) + b"0" + b"\n} ]" * (size // 18),
+        "mixed_whitespace": (mixed * (size // 13) + b"0" + b"\n} ]" * (size // 13),
                              len(mixed) * (MAX_DEPTH // 2)),
         "ndjson_line": (ndjson_head + b"[" * half + b"]" * half + b"\n" + b'{"b": 2}\n' * 10,
                         len(ndjson_head) + MAX_DEPTH),
