@@ -157,6 +157,8 @@ def kill_worker(home: str, remote: str, wid: int, ops: int, seed: int, kills: in
                              "ingested": {}, "syncs": 0, "killed": 0, "finished": 0}
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["SCRATCH_HOME"] = home
+    env["TMPDIR"] = private_tmp = str(Path(out).with_suffix(".tmp"))  # what a kill leaves there
+    os.makedirs(private_tmp, exist_ok=True)
     every = max(2, ops // max(1, 2 * kills))  # about two syncs per kill
     sync_proc: subprocess.Popen[bytes] | None = None
     kill_at: float | None = None
@@ -175,6 +177,7 @@ def kill_worker(home: str, remote: str, wid: int, ops: int, seed: int, kills: in
                 sync_proc.wait()
                 wrote["killed"] += 1
                 _check_opens(home, sync_proc.pid)
+                assert os.listdir(private_tmp) == [], "a killed sync left temporary files"
                 break
             if not block:
                 return
@@ -232,11 +235,15 @@ def kill_worker(home: str, remote: str, wid: int, ops: int, seed: int, kills: in
 
 
 def _check_opens(home: str, killed: int) -> None:
-    """A store whose sync (pid ``killed``) was just killed opens, lists, and holds no log
-    entry twice."""
+    """A store whose sync (pid ``killed``) was just killed opens, lists, holds no log entry
+    twice, and keeps nothing the sync left in its temporary folder."""
+    from scratch.locking import temp_owner
     from scratch.store import Store, logs
 
     store = Store.open(Path(home))
+    tmp = store.cache_dir / "tmp"
+    left = [n for n in (os.listdir(tmp) if tmp.is_dir() else []) if temp_owner(n) == killed]
+    assert left == [], f"a killed sync left {left}"
     for row in store.list():
         if row["kind"] == "log":
             entries = [e["entry"] for e in logs.read(store, row["name"], limit=10**9)["entries"]]
