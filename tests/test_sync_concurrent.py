@@ -136,6 +136,27 @@ def test_three_stores_a_hundred_operations_each_and_fifty_kills(tmp_path: Path) 
                          seed=int(os.environ.get("SYNC_SEED", 2100)))
 
 
+def test_a_head_lock_left_by_a_killed_git_does_not_stop_writes_or_syncs(tmp_path: Path) -> None:
+    """Moving refs/heads/main also locks HEAD (its reflog): a git killed in that moment leaves
+    ``.git/HEAD.lock``, which the full-size kill run found blocking every later sync
+    (``git_locked``) and write. A lock no process holds goes; the next write and sync work."""
+    remote = bare(tmp_path / "remote.git")
+    a = tmp_path / "a"
+    ok(a, "remote", "add", "origin", str(remote))
+    ok(a, "write", "one.md", input="one\n")
+    (a / ".git" / "HEAD.lock").write_text("")  # as a killed update-ref leaves it
+    ok(a, "write", "two.md", input="two\n")
+    (a / ".git" / "HEAD.lock").write_text("")
+    ok(a, "log", "append", "ev", "--lines", input="e1\n")
+    sync(a)
+    assert not (a / ".git" / "HEAD.lock").exists()
+    pushed = git(remote, "ls-tree", "-r", "--name-only", "main").stdout.split()
+    assert {"agents/default/files/one.md", "agents/default/files/two.md",
+            "agents/default/logs/ev.jsonl"} <= set(pushed)
+    for repo in (a, remote):
+        fsck_clean(repo)
+
+
 def run_three_with_kills(tmp_path: Path, ops: int, kills: int, seed: int) -> dict[str, int]:
     """Each of three workers (tests.sync_support.kill_worker) does ``ops`` operations on its
     store and syncs in processes beside them, ``kills`` of those syncs killed in all (the
