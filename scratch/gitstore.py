@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import subprocess
 import time
@@ -215,6 +216,24 @@ def lock_holders(path: Path) -> bool | None:
     return False
 
 
+_LOCK_IN_ERROR = re.compile(r"Unable to create '([^']+\.lock)'")
+
+
+def locks_in_error(err: str, git_dir: Path) -> list[Path]:
+    """The lock files of ``git_dir`` a git error names (``Unable to create '...lock'``).
+
+    Moving a branch also locks ``HEAD`` when HEAD points to it (for HEAD's reflog): a git
+    killed mid-way can leave ``HEAD.lock``, which no ``<ref>.lock`` of the refs moved names.
+    Only locks inside ``git_dir`` are returned."""
+    out = []
+    root = os.path.realpath(git_dir)
+    for found in _LOCK_IN_ERROR.findall(err):
+        path = os.path.realpath(found)
+        if os.path.commonpath([root, path]) == root:
+            out.append(Path(path))
+    return out
+
+
 def clear_stale_lock(lock: Path) -> bool:
     """Remove git lock file ``lock`` if its holder is gone; True if there is no lock now.
 
@@ -394,9 +413,11 @@ class GitStore:
             if ".lock" not in err:
                 raise StoreError(f"git failed to record the commit: {err.strip()}",
                                  code="git_failed")
-            # the branch's lock file exists: another program's git at work, or one killed
-            # mid-way, whose lock goes at once
-            if not clear_stale_lock(ref_lock):
+            # the branch's lock file (or HEAD's) exists: another program's git at work, or
+            # one killed mid-way, whose lock goes at once
+            cleared = [clear_stale_lock(lock)
+                       for lock in {ref_lock, *locks_in_error(err, self.git_dir)}]
+            if not all(cleared):
                 time.sleep(min(0.05 * (attempt + 1), 0.5))
         raise StoreError("git's branch stayed locked by another program for too long",
                          code="git_locked")

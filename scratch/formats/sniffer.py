@@ -134,7 +134,9 @@ def _json_prefix_ok(text: str, complete: bool) -> bool:
 
     data = text.encode("utf-8")
     try:
-        reindent(data)  # strict JSON at any depth, numbers of any length
+        # strict JSON at any depth, numbers of any length; validation only (limit 0): the
+        # layout of 64 KB of "[" would take 4 GB
+        reindent(data, limit=0)
     except JsonError as exc:
         pos = exc.offset or 0
         if pos >= len(data.rstrip()) - 8:  # failed only because the text stops
@@ -198,8 +200,14 @@ def _is_yaml(text: str, lines: list[str], complete: bool) -> bool:
         return False
     import yaml
 
+    from scratch.formats.nesting import too_deep
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     for candidate in _yaml_candidates(text, complete):
+        if too_deep(candidate.encode("utf-8")) is not None:
+            # libyaml's flow parsing slows with the depth and its composer recurses: the
+            # first lines say YAML, and the analysis stores it as text with the reason
+            return True
         try:
             docs = list(yaml.load_all(candidate, Loader=loader))
         except (yaml.YAMLError, ValueError, RecursionError):

@@ -151,6 +151,9 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
     data: bytes | None = None
     if value is _MISSING:
         data = path.read_bytes()
+        deep = _too_deep(data, "JSON")
+        if deep is not None:
+            return Analysis("json", ok=False, error=deep)
         try:
             # canonical only if the body is the stored text: no need to write a longer one
             body, text_lines, flags = reindent(data, limit=len(data))
@@ -198,6 +201,22 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
                     warnings=warnings)
 
 
+def _too_deep(data: bytes, what: str, line_no: int | None = None,
+              start: int = 0) -> dict[str, Any] | None:
+    """The error of ``data`` nesting deeper than :data:`scratch.formats.nesting.MAX_DEPTH`
+    (checked before any recursive parse), else None; ``data`` may be the line ``line_no``
+    of a file, from its byte ``start``."""
+    from scratch.formats.nesting import nested_too_deeply, position, too_deep
+
+    offset = too_deep(data)
+    if offset is None:
+        return None
+    line, column = position(data, offset)
+    if line_no is not None:
+        line = line_no
+    return _err(f"{what} {nested_too_deeply(start + offset)}", line, column, start + offset)
+
+
 def _err(message: str, line: int | None, column: int | None,
          offset: int | None = None) -> dict[str, Any]:
     return {"message": message, "line": line, "column": column, "offset": offset}
@@ -222,9 +241,11 @@ def analyze_ndjson(path: Path) -> Analysis:
     first_invalid = False
     last_raw: bytes | None = None
     line_no = 0
+    line_start = 0  # byte offset of the line in the file
     with open(path, "rb") as f:
         for raw in f:
             line_no += 1
+            at, line_start = line_start, line_start + len(raw)
             s = raw.strip()
             if not s:
                 if items is None:
@@ -233,6 +254,16 @@ def analyze_ndjson(path: Path) -> Analysis:
             if items is not None:
                 items.append(line_no)
             n_items += 1
+            deep = _too_deep(raw, "JSON", line_no, at)
+            if deep is not None:  # not parsed at all: it is a line that is not JSON
+                invalid += 1
+                if n_items == 1:
+                    first_invalid = True
+                if first_error is None:
+                    first_error = deep
+                if len(examples) < 5:
+                    examples.append(deep)
+                continue
             try:
                 v = orjson.loads(s)
             except orjson.JSONDecodeError as exc:
@@ -301,6 +332,12 @@ def analyze_yaml(path: Path) -> Analysis:
 
     small = path.stat().st_size <= YAML_VALUE_SUMMARY_MAX
     from scratch.formats.jsontext import no_gc
+
+    # libyaml's flow parsing slows with the depth, and the composer recurses: too deep is text
+    # (checked in memory up to the size whose values are loaded anyway)
+    deep = _too_deep(path.read_bytes(), "YAML flow collections") if small else None
+    if deep is not None:
+        return Analysis("yaml", ok=False, error=deep)
 
     try:
         with no_gc():

@@ -24,6 +24,7 @@ from scratch.gitstore import (
     SAFE_CONFIG,
     GitStore,
     clear_stale_lock,
+    locks_in_error,
     remove_private_index,
     write_loose_blob,
 )
@@ -215,8 +216,10 @@ class Plumbing:
             if ".lock" not in err:
                 raise StoreError(f"git refused to move the refs: {err.strip()}",
                                  code="git_failed")
-            for ref, _new, _old in updates:
-                clear_stale_lock(self.git_dir / f"{ref}.lock")
+            # a stale lock of a git killed mid-way goes (HEAD's too: see locks_in_error)
+            for lock in {*(self.git_dir / f"{ref}.lock" for ref, _new, _old in updates),
+                         *locks_in_error(err, self.git_dir)}:
+                clear_stale_lock(lock)
             import time
             time.sleep(min(0.05 * (attempt + 1), 0.5))
         raise StoreError("git's refs stayed locked by another program for too long",

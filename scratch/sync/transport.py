@@ -8,7 +8,9 @@ Which configuration a transport command may use is the one choice here:
   program or send the store elsewhere. Each fetch and push therefore runs in a fresh, private,
   empty bare repository (mode 0700, created here, no hooks, no config beyond ``core.bare``)
   whose object directory is the store's (``GIT_OBJECT_DIRECTORY``); only the URL is read from
-  the store's config (``remote.<name>.url``), and it must pass :func:`check_url`.
+  the store's config (``remote.<name>.url``), and it must pass :func:`check_url`. It lives in
+  the store's ``cache/tmp`` (outside history), named by the sync's pid, so what a killed sync
+  leaves is swept when the store is next opened.
 - The user's own global and system git config *is* used, so https and ssh authenticate as
   the user's git does (credential helpers, ``core.sshCommand``, ``url.insteadOf``, proxies,
   CA settings), as do the transport variables of the caller's environment (``GIT_SSH``,
@@ -110,7 +112,14 @@ class Transport:
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
 
     def __enter__(self) -> Transport:
-        self.tmp = Path(tempfile.mkdtemp(prefix="scratch-sync-"))
+        # in the store's cache/tmp, named by the pid like its other temporaries: a sync killed
+        # with SIGKILL (no __exit__) leaves it to the next open's sweep, not in the system's
+        # temporary folder for good
+        from scratch.safefs import ensure_dir
+
+        where = ensure_dir(self.root, self.root / "cache" / "tmp")
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{os.getpid()}-", suffix="-sync~",
+                                         dir=where))
         for sub in ("refs/heads", "refs/tags", "objects"):
             (self.tmp / sub).mkdir(parents=True, mode=0o700)
         (self.tmp / "HEAD").write_text("ref: refs/heads/main\n")
