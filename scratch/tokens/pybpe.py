@@ -120,5 +120,24 @@ class PyBpe:
             n += c
         return n
 
+    def count_pieces(self, pieces: Sequence[str], limit: int) -> list[tuple[int, int]]:
+        """(characters, tokens) of each of ``pieces`` in order, until their tokens reach
+        ``limit`` (the piece that reaches it is the last one): the cut of a prefix counts only
+        the pre-tokens it may hold."""
+        cache = self._cache
+        out: list[tuple[int, int]] = []
+        n = 0
+        for piece in pieces:
+            c = cache.get(piece)
+            if c is None:
+                c = self.merge_count(piece.encode("utf-8"))
+                if len(cache) < _CACHE_LIMIT:
+                    cache[piece] = c
+            out.append((len(piece), c))
+            n += c
+            if n >= limit:
+                break
+        return out
+
     def count_many(self, texts: Sequence[str]) -> list[int]:
         return [self.count(t) for t in texts]

@@ -204,6 +204,19 @@ def utf8_complete(data: bytes) -> bytes:
     return data if need == 1 or back + 1 >= need else data[:i - 1]
 
 
+def _pretoken_prefix(tok: Tokenizer, window: bytes, limit: int) -> bytes | None:
+    """The prefix of ``window`` that :meth:`BpeTokenizer.prefix_chars` cuts (pure Python, no
+    tiktoken), or None where it cannot (another engine, or it cannot tell)."""
+    prefix_chars = getattr(tok, "prefix_chars", None)
+    if prefix_chars is None:
+        return None
+    text = decode_text(window)
+    chars = prefix_chars(text, limit)
+    if chars is None:
+        return None
+    return window if chars == len(text) else window[:_offsets(window, text, [chars])[0]]
+
+
 def truncate_window(read: Callable[[int], bytes], size: int, n: int,
                     spec: EncodingSpec) -> bytes:
     """The bytes of the first ``n`` tokens of a byte range of ``size`` bytes, of which
@@ -212,6 +225,9 @@ def truncate_window(read: Callable[[int], bytes], size: int, n: int,
 
     Only a window is read and tokenized: ~8 bytes a token to start with, grown 4x until the
     cut falls more than a margin before the window's end (or the window is the whole range).
+    o200k/cl100k cut at a pre-token boundary with the pure-Python counter (a piece is then at
+    most one pre-token shorter than the longest); gemma3, or a pre-token too long for that
+    counter, cut at a token boundary as :func:`truncate_stream` does.
     Every try costs its window, so the whole call costs a small multiple of the bytes ``n``
     tokens take, whatever ``size`` is; a range with no safe cut (one 50 MB line of words) is
     never scanned whole.
@@ -221,11 +237,14 @@ def truncate_window(read: Callable[[int], bytes], size: int, n: int,
     if base <= 0 or size <= 0:
         return b""
     want = min(size, _WINDOW_MIN + _WINDOW_BYTES_PER_TOKEN * base)
+    tok = _tokenizer(spec)
     while True:
         data = read(want)
         whole = want >= size or len(data) < want
         window = data if whole else utf8_complete(data)
-        out = b"".join(truncate_stream(iter((window,)), n, spec))
+        out = _pretoken_prefix(tok, window, base)
+        if out is None:
+            out = b"".join(truncate_stream(iter((window,)), n, spec))
         if whole or len(out) + _WINDOW_MARGIN <= len(window):
             return utf8_complete(out)
         want = min(size, want * _WINDOW_GROWTH)

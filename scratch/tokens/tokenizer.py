@@ -307,6 +307,41 @@ class BpeTokenizer(Tokenizer):
             return [len(ids) for ids in enc.encode_ordinary_batch(texts, num_threads=2)]
         return [len(enc.encode_ordinary(t)) for t in texts]
 
+    def prefix_chars(self, text: str, limit: int) -> int | None:
+        """Characters of a prefix of ``text`` that counts at most ``limit`` on its own and ends
+        at a pre-token boundary: the longest such prefix but at most one pre-token short of
+        the longest token-boundary one. Counted by the pure-Python counter, so cutting a
+        piece of a long line costs no tiktoken build (~0.2 s) and no character tables; None
+        when that counter cannot tell (a pre-token too long for it, lone surrogates) or the
+        first pre-token alone is over ``limit`` (then cut with token ids instead)."""
+        from scratch.tokens.pybpe import PieceTooLong
+        from scratch.tokens.ranktable import TableDamaged
+
+        if limit <= 0 or not text:
+            return 0
+        try:
+            py = self._python()
+            counts = py.count_pieces(py.pieces(text), limit + 1)
+            pos = ends = 0
+            n = 0
+            cut: list[int] = []
+            for size, c in counts:
+                n += c
+                ends += size
+                if n > limit:
+                    break
+                pos = ends
+                cut.append(pos)
+            for _ in range(8):  # the prefix counted on its own (its end may split anew)
+                if not cut:
+                    break
+                pos = cut.pop()
+                if py.count(text[:pos]) <= limit:
+                    return pos
+            return None
+        except (PieceTooLong, TableDamaged, UnicodeEncodeError):
+            return None
+
     def encode(self, text: str) -> list[int]:
         return list(self.encoding.encode_ordinary(text))
 
