@@ -6,7 +6,8 @@ it. With ``--fit`` such a line is answered piece by piece instead of refused:
 
 - A piece is the longest run of the line's bytes, from ``from_byte``, whose answer fits the cap
   and the budget (as the rendering prices it: the text, or the --json envelope). It ends at a
-  token boundary of the agent's tokenizer, moved back so no UTF-8 character is split.
+  pre-token boundary (o200k/cl100k; at most one pre-token short of the longest) or a token
+  boundary (gemma3) of the agent's tokenizer, moved back so no UTF-8 character is split.
 - Only the bytes a piece can hold are read and tokenized: a window of a few times the bytes k
   tokens take (:func:`scratch.tokens.stream.truncate_window`), shared by every fitting probe
   of the answer, so a piece of a 50 MB line -- even one with no safe cut in it -- costs what
@@ -19,7 +20,6 @@ it. With ``--fit`` such a line is answered piece by piece instead of refused:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from scratch.answers.kernel.candidate import Candidate

@@ -312,8 +312,9 @@ class BpeTokenizer(Tokenizer):
         at a pre-token boundary: the longest such prefix but at most one pre-token short of
         the longest token-boundary one. Counted by the pure-Python counter, so cutting a
         piece of a long line costs no tiktoken build (~0.2 s) and no character tables; None
-        when that counter cannot tell (a pre-token too long for it, lone surrogates) or the
-        first pre-token alone is over ``limit`` (then cut with token ids instead)."""
+        when that counter cannot tell (a pre-token too long for it, lone surrogates: then cut
+        with token ids instead). A first pre-token alone over ``limit`` is cut inside, at a
+        token end of its own merges."""
         from scratch.tokens.pybpe import PieceTooLong
         from scratch.tokens.ranktable import TableDamaged
 
@@ -321,17 +322,23 @@ class BpeTokenizer(Tokenizer):
             return 0
         try:
             py = self._python()
-            counts = py.count_pieces(py.pieces(text), limit + 1)
-            pos = ends = 0
-            n = 0
-            cut: list[int] = []
+            pieces = py.pieces(text)
+            counts = py.count_pieces(pieces, limit + 1)
+            ends = n = 0
+            cut: list[int] = []  # pre-token ends whose prefix counts at most limit, summed
             for size, c in counts:
                 n += c
                 ends += size
                 if n > limit:
                     break
-                pos = ends
-                cut.append(pos)
+                cut.append(ends)
+            if not cut and pieces:  # the first pre-token alone is over limit: cut inside it
+                raw = pieces[0].encode("utf-8")
+                for end in py.token_ends(raw)[:limit]:
+                    try:
+                        cut.append(len(raw[:end].decode("utf-8")))
+                    except UnicodeDecodeError:
+                        continue  # a token ending inside a character
             for _ in range(8):  # the prefix counted on its own (its end may split anew)
                 if not cut:
                     break
