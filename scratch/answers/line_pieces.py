@@ -6,9 +6,12 @@ it. With ``--fit`` such a line is answered piece by piece instead of refused:
 
 - A piece is the longest run of the line's bytes, from ``from_byte``, whose answer fits the cap
   and the budget (as the rendering prices it: the text, or the --json envelope). It ends at a
-  token boundary of the agent's tokenizer, moved back so no UTF-8 character is split.
-- Only the bytes a piece can hold are read and tokenized (a piece of k tokens reads about k
-  tokens' worth of the line), so a piece of a 50 MB line costs what the piece costs.
+  pre-token boundary (o200k/cl100k; at most one pre-token short of the longest) or a token
+  boundary (gemma3) of the agent's tokenizer, moved back so no UTF-8 character is split.
+- Only the bytes a piece can hold are read and tokenized: a window of a few times the bytes k
+  tokens take (:func:`scratch.tokens.stream.truncate_window`), shared by every fitting probe
+  of the answer, so a piece of a 50 MB line -- even one with no safe cut in it -- costs what
+  the piece costs, and so does a refusal that sizes its suggestions on the first piece.
 - ``next`` continues the same line at the byte where the piece ended, then the lines after it
   up to the END asked for; following it covers the line exactly once, with no gap or overlap.
 - The data says which part of which line it is: ``line_part`` = ``{"line", "from_byte",
@@ -17,7 +20,6 @@ it. With ``--fit`` such a line is answered piece by piece instead of refused:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from scratch.answers.kernel.candidate import Candidate
@@ -29,23 +31,8 @@ from scratch.errors import OutOfRange, UsageError
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Step
 
-READ_BLOCK = 1 << 16
 CODES = {"head": "head_too_large", "tail": "tail_too_large", "slice": "slice_too_large",
          "read": "read_too_large"}
-
-
-def utf8_boundary(data: bytes) -> bytes:
-    """``data`` without an incomplete UTF-8 character at its end."""
-    i = len(data)
-    back = 0
-    while i > 0 and back < 4 and 0x80 <= data[i - 1] < 0xC0:  # continuation bytes
-        i -= 1
-        back += 1
-    if i == 0:
-        return data
-    lead = data[i - 1]
-    need = 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if lead >= 0xF0 else 1
-    return data if need == 1 or back + 1 >= need else data[:i - 1]
 
 
 def line_span(target: Target, line: int) -> tuple[int, int]:
@@ -92,26 +79,23 @@ class LinePiece(Candidate):
         self._stop = hi
         self.units = max(1, hi - self._start)  # a token holds at least one byte
         self._pieces: dict[int, bytes] = {}
+        self._window = b""
         flags = {} if numbers else {"numbers": False}
         super().__init__(asked or call("slice", ref=target.ref, start=line, end=end,
                                        from_byte=from_byte, fit=True, **flags), fit=True)
 
-    def _chunks(self) -> Iterator[bytes]:
-        with open(self.target.path, "rb") as fh:
-            fh.seek(self._start)
-            left = self._stop - self._start
-            while left > 0:
-                block = fh.read(min(READ_BLOCK, left))
-                if not block:
-                    return
-                left -= len(block)
-                yield block
+    def _read(self, size: int) -> bytes:
+        """The first ``size`` bytes of the rest of the line: the fitting probes of one answer
+        share one window, read again only when a probe needs more of it."""
+        if len(self._window) < size and len(self._window) < self._stop - self._start:
+            self._window = self.target.index.read_line_part(self.line, self.from_byte, size)
+        return self._window[:size]
 
     def _piece(self, k: int) -> bytes:
         if k not in self._pieces:
-            from scratch.tokens import truncate_stream
-            self._pieces[k] = utf8_boundary(
-                b"".join(truncate_stream(self._chunks(), k, self.target.spec)))
+            from scratch.tokens.stream import truncate_window
+            self._pieces[k] = truncate_window(self._read, self._stop - self._start, k,
+                                              self.target.spec)
         return self._pieces[k]
 
     def _flags(self) -> dict[str, Any]:

@@ -18,6 +18,12 @@ lookaround, atomic groups, possessive repeats, conditionals) are refused with
 ``invalid_pattern`` -- never silently replaced by a backtracking engine. ``-F`` without ``-i``
 uses ``bytes.find``.
 
+Long lines: with ``window_over``, a line longer than that many bytes is not copied out: its
+:class:`GrepLine` holds a window of it (up to :data:`WINDOW_BEFORE` bytes before its first
+match, the match up to :data:`WINDOW_MATCH` bytes, :data:`WINDOW_AFTER` after; a context
+line or a line selected by ``-v``: its first bytes), with ``from_byte``/``line_bytes`` saying
+which part it is. So a match on a 50 MB line costs the scan and a window, never the line.
+
 Speed: :func:`grep_buffer` runs the engine over the whole buffer (bytes or mmap) from match to
 match instead of once per line, so the Python cost is per *matching* line; line numbers come
 from a sorted ``line_starts`` sequence (bisect) or from counting newlines between matches.
@@ -71,12 +77,30 @@ class GrepOptions:
         return self.context if self.after is None else self.after
 
 
+WINDOW_BEFORE = 256  # bytes of a long line shown before its first match
+WINDOW_MATCH = 512  # ... of the match itself (a longer match is shown cut)
+WINDOW_AFTER = 256  # ... after the match
+
+
 class GrepLine(NamedTuple):
-    """One output line: 1-based number, raw bytes (no ``\\n``), selected (True) or context."""
+    """One output line: 1-based number, raw bytes (no ``\\n``), selected (True) or context.
+
+    ``line_bytes`` is -1 when ``text`` is the whole line; for a window of a long line it is
+    the line's length and ``text`` its bytes from ``from_byte``."""
 
     lineno: int
     text: bytes
     match: bool
+    from_byte: int = 0
+    line_bytes: int = -1
+
+    @property
+    def windowed(self) -> bool:
+        return self.line_bytes >= 0
+
+    @property
+    def to_byte(self) -> int:
+        return self.from_byte + len(self.text)
 
     def display(self) -> str:
         text = self.text[:-1] if self.text.endswith(b"\r") else self.text
@@ -478,16 +502,33 @@ def _inverted(buf: Any, m: Matcher, start: int, end: int) -> Iterator[tuple[int,
         yield from _all_lines(buf, pos, end)
 
 
+def _window(buf: Any, m: Matcher | None, ls: int, le: int) -> tuple[int, int]:
+    """The window (start, end offsets in ``buf``) of the long line ``buf[ls:le]`` shown
+    around its first match (``m``), or at its start (no ``m``, or no match: ``-v``). A
+    window never splits a UTF-8 character."""
+    span = m.find(buf, ls, le) if m is not None else None
+    s, e = span if span is not None else (ls, ls)
+    lo = max(ls, s - WINDOW_BEFORE)
+    hi = min(le, min(e, s + WINDOW_MATCH) + WINDOW_AFTER)
+    while lo > ls and lo < hi and 0x80 <= buf[lo] < 0xC0:  # inside a character: step past it
+        lo += 1
+    while hi < le and hi > lo and 0x80 <= buf[hi] < 0xC0:
+        hi -= 1
+    return lo, hi
+
+
 def grep_buffer(buf: Any, options: GrepOptions, *, start: int = 0, end: int | None = None,
                 first_lineno: int = 1, line_starts: Any = None,
-                matcher: Matcher | None = None) -> Iterator[Region]:
+                matcher: Matcher | None = None, window_over: int | None = None
+                ) -> Iterator[Region]:
     """Regions of selected lines with context in ``buf[start:end]``.
 
     ``buf`` is bytes, bytearray or an mmap. ``start`` must be a line start whose number is
     ``first_lineno`` (to resume a search; context never reaches before ``start`` or past
     ``end``). ``line_starts`` -- the sorted byte offsets of every line start of ``buf``
     (``line_starts[0] == 0``), e.g. from the entry's index -- makes line numbers a bisect;
-    without it newlines are counted between matches.
+    without it newlines are counted between matches. ``window_over``: lines longer than
+    that many bytes are shown as a window (see the module).
     """
     m = matcher or compile_pattern(options)
     end = len(buf) if end is None else end
@@ -498,9 +539,14 @@ def grep_buffer(buf: Any, options: GrepOptions, *, start: int = 0, end: int | No
     lineno_of = _line_counter(buf, start, first_lineno, line_starts)
     selected = (_inverted if options.invert else _matching_lines)(buf, m, start, end)
     bfind, brfind = buf.find, buf.rfind
+    over = window_over if window_over is not None else -1
+    around = None if options.invert else m
 
-    def text(ls: int, le: int) -> bytes:
-        return bytes(buf[ls:le])
+    def line(n: int, ls: int, le: int, match: bool) -> GrepLine:
+        if 0 <= over < le - ls:
+            lo, hi = _window(buf, around if match else None, ls, le)
+            return GrepLine(n, bytes(buf[lo:hi]), match, lo - ls, le - ls)
+        return GrepLine(n, bytes(buf[ls:le]), match)
 
     if before_n == 0 and after_n == 0:
         # The hot path: one single-line region per selected line, merged when adjacent.
@@ -510,7 +556,7 @@ def grep_buffer(buf: Any, options: GrepOptions, *, start: int = 0, end: int | No
             if region and region[-1].lineno + 1 != n:
                 yield Region(region)
                 region = []
-            region.append(GrepLine(n, bytes(buf[ls:le]), True))
+            region.append(line(n, ls, le, True))
             if max_count is not None and count >= max_count:
                 break
         if region:
@@ -530,11 +576,11 @@ def grep_buffer(buf: Any, options: GrepOptions, *, start: int = 0, end: int | No
             for k in range(gap):
                 e = bfind(b"\n", pos, end)
                 e = end if e < 0 else e
-                cur.append(GrepLine(last_no + 1 + k, text(pos, e), False))
+                cur.append(line(last_no + 1 + k, pos, e, False))
                 pos = e + 1
         else:
             if cur:
-                _extend_after(cur, buf, last_no, last_end, after_left, end, text)
+                _extend_after(cur, buf, last_no, last_end, after_left, end, line)
                 yield Region(cur)
             cur = []
             # Up to before_n lines before this one, never before ``start``.
@@ -546,26 +592,26 @@ def grep_buffer(buf: Any, options: GrepOptions, *, start: int = 0, end: int | No
                 starts.append((s, e))
                 e = s - 1
             for k, (s, e2) in enumerate(reversed(starts)):
-                cur.append(GrepLine(n - len(starts) + k, text(s, e2), False))
-        cur.append(GrepLine(n, text(ls, le), True))
+                cur.append(line(n - len(starts) + k, s, e2, False))
+        cur.append(line(n, ls, le, True))
         last_no, last_end = n, le
         after_left = after_n
         if max_count is not None and count >= max_count:
             break
     if cur:
-        _extend_after(cur, buf, last_no, last_end, after_left, end, text)
+        _extend_after(cur, buf, last_no, last_end, after_left, end, line)
         yield Region(cur)
 
 
 def _extend_after(cur: list[GrepLine], buf: Any, last_no: int, last_end: int, k: int, end: int,
-                  text: Callable[[int, int], bytes]) -> None:
+                  line: Callable[[int, int, int, bool], GrepLine]) -> None:
     pos = last_end + 1
     for i in range(k):
         if pos >= end:
             return
         e = buf.find(b"\n", pos, end)
         e = end if e < 0 else e
-        cur.append(GrepLine(last_no + 1 + i, text(pos, e), False))
+        cur.append(line(last_no + 1 + i, pos, e, False))
         pos = e + 1
 
 

@@ -70,9 +70,31 @@ class PyBpe:
         n = len(piece)
         if n > MAX_PIECE:
             raise PieceTooLong(n)
-        get = self._get
-        if n < 2 or get(piece) is not None:
+        if n < 2 or self._get(piece) is not None:
             return n and 1
+        return self._merge(piece)[0]
+
+    def token_ends(self, piece: bytes) -> list[int]:
+        """Byte offsets where each token of one pre-token's bytes ends (cutting inside a
+        pre-token too long for the limit)."""
+        n = len(piece)
+        if n > MAX_PIECE:
+            raise PieceTooLong(n)
+        if n < 2 or self._get(piece) is not None:
+            return [n] if n else []
+        nxt = self._merge(piece)[1]
+        ends: list[int] = []
+        s = 0
+        while s < n:
+            s = nxt[s]
+            ends.append(s)
+        return ends
+
+    def _merge(self, piece: bytes) -> tuple[int, list[int]]:
+        """The merges of one pre-token of 2+ bytes: (parts left, ``nxt``: where the part
+        starting at each part start ends)."""
+        n = len(piece)
+        get = self._get
         # Parts are identified by their start offset: nxt[s] is where the part starting at s
         # ends (-1 once it was merged into its left neighbour); prv[s] where its left one starts.
         nxt = list(range(1, n + 1))
@@ -104,7 +126,7 @@ class PyBpe:
                 r = get(piece[s:f])
                 if r is not None:
                     heappush(heap, (r, s, f))
-        return parts
+        return parts, nxt
 
     def count(self, text: str) -> int:
         """Tokens in ``text``; raises :class:`PieceTooLong` for pathological pre-tokens and
@@ -119,6 +141,25 @@ class PyBpe:
                     cache[piece] = c
             n += c
         return n
+
+    def count_pieces(self, pieces: Sequence[str], limit: int) -> list[tuple[int, int]]:
+        """(characters, tokens) of each of ``pieces`` in order, until their tokens reach
+        ``limit`` (the piece that reaches it is the last one): the cut of a prefix counts only
+        the pre-tokens it may hold."""
+        cache = self._cache
+        out: list[tuple[int, int]] = []
+        n = 0
+        for piece in pieces:
+            c = cache.get(piece)
+            if c is None:
+                c = self.merge_count(piece.encode("utf-8"))
+                if len(cache) < _CACHE_LIMIT:
+                    cache[piece] = c
+            out.append((len(piece), c))
+            n += c
+            if n >= limit:
+                break
+        return out
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         return [self.count(t) for t in texts]

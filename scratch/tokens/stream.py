@@ -13,12 +13,15 @@ Invariants:
 - What is produced under a limit N counts at most N when counted on its own (a character
   that needs more than N tokens alone is left out rather than broken).
 - Memory: a few segments plus, for tail, the window holding the last N tokens.
+- :func:`truncate_window` cuts the first N tokens of a byte range read at random (a piece of
+  one long line): it reads and tokenizes a window a few times the size N tokens can take,
+  never the range, so a piece of a 50 MB line with no safe cut costs what the piece costs.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from scratch.errors import UsageError
 from scratch.tokens.cuts import iter_segments
@@ -30,6 +33,13 @@ _COUNT_SEGMENT_SP = 1 << 16  # SentencePiece is fastest on small pieces
 _BATCH_BYTES = 8 << 20  # bytes counted per batch call (both cores busy, memory bounded)
 _CUT_SEGMENT = 1 << 16  # truncate/tail: cheap to re-encode the one segment that is cut
 _CUT_LIMIT = 1 << 18  # ... and long lines are cut in-line early so that segment stays small
+# truncate_window: the first window holds ~8 bytes a token (text averages ~4), grown 4x while
+# the tokens asked for do not end inside it; a cut closer than the margin to the window's end
+# is not settled (the bytes after it could still change its last token), so it grows then too
+_WINDOW_BYTES_PER_TOKEN = 8
+_WINDOW_MIN = 4096
+_WINDOW_GROWTH = 4
+_WINDOW_MARGIN = 256
 
 
 def _tokenizer(spec: EncodingSpec) -> Tokenizer:
@@ -180,6 +190,66 @@ def truncate_stream(chunks: Iterable[bytes], n: int, spec: EncodingSpec) -> Iter
         return
 
 
+def utf8_complete(data: bytes) -> bytes:
+    """``data`` without an incomplete UTF-8 character at its end."""
+    i = len(data)
+    back = 0
+    while i > 0 and back < 4 and 0x80 <= data[i - 1] < 0xC0:  # continuation bytes
+        i -= 1
+        back += 1
+    if i == 0:
+        return data
+    lead = data[i - 1]
+    need = 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if lead >= 0xF0 else 1
+    return data if need == 1 or back + 1 >= need else data[:i - 1]
+
+
+def _pretoken_prefix(tok: Tokenizer, window: bytes, limit: int) -> bytes | None:
+    """The prefix of ``window`` that :meth:`BpeTokenizer.prefix_chars` cuts (pure Python, no
+    tiktoken), or None where it cannot (another engine, or it cannot tell)."""
+    prefix_chars = getattr(tok, "prefix_chars", None)
+    if prefix_chars is None:
+        return None
+    text = decode_text(window)
+    chars = prefix_chars(text, limit)
+    if chars is None:
+        return None
+    return window if chars == len(text) else window[:_offsets(window, text, [chars])[0]]
+
+
+def truncate_window(read: Callable[[int], bytes], size: int, n: int,
+                    spec: EncodingSpec) -> bytes:
+    """The bytes of the first ``n`` tokens of a byte range of ``size`` bytes, of which
+    ``read(m)`` returns the first ``m``: a prefix counting at most ``n`` on its own, without
+    an incomplete UTF-8 character at its end.
+
+    Only a window is read and tokenized: ~8 bytes a token to start with, grown 4x until the
+    cut falls more than a margin before the window's end (or the window is the whole range).
+    o200k/cl100k cut at a pre-token boundary with the pure-Python counter (a piece is then at
+    most one pre-token shorter than the longest); gemma3, or a pre-token too long for that
+    counter, cut at a token boundary as :func:`truncate_stream` does.
+    Every try costs its window, so the whole call costs a small multiple of the bytes ``n``
+    tokens take, whatever ``size`` is; a range with no safe cut (one 50 MB line of words) is
+    never scanned whole.
+    """
+    _check_limit(n, "the token limit")
+    base = spec.base_limit(n)
+    if base <= 0 or size <= 0:
+        return b""
+    want = min(size, _WINDOW_MIN + _WINDOW_BYTES_PER_TOKEN * base)
+    tok = _tokenizer(spec)
+    while True:
+        data = read(want)
+        whole = want >= size or len(data) < want
+        window = data if whole else utf8_complete(data)
+        out = _pretoken_prefix(tok, window, base)
+        if out is None:
+            out = b"".join(truncate_stream(iter((window,)), n, spec))
+        if whole or len(out) + _WINDOW_MARGIN <= len(window):
+            return utf8_complete(out)
+        want = min(size, want * _WINDOW_GROWTH)
+
+
 def tail_stream(chunks: Iterable[bytes], n: int, spec: EncodingSpec) -> Iterator[bytes]:
     """The bytes of the last ``n`` tokens (a suffix of the input counting <= ``n``).
 
@@ -211,4 +281,5 @@ def tail_stream(chunks: Iterable[bytes], n: int, spec: EncodingSpec) -> Iterator
         yield seg
 
 
-__all__ = ["count_stream", "ids_stream", "tail_stream", "truncate_stream"]
+__all__ = ["count_stream", "ids_stream", "tail_stream", "truncate_stream", "truncate_window",
+           "utf8_complete"]

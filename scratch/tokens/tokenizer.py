@@ -307,6 +307,48 @@ class BpeTokenizer(Tokenizer):
             return [len(ids) for ids in enc.encode_ordinary_batch(texts, num_threads=2)]
         return [len(enc.encode_ordinary(t)) for t in texts]
 
+    def prefix_chars(self, text: str, limit: int) -> int | None:
+        """Characters of a prefix of ``text`` that counts at most ``limit`` on its own and ends
+        at a pre-token boundary: the longest such prefix but at most one pre-token short of
+        the longest token-boundary one. Counted by the pure-Python counter, so cutting a
+        piece of a long line costs no tiktoken build (~0.2 s) and no character tables; None
+        when that counter cannot tell (a pre-token too long for it, lone surrogates: then cut
+        with token ids instead). A first pre-token alone over ``limit`` is cut inside, at a
+        token end of its own merges."""
+        from scratch.tokens.pybpe import PieceTooLong
+        from scratch.tokens.ranktable import TableDamaged
+
+        if limit <= 0 or not text:
+            return 0
+        try:
+            py = self._python()
+            pieces = py.pieces(text)
+            counts = py.count_pieces(pieces, limit + 1)
+            ends = n = 0
+            cut: list[int] = []  # pre-token ends whose prefix counts at most limit, summed
+            for size, c in counts:
+                n += c
+                ends += size
+                if n > limit:
+                    break
+                cut.append(ends)
+            if not cut and pieces:  # the first pre-token alone is over limit: cut inside it
+                raw = pieces[0].encode("utf-8")
+                for end in py.token_ends(raw)[:limit]:
+                    try:
+                        cut.append(len(raw[:end].decode("utf-8")))
+                    except UnicodeDecodeError:
+                        continue  # a token ending inside a character
+            for _ in range(8):  # the prefix counted on its own (its end may split anew)
+                if not cut:
+                    break
+                pos = cut.pop()
+                if py.count(text[:pos]) <= limit:
+                    return pos
+            return None
+        except (PieceTooLong, TableDamaged, UnicodeEncodeError):
+            return None
+
     def encode(self, text: str) -> list[int]:
         return list(self.encoding.encode_ordinary(text))
 

@@ -11,6 +11,10 @@ Invariants:
 - A --fit page stops only where resuming the search (``from_line``) repeats and skips nothing:
   between regions, or just before a selected line; ``next`` resumes there with the remaining
   ``max_count``: following it covers all matches with no gap and no overlap.
+- A line longer than :data:`WINDOW_OVER` bytes is shown as a window around its first match
+  (``line_part`` in the data, a notice naming the ``slice --from-byte --fit`` call that reads
+  it in pieces), priced by counting the window: a match on a 50 MB line costs a scan and a
+  window, never a copy of the line.
 - When ``-m`` stopped the search, ``meta.total_matches`` is the number of matching lines in the
   whole entry (a second pass without context, counted, not shown).
 - ``--count`` and ``--count-by GROUP`` are counting answers
@@ -42,6 +46,8 @@ from scratch.declare import Arg, Command, Tool
 from scratch.errors import InvalidPattern, UsageError, argument
 from scratch.words import plural
 
+WINDOW_OVER = 1 << 18  # bytes of a line over which a match shows a window of it: ~64k tokens,
+# more than a default cap could show whole
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
 # whole-entry totals of versions a warm process has read or counted, by index directory and
 # question: the directory is the version's (its blob), whose content never changes, so the
@@ -111,20 +117,56 @@ def _regions(target: Target, options: Any, from_line: int) -> list[Any]:
     kept = _MAPS.get(target.path) if isinstance(index, KeptIndex) else None  # warm only
     if kept is not None and len(kept) == size:
         return list(grep_buffer(kept, options, start=start, first_lineno=from_line,
-                                line_starts=index.line_starts()))
+                                line_starts=index.line_starts(), window_over=WINDOW_OVER))
     with open(target.path, "rb") as fh:
         buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
             return list(grep_buffer(buf, options, start=start, first_lineno=from_line,
-                                    line_starts=index.line_starts()))
+                                    line_starts=index.line_starts(), window_over=WINDOW_OVER))
         finally:
             buf.close()
+
+
+def _line_tokens(target: Target, ln: Any) -> int:
+    """Base tokens of a shown line: the index's count, or a window's own (with its marks)."""
+    if ln.windowed:
+        from scratch.tokens.tokenizer import get_tokenizer
+        return get_tokenizer(target.spec.base).count(_marked(ln))
+    return target.index.range_tokens(ln.lineno, ln.lineno, target.spec.base) or 0
+
+
+def _marked(ln: Any) -> str:
+    """A line as shown: a window of a long line with ``…`` where the line goes on."""
+    text = ln.display()
+    if not ln.windowed:
+        return text
+    return ("…" if ln.from_byte else "") + text + ("…" if ln.to_byte < ln.line_bytes else "")
+
+
+def _window_notices(target: Target, regions: list[Any], invert: bool) -> tuple[Any, ...]:
+    from scratch.answers.kernel.result import Words
+    out: list[Any] = []
+    for region in regions:
+        for ln in region.lines:
+            if ln.windowed:
+                out.append(Words((
+                    f"line {ln.lineno} has {ln.line_bytes:,} bytes: shown are bytes "
+                    f"{ln.from_byte:,}-{ln.to_byte:,}"
+                    + (" around the match" if ln.match and not invert else "")
+                    + "; in pieces: ",
+                    call("slice", ref=target.ref, start=ln.lineno, end=ln.lineno,
+                         from_byte=ln.from_byte or None, fit=True))))
+    return tuple(out)
 
 
 def _region_cost(target: Target, region: Any, prefix: str, numbers: bool = True) -> int:
     spec = target.spec
     first, last = region.first_lineno, region.last_lineno
-    cost = range_cost(target, first, last, spec, numbers=numbers)
+    if any(ln.windowed for ln in region.lines):
+        cost = spec.scale(sum(_line_tokens(target, ln) + line_prefix_cost(ln.lineno)
+                              for ln in region.lines))
+    else:
+        cost = range_cost(target, first, last, spec, numbers=numbers)
     if prefix:
         cost += spec.scale((last - first + 1) * max(1, len(prefix) // 4))
     return cost + 1  # the "--" separator
@@ -139,21 +181,28 @@ def render_regions(regions: list[Any], prefix: str = "") -> str:
         if i and separate:
             out.append("--")
         for line in region.lines:
-            out.append(f"{prefix}{line.lineno}{':' if line.match else '-'}{line.display()}")
+            out.append(f"{prefix}{line.lineno}{':' if line.match else '-'}{_marked(line)}")
     return "\n".join(out) + ("\n" if out else "")
 
 
 def regions_data(regions: list[Any]) -> list[dict[str, Any]]:
     return [{"start": r.first_lineno, "end": r.last_lineno,
-             "lines": [{"line": ln.lineno, "text": ln.display(), "match": ln.match}
-                       for ln in r.lines]} for r in regions]
+             "lines": [_line_data(ln) for ln in r.lines]} for r in regions]
+
+
+def _line_data(ln: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"line": ln.lineno, "text": ln.display(), "match": ln.match}
+    if ln.windowed:  # a window of a long line: which bytes of it (as slice --from-byte counts)
+        out["line_part"] = {"line": ln.lineno, "from_byte": ln.from_byte, "to_byte": ln.to_byte,
+                            "line_bytes": ln.line_bytes}
+    return out
 
 
 def first_matches(regions: list[Any], k: int, after: int) -> list[Any]:
     """The regions ``-m k`` answers, from those of a search that went further: its lines up to
     the k-th selected one, then up to ``after`` lines of trailing context (lines that follow
     at once, shown as context even when they match, as grep -m does)."""
-    from scratch.query.grep import GrepLine, Region
+    from scratch.query.grep import Region
     out: list[Any] = []
     seen = 0
     for region in regions:
@@ -161,7 +210,7 @@ def first_matches(regions: list[Any], k: int, after: int) -> list[Any]:
         for ln in region.lines:
             if seen >= k:
                 if len(lines) >= 1 and after > 0 and ln.lineno == lines[-1].lineno + 1:
-                    lines.append(GrepLine(ln.lineno, ln.text, False))
+                    lines.append(ln._replace(match=False))
                     after -= 1
                     continue
                 break
@@ -208,15 +257,13 @@ class GrepAnswer(Candidate):
         self._details = details or {"matches": self.matches}
         self.lines = [(ri, ln) for ri, region in enumerate(regions) for ln in region.lines]
         spec = target.spec
-        index = target.index
-        base = spec.base
         # each line's tokens read from the index once: with its number (the text's price) and
         # without (the estimate), summed as prefixes, since fitting asks for many page sizes
         self.costs = []
         plain = [0]
         for ri, region in enumerate(regions):
             for i, ln in enumerate(region.lines):
-                tokens = index.range_tokens(ln.lineno, ln.lineno, base) or 0
+                tokens = _line_tokens(target, ln)
                 self.costs.append(int(spec.scale(tokens + line_prefix_cost(ln.lineno)))
                                   + (1 if ri and i == 0 else 0))
                 plain.append(plain[-1] + int(spec.scale(tokens)))
@@ -260,7 +307,9 @@ class GrepAnswer(Candidate):
             meta["total_matches"] = total
             notices = (f"{plural(total, 'matching line', grouped=True)} in the whole entry; "
                        f"this search stops at the first {self.options.max_count}",)
-        return Result("grep", data=data, text=render_regions(regions), notices=notices,
+        return Result("grep", data=data, text=render_regions(regions),
+                      notices=notices + _window_notices(self.target, regions,
+                                                         self.options.invert),
                       price=self.text_price(k), meta=meta)
 
     def _total(self) -> int | None:
