@@ -16,7 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
@@ -26,6 +26,9 @@ from scratch.answers.line_pieces import CODES, LinePiece
 from scratch.calls import Call, call
 from scratch.errors import OutOfRange, ScratchError, UsageError
 from scratch.words import plural
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
 
 
 def format_lines(lines: list[bytes], start: int, numbers: bool) -> str:
@@ -128,10 +131,10 @@ class LineRange(Candidate):
         return LinePiece(self.target, self.start, self.asked_end, 0, command=self.command,
                          numbers=self.numbers, owner=False)
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         return [SHRINK, FIT, *line_alternatives(self.target, self.start, unless_shrunk=True)]
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return {"total_lines": self.target.index.line_count, "start": self.start,
                 "end": self.end}
 

@@ -28,7 +28,7 @@ import mmap
 import os
 import threading
 from collections import OrderedDict
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from scratch.answers.commands._args import FIT as FIT_ARG
 from scratch.answers.commands._args import REF
@@ -41,6 +41,9 @@ from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import InvalidPattern, UsageError, argument
 from scratch.words import plural
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
 
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
 # whole-entry totals of versions a warm process has read or counted, by index directory and
@@ -321,8 +324,8 @@ class GrepAnswer(Candidate):
                           fit=False, asked=self.asked.with_args(max_count=k, fit=None),
                           owner=False)
 
-    def plan(self) -> list[Any]:
-        steps: list[Any] = [SHRINK, FIT]
+    def plan(self) -> list[Step]:
+        steps: list[Step] = [SHRINK, FIT]
         if self.options.context:
             steps.append(Alternative(candidate=lambda cap: GrepAnswer(
                 self.target, only_matches(self.regions), self.options,
@@ -334,7 +337,7 @@ class GrepAnswer(Candidate):
                       for a in line_alternatives(self.target, first)]
         return steps
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return self._details
 
     def close(self) -> None:
@@ -460,8 +463,8 @@ class GrepAll(Candidate):
         return GrepAll(self.ctx, self.pattern, self.options, cut,
                        self.asked.with_args(max_count=k))
 
-    def plan(self) -> list[Any]:
-        steps: list[Any] = [SHRINK]
+    def plan(self) -> list[Step]:
+        steps: list[Step] = [SHRINK]
         args = {k: v for k, v in self.asked.args.items() if k not in ("all", "pattern")}
         for target, regions in self.found[:ALL_FIT_ENTRIES * 2]:
             one = call("grep", ref=target.name, pattern=self.pattern, **args)

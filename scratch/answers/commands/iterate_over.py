@@ -42,6 +42,7 @@ from scratch.errors import UsageError, argument
 from scratch.words import plural
 
 if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
     from scratch.answers.kernel.result import Speller
 
 SAMPLE_ROWS = 20  # rows rendered to estimate a refused window's cost
@@ -256,15 +257,15 @@ class RowsAnswer(Candidate):
         """The first k rows of this answer."""
         return self._again(self.asked.with_args(limit=k, fit=None), limit=k)
 
-    def plan(self) -> list[Any]:
-        steps: list[Any] = [SHRINK, FIT]
+    def plan(self) -> list[Step]:
+        steps: list[Step] = [SHRINK, FIT]
         if len(self.fields) > 1:  # the first field alone, over a window that fits
             first = self.asked.with_args(fields=self.fields[:1], fit=None)
             steps.append(Alternative(candidate=lambda cap: self._again(
                 first, fields=self.fields[:1], limit=self.limit), shrink=True))
         return steps
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         out: dict[str, Any] = {"rows": self.units, "items": self.total}
         if self.selection is not None:
             out["matches"] = self.count

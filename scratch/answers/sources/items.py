@@ -38,6 +38,10 @@ SCAN_ITEMS = 4096  # NDJSON lines parsed per read when a scan streams them
 # Any here, once; everything about where it sits (segments, bad lines, fast paths) is typed.
 Item: TypeAlias = Any  # type: ignore[explicit-any]  # JSON edge: stored JSON values enter
 Row: TypeAlias = "dict[str, Item]"  # a CSV row, a log record: column -> cell
+# The index's info (info.json: the schema summary, a log's records, CSV columns, headings) and
+# what answers build of it for --json (a pointer, a schema outline): stored JSON read by shape,
+# as an item is
+Info: TypeAlias = "dict[str, Item]"
 Segments: TypeAlias = "tuple[str | int, ...]"  # where the array is (the root: ())
 # what an engine outside Python may count without reading the items here
 Fast: TypeAlias = ('tuple[Literal["ndjson", "json"], Segments]'
