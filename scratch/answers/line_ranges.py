@@ -16,7 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
@@ -39,7 +39,7 @@ def format_lines(lines: list[bytes], start: int, numbers: bool) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def lines_data(target: Target, start: int, end: int, lines: list[bytes]) -> dict[str, Any]:
+def lines_data(target: Target, start: int, end: int, lines: list[bytes]) -> dict[str, object]:
     return {"name": target.name, "version": target.version, "start": start, "end": end,
             "total_lines": target.index.line_count,
             "lines": [b.decode("utf-8", errors="replace") for b in lines]}
@@ -68,7 +68,7 @@ class LineRange(Candidate):
 
     # -- calls ---------------------------------------------------------------------------------
 
-    def _flags(self) -> dict[str, Any]:
+    def _flags(self) -> dict[str, bool]:
         return {} if self.numbers else {"numbers": False}
 
     def _call(self, start: int, end: int, fit: bool) -> Call:
