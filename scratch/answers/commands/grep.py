@@ -28,7 +28,7 @@ import mmap
 import os
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT as FIT_ARG
 from scratch.answers.commands._args import REF
@@ -43,17 +43,29 @@ from scratch.errors import InvalidPattern, UsageError, argument
 from scratch.words import plural
 
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import TypedDict
+
     from scratch.answers.kernel.candidate import Step
+    from scratch.query.grep import GrepLine, GrepOptions, Region
+
+    class EntryMatches(TypedDict):
+        """One entry of grep --all's data."""
+
+        name: str
+        regions: list[dict[str, object]]
+        matches: int
+
 
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
 # whole-entry totals of versions a warm process has read or counted, by index directory and
 # question: the directory is the version's (its blob), whose content never changes, so the
 # total is that of the file beside the index (countcache), read once per process, not per call
-_TOTALS: dict[tuple[str, tuple[Any, ...]], int] = {}
+_TOTALS: dict[tuple[str, tuple[object, ...]], int] = {}
 
 
 def _options(pattern: str, context: int, ignore_case: bool, fixed: bool, max_count: int | None,
-             invert: bool) -> Any:
+             invert: bool) -> GrepOptions:
     from scratch.query.grep import GrepOptions
     if context < 0 or (max_count is not None and max_count < 0):
         raise UsageError(f"{argument('context')} and {argument('max_count')} must be >= 0",
@@ -77,7 +89,7 @@ class _KeptMaps:
         self.lock = threading.Lock()
         self.maps: OrderedDict[tuple[int, int, int, int], mmap.mmap] = OrderedDict()
 
-    def get(self, path: Any) -> mmap.mmap | None:
+    def get(self, path: Path) -> mmap.mmap | None:
         st = os.stat(path)
         if st.st_size == 0:
             return None
@@ -101,7 +113,7 @@ class _KeptMaps:
 _MAPS = _KeptMaps(4)
 
 
-def _regions(target: Target, options: Any, from_line: int) -> list[Any]:
+def _regions(target: Target, options: GrepOptions, from_line: int) -> list[Region]:
     from scratch.answers.kernel.kept_indexes import KeptIndex
     from scratch.query.grep import grep_buffer
     index = target.index
@@ -124,7 +136,7 @@ def _regions(target: Target, options: Any, from_line: int) -> list[Any]:
             buf.close()
 
 
-def _region_cost(target: Target, region: Any, prefix: str, numbers: bool = True) -> int:
+def _region_cost(target: Target, region: Region, prefix: str, numbers: bool = True) -> int:
     spec = target.spec
     first, last = region.first_lineno, region.last_lineno
     cost = range_cost(target, first, last, spec, numbers=numbers)
@@ -133,7 +145,7 @@ def _region_cost(target: Target, region: Any, prefix: str, numbers: bool = True)
     return cost + 1  # the "--" separator
 
 
-def render_regions(regions: list[Any], prefix: str = "") -> str:
+def render_regions(regions: list[Region], prefix: str = "") -> str:
     """``N:line`` for matches, ``N-line`` for context; like GNU grep, ``--`` separates regions
     only when they carry context (numbered match lines alone already show the gaps)."""
     out: list[str] = []
@@ -146,21 +158,21 @@ def render_regions(regions: list[Any], prefix: str = "") -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def regions_data(regions: list[Any]) -> list[dict[str, Any]]:
+def regions_data(regions: list[Region]) -> list[dict[str, object]]:
     return [{"start": r.first_lineno, "end": r.last_lineno,
              "lines": [{"line": ln.lineno, "text": ln.display(), "match": ln.match}
                        for ln in r.lines]} for r in regions]
 
 
-def first_matches(regions: list[Any], k: int, after: int) -> list[Any]:
+def first_matches(regions: list[Region], k: int, after: int) -> list[Region]:
     """The regions ``-m k`` answers, from those of a search that went further: its lines up to
     the k-th selected one, then up to ``after`` lines of trailing context (lines that follow
     at once, shown as context even when they match, as grep -m does)."""
     from scratch.query.grep import GrepLine, Region
-    out: list[Any] = []
+    out: list[Region] = []
     seen = 0
     for region in regions:
-        lines: list[Any] = []
+        lines: list[GrepLine] = []
         for ln in region.lines:
             if seen >= k:
                 if len(lines) >= 1 and after > 0 and ln.lineno == lines[-1].lineno + 1:
@@ -177,10 +189,10 @@ def first_matches(regions: list[Any], k: int, after: int) -> list[Any]:
     return out
 
 
-def only_matches(regions: list[Any]) -> list[Any]:
+def only_matches(regions: list[Region]) -> list[Region]:
     """The regions -C 0 answers: the selected lines, adjacent ones together."""
     from scratch.query.grep import Region
-    out: list[Any] = []
+    out: list[Region] = []
     for region in regions:
         for ln in region.lines:
             if not ln.match:
@@ -198,9 +210,10 @@ class GrepAnswer(Candidate):
     command = "grep"
     code = "grep_too_large"
 
-    def __init__(self, target: Target, regions: list[Any], options: Any, *, from_line: int,
+    def __init__(self, target: Target, regions: list[Region], options: GrepOptions, *,
+                 from_line: int,
                  fit: bool, asked: Call, owner: bool = True,
-                 details: dict[str, Any] | None = None) -> None:
+                 details: dict[str, object] | None = None) -> None:
         super().__init__(asked, fit=fit)
         self.target = target
         self.regions = regions
@@ -235,14 +248,14 @@ class GrepAnswer(Candidate):
         self.what = f"line {first} alone"
         self._total_matches: int | None = None
 
-    def _prefix(self, k: int) -> list[Any]:
+    def _prefix(self, k: int) -> list[Region]:
         """The regions of the first k units."""
         from scratch.query.grep import Region
         if not self.cuts:
             return []
         if k >= len(self.cuts):
             return self.regions
-        out: list[Any] = []
+        out: list[tuple[int, Region]] = []
         for ri, ln in self.lines[:self.cuts[k - 1]]:
             if not out or out[-1][0] != ri:
                 out.append((ri, Region()))
@@ -251,7 +264,7 @@ class GrepAnswer(Candidate):
 
     def page(self, k: int) -> Result:
         regions = self._prefix(k)
-        data: dict[str, Any] = {"name": self.target.name, "version": self.target.version,
+        data: dict[str, object] = {"name": self.target.name, "version": self.target.version,
                                 "matches": self.matches if regions is self.regions
                                 else sum(r.match_count for r in regions),
                                 "regions": regions_data(regions)}
@@ -431,7 +444,8 @@ class GrepAll(Candidate):
     command = "grep"
     code = "grep_too_large"
 
-    def __init__(self, ctx: Context, pattern: str, options: Any, found: list[tuple[Target, Any]],
+    def __init__(self, ctx: Context, pattern: str, options: GrepOptions,
+                 found: list[tuple[Target, list[Region]]],
                  asked: Call) -> None:
         super().__init__(asked)
         self.ctx = ctx
@@ -443,7 +457,7 @@ class GrepAll(Candidate):
 
     def page(self, k: int) -> Result:
         parts: list[str] = []
-        entries: list[dict[str, Any]] = []
+        entries: list[EntryMatches] = []
         for target, regions in self.found:
             parts.append(render_regions(regions, f"{target.name}:"))
             entries.append({"name": target.name, "regions": regions_data(regions),
@@ -485,7 +499,7 @@ def grep_all(ctx: Context, pattern: str, *, context: int = 0, ignore_case: bool 
     asked = call("grep", all=True, pattern=pattern, context=context or None,
                  ignore_case=ignore_case or None, fixed=fixed or None, invert=invert or None,
                  max_count=max_count)
-    found: list[tuple[Target, Any]] = []
+    found: list[tuple[Target, list[Region]]] = []
     try:
         for row in ctx.store().list(""):
             target = open_target(ctx, row["name"], logs=True)
