@@ -378,8 +378,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         finally:
             target.index.close()
             index.close()
-        if opts.partial and (opts.info or {}).get("partial_reason"):
-            pointer["partial_reason"] = opts.info["partial_reason"]  # type: ignore[index]
+        reason = (opts.info or {}).get("partial_reason")
+        if opts.partial and reason:
+            pointer["partial_reason"] = str(reason)
         # The size rule is about the output the tool printed. Re-rendered JSON can have far
         # more tokens than the minified bytes received, so judge the pointer by the smaller.
         judged = total

@@ -14,7 +14,7 @@ most 800 tokens. Detail is dropped level by level until it fits.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from scratch.answers.pointer_counts import breakdown, category_field, csv_category, log_calls
 from scratch.calls import Call, call
@@ -28,6 +28,35 @@ MAX_POINTER_TOKENS = 800
 BIG_OUTPUT_TOKENS = 50_000
 NAME_HINTS = ("name", "id", "phase", "status", "state", "level", "reason", "message", "type",
               "namespace", "code", "time", "key", "kind")
+
+
+class Pointer(TypedDict, total=False):
+    """The pointer's data (what ``--json`` shows of a stored output): the entry's figures
+    always; the rest as the output has them. The parts taken from the index (``array``,
+    ``text``, ``records`` and the outline rows) keep its stored JSON's shape (:data:`Info`).
+    :func:`shape_pointer` cuts them and counts what it left out (``schema_more``)."""
+
+    stored: bool
+    name: str
+    version: int
+    format: str
+    bytes: int
+    lines: int
+    tokens: int
+    encoding: str
+    exact: bool
+    already_stored: bool
+    partial: bool
+    partial_reason: str
+    schema: list[Info]  # outline rows: path, type, length, lines, value, depth
+    schema_more: int
+    array: Info
+    text: Info
+    records: Info
+    companions: list[str]
+    next: list[Call]
+    warnings: list[str]
+    pointer_tokens: int  # what the pointer as shown costs (set by ingest)
 
 
 def _json(value: object) -> str:
@@ -105,7 +134,7 @@ def pick_fields(items: Info, limit: int = 3) -> list[str]:
 def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, tokens: int,
                   encoding: str, exact: bool, info: Info, companions: list[str],
                   warnings: list[str], partial: bool, existing: bool = False,
-                  sizer: EntrySizer | None = None) -> Info:
+                  sizer: EntrySizer | None = None) -> Pointer:
     """The pointer's data. With ``sizer`` (the new version's costs) every next call is one
     that fits the per-call cap: windows shrink, a value too big to print whole is asked for
     with ``fit``, and a call that cannot fit at all is left out."""
@@ -117,7 +146,7 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     def get_in(path: str) -> Call:
         c = call("get-in", ref=ref, path=path)
         return c if sizer is None or sizer.fits(path) else c.with_args(fit=True)
-    pointer: Info = {
+    pointer: Pointer = {
         "stored": True, "name": name, "version": version, "format": fmt, "bytes": size,
         "lines": lines, "tokens": tokens, "encoding": encoding, "exact": exact,
     }
@@ -225,7 +254,7 @@ def outline_rows(schema: list[Info], detail: int) -> tuple[list[Info],
     return [schema[i] for i in chosen], max(0, len(rows) - limit)
 
 
-def render_pointer(p: Info, spell: Speller, *, detail: int = 3) -> str:
+def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
     """Plain text for the agent, its calls spelled by ``spell``. ``detail`` 3 is everything,
     0 the bare minimum."""
     head = (f"stored {p['name']} (version {p['version']}): {p['format']}, {p['bytes']:,} bytes, "
@@ -306,7 +335,7 @@ def render_pointer(p: Info, spell: Speller, *, detail: int = 3) -> str:
     return "\n".join(out) + "\n"
 
 
-def records_lines(p: Info, detail: int) -> list[str]:
+def records_lines(p: Pointer, detail: int) -> list[str]:
     """A parsed log's format, parsed share and breakdown (``detail`` 0: none of it)."""
     rec = p.get("records")
     if not rec or detail < 1:
@@ -354,11 +383,15 @@ def pointer_cap(raw_tokens: int) -> int:
     return min(cap, max(raw_tokens - 1, 1))
 
 
-def shape_pointer(p: Info, detail: int) -> Info:
+def shape_pointer(p: Pointer, detail: int) -> Pointer:
     """The pointer's data cut to what ``render_pointer(p, detail=detail)`` shows, for
     ``--json``: same keys, fewer entries; ``*_more`` counts say what was left out."""
-    out = {k: v for k, v in p.items() if k not in ("schema", "array", "text", "next",
-                                                   "records")}
+    out: Pointer = {**p}  # the figures as they are; the parts below cut to the detail
+    out.pop("schema", None)
+    out.pop("array", None)
+    out.pop("text", None)
+    out.pop("next", None)
+    out.pop("records", None)
     if p.get("records") and detail >= 1:
         top = 5 if detail >= 2 else 3
         rec = dict(p["records"])
@@ -408,13 +441,13 @@ def shape_pointer(p: Info, detail: int) -> Info:
     return out
 
 
-def fit_data(p: Info, raw_tokens: int, count: Callable[[Info], int],
-             overhead: int = 0) -> tuple[Info, int, int]:
+def fit_data(p: Pointer, raw_tokens: int, count: Callable[[Pointer], int],
+             overhead: int = 0) -> tuple[Pointer, int, int]:
     """The most detailed :func:`shape_pointer` whose JSON as printed (``count`` measures it,
     its calls spelled), plus ``overhead`` tokens (the envelope around it), meets the size
     invariant; that JSON's token count, and the detail."""
     cap = pointer_cap(raw_tokens) - overhead
-    data: Info = {}
+    data: Pointer = {}
     n = 0
     detail = 3
     for detail in (3, 2, 1, 0):
@@ -425,7 +458,7 @@ def fit_data(p: Info, raw_tokens: int, count: Callable[[Info], int],
     return data, n, detail
 
 
-def fit_pointer(p: Info, raw_tokens: int, count: Callable[[str], int],
+def fit_pointer(p: Pointer, raw_tokens: int, count: Callable[[str], int],
                 spell: Speller) -> tuple[str, int, int]:
     """The most detailed rendering that meets the size invariant, its token count and its
     detail."""
@@ -440,7 +473,7 @@ def fit_pointer(p: Info, raw_tokens: int, count: Callable[[str], int],
     return text, n, 0
 
 
-def pointer_json(data: Info, call_data: Callable[[Call], object]) -> str:
+def pointer_json(data: Pointer, call_data: Callable[[Call], object]) -> str:
     """The pointer's data as compact JSON, its calls as ``call_data`` writes them."""
     shown = {k: ([call_data(c) if isinstance(c, Call) else c for c in v]
                  if isinstance(v, list) else v) for k, v in data.items()}
