@@ -31,7 +31,10 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from scratch.calls import ArgValue
 
 # the kinds of value a core argument takes, as both interfaces spell them
 KINDS = ("str", "int", "bool", "names", "bytes")
@@ -103,15 +106,15 @@ class Tool(NamedTuple):
     description: str
     names: Mapping[str, str] = {}
     args: tuple[str, ...] | None = None
-    defaults: Mapping[str, object] = {}
+    defaults: Mapping[str, ArgValue] = {}
     default_unless: Mapping[str, tuple[str, ...]] = {}
-    fixed: Mapping[str, object] = {}
+    fixed: Mapping[str, ArgValue] = {}
     primary: bool = True
     read_only: bool = True
     destructive: bool = False
     idempotent: bool = False
-    reshape: tuple[Callable[[dict[str, object]], dict[str, object]],
-                   Callable[[dict[str, object]], dict[str, object]]] | None = None
+    reshape: tuple[Callable[[dict[str, ArgValue]], dict[str, ArgValue]],
+                   Callable[[dict[str, ArgValue]], dict[str, ArgValue]]] | None = None
     helps: Mapping[str, str] = {}
     toolset: str = "explore"  # one of TOOLSETS: what a server offers by default, and the order
     required: tuple[str, ...] = ()

@@ -11,7 +11,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.candidate import Alternative, Candidate, Fixed
 from scratch.answers.kernel.result import Result
@@ -23,6 +23,7 @@ from scratch.errors import UsageError, argument
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.store import Store
+    from scratch.store.reading import Version
 
 CONTEXT = Arg("Lines of context around each change.", flags=("-U", "--unified"), metavar="N",
               minimum=0)
@@ -45,7 +46,7 @@ def between(ctx: Context, name: str, a: int, b: int, context: int = 3) -> Result
                        context)
 
 
-def diff_result(command: str, store: Store, name: str, old: Any, new: Any,
+def diff_result(command: str, store: Store, name: str, old: Version, new: Version,
                 context: int) -> Result:
     if context < 0:
         raise UsageError(f"{argument('context')} must be >= 0", code="invalid_argument",

@@ -21,13 +21,13 @@ A count-by without ``--where`` is saved to the cache whichever engine made it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.candidate import Fixed
 from scratch.answers.kernel.result import Result
 from scratch.answers.row_lists import RowList
-from scratch.answers.sources.items import Items, good
+from scratch.answers.sources.items import Item, Items, good
 from scratch.calls import Call
 from scratch.words import plural
 
@@ -41,7 +41,7 @@ DUCKDB_BYTES = 4 << 20
 _LITERALS = ("null", "true", "false", "(missing)")
 
 
-def value_cell(value: Any, kind: str, *, strings: bool = False) -> str:
+def value_cell(value: object, kind: str, *, strings: bool = False) -> str:
     """A bucket's value as a cell: strings as they are unless they would read as another kind
     (a number, true/false/null, the missing marker: then JSON-quoted), ``(missing)`` for a
     field an item lacks, anything else as JSON."""
@@ -61,7 +61,7 @@ def value_cell(value: Any, kind: str, *, strings: bool = False) -> str:
     return cell_text(value)
 
 
-def split_names(value: Any) -> list[str]:
+def split_names(value: str | Iterable[object] | None) -> list[str]:
     """A comma-separated text or a list, as a list of names (at most ``MAX_FIELDS``)."""
     from scratch.query.items import check_field_count
     parts = value.split(",") if isinstance(value, str) else list(value or [])
@@ -73,7 +73,7 @@ def split_names(value: Any) -> list[str]:
 # -- count ----------------------------------------------------------------------------------
 
 
-def count_result(command: str, asked: Call, data: dict[str, Any], count: int, notice: str,
+def count_result(command: str, asked: Call, data: Mapping[str, object], count: int, notice: str,
                  code: str, on_close: Callable[[], None] | None = None) -> Fixed:
     """The answer of a ``--count``: the number alone on stdout, what it counts on stderr."""
     result = Result(command, data={**data, "count": count}, text=f"{count}\n",
@@ -115,7 +115,7 @@ def count_by_items(source: Items, fields: Sequence[str], where: Where | None
     parsed = [source.field_path(f) for f in fields]
 
     def python() -> CountBy:
-        items: Iterator[Any] = (item for _, item in good(source.scan(), source.bad))
+        items: Iterator[Item] = (item for _, item in good(source.scan(), source.bad))
         return count_by(items, parsed, where=where, limit=None, names=list(fields))
 
     if where is not None:
@@ -150,10 +150,10 @@ def count_by_items(source: Items, fields: Sequence[str], where: Where | None
 
 
 def count_by_answer(asked: Call, counted: CountBy, *, command: str, code: str,
-                    base: dict[str, Any], noun: str, items: int | None, engine: str,
+                    base: Mapping[str, object], noun: str, items: int | None, engine: str,
                     seconds: float, offset: int, limit: int | None, fit: bool,
                     warnings: tuple[str, ...] = (), on_close: Callable[[], None] | None = None,
-                    what: str | None = None, strings: bool = False) -> RowList:
+                    what: str | None = None, strings: bool = False) -> RowList[Bucket]:
     """The ranking ``counted`` (a CountBy with every bucket) as a list of buckets: rows
     ``offset..`` (``limit``: 10 unless given), then the ``other`` line."""
     fields = list(counted.fields)
@@ -176,7 +176,7 @@ def count_by_answer(asked: Call, counted: CountBy, *, command: str, code: str,
             return []
         return [[f"(other: {plural(k, 'value')})", *([""] * (len(fields) - 1)), str(n)]]
 
-    def make_data(shown: list[Any], start: int, k: int) -> dict[str, Any]:
+    def make_data(shown: list[Bucket], start: int, k: int) -> dict[str, object]:
         n, left = rest(start + k)
         data = {**base, "fields": fields, "total": counted.total, "distinct": distinct,
                 "offset": start, "values": [b.to_dict(fields) for b in shown],

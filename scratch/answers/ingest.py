@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.rendering import Rendering
@@ -57,7 +57,10 @@ from scratch.thresholds import resolve_threshold
 
 if TYPE_CHECKING:
     from scratch.gitstore import BlobWriter
+    from scratch.index import EntryIndex
+    from scratch.index.analyze import Analysis
     from scratch.index.lines import LinesAhead
+    from scratch.tokens import EncodingSpec
 
 Progress = Callable[[str, int, "int | None"], None]
 # Tokens of the --json envelope around the pointer's data ({"scratch":1,...,"meta":{tokens,
@@ -91,7 +94,7 @@ class IngestOptions:
     store_always: bool = False
     partial: bool = False
     companions: tuple[Companion, ...] = ()
-    info: dict[str, Any] | None = None  # added to the version info (where it came from)
+    info: dict[str, object] | None = None  # added to the version info (where it came from)
     notices: tuple[str, ...] = ()  # said with the pointer
 
 
@@ -236,7 +239,7 @@ def _auto_folder(store: Store, tool: str) -> str:
     return "stdin.outputs"  # pragma: no cover - a thousand entries named after one tool
 
 
-def _received_tokens(spooled: Spooled, spec: Any, enough: int) -> int | None:
+def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int) -> int | None:
     """Tokens of the input as received, or None when it surely has ``enough`` or more.
 
     Prefixes of growing size are counted first, so a big input costs a few hundred KB of
@@ -375,8 +378,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         finally:
             target.index.close()
             index.close()
-        if opts.partial and (opts.info or {}).get("partial_reason"):
-            pointer["partial_reason"] = opts.info["partial_reason"]  # type: ignore[index]
+        reason = (opts.info or {}).get("partial_reason")
+        if opts.partial and reason:
+            pointer["partial_reason"] = str(reason)
         # The size rule is about the output the tool printed. Re-rendered JSON can have far
         # more tokens than the minified bytes received, so judge the pointer by the smaller.
         judged = total
@@ -425,16 +429,17 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                   charge=Charge(kind="pointer", enforce=False, stored=total))
 
 
-def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
-                 progress: Progress | None, ahead: LinesAhead | None = None) -> Any:
+def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str,
+                 analysis: Analysis | None, progress: Progress | None,
+                 ahead: LinesAhead | None = None) -> EntryIndex:
     from scratch.index import open_version_index
     return open_version_index(content, store.cache_dir / "index", blob, fmt, base,
                               analysis=analysis, progress=progress, ahead=ahead)
 
 
-def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, analysis: Any,
-                   progress: Progress | None, warnings: list[str],
-                   ahead: LinesAhead | None = None) -> tuple[Any, str]:
+def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str,
+                   analysis: Analysis | None, progress: Progress | None, warnings: list[str],
+                   ahead: LinesAhead | None = None) -> tuple[EntryIndex, str]:
     """The index, and the format it was built for: a structured index that fails on a bug
     falls back to a text index (and a warning) rather than losing the output. ``ahead``: the
     line pass already under way (the same for any format)."""
@@ -451,7 +456,7 @@ def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str, 
 
 
 def _companion(store: Store, tmp_dir: Path, cname: str, comp: Companion, base: str,
-               parent: str, json_path: list[Any] | None) -> tuple[Path, Pending]:
+               parent: str, json_path: list[str | int] | None) -> tuple[Path, Pending]:
     from scratch.index.normalizer import normalize
     validate_name(cname)
     fd, tmp_name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-companion-{os.getpid()}-")
@@ -464,7 +469,7 @@ def _companion(store: Store, tmp_dir: Path, cname: str, comp: Companion, base: s
     base_total = index.total_tokens(base)
     lines = index.line_count
     index.close()
-    info: dict[str, Any] = {"format": norm.format, "companion_of": parent,
+    info: dict[str, object] = {"format": norm.format, "companion_of": parent,
                             "base_tokens": {base: base_total}}
     if json_path is not None:
         info["path"] = json_path

@@ -14,7 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from scratch.answers.kernel.candidate import Candidate, Fixed
 from scratch.answers.kernel.result import Result
@@ -24,16 +24,28 @@ from scratch.calls import Call, call
 from scratch.errors import UsageError, argument
 from scratch.words import plural
 
+if TYPE_CHECKING:
+    from scratch.answers.sources.items import Item
+
 RENDER_LIMIT_TOKENS = 200_000  # a value whose stored lines cost more is not rendered to count
 
 
-def _length(value: Any) -> int | None:
+class KeyRow(TypedDict):
+    """One key of an object: its value's JSON type, length and get-in price."""
+
+    key: str
+    type: str
+    length: int | None
+    tokens: int | None
+
+
+def _length(value: object) -> int | None:
     if isinstance(value, (dict, list, str)):
         return len(value)
     return None
 
 
-def _tokens(target: Target, segments: list[str | int], value: Any) -> int | None:
+def _tokens(target: Target, segments: list[str | int], value: Item) -> int | None:
     """About what ``get-in`` of the value at ``segments`` prints (see the module docstring)."""
     from scratch.errors import ScratchError
     index, spec = target.index, target.spec
@@ -52,7 +64,7 @@ def _tokens(target: Target, segments: list[str | int], value: Any) -> int | None
     return count_text(render_value(value), spec)
 
 
-def _indexed_rows(target: Target, segments: list[str | int]) -> list[dict[str, Any]] | None:
+def _indexed_rows(target: Target, segments: list[str | int]) -> list[KeyRow] | None:
     """The rows of an object of a canonical JSON entry from the index alone (no value
     parsed), or None when the index does not hold them all."""
     from scratch.errors import ScratchError
@@ -64,7 +76,7 @@ def _indexed_rows(target: Target, segments: list[str | int]) -> list[dict[str, A
         if (info is None or not info.complete or info.type != "object" or info.keys is None
                 or len(info.keys) != info.length):
             return None
-        rows = []
+        rows: list[KeyRow] = []
         for key in info.keys:
             child = index.node([*segments, key])
             if child is None or not child.complete:
@@ -120,11 +132,11 @@ def keys_answer(target: Target, path: str, asked: Call, *, offset: int, limit: i
         rows = [{"key": k, "type": json_type(v), "length": _length(v),
                  "tokens": _tokens(target, [*segments, k], v)} for k, v in value.items()]
 
-    def cells(r: dict[str, Any]) -> list[str]:
+    def cells(r: KeyRow) -> list[str]:
         return [cell_text(r["key"]), r["type"], "" if r["length"] is None else str(r["length"]),
                 "" if r["tokens"] is None else str(r["tokens"])]
 
-    def make_data(shown: list[Any], start: int, k: int) -> dict[str, Any]:
+    def make_data(shown: list[KeyRow], start: int, k: int) -> dict[str, object]:
         return {**base, "length": len(rows), "offset": start, "keys": shown}
 
     def notices(start: int, k: int) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ it. With ``--fit`` such a line is answered piece by piece instead of refused:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.result import Result
@@ -98,7 +98,7 @@ class LinePiece(Candidate):
                                               self.target.spec)
         return self._pieces[k]
 
-    def _flags(self) -> dict[str, Any]:
+    def _flags(self) -> dict[str, bool]:
         return {} if self.numbers else {"numbers": False}
 
     def resume(self, k: int) -> Call | None:
@@ -120,7 +120,7 @@ class LinePiece(Candidate):
         to_byte = self.from_byte + len(piece)
         text = piece.decode("utf-8", errors="replace")
         shown = (f"{self.line}:" if self.numbers else "") + text + "\n"
-        data: dict[str, Any] = {
+        data: dict[str, object] = {
             "name": self.target.name, "version": self.target.version, "start": self.line,
             "end": self.line, "total_lines": self.target.index.line_count, "lines": [text],
             "line_part": {"line": self.line, "from_byte": self.from_byte, "to_byte": to_byte,

@@ -16,7 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
@@ -27,6 +27,9 @@ from scratch.calls import Call, call
 from scratch.errors import OutOfRange, ScratchError, UsageError
 from scratch.words import plural
 
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
+
 
 def format_lines(lines: list[bytes], start: int, numbers: bool) -> str:
     out = []
@@ -36,7 +39,7 @@ def format_lines(lines: list[bytes], start: int, numbers: bool) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def lines_data(target: Target, start: int, end: int, lines: list[bytes]) -> dict[str, Any]:
+def lines_data(target: Target, start: int, end: int, lines: list[bytes]) -> dict[str, object]:
     return {"name": target.name, "version": target.version, "start": start, "end": end,
             "total_lines": target.index.line_count,
             "lines": [b.decode("utf-8", errors="replace") for b in lines]}
@@ -65,7 +68,7 @@ class LineRange(Candidate):
 
     # -- calls ---------------------------------------------------------------------------------
 
-    def _flags(self) -> dict[str, Any]:
+    def _flags(self) -> dict[str, bool]:
         return {} if self.numbers else {"numbers": False}
 
     def _call(self, start: int, end: int, fit: bool) -> Call:
@@ -128,10 +131,10 @@ class LineRange(Candidate):
         return LinePiece(self.target, self.start, self.asked_end, 0, command=self.command,
                          numbers=self.numbers, owner=False)
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         return [SHRINK, FIT, *line_alternatives(self.target, self.start, unless_shrunk=True)]
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return {"total_lines": self.target.index.line_count, "start": self.start,
                 "end": self.end}
 

@@ -15,16 +15,29 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.result import Result, Words, compact_json
 from scratch.calls import Call, call
 
-Entries = list[dict[str, Any]]
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
+    from scratch.answers.sources.items import Item
 
 
-def _line(rec: dict[str, Any]) -> str:
+class LogEntry(TypedDict):
+    """One entry of a log as the store reads it back (a line of the log file)."""
+
+    id: int
+    ts: str
+    entry: Item  # the entry's JSON value, or its text when it is not JSON
+
+
+Entries = list[LogEntry]
+
+
+def _line(rec: LogEntry) -> str:
     value = rec["entry"]
     shown = value if isinstance(value, str) else compact_json(value)
     return f"{rec['id']}\t{rec['ts']}\t{shown}\n"
@@ -57,13 +70,14 @@ class LogEntries(Candidate):
 
     def page(self, k: int) -> Result:
         shown = self.entries[:k]
-        data: dict[str, Any] = {"name": self.name, "entries": shown,
-                                "has_more": self.has_more or len(shown) < len(self.entries),
-                                "next_since": shown[-1]["id"] if shown else self.since}
-        notices: tuple[Any, ...] = ()
-        if data["has_more"] and len(shown) == len(self.entries):
+        has_more = self.has_more or len(shown) < len(self.entries)
+        next_since = shown[-1]["id"] if shown else self.since
+        data = {"name": self.name, "entries": shown, "has_more": has_more,
+                "next_since": next_since}
+        notices: tuple[Words, ...] = ()
+        if has_more and len(shown) == len(self.entries):
             notices = (Words(("more entries: ", call("log read", name=self.name,
-                                                     since=data["next_since"],
+                                                     since=next_since,
                                                      limit=self.limit))),)
         return Result("log read", data=data, text=entries_text(shown), notices=notices,
                       warnings=self.warnings)
@@ -84,10 +98,10 @@ class LogEntries(Candidate):
         return LogEntries(self.name, self.entries[:k], since=self.since, limit=k,
                           has_more=True, fit=False, warnings=self.warnings)
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         return [SHRINK, FIT, *past_first(self.name, self.entries, self.limit)]
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return {"entries": len(self.entries), "since": self.since}
 
 

@@ -14,7 +14,7 @@ most 800 tokens. Detail is dropped level by level until it fits.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from scratch.answers.pointer_counts import breakdown, category_field, csv_category, log_calls
 from scratch.calls import Call, call
@@ -22,6 +22,7 @@ from scratch.calls import Call, call
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Speller
     from scratch.answers.sizing import EntrySizer
+    from scratch.answers.sources.items import Info
 
 MAX_POINTER_TOKENS = 800
 BIG_OUTPUT_TOKENS = 50_000
@@ -29,22 +30,51 @@ NAME_HINTS = ("name", "id", "phase", "status", "state", "level", "reason", "mess
               "namespace", "code", "time", "key", "kind")
 
 
-def _json(value: Any) -> str:
+class Pointer(TypedDict, total=False):
+    """The pointer's data (what ``--json`` shows of a stored output): the entry's figures
+    always; the rest as the output has them. The parts taken from the index (``array``,
+    ``text``, ``records`` and the outline rows) keep its stored JSON's shape (:data:`Info`).
+    :func:`shape_pointer` cuts them and counts what it left out (``schema_more``)."""
+
+    stored: bool
+    name: str
+    version: int
+    format: str
+    bytes: int
+    lines: int
+    tokens: int
+    encoding: str
+    exact: bool
+    already_stored: bool
+    partial: bool
+    partial_reason: str
+    schema: list[Info]  # outline rows: path, type, length, lines, value, depth
+    schema_more: int
+    array: Info
+    text: Info
+    records: Info
+    companions: list[str]
+    next: list[Call]
+    warnings: list[str]
+    pointer_tokens: int  # what the pointer as shown costs (set by ingest)
+
+
+def _json(value: object) -> str:
     from scratch.jsonvalues import dumps  # JSON numbers exactly as stored
     return dumps(value).decode("utf-8", errors="backslashreplace")
 
 
-def _cut(value: Any, width: int) -> str:
+def _cut(value: object, width: int) -> str:
     text = value if isinstance(value, str) else _json(value)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _lines(node: dict[str, Any]) -> str:
+def _lines(node: Info) -> str:
     lines = node.get("lines")
     return f" L{lines[0]}-{lines[1]}" if lines else ""
 
 
-def _type(node: dict[str, Any]) -> str:
+def _type(node: Info) -> str:
     t = node.get("type", "?")
     if t == "array":
         return f"array[{node.get('length', '?')}]"
@@ -55,23 +85,23 @@ def _type(node: dict[str, Any]) -> str:
     return t
 
 
-def array_nodes(schema: dict[str, Any]) -> list[dict[str, Any]]:
+def array_nodes(schema: Info) -> list[Info]:
     """Arrays with item info, the likely 'list of things' of an output first: arrays of
     objects before others, then the most items, then the most lines (a tie on count goes to
     the array whose items say more)."""
-    found: list[dict[str, Any]] = []
+    found: list[Info] = []
 
-    def walk(node: dict[str, Any]) -> None:
+    def walk(node: Info) -> None:
         if node.get("type") == "array" and isinstance(node.get("items"), dict):
             found.append(node)
         for child in node.get("children", []) or []:
             walk(child)
 
-    def span(node: dict[str, Any]) -> int:
+    def span(node: Info) -> int:
         lines = node.get("lines") or [0, 0]
         return int(lines[1]) - int(lines[0]) if len(lines) == 2 else 0
 
-    def of_objects(node: dict[str, Any]) -> bool:
+    def of_objects(node: Info) -> bool:
         types = (node["items"].get("types") or {})
         return bool(types) and max(types, key=lambda t: types[t]) == "object"
 
@@ -80,7 +110,7 @@ def array_nodes(schema: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def pick_fields(items: dict[str, Any], limit: int = 3) -> list[str]:
+def pick_fields(items: Info, limit: int = 3) -> list[str]:
     """Scalar keys present in (almost) every item that read like identifiers or states."""
     keys = items.get("keys") or []
     count = items.get("scanned") or items.get("count") or 1
@@ -102,9 +132,9 @@ def pick_fields(items: dict[str, Any], limit: int = 3) -> list[str]:
 
 
 def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, tokens: int,
-                  encoding: str, exact: bool, info: dict[str, Any], companions: list[str],
+                  encoding: str, exact: bool, info: Info, companions: list[str],
                   warnings: list[str], partial: bool, existing: bool = False,
-                  sizer: EntrySizer | None = None) -> dict[str, Any]:
+                  sizer: EntrySizer | None = None) -> Pointer:
     """The pointer's data. With ``sizer`` (the new version's costs) every next call is one
     that fits the per-call cap: windows shrink, a value too big to print whole is asked for
     with ``fit``, and a call that cannot fit at all is left out."""
@@ -116,7 +146,7 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     def get_in(path: str) -> Call:
         c = call("get-in", ref=ref, path=path)
         return c if sizer is None or sizer.fits(path) else c.with_args(fit=True)
-    pointer: dict[str, Any] = {
+    pointer: Pointer = {
         "stored": True, "name": name, "version": version, "format": fmt, "bytes": size,
         "lines": lines, "tokens": tokens, "encoding": encoding, "exact": exact,
     }
@@ -199,8 +229,8 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     return pointer
 
 
-def _outline(node: dict[str, Any], depth: int, level: int = 0) -> list[dict[str, Any]]:
-    first: dict[str, Any] = {k: node[k] for k in ("path", "type", "length", "lines", "value")
+def _outline(node: Info, depth: int, level: int = 0) -> list[Info]:
+    first: Info = {k: node[k] for k in ("path", "type", "length", "lines", "value")
                              if k in node}
     first["depth"] = level
     out = [first]
@@ -211,7 +241,7 @@ def _outline(node: dict[str, Any], depth: int, level: int = 0) -> list[dict[str,
     return out
 
 
-def outline_rows(schema: list[dict[str, Any]], detail: int) -> tuple[list[dict[str, Any]],
+def outline_rows(schema: list[Info], detail: int) -> tuple[list[Info],
                                                                       int]:
     """The schema rows a pointer of ``detail`` shows, and how many it leaves out. Rows are
     chosen breadth first (every key of one level before any deeper one, so a long first
@@ -224,7 +254,7 @@ def outline_rows(schema: list[dict[str, Any]], detail: int) -> tuple[list[dict[s
     return [schema[i] for i in chosen], max(0, len(rows) - limit)
 
 
-def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str:
+def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
     """Plain text for the agent, its calls spelled by ``spell``. ``detail`` 3 is everything,
     0 the bare minimum."""
     head = (f"stored {p['name']} (version {p['version']}): {p['format']}, {p['bytes']:,} bytes, "
@@ -305,7 +335,7 @@ def render_pointer(p: dict[str, Any], spell: Speller, *, detail: int = 3) -> str
     return "\n".join(out) + "\n"
 
 
-def records_lines(p: dict[str, Any], detail: int) -> list[str]:
+def records_lines(p: Pointer, detail: int) -> list[str]:
     """A parsed log's format, parsed share and breakdown (``detail`` 0: none of it)."""
     rec = p.get("records")
     if not rec or detail < 1:
@@ -322,14 +352,14 @@ def records_lines(p: dict[str, Any], detail: int) -> list[str]:
     return out
 
 
-def flat_headings(tree: list[dict[str, Any]], detail: int) -> list[dict[str, Any]]:
+def flat_headings(tree: list[Info], detail: int) -> list[Info]:
     """A markdown heading tree in document order, as deep and as long as ``detail`` allows
     (``depth`` is the nesting in the tree; ``level`` stays the number of ``#``)."""
     max_level = {3: 3, 2: 2}.get(detail, 1)
     limit = {3: 30, 2: 15}.get(detail, 6)
-    out: list[dict[str, Any]] = []
+    out: list[Info] = []
 
-    def walk(nodes: list[dict[str, Any]], depth: int) -> None:
+    def walk(nodes: list[Info], depth: int) -> None:
         for h in nodes:
             if len(out) >= limit:
                 return
@@ -341,7 +371,7 @@ def flat_headings(tree: list[dict[str, Any]], detail: int) -> list[dict[str, Any
     return out
 
 
-def count_headings(tree: list[dict[str, Any]]) -> int:
+def count_headings(tree: list[Info]) -> int:
     return sum(1 + count_headings(h.get("children") or []) for h in tree)
 
 
@@ -353,11 +383,15 @@ def pointer_cap(raw_tokens: int) -> int:
     return min(cap, max(raw_tokens - 1, 1))
 
 
-def shape_pointer(p: dict[str, Any], detail: int) -> dict[str, Any]:
+def shape_pointer(p: Pointer, detail: int) -> Pointer:
     """The pointer's data cut to what ``render_pointer(p, detail=detail)`` shows, for
     ``--json``: same keys, fewer entries; ``*_more`` counts say what was left out."""
-    out = {k: v for k, v in p.items() if k not in ("schema", "array", "text", "next",
-                                                   "records")}
+    out: Pointer = {**p}  # the figures as they are; the parts below cut to the detail
+    out.pop("schema", None)
+    out.pop("array", None)
+    out.pop("text", None)
+    out.pop("next", None)
+    out.pop("records", None)
     if p.get("records") and detail >= 1:
         top = 5 if detail >= 2 else 3
         rec = dict(p["records"])
@@ -407,13 +441,13 @@ def shape_pointer(p: dict[str, Any], detail: int) -> dict[str, Any]:
     return out
 
 
-def fit_data(p: dict[str, Any], raw_tokens: int, count: Callable[[dict[str, Any]], int],
-             overhead: int = 0) -> tuple[dict[str, Any], int, int]:
+def fit_data(p: Pointer, raw_tokens: int, count: Callable[[Pointer], int],
+             overhead: int = 0) -> tuple[Pointer, int, int]:
     """The most detailed :func:`shape_pointer` whose JSON as printed (``count`` measures it,
     its calls spelled), plus ``overhead`` tokens (the envelope around it), meets the size
     invariant; that JSON's token count, and the detail."""
     cap = pointer_cap(raw_tokens) - overhead
-    data: dict[str, Any] = {}
+    data: Pointer = {}
     n = 0
     detail = 3
     for detail in (3, 2, 1, 0):
@@ -424,7 +458,7 @@ def fit_data(p: dict[str, Any], raw_tokens: int, count: Callable[[dict[str, Any]
     return data, n, detail
 
 
-def fit_pointer(p: dict[str, Any], raw_tokens: int, count: Callable[[str], int],
+def fit_pointer(p: Pointer, raw_tokens: int, count: Callable[[str], int],
                 spell: Speller) -> tuple[str, int, int]:
     """The most detailed rendering that meets the size invariant, its token count and its
     detail."""
@@ -439,7 +473,7 @@ def fit_pointer(p: dict[str, Any], raw_tokens: int, count: Callable[[str], int],
     return text, n, 0
 
 
-def pointer_json(data: dict[str, Any], call_data: Callable[[Call], Any]) -> str:
+def pointer_json(data: Pointer, call_data: Callable[[Call], object]) -> str:
     """The pointer's data as compact JSON, its calls as ``call_data`` writes them."""
     shown = {k: ([call_data(c) if isinstance(c, Call) else c for c in v]
                  if isinstance(v, list) else v) for k, v in data.items()}

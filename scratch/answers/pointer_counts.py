@@ -14,9 +14,12 @@ read from the index's info: nothing runs a query at ingest.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.calls import Call, call
+
+if TYPE_CHECKING:
+    from scratch.answers.sources.items import Info, Item
 
 LEVEL_FIELDS = ("level", "levelname", "severity")
 COMPONENT_FIELDS = ("component", "tag", "app_name", "name", "logger", "caller", "module",
@@ -32,23 +35,23 @@ CATEGORY_HINTS = ("phase", "status", "state", "level", "severity", "priority", "
 TOP = 5
 
 
-def _facet(rec: dict[str, Any], name: str) -> list[tuple[Any, int]]:
+def _facet(rec: Info, name: str) -> list[tuple[Item, int]]:
     facet = (rec.get("facets") or {}).get(name)
     if not isinstance(facet, dict) or not facet.get("values"):
         return []
     return [(v, int(n)) for v, n in facet["values"] if v is not None]
 
 
-def _first(rec: dict[str, Any], names: tuple[str, ...]) -> str | None:
+def _first(rec: Info, names: tuple[str, ...]) -> str | None:
     return next((n for n in names if _facet(rec, n)), None)
 
 
-def _field(rec: dict[str, Any], names: tuple[str, ...]) -> str | None:
+def _field(rec: Info, names: tuple[str, ...]) -> str | None:
     have = {f["name"] for f in rec.get("fields") or []}
     return next((n for n in names if n in have), None)
 
 
-def status_classes(values: list[tuple[Any, int]]) -> list[tuple[str, int]]:
+def status_classes(values: list[tuple[Item, int]]) -> list[tuple[str, int]]:
     out: dict[str, int] = {}
     for v, n in values:
         if isinstance(v, int):
@@ -57,9 +60,9 @@ def status_classes(values: list[tuple[Any, int]]) -> list[tuple[str, int]]:
     return sorted(out.items())
 
 
-def breakdown(rec: dict[str, Any]) -> list[tuple[str, list[tuple[Any, int]], int]]:
+def breakdown(rec: Info) -> list[tuple[str, list[tuple[Item, int]], int]]:
     """``[(label, [(value, count), ...], values left out), ...]`` for the pointer."""
-    out: list[tuple[str, list[tuple[Any, int]], int]] = []
+    out: list[tuple[str, list[tuple[Item, int]], int]] = []
     status = _facet(rec, "status")
     if status:
         out.append(("status", list(status_classes(status)), 0))
@@ -81,7 +84,7 @@ def breakdown(rec: dict[str, Any]) -> list[tuple[str, list[tuple[Any, int]], int
     return out
 
 
-def _errors(rec: dict[str, Any]) -> tuple[str, str] | None:
+def _errors(rec: Info) -> tuple[str, str] | None:
     """(the --where of the log's most severe records, the field it is about), or None."""
     status = _facet(rec, "status")
     if status:
@@ -104,7 +107,7 @@ def _errors(rec: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def log_calls(ref: str, rec: dict[str, Any]) -> list[Call]:
+def log_calls(ref: str, rec: Info) -> list[Call]:
     """The next calls for a parsed log: count-by, its errors' rows, a SQL query."""
     out: list[Call] = []
     by = "status" if _facet(rec, "status") else (_first(rec, LEVEL_FIELDS)
@@ -123,7 +126,7 @@ def log_calls(ref: str, rec: dict[str, Any]) -> list[Call]:
     return out
 
 
-def sql_call(ref: str, rec: dict[str, Any], errors: tuple[str, str] | None) -> Call:
+def sql_call(ref: str, rec: Info, errors: tuple[str, str] | None) -> Call:
     """A GROUP BY over the log's records where one reads naturally, else --describe."""
     if _facet(rec, "status") and _field(rec, ("path",)):
         floor = errors[0].rsplit(" ", 1)[-1] if errors else "400"
@@ -137,7 +140,7 @@ def sql_call(ref: str, rec: dict[str, Any], errors: tuple[str, str] | None) -> C
     return call("sql", ref=ref, describe=True)
 
 
-def category_field(items: dict[str, Any]) -> str | None:
+def category_field(items: Info) -> str | None:
     """The key of an array's items that reads most like a category (see the module)."""
     keys = items.get("keys") or []
     total = items.get("scanned") or items.get("count") or 1
@@ -159,7 +162,7 @@ def category_field(items: dict[str, Any]) -> str | None:
     return best[2] if best is not None else None
 
 
-def csv_category(header: list[str], column_info: list[dict[str, Any]]) -> str | None:
+def csv_category(header: list[str], column_info: list[Info]) -> str | None:
     """A CSV column that reads like a category (a string column named like one)."""
     types = {c.get("name"): c.get("type") for c in column_info or []}
     for hint in CATEGORY_HINTS:

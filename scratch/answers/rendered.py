@@ -9,7 +9,7 @@ iterate-over and item-schema).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.calls import call
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 SHOWN_LINES = 5  # line numbers a not-JSON warning lists before "and N more"
 
 
-def render_value(value: Any) -> str:
+def render_value(value: object) -> str:
     if isinstance(value, str):
         return value if value.endswith("\n") else value + "\n"
     import orjson

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.result import Result, Table
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Step
 
 
-def cell_text(value: Any) -> str:
+def cell_text(value: object) -> str:
     """One table cell: text as it is (JSON-quoted when it holds a tab or a line break),
     anything else as compact JSON."""
     if value is None:
@@ -48,11 +48,13 @@ def tsv(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return "\n".join("\t".join(r) for r in [list(columns), *rows]) + "\n"
 
 
+R = TypeVar("R")  # one row as the list holds it
+
 # (rows shown, position of the first, how many): the answer's data
-MakeData = Callable[[list[Any], int, int], dict[str, Any]]
+MakeData = Callable[[list[R], int, int], dict[str, object]]
 
 
-class RowList(Candidate):
+class RowList(Candidate, Generic[R]):
     """Rows ``offset..`` (at most ``limit``) of ``rows``; see the module docstring.
 
     ``cells(row)``: the row's cells as text; ``tail(end)``: lines after the rows shown when
@@ -61,8 +63,8 @@ class RowList(Candidate):
     what = "one row alone"
 
     def __init__(self, asked: Call, *, command: str, code: str, columns: Sequence[str],
-                 rows: Sequence[Any], offset: int, limit: int | None, fit: bool,
-                 cells: Callable[[Any], list[str]], make_data: MakeData,
+                 rows: Sequence[R], offset: int, limit: int | None, fit: bool,
+                 cells: Callable[[R], list[str]], make_data: MakeData[R],
                  tail: Callable[[int], list[list[str]]] | None = None,
                  notices: Callable[[int, int], tuple[str, ...]] | None = None,
                  warnings: tuple[str, ...] = (), alternatives: Iterable[Alternative] = (),
@@ -87,7 +89,7 @@ class RowList(Candidate):
         self._kw = dict(command=command, code=code, columns=columns, rows=rows, cells=cells,
                         make_data=make_data, tail=tail, notices=notices, warnings=warnings)
 
-    def _lines(self, k: int) -> tuple[list[Any], list[list[str]]]:
+    def _lines(self, k: int) -> tuple[list[R], list[list[str]]]:
         shown = list(self.rows[self.start:self.start + k])
         lines = [self.cells(r) for r in shown]
         if self.tail is not None:

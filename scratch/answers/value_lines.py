@@ -22,7 +22,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.result import Result
@@ -121,7 +121,7 @@ LineSource = TextLines | StoredContainer
 # make_data(paging, body, windowed, fit, cut): the data of an answer that shows ``body`` with
 # ``paging`` ({offset, lines, total_lines}), asked with a window (--offset/--limit) or not,
 # with --fit or not; ``cut``: the answer stops before the end of what was asked
-MakeData = Callable[[dict[str, Any], str, bool, bool, bool], dict[str, Any]]
+MakeData = Callable[[dict[str, int], str, bool, bool, bool], dict[str, object]]
 
 
 class ValueLines(Candidate):

@@ -17,13 +17,14 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.answers.kernel.result import compact_json
 from scratch.calls import Call
 from scratch.errors import ScratchError, UsageError
 from scratch.mcp.rendering import Link, ToolText, error_object
-from scratch.mcp.specs import BY_NAME, ArgumentError, ToolSpec, to_core_args
+from scratch.mcp.specs import BY_NAME, ArgumentError, CoreArgs, ToolSpec, to_core_args
+from scratch.mcp.wire import JSON, JSONObject
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
@@ -37,8 +38,8 @@ class ToolOutcome(NamedTuple):
     command: str
     texts: list[str]  # the text blocks of content: the answer, then its notes; or the error
     links: list[Link]  # resource_link blocks
-    structured: dict[str, Any] | None  # structuredContent (None: not sent)
-    meta: dict[str, Any]  # the result's _meta: scratch/tokens, scratch/budget, scratch/next
+    structured: JSONObject | None  # structuredContent (None: not sent)
+    meta: JSONObject  # the result's _meta: scratch/tokens, scratch/budget, scratch/next
     tokens: int | None  # what the answer (or the refusal) was charged
     code: str | None = None  # the error code
 
@@ -47,7 +48,7 @@ class ToolOutcome(NamedTuple):
         return self.texts[0] if self.texts else ""
 
 
-def core_call(spec: ToolSpec, args: dict[str, Any], ctx: Context) -> Call:
+def core_call(spec: ToolSpec, args: CoreArgs, ctx: Context) -> Call:
     """The core call of a tool call whose arguments were checked (``args``: core names)."""
     if spec.command == "read":
         # the answer goes into a model: binary content only as a notice unless raw is asked
@@ -57,16 +58,16 @@ def core_call(spec: ToolSpec, args: dict[str, Any], ctx: Context) -> Call:
     return Call(spec.command, args)
 
 
-def wire_result(outcome: ToolOutcome) -> dict[str, Any]:
+def wire_result(outcome: ToolOutcome) -> JSONObject:
     """A tool outcome as the wire's ``CallToolResult`` object (the SDK's model of it is
     :func:`scratch.mcp.serve.server.call_result`, made from this)."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in outcome.texts]
+    content: list[JSONObject] = [{"type": "text", "text": t} for t in outcome.texts]
     for link in outcome.links:
         block = {"type": "resource_link", "uri": link.uri, "name": link.name,
                  "mimeType": link.mime_type, "size": link.size,
                  "description": link.description}
         content.append({k: v for k, v in block.items() if v is not None})
-    result: dict[str, Any] = {"content": content, "isError": not outcome.ok}
+    result: JSONObject = {"content": content, "isError": not outcome.ok}
     if outcome.structured is not None:
         result["structuredContent"] = outcome.structured
     if outcome.meta:
@@ -74,7 +75,7 @@ def wire_result(outcome: ToolOutcome) -> dict[str, Any]:
     return result
 
 
-def run_tool(name: str, arguments: Any, session: Session,
+def run_tool(name: str, arguments: JSON, session: Session,
              rendering: ToolText | None = None) -> ToolOutcome:
     """Run one tool call for ``session``; never raises."""
     spec = BY_NAME.get(name)
@@ -122,7 +123,7 @@ def _error(tool: str, command: str, exc: ScratchError) -> ToolOutcome:
     info = error_object(exc)
     if isinstance(exc, ArgumentError) and tool in BY_NAME:
         info.setdefault("input_schema", BY_NAME[tool].input_schema())
-    meta: dict[str, Any] = {}
+    meta: JSONObject = {}
     count = None
     if exc.charged:
         meta = {f"scratch/{k}": v for k, v in exc.charged.items()}

@@ -33,16 +33,22 @@ Nothing here imports the MCP SDK: blocks are plain dicts and strings.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.answers.kernel.rendering import Rendering, footer, table_text
 from scratch.answers.kernel.result import Result, compact_json, spelled
 from scratch.calls import Call
 from scratch.errors import ScratchError
 from scratch.mcp.specs import to_tool_call
+from scratch.mcp.wire import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.result import Text
+    from scratch.tokens import EncodingSpec
 
 
-def tool_call(c: Call) -> dict[str, Any] | None:
+def tool_call(c: Call) -> JSONObject | None:
     """``c`` as an MCP tool call, or None when no tool spells it."""
     return to_tool_call(c.command, c.args)
 
@@ -56,7 +62,7 @@ def spell_call(c: Call) -> str:
     return f"{c.command} {args}".rstrip()
 
 
-def calls_data(value: Any) -> Any:
+def calls_data(value: object) -> JSON:
     """Calls in data as tool calls (a list of them, the pointer's menu, element-wise); a call
     no tool spells as its text."""
     if isinstance(value, Call):
@@ -66,7 +72,7 @@ def calls_data(value: Any) -> Any:
     return value
 
 
-def error_object(error: ScratchError) -> dict[str, Any]:
+def error_object(error: ScratchError) -> JSONObject:
     """The error object of a refusal or failure: ``code``, ``message``, the details, and the
     suggestions as tool calls (only those a tool can run; advice text stays text)."""
     from scratch.mcp.specs import argument_name
@@ -88,7 +94,7 @@ def error_text(error: ScratchError) -> str:
     return compact_json(error_object(error))
 
 
-def data_text(data: Any) -> str:
+def data_text(data: object) -> str:
     if isinstance(data, dict) and all(not isinstance(v, (dict, list)) for v in data.values()):
         return "".join(f"{k}: {'' if v is None else v}\n" for k, v in data.items())
     return compact_json(calls_data(data)) + "\n"
@@ -127,8 +133,8 @@ class Link(NamedTuple):
     size: int | None
     description: str
 
-    def wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "resource_link", "uri": self.uri, "name": self.name,
+    def wire(self) -> JSONObject:
+        out: JSONObject = {"type": "resource_link", "uri": self.uri, "name": self.name,
                                "mimeType": self.mime_type, "description": self.description}
         if self.size is not None:
             out["size"] = self.size
@@ -140,8 +146,8 @@ class Shown(NamedTuple):
 
     texts: list[str]  # the text blocks of ``content``, in order
     links: list[Link]  # resource_link blocks after them
-    structured: dict[str, Any] | None  # structuredContent (None: not sent)
-    meta: dict[str, Any]  # the result's _meta (never shown to the model)
+    structured: JSONObject | None  # structuredContent (None: not sent)
+    meta: JSONObject  # the result's _meta (never shown to the model)
 
 
 class ToolText(Rendering):
@@ -151,16 +157,17 @@ class ToolText(Rendering):
     states_meta = True  # the footer states the count and the budget after it
     text_prices = False  # the footer costs too: a price of the text alone is not the cost
 
-    def __init__(self, link: Any = None) -> None:
+    def __init__(self, link: Callable[[Result], Link | None] | None = None) -> None:
         # link(result) -> Link | None: the resource a stored output's pointer links to
         self.link = link
-        self._memo: dict[int, tuple[Any, int]] = {}
-        self._notes: dict[tuple[str, Any], int] = {}  # counts of notes blocks (they come back)
+        self._memo: dict[int, tuple[Text, int]] = {}
+        # counts of notes blocks (they come back)
+        self._notes: dict[tuple[str, EncodingSpec], int] = {}
 
     def spell(self, call: Call) -> str:
         return spell_call(call)
 
-    def call_data(self, call: Call) -> Any:
+    def call_data(self, call: Call) -> JSON:
         return tool_call(call) or spell_call(call)
 
     def links(self, result: Result) -> list[Link]:
@@ -172,7 +179,7 @@ class ToolText(Rendering):
         notes = notes_text(result)
         if notes:
             texts.append(notes)
-        meta: dict[str, Any] = {}
+        meta: JSONObject = {}
         for key in ("tokens", "budget"):
             if key in result.meta:
                 meta[f"scratch/{key}"] = result.meta[key]
@@ -180,7 +187,7 @@ class ToolText(Rendering):
             meta["scratch/next"] = calls_data(result.next)
         return Shown(texts, self.links(result), None, meta)
 
-    def cost(self, result: Result, spec: Any) -> int:
+    def cost(self, result: Result, spec: EncodingSpec) -> int:
         shown = self.show(result)
         # the answer's text is counted once per result (the pipeline measures a result again
         # as its footer's figures settle; only the notes change)
@@ -191,7 +198,7 @@ class ToolText(Rendering):
         return first[1] + sum(self._counted(t, spec) for t in shown.texts[1:]) + sum(
             self._counted(compact_json(link.wire()), spec) for link in shown.links)
 
-    def _counted(self, text: str, spec: Any) -> int:
+    def _counted(self, text: str, spec: EncodingSpec) -> int:
         """``_count`` of a small block, remembered: as a footer's figures settle the pipeline
         prices the same notes again."""
         key = (text, spec)
@@ -203,11 +210,11 @@ class ToolText(Rendering):
         return found
 
     @staticmethod
-    def _count(text: str, spec: Any) -> int:
+    def _count(text: str, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         return count_text(text, spec) if text else 0
 
-    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+    def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         return count_text(error_text(error), spec)
 
@@ -218,7 +225,7 @@ class ToolJson(ToolText):
 
     name = "mcp-json"
 
-    def envelope(self, result: Result) -> dict[str, Any]:
+    def envelope(self, result: Result) -> JSONObject:
         data = result.data
         if isinstance(data, dict):
             data = {k: calls_data(v) for k, v in data.items()}
@@ -244,7 +251,7 @@ class ToolJson(ToolText):
             meta["scratch/next"] = calls_data(result.next)
         return Shown([compact_json(envelope)], self.links(result), envelope, meta)
 
-    def cost(self, result: Result, spec: Any) -> int:
+    def cost(self, result: Result, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         shown = self.show(result)
         return (sum(count_text(t, spec) for t in shown.texts)
@@ -259,9 +266,9 @@ class ResourcePage(Rendering):
     def spell(self, call: Call) -> str:
         return spell_call(call)
 
-    def call_data(self, call: Call) -> Any:
+    def call_data(self, call: Call) -> JSON:
         return tool_call(call) or spell_call(call)
 
-    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+    def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         return count_text(error_text(error), spec)

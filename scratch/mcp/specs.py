@@ -26,14 +26,28 @@ Nothing here imports the MCP SDK: the table also serves tests and documentation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Final, NamedTuple, cast
 
 from scratch.declare import TOOLSETS, Arg, Tool, params
 from scratch.declare import Param as DeclaredParam
 from scratch.errors import UsageError
+from scratch.mcp.wire import JSON, JSONObject
 
-MISSING: Any = object()
+if TYPE_CHECKING:
+    from scratch.calls import ArgValue
+
+# core arguments by name, as a Call holds them
+CoreArgs = dict[str, "ArgValue"]
+
+
+class _Missing:
+    """The type of :data:`MISSING`: no default (None is a default)."""
+
+    __slots__ = ()
+
+
+MISSING: Final = _Missing()
 
 
 class ArgumentError(UsageError):
@@ -54,15 +68,15 @@ class Param(NamedTuple):
 
     name: str
     core: str
-    schema: dict[str, Any]
+    schema: JSONObject  # a JSON Schema, sent as it is in tools/list
     required: bool = False
-    default: Any = MISSING
-    core_default: Any = MISSING
-    to_core: Callable[[Any], Any] | None = None
-    from_core: Callable[[Any], Any] | None = None
+    default: ArgValue | _Missing = MISSING
+    core_default: ArgValue | _Missing = MISSING
+    to_core: Callable[[str], ArgValue] | None = None  # from a string argument
+    from_core: Callable[[ArgValue], str] | None = None  # to a string argument
     default_unless: tuple[str, ...] = ()
 
-    def default_applies(self, core: dict[str, Any]) -> bool:
+    def default_applies(self, core: Mapping[str, ArgValue]) -> bool:
         return self.default is not MISSING and not any(
             core.get(k) not in (None, False) for k in self.default_unless)
 
@@ -76,27 +90,27 @@ class ToolSpec(NamedTuple):
     destructive: bool = False
     idempotent: bool = False
     primary: bool = True  # the tool that spells ``command`` in suggestions
-    fixed: dict[str, Any] = {}  # core arguments this tool always passes (grep_all: all=True)
+    fixed: CoreArgs = {}  # core arguments this tool always passes (grep_all: all=True)
 
-    def annotations(self) -> dict[str, Any]:
+    def annotations(self) -> JSONObject:
         """Wire-form annotations: readOnlyHint on every reader, destructiveHint on deletes,
         idempotentHint where calling twice leaves things as calling once (only meaningful,
         and so only given, for tools that change something)."""
-        out: dict[str, Any] = {"title": self.name.replace("_", " "),
+        out: JSONObject = {"title": self.name.replace("_", " "),
                                "readOnlyHint": self.read_only, "openWorldHint": False}
         if not self.read_only:
             out["destructiveHint"] = self.destructive
             out["idempotentHint"] = self.idempotent
         return out
 
-    def input_schema(self) -> dict[str, Any]:
-        props: dict[str, Any] = {}
+    def input_schema(self) -> JSONObject:
+        props: JSONObject = {}
         for p in self.params:
             schema = dict(p.schema)
             if p.default is not MISSING and p.default is not None:
                 schema["default"] = p.default
             props[p.name] = schema
-        out: dict[str, Any] = {"type": "object", "properties": props,
+        out: JSONObject = {"type": "object", "properties": props,
                                "additionalProperties": False}
         required = [p.name for p in self.params if p.required]
         if required:
@@ -106,21 +120,21 @@ class ToolSpec(NamedTuple):
 
 # -- argument schemas, declared once -----------------------------------------------------------
 
-def _str(description: str, max_length: int = 4096, min_length: int = 0) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "string", "description": description, "maxLength": max_length}
+def _str(description: str, max_length: int = 4096, min_length: int = 0) -> JSONObject:
+    out: JSONObject = {"type": "string", "description": description, "maxLength": max_length}
     if min_length:
         out["minLength"] = min_length
     return out
 
 
-def _int(description: str, minimum: int | None = 0) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "integer", "description": description}
+def _int(description: str, minimum: int | None = 0) -> JSONObject:
+    out: JSONObject = {"type": "integer", "description": description}
     if minimum is not None:
         out["minimum"] = minimum
     return out
 
 
-def _bool(description: str) -> dict[str, Any]:
+def _bool(description: str) -> JSONObject:
     return {"type": "boolean", "description": description}
 
 
@@ -151,17 +165,18 @@ def _fields_to_core(value: str) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()]
 
 
-def _fields_from_core(value: Any) -> str:
-    return value if isinstance(value, str) else ",".join(value)
+def _fields_from_core(value: ArgValue) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 # Tool-level conversions for the tools whose arguments are not one-to-one with the core's,
 # filled from the declarations (Tool.reshape).
-SHAPE: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]],
-                       Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+SHAPE: dict[str, tuple[Callable[[CoreArgs], CoreArgs], Callable[[CoreArgs], CoreArgs]]] = {}
 
 
-def _schema(p: DeclaredParam, help_text: str) -> dict[str, Any]:
+def _schema(p: DeclaredParam, help_text: str) -> JSONObject:
     a = p.arg
     if p.kind in ("str", "names"):
         out = _str(help_text, a.max_length, 1 if (p.required or p.kind == "names") else 0)
@@ -183,21 +198,24 @@ def _schema(p: DeclaredParam, help_text: str) -> dict[str, Any]:
 
 def _declared_param(tool: Tool, p: DeclaredParam) -> Param:
     """One MCP argument of ``tool``, from the core argument ``p`` it feeds."""
-    default: Any = MISSING if p.required or p.default is None else p.default
-    core_default: Any = MISSING
+    declared = cast("ArgValue", p.default)  # the signature's default: a value of its kind
+    default: ArgValue | _Missing = MISSING if p.required or declared is None else declared
+    core_default: ArgValue | _Missing = MISSING
     if p.name in tool.defaults:
-        default, core_default = tool.defaults[p.name], (MISSING if p.default is None
-                                                         else p.default)
-    conv: dict[str, Any] = {}
+        default, core_default = tool.defaults[p.name], (MISSING if declared is None
+                                                         else declared)
+    to_core: Callable[[str], ArgValue] | None = None
+    from_core: Callable[[ArgValue], str] | None = None
     if p.kind == "names":
-        conv = {"to_core": _fields_to_core, "from_core": _fields_from_core}
+        to_core, from_core = _fields_to_core, _fields_from_core
     elif p.kind == "bytes":
-        conv = {"to_core": _utf8}
+        to_core = _utf8
     required = p.required or p.name in tool.required
     schema = _schema(p._replace(required=required), tool.helps.get(p.name, p.arg.help))
     return Param(tool.names.get(p.name, p.name), p.name, schema, required=required,
                  default=default, core_default=core_default,
-                 default_unless=tuple(tool.default_unless.get(p.name, ())), **conv)
+                 default_unless=tuple(tool.default_unless.get(p.name, ())),
+                 to_core=to_core, from_core=from_core)
 
 
 def _declared_tools() -> list[ToolSpec]:
@@ -242,7 +260,12 @@ def by_name() -> dict[str, ToolSpec]:
     return _INDEX[0]
 
 
-def __getattr__(name: str) -> Any:  # TOOLS and BY_NAME, built when first read
+if TYPE_CHECKING:  # module attributes built when first read (__getattr__)
+    TOOLS: tuple[ToolSpec, ...]
+    BY_NAME: dict[str, ToolSpec]
+
+
+def __getattr__(name: str) -> object:  # TOOLS and BY_NAME, built when first read
     if name == "TOOLS":
         return tools()
     if name == "BY_NAME":
@@ -250,7 +273,7 @@ def __getattr__(name: str) -> Any:  # TOOLS and BY_NAME, built when first read
     raise AttributeError(name)
 
 
-def tool_for(command: str, args: dict[str, Any]) -> ToolSpec | None:
+def tool_for(command: str, args: Mapping[str, ArgValue]) -> ToolSpec | None:
     """The tool that spells ``command`` with ``args``: the one whose fixed arguments all match
     (most of them first), else the command's primary tool."""
     candidates = [t for t in tools() if t.command == command
@@ -274,13 +297,13 @@ def argument_name(command: str | None, name: str) -> str:
 
 # -- checking arguments ------------------------------------------------------------------------
 
-def _type_error(tool: str, name: str, want: str, value: Any) -> ArgumentError:
+def _type_error(tool: str, name: str, want: str, value: JSON) -> ArgumentError:
     got = "null" if value is None else type(value).__name__
     return ArgumentError(f"{tool}: argument {name!r} must be {want}, not {got}",
                          tool=tool, argument=name)
 
 
-def _check(tool: str, p: Param, value: Any) -> None:
+def _check(tool: str, p: Param, value: JSON) -> None:
     kind = p.schema.get("type")
     if kind == "string":
         if not isinstance(value, str):
@@ -306,7 +329,7 @@ def _check(tool: str, p: Param, value: Any) -> None:
         raise _type_error(tool, p.name, "true or false", value)
 
 
-def to_core_args(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
+def to_core_args(tool: ToolSpec, arguments: JSON) -> CoreArgs:
     """The core arguments of a call to ``tool``, every default filled in; raises
     :class:`ArgumentError` naming the first argument that does not fit the schema."""
     if arguments is None:
@@ -319,7 +342,7 @@ def to_core_args(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
         raise ArgumentError(f"{tool.name}: unknown argument {unknown[0]!r}; it takes "
                             f"{', '.join(known) or 'no arguments'}", tool=tool.name,
                             argument=unknown[0], known=list(known))
-    out: dict[str, Any] = dict(tool.fixed)
+    out: CoreArgs = dict(tool.fixed)
     left_out = []
     for p in tool.params:
         if p.name in arguments and not (arguments[p.name] is None and not p.required):
@@ -333,13 +356,13 @@ def to_core_args(tool: ToolSpec, arguments: Any) -> dict[str, Any]:
             left_out.append(p)
     given = dict(out)  # a default may depend on what else was given (default_unless)
     for p in left_out:
-        if p.default_applies(given):
+        if not isinstance(p.default, _Missing) and p.default_applies(given):
             out[p.core] = p.default
     shape = SHAPE.get(tool.name)
     return shape[0](out) if shape else out
 
 
-def to_tool_call(command: str, args: dict[str, Any]) -> dict[str, Any] | None:
+def to_tool_call(command: str, args: CoreArgs) -> JSONObject | None:
     """A core call as an MCP tool call ``{"name", "arguments"}`` (None: no tool spells it, or
     the call sets an argument the tool has no parameter for)."""
     tool = tool_for(command, args)
@@ -349,7 +372,7 @@ def to_tool_call(command: str, args: dict[str, Any]) -> dict[str, Any] | None:
     core = shape[1](dict(args)) if shape else args
     if set(core) - {p.core for p in tool.params} - set(tool.fixed):
         return None  # an argument no parameter of the tool carries (write from a file)
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for p in tool.params:
         applies = p.default_applies(core)
         if p.core in core:

@@ -4,7 +4,7 @@ A value parsed from a JSON-RPC line, a tool's arguments, an upstream's result as
 result dict about to be sent: its shape is what a peer sent or what the protocol says, checked
 where it is read (``isinstance`` on the way in; the SDK's models or the spec on the way out).
 Everything else in :mod:`scratch.mcp` has a real type (the SDK's models, scratch's classes,
-Protocols). mypy's ``disallow_any_explicit`` is on for the modules that use these aliases
+Protocols). mypy's ``disallow_any_explicit`` is on for all of :mod:`scratch.mcp`
 (pyproject.toml); uses of an alias are not flagged, so this module is the one exception.
 """
 

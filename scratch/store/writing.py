@@ -34,7 +34,7 @@ class Pending(NamedTuple):
     name: str
     content: bytes | Path
     kind: str
-    info: dict[str, Any]
+    info: dict[str, object]  # the version info (stored as JSON with the version)
     blob: str
     size: int
     lines: int

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.result import Result, Table
 from scratch.declare import Command
@@ -22,7 +22,7 @@ def show_config(ctx: Context) -> Result:
     return Result("config", data=data, table=table)
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items()) or "{}"
     return str(value)

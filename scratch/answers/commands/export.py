@@ -7,7 +7,7 @@ context), so no MCP tool runs it; a log is exported whole.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import REF
 from scratch.answers.kernel.result import Result
@@ -38,7 +38,7 @@ def export(ctx: Context, ref: Annotated[str, REF],
         path = store.version_file(ver)
         shown_version = ver.version
     data = path.read_bytes()
-    info: dict[str, Any] = {"name": name, "version": shown_version, "bytes": len(data)}
+    info: dict[str, object] = {"name": name, "version": shown_version, "bytes": len(data)}
     if output is None:  # the bytes on stdout; the JSON answer carries them as text when they are
         try:
             info["content"] = data.decode("utf-8")

@@ -18,7 +18,8 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Annotated, TypedDict, TypeVar
 
 from scratch.answers.commands._args import FIT, LIMIT, OFFSET, PATH, REF
 from scratch.answers.kernel.candidate import Alternative, Candidate, Some
@@ -35,18 +36,30 @@ from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import FormatError, KeyPathNotFound, argument
 
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
+    from scratch.answers.sources.items import Item, Row
+
 CHILDREN_TRIED = 12  # keys of an object whose get-in is sized before giving up
 SIZE_FIRST = 4  # a child whose stored lines cost more than this many caps is not read at all
+T = TypeVar("T")
 IN_MEMORY_LINES = 2000  # a whole value this small is rendered in memory even when refused
 
 
-def _get_in_data(target: Target, path: str, vtype: str, value: Any, matches: Any,
-                 paging: dict[str, Any], body: str, windowed: bool, fit: bool, cut: bool
-                 ) -> dict[str, Any]:
+class Match(TypedDict):
+    """One value a JSONPath with wildcards or filters found, and where."""
+
+    path: str
+    value: Item
+
+
+def _get_in_data(target: Target, path: str, vtype: str, value: Item,
+                 matches: list[Match] | None, paging: dict[str, int], body: str,
+                 windowed: bool, fit: bool, cut: bool) -> dict[str, object]:
     """The data of a get-in answer (the one place that decides between value and text):
     the value itself when all of it is shown unwindowed, else the text of the lines shown."""
-    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
-                            "type": vtype, **paging}
+    data: dict[str, object] = {"name": target.name, "version": target.version, "path": path,
+                               "type": vtype, **paging}
     if matches is not None:
         data["matches"] = matches if not (windowed or fit) else None
         data["text"] = body
@@ -151,14 +164,14 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
             target, lambda: evaluate(target.index.value_at([]), parsed))]
     getters = [(n, field_getter(n)) for n in names]
 
-    def project(item: Any) -> dict[str, Any]:
-        row = {}
+    def project(item: Item) -> Row:
+        row: Row = {}
         for n, get in getters:
             v = get(item)
             row[n] = None if v is MISSING else v
         return row
 
-    projected: Any = ([project(v) for v in value] if isinstance(value, list)
+    projected: Row | list[Row] = ([project(v) for v in value] if isinstance(value, list)
                       else project(value))
     if isinstance(projected, list):
         body = "".join(f"  {compact_json(r)}{',' if i < len(projected) - 1 else ''}\n"
@@ -169,8 +182,8 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
     vtype = "array" if isinstance(projected, list) else "object"
     warnings = not_json_warning(target, lines_left_out(target.index))
 
-    def make_data(paging: dict[str, Any], body: str, windowed: bool, fit: bool,
-                  cut: bool) -> dict[str, Any]:
+    def make_data(paging: dict[str, int], body: str, windowed: bool, fit: bool,
+                  cut: bool) -> dict[str, object]:
         data = _get_in_data(target, path, vtype, projected, None, paging, body, windowed, fit,
                             cut)
         data["fields"] = names
@@ -205,7 +218,7 @@ def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int |
                 return _stored(target, path, stored, asked, offset=offset, limit=limit, fit=fit,
                                close=close)
             value = _located(target, lambda: target.index.value_at(segments))
-            matches = None
+            matches: list[Match] | None = None
         else:
             found = _located(target, lambda: evaluate(target.index.value_at([]), parsed))
             matches = [{"path": m.path, "value": m.value} for m in found]
@@ -220,12 +233,12 @@ def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int |
     from scratch.index.structure import lines_left_out
     warnings = not_json_warning(target, lines_left_out(target.index))
 
-    def make_data(paging: dict[str, Any], body: str, windowed: bool, fit: bool,
-                  cut: bool) -> dict[str, Any]:
+    def make_data(paging: dict[str, int], body: str, windowed: bool, fit: bool,
+                  cut: bool) -> dict[str, object]:
         return _get_in_data(target, path, vtype, value, matches, paging, body, windowed, fit,
                             cut)
 
-    def children() -> list[Any]:
+    def children() -> list[Step]:
         if matches is None and isinstance(value, (dict, list)):
             keys = list(value) if isinstance(value, dict) else None
             return _children(target, segments, value, keys, len(value))
@@ -236,7 +249,7 @@ def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int |
                       on_close=close)
 
 
-def _located(target: Target, find: Any) -> Any:
+def _located(target: Target, find: Callable[[], T]) -> T:
     """``find()``, with runnable suggestions on a missing path or a region that does not
     parse."""
     try:
@@ -250,16 +263,16 @@ def _located(target: Target, find: Any) -> Any:
 
 
 def _stored(target: Target, path: str, stored: StoredContainer, asked: Call, *, offset: int,
-            limit: int | None, fit: bool, close: Any) -> Candidate:
+            limit: int | None, fit: bool, close: Callable[[], None] | None) -> Candidate:
     """get-in of a container of a canonical JSON entry, paged (or refused) from its stored
     lines: a page of a 100 MB subtree reads the page, not the subtree."""
     info = stored.info
-    whole: list[Any] = []  # the value, read only when an answer shows all of it
+    whole: list[Item] = []  # the value, read only when an answer shows all of it
 
-    def make_data(paging: dict[str, Any], body: str, windowed: bool, fit: bool,
-                  cut: bool) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path,
-                                "type": info.type, **paging}
+    def make_data(paging: dict[str, int], body: str, windowed: bool, fit: bool,
+                  cut: bool) -> dict[str, object]:
+        data: dict[str, object] = {"name": target.name, "version": target.version,
+                                   "path": path, "type": info.type, **paging}
         if windowed or cut:
             data["text"] = body
         else:  # all of it shown: the value itself, as without --fit
@@ -268,7 +281,7 @@ def _stored(target: Target, path: str, stored: StoredContainer, asked: Call, *, 
             data["value"] = whole[0]
         return data
 
-    def children() -> list[Any]:
+    def children() -> list[Step]:
         keys = info.keys if info.type == "object" else None
         return _children(target, list(info.path), None, keys, info.length)
 
@@ -276,14 +289,14 @@ def _stored(target: Target, path: str, stored: StoredContainer, asked: Call, *, 
                       alternatives=children, on_close=close)
 
 
-def _children(target: Target, segments: list[Any], value: Any, keys: Any,
-              length: int | None) -> list[Any]:
+def _children(target: Target, segments: list[str | int], value: Item,
+              keys: Iterable[str | int] | None, length: int | None) -> list[Step]:
     """The plan step offering ``get-in`` of the first children whose answers fit (up to three
     keys of an object, one of the first items of an array); for an array none of whose first
     items fits, its ``item-schema`` at a depth that fits."""
     from scratch.pathnames import format_path
     if keys is not None:
-        candidates: list[Any] = list(keys)[:CHILDREN_TRIED]
+        candidates: list[str | int] = list(keys)[:CHILDREN_TRIED]
         most = 3
     else:
         candidates = list(range(min(length or 0, 3)))
@@ -297,7 +310,8 @@ def _children(target: Target, segments: list[Any], value: Any, keys: Any,
     return [Some(options, most=most, otherwise=otherwise)]
 
 
-def _child(target: Target, segments: list[Any], parent: Any, key: Any) -> Any:
+def _child(target: Target, segments: list[str | int], parent: Item, key: str | int
+           ) -> Callable[[int], Candidate | None]:
     """A function of the cap giving the candidate of ``get-in`` at ``segments`` (a child of a
     value in memory, or of the stored lines), or None when its stored lines are far over the
     cap (not worth reading)."""
@@ -322,8 +336,8 @@ def _child(target: Target, segments: list[Any], parent: Any, key: Any) -> Any:
         asked = call("get-in", ref=target.ref, path=path)
         vtype = json_type(value)
 
-        def make_data(paging: dict[str, Any], body: str, windowed: bool, fit: bool,
-                      cut: bool) -> dict[str, Any]:
+        def make_data(paging: dict[str, int], body: str, windowed: bool, fit: bool,
+                      cut: bool) -> dict[str, object]:
             return _get_in_data(target, path, vtype, value, None, paging, body, windowed, fit,
                                 cut)
 

@@ -32,7 +32,7 @@ import mmap
 import os
 import threading
 from collections import OrderedDict
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT as FIT_ARG
 from scratch.answers.commands._args import REF
@@ -48,15 +48,32 @@ from scratch.words import plural
 
 WINDOW_OVER = 1 << 18  # bytes of a line over which a match shows a window of it: ~64k tokens,
 # more than a default cap could show whole
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import TypedDict
+
+    from scratch.answers.kernel.candidate import Step
+    from scratch.answers.kernel.result import Words
+    from scratch.query.grep import GrepLine, GrepOptions, Region
+
+    class EntryMatches(TypedDict):
+        """One entry of grep --all's data."""
+
+        name: str
+        regions: list[dict[str, object]]
+        matches: int
+
+
 ALL_FIT_ENTRIES = 4  # entries whose --fit grep a refused grep over all entries offers
 # whole-entry totals of versions a warm process has read or counted, by index directory and
 # question: the directory is the version's (its blob), whose content never changes, so the
 # total is that of the file beside the index (countcache), read once per process, not per call
-_TOTALS: dict[tuple[str, tuple[Any, ...]], int] = {}
+_TOTALS: dict[tuple[str, tuple[object, ...]], int] = {}
 
 
 def _options(pattern: str, context: int, ignore_case: bool, fixed: bool, max_count: int | None,
-             invert: bool) -> Any:
+             invert: bool) -> GrepOptions:
     from scratch.query.grep import GrepOptions
     if context < 0 or (max_count is not None and max_count < 0):
         raise UsageError(f"{argument('context')} and {argument('max_count')} must be >= 0",
@@ -80,7 +97,7 @@ class _KeptMaps:
         self.lock = threading.Lock()
         self.maps: OrderedDict[tuple[int, int, int, int], mmap.mmap] = OrderedDict()
 
-    def get(self, path: Any) -> mmap.mmap | None:
+    def get(self, path: Path) -> mmap.mmap | None:
         st = os.stat(path)
         if st.st_size == 0:
             return None
@@ -104,7 +121,7 @@ class _KeptMaps:
 _MAPS = _KeptMaps(4)
 
 
-def _regions(target: Target, options: Any, from_line: int) -> list[Any]:
+def _regions(target: Target, options: GrepOptions, from_line: int) -> list[Region]:
     from scratch.answers.kernel.kept_indexes import KeptIndex
     from scratch.query.grep import grep_buffer
     index = target.index
@@ -127,7 +144,7 @@ def _regions(target: Target, options: Any, from_line: int) -> list[Any]:
             buf.close()
 
 
-def _line_tokens(target: Target, ln: Any) -> int:
+def _line_tokens(target: Target, ln: GrepLine) -> int:
     """Base tokens of a shown line: the index's count, or a window's own (with its marks)."""
     if ln.windowed:
         from scratch.tokens.tokenizer import get_tokenizer
@@ -135,7 +152,7 @@ def _line_tokens(target: Target, ln: Any) -> int:
     return target.index.range_tokens(ln.lineno, ln.lineno, target.spec.base) or 0
 
 
-def _marked(ln: Any) -> str:
+def _marked(ln: GrepLine) -> str:
     """A line as shown: a window of a long line with ``…`` where the line goes on."""
     text = ln.display()
     if not ln.windowed:
@@ -143,9 +160,9 @@ def _marked(ln: Any) -> str:
     return ("…" if ln.from_byte else "") + text + ("…" if ln.to_byte < ln.line_bytes else "")
 
 
-def _window_notices(target: Target, regions: list[Any], invert: bool) -> tuple[Any, ...]:
+def _window_notices(target: Target, regions: list[Region], invert: bool) -> tuple[Words, ...]:
     from scratch.answers.kernel.result import Words
-    out: list[Any] = []
+    out: list[Words] = []
     for region in regions:
         for ln in region.lines:
             if ln.windowed:
@@ -159,7 +176,7 @@ def _window_notices(target: Target, regions: list[Any], invert: bool) -> tuple[A
     return tuple(out)
 
 
-def _region_cost(target: Target, region: Any, prefix: str, numbers: bool = True) -> int:
+def _region_cost(target: Target, region: Region, prefix: str, numbers: bool = True) -> int:
     spec = target.spec
     first, last = region.first_lineno, region.last_lineno
     if any(ln.windowed for ln in region.lines):
@@ -172,7 +189,7 @@ def _region_cost(target: Target, region: Any, prefix: str, numbers: bool = True)
     return cost + 1  # the "--" separator
 
 
-def render_regions(regions: list[Any], prefix: str = "") -> str:
+def render_regions(regions: list[Region], prefix: str = "") -> str:
     """``N:line`` for matches, ``N-line`` for context; like GNU grep, ``--`` separates regions
     only when they carry context (numbered match lines alone already show the gaps)."""
     out: list[str] = []
@@ -185,28 +202,28 @@ def render_regions(regions: list[Any], prefix: str = "") -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def regions_data(regions: list[Any]) -> list[dict[str, Any]]:
+def regions_data(regions: list[Region]) -> list[dict[str, object]]:
     return [{"start": r.first_lineno, "end": r.last_lineno,
              "lines": [_line_data(ln) for ln in r.lines]} for r in regions]
 
 
-def _line_data(ln: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"line": ln.lineno, "text": ln.display(), "match": ln.match}
+def _line_data(ln: GrepLine) -> dict[str, object]:
+    out: dict[str, object] = {"line": ln.lineno, "text": ln.display(), "match": ln.match}
     if ln.windowed:  # a window of a long line: which bytes of it (as slice --from-byte counts)
         out["line_part"] = {"line": ln.lineno, "from_byte": ln.from_byte, "to_byte": ln.to_byte,
                             "line_bytes": ln.line_bytes}
     return out
 
 
-def first_matches(regions: list[Any], k: int, after: int) -> list[Any]:
+def first_matches(regions: list[Region], k: int, after: int) -> list[Region]:
     """The regions ``-m k`` answers, from those of a search that went further: its lines up to
     the k-th selected one, then up to ``after`` lines of trailing context (lines that follow
     at once, shown as context even when they match, as grep -m does)."""
     from scratch.query.grep import Region
-    out: list[Any] = []
+    out: list[Region] = []
     seen = 0
     for region in regions:
-        lines: list[Any] = []
+        lines: list[GrepLine] = []
         for ln in region.lines:
             if seen >= k:
                 if len(lines) >= 1 and after > 0 and ln.lineno == lines[-1].lineno + 1:
@@ -223,10 +240,10 @@ def first_matches(regions: list[Any], k: int, after: int) -> list[Any]:
     return out
 
 
-def only_matches(regions: list[Any]) -> list[Any]:
+def only_matches(regions: list[Region]) -> list[Region]:
     """The regions -C 0 answers: the selected lines, adjacent ones together."""
     from scratch.query.grep import Region
-    out: list[Any] = []
+    out: list[Region] = []
     for region in regions:
         for ln in region.lines:
             if not ln.match:
@@ -244,9 +261,10 @@ class GrepAnswer(Candidate):
     command = "grep"
     code = "grep_too_large"
 
-    def __init__(self, target: Target, regions: list[Any], options: Any, *, from_line: int,
+    def __init__(self, target: Target, regions: list[Region], options: GrepOptions, *,
+                 from_line: int,
                  fit: bool, asked: Call, owner: bool = True,
-                 details: dict[str, Any] | None = None) -> None:
+                 details: dict[str, object] | None = None) -> None:
         super().__init__(asked, fit=fit)
         self.target = target
         self.regions = regions
@@ -279,14 +297,14 @@ class GrepAnswer(Candidate):
         self.what = f"line {first} alone"
         self._total_matches: int | None = None
 
-    def _prefix(self, k: int) -> list[Any]:
+    def _prefix(self, k: int) -> list[Region]:
         """The regions of the first k units."""
         from scratch.query.grep import Region
         if not self.cuts:
             return []
         if k >= len(self.cuts):
             return self.regions
-        out: list[Any] = []
+        out: list[tuple[int, Region]] = []
         for ri, ln in self.lines[:self.cuts[k - 1]]:
             if not out or out[-1][0] != ri:
                 out.append((ri, Region()))
@@ -295,7 +313,7 @@ class GrepAnswer(Candidate):
 
     def page(self, k: int) -> Result:
         regions = self._prefix(k)
-        data: dict[str, Any] = {"name": self.target.name, "version": self.target.version,
+        data: dict[str, object] = {"name": self.target.name, "version": self.target.version,
                                 "matches": self.matches if regions is self.regions
                                 else sum(r.match_count for r in regions),
                                 "regions": regions_data(regions)}
@@ -370,8 +388,8 @@ class GrepAnswer(Candidate):
                           fit=False, asked=self.asked.with_args(max_count=k, fit=None),
                           owner=False)
 
-    def plan(self) -> list[Any]:
-        steps: list[Any] = [SHRINK, FIT]
+    def plan(self) -> list[Step]:
+        steps: list[Step] = [SHRINK, FIT]
         if self.options.context:
             steps.append(Alternative(candidate=lambda cap: GrepAnswer(
                 self.target, only_matches(self.regions), self.options,
@@ -383,7 +401,7 @@ class GrepAnswer(Candidate):
                       for a in line_alternatives(self.target, first)]
         return steps
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return self._details
 
     def close(self) -> None:
@@ -477,7 +495,8 @@ class GrepAll(Candidate):
     command = "grep"
     code = "grep_too_large"
 
-    def __init__(self, ctx: Context, pattern: str, options: Any, found: list[tuple[Target, Any]],
+    def __init__(self, ctx: Context, pattern: str, options: GrepOptions,
+                 found: list[tuple[Target, list[Region]]],
                  asked: Call) -> None:
         super().__init__(asked)
         self.ctx = ctx
@@ -489,7 +508,7 @@ class GrepAll(Candidate):
 
     def page(self, k: int) -> Result:
         parts: list[str] = []
-        entries: list[dict[str, Any]] = []
+        entries: list[EntryMatches] = []
         for target, regions in self.found:
             parts.append(render_regions(regions, f"{target.name}:"))
             entries.append({"name": target.name, "regions": regions_data(regions),
@@ -509,8 +528,8 @@ class GrepAll(Candidate):
         return GrepAll(self.ctx, self.pattern, self.options, cut,
                        self.asked.with_args(max_count=k))
 
-    def plan(self) -> list[Any]:
-        steps: list[Any] = [SHRINK]
+    def plan(self) -> list[Step]:
+        steps: list[Step] = [SHRINK]
         args = {k: v for k, v in self.asked.args.items() if k not in ("all", "pattern")}
         for target, regions in self.found[:ALL_FIT_ENTRIES * 2]:
             one = call("grep", ref=target.name, pattern=self.pattern, **args)
@@ -531,7 +550,7 @@ def grep_all(ctx: Context, pattern: str, *, context: int = 0, ignore_case: bool 
     asked = call("grep", all=True, pattern=pattern, context=context or None,
                  ignore_case=ignore_case or None, fixed=fixed or None, invert=invert or None,
                  max_count=max_count)
-    found: list[tuple[Target, Any]] = []
+    found: list[tuple[Target, list[Region]]] = []
     try:
         for row in ctx.store().list(""):
             target = open_target(ctx, row["name"], logs=True)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 from scratch.answers.commands._store_args import FORMAT, OUTPUT_NAME, RAW, STORE_ALWAYS, TOOL
 from scratch.declare import Arg, Command, Tool
@@ -27,7 +27,7 @@ def ingest(ctx: Context, name: Annotated[str | None, OUTPUT_NAME] = None,
            content: Annotated[bytes | None, CONTENT] = None, *,
            stream: BinaryIO | None = None, progress: Progress | None = None,
            rendering: Rendering | None = None, partial: bool = False,
-           companions: tuple[Companion, ...] = (), info: dict[str, Any] | None = None,
+           companions: tuple[Companion, ...] = (), info: dict[str, object] | None = None,
            notices: tuple[str, ...] = ()) -> Result:
     """The output on ``stream`` (the CLI's stdin) or given as ``content``, passed through or
     stored with a pointer (``partial``, ``companions``, ``info``, ``notices``: what the MCP

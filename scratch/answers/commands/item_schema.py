@@ -13,7 +13,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import LIMIT, OFFSET, PATH, REF
 from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
@@ -25,6 +25,10 @@ from scratch.answers.sources.arrays import array_at, table_of, window_end, windo
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
+    from scratch.answers.sources.items import Item
 
 
 class ItemSchema(Candidate):
@@ -54,7 +58,7 @@ class ItemSchema(Candidate):
         from scratch.query.items import item_schema as union
         target, offset, limit = self.target, self.offset, self.limit
         table = table_of(target, self.path)
-        items: Iterable[Any]
+        items: Iterable[Item]
         if table is None:
             segments, total = array_at(target, self.path)
             if offset < 0:  # from the end: --offset -20 is the last 20 items
@@ -96,7 +100,7 @@ class ItemSchema(Candidate):
         return ItemSchema(self.target, self.path, offset=self.offset, limit=k,
                           depth=self.depth, owner=False)
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         from functools import partial
         depths = [Alternative(candidate=partial(self._at_depth, d)) for d in (2, 1)
                   if self.depth is None or d < self.depth]

@@ -25,8 +25,8 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Collection, Iterable, Iterator
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT as FIT_ARG
 from scratch.answers.commands._args import PATH, REF
@@ -35,14 +35,17 @@ from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result, Table
 from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.row_lists import cell_text
-from scratch.answers.sources.items import Items, good, items_of
+from scratch.answers.sources.items import Item, Items, Row, good, items_of
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
 from scratch.words import plural
 
 if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
     from scratch.answers.kernel.result import Speller
+    from scratch.query.items import Where
+    from scratch.query.paths import ParsedPath
 
 SAMPLE_ROWS = 20  # rows rendered to estimate a refused window's cost
 WHERE_SAMPLE = 200  # items a --where key is looked for in, to warn about a misspelling
@@ -50,7 +53,7 @@ WHERE_SAMPLE = 200  # items a --where key is looked for in, to warn about a miss
 _cell = cell_text
 
 
-def render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str, spell: Speller,
+def render_rows(fields: list[str], rows: list[Row], ref: str, spell: Speller,
                 lines: bool = False) -> tuple[str, Table]:
     """Tab-separated rows under a header line; ``lines``: a ``_line`` column (CSV rows)."""
     columns = ["_index", *(["_line"] if lines else []), *fields]
@@ -69,7 +72,7 @@ def render_rows(fields: list[str], rows: list[dict[str, Any]], ref: str, spell: 
     return text, Table(columns, table_rows)
 
 
-def split_fields(fields: Any) -> list[str]:
+def split_fields(fields: str | Iterable[object] | None) -> list[str]:
     """``--fields`` as a list: a comma-separated text or a list of paths. More than
     ``MAX_FIELDS`` is refused at once, before any item is read (each field costs work per
     item)."""
@@ -84,11 +87,11 @@ class Selection:
     """The items a --where/--sort answer pages: their indexes in order, and how many items
     were looked at (the scan is shared by the smaller answers sized from it)."""
 
-    def __init__(self, source: Items, flt: Any, sort: str | None, desc: bool) -> None:
+    def __init__(self, source: Items, flt: Where | None, sort: str | None, desc: bool) -> None:
         from scratch.query.aggregate import field_getter, order_pairs
         seen = 0
 
-        def passing() -> Iterator[tuple[int, Any]]:
+        def passing() -> Iterator[tuple[int, Item]]:
             nonlocal seen
             for k, item in good(source.scan(), source.bad):
                 seen += 1
@@ -112,7 +115,7 @@ class RowsAnswer(Candidate):
                  offset: int, limit: int | None, where: str | None, sort: str | None,
                  desc: bool, fit: bool, preview_chars: int, asked: Call, owner: bool = True,
                  selection: Selection | None = None,
-                 cache: dict[int, Any] | None = None) -> None:
+                 cache: dict[int, Item] | None = None) -> None:
         from scratch.query.aggregate import resolve_window
         from scratch.query.items import compile_where
         super().__init__(asked, fit=fit)
@@ -137,7 +140,7 @@ class RowsAnswer(Candidate):
         self.start, self.stop = resolve_window(offset, limit, self.count)
         self.units = self.stop - self.start
         self.shrink_units = self.units
-        self._items: dict[int, Any] = cache if cache is not None else {}
+        self._items: dict[int, Item] = cache if cache is not None else {}
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -145,7 +148,7 @@ class RowsAnswer(Candidate):
         """The array index of position ``p`` of the selection."""
         return self.selection.indexes[p] if self.selection is not None else p
 
-    def _shown(self, k: int) -> tuple[list[dict[str, Any]], list[Any]]:
+    def _shown(self, k: int) -> tuple[list[Row], list[Item]]:
         """The first k rows, and the items they were read from (for the warnings)."""
         from scratch.query.items import iterate_rows
         indexes = [self._index(p) for p in range(self.start, self.start + k)]
@@ -153,7 +156,7 @@ class RowsAnswer(Candidate):
         if missing:
             self._items.update(self.source.fetch(missing))
         items = [self._items[i] for i in indexes]
-        rows = []
+        rows: list[Row] = []
         for i, item in zip(indexes, items, strict=True):
             row = iterate_rows([item], self.fields, offset=i, preview_chars=self.preview_chars,
                                array_location=self.source.segments, total=self.total,
@@ -171,8 +174,8 @@ class RowsAnswer(Candidate):
         lines = self.source.lines
         fields = self.fields
         window = {"offset": self.start, "limit": self.limit, "total": self.count}
-        data: dict[str, Any] = {"name": self.target.name, "version": self.target.version,
-                                "path": self.path, "length": self.total, "fields": fields,
+        data: dict[str, object] = {"name": self.target.name, "version": self.target.version,
+                                   "path": self.path, "length": self.total, "fields": fields,
                                 "rows": rows, "window": window}
         noun = self.source.noun
         notices: tuple[str, ...] = ()
@@ -196,7 +199,7 @@ class RowsAnswer(Candidate):
                       table=lambda spell: render_rows(fields, rows, ref, spell, lines)[1],
                       notices=notices, warnings=warnings)
 
-    def _absent(self, items: list[Any]) -> tuple[str, ...]:
+    def _absent(self, items: list[Item]) -> tuple[str, ...]:
         shown = [self._index(p) for p in range(self.start, self.start + len(items))]
         noun = "item" if self.source.noun == "item" else "row"
         columns = self.source.table is not None
@@ -216,7 +219,7 @@ class RowsAnswer(Candidate):
                                    columns=columns)
         return tuple(out)
 
-    def _sample(self, n: int) -> list[Any]:
+    def _sample(self, n: int) -> list[Item]:
         missing = [i for i in range(n) if i not in self._items]
         if missing:
             self._items.update(self.source.fetch(missing))
@@ -256,16 +259,16 @@ class RowsAnswer(Candidate):
         """The first k rows of this answer."""
         return self._again(self.asked.with_args(limit=k, fit=None), limit=k)
 
-    def plan(self) -> list[Any]:
-        steps: list[Any] = [SHRINK, FIT]
+    def plan(self) -> list[Step]:
+        steps: list[Step] = [SHRINK, FIT]
         if len(self.fields) > 1:  # the first field alone, over a window that fits
             first = self.asked.with_args(fields=self.fields[:1], fit=None)
             steps.append(Alternative(candidate=lambda cap: self._again(
                 first, fields=self.fields[:1], limit=self.limit), shrink=True))
         return steps
 
-    def details(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"rows": self.units, "items": self.total}
+    def details(self) -> dict[str, object]:
+        out: dict[str, object] = {"rows": self.units, "items": self.total}
         if self.selection is not None:
             out["matches"] = self.count
         return out
@@ -348,8 +351,8 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
         raise
 
 
-def _base(target: Target, path: str, where: str | None) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": target.name, "version": target.version, "path": path}
+def _base(target: Target, path: str, where: str | None) -> dict[str, object]:
+    data: dict[str, object] = {"name": target.name, "version": target.version, "path": path}
     if where:
         data["where"] = where
     return data
@@ -386,7 +389,8 @@ def _count_by(target: Target, source: Items, path: str, by: list[str], where: st
                            fit=fit, warnings=source.warnings, on_close=target.index.close)
 
 
-def absent_warnings(items: list[Any], fields: list[str], parsed: list[Any], flt: Any,
+def absent_warnings(items: list[Item], fields: list[str], parsed: list[ParsedPath],
+                    flt: Where | None,
                     offset: int, skip: Collection[int], *, noun: str = "item",
                     columns: bool = False, spread: bool = False) -> tuple[str, ...]:
     """Warnings for the fields no item of the window has (a misspelling reads as a column of

@@ -12,6 +12,7 @@ from scratch.store import logs
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
+    from scratch.calls import ArgValue
 
 ENTRY = Arg("The entry text; stdin when omitted or '-'.", metavar="[ENTRY|-]", max_length=1 << 20,
             mcp=False, show_default=False)
@@ -38,14 +39,18 @@ def append(ctx: Context, name: Annotated[str, NAME], entry: Annotated[str | None
     return Result("log append", data=rec, text=f"{name}: appended {what}\n")
 
 
-def _to_core(args: dict[str, object]) -> dict[str, object]:
+def _to_core(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
     """The tool's one entry (its UTF-8 bytes) as the core's list of entries."""
-    return {"name": args["name"], "entries": [args["entry"]]}
+    entry = args["entry"]
+    entries = [entry if isinstance(entry, bytes)
+               else str(entry).encode("utf-8", errors="surrogateescape")]
+    return {"name": args["name"], "entries": entries}
 
 
-def _from_core(args: dict[str, object]) -> dict[str, object]:
-    entries = args.get("entries") or [""]
-    return {"name": args.get("name"), "entry": entries[0]}  # type: ignore[index]
+def _from_core(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
+    entries = args.get("entries")
+    first = entries[0] if isinstance(entries, list) and entries else ""
+    return {"name": args.get("name"), "entry": first}
 
 
 COMMAND = Command(

@@ -3,7 +3,7 @@ them, continuing with ``log read``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT, NAME
 from scratch.answers.kernel.candidate import FIT as FIT_STEP
@@ -15,6 +15,7 @@ from scratch.declare import Arg, Command, Tool
 from scratch.store import logs
 
 if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
     from scratch.answers.kernel.context import Context
 
 LINES = Arg("How many entries.", flags=("-n",), metavar="N", minimum=1)
@@ -60,7 +61,7 @@ class LogTail(Candidate):
         return LogTail(self.name, self.entries[len(self.entries) - k:], total=self.total,
                        fit=False, warnings=self.warnings)
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         first = self.entries[0]["id"] if self.entries else 0
         from_start = LogEntries(self.name, self.entries, since=first - 1,
                                 limit=len(self.entries), has_more=False, fit=False,
@@ -68,7 +69,7 @@ class LogTail(Candidate):
         return [SHRINK, Alternative(candidate=from_start, shrink=True), FIT_STEP,
                 *past_first(self.name, self.entries, len(self.entries))]
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return {"entries": len(self.entries), "total": self.total}
 
 

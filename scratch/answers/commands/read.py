@@ -12,7 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers import changes
 from scratch.answers.changes import CONTEXT
@@ -26,6 +26,7 @@ from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 
 if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Step
     from scratch.answers.kernel.context import Context
 
 
@@ -76,14 +77,14 @@ class WholeEntry(Candidate):
         return LineRange(self.target, 1, self.total, command="read", numbers=False, fit=True,
                          asked=self.asked.with_args(fit=True), owner=False)
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         if self.binary:
             return [SHRINK]
         from scratch.answers.commands.schema import schema_candidate
         return [Alternative(candidate=lambda cap: schema_candidate(self.target), shrink=True),
                 SHRINK, FIT_STEP, *line_alternatives(self.target, 1, unless_shrunk=True)]
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         return {"total_lines": self.total}
 
     def close(self) -> None:

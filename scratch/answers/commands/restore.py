@@ -13,6 +13,7 @@ from scratch.names import split_ref
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
+    from scratch.calls import ArgValue
 
 REF = Arg("Entry and the version to bring back.", metavar="NAME@N", max_length=1024)
 VERSION = Arg("The version to bring back.", minimum=1)
@@ -31,12 +32,12 @@ def restore(ctx: Context, ref: Annotated[str, REF]) -> Result:
     return Result("restore", data=data, text=text)
 
 
-def _to_core(args: dict[str, object]) -> dict[str, object]:
+def _to_core(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
     """The tool's name and version as the core's one ref, NAME@N."""
     return {"ref": f"{args.pop('name')}@{args.pop('version')}", **args}
 
 
-def _from_core(args: dict[str, object]) -> dict[str, object]:
+def _from_core(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
     name, _, version = str(args.get("ref", "")).rpartition("@")
     return {"name": name, "version": int(version) if version.isdigit() else version}
 

@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import threading
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._store_args import FORMAT, RAW, STORE_ALWAYS, TOOL
 from scratch.answers.kernel.result import Meta, Result
@@ -15,8 +15,12 @@ from scratch.declare import Arg, Command
 from scratch.errors import ScratchError, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType
+
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.rendering import Rendering
+    from scratch.calls import Progress
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
 
@@ -25,7 +29,7 @@ class CommandNotRun(ScratchError):
     """The command could not be started: exit 127 (not found) or 126 (not executable), the
     statuses a shell, env, nice or timeout give, so a caller sees what it would without us."""
 
-    def __init__(self, message: str, *, code: str, status: int, **details: Any) -> None:
+    def __init__(self, message: str, *, code: str, status: int, **details: object) -> None:
         super().__init__(message, code=code, **details)
         self.exit_code = status  # type: ignore[assignment]
 
@@ -46,7 +50,7 @@ class Interrupts:
     def __init__(self) -> None:
         self.received: list[int] = []
         self.proc: subprocess.Popen[bytes] | None = None
-        self._previous: dict[int, Any] = {}
+        self._previous: dict[int, Callable[[int, FrameType | None], object] | int] = {}
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -73,7 +77,7 @@ class Interrupts:
     def first(self) -> int | None:
         return self.received[0] if self.received else None
 
-    def _handle(self, signum: int, frame: Any) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signum)
         if self.proc is not None:
             self._pass_on()
@@ -114,7 +118,7 @@ def run(ctx: Context, tool: Annotated[str | None, TOOL] = None,
         format: Annotated[str | None, FORMAT] = None, raw: Annotated[bool, RAW] = False,
         store_always: Annotated[bool, STORE_ALWAYS] = False,
         name: Annotated[str | None, NAME] = None,
-        words: Annotated[list[str] | None, WORDS] = None, *, progress: Any = None,
+        words: Annotated[list[str] | None, WORDS] = None, *, progress: Progress | None = None,
         rendering: Rendering | None = None) -> Result:
     """``run``: see :func:`run_command`."""
     words = words or []
@@ -123,7 +127,7 @@ def run(ctx: Context, tool: Annotated[str | None, TOOL] = None,
 
 
 def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str | None,
-                fmt: str | None, raw: bool, store_always: bool, progress: Any = None,
+                fmt: str | None, raw: bool, store_always: bool, progress: Progress | None = None,
                 rendering: Rendering | None = None) -> Result:
     """The command's stderr goes straight to ours; its stdout is spooled, then ingested.
 

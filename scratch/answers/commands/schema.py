@@ -11,10 +11,10 @@ Invariants:
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import REF
-from scratch.answers.kernel.candidate import SHRINK, Candidate
+from scratch.answers.kernel.candidate import SHRINK, Candidate, Step
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
@@ -23,8 +23,11 @@ from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
 from scratch.words import plural
 
+if TYPE_CHECKING:
+    from scratch.answers.sources.items import Info
 
-def _node_line(node: dict[str, Any]) -> str:
+
+def _node_line(node: Info) -> str:
     t = node.get("type", "?")
     desc = t
     if t == "array":
@@ -40,7 +43,7 @@ def _node_line(node: dict[str, Any]) -> str:
     return f"{node.get('path')}: {desc}{where}"
 
 
-def _items_lines(node: dict[str, Any], depth_left: int, indent: str) -> list[str]:
+def _items_lines(node: Info, depth_left: int, indent: str) -> list[str]:
     items = node.get("items") or {}
     total = items.get("scanned") or items.get("count") or 0
     base = node.get("path") or "."
@@ -58,11 +61,11 @@ def _items_lines(node: dict[str, Any], depth_left: int, indent: str) -> list[str
     return out
 
 
-def schema_text(info: dict[str, Any], depth: int) -> str:
+def schema_text(info: Info, depth: int) -> str:
     schema = info.get("schema")
     out: list[str] = []
     if isinstance(schema, dict):
-        def walk(node: dict[str, Any], level: int) -> None:
+        def walk(node: Info, level: int) -> None:
             indent = "  " * level
             out.append(indent + _node_line(node))
             if level >= depth:
@@ -88,7 +91,7 @@ def schema_text(info: dict[str, Any], depth: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _csv_lines(info: dict[str, Any]) -> list[str]:
+def _csv_lines(info: Info) -> list[str]:
     out = [f"csv: {_count(info.get('rows'), 'row')}, {_count(info.get('columns'), 'column')}, "
            f"delimiter {info.get('delimiter', ',')!r}, header on line "
            f"{info.get('header_line', 1)}"]
@@ -100,17 +103,17 @@ def _csv_lines(info: dict[str, Any]) -> list[str]:
     return out
 
 
-def _count(n: Any, word: str) -> str:
+def _count(n: object, word: str) -> str:
     """``plural`` for a count the index may lack (shown as ``?``)."""
     return plural(n, word) if isinstance(n, int) else f"? {word}s"
 
 
-def _records(info: dict[str, Any]) -> dict[str, Any] | None:
+def _records(info: Info) -> Info | None:
     rec = info.get("records")
     return rec if isinstance(rec, dict) and rec.get("format") else None
 
 
-def _log_lines(info: dict[str, Any]) -> list[str]:
+def _log_lines(info: Info) -> list[str]:
     out = []
     fmt = info.get("timestamp_format")
     span = [t for t in info.get("time_range") or [] if t]
@@ -123,7 +126,7 @@ def _log_lines(info: dict[str, Any]) -> list[str]:
     return out
 
 
-def _record_lines(rec: dict[str, Any]) -> list[str]:
+def _record_lines(rec: Info) -> list[str]:
     """A parsed log's records: the format, how many lines parsed, and each field with its
     types, presence and (for a facet) its number of distinct values."""
     from scratch.answers.sources.log_records import field_rows
@@ -146,7 +149,7 @@ def _record_lines(rec: dict[str, Any]) -> list[str]:
     return out
 
 
-def _heading_lines(headings: list[dict[str, Any]], depth: int, level: int = 0) -> list[str]:
+def _heading_lines(headings: list[Info], depth: int, level: int = 0) -> list[str]:
     out = []
     for h in headings:
         out.append(f"{'  ' * level}{'#' * h.get('level', 1)} {h.get('title')} "
@@ -156,7 +159,7 @@ def _heading_lines(headings: list[dict[str, Any]], depth: int, level: int = 0) -
     return out
 
 
-def _cut_schema(node: dict[str, Any], depth: int, level: int = 0) -> dict[str, Any]:
+def _cut_schema(node: Info, depth: int, level: int = 0) -> Info:
     """The schema tree down to ``depth`` path levels: what the text form shows, as data."""
     out = {k: v for k, v in node.items() if k not in ("children", "items")}
     items = node.get("items")
@@ -170,7 +173,7 @@ def _cut_schema(node: dict[str, Any], depth: int, level: int = 0) -> dict[str, A
     return out
 
 
-def schema_answer(target: Target, depth: int) -> tuple[str, dict[str, Any]]:
+def schema_answer(target: Target, depth: int) -> tuple[str, Info]:
     """The text and the data of a schema of ``depth`` levels."""
     info = target.index.info
     text = schema_text(info, depth)
@@ -211,7 +214,7 @@ class SchemaAnswer(Candidate):
     def shrunk(self, k: int) -> Candidate | None:
         return SchemaAnswer(self.target, k, owner=False)
 
-    def plan(self) -> list[Any]:
+    def plan(self) -> list[Step]:
         return [SHRINK]
 
     def close(self) -> None:

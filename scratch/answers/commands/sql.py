@@ -26,7 +26,8 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT, REF
 from scratch.answers.kernel.candidate import Candidate
@@ -38,11 +39,17 @@ from scratch.declare import Arg, Command, Tool
 from scratch.errors import ScratchError, UsageError, argument
 from scratch.words import plural
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from scratch.answers.sources.items import Row
+    from scratch.query.sql import Source
+
 MAX_ROWS = 10_000
 TIME_LIMIT = 20.0
 
 
-def _json_location(target: Target, path: str | None) -> tuple[list[Any], str]:
+def _json_location(target: Target, path: str | None) -> tuple[list[str | int], str]:
     """Where the items of a JSON/YAML entry's table are, and how to say it."""
     from scratch.answers.sources.arrays import array_at
     from scratch.pathnames import format_path
@@ -64,7 +71,7 @@ def _json_location(target: Target, path: str | None) -> tuple[list[Any], str]:
     return list(segments), f"the {plural(total, 'item', grouped=True)} of {where}"
 
 
-def source_of(target: Target, path: str | None = None) -> tuple[Any, str]:
+def source_of(target: Target, path: str | None = None) -> tuple[Source, str]:
     """(the :class:`~scratch.query.sql.Source` of ``target``'s table, what its rows are)."""
     from scratch.query.sql import Source
     fmt = target.format
@@ -103,18 +110,18 @@ def source_of(target: Target, path: str | None = None) -> tuple[Any, str]:
             f"the {plural(target.index.line_count, 'line', grouped=True)} as (line, text)")
 
 
-def _spooled(target: Target, location: list[Any]) -> Any:
+def _spooled(target: Target, location: list[str | int]) -> Source:
     from scratch.query.sql import Source
 
-    def rows() -> Any:
+    def rows() -> Iterator[Row]:
         for item in target.index.value_at(location):
             yield item if isinstance(item, dict) else {"value": item}
 
     return Source.records(rows)
 
 
-def _tables(ctx: Context, main: Target, path: str | None, tables: Any
-            ) -> tuple[dict[str, Any], dict[str, str], list[Target]]:
+def _tables(ctx: Context, main: Target, path: str | None, tables: list[str]
+            ) -> tuple[dict[str, Source], dict[str, str], list[Target]]:
     """{table: Source}, {table: what it holds}, and the other targets opened."""
     src, what = source_of(main, path)
     sources = {"entry": src}
@@ -136,7 +143,7 @@ def _tables(ctx: Context, main: Target, path: str | None, tables: Any
     return sources, about, opened
 
 
-def split_tables(tables: Any) -> list[str]:
+def split_tables(tables: str | Iterable[object] | None) -> list[str]:
     parts: list[str] = []
     for t in ([tables] if isinstance(tables, str) else list(tables or [])):
         parts += [p.strip() for p in str(t).split(",") if p.strip()]
@@ -218,9 +225,9 @@ def _with_help(exc: ScratchError, ref: str) -> ScratchError:
     return exc
 
 
-def _query(asked: Call, sources: dict[str, Any], query: str, base: dict[str, Any], tmp: Any,
-           *, ref: str, offset: int, limit: int | None, fit: bool, on_close: Any
-           ) -> Candidate:
+def _query(asked: Call, sources: dict[str, Source], query: str, base: Mapping[str, object],
+           tmp: Path, *, ref: str, offset: int, limit: int | None, fit: bool,
+           on_close: Callable[[], None]) -> Candidate:
     from scratch.query.sql import json_value, run_sql
     try:
         result = run_sql(sources, query, row_limit=MAX_ROWS, time_limit=TIME_LIMIT,
@@ -234,10 +241,10 @@ def _query(asked: Call, sources: dict[str, Any], query: str, base: dict[str, Any
         raise err from None
     columns, types, rows = result.columns, result.types, result.rows
 
-    def cells(row: tuple[Any, ...]) -> list[str]:
+    def cells(row: tuple[object, ...]) -> list[str]:
         return [cell_text(json_value(v)) for v in row]
 
-    def make_data(shown: list[Any], start: int, k: int) -> dict[str, Any]:
+    def make_data(shown: list[tuple[object, ...]], start: int, k: int) -> dict[str, object]:
         return {**base, "query": query, "columns": columns, "types": types,
                 "rows": [[json_value(v) for v in r] for r in shown], "offset": start,
                 "row_count": len(rows), "truncated": result.truncated,
@@ -255,9 +262,9 @@ def _query(asked: Call, sources: dict[str, Any], query: str, base: dict[str, Any
                    notices=notices, on_close=on_close)
 
 
-def _describe(asked: Call, sources: dict[str, Any], about: dict[str, str],
-              base: dict[str, Any], tmp: Any, *, offset: int, limit: int | None, fit: bool,
-              on_close: Any) -> Candidate:
+def _describe(asked: Call, sources: dict[str, Source], about: dict[str, str],
+              base: Mapping[str, object], tmp: Path, *, offset: int, limit: int | None, fit: bool,
+              on_close: Callable[[], None]) -> Candidate:
     from scratch.query.sql import describe
     try:
         described = describe(sources, tmp_dir=tmp)
@@ -271,8 +278,8 @@ def _describe(asked: Call, sources: dict[str, Any], about: dict[str, str],
     rows = [(table, column, kind) for table, cols in described.items()
             for column, kind in cols]
 
-    def make_data(shown: list[Any], start: int, k: int) -> dict[str, Any]:
-        tables: dict[str, Any] = {}
+    def make_data(shown: list[tuple[str, str, str]], start: int, k: int) -> dict[str, object]:
+        tables: dict[str, list[dict[str, str]]] = {}
         for table, column, kind in shown:
             tables.setdefault(table, []).append({"column": column, "type": kind})
         return {**base, "columns": tables, "offset": start, "column_count": len(rows)}

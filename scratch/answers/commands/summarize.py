@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import REF
 from scratch.answers.commands.schema import schema_text
@@ -35,6 +35,9 @@ from scratch.errors import LimitExceeded, ScratchError
 from scratch.locking import atomic_write
 from scratch.words import plural
 
+if TYPE_CHECKING:
+    from scratch.answers.sources.items import Info
+
 SMALL_ENTRY_TOKENS = 1000
 ERROR_WORDS = r"error|fail|fatal|exception|denied|panic|refused|timed? ?out"
 ERROR_LEVELS = ("FATAL", "CRITICAL", "ERROR", "SEVERE", "PANIC", "WARN", "WARNING")
@@ -44,7 +47,7 @@ TOP_VALUES = 10  # value counts listed per field; the rest is one "N more" figur
 MAX_DISTINCT = 1000  # a field with more distinct values is not a category
 
 
-def _fields_text(summary: dict[str, Any], limit: int = 40) -> list[str]:
+def _fields_text(summary: Info, limit: int = 40) -> list[str]:
     out = []
     for f in summary["fields"]:
         if "values" in f:
@@ -61,7 +64,7 @@ def _fields_text(summary: dict[str, Any], limit: int = 40) -> list[str]:
     return out
 
 
-def _j(value: Any) -> str:
+def _j(value: object) -> str:
     from scratch.jsonvalues import dumps  # JSON numbers exactly as stored
     return dumps(value).decode("utf-8", errors="backslashreplace")
 
@@ -123,12 +126,12 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _records(target: Target) -> dict[str, Any] | None:
+def _records(target: Target) -> Info | None:
     from scratch.answers.sources.log_records import parsed_log
     return parsed_log(target)
 
 
-def _records_summary(rec: dict[str, Any]) -> list[str]:
+def _records_summary(rec: Info) -> list[str]:
     """A parsed log's format, record counts and the value counts of its facets (made when
     the index was built), top values first."""
     parsed, unparsed = rec.get("parsed", 0), rec.get("unparsed", 0)
@@ -155,14 +158,14 @@ def _records_summary(rec: dict[str, Any]) -> list[str]:
 CSV_ROWS = 200_000  # rows read for value counts; a bigger table is summarized on this prefix
 
 
-def _csv_summary(target: Target, info: dict[str, Any]) -> list[str]:
+def _csv_summary(target: Target, info: Info) -> list[str]:
     """Value counts and ranges of a table's columns (numbers as numbers)."""
     import csv
     import itertools
 
     from scratch.query.summary import summarize_values
 
-    def typed(value: str) -> Any:
+    def typed(value: str) -> int | float | str:
         for cast in (int, float):
             try:
                 return cast(value)

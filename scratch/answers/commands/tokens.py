@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.kernel.result import Result
 from scratch.declare import Arg, Command
@@ -18,7 +18,7 @@ SPLIT_DELIMITER = "\x1e"  # ASCII record separator between split chunks on stdou
 CHUNK = 1 << 20
 
 
-def _spec_dict(ctx: Context) -> dict[str, Any]:
+def _spec_dict(ctx: Context) -> dict[str, str | bool | None]:
     spec = ctx.encoding()
     return {"encoding": spec.name, "model": spec.model, "exact": spec.exact}
 

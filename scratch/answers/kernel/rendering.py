@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Meta, Result, Table
-    from scratch.calls import ArgValue, Call
+    from scratch.calls import Call
     from scratch.errors import ScratchError
     from scratch.tokens import EncodingSpec
 
@@ -34,8 +34,9 @@ class Rendering:
     def spell(self, call: Call) -> str:
         raise NotImplementedError
 
-    def call_data(self, call: Call) -> dict[str, str | dict[str, ArgValue]]:
-        """A call as structured output carries it (the pointer's ``next`` in JSON)."""
+    def call_data(self, call: Call) -> object:
+        """A call as structured output carries it (the pointer's ``next`` in JSON); here its
+        command and arguments, an interface's own spelling in an override."""
         return {"command": call.command, "args": call.args}
 
     def cost(self, result: Result, spec: EncodingSpec) -> int:

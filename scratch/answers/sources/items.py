@@ -34,10 +34,15 @@ if TYPE_CHECKING:
 SCAN_ITEMS = 4096  # NDJSON lines parsed per read when a scan streams them
 
 # One item as the entry's JSON parses (a CSV row or log record: a dict of its cells). The JSON
-# edge of the row sources: the answers read an item by its shape (isinstance, .get), so it is
-# Any here, once; everything about where it sits (segments, bad lines, fast paths) is typed.
+# edge of the answers layer: stored JSON values (an item, a get-in value, a log entry's value,
+# the index's info.json) are read by their shape (isinstance, .get), so they are Any here, once;
+# everything about where they sit (segments, bad lines, fast paths) is typed.
 Item: TypeAlias = Any  # type: ignore[explicit-any]  # JSON edge: stored JSON values enter
 Row: TypeAlias = "dict[str, Item]"  # a CSV row, a log record: column -> cell
+# The index's info (info.json: the schema summary, a log's records, CSV columns, headings) and
+# what answers build of it for --json (a pointer, a schema outline): stored JSON read by shape,
+# as an item is
+Info: TypeAlias = "dict[str, Item]"
 Segments: TypeAlias = "tuple[str | int, ...]"  # where the array is (the root: ())
 # what an engine outside Python may count without reading the items here
 Fast: TypeAlias = ('tuple[Literal["ndjson", "json"], Segments]'

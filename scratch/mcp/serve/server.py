@@ -117,7 +117,7 @@ def took(name: str, arguments: JSON, seconds: float) -> None:
     _LAST_MS[key] = seconds * 1000
 
 
-def tool_of(spec: specs.ToolSpec) -> types.Tool:  # type: ignore[explicit-any]  # ToolSpec's fields are Any (specs.py)
+def tool_of(spec: specs.ToolSpec) -> types.Tool:
     a = spec.annotations()
     return types.Tool(
         name=spec.name, title=a["title"], description=spec.description,
@@ -128,7 +128,7 @@ def tool_of(spec: specs.ToolSpec) -> types.Tool:  # type: ignore[explicit-any]  
             open_world_hint=a["openWorldHint"]))
 
 
-def call_result(outcome: ToolOutcome) -> types.CallToolResult:  # type: ignore[explicit-any]  # ToolOutcome's fields are Any (dispatch.py)
+def call_result(outcome: ToolOutcome) -> types.CallToolResult:
     return types.CallToolResult.model_validate(wire_result(outcome))
 
 
@@ -178,7 +178,7 @@ def session_of(ctx: Ctx, state: ServerState, who: Identity | None = None) -> Ses
 HOLD_ENV = "SCRATCH_MCP_TEST_HOLD"
 
 
-def _held(folder: str, name: str, arguments: JSON,  # type: ignore[explicit-any]  # as above
+def _held(folder: str, name: str, arguments: JSON,
           session: Session) -> ToolOutcome:
     import os
     hold = os.path.join(folder, f"hold-{name}")
