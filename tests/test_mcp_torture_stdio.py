@@ -260,11 +260,11 @@ CASES: list[Case] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
-    root = tmp_path_factory.mktemp("torture-stdio")
+def started(root: Path) -> Wire:
+    """A server on a new store under ``root``, initialized, with :data:`ENTRY` stored."""
     (root / "hold").mkdir()
     w = Wire(root / "store", root / "hold")
+    w.hold = root / "hold"  # type: ignore[attr-defined]
     init = w.call(0, "initialize", json.loads(INITIALIZE)["params"])
     assert init["result"]["serverInfo"]["name"] == "scratch"
     w.send(INITIALIZED)
@@ -272,9 +272,14 @@ def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
         "path": ENTRY, "content": ENTRY_TEXT}})
     assert stored["result"].get("isError") is not True, stored
     assert w.probe() == []
-    w.hold = root / "hold"  # type: ignore[attr-defined]
+    return w
+
+
+@pytest.fixture(scope="module")
+def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
+    w = started(tmp_path_factory.mktemp("torture-stdio"))
     yield w
-    code, rest = w.close()
+    code, rest = w.close()  # no answer written late, none twice; stdin's end ends it
     assert rest == [] and code == 0, (code, rest)
 
 
@@ -353,39 +358,45 @@ class Tally(NamedTuple):
     lines: int
     probes_answered: int
     answers: dict[str, int]  # error code or "result" -> how many
+    exit_code: int
+
+
+def _tally(msg: dict[str, Any], answers: dict[str, int]) -> None:
+    # nothing but an answer to a mutated line (a result or one of JSON-RPC's errors); a
+    # mutation may leave a valid request (a new id, say), and it is answered
+    assert not str(msg.get("id", "")).startswith("probe-"), msg
+    kind = str(msg["error"]["code"]) if "error" in msg else "result"
+    assert kind == "result" or int(kind) in (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND,
+                                             INVALID_PARAMS, -32002), msg
+    answers[kind] = answers.get(kind, 0) + 1
 
 
 def run_mutations(wire: Wire, count: int, seed: int) -> Tally:
+    """``count`` mutated lines, each followed by the probe; then the server is closed (an
+    answer to a mutated request may come after the probe's: it is counted at the end)."""
     rng = random.Random(seed)
     answers: dict[str, int] = {}
     before = wire.probes
     for n in range(count):
         wire.send(mutate(rng, n))
         for msg in wire.probe():
-            # nothing but an answer to the mutated line itself (a result or a JSON-RPC error)
-            assert str(msg.get("id", "")).startswith("m") or msg.get("id") is None, msg
-            kind = str(msg["error"]["code"]) if "error" in msg else "result"
-            assert kind == "result" or int(kind) in (PARSE_ERROR, INVALID_REQUEST,
-                                                     METHOD_NOT_FOUND, INVALID_PARAMS,
-                                                     -32002), msg
-            answers[kind] = answers.get(kind, 0) + 1
-    return Tally(count, wire.probes - before, answers)
+            _tally(msg, answers)
+    probes = wire.probes - before
+    code, rest = wire.close()
+    for msg in rest:
+        _tally(msg, answers)
+    return Tally(count, probes, answers, code)
 
 
-def test_seeded_mutations_never_stop_the_server(wire: Wire) -> None:
-    tally = run_mutations(wire, 50, seed=21)
-    assert tally.probes_answered == 50 and wire.proc.poll() is None
+def test_seeded_mutations_never_stop_the_server(tmp_path: Path) -> None:
+    tally = run_mutations(started(tmp_path), 50, seed=21)
+    assert tally.probes_answered == 50 and tally.exit_code == 0
 
 
 @pytest.mark.slow
 @full_size
 def test_full_size_a_thousand_malformed_lines(tmp_path: Path) -> None:
-    (tmp_path / "hold").mkdir()
-    w = Wire(tmp_path / "store", tmp_path / "hold")
-    w.call(0, "initialize", json.loads(INITIALIZE)["params"])
-    w.send(INITIALIZED)
-    w.call("store", "tools/call", {"name": "write_file", "arguments": {
-        "path": ENTRY, "content": ENTRY_TEXT}})
+    w = started(tmp_path)
     fixed = 0
     for case in CASES:
         w.send(case.data)
@@ -394,9 +405,116 @@ def test_full_size_a_thousand_malformed_lines(tmp_path: Path) -> None:
             map(str, case.answers)), case.name
         fixed += 1
     tally = run_mutations(w, 1000 - fixed, seed=2021)
-    code, rest = w.close()
     report = {"lines": fixed + tally.lines, "probes_answered": fixed + tally.probes_answered,
-              "mutation_answers": tally.answers, "server_exits_on_input": 0 if code == 0 else 1}
+              "mutation_answers": tally.answers,
+              "server_exits_on_input": 0 if tally.exit_code == 0 else 1}
     print("full-size stdio torture:", json.dumps(report))
     assert report["lines"] == 1000 and report["probes_answered"] == 1000
-    assert rest == [] and code == 0
+    assert tally.exit_code == 0
+
+
+# -- the proxy in front of an upstream that fails on the wire ---------------------------------
+
+FIXTURE = Path(__file__).parent / "data" / "mcp_upstreams" / "fixture_server.py"
+PROXY_TIMEOUT = 2.0  # seconds: the hanging upstream costs the test this much, once per path
+PATHS = [pytest.param("legacy", id="relay"), pytest.param(None, id="sdk")]
+
+
+@pytest.fixture(scope="module", params=PATHS)
+def proxied(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[tuple[Any, Path]]:
+    """`scratch mcp proxy --timeout 2 -- python fixture_server.py` and its SDK client: one
+    that did the legacy handshake (its tool calls relayed as lines) or a 2026-07-28 one (the
+    SDK's path); and the file of the upstream's pids (one line per process started)."""
+    from mcp import StdioServerParameters
+
+    from tests.mcp_support import McpClient
+    root = tmp_path_factory.mktemp("torture-proxy")
+    pids = root / "pids"
+    env = server_env(root / "store", SCRATCH_BUDGET_CONTEXT_WINDOW="1000000000",
+                     FIXTURE_PIDS=str(pids))
+    import sys
+    params = StdioServerParameters(command=SCRATCH[0], args=[
+        *SCRATCH[1:], "mcp", "proxy", "--timeout", str(PROXY_TIMEOUT), "--name", "fx", "--",
+        sys.executable, str(FIXTURE)], env=env)
+    kwargs = {"mode": request.param} if request.param else {}
+    client = McpClient(params, **kwargs)
+    yield client, pids
+    client.close()
+
+
+def fault_of(result: Any) -> dict[str, Any]:
+    assert result.is_error, result
+    info: dict[str, Any] = json.loads(result.content[0].text)
+    assert info["server"] == "fx" and "'fx'" in info["message"], info
+    return info
+
+
+def serves(client: Any) -> None:
+    """The next calls, of the same upstream and of scratch's own tools, are answered."""
+    assert client.text("echo", {"message": "still here"}) == "Echo: still here"
+    assert "line 00000" in client.text("text", {"size": 10})
+    assert "echo" in {t.name for t in client.tools()}
+
+
+def pids_of(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_proxy_an_upstream_that_dies_mid_result_costs_that_call_and_is_restarted(
+        proxied: tuple[Any, Path]) -> None:
+    client, pids = proxied
+    serves(client)
+    before = pids_of(pids)
+    info = fault_of(client.call("die_mid_result"))
+    assert info["code"] == "upstream_crashed" and info["tool"] == "die_mid_result", info
+    serves(client)  # on a new upstream process
+    after = pids_of(pids)
+    assert len(after) == len(before) + 1 and after[:len(before)] == before
+
+
+def test_proxy_garbage_lines_before_an_answer_cost_nothing(proxied: tuple[Any, Path]) -> None:
+    # lines that are not JSON-RPC (text, invalid UTF-8, an array, a response to no request,
+    # an empty line) are not the call's answer: the answer after them is
+    client, pids = proxied
+    before = pids_of(pids)
+    assert client.text("garbage") == "after the garbage"
+    serves(client)
+    assert pids_of(pids) == before  # the same process: nothing was restarted
+
+
+def test_proxy_garbage_in_place_of_a_result_is_a_malformed_result(
+        proxied: tuple[Any, Path]) -> None:
+    client, _ = proxied
+    info = fault_of(client.call("garbage", {"then": "malformed"}))
+    assert info["code"] == "upstream_malformed_result", info
+    serves(client)
+
+
+def test_proxy_an_oversized_line_costs_only_that_call(proxied: tuple[Any, Path]) -> None:
+    client, pids = proxied
+    before = pids_of(pids)
+    # 12 MB of garbage on one line, then the answer: the answer is passed on
+    assert client.text("oversized", {"size": 12 * MB, "mode": "garbage"}) == "after the big line"
+    # a 12 MB result that is not a tool result: named as such
+    info = fault_of(client.call("oversized", {"size": 12 * MB, "mode": "malformed"}))
+    assert info["code"] == "upstream_malformed_result", info
+    # a valid 12 MB result: stored, and the pointer is what the call answers
+    result = client.call("oversized", {"size": 12 * MB, "mode": "valid"})
+    assert not result.is_error
+    assert "line 0000001" not in result.content[0].text[:200] or len(result.content[0].text) < MB
+    assert sum(len(c.text) for c in result.content if c.type == "text") < 64 * 1024
+    serves(client)
+    assert pids_of(pids) == before
+
+
+def test_proxy_a_hanging_upstream_times_out_and_the_next_call_is_served(
+        proxied: tuple[Any, Path], tmp_path: Path) -> None:
+    client, _ = proxied
+    release = tmp_path / "release"
+    info = fault_of(client.call("wait_for", {"path": str(release)}))
+    assert info["code"] == "upstream_timeout" and info["timeout"] == PROXY_TIMEOUT, info
+    release.touch()  # the upstream was told to cancel; were it not, this ends its wait
+    serves(client)
+    # the same tool answers once its file is there (no stray answer of the cancelled call)
+    assert client.text("wait_for", {"path": str(release)}) == "released"
