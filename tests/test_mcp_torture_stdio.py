@@ -491,6 +491,18 @@ def test_proxy_garbage_in_place_of_a_result_is_a_malformed_result(
     serves(client)
 
 
+def test_proxy_a_garbled_answer_line_of_a_live_upstream_costs_that_call_its_timeout(
+        proxied: tuple[Any, Path]) -> None:
+    # the upstream writes its answer's line cut short (not JSON) and stays up: neither path
+    # reads an id out of a line that does not parse, so the call is the timeout's (named so)
+    client, pids = proxied
+    before = pids_of(pids)
+    info = fault_of(client.call("garbage", {"then": "garbled"}))
+    assert info["code"] == "upstream_timeout", info
+    serves(client)
+    assert pids_of(pids) == before
+
+
 def test_proxy_an_oversized_line_costs_only_that_call(proxied: tuple[Any, Path]) -> None:
     client, pids = proxied
     before = pids_of(pids)
@@ -502,7 +514,10 @@ def test_proxy_an_oversized_line_costs_only_that_call(proxied: tuple[Any, Path])
     # a valid 12 MB result: stored, and the pointer is what the call answers
     result = client.call("oversized", {"size": 12 * MB, "mode": "valid"})
     assert not result.is_error
-    assert "line 0000001" not in result.content[0].text[:200] or len(result.content[0].text) < MB
+    stored = result.meta["scratch"]
+    assert stored["stored"].startswith("fx.oversized/") and stored["partial"] is False
+    assert result.content[0].text.startswith(f"stored {stored['stored']} (version 1)")
+    assert "12,582,912 bytes" in result.content[0].text
     assert sum(len(c.text) for c in result.content if c.type == "text") < 64 * 1024
     serves(client)
     assert pids_of(pids) == before

@@ -11,7 +11,8 @@ after a while; cancelled meanwhile, it appends ``cancelled`` to $FIXTURE_LOG), `
 came with, as JSON: the proxy's relay sends its own string ids). Faults written on the wire
 itself, for the torture run: ``die_mid_result`` (the start of its answer's line, then the
 process exits), ``garbage(then)`` (lines that are not JSON-RPC, then a good answer, or one
-whose result is not a tool result when ``then`` is ``"malformed"``), ``oversized(size,
+whose result is not a tool result when ``then`` is ``"malformed"``, or its answer's line cut
+short and then nothing when ``then`` is ``"garbled"``), ``oversized(size,
 mode)`` (a line of ``size`` bytes: garbage before a good answer, a malformed result, or a
 valid result), ``wait_for(path)`` (answers once ``path`` exists: a hang the test ends). Its pid is appended to
 $FIXTURE_PIDS when set, so a test can see it is gone once the proxy stops.
@@ -176,6 +177,11 @@ class Malformed:
             for junk in GARBAGE:
                 raw(junk)
             return {"content": "garbage, not a list of blocks"}
+        if ctx.method == "tools/call" and name == "garbage" and args.get("then") == "garbled":
+            import json  # the answer's line, cut short and ended; no other answer comes
+            raw(b'{"jsonrpc": "2.0", "id": ' + json.dumps(ctx.request_id).encode()
+                + b', "result": {"content": [{"type": "te\n')
+            await anyio.sleep_forever()
         if ctx.method == "tools/call" and name == "oversized" and args.get("mode") == "malformed":
             return {"content": "x" * int(args.get("size", 1 << 20))}
         return await call_next(ctx)
