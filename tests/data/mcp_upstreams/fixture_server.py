@@ -8,7 +8,13 @@ tool and says so with tools/list_changed), ``crash`` (the process exits mid-call
 after a while; cancelled meanwhile, it appends ``cancelled`` to $FIXTURE_LOG), ``exit_later``
 (answers, then exits), ``headers`` (the HTTP request's headers, as JSON), ``echo(message)``
 (``Echo: `` and the message, as server-everything's), ``request_id`` (the JSON-RPC id the call
-came with, as JSON: the proxy's relay sends its own string ids). Its pid is appended to
+came with, as JSON: the proxy's relay sends its own string ids). Faults written on the wire
+itself, for the torture run: ``die_mid_result`` (the start of its answer's line, then the
+process exits), ``garbage(then)`` (lines that are not JSON-RPC, then a good answer, or one
+whose result is not a tool result when ``then`` is ``"malformed"``, or its answer's line cut
+short and then nothing when ``then`` is ``"garbled"``), ``oversized(size,
+mode)`` (a line of ``size`` bytes: garbage before a good answer, a malformed result, or a
+valid result), ``wait_for(path)`` (answers once ``path`` exists: a hang the test ends). Its pid is appended to
 $FIXTURE_PIDS when set, so a test can see it is gone once the proxy stops.
 
 ``fixture_server.py`` serves stdio; ``fixture_server.py --http PORT`` serves streamable HTTP on
@@ -43,7 +49,20 @@ TOOLS = [_tool("text", {"size": {"type": "integer"}}), _tool("head"),
          _tool("image"), _tool("error", {"size": {"type": "integer"}}), _tool("progress"),
          _tool("add_tool"), _tool("crash"), _tool("hang"), _tool("malformed"),
          _tool("slow", {"seconds": {"type": "number"}}), _tool("exit_later"), _tool("headers"),
-         _tool("echo", {"message": {"type": "string"}}), _tool("request_id")]
+         _tool("echo", {"message": {"type": "string"}}), _tool("request_id"),
+         _tool("die_mid_result"), _tool("garbage", {"then": {"type": "string"}}),
+         _tool("oversized", {"size": {"type": "integer"}, "mode": {"type": "string"}}),
+         _tool("wait_for", {"path": {"type": "string"}})]
+WIRE: list[int] = []  # the stdout descriptor the SDK writes to (stdio only)
+GARBAGE = [b"not json at all\n", b"\xff\xfe\xfd\n", b"[1, 2, 3]\n", b'{"jsonrpc": "2.0"}\n',
+           b'{"jsonrpc": "2.0", "id": "nobody-asked", "result": {}}\n', b"{\"truncated\": \n",
+           b"\n", b"42\n"]
+
+
+def raw(data: bytes) -> None:
+    """Bytes written on the wire as they are, between the SDK's own messages."""
+    if WIRE:
+        os.write(WIRE[0], data)
 
 
 def text_of(size: int) -> str:
@@ -111,6 +130,28 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "request_id":
         import json
         return types.CallToolResult(content=text(json.dumps(getattr(ctx, "request_id", None))))
+    if name == "die_mid_result":
+        import json
+        raw(b'{"jsonrpc": "2.0", "id": ' + json.dumps(ctx.request_id).encode()
+            + b', "result": {"content": [{"type": "text", "text": "the first half of')
+        os._exit(3)
+    if name == "garbage":
+        for junk in GARBAGE:
+            raw(junk)
+        return types.CallToolResult(content=text("after the garbage"))
+    if name == "oversized":
+        size = int(args.get("size", 1 << 20))
+        if args.get("mode") == "valid":
+            return types.CallToolResult(content=text(text_of(size)))
+        raw(b"x" * size + b"\n")
+        return types.CallToolResult(content=text("after the big line"))
+    if name == "wait_for":
+        path = str(args.get("path"))
+        for _ in range(60_000):  # at most ten minutes; a test creates the file long before
+            if os.path.exists(path):
+                return types.CallToolResult(content=text("released"))
+            await anyio.sleep(0.01)
+        return types.CallToolResult(content=text("never released"), is_error=True)
     if name == "exit_later":
         import threading
         threading.Timer(0.2, os._exit, (0,)).start()  # after the answer is written
@@ -129,8 +170,20 @@ class Malformed:
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         params = ctx.params or {}
-        if ctx.method == "tools/call" and params.get("name") == "malformed":
+        name, args = params.get("name"), params.get("arguments") or {}
+        if ctx.method == "tools/call" and name == "malformed":
             return {"content": "not a list of blocks"}
+        if ctx.method == "tools/call" and name == "garbage" and args.get("then") == "malformed":
+            for junk in GARBAGE:
+                raw(junk)
+            return {"content": "garbage, not a list of blocks"}
+        if ctx.method == "tools/call" and name == "garbage" and args.get("then") == "garbled":
+            import json  # the answer's line, cut short and ended; no other answer comes
+            raw(b'{"jsonrpc": "2.0", "id": ' + json.dumps(ctx.request_id).encode()
+                + b', "result": {"content": [{"type": "te\n')
+            await anyio.sleep_forever()
+        if ctx.method == "tools/call" and name == "oversized" and args.get("mode") == "malformed":
+            return {"content": "x" * int(args.get("size", 1 << 20))}
         return await call_next(ctx)
 
 
@@ -149,7 +202,10 @@ async def main() -> None:
                                 log_level="warning", lifespan="on")
         await uvicorn.Server(config).serve()
         return
-    async with stdio_server() as (read, write):
+    import io
+    WIRE.append(os.dup(1))  # the SDK is given this descriptor; raw() writes to it too
+    out = anyio.wrap_file(io.TextIOWrapper(os.fdopen(WIRE[0], "wb"), encoding="utf-8"))
+    async with stdio_server(stdout=out) as (read, write):
         await server.run(read, write, server.create_initialization_options(
             NotificationOptions(tools_changed=True)))
 
