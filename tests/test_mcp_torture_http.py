@@ -27,7 +27,6 @@ import subprocess
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -333,8 +332,9 @@ def _refusals(url: str, tokens: dict[str, str], max_body: int, rate: int,
             for origin in ("http://evil.example", "https://attacker.test:8443", "null"):
                 expect(403, http.post(url, content=body, headers={
                     "Authorization": f"Bearer {tokens['a0']}", "Origin": origin}))
-            huge = json.dumps(dict(INITIALIZE, params={**INITIALIZE["params"],
-                                                       "pad": "x" * (max_body + 1)})).encode()
+            params: dict[str, Any] = dict(INITIALIZE["params"])  # type: ignore[call-overload]
+            huge = json.dumps(dict(INITIALIZE, params={**params, "pad": "x" * (max_body + 1)})
+                              ).encode()
             for _ in range(2):
                 expect(413, http.post(url, content=huge,
                                       headers={"Authorization": f"Bearer {tokens['burst']}"}))
