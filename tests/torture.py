@@ -325,20 +325,28 @@ def check_kills(home: Path, report: dict[str, Any]) -> dict[str, Any]:
 # the store after either run
 
 
-def check_store(home: Path) -> None:
-    """Every entry's content is the blob its metadata and HEAD name; git is clean."""
+def check_store(home: Path, agents: tuple[str, ...] = ("default",)) -> None:
+    """Every entry's content (of each of ``agents``) is the blob its metadata and HEAD name;
+    git is clean."""
     fsck = git(home, "fsck", "--strict")
     assert fsck.returncode == 0, fsck.stderr
     tree = {}
     for line in git(home, "ls-tree", "-r", "HEAD").stdout.splitlines():
         meta, path = line.split("\t", 1)
         tree[path] = meta.split()[2]
-    meta_dir = home / "agents/default/meta"
+    for agent in agents:
+        _check_agent(home, agent, tree)
+    status = git(home, "status", "--porcelain", "--untracked-files=no")
+    assert status.stdout == "", status.stdout
+
+
+def _check_agent(home: Path, agent: str, tree: dict[str, str]) -> None:
+    meta_dir = home / "agents" / agent / "meta"
     for meta_file in meta_dir.rglob("*.json"):
         meta = json.loads(meta_file.read_bytes())
         if meta["kind"] == "log" or meta.get("deleted"):
             continue
-        rel = f"agents/default/files/{meta['name']}"
+        rel = f"agents/{agent}/files/{meta['name']}"
         content = (home / rel).read_bytes()
         blob = hashlib.sha1(b"blob %d\x00" % len(content) + content).hexdigest()
         assert blob == meta["versions"][-1]["blob"] == tree[rel], meta["name"]
@@ -347,8 +355,6 @@ def check_store(home: Path) -> None:
             verify(json.dumps(json.loads(content)).encode())
         elif meta["name"].startswith(("text/", "f")):
             verify(content)
-    status = git(home, "status", "--porcelain", "--untracked-files=no")
-    assert status.stdout == "", status.stdout
 
 
 def main() -> None:
