@@ -215,23 +215,6 @@ def command(name: str, *, aliases: tuple[str, ...] = (), target: typer.Typer | N
     return decorate
 
 
-def _read_upto(stream: Any, limit: int | None) -> bytes:
-    """All of ``stream``, or its first ``limit + 1`` bytes: enough to tell it is too big.
-
-    Read in blocks: ``read(limit + 1)`` would allocate the whole limit up front.
-    """
-    parts: list[bytes] = []
-    size = 0
-    while limit is None or size <= limit:
-        want = 1 << 20 if limit is None else min(1 << 20, limit + 1 - size)
-        block = stream.read(want)
-        if not block:
-            break
-        parts.append(block)
-        size += len(block)
-    return b"".join(parts)
-
-
 def group_default(group: typer.Typer, name: str, action: Callable[[Any], Any]) -> None:
     """Make ``scratch <group>`` alone run ``action``; with a subcommand, hand the common options
     given before it on to the subcommand (as the top-level options are)."""
@@ -250,34 +233,13 @@ def group_default(group: typer.Typer, name: str, action: Callable[[Any], Any]) -
 
 def read_input(source: str | None, *, limit: int | None = None, what: str = "input",
                allow_empty: bool = False) -> bytes:
-    """Bytes of FILE, or of stdin for None/'-'; refuses a terminal and (unless allowed) nothing."""
-    if source in (None, "-"):
-        if sys.stdin is None or sys.stdin.isatty():
-            raise UsageError(f"no {what}: stdin is a terminal; pipe data in or give a FILE",
-                             code="no_input")
-        data = _read_upto(sys.stdin.buffer, limit)
-        label = "stdin"
-    else:
-        try:
-            with open(source, "rb") as fh:
-                data = _read_upto(fh, limit)
-        except FileNotFoundError:
-            raise ScratchError(f"no such file: {source}", code="file_not_found",
-                               path=source) from None
-        except IsADirectoryError:
-            raise UsageError(f"{source} is a directory, not a file",
-                             code="invalid_argument") from None
-        except PermissionError:
-            raise ScratchError(f"cannot read {source}: permission denied",
-                               code="permission_denied", path=source) from None
-        label = source
-    if limit is not None and len(data) > limit:
-        from scratch.errors import LimitExceeded
-        raise LimitExceeded(f"{what} from {label} is over limits.max_write_bytes ({limit:,} "
-                            "bytes)", code="write_too_large", limit="limits.max_write_bytes",
-                            limit_value=limit, attempted_at_least=len(data))
-    if not data and not allow_empty:
-        hint = " (use --allow-empty to store an empty file)" if what == "content" else ""
-        raise UsageError(f"{label} was empty: nothing to store{hint}", code="empty_input")
-    return data
-
+    """Bytes of FILE, or of stdin for None/'-'; refuses a terminal and (unless allowed) nothing
+    (the same reader and checks as the core's, :mod:`scratch.answers.inputs`)."""
+    from scratch.answers.inputs import checked, read_file, read_upto
+    if source not in (None, "-"):
+        return read_file(source, limit=limit, what=what, allow_empty=allow_empty)
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError(f"no {what}: stdin is a terminal; pipe data in or give a FILE",
+                         code="no_input")
+    return checked(read_upto(sys.stdin.buffer, limit), "stdin", limit=limit, what=what,
+                   allow_empty=allow_empty)

@@ -30,6 +30,10 @@ def write(ctx: Context, name: Annotated[str, NAME],
     validate_name(name)
     limit = ctx.config["limits.max_write_bytes"]
     if content is None:
+        if source is None:
+            raise UsageError(f"no content given: {argument('content')} or "
+                             f"{argument('source')}", code="no_input", argument="content")
+        from scratch.answers.inputs import read_file
         content = read_file(source, limit=limit, what="content", allow_empty=allow_empty)
     elif len(content) > limit:
         from scratch.errors import LimitExceeded
@@ -49,38 +53,6 @@ def write(ctx: Context, name: Annotated[str, NAME],
                 f"{rec['lines']:,} line{'' if rec['lines'] == 1 else 's'}")
         text = f"{name}: version {rec['version']} ({size})\n"
     return Result("write", data=out, text=text)
-
-
-def read_file(source: str | None, *, limit: int | None = None, what: str = "input",
-              allow_empty: bool = False) -> bytes:
-    """The bytes of the file ``source`` (at most ``limit``; an empty one refused unless
-    allowed), with a clear error for what cannot be read."""
-    if source is None:
-        raise UsageError(f"no {what} given", code="no_input")
-    try:
-        with open(source, "rb") as fh:
-            data = fh.read(limit + 1) if limit is not None else fh.read()
-    except FileNotFoundError:
-        from scratch.errors import ScratchError
-        raise ScratchError(f"no such file: {source}", code="file_not_found",
-                           path=source) from None
-    except IsADirectoryError:
-        raise UsageError(f"{source} is a directory, not a file",
-                         code="invalid_argument") from None
-    except PermissionError:
-        from scratch.errors import ScratchError
-        raise ScratchError(f"cannot read {source}: permission denied",
-                           code="permission_denied", path=source) from None
-    if limit is not None and len(data) > limit:
-        from scratch.errors import LimitExceeded
-        raise LimitExceeded(f"{what} from {source} is over limits.max_write_bytes ({limit:,} "
-                            "bytes)", code="write_too_large", limit="limits.max_write_bytes",
-                            limit_value=limit, attempted_at_least=len(data))
-    if not data and not allow_empty:
-        hint = (f" (use {argument('allow_empty')} to store an empty file)" if what == "content"
-                else "")
-        raise UsageError(f"{source} was empty: nothing to store{hint}", code="empty_input")
-    return data
 
 
 COMMAND = Command(
