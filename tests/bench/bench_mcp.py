@@ -207,8 +207,12 @@ async def bench_http(home: Path, env: dict[str, str], per_client: int) -> None:
                              "--rate-limit", "0", "--quiet"], env=env, stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL)
     assert proc.stderr is not None
-    line = proc.stderr.readline().decode()
-    found = re.search(r"serving (\S+)", line)
+    found = None
+    for _ in range(5):  # the store and agent it serves come first, then the address
+        line = proc.stderr.readline().decode()
+        found = re.search(r"serving (\S+)", line)
+        if found or not line:
+            break
     if not found:
         proc.kill()
         raise SystemExit(f"server did not start: {line}")
