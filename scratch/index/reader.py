@@ -359,6 +359,17 @@ class IndexReader:
         self._check_range(start, end)
         return int(sums[end] - sums[start - 1])
 
+    def line_tokens(self, lines: Sequence[int], base: str) -> list[int] | None:
+        """The token count of each of ``lines`` (1-indexed), read with one lookup of the sums
+        (an answer of many scattered lines, grep's, asks for them all at once); None if
+        ``base`` isn't indexed."""
+        sums = self._tokens(base)
+        if sums is None:
+            return None
+        if lines:
+            self._check_range(min(lines), max(lines))
+        return [int(sums[n] - sums[n - 1]) for n in lines]
+
     def lines_fitting(self, start: int, budget_tokens: int, base: str,
                       per_line_overhead: int = 0) -> int:
         """The last line ``L >= start - 1`` such that lines ``start..L`` cost at most

@@ -279,9 +279,13 @@ class GrepAnswer(Candidate):
         # without (the estimate), summed as prefixes, since fitting asks for many page sizes
         self.costs = []
         plain = [0]
+        counted = target.index.line_tokens(
+            [ln.lineno for _, ln in self.lines], spec.base) or [0] * len(self.lines)
+        at = 0
         for ri, region in enumerate(regions):
             for i, ln in enumerate(region.lines):
-                tokens = _line_tokens(target, ln)
+                tokens = _line_tokens(target, ln) if ln.windowed else counted[at]
+                at += 1
                 self.costs.append(int(spec.scale(tokens + line_prefix_cost(ln.lineno)))
                                   + (1 if ri and i == 0 else 0))
                 plain.append(plain[-1] + int(spec.scale(tokens)))
