@@ -25,7 +25,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeAlias, TypedDict, TypeVar, overload
 
 if TYPE_CHECKING:
@@ -156,9 +156,13 @@ class Result(Generic[P]):
     charge: Charge | None = None
 
     def with_meta(self, meta: Meta) -> Result[P]:
-        """This result with the keys of ``meta`` set over its own."""
+        """This result with the keys of ``meta`` set over its own (built field by field:
+        :func:`dataclasses.replace` costs ~15 us, and a warm call takes several)."""
         merged: Meta = {**self.meta, **meta}
-        return replace(self, meta=merged)
+        return Result(command=self.command, data=self.data, text=self.text, table=self.table,
+                      meta=merged, warnings=self.warnings, notices=self.notices,
+                      exit_code=self.exit_code, style=self.style, next=self.next,
+                      price=self.price, charge=self.charge)
 
 
 def compact_json(value: object) -> str:
