@@ -44,7 +44,7 @@ def _quoted(name: str) -> str:
 
 
 class ExitCode(IntEnum):
-    """Exit statuses, documented in ``scratch --help``, the man page and the README."""
+    """Exit statuses, documented in ``scratch --help`` and the man page (EXIT STATUS)."""
 
     OK = 0
     ERROR = 1  # anything else that went wrong

@@ -34,7 +34,7 @@ def _complete_shells(ctx: CompletionLine, incomplete: str) -> list[str]:
 @app.command("completions", help="Print the completion script for SHELL (bash, zsh or fish).\n\n"
              "The script asks scratch on each TAB, so it completes subcommands, options, the "
              "entry names of the current agent and store, and agent names. Install it once "
-             "(see the README or the comments at its top).\n\n"
+             "(the comments at its top say where; see also man scratch-completions).\n\n"
              "Example: scratch completions bash > ~/.local/share/bash-completion/completions/"
              "scratch")
 def completions_cmd(

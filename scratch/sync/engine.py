@@ -58,7 +58,7 @@ def tracking_ref(remote: str) -> str:
 
 
 def sync(store: Store, remote: str, agents: list[str] | None) -> dict[str, Any]:
-    """Sync ``agents`` (None: every agent) with ``remote``; the report (see README)."""
+    """Sync ``agents`` (None: every agent) with ``remote``; the report (keys: scratch-sync(1))."""
     url = remote_url(store.root, remote)
     git = Plumbing(store.root)
     pause = FIRST_PAUSE

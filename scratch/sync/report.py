@@ -1,4 +1,4 @@
-"""The human text of sync results (``--json`` prints the data itself; keys in README)."""
+"""The human text of sync results (``--json`` prints the data itself; its keys: scratch-sync(1))."""
 
 from __future__ import annotations
 
