@@ -176,22 +176,131 @@ def item_schema(items: Iterable[Any], *, offset: int = 0, limit: int | None = No
 
 @dataclass(frozen=True)
 class Where:
-    """A compiled ``--where`` filter: an RFC 9535 filter expression applied to each item."""
+    """A compiled ``--where`` filter: an RFC 9535 filter expression applied to each item.
+
+    ``pairs``: the field-to-field comparisons that RFC 9535 makes true when both sides are null
+    (or both missing): ``@.home_score == @.away_score`` (also ``<=``, ``>=``), as the two
+    paths relative to the item. ``nulls[0]`` counts the matches in which, for one of them,
+    both sides were null or missing (what the answer warns about)."""
 
     text: str
     _query: Any
     _test: Any = field(default=None, compare=False)
+    pairs: tuple[tuple[str, ParsedPath, str, ParsedPath], ...] = field(default=(),
+                                                                          compare=False)
+    nulls: list[int] = field(default_factory=lambda: [0], compare=False)
 
     def __call__(self, item: Any) -> bool:
         if self._test is not None:
-            return bool(self._test(item))
-        # The filter selector runs over the children of its input, so wrap the item.
-        try:
-            return bool(self._query.find([item]))
-        except RecursionError:  # a descendant query (@..x) into a very deep item
-            raise InvalidPattern(f"{argument('where')} {self.text!r} went deeper into an item "
-                                 "than it can follow", code="invalid_path", path=self.text,
-                                 position=0, argument="where") from None
+            matched = bool(self._test(item))
+        else:
+            # The filter selector runs over the children of its input, so wrap the item.
+            try:
+                matched = bool(self._query.find([item]))
+            except RecursionError:  # a descendant query (@..x) into a very deep item
+                raise InvalidPattern(f"{argument('where')} {self.text!r} went deeper into an "
+                                     "item than it can follow", code="invalid_path",
+                                     path=self.text, position=0, argument="where") from None
+        if matched and self.pairs and self.both_null(item):
+            self.nulls[0] += 1
+        return matched
+
+    def both_null(self, item: Any) -> bool:
+        """Whether, for one of :attr:`pairs`, both sides are null or missing in ``item``."""
+        return any(_field_value(item, a)[0] is None and _field_value(item, b)[0] is None
+                   for _, a, _, b in self.pairs)
+
+    def null_warning(self, matches: int) -> str | None:
+        """The warning that ``nulls`` of ``matches`` matched only because both sides of a
+        field-to-field comparison were null (None when none did)."""
+        n = self.nulls[0]
+        if not n or not self.pairs:
+            return None
+        left, _, right, _ = self.pairs[0]
+        return (f"{n:,} of the {matches:,} matches have both {left} and {right} null or "
+                f"missing, which RFC 9535 counts as equal; add && {left} != null to leave "
+                "them out")
+
+
+class WhereError(InvalidPattern):
+    """A ``--where`` refused for a mistake with a likely fix: ``fix`` is the expression
+    the user probably meant (None when there is no one guess), for a suggestion."""
+
+    code = "invalid_path"
+
+    def __init__(self, message: str, *, fix: str | None, **details: Any) -> None:
+        super().__init__(message, code="invalid_path", argument="where", **details)
+        self.fix = fix
+
+
+# The function extensions a --where may call besides RFC 9535's own (length, count, match,
+# search, value): documented in iterate-over's where argument and the man page.
+NUMBER_CHARS = 100  # of a string number() reads as a number; longer: not a number
+_NUMBER_RE = None
+
+
+def _number(value: Any) -> Any:
+    """``number(@.x)``: a number as it is, a number-like string (``"3"``, ``" 2.5e3 "``) as
+    that number; anything else (bools, other strings, null, missing) is Nothing, which
+    compares equal only to Nothing and is neither < nor > anything."""
+    import re
+
+    from jsonpath_rfc9535 import NOTHING
+    global _NUMBER_RE
+    if isinstance(value, bool):
+        return NOTHING
+    if isinstance(value, (int, float)):
+        return value
+    if not isinstance(value, str) or len(value) > NUMBER_CHARS:
+        return NOTHING
+    if _NUMBER_RE is None:
+        _NUMBER_RE = re.compile(r"[+-]?(?:(\d+)|\d+\.\d*|\.\d+|\d+(?:\.\d*)?[eE][+-]?\d+|"
+                                r"\.\d+[eE][+-]?\d+)")
+    m = _NUMBER_RE.fullmatch(value.strip())
+    if m is None:
+        return NOTHING
+    text = m.group(0)
+    return int(text) if m.group(1) is not None else float(text)
+
+
+def _case(convert: str) -> Any:
+    def apply(value: Any) -> Any:
+        from jsonpath_rfc9535 import NOTHING
+        return getattr(value, convert)() if isinstance(value, str) else NOTHING
+    return apply
+
+
+_WHERE_ENV: Any = None
+
+
+def where_env() -> Any:
+    """The JSONPath environment of ``--where``: the library's, plus ``number``, ``lower`` and
+    ``upper`` registered as the library registers its own (JSONPath queries elsewhere stay
+    plain RFC 9535)."""
+    global _WHERE_ENV
+    if _WHERE_ENV is None:
+        from jsonpath_rfc9535 import JSONPathEnvironment
+        from jsonpath_rfc9535.function_extensions import ExpressionType, FilterFunction
+
+        class ValueFunction(FilterFunction):
+            arg_types = [ExpressionType.VALUE]
+            return_type = ExpressionType.VALUE
+
+            def __init__(self, apply: Any) -> None:
+                self.apply = apply
+
+            def __call__(self, value: Any) -> Any:
+                return self.apply(value)
+
+        class WhereEnvironment(JSONPathEnvironment):
+            def setup_function_extensions(self) -> None:
+                super().setup_function_extensions()
+                self.function_extensions["number"] = ValueFunction(_number)
+                self.function_extensions["lower"] = ValueFunction(_case("lower"))
+                self.function_extensions["upper"] = ValueFunction(_case("upper"))
+
+        _WHERE_ENV = WhereEnvironment()
+    return _WHERE_ENV
 
 
 def _direct_test(query: Any) -> Any:
@@ -216,10 +325,129 @@ def _direct_test(query: Any) -> Any:
     return test
 
 
+def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """(position, character) of ``text`` outside its quoted strings."""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        yield i, c
+        i += 1
+
+
+def _lone_equals(text: str) -> int | None:
+    """The position of the first ``=`` that is not part of ``==``, ``!=``, ``<=``, ``>=``."""
+    for i, c in _unquoted(text):
+        if c == "=" and (i == 0 or text[i - 1] not in "=!<>") and text[i + 1:i + 2] != "=":
+            return i
+    return None
+
+
+def _nodes(expression: Any) -> Iterator[Any]:
+    """Every node of a filter expression tree, parents first."""
+    stack = [expression]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        yield node
+        stack.extend(getattr(node, attr, None) for attr in ("right", "left", "expression"))
+        stack.extend(reversed(list(getattr(node, "args", None) or ())))
+
+
+def _quote(value: Any) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return json.dumps(value)
+
+
+def _item_path(name: str) -> str:
+    from scratch.pathnames import format_jsonpath
+    return "@" + format_jsonpath([name])[1:]
+
+
+def _check_reads_item(text: str, query: Any) -> None:
+    """Refuse a filter that reads no field of the item: ``$.status.phase == 'Running'`` (the
+    whole document, here the array holding the item) or ``"genre" == "Comedy"`` (two
+    strings): both are the same for every item, so they match all or none, silently."""
+    from jsonpath_rfc9535.filter_expressions import (
+        ComparisonExpression,
+        RelativeFilterQuery,
+        RootFilterQuery,
+        StringLiteral,
+    )
+    nodes = [node for segment in query.segments for selector in segment.selectors
+             for node in _nodes(getattr(selector, "expression", None))]
+    roots = [node for node in nodes if isinstance(node, RootFilterQuery)]
+    items = [node for node in roots if str(node).startswith("$[0]")]  # $[0] is the item
+    roots = [node for node in roots if node not in items]
+    if roots:
+        example = "@.status.phase"
+        try:
+            segments = parse_path(str(roots[0])).segments
+        except InvalidPattern:
+            segments = None
+        if segments:
+            from scratch.pathnames import format_jsonpath
+            example = "@" + format_jsonpath(segments)[1:]
+        fixed = "".join("@" if c == "$" and i in {p for p, _ in _unquoted(text)} else c
+                      for i, c in enumerate(text))
+        raise WhereError(f"{argument('where')} {text!r} reads $: use @ for the item "
+                         f"({example}), $ is the whole document", fix=fixed, path=text,
+                         position=text.find("$"))
+    if items or any(isinstance(node, RelativeFilterQuery) for node in nodes):
+        return
+    fix: str | None = None
+    example = "@.status.phase == 'Failed'"
+    for node in nodes:
+        if isinstance(node, ComparisonExpression) and isinstance(node.left, StringLiteral):
+            right = node.right
+            shown = _quote(right.value) if hasattr(right, "value") else str(right)
+            example = fix = f"{_item_path(node.left.value)} {node.operator} {shown}"
+            break
+    raise WhereError(f"{argument('where')} {text!r} reads no field of the item (@): a filter "
+                     f"compares fields of the item: {example}", fix=fix, path=text, position=0)
+
+
+def _at(segments: Sequence[Segment]) -> str:
+    from scratch.pathnames import format_jsonpath
+    return "@" + format_jsonpath(segments)[1:]
+
+
+def _field_pairs(query: Any) -> tuple[tuple[str, ParsedPath, str, ParsedPath], ...]:
+    """The comparisons of two item fields that null == null makes true (see :class:`Where`)."""
+    from jsonpath_rfc9535.filter_expressions import ComparisonExpression, RelativeFilterQuery
+    out = []
+    for segment in query.segments:
+        for selector in segment.selectors:
+            for node in _nodes(getattr(selector, "expression", None)):
+                if not (isinstance(node, ComparisonExpression)
+                        and node.operator in ("==", "<=", ">=")
+                        and isinstance(node.left, RelativeFilterQuery)
+                        and isinstance(node.right, RelativeFilterQuery)):
+                    continue
+                try:
+                    left = parse_path("$" + str(node.left)[1:])
+                    right = parse_path("$" + str(node.right)[1:])
+                except InvalidPattern:
+                    continue
+                if left.singular and right.singular and left.segments and right.segments:
+                    out.append((_at(left.segments), left, _at(right.segments), right))
+    return tuple(out)
+
+
 def compile_where(text: str) -> Where:
     """Compile ``@.a == 1 && @.b`` (also accepted: ``?@.a == 1``, ``[?@.a == 1]``).
 
-    Errors: ``invalid_path`` with the 0-based position in ``text``.
+    Besides RFC 9535's functions, ``number(@.x)``, ``lower(@.x)`` and ``upper(@.x)`` (see
+    :func:`where_env`). Errors: ``invalid_path`` with the 0-based position in ``text``; a
+    :class:`WhereError` (with the likely fix) for ``=`` meant as ``==``, ``$`` meant as ``@``
+    and a filter that reads no field of the item.
     """
     body = text.strip()
     lead = len(text) - len(text.lstrip())
@@ -230,8 +458,18 @@ def compile_where(text: str) -> Where:
     if not body.strip():
         raise InvalidPattern(f"empty {argument('where')} expression", code="invalid_path",
                              path=text, position=0, argument="where")
-    query = compile_jsonpath(f"$[?{body}]", offset=3 - lead, shown=text)
-    return Where(text, query, _direct_test(query))
+    try:
+        query = compile_jsonpath(f"$[?{body}]", offset=3 - lead, shown=text, env=where_env())
+    except InvalidPattern:
+        at = _lone_equals(text)
+        if at is None:
+            raise
+        fixed = text[:at] + "==" + text[at + 1:]
+        raise WhereError(f"{argument('where')} {text!r} has = at position {at}: use == to "
+                         "compare", fix=fixed if _lone_equals(fixed) is None else None,
+                         path=text, position=at) from None
+    _check_reads_item(text, query)
+    return Where(text, query, _direct_test(query), _field_pairs(query))
 
 
 # -------------------------------------------------------------------------------------- rows

@@ -300,12 +300,13 @@ def _env() -> Any:
     return _ENV
 
 
-def compile_jsonpath(text: str, *, offset: int = 0, shown: str | None = None
-                     ) -> JSONPathQuery:
+def compile_jsonpath(text: str, *, offset: int = 0, shown: str | None = None,
+                     env: Any = None) -> JSONPathQuery:
     """Compile an RFC 9535 query; errors become ``invalid_path`` with a position.
 
     ``offset`` is subtracted from library positions and ``shown`` is the text reported, for
     callers that wrap a user's fragment (e.g. a filter expression) in a larger query.
+    ``env``: the library environment to compile in (default: plain RFC 9535).
     """
     import jsonpath_rfc9535 as jp
 
@@ -316,7 +317,7 @@ def compile_jsonpath(text: str, *, offset: int = 0, shown: str | None = None
         pos = max(0, min(raw_pos - offset, len(shown_text)))
         raise _invalid(f"invalid JSONPath: {problem}", shown_text, pos)
     try:
-        return _env().compile(text)
+        return (env if env is not None else _env()).compile(text)
     except jp.JSONPathError as exc:
         tok = getattr(exc, "token", None)
         raw_pos = tok.index if tok is not None and tok.index >= 0 else 0

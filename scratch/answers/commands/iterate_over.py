@@ -102,6 +102,7 @@ class Selection:
                   if sort else [k for k, _ in passing()])
         self.indexes = picked
         self.seen = seen
+        self.null_warning = flt.null_warning(len(picked)) if flt is not None else None
 
 
 class RowsAnswer(Candidate):
@@ -193,7 +194,8 @@ class RowsAnswer(Candidate):
                     "match the filter" if self.where else plural(self.count, noun, grouped=True))
             order = f", by {self.sort}{' descending' if self.desc else ''}" if self.sort else ""
             notices = (f"{what}{order}; {shown}",)
-        warnings = (*self.source.warnings, *self._absent(items))
+        nulls = (self.selection.null_warning,) if self.selection is not None else ()
+        warnings = (*self.source.warnings, *self._absent(items), *(w for w in nulls if w))
         return Result("iterate-over", data=data,
                       text=lambda spell: render_rows(fields, rows, ref, spell, lines)[0],
                       table=lambda spell: render_rows(fields, rows, ref, spell, lines)[1],
@@ -335,6 +337,8 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
     asked = call("iterate-over", ref=ref, path=path, fields=names or None, where=where,
                  sort=sort, desc=desc or None, count=count or None, count_by=by or None,
                  offset=offset or None, limit=limit, fit=fit or None)
+    if where:
+        check_where(where, asked)
     target = open_target(ctx, ref)
     try:
         source = items_of(target, path)
@@ -349,6 +353,37 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
     except BaseException:
         target.index.close()
         raise
+
+
+def check_where(where: str, asked: Call) -> None:
+    """Compile ``where`` before any item is read; a refusal with a likely fix suggests the
+    same call with it."""
+    from scratch.query.items import WhereError, compile_where
+    try:
+        compile_where(where)
+    except WhereError as exc:
+        if exc.fix is not None:
+            exc.details["suggestions"] = [asked.with_args(where=exc.fix)]
+        raise
+
+
+def where_warnings(source: Items, flt: Where | None, matches: int) -> tuple[str, ...]:
+    """A counting answer's warnings about its --where: compared keys that no item of the first
+    :data:`WHERE_SAMPLE` has (when a close key exists), and matches made by null == null."""
+    if flt is None:
+        return ()
+    out: list[str] = []
+    n = min(source.total or 0, WHERE_SAMPLE)
+    if n:
+        fetched = source.fetch(list(range(n)))
+        noun = "item" if source.noun == "item" else "row"
+        out += absent_warnings([fetched[i] for i in range(n)], [], [], flt, 0,
+                               source.bad.keys(), noun=noun,
+                               columns=source.table is not None)
+    nulls = flt.null_warning(matches)
+    if nulls:
+        out.append(nulls)
+    return tuple(out)
 
 
 def _base(target: Target, path: str, where: str | None) -> dict[str, object]:
@@ -372,7 +407,8 @@ def _count(target: Target, source: Items, path: str, where: str | None, asked: C
     data = {**_base(target, path, where), "items": seen, "seconds": round(seconds, 3)}
     result = count_result("iterate-over", asked, data, n, f"{what} ({seconds:.2f} s)",
                           "iterate_over_too_large", on_close=target.index.close)
-    result.result = replace(result.result, warnings=source.warnings)
+    result.result = replace(result.result,
+                            warnings=(*source.warnings, *where_warnings(source, flt, n)))
     return result
 
 
@@ -386,7 +422,9 @@ def _count_by(target: Target, source: Items, path: str, by: list[str], where: st
                            code="iterate_over_too_large", base=_base(target, path, where),
                            noun=source.noun, items=source.total,
                            engine=engine, seconds=seconds, offset=offset, limit=limit,
-                           fit=fit, warnings=source.warnings, on_close=target.index.close)
+                           fit=fit, warnings=(*source.warnings, *where_warnings(
+                               source, flt, counted.total)),
+                           on_close=target.index.close)
 
 
 def absent_warnings(items: list[Item], fields: list[str], parsed: list[ParsedPath],
