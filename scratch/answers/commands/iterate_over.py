@@ -290,7 +290,11 @@ FIELDS = Arg("Comma-separated paths relative to each item, e.g. metadata.name,st
              "(needed unless count or count_by is given).", flags=("--fields",),
              metavar="A,B.C")
 WHERE = Arg("Keep items matching this RFC 9535 filter (@ is the item), e.g. "
-            "@.status.phase == 'Failed' or @.status >= 500.", flags=("--where",),
+            "@.status.phase == 'Failed' or @.status >= 500. Besides length, count, match, "
+            "search and value: number(@.x) reads a number-like string as a number "
+            "(number(@.PRIORITY) <= 3), lower(@.x) and upper(@.x) change a string's case "
+            "(lower(@.unit) == 'sshd.service'); other values give nothing, as a missing "
+            "field does.", flags=("--where",),
             metavar="EXPR", max_length=1 << 16)  # the filter's own checks say what is wrong
 SORT = Arg("Order the rows by this field (stable; numbers as numbers; null, then missing, "
            "last).", flags=("--sort",), metavar="FIELD", max_length=1024)
