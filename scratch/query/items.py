@@ -10,7 +10,8 @@
   but count nowhere else: not in the types, not in ``n``.
 * :func:`iterate_rows` -- one row per item with ``_index`` and the requested fields (missing ->
   ``None``), long values previewed with the full path to fetch them whole, optionally filtered
-  by an RFC 9535 filter expression (``@.status.phase == 'Failed' && @.spec.nodeName``).
+  by an RFC 9535 filter expression (``@.status.phase == 'Failed' && @.spec.nodeName``), which
+  may also call ``number()``, ``lower()`` and ``upper()`` (:func:`where_env`).
 * :func:`absent_field` / :func:`where_paths` -- a field (or a ``--where`` key) that no item of
   the window has, with the deepest prefix some item has, the keys found there and close matches:
   what a "did you mean" warning needs. A field absent from a window is not an error.

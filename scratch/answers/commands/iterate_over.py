@@ -18,7 +18,12 @@ Invariants:
 - An NDJSON line that is not JSON is a row of nulls (left out of a selection) and the answer
   warns with its line. A requested field that no item shown has is not an error (rows show
   null) but the answer warns, naming close keys; so does a compared --where key no item of
-  the first :data:`WHERE_SAMPLE` has when a close key exists.
+  the first :data:`WHERE_SAMPLE` has when a close key exists (rows, --count and --count-by
+  alike); and a --where comparing two fields says how many matches had both sides null or
+  missing (RFC 9535's null == null is true).
+- A --where is compiled before the entry is opened: one that reads no field of the item, or
+  reads ``$`` (the whole document), or writes ``=`` for ``==``, is refused (``invalid_path``)
+  saying so, with the corrected call as a suggestion when there is one guess.
 - --fit keeps the rows that fit and gives ``next``, which resumes at the first row not shown:
   following it visits every row of the selection once.
 """
