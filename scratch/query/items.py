@@ -396,11 +396,11 @@ def _check_reads_item(text: str, query: Any) -> None:
         if segments:
             from scratch.pathnames import format_jsonpath
             example = "@" + format_jsonpath(segments)[1:]
-        fixed = "".join("@" if c == "$" and i in {p for p, _ in _unquoted(text)} else c
-                      for i, c in enumerate(text))
+        dollars = {i for i, c in _unquoted(text) if c == "$"}
+        fixed = "".join("@" if i in dollars else c for i, c in enumerate(text))
         raise WhereError(f"{argument('where')} {text!r} reads $: use @ for the item "
-                         f"({example}), $ is the whole document", fix=fixed, path=text,
-                         position=text.find("$"))
+                         f"({example}), $ is the whole document", fix=_checked(fixed),
+                         path=text, position=text.find("$"))
     if items or any(isinstance(node, RelativeFilterQuery) for node in nodes):
         return
     fix: str | None = None
@@ -442,6 +442,15 @@ def _field_pairs(query: Any) -> tuple[tuple[str, ParsedPath, str, ParsedPath], .
     return tuple(out)
 
 
+def _checked(fixed: str) -> str | None:
+    """``fixed`` when it is a filter that compiles (a fix worth suggesting), else None."""
+    try:
+        compile_where(fixed)
+    except InvalidPattern:
+        return None
+    return fixed
+
+
 def compile_where(text: str) -> Where:
     """Compile ``@.a == 1 && @.b`` (also accepted: ``?@.a == 1``, ``[?@.a == 1]``).
 
@@ -467,7 +476,7 @@ def compile_where(text: str) -> Where:
             raise
         fixed = text[:at] + "==" + text[at + 1:]
         raise WhereError(f"{argument('where')} {text!r} has = at position {at}: use == to "
-                         "compare", fix=fixed if _lone_equals(fixed) is None else None,
+                         "compare", fix=_checked(fixed),
                          path=text, position=at) from None
     _check_reads_item(text, query)
     return Where(text, query, _direct_test(query), _field_pairs(query))
