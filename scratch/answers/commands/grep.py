@@ -595,5 +595,5 @@ COMMAND = Command(
                 required=("ref", "pattern")),
            Tool("grep_all", "Search every entry of this agent for a pattern.", args=_GREP_ARGS,
                 defaults={"context": 3}, default_unless={"context": ("count", "count_by")},
-                fixed={"all": True}, required=("pattern",))),
+                fixed={"all": True}, required=("pattern",), toolset="files")),
     layouts={"all": ("pattern",)})

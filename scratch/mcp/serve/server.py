@@ -88,7 +88,7 @@ async def in_thread(fn: Callable[[*Ts], T], *args: *Ts) -> T:
 
 
 def _inline_key(name: str, arguments: JSON) -> tuple[str, str] | None:
-    spec = specs.BY_NAME.get(name)
+    spec = specs.spec_of(name)
     if spec is None or not spec.read_only or not isinstance(arguments, dict):
         return None
     file = arguments.get("file")
@@ -117,10 +117,11 @@ def took(name: str, arguments: JSON, seconds: float) -> None:
     _LAST_MS[key] = seconds * 1000
 
 
-def tool_of(spec: specs.ToolSpec) -> types.Tool:
+def tool_of(spec: specs.ToolSpec, name: str | None = None) -> types.Tool:
+    """``spec`` as tools/list shows it, offered as ``name`` (default: its own)."""
     a = spec.annotations()
     return types.Tool(
-        name=spec.name, title=a["title"], description=spec.description,
+        name=name or spec.name, title=a["title"], description=spec.description,
         input_schema=spec.input_schema(),
         annotations=types.ToolAnnotations(
             title=a["title"], read_only_hint=a["readOnlyHint"],
@@ -192,7 +193,7 @@ def _held(folder: str, name: str, arguments: JSON,
 
 def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JSONObject]:
     import os
-    tools = [tool_of(spec) for spec in specs.TOOLS]
+    tools = [tool_of(spec, name) for name, spec in specs.served()]
     hold = os.environ.get(HOLD_ENV) or None
 
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None
@@ -203,7 +204,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JS
         fields = _LOG_FIELDS.get()
         if fields is not None:
             fields["tool"] = params.name
-        if params.name not in specs.BY_NAME:
+        if specs.spec_of(params.name) is None:  # not a tool this server offers
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}",
                            data={"code": "unknown_tool", "tool": params.name})
         who = identity_of(ctx, state)
@@ -271,7 +272,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JS
 
 
 def _input_schema(name: str) -> JSONObject | None:
-    spec = specs.BY_NAME.get(name)
+    spec = specs.spec_of(name)
     return spec.input_schema() if spec is not None else None
 
 
