@@ -95,9 +95,9 @@ class ToolSpec(NamedTuple):
     def annotations(self) -> JSONObject:
         """Wire-form annotations: readOnlyHint on every reader, destructiveHint on deletes,
         idempotentHint where calling twice leaves things as calling once (only meaningful,
-        and so only given, for tools that change something)."""
-        out: JSONObject = {"title": self.name.replace("_", " "),
-                               "readOnlyHint": self.read_only, "openWorldHint": False}
+        and so only given, for tools that change something). No title: the name says as much,
+        and tools/list costs every conversation each token of it."""
+        out: JSONObject = {"readOnlyHint": self.read_only, "openWorldHint": False}
         if not self.read_only:
             out["destructiveHint"] = self.destructive
             out["idempotentHint"] = self.idempotent
@@ -107,7 +107,9 @@ class ToolSpec(NamedTuple):
         props: JSONObject = {}
         for p in self.params:
             schema = dict(p.schema)
-            if p.default is not MISSING and p.default is not None:
+            # a flag left out is off: "default": false would say nothing a model needs, on
+            # every flag of every tool in every conversation
+            if p.default is not MISSING and p.default is not None and p.default is not False:
                 schema["default"] = p.default
             props[p.name] = schema
         out: JSONObject = {"type": "object", "properties": props,
@@ -138,14 +140,12 @@ def _bool(description: str) -> JSONObject:
     return {"type": "boolean", "description": description}
 
 
-REF_TEXT = ("Entry: NAME, NAME@VERSION, or a unique prefix of the 8-hex hash that ends an "
-            "automatic name (as the pointer shows it).")
-FIT_TEXT = ("Return the largest part that fits the per-call cap and budget, plus 'next': the "
-            "tool call that continues exactly after it.")
+REF_TEXT = "Entry: NAME, NAME@VERSION or a prefix of its hash."
+FIT_TEXT = "Return what fits the cap, plus 'next' to continue."
 
 FILE = Param("file", "ref", _str(REF_TEXT, 1024, 1), required=True)
 PATH_REF = Param("path", "ref", _str(REF_TEXT, 1024, 1), required=True)
-NUMBERS = Param("numbers", "numbers", _bool("Prefix each line with its number, 'N:'."),
+NUMBERS = Param("numbers", "numbers", _bool("Prefix lines with 'N:'."),
                 default=True)
 FIT = Param("fit", "fit", _bool(FIT_TEXT), default=False)
 

@@ -121,10 +121,10 @@ def tool_of(spec: specs.ToolSpec, name: str | None = None) -> types.Tool:
     """``spec`` as tools/list shows it, offered as ``name`` (default: its own)."""
     a = spec.annotations()
     return types.Tool(
-        name=name or spec.name, title=a["title"], description=spec.description,
+        name=name or spec.name, description=spec.description,
         input_schema=spec.input_schema(),
         annotations=types.ToolAnnotations(
-            title=a["title"], read_only_hint=a["readOnlyHint"],
+            read_only_hint=a["readOnlyHint"],
             destructive_hint=a.get("destructiveHint"), idempotent_hint=a.get("idempotentHint"),
             open_world_hint=a["openWorldHint"]))
 
