@@ -48,9 +48,9 @@ from scratch.mcp.proxy.intercept import (
 )
 from scratch.mcp.proxy.upstream import Upstream, UpstreamError
 from scratch.mcp.serve.server import (
-    INSTRUCTIONS,
     call_result,
     in_thread,
+    instructions,
     list_page,
     read_page,
     session_of,
@@ -353,7 +353,7 @@ def build_proxy(proxy: Proxy) -> Server[JSONObject]:
         "scratch-proxy", version=__version__, title="scratch (proxy)",
         description="Your MCP servers behind scratch: a big tool result is stored once and "
                     "the model gets a short pointer and tools to explore it.",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(),
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
         on_list_resource_templates=list_templates, on_read_resource=read_resource,
         on_list_prompts=list_prompts, on_get_prompt=get_prompt,
