@@ -50,7 +50,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def inspector(home: Path, *args: str) -> dict:
     tool = node_tool("mcp-inspector")
     cmd = [str(tool), "--cli", sys.executable, "-m", "scratch", "--store", str(home), "mcp",
-           "serve", "--quiet", *args]
+           "serve", "--quiet", "--tools", "all", *args]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False,
                          env=server_env(home), cwd=home.parent)
     assert out.returncode == 0, out.stderr + out.stdout
