@@ -62,6 +62,10 @@ SETTINGS: dict[str, Setting] = {
         _s("thresholds", dict, {}, "table: tool-name glob -> min_tokens at which ingest stores"),
         _s("mcp.servers", dict, {}, "tables [mcp.servers.NAME.scratchpad]: tool-name glob -> "
            "{ min_tokens = N } at which the MCP proxy stores a result of server NAME"),
+        _s("mcp.tools", str, "explore", "the tools 'mcp serve' offers: explore (exploring a "
+           "stored entry), files (versioned files and logs) or all"),
+        _s("mcp.proxy_tools", str, "proxy", "scratch's tools 'mcp proxy' offers beside its "
+           "servers': proxy (a few to explore a stored output), explore, files or all"),
         _s("summarize.command", str, "",
            "command that summarizes content on stdin (e.g. an LLM CLI)"),
         _s("sync.auto", bool, False,

@@ -72,12 +72,19 @@ class McpClient:
         self._stack.close()
 
 
+# the servers of these helpers offer every tool (the tests drive each of them) unless told
+EVERY_TOOL = ("--tools", "all")
+
+
 def stdio_client(home: Path, *args: str, env: dict[str, str] | None = None,
-                 client_name: str | None = None, structured: bool = False) -> McpClient:
-    """A client of `scratch ARGS mcp serve` (``structured``: with --structured)."""
+                 client_name: str | None = None, structured: bool = False,
+                 tools: str = "all") -> McpClient:
+    """A client of `scratch ARGS mcp serve --tools TOOLS` (``structured``: with
+    --structured)."""
     from mcp import StdioServerParameters
     from mcp_types import Implementation
-    serve = ["mcp", "serve", "--quiet", *(["--structured"] if structured else [])]
+    serve = ["mcp", "serve", "--quiet", "--tools", tools,
+             *(["--structured"] if structured else [])]
     params = StdioServerParameters(command=SCRATCH[0], args=[*SCRATCH[1:], *args, *serve],
                                    env=env or server_env(home))
     kwargs: dict[str, Any] = {}
@@ -91,7 +98,8 @@ class RawServer:
     on the client's side normalises what the server sends."""
 
     def __init__(self, home: Path, *args: str, **env: str) -> None:
-        self.proc = subprocess.Popen([*SCRATCH, "mcp", "serve", *args],
+        tools = () if "--tools" in args else EVERY_TOOL
+        self.proc = subprocess.Popen([*SCRATCH, "mcp", "serve", *tools, *args],
                                      env=server_env(home, **env), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.next_id = 0
@@ -120,7 +128,8 @@ class HttpServer:
 
     def __init__(self, home: Path, *args: str, log: Path | None = None, **env: str) -> None:
         self.log = log
-        cmd = [*SCRATCH, "mcp", "serve", "--http", "127.0.0.1:0", *args]
+        tools = () if "--tools" in args else EVERY_TOOL
+        cmd = [*SCRATCH, "mcp", "serve", "--http", "127.0.0.1:0", *tools, *args]
         if log is not None:
             cmd += ["--log-file", str(log)]
         self.proc = subprocess.Popen(cmd, env=server_env(home, **env), stdin=subprocess.DEVNULL,

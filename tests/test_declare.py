@@ -95,7 +95,7 @@ def test_a_declared_command_is_an_mcp_tool(folder: Path, tmp_path: Path) -> None
     server = StdioServerParameters(
         command=sys.executable,
         args=["-c", BOOT.format(folder=str(folder)) + "from scratch.cli import main\nmain()\n",
-              "mcp", "serve", "--quiet"], env=env)
+              "mcp", "serve", "--quiet", "--tools", "all"], env=env)
     client = McpClient(server)
     try:
         listed = {t.name: t for t in client.tools()}

@@ -38,7 +38,8 @@ def proxy_client(home: Path, config: Path, *, env: dict[str, str] | None = None,
                  **kwargs: Any) -> McpClient:
     from mcp import StdioServerParameters
     params = StdioServerParameters(
-        command=SCRATCH[0], args=[*SCRATCH[1:], "mcp", "proxy", "--config", str(config)],
+        command=SCRATCH[0], args=[*SCRATCH[1:], "mcp", "proxy", "--tools", "all", "--config",
+                                  str(config)],
         env=env or server_env(home, **WIDE))
     return McpClient(params, **kwargs)
 
@@ -88,9 +89,10 @@ def test_upstream_tools_are_listed_beside_scratchs_own_and_a_clash_is_prefixed(
         client: McpClient) -> None:
     tools = {t.name: t for t in client.tools()}
     assert {"text", "json_doc", "crash", "get_in", "head"} <= set(tools)
-    assert "fx__head" in tools  # the fixture's head: scratch's head keeps its name
-    assert tools["head"].input_schema["properties"]["file"]
-    assert client.text("fx__head") == "the fixture's own head"
+    # issue 22: an upstream's tool keeps its name; scratch's head is the one renamed
+    assert "scratch_head" in tools and "fx__head" not in tools
+    assert tools["scratch_head"].input_schema["properties"]["file"]
+    assert client.text("head") == "the fixture's own head"
 
 
 def test_a_tool_with_an_output_schema_is_listed_without_it(client: McpClient) -> None:

@@ -23,9 +23,9 @@ CONTRACT = ["head", "tail", "slice", "read", "grep", "schema", "get-in", "item-s
 def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
     # by toolset (explore, files, session), then by command: the order of the declarations
     assert [t.name for t in TOOLS] == [
-        "get_in", "grep", "grep_all", "head", "item_schema", "iterate_over", "read", "schema",
+        "get_in", "grep", "head", "item_schema", "iterate_over", "read", "schema",
         "slice", "sql", "summarize", "tail",
-        "diff", "history", "append_log", "read_log", "tail_log", "list_files", "read_file",
+        "diff", "grep_all", "history", "append_log", "read_log", "tail_log", "list_files", "read_file",
         "restore", "delete_file", "summarize_file", "write_file",
         "budget", "budget_reset", "budget_set_window", "budget_used", "ingest",
         "get_usage_stats", "sync", "sync_status"]

@@ -53,7 +53,8 @@ class Server:
     """`scratch mcp serve --http 127.0.0.1:0 ARGS` as a process group leader; ``url``."""
 
     def __init__(self, home: Path, *args: str) -> None:
-        cmd = [*SCRATCH, "mcp", "serve", "--http", "127.0.0.1:0", "--structured", *args]
+        cmd = [*SCRATCH, "mcp", "serve", "--http", "127.0.0.1:0", "--structured", "--tools",
+               "all", *args]
         self.proc = subprocess.Popen(cmd, env=server_env(home, **torture.ENV),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, start_new_session=True)

@@ -70,7 +70,8 @@ class Wire:
     def __init__(self, home: Path, hold: Path) -> None:
         env = server_env(home, SCRATCH_BUDGET_CONTEXT_WINDOW="1000000000",
                          SCRATCH_MCP_TEST_HOLD=str(hold))
-        self.proc = subprocess.Popen([*SCRATCH, "mcp", "serve", "--quiet"], env=env,
+        self.proc = subprocess.Popen([*SCRATCH, "mcp", "serve", "--quiet", "--tools", "all"],
+                                     env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)
         self.lines: queue.Queue[bytes | None] = queue.Queue()
@@ -435,7 +436,8 @@ def proxied(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
                      FIXTURE_PIDS=str(pids))
     import sys
     params = StdioServerParameters(command=SCRATCH[0], args=[
-        *SCRATCH[1:], "mcp", "proxy", "--timeout", str(PROXY_TIMEOUT), "--name", "fx", "--",
+        *SCRATCH[1:], "mcp", "proxy", "--tools", "all", "--timeout", str(PROXY_TIMEOUT),
+        "--name", "fx", "--",
         sys.executable, str(FIXTURE)], env=env)
     kwargs = {"mode": request.param} if request.param else {}
     client = McpClient(params, **kwargs)

@@ -474,7 +474,8 @@ def fit_pointer(p: Pointer, raw_tokens: int, count: Callable[[str], int],
 
 
 def pointer_json(data: Pointer, call_data: Callable[[Call], object]) -> str:
-    """The pointer's data as compact JSON, its calls as ``call_data`` writes them."""
-    shown = {k: ([call_data(c) if isinstance(c, Call) else c for c in v]
-                 if isinstance(v, list) else v) for k, v in data.items()}
+    """The pointer's data as compact JSON, its calls as ``call_data`` writes them (a call it
+    writes as None, a tool the server does not offer, is left out)."""
+    shown = {k: ([w for w in (call_data(c) if isinstance(c, Call) else c for c in v)
+                  if w is not None] if isinstance(v, list) else v) for k, v in data.items()}
     return _json(shown)

@@ -56,7 +56,11 @@ def serve_cmd(ctx: Context,
               structured: Annotated[bool, typer.Option(
                   "--structured", help="Answers as structuredContent ({data, meta}) with the "
                   "same JSON as their text, for programs; the default is plain text, which "
-                  "costs the model fewer tokens.")] = False):
+                  "costs the model fewer tokens.")] = False,
+              tools: Annotated[Optional[str], typer.Option(
+                  "--tools", metavar="SET", help="The tools offered: explore (exploring a "
+                  "stored entry), files (versioned files and logs) or all (default: config "
+                  "mcp.tools, explore).", show_default=False)] = None):
     import anyio
 
     from scratch.errors import UsageError
@@ -70,6 +74,8 @@ def serve_cmd(ctx: Context,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
                         else None, structured=structured)
+    from scratch.mcp import specs
+    specs.serve(specs.offer(_toolset(ctx, tools, "mcp.tools", ("explore", "files", "all"))))
     ctx.store()  # create the store now, not on the first call
     _announce("serve", ctx)
     from scratch.answers.kernel.kept_indexes import keep_indexes
@@ -88,6 +94,17 @@ def serve_cmd(ctx: Context,
         if log is not None:
             log.close()
     return 0
+
+
+def _toolset(ctx: Context, flag: Optional[str], key: str, choices: tuple[str, ...]) -> str:
+    """The --tools of a server: the flag, else the config key (or its environment variable)."""
+    from scratch.errors import UsageError
+    choice = flag if flag is not None else str(ctx.config[key])
+    if choice not in choices:
+        where = "--tools" if flag is not None else key
+        raise UsageError(f"{where} must be one of {', '.join(choices)}, not {choice!r}",
+                         code="invalid_argument", argument="tools", choices=list(choices))
+    return choice
 
 
 def _store_flag(ctx: Context) -> Optional[str]:
@@ -187,7 +204,8 @@ DEFAULT_TIMEOUT = 120.0
          "The servers: those of an mcpServers JSON file (--config), or the one command after "
          "--. Thresholds: [mcp.servers.NAME.scratchpad] in "
          "scratch.toml ('scratch config threshold SERVER TOOL' explains one). A tool name "
-         "taken by another server (or by scratch) is offered as SERVER__TOOL. Speaks stdio; "
+         "two servers have is offered as SERVER__TOOL; an upstream's tool keeps its name, "
+         "and a scratch tool of the same name is offered as scratch_NAME. Speaks stdio; "
          "stopping it stops every server it started.\n\n"
          "Example: scratch mcp proxy -- npx -y @modelcontextprotocol/server-filesystem .",
          context_settings={"allow_interspersed_args": False})
@@ -205,7 +223,11 @@ def proxy_cmd(ctx: Context,
                   show_default=False)] = None,
               timeout: Annotated[float, typer.Option(
                   "--timeout", metavar="SECONDS", help="How long a call to an upstream may "
-                  "take (a server's own \"timeout\" in the file wins).")] = DEFAULT_TIMEOUT):
+                  "take (a server's own \"timeout\" in the file wins).")] = DEFAULT_TIMEOUT,
+              tools: Annotated[Optional[str], typer.Option(
+                  "--tools", metavar="SET", help="scratch's tools offered: proxy (a few to "
+                  "explore a stored output), explore, files or all (default: config "
+                  "mcp.proxy_tools, proxy).", show_default=False)] = None):
     import anyio
 
     from scratch.errors import UsageError
@@ -231,13 +253,14 @@ def proxy_cmd(ctx: Context,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
                         else None)
+    toolset = _toolset(ctx, tools, "mcp.proxy_tools", ("proxy", "explore", "files", "all"))
     ctx.store()
     _announce("proxy", ctx)
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)
     state.warm_up()
     try:
-        anyio.run(serve_proxy, state, [Upstream(s, timeout) for s in found])
+        anyio.run(serve_proxy, state, [Upstream(s, timeout) for s in found], toolset)
     except KeyboardInterrupt:
         pass
     return 0

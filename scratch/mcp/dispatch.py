@@ -23,7 +23,7 @@ from scratch.answers.kernel.result import compact_json
 from scratch.calls import Call
 from scratch.errors import ScratchError, UsageError
 from scratch.mcp.rendering import Link, ToolText, error_object
-from scratch.mcp.specs import BY_NAME, ArgumentError, CoreArgs, ToolSpec, to_core_args
+from scratch.mcp.specs import ArgumentError, CoreArgs, ToolSpec, spec_of, to_core_args
 from scratch.mcp.wire import JSON, JSONObject
 
 if TYPE_CHECKING:
@@ -77,8 +77,8 @@ def wire_result(outcome: ToolOutcome) -> JSONObject:
 
 def run_tool(name: str, arguments: JSON, session: Session,
              rendering: ToolText | None = None) -> ToolOutcome:
-    """Run one tool call for ``session``; never raises."""
-    spec = BY_NAME.get(name)
+    """Run one tool call for ``session``; never raises. ``name``: as the tool is offered."""
+    spec = spec_of(name)
     if spec is None:
         return _error(name, "", UsageError(
             f"unknown tool {name!r}; tools/list names them", code="unknown_tool", tool=name))
@@ -94,7 +94,7 @@ def run_tool(name: str, arguments: JSON, session: Session,
         result = execute(ctx, shown, core_call(spec, args, ctx))
         if auto:
             after_command(spec.command, ctx.root, before)
-        return _success(spec, shown, result)
+        return _success(name, spec, shown, result)
     except ScratchError as exc:
         return _error(name, spec.command, exc)
     except RecursionError:
@@ -108,11 +108,11 @@ def run_tool(name: str, arguments: JSON, session: Session,
             f"unexpected {type(exc).__name__}: {exc}", code="internal_error"))
 
 
-def _success(spec: ToolSpec, rendering: ToolText, result: Result) -> ToolOutcome:
+def _success(name: str, spec: ToolSpec, rendering: ToolText, result: Result) -> ToolOutcome:
     shown = rendering.show(result)
     tokens = result.meta.get("tokens")
     count = tokens.get("count") if isinstance(tokens, dict) else None
-    return ToolOutcome(True, spec.name, spec.command, shown.texts, shown.links, shown.structured,
+    return ToolOutcome(True, name, spec.command, shown.texts, shown.links, shown.structured,
                        shown.meta, count, None)
 
 
@@ -121,8 +121,9 @@ def _error(tool: str, command: str, exc: ScratchError) -> ToolOutcome:
     was priced on (:func:`scratch.mcp.rendering.error_text`), plus, for arguments that do not
     fit the schema (refused before anything ran, so not priced), the tool's input schema."""
     info = error_object(exc)
-    if isinstance(exc, ArgumentError) and tool in BY_NAME:
-        info.setdefault("input_schema", BY_NAME[tool].input_schema())
+    spec = spec_of(tool)
+    if isinstance(exc, ArgumentError) and spec is not None:
+        info.setdefault("input_schema", spec.input_schema())
     meta: JSONObject = {}
     count = None
     if exc.charged:

@@ -40,7 +40,7 @@ from scratch.answers.kernel.rendering import Rendering, footer, table_text
 from scratch.answers.kernel.result import Result, compact_json, spelled
 from scratch.calls import Call
 from scratch.errors import ScratchError
-from scratch.mcp.specs import to_tool_call
+from scratch.mcp.specs import not_offered, to_tool_call
 from scratch.mcp.wire import JSON, JSONObject
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ def calls_data(value: object) -> JSON:
     if isinstance(value, Call):
         return tool_call(value) or spell_call(value)
     if isinstance(value, list) and value and isinstance(value[0], Call):
-        return [calls_data(v) if isinstance(v, Call) else v for v in value]
+        return [calls_data(v) if isinstance(v, Call) else v for v in value
+                if not (isinstance(v, Call) and not_offered(v.command, v.args))]
     return value
 
 
@@ -168,6 +169,10 @@ class ToolText(Rendering):
         return spell_call(call)
 
     def call_data(self, call: Call) -> JSON:
+        """``call`` as a tool call; None when the tool that spells it is not offered (the
+        pointer leaves it out)."""
+        if not_offered(call.command, call.args):
+            return None
         return tool_call(call) or spell_call(call)
 
     def links(self, result: Result) -> list[Link]:
@@ -267,6 +272,8 @@ class ResourcePage(Rendering):
         return spell_call(call)
 
     def call_data(self, call: Call) -> JSON:
+        if not_offered(call.command, call.args):
+            return None
         return tool_call(call) or spell_call(call)
 
     def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:

@@ -95,9 +95,9 @@ class ToolSpec(NamedTuple):
     def annotations(self) -> JSONObject:
         """Wire-form annotations: readOnlyHint on every reader, destructiveHint on deletes,
         idempotentHint where calling twice leaves things as calling once (only meaningful,
-        and so only given, for tools that change something)."""
-        out: JSONObject = {"title": self.name.replace("_", " "),
-                               "readOnlyHint": self.read_only, "openWorldHint": False}
+        and so only given, for tools that change something). No title: the name says as much,
+        and tools/list costs every conversation each token of it."""
+        out: JSONObject = {"readOnlyHint": self.read_only, "openWorldHint": False}
         if not self.read_only:
             out["destructiveHint"] = self.destructive
             out["idempotentHint"] = self.idempotent
@@ -107,7 +107,9 @@ class ToolSpec(NamedTuple):
         props: JSONObject = {}
         for p in self.params:
             schema = dict(p.schema)
-            if p.default is not MISSING and p.default is not None:
+            # a flag left out is off: "default": false would say nothing a model needs, on
+            # every flag of every tool in every conversation
+            if p.default is not MISSING and p.default is not None and p.default is not False:
                 schema["default"] = p.default
             props[p.name] = schema
         out: JSONObject = {"type": "object", "properties": props,
@@ -138,14 +140,12 @@ def _bool(description: str) -> JSONObject:
     return {"type": "boolean", "description": description}
 
 
-REF_TEXT = ("Entry: NAME, NAME@VERSION, or a unique prefix of the 8-hex hash that ends an "
-            "automatic name (as the pointer shows it).")
-FIT_TEXT = ("Return the largest part that fits the per-call cap and budget, plus 'next': the "
-            "tool call that continues exactly after it.")
+REF_TEXT = "Entry: NAME, NAME@VERSION or a prefix of its hash."
+FIT_TEXT = "Return what fits the cap, plus 'next' to continue."
 
 FILE = Param("file", "ref", _str(REF_TEXT, 1024, 1), required=True)
 PATH_REF = Param("path", "ref", _str(REF_TEXT, 1024, 1), required=True)
-NUMBERS = Param("numbers", "numbers", _bool("Prefix each line with its number, 'N:'."),
+NUMBERS = Param("numbers", "numbers", _bool("Prefix lines with 'N:'."),
                 default=True)
 FIT = Param("fit", "fit", _bool(FIT_TEXT), default=False)
 
@@ -234,6 +234,7 @@ def _declared_tools() -> list[ToolSpec]:
                             idempotent=tool.idempotent, primary=tool.primary,
                             fixed=dict(tool.fixed))
             out.append((TOOLSETS.index(tool.toolset), spec))
+            _TOOLSET[tool.name] = tool.toolset
             if tool.reshape is not None:
                 SHAPE[tool.name] = tool.reshape
     return [spec for _, spec in sorted(out, key=lambda o: o[0])]
@@ -273,10 +274,84 @@ def __getattr__(name: str) -> object:  # TOOLS and BY_NAME, built when first rea
     raise AttributeError(name)
 
 
+# -- the tools a server offers -----------------------------------------------------------------
+
+# What ``--tools`` takes: a toolset of the declarations (Tool.toolset), ``all``, or ``proxy``:
+# the few tools that explore a stored output, which ``scratch mcp proxy`` offers beside its
+# upstreams' by default (each tool costs every conversation its share of tools/list).
+CHOICES = ("explore", "files", "all", "proxy")
+PROXY_TOOLS = ("head", "slice", "grep", "schema", "get_in", "iterate_over")
+# what scratch's own tool is offered as when an upstream of the proxy has the name
+RENAMED_PREFIX = "scratch_"
+
+
+def toolset(choice: str) -> tuple[ToolSpec, ...]:
+    """The tools of one ``--tools`` choice, in tools/list order."""
+    if choice == "all":
+        return tools()
+    if choice == "proxy":
+        return tuple(t for t in tools() if t.name in PROXY_TOOLS)
+    if choice not in TOOLSETS:
+        raise UsageError(f"no toolset {choice!r}; one of {', '.join(CHOICES)}",
+                         code="invalid_argument", argument="tools", choices=list(CHOICES))
+    return tuple(t for t in tools() if _TOOLSET[t.name] == choice)
+
+
+_TOOLSET: dict[str, str] = {}  # tool name -> its declared toolset, filled by _declared_tools
+# the tools this process serves, tool name -> the name offered (empty: every tool as named;
+# one process serves one server, ``mcp serve`` or ``mcp proxy``, which sets it once)
+_SERVED: dict[str, str] = {}
+_EXPOSED: dict[str, str] = {}  # the name offered -> tool name
+
+
+def serve(offered: Mapping[str, str] | None) -> None:
+    """Offer only these tools (tool name -> the name offered), from now on, in every tools/list,
+    pointer, suggestion and ``next`` of this process; None: every tool under its own name."""
+    _SERVED.clear()
+    _EXPOSED.clear()
+    if offered is not None:
+        _SERVED.update(offered)
+        _EXPOSED.update({v: k for k, v in offered.items()})
+
+
+def offer(choice: str, taken: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
+    """The tools of ``choice`` as offered: each under its own name, but a name in ``taken`` (an
+    upstream's tool: it always keeps its name) gets :data:`RENAMED_PREFIX`."""
+    out = {}
+    for t in toolset(choice):
+        name = t.name
+        while name in taken:
+            name = RENAMED_PREFIX + name
+        out[t.name] = name
+    return out
+
+
+def served() -> list[tuple[str, ToolSpec]]:
+    """(the name offered, the tool) of every tool this process serves, in tools/list order."""
+    if not _SERVED:
+        return [(t.name, t) for t in tools()]
+    return [(_SERVED[t.name], t) for t in tools() if t.name in _SERVED]
+
+
+def offered_name(name: str) -> str | None:
+    """The name tool ``name`` is offered as (None: it is not offered)."""
+    if not _SERVED:
+        return name if name in by_name() else None
+    return _SERVED.get(name)
+
+
+def spec_of(exposed: str) -> ToolSpec | None:
+    """The tool offered as ``exposed`` (None: no tool this process offers has the name)."""
+    if not _SERVED:
+        return by_name().get(exposed)
+    name = _EXPOSED.get(exposed)
+    return by_name()[name] if name is not None else None
+
+
 def tool_for(command: str, args: Mapping[str, ArgValue]) -> ToolSpec | None:
-    """The tool that spells ``command`` with ``args``: the one whose fixed arguments all match
-    (most of them first), else the command's primary tool."""
-    candidates = [t for t in tools() if t.command == command
+    """The offered tool that spells ``command`` with ``args``: the one whose fixed arguments all
+    match (most of them first), else the command's primary tool."""
+    candidates = [t for t in tools() if t.command == command and offered_name(t.name)
                   and all(args.get(k) == v for k, v in t.fixed.items())]
     if not candidates:
         return None
@@ -362,9 +437,18 @@ def to_core_args(tool: ToolSpec, arguments: JSON) -> CoreArgs:
     return shape[0](out) if shape else out
 
 
+def not_offered(command: str, args: Mapping[str, ArgValue]) -> bool:
+    """Whether a tool spells the call but this process does not offer it (a suggestion of it
+    is left out: it would name a tool the client cannot call)."""
+    if not _SERVED or tool_for(command, args) is not None:
+        return False
+    return any(t.command == command for t in tools())
+
+
 def to_tool_call(command: str, args: CoreArgs) -> JSONObject | None:
-    """A core call as an MCP tool call ``{"name", "arguments"}`` (None: no tool spells it, or
-    the call sets an argument the tool has no parameter for)."""
+    """A core call as an MCP tool call ``{"name", "arguments"}`` under the name the tool is
+    offered as (None: no offered tool spells it, or the call sets an argument the tool has no
+    parameter for)."""
     tool = tool_for(command, args)
     if tool is None:
         return None
@@ -381,4 +465,4 @@ def to_tool_call(command: str, args: CoreArgs) -> JSONObject | None:
                 out[p.name] = value
         elif applies and p.core_default is not MISSING and p.core_default != p.default:
             out[p.name] = p.core_default
-    return {"name": tool.name, "arguments": out}
+    return {"name": offered_name(tool.name) or tool.name, "arguments": out}

@@ -70,13 +70,10 @@ def _get_in_data(target: Target, path: str, vtype: str, value: Item,
     return data
 
 
-KEYS = Arg("The keys of the object at path, with the type and size of each value (an array: "
-           "its length and item types), not the values.", flags=("--keys",))
-FIELDS = Arg("Keep only these comma-separated fields of each item of the array (or JSONPath "
-             "result) at path, e.g. metadata.name,status.reason.", flags=("--fields",),
+KEYS = Arg("The object's keys, with types and sizes.", flags=("--keys",))
+FIELDS = Arg("Only these comma-separated fields of each item (a.b,c).", flags=("--fields",),
              metavar="A,B.C")
-COUNT = Arg("Just the number of nodes path selects (a JSONPath such as "
-            "$.items[?@.spec.nodeName]), exact.", flags=("--count",))
+COUNT = Arg("Just the number of nodes path selects.", flags=("--count",))
 
 
 def get_in(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
@@ -397,11 +394,7 @@ COMMAND = Command(
     "Example: scratch get-in 1a2b '$.items[?@.status.phase==\"Failed\"]' --fields "
     "metadata.name,status.reason",
     get_in,
-    tools=(Tool("get_in", "The value at a path of a stored JSON/YAML/NDJSON/CSV entry; a long "
-                "array or object is paged with offset/limit. Negative indexes count from the "
-                "end (items.-1). keys lists an object's keys with each value's type and size "
-                "instead of the values; fields keeps only those fields of each item; count "
-                "gives the number of nodes a JSONPath selects.",
+    tools=(Tool("get_in", "The value at path of a JSON/YAML/CSV entry (items.-1: the last).",
                 names={"ref": "file"},
                 args=("ref", "path", "offset", "limit", "fit", "keys", "fields", "count")),),
     aliases=("get_in",),

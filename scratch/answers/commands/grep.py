@@ -413,27 +413,26 @@ class GrepAnswer(Candidate):
             self.target.index.close()
 
 
-PATTERN = Arg("Regular expression (RE2 syntax: linear time) or, with fixed, plain text.",
+PATTERN = Arg("RE2 regex (with fixed: plain text).",
               metavar="PATTERN", max_length=1024)
-CONTEXT = Arg("Lines of context around each match (none with count or count_by).",
+CONTEXT = Arg("Context lines around a match.",
               flags=("-C", "--context"), metavar="N", minimum=0)
 IGNORE_CASE = Arg("Ignore case.", flags=("-i", "--ignore-case"))
-FIXED = Arg("The pattern is plain text, not a regex.", flags=("-F", "--fixed-strings"))
-INVERT = Arg("Select the lines that do not match.", flags=("-v", "--invert-match"))
-MAX_COUNT = Arg("Stop after this many matching lines.", flags=("-m", "--max-count"),
+FIXED = Arg("The pattern is plain text.", flags=("-F", "--fixed-strings"))
+INVERT = Arg("The lines that do not match.", flags=("-v", "--invert-match"))
+MAX_COUNT = Arg("At most this many matches.", flags=("-m", "--max-count"),
                 metavar="MAX", minimum=1)
 ALL = Arg("Search every entry of the agent (then the only word given is the pattern).",
           flags=("--all",), mcp=False)
-FROM_LINE = Arg("Start searching at this line.", flags=("--from-line",), metavar="N",
+FROM_LINE = Arg("First line searched.", flags=("--from-line",), metavar="N",
                 minimum=1)
-COUNT = Arg("Just the number of matching lines, exact over the whole entry (a few tokens).",
+COUNT = Arg("Just the number of matching lines.",
             flags=("--count",))
-COUNT_BY = Arg("Counts of the values a capture group of the pattern took, biggest first: its "
-               "number ('1') or name (for (?P<status>...)).", flags=("--count-by",),
+COUNT_BY = Arg("Count the values of this capture group (number or name).", flags=("--count-by",),
                metavar="GROUP", max_length=255)
-OFFSET = Arg("With count_by: skip this many values; negative counts from the end.",
+OFFSET = Arg("With count_by: skip this many values; negative: from the end.",
              flags=("--offset",), metavar="N")
-LIMIT = Arg("With count_by: at most this many values (10 when left out).", flags=("--limit",),
+LIMIT = Arg("With count_by: at most this many values.", flags=("--limit",),
             metavar="N", minimum=1)
 
 
@@ -583,11 +582,7 @@ COMMAND = Command(
     "Example: scratch grep app-log 'error|timeout' -i -C 2 -m 20\n\n"
     "Example: scratch grep access '\" (\\d{3}) ' --count-by 1",
     grep,
-    tools=(Tool("grep", "Lines of a stored entry matching a pattern, with context lines; each "
-                "region gives its line numbers. Narrow with max_count on big entries. count "
-                "gives just the number of matching lines, count_by the counts of the values a "
-                "capture group took (pattern '\" (\\d{3}) ' with count_by '1': requests per "
-                "status in an access log).",
+    tools=(Tool("grep", "Numbered lines of an entry matching pattern, with context.",
                 names={"ref": "file"},
                 args=("ref", *_GREP_ARGS, "from_line", "count", "count_by", "offset", "limit",
                       "fit"),
@@ -595,5 +590,5 @@ COMMAND = Command(
                 required=("ref", "pattern")),
            Tool("grep_all", "Search every entry of this agent for a pattern.", args=_GREP_ARGS,
                 defaults={"context": 3}, default_unless={"context": ("count", "count_by")},
-                fixed={"all": True}, required=("pattern",))),
+                fixed={"all": True}, required=("pattern",), toolset="files")),
     layouts={"all": ("pattern",)})

@@ -27,6 +27,5 @@ COMMAND = Command(
     "head", "The first N lines of REF, numbered, priced in tokens.\n\n"
     "Example: scratch head kubectl_get/20261130T071502Z-1a2b3c4d -n 20",
     head,
-    tools=(Tool("head", "The first lines of a stored entry, numbered, priced in tokens. Start "
-                "here on text and logs; on JSON/YAML/CSV prefer schema first.",
+    tools=(Tool("head", "The first lines of an entry (structured data: try schema first).",
                 names={"ref": "file"}),))

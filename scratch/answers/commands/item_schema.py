@@ -121,7 +121,7 @@ def item_schema_candidate(target: Target, path: str, *, depth: int | None = None
     return ItemSchema(target, path, depth=depth, owner=False)
 
 
-DEPTH = Arg("List keys down to this depth (all when left out).", flags=("--depth",),
+DEPTH = Arg("List keys down to this depth.", flags=("--depth",),
             metavar="N", minimum=1)
 
 
@@ -144,7 +144,7 @@ COMMAND = Command(
     "On a CSV/TSV entry PATH . is its rows.\n\n"
     "Example: scratch item-schema 1a2b items",
     item_schema,
-    tools=(Tool("item_schema", "The union of keys across the items of the array at path, with "
-                "types and presence k/n (before iterate_over or get_in).",
+    tools=(Tool("item_schema", "The keys of the items of the array at path, with types and "
+                "presence.",
                 names={"ref": "file", "depth": "max_depth"}),),
     aliases=("item_schema",))

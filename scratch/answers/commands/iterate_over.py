@@ -291,28 +291,22 @@ def _plain(c: Call) -> str:
 
 PREVIEW_CHARS = 200  # a string cell longer than this is cut, with the get-in that shows it
 
-FIELDS = Arg("Comma-separated paths relative to each item, e.g. metadata.name,status.phase "
-             "(needed unless count or count_by is given).", flags=("--fields",),
+FIELDS = Arg("Comma-separated paths in each item (a.b,c).", flags=("--fields",),
              metavar="A,B.C")
-WHERE = Arg("Keep items matching this RFC 9535 filter (@ is the item), e.g. "
-            "@.status.phase == 'Failed' or @.status >= 500. Besides length, count, match, "
-            "search and value: number(@.x) reads a number-like string as a number "
-            "(number(@.PRIORITY) <= 3), lower(@.x) and upper(@.x) change a string's case "
-            "(lower(@.unit) == 'sshd.service'); other values give nothing, as a missing "
-            "field does.", flags=("--where",),
+WHERE = Arg("RFC 9535 filter on each item, e.g. @.status >= 500; number(@.x) reads a "
+            "number-like string as a number, lower(@.x)/upper(@.x) change case.",
+            flags=("--where",),
             metavar="EXPR", max_length=1 << 16)  # the filter's own checks say what is wrong
-SORT = Arg("Order the rows by this field (stable; numbers as numbers; null, then missing, "
-           "last).", flags=("--sort",), metavar="FIELD", max_length=1024)
-DESC = Arg("With sort: largest first (nulls still last).", flags=("--desc",))
-COUNT = Arg("Just the number of items (that match where), exact.", flags=("--count",))
-COUNT_BY = Arg("Value counts of these comma-separated fields (relative to each item, e.g. "
-               "status.phase or status,method), biggest first: limit of them (10 when left "
-               "out) from offset, plus 'other' and the number of distinct values. Exact over "
-               "the whole array; numbers, strings, null and missing are kept apart.",
+SORT = Arg("Order rows by this field (nulls last).", flags=("--sort",), metavar="FIELD",
+           max_length=1024)
+DESC = Arg("With sort: largest first.", flags=("--desc",))
+COUNT = Arg("Just the number of (matching) items.", flags=("--count",))
+COUNT_BY = Arg("Exact counts of the values of these comma-separated fields, biggest "
+               "first (limit: 10).",
                flags=("--count-by",), metavar="FIELD[,FIELD]")
-OFFSET = Arg("Skip this many rows (count_by: values); negative counts from the end (-20: the "
-             "last 20).", flags=("--offset",), metavar="N")
-LIMIT = Arg("At most this many rows (count_by: values, 10 when left out).", flags=("--limit",),
+OFFSET = Arg("Skip this many rows (count_by: values); negative: from the end.",
+             flags=("--offset",), metavar="N")
+LIMIT = Arg("At most this many rows (count_by: values).", flags=("--limit",),
             metavar="N", minimum=1)
 
 
@@ -494,12 +488,8 @@ COMMAND = Command(
     "20\n\n"
     "Example: scratch iterate-over access . --where '@.status == 404' --count-by path",
     iterate_over,
-    tools=(Tool("iterate_over", "One row per item of the array at path with the chosen fields "
-                "(missing fields null; long strings cut, with the call that shows them); on "
-                "CSV/TSV and parsed logs path '.' is the rows. where filters every item with an "
-                "RFC 9535 expression and offset/limit page the matches; sort orders them. "
-                "count gives just the number of (matching) items, count_by value counts: "
-                "exact over the whole array, a few tokens.",
+    tools=(Tool("iterate_over", "One row of fields per item of the array at path (CSV, logs: '.'), "
+                "filtered, sorted, paged, or counted.",
                 names={"ref": "file"},
                 args=("ref", "path", "fields", "offset", "limit", "where", "sort", "desc",
                       "count", "count_by", "fit")),),

@@ -93,8 +93,7 @@ class WholeEntry(Candidate):
 
 SINCE_VERSION = Arg("Show only what changed since this version.", flags=("--since-version",),
                     metavar="N", minimum=1, show_default=False)
-RAW = Arg("Show binary content as text anyway (a terminal, or a model, otherwise gets a note "
-          "of its size).", flags=("--raw",))
+RAW = Arg("Show binary content as text.", flags=("--raw",))
 TERMINAL = Arg("The answer is read on a terminal or by a model, not piped: binary content "
                "becomes a note.", supplied="terminal", cli=False, mcp=False)
 
@@ -141,8 +140,7 @@ COMMAND = Command(
     "Binary content is not printed to a terminal unless --raw.\n\n"
     "Example: scratch read notes/plan.md --since-version 2",
     read,
-    tools=(Tool("read", "The whole content of a stored entry if it fits the per-call cap and "
-                "budget, or with since_version only what changed since that version.",
+    tools=(Tool("read", "A whole entry, if it fits (since_version: what changed).",
                 names={"ref": "file"}),
            Tool("read_file", "The current content of a file (or path@VERSION), or with "
                 "since_version only what changed since that version.", names={"ref": "path"},

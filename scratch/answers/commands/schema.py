@@ -251,7 +251,6 @@ COMMAND = Command(
     "CSV columns; log format, levels and time range; markdown headings.\n\n"
     "Example: scratch schema 1a2b --depth 3",
     schema,
-    tools=(Tool("schema", "The shape of a stored entry: JSON/YAML/NDJSON paths with types, "
-                "lengths and line ranges; CSV columns; log format, levels and time range; "
-                "markdown headings. The cheapest first look at structured data.",
+    tools=(Tool("schema", "An entry's shape: paths with types and sizes, CSV columns, log levels, "
+                "headings.",
                 names={"ref": "file", "depth": "max_depth"}),))

@@ -16,8 +16,7 @@ if TYPE_CHECKING:
 
 START = Arg("First line (>= 1).", metavar="START", minimum=1)
 END = Arg("Last line (>= START).", metavar="END", minimum=1)
-FROM_BYTE = Arg("Show line START from this byte on, as much as fits (the pieces of a line too "
-                "long for one answer; fit's next gives it).", flags=("--from-byte",),
+FROM_BYTE = Arg("Line START from this byte on (fit's next gives it).", flags=("--from-byte",),
                 metavar="B", minimum=0)
 
 
@@ -38,6 +37,5 @@ COMMAND = Command(
     "--from-byte.\n\n"
     "Example: scratch slice 1a2b 120 180",
     slice_,
-    tools=(Tool("slice", "Lines start..end of a stored entry (1-indexed, inclusive). With fit, "
-                "a line too long for one answer comes in pieces (next continues it).",
+    tools=(Tool("slice", "Lines start..end of an entry (1-indexed, inclusive).",
                 names={"ref": "file"}),))

@@ -150,19 +150,17 @@ def split_tables(tables: str | Iterable[object] | None) -> list[str]:
     return parts
 
 
-QUERY = Arg("One SELECT over entry (and the tables named in table), e.g. SELECT status, "
-            "count(*) AS n FROM entry GROUP BY status ORDER BY n DESC. Needed unless describe.",
+QUERY = Arg("SELECT ... FROM entry (and the --table tables).",
             metavar="QUERY", max_length=1 << 16)
-TABLE = Arg("More entries as tables: comma-separated NAME=REF, e.g. "
-            "users=users.csv,orders=orders.json (query them by NAME).", flags=("--table",),
+TABLE = Arg("More entries as tables: comma-separated NAME=REF.", flags=("--table",),
             metavar="NAME=REF")
-SQL_PATH = Arg("JSON/YAML: the array whose items are the rows (default: the root array, else "
-               "the largest array of objects).", flags=("--path",), metavar="PATH")
-DESCRIBE = Arg("List each table's columns and types instead of running a query.",
+SQL_PATH = Arg("The array whose items are the rows (default: the largest).",
+               flags=("--path",), metavar="PATH")
+DESCRIBE = Arg("List the columns and types instead.",
                flags=("--describe",))
-OFFSET = Arg("Skip this many rows of the answer; negative counts from the end.",
+OFFSET = Arg("Skip this many rows; negative: from the end.",
              flags=("--offset",), metavar="N")
-LIMIT = Arg("At most this many rows of the answer (a query keeps at most 10,000).",
+LIMIT = Arg("At most this many rows (a query keeps 10,000).",
             flags=("--limit",), metavar="N", minimum=1)
 
 
@@ -306,12 +304,7 @@ COMMAND = Command(
     "ORDER BY n DESC\"\n\n"
     "Example: scratch sql pods --describe",
     sql,
-    tools=(Tool("sql", "One read-only SQL query (DuckDB) over a stored entry as the table entry: "
-                "a JSON array's items, NDJSON lines, CSV/TSV rows, a parsed log's records, or a "
-                "text's lines as (line, text). For GROUP BY, joins and aggregates beyond "
-                "count_by. describe gives the columns and types first. Only one SELECT runs: no "
-                "file, network, extension or setting is reachable from a query.",
+    tools=(Tool("sql", "A read-only DuckDB SELECT over an entry's rows as table entry (a text: "
+                "line, text).",
                 names={"ref": "file", "table": "tables"},
-                helps={"query": "One SELECT over entry (and the tables named in tables), e.g. "
-                       "SELECT status, count(*) AS n FROM entry GROUP BY status ORDER BY n "
-                       "DESC. Needed unless describe."}),))
+                helps={"query": "SELECT ... FROM entry (and tables)."}),))

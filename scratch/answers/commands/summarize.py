@@ -284,8 +284,8 @@ COMMAND = Command(
     "that command's answer over the content in pieces.\n\n"
     "Example: scratch summarize 1a2b",
     summarize,
-    tools=(Tool("summarize", "A deterministic local summary of a stored entry: outline, value "
-                "counts, ranges, log levels, error lines.", names={"ref": "file"}),
+    tools=(Tool("summarize", "A local summary of an entry: outline, value counts, ranges, "
+                "errors.", names={"ref": "file"}),
            Tool("summarize_file", "A deterministic local summary of a file.",
                 names={"ref": "path"}, primary=False, toolset="files")))
 

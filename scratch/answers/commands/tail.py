@@ -32,5 +32,5 @@ COMMAND = Command(
     "tail", "The last N lines of REF (errors are usually at the end).\n\n"
     "Example: scratch tail app-log -n 40",
     tail,
-    tools=(Tool("tail", "The last lines of a stored entry (errors are usually at the end).",
+    tools=(Tool("tail", "The last lines of an entry.",
                 names={"ref": "file"}),))

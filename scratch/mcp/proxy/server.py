@@ -48,9 +48,9 @@ from scratch.mcp.proxy.intercept import (
 )
 from scratch.mcp.proxy.upstream import Upstream, UpstreamError
 from scratch.mcp.serve.server import (
-    INSTRUCTIONS,
     call_result,
     in_thread,
+    instructions,
     list_page,
     read_page,
     session_of,
@@ -66,17 +66,16 @@ if TYPE_CHECKING:
 
     from scratch.mcp.serve.server import Ctx
 
-OWN = {spec.name for spec in specs.TOOLS}
-
 
 class Proxy:
     """The upstreams and what is derived from them (routes, the tool list)."""
 
-    def __init__(self, state: ServerState, upstreams: list[Upstream]) -> None:
+    def __init__(self, state: ServerState, upstreams: list[Upstream],
+                 toolset: str = "proxy") -> None:
         self.state = state
         self.upstreams = {u.name: u for u in upstreams}
-        self.own_tools = [tool_of(spec).model_dump(by_alias=True, mode="json", exclude_none=True)
-                          for spec in specs.TOOLS]
+        self.toolset = toolset  # scratch's tools offered (specs.CHOICES)
+        self.own_tools: list[JSONObject] = []
         self.tools: list[JSONObject] = []
         self.routes: dict[str, Route] = {}
         self.renamed: list[tuple[str, str, str]] = []
@@ -88,8 +87,16 @@ class Proxy:
         self.refresh()
 
     def refresh(self) -> None:
+        """The tool list again: an upstream's tool always keeps its name (unless two upstreams
+        have it), so a scratch tool whose name an upstream has is offered as
+        ``scratch_NAME``, in tools/list and in every pointer and suggestion."""
         listed = [(u.name, u.tools) for u in self.upstreams.values()]
-        self.tools, self.routes, self.renamed = route_tools(listed, OWN)
+        offered = specs.offer(self.toolset, {t["name"] for _, tools in listed for t in tools})
+        specs.serve(offered)
+        self.own_tools = [tool_of(spec, name).model_dump(by_alias=True, mode="json",
+                                                         exclude_none=True)
+                          for name, spec in specs.served()]
+        self.tools, self.routes, self.renamed = route_tools(listed, set(offered.values()))
 
     async def start_all(self) -> None:
         async def one(u: Upstream) -> None:
@@ -157,7 +164,7 @@ class Proxy:
                   "(the name is taken)", file=sys.stderr, flush=True)
         up = [u.name for u in self.upstreams.values() if u.ready]
         print(f"scratch mcp proxy: serving {len(self.tools)} tools of {len(up)} server(s) "
-              f"({', '.join(up) or 'none up'}) beside scratch's {len(OWN)}",
+              f"({', '.join(up) or 'none up'}) beside scratch's {len(self.own_tools)}",
               file=sys.stderr, flush=True)
 
 
@@ -219,7 +226,7 @@ def build_proxy(proxy: Proxy) -> Server[JSONObject]:
     async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> JSON:
         proxy.remember(ctx)
         route = proxy.routes.get(params.name)
-        if route is None and params.name in OWN:
+        if route is None and specs.spec_of(params.name) is not None:
             from scratch.mcp.dispatch import run_tool
             outcome = await in_thread(run_tool, params.name, params.arguments,
                                       session_of(ctx, state))
@@ -346,7 +353,7 @@ def build_proxy(proxy: Proxy) -> Server[JSONObject]:
         "scratch-proxy", version=__version__, title="scratch (proxy)",
         description="Your MCP servers behind scratch: a big tool result is stored once and "
                     "the model gets a short pointer and tools to explore it.",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(),
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
         on_list_resource_templates=list_templates, on_read_resource=read_resource,
         on_list_prompts=list_prompts, on_get_prompt=get_prompt,
@@ -381,7 +388,8 @@ def _decode_cursor(cursor: str | None) -> tuple[int, str | None]:
     raise MCPError(code=types.INVALID_PARAMS, message="invalid cursor")
 
 
-async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
+async def serve_proxy(state: ServerState, upstreams: list[Upstream],
+                      toolset: str = "proxy") -> None:
     """Start the upstreams, serve stdio until the client goes away (or SIGTERM/SIGINT), then
     stop every upstream."""
     import signal
@@ -389,7 +397,7 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream]) -> None:
     from mcp.server.stdio import stdio_server
 
     from scratch.mcp.serve.stdio import pipe_streams
-    proxy = Proxy(state, upstreams)
+    proxy = Proxy(state, upstreams, toolset)
     for u in upstreams:
         u.notify = proxy.changed
     async with anyio.create_task_group() as tg:

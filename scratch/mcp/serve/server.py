@@ -62,12 +62,22 @@ if TYPE_CHECKING:
 # costs as much again as the hand-off itself (its backend and limiter lookups run per call).
 _WORKERS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="scratch-mcp")
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for resources/read of an unknown URI
-INSTRUCTIONS = (
-    "scratch stores big tool outputs and answers questions about them cheaply. Store a big "
-    "text with ingest (or it is stored for you by a proxy) and use the pointer it returns; "
-    "then schema -> item_schema -> iterate_over / get_in -> grep / slice. Every answer states "
-    "its cost in tokens; one over the per-call cap is refused with suggestions (tool calls that "
-    "fit), and fit=true returns the largest part that fits plus next, the call that continues.")
+def instructions() -> str:
+    """The server's instructions, naming only the tools it offers (the --tools set)."""
+    by_tool = {spec.name: name for name, spec in specs.served()}  # tool -> name offered
+    store = ("Store a big text with ingest (or a proxy stores it for you) and use the pointer "
+             "it returns" if "ingest" in by_tool else
+             "A big output is stored for you (by a proxy, a hook or 'scratch run'): use the "
+             "pointer it returns")
+    chain = " -> ".join(" / ".join(by_tool[t] for t in step if t in by_tool) for step in (
+        ("schema",), ("item_schema",), ("iterate_over", "get_in"), ("grep", "slice"))
+        if any(t in by_tool for t in step))
+    return ("scratch stores big tool outputs and answers questions about them cheaply. "
+            f"{store}{'; then ' + chain if chain else ''}. Every answer states its "
+            "cost in tokens; one over the per-call cap is refused with suggestions (tool calls "
+            "that fit), and fit=true returns the largest part that fits plus next, the call "
+            "that continues.")
+
 
 # what the request log line of the current request carries beyond method and duration
 T = TypeVar("T")
@@ -88,7 +98,7 @@ async def in_thread(fn: Callable[[*Ts], T], *args: *Ts) -> T:
 
 
 def _inline_key(name: str, arguments: JSON) -> tuple[str, str] | None:
-    spec = specs.BY_NAME.get(name)
+    spec = specs.spec_of(name)
     if spec is None or not spec.read_only or not isinstance(arguments, dict):
         return None
     file = arguments.get("file")
@@ -117,13 +127,14 @@ def took(name: str, arguments: JSON, seconds: float) -> None:
     _LAST_MS[key] = seconds * 1000
 
 
-def tool_of(spec: specs.ToolSpec) -> types.Tool:
+def tool_of(spec: specs.ToolSpec, name: str | None = None) -> types.Tool:
+    """``spec`` as tools/list shows it, offered as ``name`` (default: its own)."""
     a = spec.annotations()
     return types.Tool(
-        name=spec.name, title=a["title"], description=spec.description,
+        name=name or spec.name, description=spec.description,
         input_schema=spec.input_schema(),
         annotations=types.ToolAnnotations(
-            title=a["title"], read_only_hint=a["readOnlyHint"],
+            read_only_hint=a["readOnlyHint"],
             destructive_hint=a.get("destructiveHint"), idempotent_hint=a.get("idempotentHint"),
             open_world_hint=a["openWorldHint"]))
 
@@ -192,7 +203,7 @@ def _held(folder: str, name: str, arguments: JSON,
 
 def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JSONObject]:
     import os
-    tools = [tool_of(spec) for spec in specs.TOOLS]
+    tools = [tool_of(spec, name) for name, spec in specs.served()]
     hold = os.environ.get(HOLD_ENV) or None
 
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None
@@ -203,7 +214,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JS
         fields = _LOG_FIELDS.get()
         if fields is not None:
             fields["tool"] = params.name
-        if params.name not in specs.BY_NAME:
+        if specs.spec_of(params.name) is None:  # not a tool this server offers
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}",
                            data={"code": "unknown_tool", "tool": params.name})
         who = identity_of(ctx, state)
@@ -259,7 +270,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JS
         get_tool_input_schema=_input_schema,
         description="A git-backed scratchpad for agents: big outputs stored once, explored "
                     "cheaply, every answer priced in tokens.",
-        instructions=INSTRUCTIONS,
+        instructions=instructions(),
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
         on_list_resource_templates=list_templates, on_read_resource=read_resource)
     # No OpenTelemetry span per message (the SDK's documented opt-out: drop its middleware);
@@ -271,7 +282,7 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JS
 
 
 def _input_schema(name: str) -> JSONObject | None:
-    spec = specs.BY_NAME.get(name)
+    spec = specs.spec_of(name)
     return spec.input_schema() if spec is not None else None
 
 
