@@ -250,12 +250,16 @@ def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int |
 
 
 def _located(target: Target, find: Callable[[], T]) -> T:
-    """``find()``, with runnable suggestions on a missing path or a region that does not
-    parse."""
+    return located(target, find)
+
+
+def located(target: Target, find: Callable[[], T], command: str = "get-in") -> T:
+    """``find()``, with runnable suggestions on a missing path (``command`` of the paths
+    that exist) or a region that does not parse."""
     try:
         return find()
     except KeyPathNotFound as exc:
-        _suggest(exc, target)
+        _suggest(exc, target, command)
         raise
     except FormatError as exc:
         suggest_slice(exc, target)
@@ -361,14 +365,14 @@ def _item_schemas(target: Target, path: str) -> list[Alternative]:
                         candidate=partial(at_depth, d)) for d in (None, 2, 1)]
 
 
-def _suggest(exc: KeyPathNotFound, target: Target) -> None:
+def _suggest(exc: KeyPathNotFound, target: Target, command: str = "get-in") -> None:
     """Make sure a missing path comes with calls the agent can run as they are."""
     import difflib
 
     from scratch.pathnames import format_key
     d = exc.details
     if d.get("suggestions"):
-        d["suggestions"] = [s if isinstance(s, Call) else call("get-in", ref=target.ref, path=s)
+        d["suggestions"] = [s if isinstance(s, Call) else call(command, ref=target.ref, path=s)
                             for s in d["suggestions"]]
         return
     prefix = d.get("valid_prefix") or ""
@@ -378,9 +382,9 @@ def _suggest(exc: KeyPathNotFound, target: Target) -> None:
     keys = d.get("available_keys") or []
     close = difflib.get_close_matches(str(d.get("failed_segment", "")), keys, n=3, cutoff=0.5)
     for key in close or keys[:3]:
-        out.append(call("get-in", ref=target.ref, path=base + sep + format_key(key)))
+        out.append(call(command, ref=target.ref, path=base + sep + format_key(key)))
     if d.get("array_length"):
-        out.append(call("get-in", ref=target.ref, path=base + sep + "0"))
+        out.append(call(command, ref=target.ref, path=base + sep + "0"))
     out.append(call("schema", ref=target.ref))
     d["suggestions"] = out
 

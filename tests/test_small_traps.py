@@ -1,0 +1,72 @@
+"""Issue 22's small traps (points 3 and 6), each through the CLI and once through MCP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scratch.mcp.dispatch import run_tool
+from scratch.mcp.serve.session import ServerState
+from tests.helpers import cli
+
+PODS = {"kind": "List",
+        "items": [{"metadata": {"name": f"pod-{i}"},
+                   "status": {"phase": "Running" if i % 3 else "Failed", "restarts": i}}
+                  for i in range(7)],
+        "meta": {"a": {"b": 1}, "count": 116}}
+
+
+@pytest.fixture
+def store(scratch_home: Path) -> Path:
+    assert cli("write", "pods", input=json.dumps(PODS, indent=2) + "\n").code == 0
+    return scratch_home
+
+
+def _session():  # type: ignore[no-untyped-def]
+    return ServerState().session_for("conn", "default", None, "test")
+
+
+# point 3: schema REF PATH outlines one sub-tree
+
+def test_schema_path_outlines_the_stored_sub_tree(store: Path) -> None:
+    r = cli("schema", "pods", "meta")
+    assert r.code == 0, r.err
+    assert r.text == ("meta: object{2} L68-73\n"
+                      "  meta.a: object{1} L69-71\n"
+                      "    meta.a.b: integer L70\n"
+                      "  meta.count: integer L72\n")
+    assert cli("schema", "pods", "meta", "--json").json["data"]["path"] == "meta"
+
+
+def test_schema_path_inside_an_array_reads_that_value(store: Path) -> None:
+    r = cli("schema", "pods", "items.1", "--depth", "1")
+    assert r.code == 0, r.err
+    assert r.text == ("items.1: object{2} L13-21\n"
+                      "  items.1.metadata: object{1} L14-16\n"
+                      "  items.1.status: object{2} L17-20\n")
+    assert cli("schema", "pods", "/items/1", "--depth", "1").text == r.text
+
+
+def test_schema_path_missing_says_what_exists(store: Path) -> None:
+    r = cli("schema", "pods", "meta.cont", "--json")
+    assert r.code == 4
+    err = r.json["error"]
+    assert err["code"] == "key_path_not_found"
+    assert [s["shell"] for s in err["suggestions"]] == ["scratch schema pods meta.count",
+                                                        "scratch schema pods"]
+
+
+def test_schema_path_is_one_value_not_a_query(store: Path) -> None:
+    r = cli("schema", "pods", "$.items[*]", "--json")
+    assert r.code == 2
+    assert r.json["error"]["message"] == (
+        "PATH must name one value (a dot path, JSON Pointer or plain JSONPath chain), not a "
+        "query: '$.items[*]'")
+
+
+def test_schema_path_over_mcp(store: Path) -> None:
+    out = run_tool("schema", {"file": "pods", "path": "meta.a"}, _session())
+    assert out.ok, out.text
+    assert out.text == "meta.a: object{1} L69-71\n  meta.a.b: integer L70\n"
