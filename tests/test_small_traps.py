@@ -70,3 +70,28 @@ def test_schema_path_over_mcp(store: Path) -> None:
     out = run_tool("schema", {"file": "pods", "path": "meta.a"}, _session())
     assert out.ok, out.text
     assert out.text == "meta.a: object{1} L69-71\n  meta.a.b: integer L70\n"
+
+
+# point 6a: every answer ends with a newline, so the footer on stderr starts its own line
+
+def test_an_answer_without_a_final_newline_gets_one_on_the_cli(store: Path) -> None:
+    r = cli("get-in", "pods", "meta.count")
+    assert r.out == b"116\n" and r.err.startswith("-- ")
+    r = cli("get-in", "pods", "kind", "--limit", "1")
+    assert r.out == b"List\n"
+
+
+def test_content_read_byte_for_byte_keeps_its_bytes_and_stderr_breaks_the_line(
+        store: Path) -> None:
+    assert cli("write", "bare", input="116").code == 0
+    r = cli("read", "bare")
+    assert r.code == 0 and r.out == b"116"  # content, exactly as written (a pipe to a file)
+    assert r.err.startswith("\n-- 1 token")  # merged with stdout: the footer on its own line
+
+
+def test_over_mcp_the_scalar_ends_a_line_and_the_footer_is_its_own_block(store: Path) -> None:
+    assert cli("write", "bare", input="116").code == 0
+    out = run_tool("get_in", {"file": "pods", "path": "meta.count"}, _session())
+    assert out.texts[0] == "116\n" and out.texts[1].startswith("-- ")
+    out = run_tool("read_file", {"path": "bare"}, _session())
+    assert out.texts[0] == "116"  # a file's content, exactly as written
