@@ -203,11 +203,10 @@ def render(result: Result, *, json_mode: bool) -> int:
     if text is not None:
         if isinstance(text, bytes) or not rich:
             _write_out(text)
-            if text and not text.endswith(b"\n" if isinstance(text, bytes) else "\n"):
-                if isinstance(text, bytes):  # content, byte for byte: stderr breaks the line
-                    stderr_breaks = True
-                else:  # every answer ends a line, so the footer on stderr starts its own
-                    _write_out(b"\n")
+            if isinstance(text, bytes):  # content, byte for byte: stderr breaks the line
+                stderr_breaks = bool(text) and not text.endswith(b"\n")
+            elif text and not text.endswith("\n"):  # every answer ends a line, so the
+                _write_out(b"\n")  # footer on stderr starts its own
         else:
             _rich_text(text, result.style)
     elif result.table is not None:
