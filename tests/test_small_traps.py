@@ -95,3 +95,28 @@ def test_over_mcp_the_scalar_ends_a_line_and_the_footer_is_its_own_block(store: 
     assert out.texts[0] == "116\n" and out.texts[1].startswith("-- ")
     out = run_tool("read_file", {"path": "bare"}, _session())
     assert out.texts[0] == "116"  # a file's content, exactly as written
+
+
+# point 6b: a missing index says the length; a missing key says the close keys
+
+def test_a_missing_index_says_the_length_and_a_missing_key_the_close_ones(store: Path) -> None:
+    def message(path: str) -> str:
+        r = cli("get-in", "pods", path, "--json")
+        assert r.code == 4 and r.json["error"]["code"] == "key_path_not_found"
+        return str(r.json["error"]["message"])
+    assert message("items.99") == "no 99 under items: it has 7 items (0..6)"
+    assert message("$.items[99]") == "no 99 under items: it has 7 items (0..6)"
+    assert message("meta.cont") == "no 'cont' under meta: did you mean 'count'?"
+    assert message("items.0.status.phasee") == (
+        "no 'phasee' under items.0.status: did you mean 'phase'?")
+    assert message("meta.zzz") == "no 'zzz' under meta: it has 2 keys: 'a', 'count'"
+    assert message("kind.x") == "no 'x' under kind: it is a string"
+    r = cli("get-in", "pods", "meta.cont")
+    assert r.err.startswith("error [key_path_not_found]: no 'cont' under meta: did you mean "
+                            "'count'?\n  scratch get-in pods meta.count\n")
+
+
+def test_a_missing_index_over_mcp(store: Path) -> None:
+    out = run_tool("get_in", {"file": "pods", "path": "items.99"}, _session())
+    assert not out.ok
+    assert json.loads(out.text)["message"] == "no 99 under items: it has 7 items (0..6)"
