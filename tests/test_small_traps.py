@@ -120,3 +120,29 @@ def test_a_missing_index_over_mcp(store: Path) -> None:
     out = run_tool("get_in", {"file": "pods", "path": "items.99"}, _session())
     assert not out.ok
     assert json.loads(out.text)["message"] == "no 99 under items: it has 7 items (0..6)"
+
+
+# point 6c: an unknown entry name suggests the close names of the agent's entries
+
+def test_an_unknown_entry_name_suggests_the_close_ones(store: Path) -> None:
+    r = cli("get-in", "podz", "items.0", "--json")
+    assert r.code == 4
+    err = r.json["error"]
+    assert err["message"] == (f"no entry named 'podz' for agent 'default' in store {store} "
+                              "(from $SCRATCH_HOME); did you mean 'pods'?")
+    assert err["close_names"] == ["pods"]
+    assert [s["shell"] for s in err["suggestions"]] == ["scratch get-in pods items.0",
+                                                        "scratch ls"]
+    r = cli("schema", "Pods@1")  # a case-only difference; the version asked is kept
+    assert r.err.splitlines()[1:] == ["  scratch schema pods@1", "  scratch ls"]
+    r = cli("head", "nothing-like-it", "--json")
+    assert [s["shell"] for s in r.json["error"]["suggestions"]] == ["scratch ls"]
+
+
+def test_an_unknown_entry_name_over_mcp(store: Path) -> None:
+    out = run_tool("schema", {"file": "podz", "max_depth": 2}, _session())
+    error = json.loads(out.text)
+    assert error["message"].endswith("; did you mean 'pods'?")
+    assert error["suggestions"] == [{"name": "schema", "arguments": {"file": "pods",
+                                                                     "max_depth": 2}},
+                                    {"name": "list_files", "arguments": {}}]
