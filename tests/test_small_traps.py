@@ -146,3 +146,35 @@ def test_an_unknown_entry_name_over_mcp(store: Path) -> None:
     assert error["suggestions"] == [{"name": "schema", "arguments": {"file": "pods",
                                                                      "max_depth": 2}},
                                     {"name": "list_files", "arguments": {}}]
+
+
+# point 6d: --limit/--offset on an array count items, and a refusal's limit is in items
+
+def test_limit_and_offset_on_an_array_count_items(store: Path) -> None:
+    r = cli("get-in", "pods", "items", "--limit", "1", "--offset", "6")
+    assert r.text == ('[\n  {\n    "metadata": {\n      "name": "pod-6"\n    },\n'
+                      '    "status": {\n      "phase": "Failed",\n      "restarts": 6\n'
+                      '    }\n  }\n]\n')
+    d = cli("get-in", "pods", "items", "--limit", "2", "--json").json["data"]
+    assert (d["offset"], d["items"], d["total_items"]) == (0, 2, 7)
+    assert [x["metadata"]["name"] for x in json.loads(d["text"])] == ["pod-0", "pod-1"]
+    r = cli("get-in", "pods", "items", "--fields", "metadata.name", "--offset", "-2")
+    assert r.text == '[\n  {"metadata.name":"pod-5"},\n  {"metadata.name":"pod-6"}\n]\n'
+    r = cli("get-in", "pods", "items", "--offset", "7", "--json")
+    assert r.json["error"]["message"] == "--offset 7 is past the end (7 items)"
+
+
+def test_a_refused_array_suggests_a_limit_of_items(store: Path) -> None:
+    cap = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "120"}
+    r = cli("get-in", "pods", "items", env=cap)
+    assert r.code == 3
+    assert r.err.splitlines()[1:4] == [
+        "  scratch get-in pods items.0", "  scratch get-in pods items --limit 2",
+        "  scratch get-in pods items --fit"]
+
+
+def test_limit_counts_items_over_mcp(store: Path) -> None:
+    out = run_tool("get_in", {"file": "pods", "path": "items", "limit": 2, "offset": 5},
+                   _session())
+    assert out.ok, out.text
+    assert [x["metadata"]["name"] for x in json.loads(out.texts[0])] == ["pod-5", "pod-6"]
