@@ -178,3 +178,41 @@ def test_limit_counts_items_over_mcp(store: Path) -> None:
                    _session())
     assert out.ok, out.text
     assert [x["metadata"]["name"] for x in json.loads(out.texts[0])] == ["pod-5", "pod-6"]
+
+
+# point 6e: count-by and row windows say what they mean
+
+@pytest.fixture
+def groups(store: Path) -> str:
+    doc = {"items": [{"c": f"v{i % 9}", "n": i} for i in range(30)]}
+    assert cli("write", "groups", input=json.dumps(doc, indent=2) + "\n").code == 0
+    return "groups"
+
+
+def test_count_by_says_top_k_of_the_distinct_values(groups: str) -> None:
+    def notice(*words: str) -> str:
+        r = cli("iterate-over", groups, "items", "--count-by", "c", *words)
+        assert r.code == 0, r.err
+        return r.err.splitlines()[0].rsplit(" (", 1)[0]
+    assert notice("--limit", "6") == "top 6 of 9 distinct values of c over 30 items"
+    assert notice() == "9 distinct values of c over 30 items, all shown"
+    assert notice("--offset", "6", "--limit", "3") == (
+        "9 distinct values of c over 30 items; values ranked 7..9 by count shown")
+
+
+def test_a_row_window_is_labelled_by_its_index_range(groups: str) -> None:
+    r = cli("iterate-over", groups, "items", "--fields", "n", "--where", "@.n > 2",
+            "--limit", "5")
+    assert r.text == "_index\tn\n" + "".join(f"{i}\t{i}\n" for i in range(3, 8))
+    assert r.err.splitlines()[0] == "27 of 30 items match the filter; 5 rows shown: _index 3..7"
+    r = cli("iterate-over", groups, "items", "--fields", "n", "--where", "@.n > 2",
+            "--sort", "n", "--desc", "--limit", "2")
+    assert r.err.splitlines()[0] == ("27 of 30 items match the filter, by n descending; 2 rows "
+                                     "shown (matches 1..2 in that order)")
+
+
+def test_count_by_wording_over_mcp(groups: str) -> None:
+    out = run_tool("iterate_over", {"file": groups, "path": "items", "count_by": "c",
+                                    "limit": 6}, _session())
+    assert out.ok, out.text
+    assert any(t.startswith("top 6 of 9 distinct values of c over 30 items") for t in out.texts)
