@@ -133,7 +133,8 @@ def test_fields_project_each_item(doc: str) -> None:
     assert value(doc, "$.items[?@.status.phase == 'Failed']", "--fields",
                  "metadata.name") == failed
     human = cli("get-in", doc, "items", "--fields", "metadata.name", "--limit", "3")
-    assert human.text == '[\n  {"metadata.name":"pod-0"},\n  {"metadata.name":"pod-1"},\n'
+    assert human.text == ('[\n  {"metadata.name":"pod-0"},\n  {"metadata.name":"pod-1"},\n'
+                          '  {"metadata.name":"pod-2"}\n]\n')  # --limit counts items
     assert value(doc, "items.3", "--fields", "metadata.labels.app") == {
         "metadata.labels.app": "web"}
 

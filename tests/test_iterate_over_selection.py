@@ -62,7 +62,7 @@ def test_where_with_limit_finds_the_first_matches_across_the_whole_array(nd: str
     human = cli("iterate-over", nd, ".", "--fields", "id", "--where", "@.status == 500",
                 "--limit", "3")
     assert human.text == "_index\tid\n" + "".join(f"{i}\t{i}\n" for i in want[:3])
-    assert f"{len(want)} of {len(ITEMS)} items match the filter; rows 0..2 shown" in human.err
+    assert f"{len(want)} of {len(ITEMS)} items match the filter; 3 rows shown: _index {want[0]}..{want[2]}" in human.err
 
 
 def test_a_where_that_matches_late_items_only(doc: str) -> None:

@@ -33,7 +33,7 @@ def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
     assert params["head"][:2] == ["file", "lines"]
     assert params["slice"][:3] == ["file", "start", "end"]
     assert params["grep"][:3] == ["file", "pattern", "context"]
-    assert params["schema"] == ["file", "max_depth"]
+    assert params["schema"] == ["file", "path", "max_depth"]
     assert params["item_schema"][:4] == ["file", "path", "offset", "limit"]
     assert params["get_in"][:4] == ["file", "path", "offset", "limit"]
     assert params["iterate_over"][:3] == ["file", "path", "fields"]

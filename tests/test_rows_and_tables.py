@@ -205,7 +205,7 @@ def test_csv_windows_and_where(tricky: str) -> None:
     assert where("@.score > 3", "--offset", "1") == [2]
     r = cli("iterate-over", tricky, ".", "--fields", "name", "--where", "@.score > 3")
     assert r.text == "_index\t_line\tname\n0\t2\tSmith, Jane\n2\t6\tnull\n"
-    assert "2 of 3 rows match the filter; rows 0..1 shown" in r.err
+    assert "2 of 3 rows match the filter; 2 rows shown: _index 0..2" in r.err
 
 
 def test_csv_misspelled_columns_warn(tricky: str) -> None:

@@ -192,9 +192,15 @@ def count_by_answer(asked: Call, counted: CountBy, *, command: str, code: str,
             over += f" matching the filter (of {items:,})"
         elif counted.where is not None:
             over += " matching the filter"
-        ranks = f"values {start + 1}..{start + k} shown" if k else "none shown"
-        return (f"{plural(distinct, 'distinct value', grouped=True)} of {subject} over {over};"
-                f" {ranks} ({seconds:.2f} s, {engine})",)
+        values = plural(distinct, "distinct value", grouped=True)
+        took = f"({seconds:.2f} s, {engine})"
+        if k and start == 0 and k < distinct:  # the most common ones: say how many of how many
+            return (f"top {k:,} of {values} of {subject} over {over} {took}",)
+        if k and start == 0:
+            return (f"{values} of {subject} over {over}, all shown {took}",)
+        ranks = (f"values ranked {start + 1:,}..{start + k:,} by count shown" if k
+                 else "none shown")
+        return (f"{values} of {subject} over {over}; {ranks} {took}",)
 
     return RowList(asked, command=command, code=code, columns=[*fields, "count"],
                    rows=buckets, offset=offset, limit=DEFAULT_TOP if limit is None else limit,

@@ -3,6 +3,9 @@
 A rendered value is a sequence of lines; two sources provide them:
 
 - :class:`TextLines`: lines of text rendered in memory (small values, JSONPath matches).
+- :class:`ArrayItems`: the items of a non-empty array (in memory or stored): its units are
+  items, and a window of them renders as the JSON array of those items, so --offset/--limit
+  on an array count items and a refusal's --limit is at most the array's length.
 - :class:`StoredContainer`: an object or array of a canonical JSON entry, read straight from
   the entry's lines. Canonical entries hold JSON exactly as get-in renders it (2-space
   indentation, one scalar or bracket per line; see :mod:`scratch.formats.jsontext`), so the
@@ -95,6 +98,72 @@ class StoredContainer:
         return self._index.range_tokens(lo, hi, self._base) if hi >= lo else 0
 
 
+class ArrayItems:
+    """The items of an array, as windows of whole items: a window of ``count`` items from
+    ``offset`` renders as the JSON array of those items (``render(offset, count)``), so
+    --offset/--limit on an array count items, never the lines of its rendering."""
+
+    unit = "item"
+
+    def __init__(self, length: int, render: Callable[[int, int], str],
+                 tokens: Callable[[int, int], int | None] | None = None) -> None:
+        self._length = length
+        self._render = render
+        self._tokens = tokens
+
+    def __len__(self) -> int:
+        return self._length
+
+    def window(self, offset: int, count: int) -> list[str]:
+        count = min(count, self._length - offset)
+        return self._render(offset, count).splitlines(keepends=True) if count > 0 else []
+
+    def estimate(self, offset: int, count: int) -> int | None:
+        count = min(count, self._length - offset)
+        return self._tokens(offset, count) if self._tokens is not None and count > 0 else None
+
+
+def items_of_list(value: Sequence[object], render: Callable[[Sequence[object]], str]
+                  ) -> ArrayItems:
+    """The items of an array in memory; ``render`` renders a slice of it as get-in shows the
+    whole array."""
+    return ArrayItems(len(value), lambda offset, count: render(value[offset:offset + count]))
+
+
+def value_source(value: object) -> TextLines | ArrayItems:
+    """The units of a rendered value: a non-empty array's items, else its lines."""
+    from scratch.answers.rendered import render_value
+    if isinstance(value, list) and value:
+        return items_of_list(value, render_value)
+    return TextLines(render_value(value))
+
+
+def items_of_stored(index: EntryIndex, stored: StoredContainer,
+                    segments: Sequence[str | int]) -> ArrayItems:
+    """The items of an array of a canonical JSON entry, each read from its stored lines."""
+    starts = index.item_starts(list(segments))
+    first_line = stored.info.start_line
+    last_line = stored.info.end_line - 1  # the line before the closing bracket
+
+    def span(offset: int, count: int) -> tuple[int, int]:
+        lo = starts[offset]
+        hi = starts[offset + count] - 1 if offset + count < len(starts) else last_line
+        return lo, hi
+
+    def render(offset: int, count: int) -> str:
+        lo, hi = span(offset, count)
+        lines = stored.window(lo - first_line, hi - lo + 1)
+        if lines and lines[-1].endswith(",\n"):
+            lines[-1] = lines[-1][:-2] + "\n"
+        return "[\n" + "".join(lines) + "]\n"
+
+    def tokens(offset: int, count: int) -> int | None:
+        lo, hi = span(offset, count)
+        return stored.estimate(lo - first_line, hi - lo + 1)
+
+    return ArrayItems(len(starts), render, tokens)
+
+
 def stored_container(index: EntryIndex, segments: Sequence[str | int], base: str
                      ) -> StoredContainer | None:
     """The stored lines of the object or array at ``segments`` of a canonical JSON entry, or
@@ -116,7 +185,7 @@ def stored_container(index: EntryIndex, segments: Sequence[str | int], base: str
     return StoredContainer(index, info.start_line, info.end_line, base, info)
 
 
-LineSource = TextLines | StoredContainer
+LineSource = TextLines | StoredContainer | ArrayItems
 
 # make_data(paging, body, windowed, fit, cut): the data of an answer that shows ``body`` with
 # ``paging`` ({offset, lines, total_lines}), asked with a window (--offset/--limit) or not,
@@ -145,10 +214,15 @@ class ValueLines(Candidate):
         if limit is not None and limit < 1:
             raise UsageError(f"{argument('limit')} must be >= 1, not {limit}",
                              code="invalid_argument", argument="limit")
+        self.unit = getattr(source, "unit", "line")
         if offset and offset >= total:
-            raise OutOfRange(f"{argument('offset')} {offset} is past the end "
-                             f"({plural(total, 'line')})", total_lines=total, offset=offset,
-                             argument="offset")
+            error = OutOfRange(f"{argument('offset')} {offset} is past the end "
+                               f"({plural(total, self.unit)})", offset=offset,
+                               argument="offset")
+            error.details[f"total_{self.unit}s"] = total
+            raise error
+        if self.unit == "item":
+            self.what = "the first item alone"
         self.source = source
         self.offset = offset
         self.limit = limit
@@ -162,6 +236,8 @@ class ValueLines(Candidate):
         self._window: list[str] = []
 
     def _lines(self, k: int) -> list[str]:
+        if self.unit == "item":  # k items: their rendering, however many lines
+            return self.source.window(self.offset, k)
         if len(self._window) < k:
             self._window = self.source.window(self.offset, k)
         return self._window[:k]
@@ -169,7 +245,11 @@ class ValueLines(Candidate):
     def page(self, k: int) -> Result:
         lines = self._lines(k)
         body = "".join(lines)
-        paging = {"offset": self.offset, "lines": len(lines), "total_lines": self.total}
+        if self.unit == "item":
+            paging = {"offset": self.offset, "items": min(k, self.total - self.offset),
+                      "total_items": self.total}
+        else:
+            paging = {"offset": self.offset, "lines": len(lines), "total_lines": self.total}
         data = self.make_data(paging, body, bool(self.offset or self.limit), self.fit,
                               k < self.units)
         return Result(self.command, data=data, text=body, warnings=self.warnings)
@@ -204,5 +284,5 @@ class ValueLines(Candidate):
             self._on_close()
 
 
-__all__ = ["Alternative", "LineSource", "StoredContainer", "TextLines", "ValueLines",
-           "stored_container"]
+__all__ = ["Alternative", "ArrayItems", "LineSource", "StoredContainer", "TextLines",
+           "ValueLines", "items_of_list", "items_of_stored", "stored_container", "value_source"]

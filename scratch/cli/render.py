@@ -198,10 +198,15 @@ def render(result: Result, *, json_mode: bool) -> int:
         _write_out(_dumps(envelope_ok(result)) + b"\n")
         return result.exit_code
     rich = use_rich()
+    stderr_breaks = False
     text = spelled(result.text, shell_line)
     if text is not None:
         if isinstance(text, bytes) or not rich:
             _write_out(text)
+            if isinstance(text, bytes):  # content, byte for byte: stderr breaks the line
+                stderr_breaks = bool(text) and not text.endswith(b"\n")
+            elif text and not text.endswith("\n"):  # every answer ends a line, so the
+                _write_out(b"\n")  # footer on stderr starts its own
         else:
             _rich_text(text, result.style)
     elif result.table is not None:
@@ -212,6 +217,8 @@ def render(result: Result, *, json_mode: bool) -> int:
             _write_out(table_text(table))
     elif result.data is not None:
         _write_out(_plain_data(result.data))
+    if stderr_breaks:  # a merged stdout+stderr shows the content's last line, then the footer
+        _err("")
     for warning in result.warnings:
         _err(f"warning: {warning}")
     for notice in result.notices:

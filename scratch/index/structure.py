@@ -693,8 +693,29 @@ def _not_found(path: list[Segment], seg: Segment, details: dict[str, Any]) -> Ke
     from scratch.pathnames import format_path
 
     prefix = format_path(path)
-    return KeyPathNotFound(f"no {seg!r} under {prefix}", valid_prefix=prefix,
-                           failed_segment=seg, **details)
+    return KeyPathNotFound(f"no {seg!r} under {prefix}: {missing_what(seg, details)}",
+                           valid_prefix=prefix, failed_segment=seg, **details)
+
+
+def missing_what(seg: Segment, details: dict[str, Any]) -> str:
+    """What is there instead of ``seg``: an array's length and index range, the keys of an
+    object closest to it ("did you mean"), or the type of a scalar."""
+    import difflib
+
+    from scratch.words import plural
+    if "array_length" in details:
+        n = details["array_length"]
+        return f"it has {plural(n, 'item')} ({'0..' + str(n - 1) if n > 1 else '0'})" if n \
+            else "it is an empty array"
+    if "available_keys" in details:
+        keys = [str(k) for k in details["available_keys"]]
+        close = difflib.get_close_matches(str(seg), keys, n=3, cutoff=0.6)
+        if close:
+            return "did you mean " + " or ".join(repr(k) for k in close) + "?"
+        n = details.get("key_count", len(keys))
+        shown = ", ".join(repr(k) for k in keys[:5]) + (", ..." if n > 5 else "")
+        return f"it has {plural(n, 'key')}" + (f": {shown}" if keys else "")
+    return f"it is a {details.get('value_type', 'scalar')}"
 
 
 def item_starts(ix: IndexReader, segments: list[Segment]) -> Sequence[int]:

@@ -484,10 +484,13 @@ def _not_found(root: Any, segments: Sequence[Segment], i: int, loc: list[str | i
             suggestions.append(format_path(_try_rest(node[key], loc + [key], rest)))
         where = f"object at {prefix}" if loc else "root object"
         message = f"key {want!r} not found in the {where} ({len(keys)} keys)"
+        if close:
+            message += "; did you mean " + " or ".join(repr(k) for k in dict.fromkeys(close)) + "?"
     elif isinstance(node, list):
         details["array_length"] = len(node)
         if isinstance(seg, int):
-            message = f"index {seg} out of range: the array at {prefix} has {len(node)} items"
+            message = (f"index {seg} out of range: the array at {prefix} has {len(node)} items"
+                       + (f" (0..{len(node) - 1})" if len(node) > 1 else ""))
             if node:
                 last = len(node) - 1
                 suggestions.append(format_path(_try_rest(node[last], loc + [last], rest)))

@@ -18,7 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated, TypedDict, TypeVar
 
 from scratch.answers.commands._args import FIT, LIMIT, OFFSET, PATH, REF
@@ -27,10 +27,14 @@ from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.rendered import not_json_warning, render_value, suggest_slice
 from scratch.answers.value_lines import (
+    LineSource,
     StoredContainer,
     TextLines,
     ValueLines,
+    items_of_list,
+    items_of_stored,
     stored_container,
+    value_source,
 )
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
@@ -170,12 +174,19 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
 
     projected: Row | list[Row] = ([project(v) for v in value] if isinstance(value, list)
                       else project(value))
+
+    def rows_text(rows: Sequence[object]) -> str:
+        body = "".join(f"  {compact_json(r)}{',' if i < len(rows) - 1 else ''}\n"
+                       for i, r in enumerate(rows))
+        return f"[\n{body}]\n" if rows else "[]\n"
+
+    source: LineSource
     if isinstance(projected, list):
-        body = "".join(f"  {compact_json(r)}{',' if i < len(projected) - 1 else ''}\n"
-                       for i, r in enumerate(projected))
-        text = f"[\n{body}]\n" if projected else "[]\n"
+        text = rows_text(projected)
+        source = items_of_list(projected, rows_text) if projected else TextLines(text)
     else:
         text = compact_json(projected) + "\n"
+        source = TextLines(text)
     vtype = "array" if isinstance(projected, list) else "object"
     warnings = not_json_warning(target, lines_left_out(target.index))
 
@@ -186,7 +197,7 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
         data["fields"] = names
         return data
 
-    return ValueLines(asked, TextLines(text), offset=offset, limit=limit, fit=fit,
+    return ValueLines(asked, source, offset=offset, limit=limit, fit=fit,
                       make_data=make_data, warnings=warnings, on_close=target.index.close)
 
 
@@ -241,18 +252,23 @@ def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int |
             return _children(target, segments, value, keys, len(value))
         return []
 
-    return ValueLines(asked, TextLines(text), offset=offset, limit=limit, fit=fit,
+    lines = value_source(value) if matches is None else TextLines(text)
+    return ValueLines(asked, lines, offset=offset, limit=limit, fit=fit,
                       make_data=make_data, warnings=warnings, alternatives=children,
                       on_close=close)
 
 
 def _located(target: Target, find: Callable[[], T]) -> T:
-    """``find()``, with runnable suggestions on a missing path or a region that does not
-    parse."""
+    return located(target, find)
+
+
+def located(target: Target, find: Callable[[], T], command: str = "get-in") -> T:
+    """``find()``, with runnable suggestions on a missing path (``command`` of the paths
+    that exist) or a region that does not parse."""
     try:
         return find()
     except KeyPathNotFound as exc:
-        _suggest(exc, target)
+        _suggest(exc, target, command)
         raise
     except FormatError as exc:
         suggest_slice(exc, target)
@@ -282,7 +298,9 @@ def _stored(target: Target, path: str, stored: StoredContainer, asked: Call, *, 
         keys = info.keys if info.type == "object" else None
         return _children(target, list(info.path), None, keys, info.length)
 
-    return ValueLines(asked, stored, offset=offset, limit=limit, fit=fit, make_data=make_data,
+    source: LineSource = (items_of_stored(target.index, stored, info.path)
+                          if info.type == "array" else stored)
+    return ValueLines(asked, source, offset=offset, limit=limit, fit=fit, make_data=make_data,
                       alternatives=children, on_close=close)
 
 
@@ -338,7 +356,7 @@ def _child(target: Target, segments: list[str | int], parent: Item, key: str | i
             return _get_in_data(target, path, vtype, value, None, paging, body, windowed, fit,
                                 cut)
 
-        return ValueLines(asked, TextLines(render_value(value)), offset=0, limit=None,
+        return ValueLines(asked, value_source(value), offset=0, limit=None,
                           fit=False, make_data=make_data)
 
     return build
@@ -358,14 +376,14 @@ def _item_schemas(target: Target, path: str) -> list[Alternative]:
                         candidate=partial(at_depth, d)) for d in (None, 2, 1)]
 
 
-def _suggest(exc: KeyPathNotFound, target: Target) -> None:
+def _suggest(exc: KeyPathNotFound, target: Target, command: str = "get-in") -> None:
     """Make sure a missing path comes with calls the agent can run as they are."""
     import difflib
 
     from scratch.pathnames import format_key
     d = exc.details
     if d.get("suggestions"):
-        d["suggestions"] = [s if isinstance(s, Call) else call("get-in", ref=target.ref, path=s)
+        d["suggestions"] = [s if isinstance(s, Call) else call(command, ref=target.ref, path=s)
                             for s in d["suggestions"]]
         return
     prefix = d.get("valid_prefix") or ""
@@ -375,9 +393,9 @@ def _suggest(exc: KeyPathNotFound, target: Target) -> None:
     keys = d.get("available_keys") or []
     close = difflib.get_close_matches(str(d.get("failed_segment", "")), keys, n=3, cutoff=0.5)
     for key in close or keys[:3]:
-        out.append(call("get-in", ref=target.ref, path=base + sep + format_key(key)))
+        out.append(call(command, ref=target.ref, path=base + sep + format_key(key)))
     if d.get("array_length"):
-        out.append(call("get-in", ref=target.ref, path=base + sep + "0"))
+        out.append(call(command, ref=target.ref, path=base + sep + "0"))
     out.append(call("schema", ref=target.ref))
     d["suggestions"] = out
 

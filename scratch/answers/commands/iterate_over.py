@@ -150,6 +150,15 @@ class RowsAnswer(Candidate):
 
     # -- reading -------------------------------------------------------------------------------
 
+    def _shown_words(self, k: int) -> str:
+        """The k rows shown, named as their rows are labelled: by the ``_index`` range (in
+        sorted order, by their ranks among the matches)."""
+        if self.sort:
+            return (f"{plural(k, 'row')} shown (matches {self.start + 1:,}..{self.start + k:,} "
+                    "in that order)")
+        first, last = self._index(self.start), self._index(self.start + k - 1)
+        return (f"{plural(k, 'row')} shown: _index {first}" + (f"..{last}" if k > 1 else ""))
+
     def _index(self, p: int) -> int:
         """The array index of position ``p`` of the selection."""
         return self.selection.indexes[p] if self.selection is not None else p
@@ -193,7 +202,7 @@ class RowsAnswer(Candidate):
             if self.sort:
                 data["sort"] = self.sort
                 data["desc"] = self.desc
-            shown = (f"rows {self.start}..{self.start + k - 1} shown" if k
+            shown = (self._shown_words(k) if k
                      else "no rows shown" if self.count else "none to show")
             what = (f"{self.count:,} of {plural(self.selection.seen, noun, grouped=True)} "
                     "match the filter" if self.where else plural(self.count, noun, grouped=True))

@@ -6,6 +6,9 @@ Invariants:
   facets) as the index analysed them.
 - ``depth`` cuts the outline to that many path levels; a refused schema offers the deepest
   depth that fits (a schema's shrink units are depth levels).
+- ``path`` outlines one sub-tree of a JSON/YAML/NDJSON entry, its depth counted from there:
+  the stored outline's node when the index kept it, else a summary of the value at the path
+  (only that value is read). A missing path says what exists, with the schemas to ask.
 """
 
 from __future__ import annotations
@@ -173,9 +176,53 @@ def _cut_schema(node: Info, depth: int, level: int = 0) -> Info:
     return out
 
 
-def schema_answer(target: Target, depth: int) -> tuple[str, Info]:
-    """The text and the data of a schema of ``depth`` levels."""
+def _stored_node(node: Info, path: str) -> Info | None:
+    """The node of the stored outline at ``path`` (a canonical dot path), None when the
+    outline stops above it or cut its children there."""
+    if node.get("path") == path:
+        return None if node.get("truncated") else node
+    for child in node.get("children") or []:
+        cp = child.get("path") or ""
+        if path == cp or path.startswith(cp + "."):
+            return _stored_node(child, path)
+    return None
+
+
+def subtree_info(target: Target, path: str) -> Info:
+    """The index info of ``target`` with its outline cut to the sub-tree at ``path``."""
+    from scratch.answers.commands.get_in import located
+    from scratch.index.schema import summarize_value
+    from scratch.pathnames import format_path
+    from scratch.query.paths import parse_path
     info = target.index.info
+    if not isinstance(info.get("schema"), dict):
+        raise UsageError(f"{argument('path')} outlines a part of a JSON, YAML or NDJSON entry; "
+                         f"a {target.format} entry has no paths: see its whole schema",
+                         code="invalid_argument", argument="path",
+                         suggestions=[call("schema", ref=target.ref)])
+    parsed = parse_path(path)
+    if not parsed.singular:
+        raise UsageError(f"{argument('path')} must name one value (a dot path, JSON Pointer or "
+                         f"plain JSONPath chain), not a query: {path!r}",
+                         code="invalid_argument", argument="path",
+                         suggestions=[call("schema", ref=target.ref)])
+    segments = list(parsed.names or ())
+    canonical = format_path(segments)
+    node = _stored_node(info["schema"], canonical)
+    if node is None:
+        value = located(target, lambda: target.index.value_at(segments), command="schema")
+
+        def lines_of(p: tuple[str | int, ...]) -> tuple[int, int] | None:
+            n = target.index.node(list(p))
+            return (n.start_line, n.end_line) if n is not None and n.complete else None
+
+        node = dict(summarize_value(value, tuple(segments), lines_of=lines_of))
+    return {**info, "schema": node}
+
+
+def schema_answer(target: Target, depth: int, path: str | None = None) -> tuple[str, Info]:
+    """The text and the data of a schema of ``depth`` levels (of the sub-tree at ``path``)."""
+    info = target.index.info if path is None else subtree_info(target, path)
     text = schema_text(info, depth)
     if not isinstance(info.get("schema"), dict):
         text = f"{target.format}: {plural(target.index.line_count, 'line', grouped=True)}\n" + text
@@ -184,6 +231,8 @@ def schema_answer(target: Target, depth: int) -> tuple[str, Info]:
         shown["schema"] = _cut_schema(info["schema"], depth)
     data = {"name": target.name, "version": target.version, "format": target.format,
             "lines": target.index.line_count, "depth": depth, "schema": shown}
+    if path is not None:
+        data["path"] = path
     return text, data
 
 
@@ -197,22 +246,23 @@ class SchemaAnswer(Candidate):
     code = "schema_too_large"
 
     def __init__(self, target: Target, depth: int, asked: Call | None = None,
-                 owner: bool = True) -> None:
+                 owner: bool = True, path: str | None = None) -> None:
         self.target = target
         self.depth = depth
+        self.path = path
         self.shrink_units = depth  # the schema of depth k for k < depth
         self._owner = owner
-        super().__init__(asked or _schema_call(target, depth))
+        super().__init__(asked or _schema_call(target, depth, path))
 
     def page(self, k: int) -> Result:
-        text, data = schema_answer(self.target, self.depth)
+        text, data = schema_answer(self.target, self.depth, self.path)
         return Result("schema", data=data, text=text)
 
     def estimate(self, k: int) -> int | None:
         return None
 
     def shrunk(self, k: int) -> Candidate | None:
-        return SchemaAnswer(self.target, k, owner=False)
+        return SchemaAnswer(self.target, k, owner=False, path=self.path)
 
     def plan(self) -> list[Step]:
         return [SHRINK]
@@ -222,8 +272,9 @@ class SchemaAnswer(Candidate):
             self.target.index.close()
 
 
-def _schema_call(target: Target, depth: int) -> Call:
-    return call("schema", ref=target.ref, depth=None if depth == DEFAULT_DEPTH else depth)
+def _schema_call(target: Target, depth: int, path: str | None = None) -> Call:
+    return call("schema", ref=target.ref, path=path,
+                depth=None if depth == DEFAULT_DEPTH else depth)
 
 
 def schema_candidate(target: Target, depth: int = DEFAULT_DEPTH) -> SchemaAnswer:
@@ -233,24 +284,35 @@ def schema_candidate(target: Target, depth: int = DEFAULT_DEPTH) -> SchemaAnswer
 
 
 DEPTH = Arg("How deep to list paths.", flags=("--depth",), metavar="N", minimum=1)
+SUB_PATH = Arg("Outline only the sub-tree at this path (dot path items.0.metadata, JSON "
+               "Pointer /items/0 or plain JSONPath $.items[0]); depth counts from there.",
+               metavar="PATH", max_length=1 << 16)
 
 
-def schema(ctx: Context, ref: Annotated[str, REF],
+def schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str | None, SUB_PATH] = None,
            depth: Annotated[int, DEPTH] = DEFAULT_DEPTH) -> Candidate:
     if depth < 1:
         raise UsageError(f"{argument('depth')} must be >= 1, not {depth}",
                          code="invalid_argument", argument="depth")
     target = open_target(ctx, ref)
-    return SchemaAnswer(target, depth, asked=call("schema", ref=ref,
-                                                  depth=None if depth == DEFAULT_DEPTH
-                                                  else depth))
+    try:
+        if path is not None:
+            subtree_info(target, path)  # a missing path is refused before any answer
+    except BaseException:
+        target.index.close()
+        raise
+    return SchemaAnswer(target, depth, path=path,
+                        asked=call("schema", ref=ref, path=path,
+                                   depth=None if depth == DEFAULT_DEPTH else depth))
 
 
 COMMAND = Command(
     "schema", "The shape of REF: JSON/YAML/NDJSON paths with types, lengths and line ranges; "
     "CSV columns; log format, levels and time range; markdown headings.\n\n"
-    "Example: scratch schema 1a2b --depth 3",
+    "PATH outlines one sub-tree (depth counted from there).\n\n"
+    "Example: scratch schema 1a2b --depth 3\n\n"
+    "Example: scratch schema 1a2b items.0.status",
     schema,
     tools=(Tool("schema", "An entry's shape: paths with types and sizes, CSV columns, log levels, "
-                "headings.",
+                "headings; path outlines one sub-tree.",
                 names={"ref": "file", "depth": "max_depth"}),))

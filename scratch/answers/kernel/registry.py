@@ -41,9 +41,26 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
     except ScratchError as exc:
         if exc.command is None:
             exc.command = call.command
+        _retry_with_close_names(exc, call)
         raise
     record(ctx, call.command, result.meta)
     return result
+
+
+def _retry_with_close_names(exc: Exception, asked: Call) -> None:
+    """An unknown entry name that is close to some: suggest the call asked, with each close
+    name in its place (the version asked kept), before the rest."""
+    from scratch.errors import EntryNotFound
+    if not isinstance(exc, EntryNotFound) or not exc.details.get("close_names"):
+        return
+    missing = str(exc.details.get("name"))
+    for key, value in asked.args.items():
+        if isinstance(value, str) and (value == missing or value.startswith(missing + "@")):
+            tail = value[len(missing):]
+            retries = [asked.with_args(**{key: n + tail}) for n in exc.details["close_names"]]
+            rest = [s for s in exc.details.get("suggestions") or [] if s.command != "head"]
+            exc.details["suggestions"] = retries + rest
+            return
 
 
 def record(ctx: Context, command: str, meta: Meta) -> None:

@@ -104,7 +104,7 @@ def resolve_name(store: Store, name: str) -> str:
     latest = _latest_output(rows, name)
     if latest is not None:
         return latest
-    raise _not_found(store, name)
+    raise _not_found(store, name, [r["name"] for r in rows])
 
 
 def _ambiguous(name: str, hits: list[str]) -> None:
@@ -136,11 +136,23 @@ def _latest_output(rows: list[ListRow], tool: str) -> str | None:
     return best[1] if best is not None else None
 
 
-def _not_found(store: Store, name: str) -> EntryNotFound:
+def close_names(name: str, names: list[str]) -> list[str]:
+    """The entry names closest to ``name`` (a case-only difference first), as
+    difflib.get_close_matches finds them."""
+    import difflib
+    lower = [n for n in names if n.lower() == name.lower()]
+    return list(dict.fromkeys(lower + difflib.get_close_matches(name, names, n=3, cutoff=0.6)))[:3]
+
+
+def _not_found(store: Store, name: str, names: list[str] | None = None) -> EntryNotFound:
     from scratch.calls import call
     suggestions = [call("ls")]
     hint = ""
-    if re.fullmatch(f"[0-9a-f]{{1,{MIN_PREFIX - 1}}}", name.partition(".")[0]):
+    close = close_names(name, names or [])
+    if close:  # the caller's own call with each close name is offered (answers pipeline)
+        hint = "; did you mean " + " or ".join(repr(n) for n in close) + "?"
+        suggestions = [call("head", ref=n) for n in close] + suggestions
+    elif re.fullmatch(f"[0-9a-f]{{1,{MIN_PREFIX - 1}}}", name.partition(".")[0]):
         hint = (f"; a hash prefix needs at least {MIN_PREFIX} hex digits "
                 f"({name.partition('.')[0]!r} has {len(name.partition('.')[0])})")
     elif _on_disk(name):
@@ -151,9 +163,12 @@ def _not_found(store: Store, name: str) -> EntryNotFound:
                 "a versioned entry, ingest stores a tool's output from stdin)")
         suggestions = [call("write", name=leaf, source=name), call("ls")]
     from scratch.names import where
-    return EntryNotFound(f"no entry named {name!r} {where(store.root, store.agent)}{hint}",
-                         name=name, agent=store.agent, store=str(store.root),
-                         suggestions=suggestions)
+    error = EntryNotFound(f"no entry named {name!r} {where(store.root, store.agent)}{hint}",
+                          name=name, agent=store.agent, store=str(store.root),
+                          suggestions=suggestions)
+    if close:
+        error.details["close_names"] = close
+    return error
 
 
 def _valid(name: str) -> bool:

@@ -1,0 +1,218 @@
+"""Issue 22's small traps (points 3 and 6), each through the CLI and once through MCP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scratch.mcp.dispatch import run_tool
+from scratch.mcp.serve.session import ServerState
+from tests.helpers import cli
+
+PODS = {"kind": "List",
+        "items": [{"metadata": {"name": f"pod-{i}"},
+                   "status": {"phase": "Running" if i % 3 else "Failed", "restarts": i}}
+                  for i in range(7)],
+        "meta": {"a": {"b": 1}, "count": 116}}
+
+
+@pytest.fixture
+def store(scratch_home: Path) -> Path:
+    assert cli("write", "pods", input=json.dumps(PODS, indent=2) + "\n").code == 0
+    return scratch_home
+
+
+def _session():  # type: ignore[no-untyped-def]
+    return ServerState().session_for("conn", "default", None, "test")
+
+
+# point 3: schema REF PATH outlines one sub-tree
+
+def test_schema_path_outlines_the_stored_sub_tree(store: Path) -> None:
+    r = cli("schema", "pods", "meta")
+    assert r.code == 0, r.err
+    assert r.text == ("meta: object{2} L68-73\n"
+                      "  meta.a: object{1} L69-71\n"
+                      "    meta.a.b: integer L70\n"
+                      "  meta.count: integer L72\n")
+    assert cli("schema", "pods", "meta", "--json").json["data"]["path"] == "meta"
+
+
+def test_schema_path_inside_an_array_reads_that_value(store: Path) -> None:
+    r = cli("schema", "pods", "items.1", "--depth", "1")
+    assert r.code == 0, r.err
+    assert r.text == ("items.1: object{2} L13-21\n"
+                      "  items.1.metadata: object{1} L14-16\n"
+                      "  items.1.status: object{2} L17-20\n")
+    assert cli("schema", "pods", "/items/1", "--depth", "1").text == r.text
+
+
+def test_schema_path_missing_says_what_exists(store: Path) -> None:
+    r = cli("schema", "pods", "meta.cont", "--json")
+    assert r.code == 4
+    err = r.json["error"]
+    assert err["code"] == "key_path_not_found"
+    assert [s["shell"] for s in err["suggestions"]] == ["scratch schema pods meta.count",
+                                                        "scratch schema pods"]
+
+
+def test_schema_path_is_one_value_not_a_query(store: Path) -> None:
+    r = cli("schema", "pods", "$.items[*]", "--json")
+    assert r.code == 2
+    assert r.json["error"]["message"] == (
+        "PATH must name one value (a dot path, JSON Pointer or plain JSONPath chain), not a "
+        "query: '$.items[*]'")
+
+
+def test_schema_path_over_mcp(store: Path) -> None:
+    out = run_tool("schema", {"file": "pods", "path": "meta.a"}, _session())
+    assert out.ok, out.text
+    assert out.text == "meta.a: object{1} L69-71\n  meta.a.b: integer L70\n"
+
+
+# point 6a: every answer ends with a newline, so the footer on stderr starts its own line
+
+def test_an_answer_without_a_final_newline_gets_one_on_the_cli(store: Path) -> None:
+    r = cli("get-in", "pods", "meta.count")
+    assert r.out == b"116\n" and r.err.startswith("-- ")
+    r = cli("get-in", "pods", "kind", "--limit", "1")
+    assert r.out == b"List\n"
+
+
+def test_content_read_byte_for_byte_keeps_its_bytes_and_stderr_breaks_the_line(
+        store: Path) -> None:
+    assert cli("write", "bare", input="116").code == 0
+    r = cli("read", "bare")
+    assert r.code == 0 and r.out == b"116"  # content, exactly as written (a pipe to a file)
+    assert r.err.startswith("\n-- 1 token")  # merged with stdout: the footer on its own line
+
+
+def test_over_mcp_the_scalar_ends_a_line_and_the_footer_is_its_own_block(store: Path) -> None:
+    assert cli("write", "bare", input="116").code == 0
+    out = run_tool("get_in", {"file": "pods", "path": "meta.count"}, _session())
+    assert out.texts[0] == "116\n" and out.texts[1].startswith("-- ")
+    out = run_tool("read_file", {"path": "bare"}, _session())
+    assert out.texts[0] == "116"  # a file's content, exactly as written
+
+
+# point 6b: a missing index says the length; a missing key says the close keys
+
+def test_a_missing_index_says_the_length_and_a_missing_key_the_close_ones(store: Path) -> None:
+    def message(path: str) -> str:
+        r = cli("get-in", "pods", path, "--json")
+        assert r.code == 4 and r.json["error"]["code"] == "key_path_not_found"
+        return str(r.json["error"]["message"])
+    assert message("items.99") == "no 99 under items: it has 7 items (0..6)"
+    assert message("$.items[99]") == "no 99 under items: it has 7 items (0..6)"
+    assert message("meta.cont") == "no 'cont' under meta: did you mean 'count'?"
+    assert message("items.0.status.phasee") == (
+        "no 'phasee' under items.0.status: did you mean 'phase'?")
+    assert message("meta.zzz") == "no 'zzz' under meta: it has 2 keys: 'a', 'count'"
+    assert message("kind.x") == "no 'x' under kind: it is a string"
+    r = cli("get-in", "pods", "meta.cont")
+    assert r.err.startswith("error [key_path_not_found]: no 'cont' under meta: did you mean "
+                            "'count'?\n  scratch get-in pods meta.count\n")
+
+
+def test_a_missing_index_over_mcp(store: Path) -> None:
+    out = run_tool("get_in", {"file": "pods", "path": "items.99"}, _session())
+    assert not out.ok
+    assert json.loads(out.text)["message"] == "no 99 under items: it has 7 items (0..6)"
+
+
+# point 6c: an unknown entry name suggests the close names of the agent's entries
+
+def test_an_unknown_entry_name_suggests_the_close_ones(store: Path) -> None:
+    r = cli("get-in", "podz", "items.0", "--json")
+    assert r.code == 4
+    err = r.json["error"]
+    assert err["message"] == (f"no entry named 'podz' for agent 'default' in store {store} "
+                              "(from $SCRATCH_HOME); did you mean 'pods'?")
+    assert err["close_names"] == ["pods"]
+    assert [s["shell"] for s in err["suggestions"]] == ["scratch get-in pods items.0",
+                                                        "scratch ls"]
+    r = cli("schema", "Pods@1")  # a case-only difference; the version asked is kept
+    assert r.err.splitlines()[1:] == ["  scratch schema pods@1", "  scratch ls"]
+    r = cli("head", "nothing-like-it", "--json")
+    assert [s["shell"] for s in r.json["error"]["suggestions"]] == ["scratch ls"]
+
+
+def test_an_unknown_entry_name_over_mcp(store: Path) -> None:
+    out = run_tool("schema", {"file": "podz", "max_depth": 2}, _session())
+    error = json.loads(out.text)
+    assert error["message"].endswith("; did you mean 'pods'?")
+    assert error["suggestions"] == [{"name": "schema", "arguments": {"file": "pods",
+                                                                     "max_depth": 2}},
+                                    {"name": "list_files", "arguments": {}}]
+
+
+# point 6d: --limit/--offset on an array count items, and a refusal's limit is in items
+
+def test_limit_and_offset_on_an_array_count_items(store: Path) -> None:
+    r = cli("get-in", "pods", "items", "--limit", "1", "--offset", "6")
+    assert r.text == ('[\n  {\n    "metadata": {\n      "name": "pod-6"\n    },\n'
+                      '    "status": {\n      "phase": "Failed",\n      "restarts": 6\n'
+                      '    }\n  }\n]\n')
+    d = cli("get-in", "pods", "items", "--limit", "2", "--json").json["data"]
+    assert (d["offset"], d["items"], d["total_items"]) == (0, 2, 7)
+    assert [x["metadata"]["name"] for x in json.loads(d["text"])] == ["pod-0", "pod-1"]
+    r = cli("get-in", "pods", "items", "--fields", "metadata.name", "--offset", "-2")
+    assert r.text == '[\n  {"metadata.name":"pod-5"},\n  {"metadata.name":"pod-6"}\n]\n'
+    r = cli("get-in", "pods", "items", "--offset", "7", "--json")
+    assert r.json["error"]["message"] == "--offset 7 is past the end (7 items)"
+
+
+def test_a_refused_array_suggests_a_limit_of_items(store: Path) -> None:
+    cap = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "120"}
+    r = cli("get-in", "pods", "items", env=cap)
+    assert r.code == 3
+    assert r.err.splitlines()[1:4] == [
+        "  scratch get-in pods items.0", "  scratch get-in pods items --limit 2",
+        "  scratch get-in pods items --fit"]
+
+
+def test_limit_counts_items_over_mcp(store: Path) -> None:
+    out = run_tool("get_in", {"file": "pods", "path": "items", "limit": 2, "offset": 5},
+                   _session())
+    assert out.ok, out.text
+    assert [x["metadata"]["name"] for x in json.loads(out.texts[0])] == ["pod-5", "pod-6"]
+
+
+# point 6e: count-by and row windows say what they mean
+
+@pytest.fixture
+def groups(store: Path) -> str:
+    doc = {"items": [{"c": f"v{i % 9}", "n": i} for i in range(30)]}
+    assert cli("write", "groups", input=json.dumps(doc, indent=2) + "\n").code == 0
+    return "groups"
+
+
+def test_count_by_says_top_k_of_the_distinct_values(groups: str) -> None:
+    def notice(*words: str) -> str:
+        r = cli("iterate-over", groups, "items", "--count-by", "c", *words)
+        assert r.code == 0, r.err
+        return r.err.splitlines()[0].rsplit(" (", 1)[0]
+    assert notice("--limit", "6") == "top 6 of 9 distinct values of c over 30 items"
+    assert notice() == "9 distinct values of c over 30 items, all shown"
+    assert notice("--offset", "6", "--limit", "3") == (
+        "9 distinct values of c over 30 items; values ranked 7..9 by count shown")
+
+
+def test_a_row_window_is_labelled_by_its_index_range(groups: str) -> None:
+    r = cli("iterate-over", groups, "items", "--fields", "n", "--where", "@.n > 2",
+            "--limit", "5")
+    assert r.text == "_index\tn\n" + "".join(f"{i}\t{i}\n" for i in range(3, 8))
+    assert r.err.splitlines()[0] == "27 of 30 items match the filter; 5 rows shown: _index 3..7"
+    r = cli("iterate-over", groups, "items", "--fields", "n", "--where", "@.n > 2",
+            "--sort", "n", "--desc", "--limit", "2")
+    assert r.err.splitlines()[0] == ("27 of 30 items match the filter, by n descending; 2 rows "
+                                     "shown (matches 1..2 in that order)")
+
+
+def test_count_by_wording_over_mcp(groups: str) -> None:
+    out = run_tool("iterate_over", {"file": groups, "path": "items", "count_by": "c",
+                                    "limit": 6}, _session())
+    assert out.ok, out.text
+    assert any(t.startswith("top 6 of 9 distinct values of c over 30 items") for t in out.texts)
