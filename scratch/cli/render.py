@@ -217,17 +217,17 @@ def render(result: Result, *, json_mode: bool) -> int:
             _write_out(table_text(table))
     elif result.data is not None:
         _write_out(_plain_data(result.data))
-    if stderr_breaks:  # a merged stdout+stderr shows the content's last line, then the footer
-        _err("")
-    for warning in result.warnings:
-        _err(f"warning: {warning}")
-    for notice in result.notices:
-        _err(spelled(notice, shell_line))
+    after = [f"warning: {warning}" for warning in result.warnings]
+    after += [spelled(notice, shell_line) for notice in result.notices]
     if result.next is not None:
-        _err(f"more: {shell_line(result.next)}")
+        after.append(f"more: {shell_line(result.next)}")
     line = footer(result.meta)
     if line:
-        _err(line)
+        after.append(line)
+    if stderr_breaks and after:  # merged stdout+stderr: the content's last line, then these
+        _err("")
+    for shown in after:
+        _err(shown)
     return result.exit_code
 
 

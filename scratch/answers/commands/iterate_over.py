@@ -302,8 +302,8 @@ PREVIEW_CHARS = 200  # a string cell longer than this is cut, with the get-in th
 
 FIELDS = Arg("Comma-separated paths in each item (a.b,c).", flags=("--fields",),
              metavar="A,B.C")
-WHERE = Arg("RFC 9535 filter on each item, e.g. @.status >= 500; number(@.x) reads a "
-            "number-like string as a number, lower(@.x)/upper(@.x) change case.",
+WHERE = Arg("RFC 9535 filter on each item, e.g. @.status >= 500; also number(), lower(), "
+            "upper().",
             flags=("--where",),
             metavar="EXPR", max_length=1 << 16)  # the filter's own checks say what is wrong
 SORT = Arg("Order rows by this field (nulls last).", flags=("--sort",), metavar="FIELD",

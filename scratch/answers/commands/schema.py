@@ -284,8 +284,7 @@ def schema_candidate(target: Target, depth: int = DEFAULT_DEPTH) -> SchemaAnswer
 
 
 DEPTH = Arg("How deep to list paths.", flags=("--depth",), metavar="N", minimum=1)
-SUB_PATH = Arg("Outline only the sub-tree at this path (dot path items.0.metadata, JSON "
-               "Pointer /items/0 or plain JSONPath $.items[0]); depth counts from there.",
+SUB_PATH = Arg("Outline only this sub-tree.",
                metavar="PATH", max_length=1 << 16)
 
 
@@ -314,5 +313,5 @@ COMMAND = Command(
     "Example: scratch schema 1a2b items.0.status",
     schema,
     tools=(Tool("schema", "An entry's shape: paths with types and sizes, CSV columns, log levels, "
-                "headings; path outlines one sub-tree.",
+                "headings.",
                 names={"ref": "file", "depth": "max_depth"}),))
