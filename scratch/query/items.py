@@ -32,7 +32,13 @@ from typing import Any, NamedTuple
 from scratch.errors import InvalidPattern, KeyPathNotFound, UsageError, argument
 from scratch.jsonvalues import json_type
 from scratch.pathnames import WILDCARD, Segment, Wildcard, format_path
-from scratch.query.paths import ParsedPath, compile_jsonpath, iter_matches, parse_path
+from scratch.query.paths import (
+    ParsedPath,
+    compile_jsonpath,
+    iter_matches,
+    parse_path,
+    quoted_end,
+)
 
 ELLIPSIS = "…"
 
@@ -332,10 +338,7 @@ def _unquoted(text: str) -> Iterator[tuple[int, str]]:
     while i < n:
         c = text[i]
         if c in "'\"":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = quoted_end(text, i)
             continue
         yield i, c
         i += 1

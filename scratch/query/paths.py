@@ -80,6 +80,16 @@ def _invalid(message: str, text: str, position: int, **details: Any) -> InvalidP
     )
 
 
+def quoted_end(text: str, i: int) -> int:
+    """Where the string quoted at ``text[i]`` (``'`` or ``"``, backslash escapes honoured)
+    ends: the index after its closing quote, or the end of ``text``."""
+    quote, n = text[i], len(text)
+    j = i + 1
+    while j < n and text[j] != quote:
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def _check_bounds(text: str) -> tuple[str, int] | None:
     """(problem, position) if ``text`` nests deeper than :data:`MAX_NESTING` or holds a number
     longer than :data:`MAX_NUMBER_CHARS`: the JSONPath parser recurses per level and converts
@@ -92,10 +102,7 @@ def _check_bounds(text: str) -> tuple[str, int] | None:
     while i < n:
         c = text[i]
         if c in "'\"":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = quoted_end(text, i)
             nots = 0
             continue
         if c in "([":
