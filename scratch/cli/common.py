@@ -94,11 +94,6 @@ EncodingOpt = Annotated[Optional[str], typer.Option(
     "--encoding", metavar="ENC",
     help="Tokenizer override: o200k_base, cl100k_base, gemma3, claude.",
     rich_help_panel=COMMON, show_default=False)]
-NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Entry name, e.g. notes/plan.md.",
-                                        autocompletion=complete_names, show_default=False)]
-RefArg = Annotated[str, typer.Argument(metavar="REF", help="NAME, NAME@VERSION or a unique "
-                                       "prefix of an automatic name's hash.",
-                                       autocompletion=complete_names, show_default=False)]
 
 _COMMON_PARAMS: list[tuple[str, Any]] = [
     ("json_output", JsonOpt), ("store", StoreOpt), ("agent", AgentOpt),
