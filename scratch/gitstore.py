@@ -437,13 +437,17 @@ class GitStore:
         self._git("prune-packed", "-q", check=False)
 
     def sweep(self) -> None:
-        """Remove private indexes (and their locks) of scratch processes that are gone."""
+        """Remove private indexes (and their locks) of scratch processes that are gone, and
+        the lock files a git killed mid-way left (``HEAD.lock``, the branch's, ``index.lock``):
+        one no process holds goes at once, so a store opened after a kill shows no debris."""
         from scratch.locking import pid_alive
 
         try:
             names = os.listdir(self.git_dir)
         except OSError:
             return
+        for lock in ("HEAD.lock", "index.lock", f"{BRANCH}.lock"):
+            clear_stale_lock(self.git_dir / lock)  # one lstat when there is none
         for name in names:
             if not name.startswith("scratch-index-"):
                 continue
