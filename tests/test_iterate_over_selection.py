@@ -258,8 +258,7 @@ def test_bad_ndjson_lines_are_left_out_of_selections_and_counts(scratch_home: Pa
 def test_bad_arguments_are_clear_errors(nd: str) -> None:
     for args, needle in ((["--count", "--count-by", "id"], "two answers"),
                          (["--desc", "--fields", "id"], "--desc orders by --sort"),
-                         (["--count-by", "id", "--sort", "id"], "--sort orders rows"),
-                         ([], "--fields needs at least one field")):
+                         (["--count-by", "id", "--sort", "id"], "--sort orders rows")):
         r = cli("iterate-over", nd, ".", *args, "--json")
         assert r.code == 2 and needle in r.json["error"]["message"], (args, r.out)
 

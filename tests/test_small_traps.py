@@ -216,3 +216,52 @@ def test_count_by_wording_over_mcp(groups: str) -> None:
                                     "limit": 6}, _session())
     assert out.ok, out.text
     assert any(t.startswith("top 6 of 9 distinct values of c over 30 items") for t in out.texts)
+
+
+# point 6f: iterate-over without --fields shows each item whole, compactly
+
+SYSLOG = "".join(f"Mar 27 13:06:{i:02d} web-1 sshd[{1290 + i % 2}]: session {i} opened\n"
+                 for i in range(40))
+
+
+def test_rows_without_fields_are_the_items_as_compact_json(store: Path) -> None:
+    r = cli("iterate-over", "pods", "items", "--offset", "5")
+    assert r.code == 0, r.err
+    assert r.text == ("_index\titem\n"
+                      '5\t{"metadata":{"name":"pod-5"},"status":{"phase":"Running","restarts":5}}\n'
+                      '6\t{"metadata":{"name":"pod-6"},"status":{"phase":"Failed","restarts":6}}\n')
+    r = cli("iterate-over", "pods", "items", "--where", "@.status.phase == 'Failed'",
+            "--json")
+    assert [row["_index"] for row in r.json["data"]["rows"]] == [0, 3, 6]
+    assert r.json["data"]["fields"] == ["item"]
+
+
+def test_a_long_item_is_cut_with_the_get_in_that_shows_it(store: Path) -> None:
+    doc = [{"id": i, "text": "x" * 300} for i in range(3)]
+    assert cli("write", "long", input=json.dumps(doc, indent=2) + "\n").code == 0
+    r = cli("iterate-over", "long", ".", "--limit", "1")
+    cell = r.text.splitlines()[1].split("\t")[1]
+    assert cell.startswith('{"id":0,"text":"xxx') and cell.endswith(
+        "… [318 chars: scratch get-in long 0]")
+
+
+def test_rows_without_fields_of_a_log_are_its_lines(store: Path) -> None:
+    assert cli("write", "auth", input=SYSLOG).code == 0
+    r = cli("iterate-over", "auth", ".", "--where", "@.pid == 1291", "--limit", "2")
+    assert r.code == 0, r.err
+    assert r.text == ("_index\t_line\tline\n"
+                      "1\t2\tMar 27 13:06:01 web-1 sshd[1291]: session 1 opened\n"
+                      "3\t4\tMar 27 13:06:03 web-1 sshd[1291]: session 3 opened\n")
+    long_line = "Mar 27 13:07:00 web-1 sshd[1290]: " + "y" * 300 + "\n"
+    assert cli("write", "auth", input=SYSLOG + long_line).code == 0
+    r = cli("iterate-over", "auth", ".", "--offset", "-1")
+    assert r.text.splitlines()[1].endswith("… [334 chars: scratch slice auth 41 41]")
+    assert cli("slice", "auth", "41", "41", "--no-numbers").text == long_line
+
+
+def test_rows_without_fields_over_mcp(store: Path) -> None:
+    assert cli("write", "auth", input=SYSLOG).code == 0
+    out = run_tool("iterate_over", {"file": "auth", "path": ".", "limit": 1}, _session())
+    assert out.ok, out.text
+    assert out.texts[0] == ("_index\t_line\tline\n"
+                            "0\t1\tMar 27 13:06:00 web-1 sshd[1290]: session 0 opened\n")

@@ -7,6 +7,9 @@ Invariants:
   holding a tab or a line break is shown as a JSON string, so each row stays one line.
 - CSV/TSV entries and parsed logs: the rows are the items (PATH ``.``), read from their stored
   lines; rows also carry ``_line``.
+- Without fields a row is its item whole, compactly: a JSON item as one line of JSON (column
+  ``item``), a CSV row or log record as its stored line (column ``line``, the first line of a
+  row spanning more); cut like any long cell, with the get-in or slice that shows it whole.
 - The rows an answer pages are the selection: every item, or with ``--where`` every item that
   matches (the whole array is scanned), ordered by ``--sort`` when given (stable; numbers as
   numbers; null, then missing, last). ``--offset``/``--limit`` are positions in the selection,
@@ -69,7 +72,9 @@ def render_rows(fields: list[str], rows: list[Row], ref: str, spell: Speller,
             cell = _cell(row.get(f))
             trunc = (row.get("_truncated") or {}).get(f)
             if trunc:
-                whole = spell(call("get-in", ref=ref, path=trunc["path"]))
+                shows = (call("slice", ref=ref, start=trunc["line"], end=trunc["line"])
+                         if "line" in trunc else call("get-in", ref=ref, path=trunc["path"]))
+                whole = spell(shows)
                 cell += f" [{trunc['length']} chars: {whole}]"
             cells.append(cell)
         table_rows.append(cells)
@@ -137,6 +142,9 @@ class RowsAnswer(Candidate):
         self.preview_chars = preview_chars
         self._owner = owner
         self.flt = compile_where(where) if where else None
+        # no fields: each item whole, compactly (a parsed log record or CSV row: its line)
+        self.whole = not fields
+        self.columns = fields or ["line" if source.lines else "item"]
         self.parsed = [source.field_path(f) for f in fields]
         self.total = source.total
         if selection is None and (where or sort):
@@ -172,14 +180,34 @@ class RowsAnswer(Candidate):
             self._items.update(self.source.fetch(missing))
         items = [self._items[i] for i in indexes]
         rows: list[Row] = []
+        if self.whole and self.source.lines:
+            return [self._line_row(i) for i in indexes], items
         for i, item in zip(indexes, items, strict=True):
-            row = iterate_rows([item], self.fields, offset=i, preview_chars=self.preview_chars,
+            row = iterate_rows([item], self.fields or ["."], offset=i,
+                               preview_chars=self.preview_chars,
                                array_location=self.source.segments, total=self.total,
-                               pre_windowed=True, paths=self.parsed).rows[0]
+                               pre_windowed=True,
+                               paths=self.parsed or [source_path_whole()]).rows[0]
+            if self.whole:
+                row = {"_index": i, "item": row.get("."),
+                       **({"_truncated": {"item": row["_truncated"]["."]}}
+                          if "_truncated" in row else {})}
             if self.source.lines:
                 row = {"_index": i, "_line": self.source.line(i), **row}
             rows.append(row)
         return rows, items
+
+    def _line_row(self, i: int) -> Row:
+        """Row ``i`` of a table as its stored line (the first, for a CSV row spanning more),
+        cut like any long cell, with the slice that shows it whole."""
+        line = int(self.source.line(i) or 0)
+        raw = self.target.index.read_lines(line, line)
+        text = raw[0].decode("utf-8", "replace") if raw else ""
+        row: Row = {"_index": i, "_line": line, "line": text}
+        if len(text) > self.preview_chars:
+            row["line"] = text[:self.preview_chars] + "…"
+            row["_truncated"] = {"line": {"line": line, "length": len(text)}}
+        return row
 
     # -- the answer ----------------------------------------------------------------------------
 
@@ -187,7 +215,7 @@ class RowsAnswer(Candidate):
         rows, items = self._shown(k)
         ref = self.target.ref
         lines = self.source.lines
-        fields = self.fields
+        fields = self.columns
         window = {"offset": self.start, "limit": self.limit, "total": self.count}
         data: dict[str, object] = {"name": self.target.name, "version": self.target.version,
                                    "path": self.path, "length": self.total, "fields": fields,
@@ -250,7 +278,7 @@ class RowsAnswer(Candidate):
         sample = self._shown(min(k, SAMPLE_ROWS))[0]
         if not sample:
             return None
-        text = render_rows(self.fields, sample, self.target.ref, _plain, self.source.lines)[0]
+        text = render_rows(self.columns, sample, self.target.ref, _plain, self.source.lines)[0]
         return int(count_text(text, self.target.spec) / len(sample) * k)
 
     def resume(self, k: int) -> Call | None:
@@ -294,6 +322,12 @@ class RowsAnswer(Candidate):
             self.target.index.close()
 
 
+def source_path_whole() -> ParsedPath:
+    """The item itself, as a field path (``.``)."""
+    from scratch.query.paths import parse_path
+    return parse_path(".")
+
+
 def _plain(c: Call) -> str:
     return f"{c.command} {c.args.get('ref', '')} {c.args.get('path', '')}"
 
@@ -333,10 +367,6 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
     if count and by:
         raise UsageError(f"{argument('count')} and {argument('count_by')} are two answers: "
                          "give one", code="invalid_argument", argument="count_by")
-    if not names and not count and not by:
-        raise UsageError(f"{argument('fields')} needs at least one field, e.g. metadata.name "
-                         f"(or count with {argument('count')} or {argument('count_by')})",
-                         code="invalid_argument", argument="fields")
     if limit is not None and limit < 1:
         raise UsageError(f"{argument('limit')} must be >= 1, not {limit}",
                          code="invalid_argument", argument="limit")
@@ -480,9 +510,11 @@ def plural_noun(n: int, noun: str) -> str:
 
 
 COMMAND = Command(
-    "iterate-over", "One row per item of the array at PATH with the chosen --fields (missing "
-    "fields null, long strings cut with the get-in command that shows them); --count and "
-    "--count-by count them instead.\n\n"
+    "iterate-over", "One row per item of the array at PATH with the chosen --fields (or each "
+    "item whole, on one line); --count and --count-by count them instead.\n\n"
+    "Missing fields are null; long strings are cut, with the get-in command that shows "
+    "them. Without --fields a JSON item is one line of JSON and a log record or CSV row its "
+    "stored line.\n\n"
     "--where takes an RFC 9535 filter such as \"@.status.phase == 'Failed'\" and scans "
     "every item: --offset/--limit page the matching rows (a negative --offset counts "
     "from the end), and the answer says how many of all the items match. --sort orders "
