@@ -2,9 +2,11 @@
 
 No SDK here: tool listings and results are the wire's dicts. Invariants:
 
-- Names: an upstream tool keeps its name unless another upstream offers the same name or it
-  is one of scratch's own tools; then every upstream tool of that name is offered as
-  ``SERVER__TOOL`` (scratch's own tools keep theirs). :func:`route_tools` says which.
+- Names: an upstream tool keeps its name unless another upstream offers the same name; then
+  every upstream tool of that name is offered as ``SERVER__TOOL``. A scratch tool an upstream
+  also has was renamed ``scratch_NAME`` before (``specs.offer``), so ``own`` holds the names
+  scratch offers and only an upstream tool named like one of those (``scratch_read_file``)
+  is prefixed too. :func:`route_tools` says which.
 - A tool that declares an ``outputSchema`` is listed without it (the schema moves to the
   tool's ``_meta["scratch/outputSchema"]``): a pointer cannot conform to the schema, and the
   spec requires a result of a tool with one to carry conforming ``structuredContent``. A
