@@ -48,7 +48,7 @@ class Pointer(TypedDict, total=False):
     already_stored: bool
     partial: bool
     partial_reason: str
-    schema: list[Info]  # outline rows: path, type, length, lines, value, depth
+    schema: list[Info]  # outline rows: path, type, length, lines, value, records, depth
     schema_more: int
     array: Info
     text: Info
@@ -74,10 +74,30 @@ def _lines(node: Info) -> str:
     return f" L{lines[0]}-{lines[1]}" if lines else ""
 
 
+def record_map_size(node: Info) -> int | None:
+    """The number of records of an outline node that is a map of records (2 or more values,
+    every one an object: rows for iterate-over, item-schema and sql), else None. The index
+    marks such a node; an outline made before it did is judged by its listed children."""
+    if node.get("type") != "object":
+        return None
+    n = node.get("length")
+    if not isinstance(n, int) or n < 2:
+        return None
+    if "records" in node:
+        return n if node["records"] else None
+    children = node.get("children")
+    if not children or node.get("more_children") or node.get("truncated"):
+        return None
+    return n if all(c.get("type") == "object" for c in children) else None
+
+
 def _type(node: Info) -> str:
     t = node.get("type", "?")
     if t == "array":
         return f"array[{node.get('length', '?')}]"
+    records = record_map_size(node)
+    if records is not None:
+        return f"map of {records:,} records"
     if t == "object":
         return f"object{{{node.get('length', '?')}}}"
     if "value" in node:
@@ -230,8 +250,8 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
 
 
 def _outline(node: Info, depth: int, level: int = 0) -> list[Info]:
-    first: Info = {k: node[k] for k in ("path", "type", "length", "lines", "value")
-                             if k in node}
+    first: Info = {k: node[k] for k in ("path", "type", "length", "lines", "value", "records")
+                   if k in node}
     first["depth"] = level
     out = [first]
     if level >= depth:

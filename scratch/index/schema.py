@@ -9,6 +9,8 @@ Shape (JSON-serialisable, deterministic; paths in the dot-path syntax of
      "items": <union>}                        # arrays
     {"path": "metadata", "type": "object", "lines": [2, 9], "length": 4,
      "children": [<node>, ...], "more_children": 3}   # objects (first MAX_CHILDREN keys)
+    {"path": "definitions", "type": "object", "length": 312, "records": true, ...}
+                                 # a map of records: 2 or more values, every one an object
     {"path": "kind", "type": "string", "lines": [3, 3], "length": 7, "value": "PodList"}
 
 ``lines`` is absent where the skeleton has no record (inside big arrays); ``children`` stop at
@@ -72,6 +74,7 @@ class SummaryNode(TypedDict):
     items: NotRequired[ItemUnion]
     truncated: NotRequired[bool]
     more_children: NotRequired[int]
+    records: NotRequired[bool]
     children: NotRequired[list[SummaryNode]]
     value: NotRequired[Any]
 
@@ -231,6 +234,8 @@ def summarize_value(value: Any, path: tuple[str | int, ...] = (), depth: int = S
         if value:
             node["items"] = union_of(value)
     elif isinstance(value, dict):
+        if len(value) >= 2 and all(isinstance(v, dict) for v in value.values()):
+            node["records"] = True  # a map of records: its values are rows
         if depth <= 0:
             if value:
                 node["truncated"] = True

@@ -17,3 +17,5 @@ LINES = Arg("How many lines.", flags=("-n", "--lines"), metavar="N", minimum=1)
 OFFSET = Arg("Skip this many lines (items); negative: from the end.", flags=("--offset",),
              metavar="N")
 LIMIT = Arg("At most this many lines (items).", flags=("--limit",), metavar="N", minimum=1)
+KEY_FIELD = Arg("In a map of records, the field each row's key goes in (default _key).",
+                flags=("--key-field",), metavar="NAME", max_length=256)

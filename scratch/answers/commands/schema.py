@@ -2,6 +2,8 @@
 
 Invariants:
 - The answer is read from the index only (the skeleton's info), never from the content.
+- An object whose values are all objects (2 or more) is named a map of records (``definitions:
+  map of 312 records``): iterate-over, item-schema and sql read its records as rows.
 - A parsed log's schema lists its records' fields (types, presence, distinct values of the
   facets) as the index analysed them.
 - ``depth`` cuts the outline to that many path levels; a refused schema offers the deepest
@@ -31,10 +33,13 @@ if TYPE_CHECKING:
 
 
 def _node_line(node: Info) -> str:
+    from scratch.answers.pointer import record_map_size
     t = node.get("type", "?")
     desc = t
     if t == "array":
         desc = f"array[{node.get('length')}]"
+    elif record_map_size(node) is not None:
+        desc = f"map of {record_map_size(node):,} records"
     elif t == "object":
         desc = f"object{{{node.get('length')}}}"
     elif t == "string" and node.get("length") is not None:

@@ -9,45 +9,253 @@ Invariants:
   parsed log, one per line (see :mod:`scratch.answers.sources.log_records`).
 - An NDJSON line that is not JSON does not sink the answer: its item is ``None`` in the window
   (so the others keep their index) and is reported with its line.
+- Rows are not only the items of an array (:func:`rows_at`):
+
+  * a **map of records** (an object whose values are all objects, e.g. an OpenAPI
+    ``definitions``) is rows too: one per member, in the object's order, each carrying its
+    key first under :data:`KEY_FIELD` (``_key``) or the name the caller picks;
+  * a path with one ``[*]`` (``items[*].status.containerStatuses``) **flattens**: the items of
+    the array (or map of records) at the part after ``[*]`` in every item (member) of the
+    array (map of records) before it, in order, each carrying :data:`PARENT_FIELD` (the parent
+    item's index) and, when the parents are a map of records, :data:`PARENT_KEY_FIELD` (its
+    key); a nested item that is not an object is the row ``{"_parent": i, "value": item}``. A
+    parent without that array (missing, null, another type) gives no rows and is counted in
+    a warning. ``items[*]`` alone is ``items``.
+  * A record that already has a field of a name the rows add is refused
+    (``invalid_argument``), with the call that picks another key name when it is the key.
+- A path that names none of these is ``not_an_array``, with the calls that do work there: the
+  value itself (get-in), its schema, and an object's keys.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from scratch.answers.kernel.target import Target
 from scratch.answers.rendered import suggest_slice
-from scratch.calls import call
-from scratch.errors import FormatError, LineNotJson, UsageError
+from scratch.calls import Call, call
+from scratch.errors import FormatError, KeyPathNotFound, LineNotJson, UsageError, argument
 
 if TYPE_CHECKING:
     from scratch.answers.sources.csv_rows import CsvRows
-    from scratch.answers.sources.items import Item, Segments
+    from scratch.answers.sources.items import Item, Row, Segments
     from scratch.answers.sources.log_records import LogRows
 
+KEY_FIELD = "_key"  # the field a map of records' row carries its key in, unless one is picked
+PARENT_FIELD = "_parent"  # a flattened row: the index of the item it was nested in
+PARENT_KEY_FIELD = "_parent_key"  # ... and the key of that item, in a map of records
 
-def array_at(target: Target, path: str) -> tuple[Segments, int]:
+
+def is_record_map(value: Item) -> bool:
+    """Whether ``value`` is a map of records: an object whose values are all objects."""
+    return isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+
+
+def not_an_array(target: Target, path: str, segments: Segments, value: Item) -> UsageError:
+    """The refusal of a path whose value holds no rows, with the calls that work there."""
     from scratch.jsonvalues import json_type
     from scratch.pathnames import format_path
+    where = format_path(list(segments))
+    kind = json_type(value)
+    why = ""
+    if isinstance(value, dict):
+        others = sum(1 for v in value.values() if not isinstance(v, dict))
+        why = (f" nor a map of records ({others:,} of its {len(value):,} values are not "
+               "objects)")
+    suggestions: list[Call] = [call("get-in", ref=target.ref, path=where)]
+    if isinstance(value, dict):
+        suggestions.append(call("get-in", ref=target.ref, path=where, keys=True))
+    if isinstance(value, (dict, list)):
+        suggestions.append(call("schema", ref=target.ref, path=where))
+    return UsageError(f"{where} is {kind}, not an array{why}", code="not_an_array",
+                      path=path, value_type=kind, suggestions=suggestions)
+
+
+@dataclass
+class RowsAt:
+    """The rows at a path of a JSON, YAML or NDJSON entry (see the module docstring).
+
+    ``kind``: ``array`` (the items of the array at ``segments``: read through the index a
+    window at a time), ``map`` (the members of the map of records at ``segments``) or
+    ``nested`` (the items at ``inner`` in each item of the array or map at ``segments``).
+    ``map`` and ``nested`` rows are built from the value, read once; ``locations[k]`` is where
+    row ``k``'s value is in the document."""
+
+    kind: Literal["array", "map", "nested"]
+    segments: Segments
+    total: int
+    key_field: str = KEY_FIELD
+    inner: Segments = ()
+    rows: list[Row] = field(default_factory=list)
+    locations: list[Segments] = field(default_factory=list)
+    wrapped: set[int] = field(default_factory=set)  # nested rows {"_parent", "value": item}
+    added: tuple[str, ...] = ()  # the fields the rows add (their keys, their parents)
+    warnings: tuple[str, ...] = ()
+
+    def location(self, k: int) -> Segments:
+        """Where row ``k`` (its value) is in the document."""
+        if self.kind == "array":
+            return (*self.segments, k)
+        return self.locations[k]
+
+    def field_location(self, k: int, at: Sequence[str | int]) -> Segments | None:
+        """Where the value at ``at`` inside row ``k`` is in the document (None: a field the
+        rows add)."""
+        if self.kind == "array":
+            return (*self.segments, k, *at)
+        if at and at[0] in self.added:
+            return None
+        if k in self.wrapped:
+            if not at or at[0] != "value":
+                return None
+            at = at[1:]
+        return (*self.locations[k], *at)
+
+
+def rows_at(target: Target, path: str, key_field: str | None = None) -> RowsAt:
+    """The rows at ``path`` (an array, a map of records, or a path with one ``[*]``)."""
     from scratch.query.paths import parse_path
+    key = check_key_field(key_field)
     parsed = parse_path(path)
-    if not parsed.singular:
-        raise UsageError(f"{path!r} must name one array (no wildcards or filters here; use "
-                         "--where to filter items)", code="invalid_path", path=path)
-    segments = parsed.names or ()
-    try:
-        node = target.index.node(list(segments))
-        if node is not None and node.complete and node.type == "array" and node.length is not None:
-            return segments, int(node.length)
-        value = target.index.value_at(list(segments))  # raises key_path_not_found with details
-    except FormatError as exc:  # PATH goes into a stored region that does not parse
+    segs = parsed.segments
+    if parsed.singular:
+        return _plain_rows(target, path, tuple(parsed.names or ()), key)
+    if segs is None or sum(1 for s in segs if not isinstance(s, (str, int))) != 1:
+        raise UsageError(f"{path!r} must name one array or map of records, or flatten one "
+                         "level of nested arrays with one [*] (items[*].status."
+                         "containerStatuses); no filters here: use "
+                         f"{argument('where')} to filter rows",
+                         code="invalid_path", path=path)
+    star = next(i for i, s in enumerate(segs) if not isinstance(s, (str, int)))
+    outer = tuple(s for s in segs[:star] if isinstance(s, (str, int)))
+    inner = tuple(s for s in segs[star + 1:] if isinstance(s, (str, int)))
+    if not inner:
+        return _plain_rows(target, path, outer, key)
+    return _nested_rows(target, path, outer, inner, key)
+
+
+def check_key_field(key_field: str | None) -> str:
+    if key_field is None:
+        return KEY_FIELD
+    if not key_field.strip() or key_field != key_field.strip():
+        raise UsageError(f"{argument('key_field')} names the field that carries each record's "
+                         f"key: a name without surrounding spaces, not {key_field!r}",
+                         code="invalid_argument", argument="key_field")
+    return key_field
+
+
+def _value(target: Target, segments: Segments) -> Item:
+    try:  # a missing path raises key_path_not_found, saying what exists
+        return target.index.value_at(list(segments))
+    except FormatError as exc:
         suggest_slice(exc, target)
         raise
-    if not isinstance(value, list):
-        raise UsageError(f"{format_path(segments) or '.'} is {json_type(value)}, not an array",
-                         code="not_an_array", path=path, value_type=json_type(value),
-                         suggestions=[call("schema", ref=target.ref)])
-    return segments, len(value)
+
+
+def _plain_rows(target: Target, path: str, segments: Segments, key: str) -> RowsAt:
+    try:
+        node = target.index.node(list(segments))
+    except FormatError as exc:
+        suggest_slice(exc, target)
+        raise
+    if node is not None and node.complete and node.type == "array" and node.length is not None:
+        return RowsAt("array", segments, int(node.length), key)
+    value = _value(target, segments)
+    if isinstance(value, list):
+        return RowsAt("array", segments, len(value), key)
+    if not is_record_map(value):
+        raise not_an_array(target, path, segments, value)
+    _check_added(target, path, value.values(), key, picked=key)
+    rows = [{key: k, **v} for k, v in value.items()]
+    return RowsAt("map", segments, len(rows), key, rows=rows,
+                  locations=[(*segments, k) for k in value], added=(key,))
+
+
+def _check_added(target: Target, path: str, records: object, name: str, *,
+                 picked: str | None) -> None:
+    """Refuse rows whose records already have the field ``name`` the rows would add."""
+    if not any(isinstance(r, dict) and name in r for r in records):  # type: ignore[attr-defined]
+        return
+    suggestions: list[Call] = []
+    if picked is not None:
+        free = "_" + name
+        while any(isinstance(r, dict) and free in r for r in records):  # type: ignore[attr-defined]
+            free = "_" + free
+        suggestions.append(call("iterate-over", ref=target.ref, path=path, key_field=free,
+                                count=True))
+    what = "its key" if picked is not None else "where it was nested"
+    raise UsageError(f"the records at {path} already have a field {name!r}, the one a row "
+                     f"would carry {what} in" + (f"; pick another name with "
+                                                f"{argument('key_field')}" if picked else ""),
+                     code="invalid_argument", argument="key_field" if picked else "path",
+                     suggestions=suggestions)
+
+
+def _nested_rows(target: Target, path: str, outer: Segments, inner: Segments,
+                 key: str) -> RowsAt:
+    from scratch.jsonvalues import json_type
+    from scratch.pathnames import format_path
+    from scratch.query.paths import resolve
+    parents = _value(target, outer)
+    pairs: list[tuple[int, str | None, Item]]
+    if isinstance(parents, list):
+        pairs = [(i, None, p) for i, p in enumerate(parents)]
+        noun = "items"
+    elif is_record_map(parents):
+        pairs = [(i, k, p) for i, (k, p) in enumerate(parents.items())]
+        noun = "records"
+    else:
+        raise not_an_array(target, path, outer, parents)
+    rows: list[Row] = []
+    locations: list[Segments] = []
+    wrapped: set[int] = set()
+    without: dict[str, int] = {}
+    inner_map = False
+    for i, k, parent in pairs:
+        try:
+            value = resolve(parent, list(inner))
+        except KeyPathNotFound:
+            value = None
+            missing = True
+        else:
+            missing = False
+        at: Segments = (*outer, k if k is not None else i, *inner)
+        head: Row = {PARENT_FIELD: i, **({PARENT_KEY_FIELD: k} if k is not None else {})}
+        if isinstance(value, list):
+            members: list[tuple[str | int, Item]] = list(enumerate(value))
+        elif is_record_map(value) and value:
+            inner_map = True
+            members = list(value.items())
+        else:
+            t = "missing" if missing else json_type(value)
+            without[t] = without.get(t, 0) + 1
+            continue
+        for j, item in members:
+            if isinstance(item, dict):
+                for name in (*head, *((key,) if isinstance(j, str) else ())):
+                    if name in item:
+                        _check_added(target, path, [item], name,
+                                     picked=key if name == key else None)
+                row = {**head, **({key: j} if isinstance(j, str) else {}), **item}
+            else:
+                wrapped.add(len(rows))
+                row = {**head, **({key: j} if isinstance(j, str) else {}), "value": item}
+            rows.append(row)
+            locations.append((*at, j))
+    warnings: tuple[str, ...] = ()
+    if without:
+        n = sum(without.values())
+        kinds = ", ".join(f"{c:,} {t}" for t, c in sorted(without.items(),
+                                                          key=lambda tc: -tc[1]))
+        warnings = (f"{n:,} of {len(pairs):,} {noun} at {format_path(list(outer))} have no "
+                    f"array or map of records at {format_path(list(inner))} ({kinds}): they "
+                    "give no rows",)
+    added = (PARENT_FIELD, *((PARENT_KEY_FIELD,) if noun == "records" else ()),
+             *((key,) if inner_map else ()))
+    return RowsAt("nested", outer, len(rows), key, inner=inner, rows=rows,
+                  locations=locations, wrapped=wrapped, added=added, warnings=warnings)
 
 
 def window_items(target: Target, segments: Segments, total: int, offset: int,
