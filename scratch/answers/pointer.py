@@ -75,20 +75,13 @@ def _lines(node: Info) -> str:
 
 
 def record_map_size(node: Info) -> int | None:
-    """The number of records of an outline node that is a map of records (2 or more values,
-    every one an object: rows for iterate-over, item-schema and sql), else None. The index
-    marks such a node; an outline made before it did is judged by its listed children."""
-    if node.get("type") != "object":
-        return None
+    """The number of records of an outline node the index marked as a map of records (alike
+    objects, rows for iterate-over, item-schema and sql:
+    :func:`scratch.index.schema.is_record_map`), else None."""
     n = node.get("length")
-    if not isinstance(n, int) or n < 2:
+    if node.get("type") != "object" or not node.get("records") or not isinstance(n, int):
         return None
-    if "records" in node:
-        return n if node["records"] else None
-    children = node.get("children")
-    if not children or node.get("more_children") or node.get("truncated"):
-        return None
-    return n if all(c.get("type") == "object" for c in children) else None
+    return n
 
 
 def _type(node: Info) -> str:

@@ -157,7 +157,13 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
     records none of whose own fields is asked for gives its records, each with its key
     (``_key``, or ``key_field``) first."""
     from scratch.answers.kernel.result import compact_json
-    from scratch.answers.sources.arrays import check_key_field, is_record_map
+    from scratch.answers.sources.arrays import (
+        check_added,
+        check_key_field,
+        is_record_map,
+        suggest_key_field,
+    )
+    from scratch.errors import UsageError
     from scratch.index.structure import lines_left_out
     from scratch.query.aggregate import field_getter
     from scratch.query.paths import evaluate, parse_path
@@ -175,6 +181,11 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
         # a map of records whose own fields are not the ones asked for: its records are
         # the rows, each with its key first
         keyed = True
+        try:
+            check_added(target, path, list(value.values()), key, picked=key)
+        except UsageError as exc:
+            suggest_key_field(exc, asked)
+            raise
         names = [n for n in names if n != key]
         getters = [(n, g) for n, g in getters if n != key]
 

@@ -136,12 +136,17 @@ def item_schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PAT
                 offset: Annotated[int, OFFSET] = 0, limit: Annotated[int | None, LIMIT] = None,
                 depth: Annotated[int | None, DEPTH] = None,
                 key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
+    from scratch.answers.sources.arrays import suggest_key_field
+    asked = call("item-schema", ref=ref, path=path, offset=offset or None, limit=limit,
+                 depth=depth, key_field=key_field)
     target = open_target(ctx, ref)
     try:
-        return ItemSchema(target, path, offset=offset, limit=limit, depth=depth,
-                          asked=call("item-schema", ref=ref, path=path, offset=offset or None,
-                                     limit=limit, depth=depth, key_field=key_field),
+        return ItemSchema(target, path, offset=offset, limit=limit, depth=depth, asked=asked,
                           key_field=key_field)
+    except UsageError as exc:
+        target.index.close()
+        suggest_key_field(exc, asked)
+        raise
     except BaseException:
         target.index.close()
         raise

@@ -377,7 +377,7 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
         check_where(where, asked)
     target = open_target(ctx, ref)
     try:
-        source = items_of(target, path, key_field)
+        source = _items(target, path, key_field, asked)
         if count:
             return _count(target, source, path, where, asked)
         if by:
@@ -388,6 +388,15 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
                           preview_chars=PREVIEW_CHARS, asked=asked)
     except BaseException:
         target.index.close()
+        raise
+
+
+def _items(target: Target, path: str, key_field: str | None, asked: Call) -> Items:
+    from scratch.answers.sources.arrays import suggest_key_field
+    try:
+        return items_of(target, path, key_field)
+    except UsageError as exc:
+        suggest_key_field(exc, asked)
         raise
 
 

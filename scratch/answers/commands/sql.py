@@ -207,7 +207,12 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
             t.index.close()
 
     try:
-        sources, about, opened = _tables(ctx, target, path, names, key_field)
+        try:
+            sources, about, opened = _tables(ctx, target, path, names, key_field)
+        except UsageError as exc:
+            from scratch.answers.sources.arrays import suggest_key_field
+            suggest_key_field(exc, asked)
+            raise
         tmp = target.store.cache_dir / "tmp"
         tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
         base = {"name": target.name, "version": target.version, "tables": about}

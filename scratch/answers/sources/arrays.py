@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 KEY_FIELD = "_key"  # the field a map of records' row carries its key in, unless one is picked
 PARENT_FIELD = "_parent"  # a flattened row: the index of the item it was nested in
 PARENT_KEY_FIELD = "_parent_key"  # ... and the key of that item, in a map of records
+KEYS_SHOWN = 100  # keys of an object a not_an_array suggests listing without fit
 
 
 def is_record_map(value: Item) -> bool:
@@ -64,9 +65,12 @@ def not_an_array(target: Target, path: str, segments: Segments, value: Item) -> 
         others = sum(1 for v in value.values() if not isinstance(v, dict))
         why = (f" nor a map of records ({others:,} of its {len(value):,} values are not "
                "objects)")
-    suggestions: list[Call] = [call("get-in", ref=target.ref, path=where)]
+    # a container may be over the cap: fit takes what fits (with next), so each call runs
+    big = isinstance(value, (dict, list))
+    suggestions: list[Call] = [call("get-in", ref=target.ref, path=where, fit=big or None)]
     if isinstance(value, dict):
-        suggestions.append(call("get-in", ref=target.ref, path=where, keys=True))
+        suggestions.append(call("get-in", ref=target.ref, path=where, keys=True,
+                                fit=len(value) > KEYS_SHOWN or None))
     if isinstance(value, (dict, list)):
         suggestions.append(call("schema", ref=target.ref, path=where))
     return UsageError(f"{where} is {kind}, not an array{why}", code="not_an_array",
@@ -167,30 +171,38 @@ def _plain_rows(target: Target, path: str, segments: Segments, key: str) -> Rows
         return RowsAt("array", segments, len(value), key)
     if not is_record_map(value):
         raise not_an_array(target, path, segments, value)
-    _check_added(target, path, value.values(), key, picked=key)
+    check_added(target, path, list(value.values()), key, picked=key)
     rows = [{key: k, **v} for k, v in value.items()]
     return RowsAt("map", segments, len(rows), key, rows=rows,
                   locations=[(*segments, k) for k in value], added=(key,))
 
 
-def _check_added(target: Target, path: str, records: object, name: str, *,
+def check_added(target: Target, path: str, records: Sequence[Item], name: str, *,
                  picked: str | None) -> None:
-    """Refuse rows whose records already have the field ``name`` the rows would add."""
-    if not any(isinstance(r, dict) and name in r for r in records):  # type: ignore[attr-defined]
+    """Refuse rows whose records already have the field ``name`` the rows would add
+    (``picked``: the key field; the refusal names an unused one, which
+    :func:`suggest_key_field` makes the caller's call with it)."""
+    if not any(isinstance(r, dict) and name in r for r in records):
         return
-    suggestions: list[Call] = []
+    details: dict[str, str] = {}
     if picked is not None:
         free = "_" + name
-        while any(isinstance(r, dict) and free in r for r in records):  # type: ignore[attr-defined]
+        while any(isinstance(r, dict) and free in r for r in records):
             free = "_" + free
-        suggestions.append(call("iterate-over", ref=target.ref, path=path, key_field=free,
-                                count=True))
+        details["unused_name"] = free
     what = "its key" if picked is not None else "where it was nested"
     raise UsageError(f"the records at {path} already have a field {name!r}, the one a row "
                      f"would carry {what} in" + (f"; pick another name with "
                                                 f"{argument('key_field')}" if picked else ""),
                      code="invalid_argument", argument="key_field" if picked else "path",
-                     suggestions=suggestions)
+                     **details)
+
+
+def suggest_key_field(exc: UsageError, asked: Call) -> None:
+    """A refused key name comes with ``asked`` again under a name no record has."""
+    free = exc.details.get("unused_name")
+    if isinstance(free, str) and not exc.details.get("suggestions"):
+        exc.details["suggestions"] = [asked.with_args(key_field=free)]
 
 
 def _nested_rows(target: Target, path: str, outer: Segments, inner: Segments,
@@ -236,7 +248,7 @@ def _nested_rows(target: Target, path: str, outer: Segments, inner: Segments,
             if isinstance(item, dict):
                 for name in (*head, *((key,) if isinstance(j, str) else ())):
                     if name in item:
-                        _check_added(target, path, [item], name,
+                        check_added(target, path, [item], name,
                                      picked=key if name == key else None)
                 row = {**head, **({key: j} if isinstance(j, str) else {}), **item}
             else:
