@@ -525,7 +525,7 @@ COMMAND = Command(
     "'other', and the number of distinct values.\n\n"
     "A map of records (an object whose values are objects, such as an OpenAPI "
     "definitions) is rows too, each with its key in _key (--key-field picks the name). "
-    "One [*] flattens nested arrays across items: items[*].status.containerStatuses gives "
+    "[*] flattens nested arrays across items: items[*].status.containerStatuses gives "
     "one row per container status, each with _parent (its item's index; _parent_key in a "
     "map).\n\n"
     "On a CSV/TSV entry PATH . is its rows, keyed by column and typed as schema types the "

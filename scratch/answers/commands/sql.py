@@ -77,8 +77,7 @@ def _json_rows(target: Target, path: str | None, key_field: str | None = None
     if at.kind == "map":
         return at, f"the {plural(at.total, 'record', grouped=True)} of the map {where}"
     if at.kind == "nested":
-        return at, (f"the {plural(at.total, 'item', grouped=True)} at "
-                    f"{format_path(list(at.inner))} in each item of {where}")
+        return at, f"the {plural(at.total, 'item', grouped=True)} of {at.inner}"
     return at, f"the {plural(at.total, 'item', grouped=True)} of {where}"
 
 

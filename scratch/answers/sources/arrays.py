@@ -14,13 +14,17 @@ Invariants:
   * a **map of records** (an object whose values are all objects, e.g. an OpenAPI
     ``definitions``) is rows too: one per member, in the object's order, each carrying its
     key first under :data:`KEY_FIELD` (``_key``) or the name the caller picks;
-  * a path with one ``[*]`` (``items[*].status.containerStatuses``) **flattens**: the items of
+  * a path with ``[*]`` (``items[*].status.containerStatuses``) **flattens**: the items of
     the array (or map of records) at the part after ``[*]`` in every item (member) of the
     array (map of records) before it, in order, each carrying :data:`PARENT_FIELD` (the parent
-    item's index) and, when the parents are a map of records, :data:`PARENT_KEY_FIELD` (its
-    key); a nested item that is not an object is the row ``{"_parent": i, "value": item}``. A
-    parent without that array (missing, null, another type) gives no rows and is counted in
-    a warning. ``items[*]`` alone is ``items``.
+    item's index) and, when the parents are members of a map of records,
+    :data:`PARENT_KEY_FIELD` (its key); items of a nested map of records carry their own key
+    as a map's rows do. A nested item that is not an object is the row
+    ``{"_parent": i, "value": item}``. A parent without that array (missing, null, another
+    type) gives no rows and is counted in a warning. ``items[*]`` alone is ``items``. More
+    ``[*]`` flatten again (``a[*].b[*].c``): ``_parent`` is then the index of the row of
+    ``a[*].b`` the item was nested in, so the two tables join on it. The JSONPath spelling
+    (``$.items[*].spec``) reads the same.
   * A record that already has a field of a name the rows add is refused
     (``invalid_argument``), with the call that picks another key name when it is the key.
 - A path that names none of these is ``not_an_array``, with the calls that do work there: the
@@ -31,12 +35,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from scratch.answers.kernel.target import Target
 from scratch.answers.rendered import suggest_slice
 from scratch.calls import Call, call
-from scratch.errors import FormatError, KeyPathNotFound, LineNotJson, UsageError, argument
+from scratch.errors import (
+    FormatError,
+    InvalidPattern,
+    KeyPathNotFound,
+    LineNotJson,
+    UsageError,
+    argument,
+)
+from scratch.pathnames import WILDCARD, Segment
 
 if TYPE_CHECKING:
     from scratch.answers.sources.csv_rows import CsvRows
@@ -91,7 +103,7 @@ class RowsAt:
     segments: Segments
     total: int
     key_field: str = KEY_FIELD
-    inner: Segments = ()
+    inner: str = ""  # nested: the whole path, canonical (a[*].b)
     rows: list[Row] = field(default_factory=list)
     locations: list[Segments] = field(default_factory=list)
     wrapped: set[int] = field(default_factory=set)  # nested rows {"_parent", "value": item}
@@ -119,25 +131,29 @@ class RowsAt:
 
 
 def rows_at(target: Target, path: str, key_field: str | None = None) -> RowsAt:
-    """The rows at ``path`` (an array, a map of records, or a path with one ``[*]``)."""
+    """The rows at ``path`` (an array, a map of records, or a path with ``[*]``)."""
     from scratch.query.paths import parse_path
     key = check_key_field(key_field)
     parsed = parse_path(path)
     segs = parsed.segments
+    if segs is None and path.startswith("$") and "*" in path:
+        # $.items[*].status.containerStatuses: the JSONPath spelling of the same flattening
+        try:
+            segs = parse_path(path[1:], syntax="dot").segments
+        except InvalidPattern:
+            segs = None
     if parsed.singular:
         return _plain_rows(target, path, tuple(parsed.names or ()), key)
-    if segs is None or sum(1 for s in segs if not isinstance(s, (str, int))) != 1:
-        raise UsageError(f"{path!r} must name one array or map of records, or flatten one "
-                         "level of nested arrays with one [*] (items[*].status."
-                         "containerStatuses); no filters here: use "
-                         f"{argument('where')} to filter rows",
+    if segs is None:
+        raise UsageError(f"{path!r} must name one array or map of records, or flatten nested "
+                         "arrays with [*] (items[*].status.containerStatuses); no filters "
+                         f"here: use {argument('where')} to filter rows",
                          code="invalid_path", path=path)
-    star = next(i for i, s in enumerate(segs) if not isinstance(s, (str, int)))
-    outer = tuple(s for s in segs[:star] if isinstance(s, (str, int)))
-    inner = tuple(s for s in segs[star + 1:] if isinstance(s, (str, int)))
-    if not inner:
-        return _plain_rows(target, path, outer, key)
-    return _nested_rows(target, path, outer, inner, key)
+    if segs[-1] == WILDCARD and segs.count(WILDCARD) == 1:  # items[*] is items
+        return _plain_rows(target, path, _plain(segs[:-1]), key)
+    if segs[-1] == WILDCARD:  # a[*].b[*]: the items of a[*].b
+        segs = segs[:-1]
+    return _nested_rows(target, path, segs, key)
 
 
 def check_key_field(key_field: str | None) -> str:
@@ -205,69 +221,98 @@ def suggest_key_field(exc: UsageError, asked: Call) -> None:
         exc.details["suggestions"] = [asked.with_args(key_field=free)]
 
 
-def _nested_rows(target: Target, path: str, outer: Segments, inner: Segments,
-                 key: str) -> RowsAt:
+class _Parent(NamedTuple):
+    """One item of a level of a flattening: its index at its level, its key (a member of a
+    map of records), its value, where that is, and the item it was nested in."""
+
+    position: int
+    key: str | None
+    value: Item
+    location: Segments
+    parent: _Parent | None = None
+
+
+def _nested_rows(target: Target, path: str, segs: Sequence[Segment], key: str) -> RowsAt:
+    """The rows of a path with ``[*]``: each ``[*]`` flattens the items at the part after it
+    in every item of the level before (the first level: the array or map of records before
+    the first ``[*]``). A row carries the index (and key) of the item it was nested in, at
+    the level before the last."""
     from scratch.jsonvalues import json_type
     from scratch.pathnames import format_path
     from scratch.query.paths import resolve
-    parents = _value(target, outer)
-    pairs: list[tuple[int, str | None, Item]]
-    if isinstance(parents, list):
-        pairs = [(i, None, p) for i, p in enumerate(parents)]
-        noun = "items"
-    elif is_record_map(parents):
-        pairs = [(i, k, p) for i, (k, p) in enumerate(parents.items())]
-        noun = "records"
+    stars = [i for i, s in enumerate(segs) if not isinstance(s, (str, int))]
+    outer = _plain(segs[:stars[0]])
+    top = _value(target, outer)
+    level: list[_Parent]
+    if isinstance(top, list):
+        level = [_Parent(i, None, v, (*outer, i)) for i, v in enumerate(top)]
+    elif is_record_map(top):
+        level = [_Parent(i, k, v, (*outer, k)) for i, (k, v) in enumerate(top.items())]
     else:
-        raise not_an_array(target, path, outer, parents)
-    rows: list[Row] = []
-    locations: list[Segments] = []
-    wrapped: set[int] = set()
-    without: dict[str, int] = {}
-    inner_map = False
-    for i, k, parent in pairs:
-        try:
-            value = resolve(parent, list(inner))
-        except KeyPathNotFound:
-            value = None
-            missing = True
-        else:
-            missing = False
-        at: Segments = (*outer, k if k is not None else i, *inner)
-        head: Row = {PARENT_FIELD: i, **({PARENT_KEY_FIELD: k} if k is not None else {})}
-        if isinstance(value, list):
-            members: list[tuple[str | int, Item]] = list(enumerate(value))
-        elif is_record_map(value) and value:
-            inner_map = True
-            members = list(value.items())
-        else:
-            t = "missing" if missing else json_type(value)
-            without[t] = without.get(t, 0) + 1
-            continue
-        for j, item in members:
-            if isinstance(item, dict):
-                for name in (*head, *((key,) if isinstance(j, str) else ())):
-                    if name in item:
-                        check_added(target, path, [item], name,
-                                     picked=key if name == key else None)
-                row = {**head, **({key: j} if isinstance(j, str) else {}), **item}
+        raise not_an_array(target, path, outer, top)
+    warnings: list[str] = []
+    keyed = isinstance(top, dict)  # the items of this level are members of maps
+    parents_keyed = keyed
+    for n, star in enumerate(stars):
+        inner = _plain(segs[star + 1:stars[n + 1] if n + 1 < len(stars) else len(segs)])
+        children: list[_Parent] = []
+        without: dict[str, int] = {}
+        level_keyed = False
+        for parent in level:
+            try:
+                value = resolve(parent.value, list(inner))
+            except KeyPathNotFound:
+                without["missing"] = without.get("missing", 0) + 1
+                continue
+            members: list[tuple[str | int, Item]]
+            if isinstance(value, list):
+                members = list(enumerate(value))
+            elif is_record_map(value) and value:
+                level_keyed = True
+                members = list(value.items())
             else:
-                wrapped.add(len(rows))
-                row = {**head, **({key: j} if isinstance(j, str) else {}), "value": item}
-            rows.append(row)
-            locations.append((*at, j))
-    warnings: tuple[str, ...] = ()
-    if without:
-        n = sum(without.values())
-        kinds = ", ".join(f"{c:,} {t}" for t, c in sorted(without.items(),
-                                                          key=lambda tc: -tc[1]))
-        warnings = (f"{n:,} of {len(pairs):,} {noun} at {format_path(list(outer))} have no "
-                    f"array or map of records at {format_path(list(inner))} ({kinds}): they "
-                    "give no rows",)
-    added = (PARENT_FIELD, *((PARENT_KEY_FIELD,) if noun == "records" else ()),
-             *((key,) if inner_map else ()))
-    return RowsAt("nested", outer, len(rows), key, inner=inner, rows=rows,
-                  locations=locations, wrapped=wrapped, added=added, warnings=warnings)
+                t = json_type(value)
+                without[t] = without.get(t, 0) + 1
+                continue
+            at = (*parent.location, *inner)
+            children += [_Parent(len(children) + j, m if isinstance(m, str) else None, item,
+                                 (*at, m), parent) for j, (m, item) in enumerate(members)]
+        if without:
+            k = sum(without.values())
+            kinds = ", ".join(f"{c:,} {t}" for t, c in sorted(without.items(),
+                                                              key=lambda tc: -tc[1]))
+            noun = "records" if keyed else "items"
+            warnings.append(f"{k:,} of {len(level):,} {noun} at "
+                            f"{format_path(list(segs[:star]))} have no array or map of records "
+                            f"at {format_path(list(inner))} ({kinds}): they give no rows")
+        level, parents_keyed, keyed = children, keyed, level_keyed
+    rows: list[Row] = []
+    wrapped: set[int] = set()
+    for child in level:
+        up = child.parent
+        assert up is not None
+        head: Row = {PARENT_FIELD: up.position,
+                     **({PARENT_KEY_FIELD: up.key} if parents_keyed else {}),
+                     **({key: child.key} if keyed else {})}
+        if isinstance(child.value, dict):
+            for name in head:
+                if name in child.value:
+                    check_added(target, path, [child.value], name,
+                                picked=key if name == key else None)
+            row = {**head, **child.value}
+        else:
+            wrapped.add(len(rows))
+            row = {**head, "value": child.value}
+        rows.append(row)
+    added = (PARENT_FIELD, *((PARENT_KEY_FIELD,) if parents_keyed else ()),
+             *((key,) if keyed else ()))
+    return RowsAt("nested", outer, len(rows), key, inner=format_path(list(segs)), rows=rows,
+                  locations=[c.location for c in level], wrapped=wrapped, added=added,
+                  warnings=tuple(warnings))
+
+
+def _plain(segs: Sequence[Segment]) -> Segments:
+    return tuple(s for s in segs if isinstance(s, (str, int)))
 
 
 def window_items(target: Target, segments: Segments, total: int, offset: int,

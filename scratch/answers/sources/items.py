@@ -95,7 +95,7 @@ class JsonItems:
                                   for s in self.segments]
         if self.at.kind == "array":
             return segments
-        return [*segments, {"rows": self.at.kind, "inner": list(self.at.inner),
+        return [*segments, {"rows": self.at.kind, "path": self.at.inner,
                             "key": self.at.key_field}]
 
     def field_path(self, text: str) -> ParsedPath:
