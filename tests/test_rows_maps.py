@@ -100,6 +100,20 @@ def test_key_field_names_the_key(wl: str) -> None:
         "code"] == "invalid_argument"
 
 
+def test_a_record_with_a_key_field_keeps_it(scratch_home: Path) -> None:
+    # the default key name steps aside for a record's own _key; a picked one is refused
+    doc = {"a": {"_key": 1, "n": 2}, "b": {"n": 3}}
+    assert cli("write", "m", input=json.dumps(doc)).code == 0
+    r = cli("iterate-over", "m", ".", "--fields", "_key,n")
+    assert r.text == "_index\t__key\t_key\tn\n0\ta\t1\t2\n1\tb\tnull\t3\n"
+    assert ok("get-in", "m", ".", "--fields", "n")["data"]["value"] == [
+        {"__key": "a", "n": 2}, {"__key": "b", "n": 3}]
+    e = refused("item-schema", "m", ".", "--key-field", "n")
+    assert e["code"] == "invalid_argument"
+    assert [s["shell"] for s in e["suggestions"]] == [
+        "scratch item-schema m . --key-field _n"]
+
+
 def test_long_cells_of_map_rows_say_where_they_are(corpus_dir: Path) -> None:
     doc = json.loads((corpus_dir / SWAGGER).read_text())
     assert cli("write", "swag", input=(corpus_dir / SWAGGER).read_bytes()).code == 0
@@ -213,19 +227,15 @@ def test_not_an_array_suggests_calls_that_run(wl: str) -> None:
 
 def test_maps_over_mcp(wl: str) -> None:
     session = ServerState().session_for("conn", "default", None, "test")
-    out = run_tool("iterate_over", {"file": "wl", "path": "images", "fields": "repository",
-                                    "key_field": "sha"}, session)
+    out = run_tool("iterate_over", {"file": "wl", "path": "images", "fields": "repository"},
+                   session)
     assert out.ok, out.text
-    assert out.texts[0] == "_index\tsha\trepository\n" + "".join(
+    assert out.texts[0] == "_index\t_key\trepository\n" + "".join(
         f"{i}\t{k}\t{v['repository']}\n" for i, (k, v) in enumerate(DOC["images"].items()))
+    # the key name is the CLI's choice: over MCP the rows carry _key
     out = run_tool("iterate_over", {"file": "wl", "path": "namespaces", "count": True,
-                                    "key_field": "count"}, session)
-    assert not out.ok
-    e = json.loads(out.text)
-    assert e["message"] == ("the records at namespaces already have a field 'count', the one "
-                            "a row would carry its key in; pick another name with 'key_field'")
-    assert e["suggestions"] == [{"name": "iterate_over", "arguments": {
-        "file": "wl", "path": "namespaces", "count": True, "key_field": "_count"}}]
+                                    "key_field": "ns"}, session)
+    assert not out.ok and json.loads(out.text)["code"] == "invalid_arguments"
     out = run_tool("item_schema", {"file": "wl", "path": "pods"}, session)
     assert not out.ok
     e = json.loads(out.text)

@@ -222,15 +222,16 @@ def union_of(items: list[Any]) -> ItemUnion:
 
 def is_record_map(value: dict[str, Any]) -> bool:
     """Whether an object reads as a map of records: 2 or more values, every one an object, and
-    alike (some key is in at least half of them: an OpenAPI ``definitions``, per-server
-    counters; not a Pod's ``metadata``/``spec``/``status``, which share no key)."""
+    alike (some key is in two of them and at least half: an OpenAPI ``definitions``,
+    per-server counters; not a Pod's ``metadata``/``spec``/``status``, which share no key)."""
     if len(value) < 2 or not all(isinstance(v, dict) for v in value.values()):
         return False
     seen: dict[str, int] = {}
     for v in value.values():
         for k in v:
             seen[k] = seen.get(k, 0) + 1
-    return bool(seen) and 2 * max(seen.values()) >= len(value)
+    most = max(seen.values(), default=0)
+    return most >= 2 and 2 * most >= len(value)
 
 
 def summarize_value(value: Any, path: tuple[str | int, ...] = (), depth: int = SUMMARY_DEPTH,

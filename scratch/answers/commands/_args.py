@@ -17,5 +17,7 @@ LINES = Arg("How many lines.", flags=("-n", "--lines"), metavar="N", minimum=1)
 OFFSET = Arg("Skip this many lines (items); negative: from the end.", flags=("--offset",),
              metavar="N")
 LIMIT = Arg("At most this many lines (items).", flags=("--limit",), metavar="N", minimum=1)
+# CLI only: the MCP tool lists cannot afford it (issue 22's price), and rows over MCP carry
+# their key in _key (__key when a record has _key)
 KEY_FIELD = Arg("In a map of records, the field each row's key goes in (default _key).",
-                flags=("--key-field",), metavar="NAME", max_length=256)
+                flags=("--key-field",), metavar="NAME", max_length=256, mcp=False)

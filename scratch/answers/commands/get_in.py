@@ -158,9 +158,10 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
     (``_key``, or ``key_field``) first."""
     from scratch.answers.kernel.result import compact_json
     from scratch.answers.sources.arrays import (
-        check_added,
+        KEY_FIELD,
         check_key_field,
         is_record_map,
+        key_name,
         suggest_key_field,
     )
     from scratch.errors import UsageError
@@ -169,7 +170,8 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
     from scratch.query.paths import evaluate, parse_path
     from scratch.valuecounts import MISSING
     parsed = parse_path(path)
-    key = check_key_field(key_field)
+    picked = check_key_field(key_field) if key_field is not None else None
+    key = picked or KEY_FIELD
     if parsed.singular:
         value = _located(target, lambda: target.index.value_at(list(parsed.names or ())))
     else:
@@ -182,7 +184,7 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
         # the rows, each with its key first
         keyed = True
         try:
-            check_added(target, path, list(value.values()), key, picked=key)
+            key = key_name(target, path, list(value.values()), picked)
         except UsageError as exc:
             suggest_key_field(exc, asked)
             raise
@@ -444,8 +446,7 @@ COMMAND = Command(
     get_in,
     tools=(Tool("get_in", "The value at path of a JSON/YAML/CSV entry (items.-1: the last).",
                 names={"ref": "file"},
-                args=("ref", "path", "offset", "limit", "fit", "keys", "fields", "count",
-                      "key_field")),),
+                args=("ref", "path", "offset", "limit", "fit", "keys", "fields", "count")),),
     aliases=("get_in",),
     cli_input="negative_paths:path_or_option",
     cli_settings={"ignore_unknown_options": True})

@@ -539,5 +539,5 @@ COMMAND = Command(
                 "filtered, sorted, paged, or counted.",
                 names={"ref": "file"},
                 args=("ref", "path", "fields", "offset", "limit", "where", "sort", "desc",
-                      "count", "count_by", "fit", "key_field")),),
+                      "count", "count_by", "fit")),),
     aliases=("iterate_over",))

@@ -13,7 +13,8 @@ Invariants:
 
   * a **map of records** (an object whose values are all objects, e.g. an OpenAPI
     ``definitions``) is rows too: one per member, in the object's order, each carrying its
-    key first under :data:`KEY_FIELD` (``_key``) or the name the caller picks;
+    key first under the name the caller picks, else :data:`KEY_FIELD` (``_key``; ``__key``
+    when a record has a ``_key``, and so on);
   * a path with ``[*]`` (``items[*].status.containerStatuses``) **flattens**: the items of
     the array (or map of records) at the part after ``[*]`` in every item (member) of the
     array (map of records) before it, in order, each carrying :data:`PARENT_FIELD` (the parent
@@ -25,8 +26,9 @@ Invariants:
     ``[*]`` flatten again (``a[*].b[*].c``): ``_parent`` is then the index of the row of
     ``a[*].b`` the item was nested in, so the two tables join on it. The JSONPath spelling
     (``$.items[*].spec``) reads the same.
-  * A record that already has a field of a name the rows add is refused
-    (``invalid_argument``), with the call that picks another key name when it is the key.
+  * A record that already has the key name the caller picked is refused
+    (``invalid_argument``, with the call under an unused name); so is one that has
+    ``_parent`` or ``_parent_key``.
 - A path that names none of these is ``not_an_array``, with the calls that do work there: the
   value itself (get-in), its schema, and an object's keys.
 """
@@ -133,7 +135,7 @@ class RowsAt:
 def rows_at(target: Target, path: str, key_field: str | None = None) -> RowsAt:
     """The rows at ``path`` (an array, a map of records, or a path with ``[*]``)."""
     from scratch.query.paths import parse_path
-    key = check_key_field(key_field)
+    key = check_key_field(key_field) if key_field is not None else None
     parsed = parse_path(path)
     segs = parsed.segments
     if segs is None and path.startswith("$") and "*" in path:
@@ -156,9 +158,7 @@ def rows_at(target: Target, path: str, key_field: str | None = None) -> RowsAt:
     return _nested_rows(target, path, segs, key)
 
 
-def check_key_field(key_field: str | None) -> str:
-    if key_field is None:
-        return KEY_FIELD
+def check_key_field(key_field: str) -> str:
     if not key_field.strip() or key_field != key_field.strip():
         raise UsageError(f"{argument('key_field')} names the field that carries each record's "
                          f"key: a name without surrounding spaces, not {key_field!r}",
@@ -174,20 +174,33 @@ def _value(target: Target, segments: Segments) -> Item:
         raise
 
 
-def _plain_rows(target: Target, path: str, segments: Segments, key: str) -> RowsAt:
+def key_name(target: Target, path: str, records: Sequence[Item], picked: str | None) -> str:
+    """The field the rows of ``records`` carry their key in: ``picked`` (refused when a record
+    has it), else :data:`KEY_FIELD`, or ``__key`` ... when a record has that."""
+    if picked is not None:
+        check_added(target, path, records, picked, picked=picked)
+        return picked
+    key = KEY_FIELD
+    while any(isinstance(r, dict) and key in r for r in records):
+        key = "_" + key
+    return key
+
+
+def _plain_rows(target: Target, path: str, segments: Segments, picked: str | None
+                ) -> RowsAt:
     try:
         node = target.index.node(list(segments))
     except FormatError as exc:
         suggest_slice(exc, target)
         raise
     if node is not None and node.complete and node.type == "array" and node.length is not None:
-        return RowsAt("array", segments, int(node.length), key)
+        return RowsAt("array", segments, int(node.length))
     value = _value(target, segments)
     if isinstance(value, list):
-        return RowsAt("array", segments, len(value), key)
+        return RowsAt("array", segments, len(value))
     if not is_record_map(value):
         raise not_an_array(target, path, segments, value)
-    check_added(target, path, list(value.values()), key, picked=key)
+    key = key_name(target, path, list(value.values()), picked)
     rows = [{key: k, **v} for k, v in value.items()]
     return RowsAt("map", segments, len(rows), key, rows=rows,
                   locations=[(*segments, k) for k in value], added=(key,))
@@ -232,7 +245,8 @@ class _Parent(NamedTuple):
     parent: _Parent | None = None
 
 
-def _nested_rows(target: Target, path: str, segs: Sequence[Segment], key: str) -> RowsAt:
+def _nested_rows(target: Target, path: str, segs: Sequence[Segment], picked: str | None
+                 ) -> RowsAt:
     """The rows of a path with ``[*]``: each ``[*]`` flattens the items at the part after it
     in every item of the level before (the first level: the array or map of records before
     the first ``[*]``). A row carries the index (and key) of the item it was nested in, at
@@ -288,6 +302,7 @@ def _nested_rows(target: Target, path: str, segs: Sequence[Segment], key: str) -
         level, parents_keyed, keyed = children, keyed, level_keyed
     rows: list[Row] = []
     wrapped: set[int] = set()
+    key = key_name(target, path, [c.value for c in level], picked) if keyed else KEY_FIELD
     for child in level:
         up = child.parent
         assert up is not None
@@ -296,9 +311,8 @@ def _nested_rows(target: Target, path: str, segs: Sequence[Segment], key: str) -
                      **({key: child.key} if keyed else {})}
         if isinstance(child.value, dict):
             for name in head:
-                if name in child.value:
-                    check_added(target, path, [child.value], name,
-                                picked=key if name == key else None)
+                if name in child.value and name != key:
+                    check_added(target, path, [child.value], name, picked=None)
             row = {**head, **child.value}
         else:
             wrapped.add(len(rows))
