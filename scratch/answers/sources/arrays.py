@@ -253,7 +253,6 @@ def _nested_rows(target: Target, path: str, segs: Sequence[Segment], picked: str
     the level before the last."""
     from scratch.jsonvalues import json_type
     from scratch.pathnames import format_path
-    from scratch.query.paths import resolve
     stars = [i for i, s in enumerate(segs) if not isinstance(s, (str, int))]
     outer = _plain(segs[:stars[0]])
     top = _value(target, outer)
@@ -274,7 +273,7 @@ def _nested_rows(target: Target, path: str, segs: Sequence[Segment], picked: str
         level_keyed = False
         for parent in level:
             try:
-                value = resolve(parent.value, list(inner))
+                value = _down(parent.value, inner)
             except KeyPathNotFound:
                 without["missing"] = without.get("missing", 0) + 1
                 continue
@@ -323,6 +322,22 @@ def _nested_rows(target: Target, path: str, segs: Sequence[Segment], picked: str
     return RowsAt("nested", outer, len(rows), key, inner=format_path(list(segs)), rows=rows,
                   locations=[c.location for c in level], wrapped=wrapped, added=added,
                   warnings=tuple(warnings))
+
+
+def _down(value: Item, inner: Segments) -> Item:
+    """The value at ``inner`` in ``value`` (keys and non-negative indexes looked up directly;
+    anything else as :func:`scratch.query.paths.resolve` reads it)."""
+    node = value
+    for s in inner:
+        if isinstance(s, str) and isinstance(node, dict) and s in node:
+            node = node[s]
+            continue
+        if isinstance(s, int) and isinstance(node, list) and 0 <= s < len(node):
+            node = node[s]
+        else:
+            from scratch.query.paths import resolve
+            return resolve(value, list(inner))
+    return node
 
 
 def _plain(segs: Sequence[Segment]) -> Segments:
