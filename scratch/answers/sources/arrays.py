@@ -97,9 +97,9 @@ class RowsAt:
 
     ``kind``: ``array`` (the items of the array at ``segments``: read through the index a
     window at a time), ``map`` (the members of the map of records at ``segments``) or
-    ``nested`` (the items at ``inner`` in each item of the array or map at ``segments``).
-    ``map`` and ``nested`` rows are built from the value, read once; ``locations[k]`` is where
-    row ``k``'s value is in the document."""
+    ``nested`` (nested arrays flattened: ``segments`` is the part before the first ``[*]``,
+    ``inner`` the whole path, canonical). ``map`` and ``nested`` rows are built from the
+    value, read once; ``locations[k]`` is where row ``k``'s value is in the document."""
 
     kind: Literal["array", "map", "nested"]
     segments: Segments
@@ -111,12 +111,6 @@ class RowsAt:
     wrapped: set[int] = field(default_factory=set)  # nested rows {"_parent", "value": item}
     added: tuple[str, ...] = ()  # the fields the rows add (their keys, their parents)
     warnings: tuple[str, ...] = ()
-
-    def location(self, k: int) -> Segments:
-        """Where row ``k`` (its value) is in the document."""
-        if self.kind == "array":
-            return (*self.segments, k)
-        return self.locations[k]
 
     def field_location(self, k: int, at: Sequence[str | int]) -> Segments | None:
         """Where the value at ``at`` inside row ``k`` is in the document (None: a field the
