@@ -187,6 +187,18 @@ def test_schema_and_pointer_name_maps_of_records(wl: str) -> None:
     assert f"namespaces.{list(NAMESPACES)[0]}: object{{2}}" in outline
 
 
+def test_a_pod_is_not_called_a_map_but_reads_as_one(corpus_dir: Path) -> None:
+    # metadata, spec and status share no key: the outline says object{3}; asked for, its
+    # three values are still rows
+    pod = "k8s/openshift-insights/pod_prometheus-k8s-0.json"
+    doc = json.loads((corpus_dir / pod).read_text())
+    assert list(doc) == ["metadata", "spec", "status"]
+    assert cli("write", "pod", input=(corpus_dir / pod).read_bytes()).code == 0
+    assert cli("schema", "pod", "--depth", "1").text.splitlines()[0] == ".: object{3} L1-867"
+    r = cli("iterate-over", "pod", ".", "--count")
+    assert r.code == 0 and r.text == "3\n"
+
+
 def test_openapi_definitions_are_rows(corpus_dir: Path) -> None:
     doc = json.loads((corpus_dir / SWAGGER).read_text())
     assert cli("write", "swag", input=(corpus_dir / SWAGGER).read_bytes()).code == 0
@@ -236,6 +248,17 @@ def test_maps_over_mcp(wl: str) -> None:
     out = run_tool("iterate_over", {"file": "wl", "path": "namespaces", "count": True,
                                     "key_field": "ns"}, session)
     assert not out.ok and json.loads(out.text)["code"] == "invalid_arguments"
+    out = run_tool("get_in", {"file": "wl", "path": "images", "fields": "repository"},
+                   session)
+    assert out.ok, out.text
+    assert out.texts[0] == "[\n" + "".join(
+        f'  {{"_key":"{k}","repository":"{v["repository"]}"}}'
+        f'{"," if i < len(DOC["images"]) - 1 else ""}\n'
+        for i, (k, v) in enumerate(DOC["images"].items())) + "]\n"
+    out = run_tool("item_schema", {"file": "wl", "path": "namespaces", "max_depth": 1},
+                   session)
+    assert out.ok and out.texts[0].splitlines()[:2] == ["item types: object 23",
+                                                       "_key: string 23/23"]
     out = run_tool("item_schema", {"file": "wl", "path": "pods"}, session)
     assert not out.ok
     e = json.loads(out.text)

@@ -11,6 +11,7 @@ computed from the file with the stdlib json module.
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 
 from scratch.mcp.dispatch import run_tool
 from scratch.mcp.serve.session import ServerState
-from tests.helpers import cli
+from tests.helpers import cli, shell_of
 
 DATA = Path(__file__).resolve().parent / "data" / "workload_info.json"
 DOC = json.loads(DATA.read_text())
@@ -97,6 +98,26 @@ def test_sql_table_of_flattened_rows(wl: str) -> None:
     want = sorted(Counter(k for _, k, _ in SHAPES).items(), key=lambda kc: (-kc[1], kc[0]))
     assert data["rows"] == [list(kc) for kc in want[:2]]
     assert data["tables"] == {"entry": "wl: the 44 items of namespaces[*].shapes"}
+
+
+def test_fit_pages_every_flattened_row_once(scratch_home: Path, wl: str) -> None:
+    (scratch_home / "scratch.toml").write_text("[budget]\nmax_extraction_tokens = 300\n")
+    seen: list[tuple[int, int, str]] = []
+    r = cli("iterate-over", wl, "namespaces[*].shapes", "--fields", "restartAlways", "--fit",
+            "--json")
+    pages = 0
+    while True:
+        assert r.code == 0, r.out
+        assert r.json["meta"]["tokens"]["count"] <= 300
+        seen += [(row["_index"], row["_parent"], row["_parent_key"])
+                 for row in r.json["data"]["rows"]]
+        pages += 1
+        if "next" not in r.json["data"]:
+            break
+        args = shlex.split(shell_of(r.json["data"]["next"]))
+        r = cli(*args[1:], "--json")
+    assert pages > 1
+    assert seen == [(n, i, k) for n, (i, k, _) in enumerate(SHAPES)]
 
 
 def test_more_levels_and_items_that_are_not_objects(wl: str) -> None:
