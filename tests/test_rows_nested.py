@@ -92,6 +92,16 @@ def test_item_schema_of_flattened_rows(wl: str) -> None:
         ("_parent", "44/44"), ("_parent_key", "44/44"), *((k, f"{seen[k]}/44") for k in order)]
 
 
+def test_get_in_fields_flattens_nested_arrays(wl: str) -> None:
+    got = ok("get-in", wl, "namespaces[*].shapes", "--fields", "restartAlways")["data"]
+    assert got["fields"] == ["_parent", "_parent_key", "restartAlways"]
+    assert got["value"] == [{"_parent": i, "_parent_key": k, "restartAlways": s["restartAlways"]}
+                            for i, k, s in SHAPES]
+    # matches that are not arrays are projected one by one, as before
+    counts = ok("get-in", wl, "$.namespaces[*]", "--fields", "count")["data"]["value"]
+    assert counts == [{"count": v["count"]} for v in NAMESPACES.values()]
+
+
 def test_sql_table_of_flattened_rows(wl: str) -> None:
     data = ok("sql", wl, "SELECT _parent_key, count(*) AS n FROM entry GROUP BY _parent_key "
               "ORDER BY n DESC, _parent_key LIMIT 2", "--path", "namespaces[*].shapes")["data"]

@@ -155,7 +155,8 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
     """The items of the array at ``path`` (or the matches of a JSONPath query, or one object)
     with only ``names``: one compact JSON object per line, missing fields null. A map of
     records none of whose own fields is asked for gives its records, each with its key
-    (``_key``, or ``key_field``) first."""
+    (``_key``, or ``key_field``) first; a path with ``[*]`` whose matches are all arrays gives
+    their items, flattened as iterate-over reads them (``_parent`` first)."""
     from scratch.answers.kernel.result import compact_json
     from scratch.answers.sources.arrays import (
         KEY_FIELD,
@@ -199,9 +200,22 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
         return row
 
     projected: Row | list[Row]
+    nested = None
+    if not parsed.singular and value and all(isinstance(v, list) for v in value):
+        # items[*].status.containerStatuses: every match an array, so their items are the
+        # rows, flattened as iterate-over reads them, each with its parent first
+        from scratch.answers.sources.arrays import rows_at
+        try:
+            nested = rows_at(target, path, picked)
+        except UsageError:
+            nested = None
     if keyed:
         projected = [{key: k, **project(v)} for k, v in value.items()]
         names = [key, *names]
+    elif nested is not None and nested.kind == "nested":
+        added = [a for a in nested.added if a not in names]
+        projected = [{**{a: row.get(a) for a in added}, **project(row)} for row in nested.rows]
+        names = [*added, *names]
     else:
         projected = ([project(v) for v in value] if isinstance(value, list)
                      else project(value))
@@ -438,7 +452,8 @@ COMMAND = Command(
     "negative --offset (-20: the last 20 lines).\n\n"
     "--keys lists an object's keys with the type and size of each value (an array: its "
     "length and item types); --fields a,b.c keeps only those fields of each item of an "
-    "array (of each record of a map of records, with its key in _key); --count gives "
+    "array (of each record of a map of records, with its key in _key; of each nested item "
+    "of items[*].x, with _parent); --count gives "
     "the number of nodes a JSONPath query selects.\n\n"
     "Example: scratch get-in 1a2b items.0.metadata\n\n"
     "Example: scratch get-in 1a2b '$.items[?@.status.phase==\"Failed\"]' --fields "
