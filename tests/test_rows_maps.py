@@ -168,6 +168,20 @@ def test_sql_over_a_map(wl: str) -> None:
                                                                    "repository"]
 
 
+def test_sql_without_a_path_points_at_the_maps(scratch_home: Path) -> None:
+    doc = {"servers": {"a": {"up": 3}, "b": {"up": 5}}, "v": 1}
+    assert cli("write", "s", input=json.dumps(doc)).code == 0
+    e = refused("sql", "s", "SELECT count(*) FROM entry")
+    assert e["code"] == "invalid_path"
+    assert e["message"] == ("this entry holds no array of items to query; give --path: the "
+                            "path to an array or a map of records; servers is a map of 2 "
+                            "records")
+    assert [s["shell"] for s in e["suggestions"]] == ["scratch sql s --path servers --describe",
+                                                      "scratch schema s"]
+    assert ok("sql", "s", "SELECT _key, up FROM entry ORDER BY up", "--path", "servers")[
+        "data"]["rows"] == [["a", 3], ["b", 5]]
+
+
 # ---------------------------------------------------------------- schema and the pointer
 
 

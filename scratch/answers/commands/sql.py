@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from scratch.answers.sources.arrays import RowsAt
-    from scratch.answers.sources.items import Row
+    from scratch.answers.sources.items import Info, Row
     from scratch.query.sql import Source
 
 MAX_ROWS = 10_000
@@ -65,10 +65,15 @@ def _json_rows(target: Target, path: str | None, key_field: str | None = None
             from scratch.answers.pointer import array_nodes
             arrays = array_nodes(schema)
             if not arrays:
+                maps = _record_maps(schema)
+                found = "".join(f"; {m['path']} is a map of {m['length']:,} records"
+                                for m in maps[:3])
                 raise UsageError("this entry holds no array of items to query; give "
-                                 f"{argument('path')}: the path to an array",
-                                 code="invalid_path", argument="path",
-                                 suggestions=[call("schema", ref=target.ref)])
+                                 f"{argument('path')}: the path to an array or a map of "
+                                 f"records{found}", code="invalid_path", argument="path",
+                                 suggestions=[*(call("sql", ref=target.ref, describe=True,
+                                                     path=str(m["path"])) for m in maps[:3]),
+                                              call("schema", ref=target.ref)])
             path = str(arrays[0].get("path") or ".")
         else:
             path = "."
@@ -79,6 +84,21 @@ def _json_rows(target: Target, path: str | None, key_field: str | None = None
     if at.kind == "nested":
         return at, f"the {plural(at.total, 'item', grouped=True)} of {at.inner}"
     return at, f"the {plural(at.total, 'item', grouped=True)} of {where}"
+
+
+def _record_maps(schema: Info) -> list[Info]:
+    """The outline's maps of records, the most records first."""
+    from scratch.answers.pointer import record_map_size
+    found: list[Info] = []
+
+    def walk(node: Info) -> None:
+        if record_map_size(node) is not None:
+            found.append(node)
+        for child in node.get("children") or []:
+            walk(child)
+
+    walk(schema)
+    return sorted(found, key=lambda n: -int(n.get("length") or 0))
 
 
 def source_of(target: Target, path: str | None = None, key_field: str | None = None
