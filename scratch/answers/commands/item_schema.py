@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers.commands._args import KEY_FIELD, LIMIT, OFFSET, PATH, REF
+from scratch.answers.commands._args import KEY_FIELD, LIMIT, OFFSET, PATH, REF, ROWS_PATH_HELP
 from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
@@ -163,5 +163,6 @@ COMMAND = Command(
     item_schema,
     tools=(Tool("item_schema", "The keys of the items of the array at path, with types and "
                 "presence.",
-                names={"ref": "file", "depth": "max_depth"}),),
+                names={"ref": "file", "depth": "max_depth"},
+                helps={"path": ROWS_PATH_HELP}),),
     aliases=("item_schema",))

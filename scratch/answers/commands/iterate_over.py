@@ -34,7 +34,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT as FIT_ARG
-from scratch.answers.commands._args import KEY_FIELD, PATH, REF
+from scratch.answers.commands._args import KEY_FIELD, PATH, REF, ROWS_PATH_HELP
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result, Table
@@ -538,6 +538,7 @@ COMMAND = Command(
     tools=(Tool("iterate_over", "One row of fields per item of the array at path (CSV, logs: '.'), "
                 "filtered, sorted, paged, or counted.",
                 names={"ref": "file"},
+                helps={"path": ROWS_PATH_HELP},
                 args=("ref", "path", "fields", "offset", "limit", "where", "sort", "desc",
                       "count", "count_by", "fit")),),
     aliases=("iterate_over",))
