@@ -83,6 +83,24 @@ def test_row_options_over_flattened_rows(wl: str) -> None:
     assert [r["_index"] for r in mine] == [n for n, (i, _, _) in enumerate(SHAPES) if i == 0]
 
 
+def test_cached_counts_keep_maps_nested_rows_and_key_names_apart(wl: str) -> None:
+    def count_by(path: str, field: str, *extra: str) -> tuple[str, dict[object, int]]:
+        data = ok("iterate-over", wl, path, "--count-by", field, *extra)["data"]
+        return data["engine"], {b["value"] if b["type"] != "missing" else "(missing)":
+                                b["count"] for b in data["values"]}
+
+    want = dict(Counter(s["restartAlways"] for _, _, s in SHAPES))
+    assert count_by("namespaces[*].shapes", "restartAlways") == ("python", want)
+    assert count_by("namespaces[*].shapes", "restartAlways") == ("cache", want)
+    # the map at the same place counts its own records, not the cached nested ones
+    assert count_by("namespaces", "restartAlways") == ("python", {"(missing)": 23})
+    keys = {k: 1 for k in NAMESPACES}
+    assert count_by("namespaces", "_key", "--limit", "30") == ("python", keys)
+    assert count_by("namespaces", "ns", "--limit", "30", "--key-field", "ns") == (
+        "python", keys)
+    assert count_by("namespaces", "ns", "--limit", "30") == ("python", {"(missing)": 23})
+
+
 def test_item_schema_of_flattened_rows(wl: str) -> None:
     data = ok("item-schema", wl, "namespaces[*].shapes", "--depth", "1")["data"]
     seen = Counter(k for _, _, s in SHAPES for k in s)
