@@ -40,8 +40,6 @@ CASES: list[tuple[str, dict[str, Any], list[str], str]] = [
     ("iterate_over", {"file": "pods", "path": "items", "count": True,
                       "count_by": "status.phase"},
      ["iterate-over", "pods", "items", "--count", "--count-by", "status.phase"], "--count-by"),
-    ("iterate_over", {"file": "pods", "path": "items"},
-     ["iterate-over", "pods", "items"], "--fields"),
     ("iterate_over", {"file": "pods", "path": "items", "fields": "metadata.name",
                       "desc": True},
      ["iterate-over", "pods", "items", "--fields", "metadata.name", "--desc"], "--sort"),

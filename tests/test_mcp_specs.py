@@ -298,6 +298,9 @@ def test_every_command_the_core_suggests_has_a_tool() -> None:
 # reads a file on disk (see scratch.mcp.dispatch)
 NOT_TOOL_ARGUMENTS = {
     ("iterate-over", "preview_chars"),  # the core's cell cut; the CLI has no option for it
+    # the CLI's name for a map's key column: over MCP rows carry _key (the tool lists' price)
+    ("iterate-over", "key_field"), ("item-schema", "key_field"), ("get-in", "key_field"),
+    ("sql", "key_field"),
     ("read", "terminal"),  # set by dispatch: the answer goes into a model
     ("stats", "agent"),  # set by dispatch: the session's own agent
     ("sync", "all"),  # every agent's namespace: an agent must not act on other agents

@@ -143,8 +143,7 @@ def count_by_items(source: Items, fields: Sequence[str], where: Where | None
         engine.append("python")
         return python()
 
-    key = ("count-by", [s if isinstance(s, (str, int)) else str(s) for s in source.segments],
-           list(fields))
+    key = ("count-by", source.cache_key, list(fields))
     full = cached_count_by(target.index.index_dir, key, compute, limit=None)
     return full, engine[0] if engine else "cache", time.monotonic() - started
 

@@ -48,7 +48,7 @@ class Pointer(TypedDict, total=False):
     already_stored: bool
     partial: bool
     partial_reason: str
-    schema: list[Info]  # outline rows: path, type, length, lines, value, depth
+    schema: list[Info]  # outline rows: path, type, length, lines, value, records, depth
     schema_more: int
     array: Info
     text: Info
@@ -74,10 +74,23 @@ def _lines(node: Info) -> str:
     return f" L{lines[0]}-{lines[1]}" if lines else ""
 
 
+def record_map_size(node: Info) -> int | None:
+    """The number of records of an outline node the index marked as a map of records (alike
+    objects, rows for iterate-over, item-schema and sql:
+    :func:`scratch.index.schema.is_record_map`), else None."""
+    n = node.get("length")
+    if node.get("type") != "object" or not node.get("records") or not isinstance(n, int):
+        return None
+    return n
+
+
 def _type(node: Info) -> str:
     t = node.get("type", "?")
     if t == "array":
         return f"array[{node.get('length', '?')}]"
+    records = record_map_size(node)
+    if records is not None:
+        return f"map of {records:,} records"
     if t == "object":
         return f"object{{{node.get('length', '?')}}}"
     if "value" in node:
@@ -230,13 +243,16 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
 
 
 def _outline(node: Info, depth: int, level: int = 0) -> list[Info]:
-    first: Info = {k: node[k] for k in ("path", "type", "length", "lines", "value")
-                             if k in node}
+    first: Info = {k: node[k] for k in ("path", "type", "length", "lines", "value", "records")
+                   if k in node}
     first["depth"] = level
     out = [first]
     if level >= depth:
         return out
-    for child in node.get("children", []) or []:
+    children = node.get("children", []) or []
+    if record_map_size(node) is not None:
+        children = children[:1]  # a map of alike records: the first stands for them
+    for child in children:
         out.extend(_outline(child, depth, level + 1))
     return out
 

@@ -9,6 +9,8 @@ Shape (JSON-serialisable, deterministic; paths in the dot-path syntax of
      "items": <union>}                        # arrays
     {"path": "metadata", "type": "object", "lines": [2, 9], "length": 4,
      "children": [<node>, ...], "more_children": 3}   # objects (first MAX_CHILDREN keys)
+    {"path": "definitions", "type": "object", "length": 312, "records": true, ...}
+                                 # a map of records (:func:`is_record_map`)
     {"path": "kind", "type": "string", "lines": [3, 3], "length": 7, "value": "PodList"}
 
 ``lines`` is absent where the skeleton has no record (inside big arrays); ``children`` stop at
@@ -72,6 +74,7 @@ class SummaryNode(TypedDict):
     items: NotRequired[ItemUnion]
     truncated: NotRequired[bool]
     more_children: NotRequired[int]
+    records: NotRequired[bool]
     children: NotRequired[list[SummaryNode]]
     value: NotRequired[Any]
 
@@ -217,6 +220,20 @@ def union_of(items: list[Any]) -> ItemUnion:
     return u.to_dict()
 
 
+def is_record_map(value: dict[str, Any]) -> bool:
+    """Whether an object reads as a map of records: 2 or more values, every one an object, and
+    alike (some key is in two of them and at least half: an OpenAPI ``definitions``,
+    per-server counters; not a Pod's ``metadata``/``spec``/``status``, which share no key)."""
+    if len(value) < 2 or not all(isinstance(v, dict) for v in value.values()):
+        return False
+    seen: dict[str, int] = {}
+    for v in value.values():
+        for k in v:
+            seen[k] = seen.get(k, 0) + 1
+    most = max(seen.values(), default=0)
+    return most >= 2 and 2 * most >= len(value)
+
+
 def summarize_value(value: Any, path: tuple[str | int, ...] = (), depth: int = SUMMARY_DEPTH,
                     lines_of: Any = None) -> SummaryNode:
     """Summary node of ``value`` at ``path``; ``lines_of(path)`` gives (start, end) or None."""
@@ -231,6 +248,8 @@ def summarize_value(value: Any, path: tuple[str | int, ...] = (), depth: int = S
         if value:
             node["items"] = union_of(value)
     elif isinstance(value, dict):
+        if is_record_map(value):
+            node["records"] = True  # a map of records: its values are rows
         if depth <= 0:
             if value:
                 node["truncated"] = True

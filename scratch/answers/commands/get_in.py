@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated, TypedDict, TypeVar
 
-from scratch.answers.commands._args import FIT, LIMIT, OFFSET, PATH, REF
+from scratch.answers.commands._args import FIT, KEY_FIELD, LIMIT, OFFSET, PATH, REF
 from scratch.answers.kernel.candidate import Alternative, Candidate, Some
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.target import Target, open_target
@@ -83,8 +83,8 @@ COUNT = Arg("Just the number of nodes path selects.", flags=("--count",))
 def get_in(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
            keys: Annotated[bool, KEYS] = False, fields: Annotated[list[str] | None, FIELDS] = None,
            count: Annotated[bool, COUNT] = False, offset: Annotated[int, OFFSET] = 0,
-           limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT] = False
-           ) -> Candidate:
+           limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT] = False,
+           key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
     from scratch.answers.commands.iterate_over import split_fields
     from scratch.errors import UsageError
     names = split_fields(fields)
@@ -93,7 +93,8 @@ def get_in(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
                          "are three answers: give one", code="invalid_argument",
                          argument="keys")
     asked = call("get-in", ref=ref, path=path, keys=keys or None, fields=names or None,
-                 count=count or None, offset=offset or None, limit=limit, fit=fit or None)
+                 count=count or None, offset=offset or None, limit=limit, fit=fit or None,
+                 key_field=key_field)
     target = open_target(ctx, ref)
     if keys or names or count:
         try:
@@ -111,7 +112,8 @@ def get_in(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
                 return keys_answer(target, path, asked, offset=offset, limit=limit, fit=fit)
             if count:
                 return _count(target, path, asked)
-            return _projected(target, path, names, asked, offset=offset, limit=limit, fit=fit)
+            return _projected(target, path, names, asked, offset=offset, limit=limit, fit=fit,
+                              key_field=key_field)
         except BaseException:
             target.index.close()
             raise
@@ -149,21 +151,46 @@ def _count(target: Target, path: str, asked: Call) -> Candidate:
 
 
 def _projected(target: Target, path: str, names: list[str], asked: Call, *, offset: int,
-               limit: int | None, fit: bool) -> Candidate:
+               limit: int | None, fit: bool, key_field: str | None = None) -> Candidate:
     """The items of the array at ``path`` (or the matches of a JSONPath query, or one object)
-    with only ``names``: one compact JSON object per line, missing fields null."""
+    with only ``names``: one compact JSON object per line, missing fields null. A map of
+    records none of whose own fields is asked for gives its records, each with its key
+    (``_key``, or ``key_field``) first; a path with ``[*]`` whose matches are all arrays gives
+    their items, flattened as iterate-over reads them (``_parent`` first)."""
     from scratch.answers.kernel.result import compact_json
+    from scratch.answers.sources.arrays import (
+        KEY_FIELD,
+        check_key_field,
+        is_record_map,
+        key_name,
+        suggest_key_field,
+    )
+    from scratch.errors import UsageError
     from scratch.index.structure import lines_left_out
     from scratch.query.aggregate import field_getter
     from scratch.query.paths import evaluate, parse_path
     from scratch.valuecounts import MISSING
     parsed = parse_path(path)
+    picked = check_key_field(key_field) if key_field is not None else None
+    key = picked or KEY_FIELD
     if parsed.singular:
         value = _located(target, lambda: target.index.value_at(list(parsed.names or ())))
     else:
         value = [m.value for m in _located(
             target, lambda: evaluate(target.index.value_at([]), parsed))]
     getters = [(n, field_getter(n)) for n in names]
+    keyed = False
+    if is_record_map(value) and value and all(get(value) is MISSING for _, get in getters):
+        # a map of records whose own fields are not the ones asked for: its records are
+        # the rows, each with its key first
+        keyed = True
+        try:
+            key = key_name(target, path, list(value.values()), picked)
+        except UsageError as exc:
+            suggest_key_field(exc, asked)
+            raise
+        names = [n for n in names if n != key]
+        getters = [(n, g) for n, g in getters if n != key]
 
     def project(item: Item) -> Row:
         row: Row = {}
@@ -172,8 +199,26 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
             row[n] = None if v is MISSING else v
         return row
 
-    projected: Row | list[Row] = ([project(v) for v in value] if isinstance(value, list)
-                      else project(value))
+    projected: Row | list[Row]
+    nested = None
+    if not parsed.singular and value and all(isinstance(v, list) for v in value):
+        # items[*].status.containerStatuses: every match an array, so their items are the
+        # rows, flattened as iterate-over reads them, each with its parent first
+        from scratch.answers.sources.arrays import rows_at
+        try:
+            nested = rows_at(target, path, picked)
+        except UsageError:
+            nested = None
+    if keyed:
+        projected = [{key: k, **project(v)} for k, v in value.items()]
+        names = [key, *names]
+    elif nested is not None and nested.kind == "nested":
+        added = [a for a in nested.added if a not in names]
+        projected = [{**{a: row.get(a) for a in added}, **project(row)} for row in nested.rows]
+        names = [*added, *names]
+    else:
+        projected = ([project(v) for v in value] if isinstance(value, list)
+                     else project(value))
 
     def rows_text(rows: Sequence[object]) -> str:
         body = "".join(f"  {compact_json(r)}{',' if i < len(rows) - 1 else ''}\n"
@@ -407,7 +452,9 @@ COMMAND = Command(
     "negative --offset (-20: the last 20 lines).\n\n"
     "--keys lists an object's keys with the type and size of each value (an array: its "
     "length and item types); --fields a,b.c keeps only those fields of each item of an "
-    "array; --count gives the number of nodes a JSONPath query selects.\n\n"
+    "array (of each record of a map of records, with its key in _key; of each nested item "
+    "of items[*].x, with _parent); --count gives "
+    "the number of nodes a JSONPath query selects.\n\n"
     "Example: scratch get-in 1a2b items.0.metadata\n\n"
     "Example: scratch get-in 1a2b '$.items[?@.status.phase==\"Failed\"]' --fields "
     "metadata.name,status.reason",

@@ -1,4 +1,6 @@
-"""item-schema: the union of the keys across the items of one array, as a candidate answer.
+"""item-schema: the union of the keys across the items of one array (or the records of a map of
+records, or nested arrays flattened: :func:`scratch.answers.sources.arrays.rows_at`), as a
+candidate answer.
 
 Invariants:
 - Nested keys are dotted (``format_path`` spelling, so they can be passed to ``get-in`` and
@@ -15,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers.commands._args import LIMIT, OFFSET, PATH, REF
+from scratch.answers.commands._args import KEY_FIELD, LIMIT, OFFSET, PATH, REF, ROWS_PATH_HELP
 from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
-from scratch.answers.rendered import not_json_warning
-from scratch.answers.sources.arrays import array_at, table_of, window_end, window_items
+from scratch.answers.sources.arrays import table_of, window_end
+from scratch.answers.sources.items import JsonItems
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
@@ -39,7 +41,7 @@ class ItemSchema(Candidate):
 
     def __init__(self, target: Target, path: str, *, offset: int = 0, limit: int | None = None,
                  depth: int | None = None, asked: Call | None = None,
-                 owner: bool = True) -> None:
+                 owner: bool = True, key_field: str | None = None) -> None:
         if depth is not None and depth < 1:
             raise UsageError(f"{argument('depth')} must be >= 1, not {depth}",
                              code="invalid_argument", argument="depth")
@@ -48,9 +50,11 @@ class ItemSchema(Candidate):
         self.offset = offset
         self.limit = limit
         self.depth = depth
+        self.key_field = key_field
         self._owner = owner
         super().__init__(asked or call("item-schema", ref=target.ref, path=path,
-                                       offset=offset or None, limit=limit, depth=depth))
+                                       offset=offset or None, limit=limit, depth=depth,
+                                       key_field=key_field))
         self._result = self._compute()
         self.shrink_units = self.window  # a smaller window (limit k) for k < the window
 
@@ -59,11 +63,14 @@ class ItemSchema(Candidate):
         target, offset, limit = self.target, self.offset, self.limit
         table = table_of(target, self.path)
         items: Iterable[Item]
-        if table is None:
-            segments, total = array_at(target, self.path)
+        source: JsonItems | None = None
+        if table is None:  # an array, a map of records, or nested arrays flattened
+            source = JsonItems(target, self.path, self.key_field)
+            total = source.total
             if offset < 0:  # from the end: --offset -20 is the last 20 items
                 offset = self.offset = max(0, total + offset)
-            items, bad = window_items(target, segments, total, offset, limit)
+            items = source.read(offset, window_end(total, offset, limit))
+            bad = dict(source.bad)
         else:  # CSV/TSV rows and log records, streamed from their stored lines
             total = table.total
             if offset < 0:
@@ -88,7 +95,7 @@ class ItemSchema(Candidate):
             lines.append(f"{f['path']}: {types}{elems} {f['presence']}")
         data = {"name": target.name, "version": target.version, "path": self.path,
                 "length": total, **result}
-        warnings = (*not_json_warning(target, bad.values()),
+        warnings = (*(source.warnings if source is not None else ()),
                     *(table.warnings if table is not None else ()))
         return Result("item-schema", data=data, text="\n".join(lines) + "\n",
                       warnings=warnings)
@@ -98,7 +105,7 @@ class ItemSchema(Candidate):
 
     def shrunk(self, k: int) -> Candidate | None:
         return ItemSchema(self.target, self.path, offset=self.offset, limit=k,
-                          depth=self.depth, owner=False)
+                          depth=self.depth, owner=False, key_field=self.key_field)
 
     def plan(self) -> list[Step]:
         from functools import partial
@@ -108,7 +115,7 @@ class ItemSchema(Candidate):
 
     def _at_depth(self, depth: int, cap: int) -> Candidate:
         return ItemSchema(self.target, self.path, offset=self.offset, limit=self.limit,
-                          depth=depth, owner=False)
+                          depth=depth, owner=False, key_field=self.key_field)
 
     def close(self) -> None:
         if self._owner:
@@ -127,12 +134,19 @@ DEPTH = Arg("List keys down to this depth.", flags=("--depth",),
 
 def item_schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
                 offset: Annotated[int, OFFSET] = 0, limit: Annotated[int | None, LIMIT] = None,
-                depth: Annotated[int | None, DEPTH] = None) -> Candidate:
+                depth: Annotated[int | None, DEPTH] = None,
+                key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
+    from scratch.answers.sources.arrays import suggest_key_field
+    asked = call("item-schema", ref=ref, path=path, offset=offset or None, limit=limit,
+                 depth=depth, key_field=key_field)
     target = open_target(ctx, ref)
     try:
-        return ItemSchema(target, path, offset=offset, limit=limit, depth=depth,
-                          asked=call("item-schema", ref=ref, path=path, offset=offset or None,
-                                     limit=limit, depth=depth))
+        return ItemSchema(target, path, offset=offset, limit=limit, depth=depth, asked=asked,
+                          key_field=key_field)
+    except UsageError as exc:
+        target.index.close()
+        suggest_key_field(exc, asked)
+        raise
     except BaseException:
         target.index.close()
         raise
@@ -141,10 +155,14 @@ def item_schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PAT
 COMMAND = Command(
     "item-schema", "Union of the keys across the items of the array at PATH (nested keys "
     "dotted), with types and presence k/n; --offset/--limit look at a window.\n\n"
+    "A map of records (an object whose values are objects) is rows too, each with its key "
+    "(_key); items[*].spec.containers flattens nested arrays across items (each row with "
+    "_parent).\n\n"
     "On a CSV/TSV entry PATH . is its rows.\n\n"
     "Example: scratch item-schema 1a2b items",
     item_schema,
     tools=(Tool("item_schema", "The keys of the items of the array at path, with types and "
                 "presence.",
-                names={"ref": "file", "depth": "max_depth"}),),
+                names={"ref": "file", "depth": "max_depth"},
+                helps={"path": ROWS_PATH_HELP}),),
     aliases=("item_schema",))

@@ -33,17 +33,17 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT as FIT_ARG
-from scratch.answers.commands._args import PATH, REF
+from scratch.answers.commands._args import KEY_FIELD, PATH, REF, ROWS_PATH_HELP
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result, Table
 from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.row_lists import cell_text
-from scratch.answers.sources.items import Item, Items, Row, good, items_of
+from scratch.answers.sources.items import Item, Items, JsonItems, Row, good, items_of
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
@@ -62,12 +62,14 @@ _cell = cell_text
 
 
 def render_rows(fields: list[str], rows: list[Row], ref: str, spell: Speller,
-                lines: bool = False) -> tuple[str, Table]:
-    """Tab-separated rows under a header line; ``lines``: a ``_line`` column (CSV rows)."""
-    columns = ["_index", *(["_line"] if lines else []), *fields]
+                extra: Sequence[str] = ()) -> tuple[str, Table]:
+    """Tab-separated rows under a header line; ``extra``: the columns the source adds after
+    ``_index`` (``_line`` of CSV rows, ``_key`` of a map's records, ``_parent`` of flattened
+    rows)."""
+    columns = ["_index", *extra, *fields]
     table_rows = []
     for row in rows:
-        cells = [str(row["_index"]), *([str(row.get("_line"))] if lines else [])]
+        cells = [str(row["_index"]), *(_cell(row.get(e)) for e in extra)]
         for f in fields:
             cell = _cell(row.get(f))
             trunc = (row.get("_truncated") or {}).get(f)
@@ -146,6 +148,7 @@ class RowsAnswer(Candidate):
         self.whole = not fields
         self.columns = fields or ["line" if source.lines else "item"]
         self.parsed = [source.field_path(f) for f in fields]
+        self.extra = [e for e in source.added if e not in fields]  # shown after _index
         self.total = source.total
         if selection is None and (where or sort):
             selection = Selection(source, self.flt, sort, desc)
@@ -183,17 +186,27 @@ class RowsAnswer(Candidate):
         if self.whole and self.source.lines:
             return [self._line_row(i) for i in indexes], items
         for i, item in zip(indexes, items, strict=True):
-            row = iterate_rows([item], self.fields or ["."], offset=i,
+            shown = item
+            if self.whole and self.extra and isinstance(item, dict):
+                # the item as stored: the key (or parent) it carries is its own column
+                shown = {k: v for k, v in item.items() if k not in self.extra}
+            row = iterate_rows([shown], self.fields or ["."], offset=i,
                                preview_chars=self.preview_chars,
                                array_location=self.source.segments, total=self.total,
                                pre_windowed=True,
                                paths=self.parsed or [source_path_whole()]).rows[0]
+            if row.get("_truncated") and isinstance(self.source, JsonItems) and \
+                    self.source.at.kind != "array":
+                row["_truncated"] = _relocated(self.source, i, row["_truncated"])
             if self.whole:
                 row = {"_index": i, "item": row.get("."),
                        **({"_truncated": {"item": row["_truncated"]["."]}}
-                          if "_truncated" in row else {})}
+                          if "." in (row.get("_truncated") or {}) else {})}
             if self.source.lines:
                 row = {"_index": i, "_line": self.source.line(i), **row}
+            elif self.extra:
+                row = {"_index": i, **{e: item.get(e) if isinstance(item, dict) else None
+                                       for e in self.extra}, **row}
             rows.append(row)
         return rows, items
 
@@ -214,7 +227,7 @@ class RowsAnswer(Candidate):
     def page(self, k: int) -> Result:
         rows, items = self._shown(k)
         ref = self.target.ref
-        lines = self.source.lines
+        extra = self.extra
         fields = self.columns
         window = {"offset": self.start, "limit": self.limit, "total": self.count}
         data: dict[str, object] = {"name": self.target.name, "version": self.target.version,
@@ -239,8 +252,8 @@ class RowsAnswer(Candidate):
         nulls = (self.selection.null_warning,) if self.selection is not None else ()
         warnings = (*self.source.warnings, *self._absent(items), *(w for w in nulls if w))
         return Result("iterate-over", data=data,
-                      text=lambda spell: render_rows(fields, rows, ref, spell, lines)[0],
-                      table=lambda spell: render_rows(fields, rows, ref, spell, lines)[1],
+                      text=lambda spell: render_rows(fields, rows, ref, spell, extra)[0],
+                      table=lambda spell: render_rows(fields, rows, ref, spell, extra)[1],
                       notices=notices, warnings=warnings)
 
     def _absent(self, items: list[Item]) -> tuple[str, ...]:
@@ -278,7 +291,7 @@ class RowsAnswer(Candidate):
         sample = self._shown(min(k, SAMPLE_ROWS))[0]
         if not sample:
             return None
-        text = render_rows(self.columns, sample, self.target.ref, _plain, self.source.lines)[0]
+        text = render_rows(self.columns, sample, self.target.ref, _plain, self.extra)[0]
         return int(count_text(text, self.target.spec) / len(sample) * k)
 
     def resume(self, k: int) -> Call | None:
@@ -328,6 +341,20 @@ def source_path_whole() -> ParsedPath:
     return parse_path(".")
 
 
+def _relocated(source: JsonItems, k: int, cut: dict[str, Item]) -> dict[str, Item]:
+    """A cut cell's get-in path, written at the array index ``k``, said where row ``k`` of a
+    map of records or of flattened arrays really is (a field the rows add has none)."""
+    from scratch.pathnames import format_path
+    from scratch.query.paths import parse_path
+    out: dict[str, Item] = {}
+    for name, trunc in cut.items():
+        names = parse_path(trunc["path"]).names or ()
+        at = source.at.field_location(k, names[len(source.segments) + 1:])
+        if at is not None:
+            out[name] = {**trunc, "path": format_path(list(at))}
+    return out
+
+
 def _plain(c: Call) -> str:
     return f"{c.command} {c.args.get('ref', '')} {c.args.get('path', '')}"
 
@@ -360,7 +387,8 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
                  count: Annotated[bool, COUNT] = False,
                  count_by: Annotated[list[str] | None, COUNT_BY] = None,
                  offset: Annotated[int, OFFSET] = 0, limit: Annotated[int | None, LIMIT] = None,
-                 fit: Annotated[bool, FIT_ARG] = False) -> Candidate:
+                 fit: Annotated[bool, FIT_ARG] = False,
+                 key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
     from scratch.answers.counting import split_names
     names = split_fields(fields)
     by = split_names(count_by)
@@ -378,12 +406,12 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
                          "(biggest first)", code="invalid_argument", argument="sort")
     asked = call("iterate-over", ref=ref, path=path, fields=names or None, where=where,
                  sort=sort, desc=desc or None, count=count or None, count_by=by or None,
-                 offset=offset or None, limit=limit, fit=fit or None)
+                 offset=offset or None, limit=limit, fit=fit or None, key_field=key_field)
     if where:
         check_where(where, asked)
     target = open_target(ctx, ref)
     try:
-        source = items_of(target, path)
+        source = _items(target, path, key_field, asked)
         if count:
             return _count(target, source, path, where, asked)
         if by:
@@ -394,6 +422,15 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
                           preview_chars=PREVIEW_CHARS, asked=asked)
     except BaseException:
         target.index.close()
+        raise
+
+
+def _items(target: Target, path: str, key_field: str | None, asked: Call) -> Items:
+    from scratch.answers.sources.arrays import suggest_key_field
+    try:
+        return items_of(target, path, key_field)
+    except UsageError as exc:
+        suggest_key_field(exc, asked)
         raise
 
 
@@ -522,6 +559,11 @@ COMMAND = Command(
     "--count gives just the number of items (matching --where); --count-by FIELD[,FIELD] "
     "gives value counts, biggest first: --limit of them (10 unless given), the rest as "
     "'other', and the number of distinct values.\n\n"
+    "A map of records (an object whose values are objects, such as an OpenAPI "
+    "definitions) is rows too, each with its key in _key (--key-field picks the name). "
+    "[*] flattens nested arrays across items: items[*].status.containerStatuses gives "
+    "one row per container status, each with _parent (its item's index; _parent_key in a "
+    "map).\n\n"
     "On a CSV/TSV entry PATH . is its rows, keyed by column and typed as schema types the "
     "columns; on a parsed log, its records (one per line, fields named by the format); "
     "each with the _line it starts on.\n\n"
@@ -532,6 +574,7 @@ COMMAND = Command(
     tools=(Tool("iterate_over", "One row of fields per item of the array at path (CSV, logs: '.'), "
                 "filtered, sorted, paged, or counted.",
                 names={"ref": "file"},
+                helps={"path": ROWS_PATH_HELP},
                 args=("ref", "path", "fields", "offset", "limit", "where", "sort", "desc",
                       "count", "count_by", "fit")),),
     aliases=("iterate_over",))

@@ -2,6 +2,8 @@
 
 Invariants:
 - The answer is read from the index only (the skeleton's info), never from the content.
+- An object whose values are all objects (2 or more) is named a map of records (``definitions:
+  map of 312 records``): iterate-over, item-schema and sql read its records as rows.
 - A parsed log's schema lists its records' fields (types, presence, distinct values of the
   facets) as the index analysed them.
 - ``depth`` cuts the outline to that many path levels; a refused schema offers the deepest
@@ -31,10 +33,13 @@ if TYPE_CHECKING:
 
 
 def _node_line(node: Info) -> str:
+    from scratch.answers.pointer import record_map_size
     t = node.get("type", "?")
     desc = t
     if t == "array":
         desc = f"array[{node.get('length')}]"
+    elif record_map_size(node) is not None:
+        desc = f"map of {record_map_size(node):,} records"
     elif t == "object":
         desc = f"object{{{node.get('length')}}}"
     elif t == "string" and node.get("length") is not None:
@@ -65,6 +70,7 @@ def _items_lines(node: Info, depth_left: int, indent: str) -> list[str]:
 
 
 def schema_text(info: Info, depth: int) -> str:
+    from scratch.answers.pointer import record_map_size
     schema = info.get("schema")
     out: list[str] = []
     if isinstance(schema, dict):
@@ -75,7 +81,15 @@ def schema_text(info: Info, depth: int) -> str:
                 return
             if node.get("type") == "array" and isinstance(node.get("items"), dict):
                 out.extend(_items_lines(node, depth - level, indent + "  "))
-            for child in node.get("children") or []:
+            children = node.get("children") or []
+            n = record_map_size(node)
+            if n is not None and len(children) > 1:
+                # a map of alike records: the first stands for them (item-schema has all keys)
+                walk(children[0], level + 1)
+                out.append(f"{indent}  … {plural(n - 1, 'more record')} alike (item-schema "
+                           f"{node.get('path')} lists their keys)")
+                return
+            for child in children:
                 walk(child, level + 1)
         walk(schema, 0)
     elif "column_info" in info or "header" in info:

@@ -5,7 +5,10 @@ depends on the entry's format (:func:`source_of`):
 
 - NDJSON: one row per line (objects' keys are the columns), read by DuckDB from the file;
 - JSON: the items of an array (``path``, else the root array, else the array the pointer
-  calls "items of": the largest array of objects), read by DuckDB from the file;
+  calls "items of": the largest array of objects), read by DuckDB from the file; or, at a
+  ``path`` naming one, the records of a map of records (each with its key, ``_key`` unless
+  ``key_field`` names it) or nested arrays flattened (``items[*].lines``: each row with
+  ``_parent``), as :func:`scratch.answers.sources.arrays.rows_at` reads them;
 - YAML: the items of an array likewise (rows spooled for DuckDB; a non-object item is a row
   ``{"value": item}``);
 - CSV/TSV: the rows, columns named and typed as ``schema`` lists them;
@@ -29,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers.commands._args import FIT, REF
+from scratch.answers.commands._args import FIT, KEY_FIELD, REF
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.target import Target, open_target
@@ -42,16 +45,19 @@ from scratch.words import plural
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from scratch.answers.sources.items import Row
+    from scratch.answers.sources.arrays import RowsAt
+    from scratch.answers.sources.items import Info, Row
     from scratch.query.sql import Source
 
 MAX_ROWS = 10_000
 TIME_LIMIT = 20.0
 
 
-def _json_location(target: Target, path: str | None) -> tuple[list[str | int], str]:
-    """Where the items of a JSON/YAML entry's table are, and how to say it."""
-    from scratch.answers.sources.arrays import array_at
+def _json_rows(target: Target, path: str | None, key_field: str | None = None
+               ) -> tuple[RowsAt, str]:
+    """The rows of a JSON/YAML/NDJSON entry's table (an array, a map of records, or nested
+    arrays flattened), and how to say what they are."""
+    from scratch.answers.sources.arrays import rows_at
     from scratch.pathnames import format_path
     if path is None:
         schema = target.index.info.get("schema")
@@ -59,19 +65,44 @@ def _json_location(target: Target, path: str | None) -> tuple[list[str | int], s
             from scratch.answers.pointer import array_nodes
             arrays = array_nodes(schema)
             if not arrays:
+                maps = _record_maps(schema)
+                found = "".join(f"; {m['path']} is a map of {m['length']:,} records"
+                                for m in maps[:3])
                 raise UsageError("this entry holds no array of items to query; give "
-                                 f"{argument('path')}: the path to an array",
-                                 code="invalid_path", argument="path",
-                                 suggestions=[call("schema", ref=target.ref)])
+                                 f"{argument('path')}: the path to an array or a map of "
+                                 f"records{found}", code="invalid_path", argument="path",
+                                 suggestions=[*(call("sql", ref=target.ref, describe=True,
+                                                     path=str(m["path"])) for m in maps[:3]),
+                                              call("schema", ref=target.ref)])
             path = str(arrays[0].get("path") or ".")
         else:
             path = "."
-    segments, total = array_at(target, path)
-    where = format_path(list(segments))
-    return list(segments), f"the {plural(total, 'item', grouped=True)} of {where}"
+    at = rows_at(target, path, key_field)
+    where = format_path(list(at.segments))
+    if at.kind == "map":
+        return at, f"the {plural(at.total, 'record', grouped=True)} of the map {where}"
+    if at.kind == "nested":
+        return at, f"the {plural(at.total, 'item', grouped=True)} of {at.inner}"
+    return at, f"the {plural(at.total, 'item', grouped=True)} of {where}"
 
 
-def source_of(target: Target, path: str | None = None) -> tuple[Source, str]:
+def _record_maps(schema: Info) -> list[Info]:
+    """The outline's maps of records, the most records first."""
+    from scratch.answers.pointer import record_map_size
+    found: list[Info] = []
+
+    def walk(node: Info) -> None:
+        if record_map_size(node) is not None:
+            found.append(node)
+        for child in node.get("children") or []:
+            walk(child)
+
+    walk(schema)
+    return sorted(found, key=lambda n: -int(n.get("length") or 0))
+
+
+def source_of(target: Target, path: str | None = None, key_field: str | None = None
+              ) -> tuple[Source, str]:
     """(the :class:`~scratch.query.sql.Source` of ``target``'s table, what its rows are)."""
     from scratch.query.sql import Source
     fmt = target.format
@@ -98,13 +129,14 @@ def source_of(target: Target, path: str | None = None) -> tuple[Source, str]:
     if getattr(target.index, "layout", None) == "ndjson" and path in (None, ".", "$", ""):
         lines = plural(target.index.line_count, "line", grouped=True)
         return Source.ndjson(target.path), f"the {lines}"
-    if fmt == "json":
-        location, what = _json_location(target, path)
-        if all(isinstance(s, str) or (isinstance(s, int) and s >= 0) for s in location):
+    if fmt in ("json", "yaml", "ndjson"):
+        at, what = _json_rows(target, path, key_field)
+        if at.kind != "array":  # a map's records, nested items: the rows as scratch reads them
+            return Source.records(lambda: iter(at.rows)), what
+        location = list(at.segments)
+        if fmt == "json" and all(isinstance(s, str) or (isinstance(s, int) and s >= 0)
+                                 for s in location):
             return Source.json_array(target.path, location), what
-        return _spooled(target, location), what
-    if fmt in ("yaml", "ndjson"):
-        location, what = _json_location(target, path)
         return _spooled(target, location), what
     return (Source.lines(target.path),
             f"the {plural(target.index.line_count, 'line', grouped=True)} as (line, text)")
@@ -120,10 +152,11 @@ def _spooled(target: Target, location: list[str | int]) -> Source:
     return Source.records(rows)
 
 
-def _tables(ctx: Context, main: Target, path: str | None, tables: list[str]
+def _tables(ctx: Context, main: Target, path: str | None, tables: list[str],
+            key_field: str | None = None
             ) -> tuple[dict[str, Source], dict[str, str], list[Target]]:
     """{table: Source}, {table: what it holds}, and the other targets opened."""
-    src, what = source_of(main, path)
+    src, what = source_of(main, path, key_field)
     sources = {"entry": src}
     about = {"entry": f"{main.ref}: {what}"}
     opened: list[Target] = []
@@ -154,7 +187,8 @@ QUERY = Arg("SELECT ... FROM entry (and the --table tables).",
             metavar="QUERY", max_length=1 << 16)
 TABLE = Arg("More entries as tables: comma-separated NAME=REF.", flags=("--table",),
             metavar="NAME=REF")
-SQL_PATH = Arg("The array whose items are the rows (default: the largest).",
+SQL_PATH = Arg("The array (map of records, items[*].lines) whose items are the rows "
+               "(default: the largest).",
                flags=("--path",), metavar="PATH")
 DESCRIBE = Arg("List the columns and types instead.",
                flags=("--describe",))
@@ -168,8 +202,8 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
         table: Annotated[list[str] | None, TABLE] = None,
         path: Annotated[str | None, SQL_PATH] = None,
         describe: Annotated[bool, DESCRIBE] = False, offset: Annotated[int, OFFSET] = 0,
-        limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT] = False
-        ) -> Candidate:
+        limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT] = False,
+        key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
     if describe and query:
         raise UsageError(f"{argument('describe')} lists the tables' columns; give it without "
                          f"{argument('query')}", code="invalid_argument", argument="describe")
@@ -183,7 +217,7 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
     names = split_tables(table)
     asked = call("sql", ref=ref, query=query, table=names or None, path=path,
                  describe=describe or None, offset=offset or None, limit=limit,
-                 fit=fit or None)
+                 fit=fit or None, key_field=key_field)
     target = open_target(ctx, ref, logs=True)
     opened: list[Target] = []
 
@@ -192,7 +226,12 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
             t.index.close()
 
     try:
-        sources, about, opened = _tables(ctx, target, path, names)
+        try:
+            sources, about, opened = _tables(ctx, target, path, names, key_field)
+        except UsageError as exc:
+            from scratch.answers.sources.arrays import suggest_key_field
+            suggest_key_field(exc, asked)
+            raise
         tmp = target.store.cache_dir / "tmp"
         tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
         base = {"name": target.name, "version": target.version, "tables": about}
@@ -296,7 +335,8 @@ COMMAND = Command(
     "NAME=REF adds others. Only SELECT runs: no file, network or extension is reachable from "
     "a query; rows and time are limited.\n\n"
     "The table holds the items of a JSON array (--path, else the root array, else the "
-    "largest array of objects), NDJSON lines, CSV/TSV rows, a parsed log's records, or text "
+    "largest array of objects; --path may name a map of records, or items[*].lines for "
+    "nested arrays flattened), NDJSON lines, CSV/TSV rows, a parsed log's records, or text "
     "lines as (line, text).\n\n"
     "--describe lists each table's columns and types. Rows print as a tab-separated table "
     "(--json: columns, types and rows); --fit pages them.\n\n"

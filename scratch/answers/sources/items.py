@@ -2,7 +2,9 @@
 
 Three kinds of array hold the items the row and counting answers work on:
 
-- a JSON/YAML/NDJSON array at a path (:class:`JsonItems`), read through the index;
+- a JSON/YAML/NDJSON array at a path (:class:`JsonItems`), read through the index; or there
+  a map of records or nested arrays flattened
+  (:func:`~scratch.answers.sources.arrays.rows_at`), built from the value;
 - the rows of a CSV/TSV entry and the records of a parsed log (:class:`TableItems`, over
   :class:`~scratch.answers.sources.csv_rows.CsvRows` or
   :class:`~scratch.answers.sources.log_records.LogRows`).
@@ -50,30 +52,51 @@ Fast: TypeAlias = ('tuple[Literal["ndjson", "json"], Segments]'
 
 
 class JsonItems:
-    """The items of the array at ``path`` of a JSON, YAML or NDJSON entry."""
+    """The rows at ``path`` of a JSON, YAML or NDJSON entry: the items of an array, the records
+    of a map of records or the items of nested arrays flattened (see
+    :func:`~scratch.answers.sources.arrays.rows_at`)."""
 
-    noun = "item"
     lines = False  # rows do not carry _line
 
-    def __init__(self, target: Target, path: str) -> None:
-        from scratch.answers.sources.arrays import array_at
+    def __init__(self, target: Target, path: str, key_field: str | None = None) -> None:
+        from scratch.answers.sources.arrays import rows_at
         self.target = target
         self.path = path
-        self.segments, self.total = array_at(target, path)
+        self.at = rows_at(target, path, key_field)
+        self.segments: Segments = self.at.segments
+        self.total = self.at.total
+        self.noun = "record" if self.at.kind == "map" else "item"
         self.bad: dict[int, int] = {}
         self.table: None = None
         index = target.index
-        self._ndjson_root = not self.segments and getattr(index, "layout", None) == "ndjson"
+        array = self.at.kind == "array"
+        self._ndjson_root = array and not self.segments and \
+            getattr(index, "layout", None) == "ndjson"
         self.fast: Fast | None = None
         if self._ndjson_root:
             self.fast = ("ndjson", ())
-        elif target.format == "json" and all(
+        elif array and target.format == "json" and all(
                 isinstance(s, str) or (isinstance(s, int) and s >= 0) for s in self.segments):
             self.fast = ("json", tuple(self.segments))
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        return not_json_warning(self.target, self.bad.values())
+        return (*self.at.warnings, *not_json_warning(self.target, self.bad.values()))
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        """The fields the rows add to the records (their key, their parent), shown first."""
+        return self.at.added
+
+    @property
+    def cache_key(self) -> list[object]:
+        """What identifies these rows among the arrays of one version (for cached counts)."""
+        segments: list[object] = [s if isinstance(s, (str, int)) else str(s)
+                                  for s in self.segments]
+        if self.at.kind == "array":
+            return segments
+        return [*segments, {"rows": self.at.kind, "path": self.at.inner,
+                            "key": self.at.key_field}]
 
     def field_path(self, text: str) -> ParsedPath:
         from scratch.query.paths import parse_path
@@ -87,6 +110,8 @@ class JsonItems:
         from scratch.answers.sources.arrays import window_items
         if end <= offset:
             return []
+        if self.at.kind != "array":
+            return self.at.rows[offset:end]
         items, bad = window_items(self.target, self.segments, self.total, offset, end - offset)
         self.bad.update(bad)
         return items
@@ -101,6 +126,9 @@ class JsonItems:
 
     def scan(self) -> Iterator[tuple[int, Item]]:
         """(k, item) for every item, in order (``None`` for a bad NDJSON line)."""
+        if self.at.kind != "array":
+            yield from enumerate(self.at.rows)
+            return
         if self._ndjson_root:
             yield from self._scan_ndjson()
             return
@@ -158,6 +186,14 @@ class TableItems:
         self.fast: Fast | None = ("log", rec) if rec is not None else None
 
     @property
+    def cache_key(self) -> list[object]:
+        return []
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        return ("_line",)
+
+    @property
     def warnings(self) -> tuple[str, ...]:
         return tuple(self.table.warnings)
 
@@ -184,9 +220,9 @@ class TableItems:
 Items = JsonItems | TableItems
 
 
-def items_of(target: Target, path: str) -> Items:
-    """The items at ``path`` of ``target`` (raises as ``iterate-over`` would on a path that
-    names no array)."""
+def items_of(target: Target, path: str, key_field: str | None = None) -> Items:
+    """The rows at ``path`` of ``target`` (raises as ``iterate-over`` would on a path that
+    names no rows); ``key_field`` names the field a map of records' rows carry their key in."""
     from scratch.answers.sources.arrays import table_of
     table = table_of(target, path)
     if table is not None:
@@ -199,7 +235,7 @@ def items_of(target: Target, path: str) -> Items:
                           "line, text)", format="log",
                           suggestions=[call("schema", ref=target.ref),
                                        call("sql", ref=target.ref, describe=True)])
-    return JsonItems(target, path)
+    return JsonItems(target, path, key_field)
 
 
 def _runs(indexes: Iterable[int], gap: int = 8) -> list[tuple[int, int]]:
