@@ -10,6 +10,9 @@ What the index keeps (``info.json`` key ``records``, written by :func:`analyze_r
     {"format": "combined", "title": "...", "doc": "https://...",
      "records": 10000, "parsed": 9999, "unparsed": 1, "blank": 0,
      "detected": [1000, 1000],            # lines parsed / looked at when detecting
+     "directives": 8,                     # header formats (zeek, w3c): their # lines
+     "layout": {"fields": [...], ...},    # header formats: what the header declared
+     "header_changes": [120],             # lines of a later header naming other fields
      "fields": [{"name": "_line", "type": "integer", "present": 10000, "types": {...}},
                 {"name": "status", "type": "integer", "present": 9999,
                  "types": {"integer": 9999}}, ...,
@@ -61,6 +64,8 @@ def _type(v: Any) -> str:
         return "boolean"
     if t is int:
         return "integer"
+    if t is list:
+        return "array"
     return "number"
 
 
@@ -86,6 +91,8 @@ def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
     out = {"format": fmt.name, "title": fmt.title, "doc": fmt.doc, **info,
            "detected": [hits, looked],
            "unparsed_examples": list(unparsed[:UNPARSED_EXAMPLES])}
+    if fmt.layout is not None:
+        out["layout"] = fmt.layout  # what get_format() rebuilds a header format from
     return out, {SECTION: unparsed}
 
 
@@ -132,7 +139,11 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
     unparsed = array("I")
     row = fmt.row
     assert row is not None
-    n = parsed = blank = 0
+    n = parsed = blank = directives = 0
+    comment = fmt.comment
+    declared = list(fmt.layout["fields"]) if fmt.layout and "fields" in fmt.layout else None
+    changed: list[int] = []  # lines of a later header declaring other fields
+    from scratch.formats.headerlogs import fields_directive
     from scratch.formats.jsontext import no_gc
 
     with no_gc():  # nothing here makes reference cycles; the collector would only slow it
@@ -142,8 +153,14 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
             if len(good) < len(rows):
                 for k, r in enumerate(rows):
                     if r is None:
-                        if not lines[k] or lines[k].isspace():
+                        line = lines[k]
+                        if not line or line.isspace():
                             blank += 1
+                        elif comment and line.startswith(comment):
+                            directives += 1
+                            now = fields_directive(fmt, line) if declared else None
+                            if now is not None and now != declared:
+                                changed.append(n + k + 1)
                         else:
                             unparsed.append(n + k + 1)
             n += len(rows)
@@ -174,8 +191,13 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
     raw = n - parsed
     if raw:
         fields.append(_field("_raw", "string", raw, {"string": raw}))
-    return {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
-            "fields": fields, "facets": _facets(facets), "_unparsed": unparsed}
+    out = {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
+           "fields": fields, "facets": _facets(facets), "_unparsed": unparsed}
+    if comment:
+        out["directives"] = directives
+    if changed:
+        out["header_changes"] = changed[:UNPARSED_EXAMPLES]
+    return out
 
 
 def _scan_dynamic(path: Path, fmt: LogFormat) -> dict[str, Any]:
@@ -239,16 +261,17 @@ def _facets(facets: dict[str, dict[Any, int] | None]) -> dict[str, dict[str, Any
     return out
 
 
-def iter_records(path: Path, fmt_name: str, *, start: int = 0, stop: int | None = None
-                 ) -> Iterator[dict[str, Any]]:
+def iter_records(path: Path, fmt_name: str, *, start: int = 0, stop: int | None = None,
+                 layout: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
     """Records ``start`` .. ``stop - 1`` of the log at ``path`` parsed as ``fmt_name`` (the
-    ``format`` the index recorded), reading the file from its start. A caller holding the line
+    ``format`` the index recorded, with its ``layout`` for a header-declared format), reading
+    the file from its start. A caller holding the line
     index should read only the window's lines and use
     :func:`scratch.formats.logformats.records` with ``first_line=start + 1`` instead."""
     from scratch.formats.logformats import records
 
     lines = itertools.islice(iter_text_lines(path), start, stop)
-    return records(lines, get_format(fmt_name), first_line=start + 1)
+    return records(lines, get_format(fmt_name, layout), first_line=start + 1)
 
 
 def add_records(analysis: Any, path: Path) -> None:

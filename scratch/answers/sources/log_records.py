@@ -57,7 +57,8 @@ class LogRows:
         self.target = target
         self.index = target.index
         self.rec = rec
-        self.format = get_format(str(rec["format"]))
+        layout = rec.get("layout")
+        self.format = get_format(str(rec["format"]), layout if isinstance(layout, dict) else None)
         self.total = min(int(rec.get("records") or 0), self.index.line_count)
         self.columns = [str(f["name"]) for f in rec.get("fields") or []]
         self.rest_key = "_raw"
