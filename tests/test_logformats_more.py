@@ -8,7 +8,6 @@ field names, types and nulls, and its unparsed lines kept as raw rows."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
