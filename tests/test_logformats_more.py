@@ -306,3 +306,43 @@ def test_the_pointer_of_a_big_zeek_log_shows_its_records(scratch_home: Path) -> 
     assert "\nrecords (zeek): 2,100 of 2,109 lines parsed\n" in r.text
     assert "\n  scratch schema big_conn.log\n" in r.text
     assert counts("big_conn.log", "proto") == {"tcp": 1000, "udp": 800, "icmp": 300, None: 9}
+
+
+POINTERS = {
+    "iis_w3c.log": (["  sc-status: 2xx 8, 4xx 202", "  cs-method: GET 210"],
+                    "scratch iterate-over iis_w3c.log . --fields time,sc-status,cs-uri-stem "
+                    "--where '@[\"sc-status\"] >= 400' --limit 20"),
+    "zeek_conn.log": (["  service: dns 3, http 3, teredo 2, dhcp 1"],
+                      "scratch iterate-over zeek_conn.log . --count-by service"),
+    "cef.log": (["  severity: 0 3, 6 3, 1 2, 3 1, 5 1, … 3 more"],
+                "scratch iterate-over cef.log . --count-by severity"),
+    "audit_rhel7.log": (["  type: SOCKADDR 5, EXECVE 4, SYSCALL 3, CONFIG_CHANGE 2, CWD 2, "
+                         "… 32 more"],
+                        "scratch iterate-over audit_rhel7.log . --fields time,res,type --where "
+                        "'@.res == \"failed\"' --limit 20"),
+    "aws_elb_access.log": (["  elb_status_code: 2xx 2, 3xx 8", "  request_verb: GET 10"],
+                           "scratch iterate-over aws_elb_access.log . --count-by "
+                           "elb_status_code"),
+    "s3_access.log": (["  http_status: 2xx 4, 4xx 1"],
+                      "scratch sql s3_access.log 'SELECT key, count(*) AS n FROM entry WHERE "
+                      "http_status >= 400 GROUP BY key ORDER BY n DESC LIMIT 10'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POINTERS))
+def test_the_pointer_counts_each_format_and_its_next_calls_run(scratch_home: Path,
+                                                               name: str) -> None:
+    import shlex
+
+    env = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "300"}  # small: a pointer, not the text
+    r = cli("ingest", name, "--store-always", input=(DATA / name).read_bytes(), env=env)
+    assert r.code == 0, r.out
+    lines = r.text.splitlines()
+    breakdown, one_call = POINTERS[name]
+    for want in breakdown:
+        assert want in lines, (name, r.text)
+    nxt = [ln.strip() for ln in r.text.split("next:\n", 1)[1].splitlines()]
+    assert one_call in nxt, nxt
+    for c in nxt:
+        run = cli(*shlex.split(c)[1:])
+        assert run.code == 0, (c, run.out, run.err)
