@@ -263,6 +263,11 @@ def test_auditd_records_flatten_msg_and_keep_hex_as_written(logs: Path) -> None:
                     "serial": 408, "pid": 1298, "uid": 0, "acct": "andrew_kroh",
                     "addr": "96.241.146.97", "terminal": "?", "res": "success",
                     "exe": "/usr/sbin/sshd"}]
+    # words that are no pair (auditd's own records) are kept as text
+    assert rows("audit_rhel7.log", ".", "--fields", "type,text,auid,pid,res", "--where",
+                '@.type == "DAEMON_END"') == [
+        {"_index": 12, "_line": 13, "type": "DAEMON_END", "text": "auditd normal halt, sending",
+         "auid": "?", "pid": "?", "res": "success"}]
     sock = rows("audit_rhel7.log", ".", "--fields", "saddr", "--where",
                 '@.type == "SOCKADDR"', "--limit", "2")
     assert [r["saddr"] for r in sock] == ["02000050A9FEA9FE0000000000000000",

@@ -23,26 +23,19 @@ from typing import Any
 
 from scratch.formats.logbase import Field, LogFormat, as_int, as_number, fixed
 
-_TOKEN = re.compile(r'"([^"]*)"(?= |\Z)|\[([^\]]*)\](?= |\Z)|([^\s"]\S*)')
+_VALUE = r'"[^"]*+"(?= |\Z)|\[[^\]]*+\](?= |\Z)|[^\s"]\S*+'
+_LINE = re.compile(r"(?:(?:" + _VALUE + r") *+)*+")  # a whole line of such values
+_TOKEN = re.compile(r'"([^"]*+)"(?= |\Z)|\[([^\]]*+)\](?= |\Z)|([^\s"]\S*+)')
 _ISO_Z = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\Z")
 
 
 def _tokens(line: str) -> list[str] | None:
     """Space-separated values; ``"..."`` and ``[...]`` are one value each (without the
-    quotes or brackets). None when the line is not such a sequence."""
-    out = []
-    pos = 0
-    n = len(line)
-    while pos < n:
-        m = _TOKEN.match(line, pos)
-        if m is None:
-            return None
-        q, b, bare = m.groups()
-        out.append(q if q is not None else b if b is not None else bare)
-        pos = m.end()
-        while pos < n and line[pos] == " ":
-            pos += 1
-    return out
+    quotes or brackets). None when the line is not such a sequence. (Two passes in C: one
+    checks the whole line, one takes the values.)"""
+    if _LINE.fullmatch(line) is None:
+        return None
+    return [q or b or bare for q, b, bare in _TOKEN.findall(line)]
 
 
 def _hostport(text: str) -> tuple[str | None, int | None]:

@@ -118,6 +118,7 @@ AUDIT_DOC = ("https://github.com/linux-audit/audit-documentation/wiki/"
 _AUDIT_HEAD = re.compile(r"(?:node=(\S+) )?type=([A-Za-z0-9_]+) msg=audit\((\d+(?:\.\d+)?):"
                          r"(\d+)\):?")
 _AUDIT_PAIR = re.compile(r"""([A-Za-z0-9_\-]+)=("[^"]*"|'[^']*'|\S*)""")
+_AUDIT_PAIRS = re.compile(r""" *+(?:[A-Za-z0-9_\-]++=(?:"[^"]*+"|'[^']*+'|\S*+)(?: ++|\Z))*+""")
 _AUDIT_INT_KEYS = frozenset({
     "pid", "ppid", "uid", "gid", "auid", "euid", "suid", "fsuid", "egid", "sgid", "fsgid",
     "ses", "syscall", "exit", "items", "item", "argc", "ouid", "ogid", "inode", "old-auid",
@@ -141,27 +142,36 @@ def _audit_put(d: dict[str, Any], key: str, value: Any, inner: bool) -> None:
     d[key] = value
 
 
+def _audit_value(key: str, raw: str) -> Any:
+    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        return raw[1:-1]
+    if key in _AUDIT_INT_KEYS and _DECIMAL.match(raw):
+        return int(raw)
+    return raw
+
+
 def _audit_pairs(d: dict[str, Any], body: str, inner: bool) -> None:
+    if _AUDIT_PAIRS.fullmatch(body) is not None:  # the usual line: pairs only (one C pass)
+        for key, raw in _AUDIT_PAIR.findall(body):
+            if not inner and len(raw) >= 2 and raw[0] == "'" and raw[-1] == "'":
+                _audit_pairs(d, raw[1:-1], True)
+            else:
+                _audit_put(d, key, _audit_value(key, raw), inner)
+        return
     pos = 0
     words: list[str] = []
     for m in _AUDIT_PAIR.finditer(body):
-        gap = body[pos:m.start()]
         if m.start() > 0 and not body[m.start() - 1].isspace():
             continue  # key=value inside a word: not a pair
+        gap = body[pos:m.start()]
         if gap.strip():
             words.append(gap.strip())
         pos = m.end()
         key, raw = m.groups()
-        if raw.startswith("'") and raw.endswith("'") and len(raw) >= 2 and not inner:
+        if not inner and len(raw) >= 2 and raw[0] == "'" and raw[-1] == "'":
             _audit_pairs(d, raw[1:-1], True)
             continue
-        if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
-            value: Any = raw[1:-1]
-        elif key in _AUDIT_INT_KEYS and _DECIMAL.match(raw):
-            value = int(raw)
-        else:
-            value = raw
-        _audit_put(d, key, value, inner)
+        _audit_put(d, key, _audit_value(key, raw), inner)
     rest = body[pos:].strip()
     if rest:
         words.append(rest)
