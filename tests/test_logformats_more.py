@@ -21,7 +21,7 @@ from tests.helpers import cli
 
 DATA = Path(__file__).parent / "data" / "logformats"
 SAMPLES = {"zeek_conn.log": "zeek", "zeek_http.log": "zeek", "iis_w3c.log": "w3c",
-           "w3c_oracle.log": "w3c", "aws_elb_access.log": "alb", "aws_classic_elb.log": "elb",
+           "w3c_oracle.log": "w3c", "cloudfront.log": "w3c", "aws_elb_access.log": "alb", "aws_classic_elb.log": "elb",
            "s3_access.log": "s3", "cef.log": "cef", "audit_rhel7.log": "auditd"}
 
 
@@ -163,6 +163,21 @@ def test_w3c_quoted_values_hold_spaces(logs: Path) -> None:
                "--where", '@["sc-status"] == 200')
     assert got == [{"_index": 6, "_line": 7, "cs-method": "GET", "sc-status": 200,
                     "bytes": 350, "cs(User-Agent)": "Mozilla/4.5 [en] (WinNT; I)"}]
+
+
+def test_cloudfront_tab_separated_w3c(logs: Path) -> None:
+    rec = records_info("cloudfront.log")
+    assert (rec["records"], rec["parsed"], rec["directives"]) == (5, 3, 2)
+    t = types_of(rec)
+    assert (t["time-taken"], t["c-port"], t["sc-range-start"]) == (
+        {"number": 3}, {"integer": 3}, {"null": 3})
+    got = rows("cloudfront.log", ".", "--fields", "x-edge-location,sc-status,time-taken,"
+               "x-edge-request-id,ssl-protocol,sc-range-end", "--offset", "3", "--limit", "1")
+    assert got == [{"_index": 3, "_line": 4, "x-edge-location": "LAX1", "sc-status": 200,
+                    "time-taken": 0.0,
+                    "x-edge-request-id": "k6WGMNkEzR5BEM_SaF47gjtX9zBDO2m349OY2an0QPEaUum1ZOLrow==",
+                    "ssl-protocol": "TLSv1.2", "sc-range-end": None}]
+    assert counts("cloudfront.log", "x-edge-result-type") == {"Hit": 3, None: 2}
 
 
 def test_a_later_header_naming_other_fields_is_reported(scratch_home: Path) -> None:

@@ -17,10 +17,11 @@ stays a raw line.
 W3C extended (https://www.w3.org/TR/WD-logfile.html; IIS, CloudFront, Oracle Web Cache):
 ``#Version:``, ``#Fields:`` (the names, separated by whitespace), ``#Software:``, ``#Date:``
 ... directives, then records of whitespace-separated values (tab-separated when the line has a
-tab, as CloudFront writes them); a value in double quotes may hold spaces (a doubled quote is
-one quote). Fields keep the header's names (``cs(User-Agent)``, ``sc-status``). The identifiers
-the specification and IIS/CloudFront document as numbers are typed (``sc-status``, ``sc-bytes``,
-``time-taken`` ...): ``-`` there is null; every other field is a string as written (``-``
+tab, as CloudFront writes them; a tab after the last value is no value); a value in double
+quotes may hold spaces (a doubled quote is one quote). Fields keep the header's names
+(``cs(User-Agent)``, ``sc-status``). The identifiers the specification and IIS/CloudFront
+document as numbers are typed (``sc-status``, ``sc-bytes``, ``time-taken`` ...): ``-`` there
+is null; every other field is a string as written (``-``
 included, as in the access logs). A later ``#Fields:`` directive that names other fields is
 not followed: the lines under it that do not fit stay raw (the index records where it was).
 """
@@ -222,6 +223,8 @@ def w3c_from_layout(layout: dict[str, Any]) -> LogFormat:
         if line.startswith("#"):
             return None
         values: list[Any] | None = _w3c_tokens(line)
+        if values is not None and len(values) == width + 1 and values[-1] == "":
+            values.pop()  # a separator after the last value
         if values is None or len(values) != width:
             return None
         try:
