@@ -180,15 +180,52 @@ def test_cloudfront_tab_separated_w3c(logs: Path) -> None:
     assert counts("cloudfront.log", "x-edge-result-type") == {"Hit": 3, None: 2}
 
 
-def test_a_later_header_naming_other_fields_is_reported(scratch_home: Path) -> None:
+def test_zeek_logs_of_two_kinds_concatenated_are_read_each_with_its_header(
+        scratch_home: Path) -> None:
+    data = (DATA / "zeek_conn.log").read_bytes() + (DATA / "zeek_http.log").read_bytes()
+    assert cli("ingest", "both.log", "--store-always", input=data).code == 0
+    rec = records_info("both.log")
+    assert (rec["records"], rec["parsed"], rec["unparsed"], rec["directives"]) == (88, 70, 0, 18)
+    assert rec["header_changes"] == [37]  # the http log's #fields line
+    assert [seg[0] for seg in rec["segments"]] == [37]
+    t = types_of(rec)
+    assert t["proto"] == {"string": 21} and t["status_code"] == {"integer": 49}
+    assert t["id.orig_p"] == {"integer": 70}
+    assert counts("both.log", "proto") == {"tcp": 10, "udp": 8, "icmp": 3, None: 67}
+    got = rows("both.log", ".", "--fields", "method,status_code,proto", "--where",
+               '@.method == "PUT"', "--limit", "2")
+    assert got == [{"_index": 73, "_line": 74, "method": "PUT", "status_code": 411,
+                    "proto": None},
+                   {"_index": 74, "_line": 75, "method": "PUT", "status_code": 411,
+                    "proto": None}]
+    text = cli("schema", "both.log").text
+    assert "headers: the fields change at line 37 (each part is read with the header above " \
+           "it)\n" in text
+    d = cli("sql", "both.log", "SELECT count(*) FILTER (WHERE proto IS NOT NULL), count(*) "
+            "FILTER (WHERE method IS NOT NULL) FROM entry", "--json").json["data"]
+    assert d["rows"] == [[21, 26]]
+
+
+def test_a_w3c_header_that_changes_its_fields_mid_file(scratch_home: Path) -> None:
     lines = _lines("iis_w3c.log")
     at = next(i for i, ln in enumerate(lines) if i > 4 and ln.startswith("#Fields:"))
-    lines[at] = "#Fields: date time s-ip"
-    r = cli("ingest", "changed.log", "--store-always", input=("\n".join(lines) + "\n").encode())
-    assert r.code == 0
-    text = cli("schema", "changed.log").text
-    assert (f"warning: a later header names other fields (line {at + 1}); the fields are the "
-            "first header's: lines under it that do not fit are raw\n") in text
+    lines[at] = "#Fields: date time s-ip cs-method"
+    k = at + 1
+    while k < len(lines) and not lines[k].startswith("#"):
+        lines[k] = " ".join(lines[k].split(" ")[:4])  # the part logs the four fields only
+        k += 1
+    assert cli("ingest", "changed.log", "--store-always",
+               input=("\n".join(lines) + "\n").encode()).code == 0
+    back = next(i for i, ln in enumerate(lines) if i > at and ln.startswith("#Fields:"))
+    rec = records_info("changed.log")
+    # the part's header, then the next one, which names the first fields again
+    assert (rec["parsed"], rec["unparsed"], rec["header_changes"]) == (210, 0,
+                                                                       [at + 1, back + 1])
+    assert rows("changed.log", ".", "--fields", "date,cs-method,sc-status", "--offset",
+                str(at + 1), "--limit", "1") == [
+        {"_index": at + 1, "_line": at + 2, "date": "2015-01-13", "cs-method": "GET",
+         "sc-status": None}]
+    assert types_of(rec)["sc-status"] == {"integer": 209}
 
 
 # ------------------------------------------------------------------------------ AWS logs

@@ -22,8 +22,12 @@ quotes may hold spaces (a doubled quote is one quote). Fields keep the header's 
 (``cs(User-Agent)``, ``sc-status``). The identifiers the specification and IIS/CloudFront
 document as numbers are typed (``sc-status``, ``sc-bytes``, ``time-taken`` ...): ``-`` there
 is null; every other field is a string as written (``-``
-included, as in the access logs). A later ``#Fields:`` directive that names other fields is
-not followed: the lines under it that do not fit stay raw (the index records where it was).
+included, as in the access logs).
+
+A later header that names other fields (IIS after a logging change, Zeek logs of two kinds
+concatenated) starts a new part of the file, read with that header's fields:
+:class:`Segments` follows the directives line by line, and the index keeps each part's first
+line and layout.
 """
 
 from __future__ import annotations
@@ -279,6 +283,47 @@ def fields_directive(fmt: LogFormat, line: str) -> list[str] | None:
     if fmt.name == "w3c" and line[:8].lower() == "#fields:":
         return line[8:].split()
     return None
+
+
+class Segments:
+    """The format in effect line by line in a file of a header format: feed it every
+    directive line in order (``directive(n, line)``); ``fmt`` is then the format of the record
+    lines that follow, and ``changes`` lists ``(line, layout)`` where a header named other
+    fields (for Zeek the ``#fields`` line, which its ``#types`` line completes)."""
+
+    def __init__(self, fmt: LogFormat) -> None:
+        self.fmt = fmt
+        self.changes: list[tuple[int, dict[str, Any]]] = []
+        self._pending: tuple[int, list[str]] | None = None
+        self._path: str | None = None  # Zeek's #path of the header being read
+
+    def _fields(self) -> list[str]:
+        layout = self.fmt.layout or {}
+        return [str(x) for x in layout.get("fields") or []]
+
+    def directive(self, n: int, line: str) -> None:
+        layout = dict(self.fmt.layout or {})
+        names = fields_directive(self.fmt, line)
+        if self.fmt.name == "zeek":
+            sep = str(layout.get("separator", "\t"))
+            if names is not None:
+                self._pending = (n, names) if names != self._fields() else None
+            elif line.startswith("#path" + sep):
+                self._path = line.split(sep, 1)[1]
+            elif self._pending is not None and line.startswith("#types" + sep):
+                at, pending = self._pending
+                self._pending = None
+                types = line.split(sep)[1:]
+                if len(types) == len(pending) and len(set(pending)) == len(pending):
+                    if self._path is not None:
+                        layout["path"] = self._path
+                    self.fmt = zeek_from_layout({**layout, "fields": pending, "types": types})
+                    self.changes.append((at, dict(self.fmt.layout or {})))
+            return
+        if names is not None and names != self._fields() and names and len(set(names)) == len(
+                names):
+            self.fmt = w3c_from_layout({**layout, "fields": names})
+            self.changes.append((n, dict(self.fmt.layout or {})))
 
 
 Binder = Callable[[list[str]], "LogFormat | None"]

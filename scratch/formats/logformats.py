@@ -338,8 +338,8 @@ def detect(lines: Iterable[str], *, sample: int = DETECT_SAMPLE,
     """(format, lines it parsed, sampled lines) over the first ``sample`` record lines.
 
     A format a header among them declares (Zeek's ``#fields``, W3C's ``#Fields:``) is tried
-    first, over the lines that are not its directives. The format is None when none parses at
-    least ``min_share`` of the lines it was tried on."""
+    first, over the lines that are not its directives, each read with the header above it.
+    The format is None when none parses at least ``min_share`` of the lines it was tried on."""
     picked: list[str] = []
     for line in lines:
         if line.strip() and not line[0].isspace():
@@ -359,6 +359,11 @@ def detect(lines: Iterable[str], *, sample: int = DETECT_SAMPLE,
     best_n = 0
     best_pool = len(picked)
     for fmt in candidates:
+        if fmt.layout is not None:  # a header format: each part read with its own header
+            n, pool_n = _header_hits(fmt, picked)
+            if n > best_n:
+                best, best_n, best_pool = fmt, n, pool_n
+            continue
         pool = picked if not fmt.comment else [ln for ln in picked
                                                if not ln.startswith(fmt.comment)]
         n = sum(1 for ln in pool if fmt.parse(ln) is not None)
@@ -367,6 +372,20 @@ def detect(lines: Iterable[str], *, sample: int = DETECT_SAMPLE,
     if best is None or best_n < best_pool * min_share:
         return None, best_n, len(picked)
     return best, best_n, best_pool
+
+
+def _header_hits(fmt: LogFormat, lines: list[str]) -> tuple[int, int]:
+    """(record lines parsed, record lines) of a header format, following its headers."""
+    tracker = headerlogs.Segments(fmt)
+    n = pool = 0
+    for i, line in enumerate(lines, 1):
+        if line.startswith(fmt.comment):
+            tracker.directive(i, line)
+            continue
+        pool += 1
+        if tracker.fmt.parse(line) is not None:
+            n += 1
+    return n, pool
 
 
 def records(lines: Iterable[str], fmt: LogFormat, *, first_line: int = 1

@@ -13,6 +13,7 @@ What the index keeps (``info.json`` key ``records``, written by :func:`analyze_r
      "directives": 8,                     # header formats (zeek, w3c): their # lines
      "layout": {"fields": [...], ...},    # header formats: what the header declared
      "header_changes": [120],             # lines of a later header naming other fields
+     "segments": [[120, {...}], ...],     # and the layout each part from there is read with
      "fields": [{"name": "_line", "type": "integer", "present": 10000, "types": {...}},
                 {"name": "status", "type": "integer", "present": 9999,
                  "types": {"integer": 9999}}, ...,
@@ -87,6 +88,11 @@ def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
         info = _scan_dynamic(path, fmt)
     else:
         info = _scan_fixed(path, fmt)
+        if info.get("header_changes"):  # parts with other fields: read each with its header
+            from scratch.formats.headerlogs import Segments
+            tracker = Segments(fmt)
+            info = _scan_dynamic(path, fmt, tracker)
+            info["segments"] = [[line, layout] for line, layout in tracker.changes]
     unparsed: array = info.pop("_unparsed")
     out = {"format": fmt.name, "title": fmt.title, "doc": fmt.doc, **info,
            "detected": [hits, looked],
@@ -200,18 +206,27 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
     return out
 
 
-def _scan_dynamic(path: Path, fmt: LogFormat) -> dict[str, Any]:
+def _scan_dynamic(path: Path, fmt: LogFormat, tracker: Any = None) -> dict[str, Any]:
+    """Fields as each record has them (logfmt, CEF, auditd; a header format whose header
+    changes, read part by part through ``tracker``, a :class:`Segments`)."""
     present: dict[str, int] = {}
     types: dict[str, dict[str, int]] = {}
     facets: dict[str, dict[Any, int] | None] = {}
     unparsed = array("I")
     parse = fmt.parse
-    n = parsed = blank = 0
+    comment = fmt.comment
+    n = parsed = blank = directives = 0
     for lines in _line_lists(path):
         for line in lines:
             n += 1
             if not line or line.isspace():
                 blank += 1
+                continue
+            if comment and line.startswith(comment):
+                directives += 1
+                if tracker is not None:
+                    tracker.directive(n, line)
+                    parse = tracker.fmt.parse
                 continue
             d = parse(line)
             if d is None:
@@ -227,7 +242,9 @@ def _scan_dynamic(path: Path, fmt: LogFormat) -> dict[str, Any]:
                 t = _type(v)
                 tc[t] = tc.get(t, 0) + 1
                 c = facets[k]
-                if c is not None:
+                if c is not None and t == "array":
+                    facets[k] = None  # lists (Zeek sets) are no facet values
+                elif c is not None:
                     # True and 1 are one dict key in Python: key by type too
                     kv = (t, v)
                     c[kv] = c.get(kv, 0) + 1
@@ -243,8 +260,13 @@ def _scan_dynamic(path: Path, fmt: LogFormat) -> dict[str, Any]:
         fields.append(_field("_raw", "string", raw, {"string": raw}))
     plain = {k: (None if c is None else {v: cnt for (_, v), cnt in c.items()})
              for k, c in facets.items()}
-    return {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
-            "fields": fields, "facets": _facets(plain), "_unparsed": unparsed}
+    out = {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
+           "fields": fields, "facets": _facets(plain), "_unparsed": unparsed}
+    if comment:
+        out["directives"] = directives
+    if tracker is not None and tracker.changes:
+        out["header_changes"] = [line for line, _ in tracker.changes][:UNPARSED_EXAMPLES]
+    return out
 
 
 def _field(name: str, type_: str, present: int, types: dict[str, int]) -> dict[str, Any]:

@@ -147,8 +147,8 @@ def _record_lines(rec: Info) -> list[str]:
            f"{plural(n, 'line', grouped=True)}: " + ", ".join(parts)]
     if rec.get("header_changes"):
         at = ", ".join(str(x) for x in rec["header_changes"])
-        out.append(f"warning: a later header names other fields (line {at}); the fields are "
-                   "the first header's: lines under it that do not fit are raw")
+        out.append(f"headers: the fields change at line {at} (each part is read with the "
+                   "header above it)")
     out.append("fields (records at .; lines that do not parse have _line and _raw only):")
     for f in field_rows(rec):
         types = "|".join(f["types"]) or f["type"]
