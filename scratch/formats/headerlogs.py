@@ -44,10 +44,10 @@ ZEEK_DOC = "https://docs.zeek.org/en/master/log-formats.html#zeek-tsv-format-log
 _ZEEK_INT = frozenset({"count", "int", "port", "counter"})
 _ZEEK_NUM = frozenset({"time", "interval", "double"})
 _ZEEK_CONTAINER = re.compile(r"(?:set|vector|table)\[(.+)\]\Z")
-# fields with few values, worth counting at index time (besides every enum and bool)
+# fields with few values, worth counting at index time (besides every enum and bool); the
+# index counts their values jointly, so none with many (ports, hosts) is among them
 _ZEEK_FACETS = frozenset({"proto", "service", "conn_state", "method", "status_code",
-                          "qtype_name", "rcode_name", "id.resp_p", "version", "mime_type",
-                          "source", "analyzers", "level", "note"})
+                          "qtype_name", "rcode_name", "version", "source", "level"})
 
 
 def _zeek_type(ztype: str) -> str:
