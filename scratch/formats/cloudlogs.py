@@ -168,18 +168,23 @@ _ELB_FIELDS = (
 )
 
 
+# one regex for the whole line: Classic lines are short, so per-value calls would dominate
+_ELB_LINE = re.compile(
+    r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z) (\S+) (\S+):(\d+) (?:(\S+):(\d+)|-) "
+    r"(-?[\d.]+) (-?[\d.]+) (-?[\d.]+) (\d+|-) (\d+|-) (-?\d+|-) (-?\d+|-) \"([^\"]*)\""
+    r"(?: \"([^\"]*)\" (\S+) (\S+))? *\Z")
+
+
 def _elb(line: str) -> tuple[Any, ...] | None:
-    if not line[:1].isdigit():
+    m = _ELB_LINE.match(line)
+    if m is None:
         return None
-    t = _tokens(line)
-    width = len(_ELB_FIELDS) - 5
-    if t is None or not 12 <= len(t) <= width or _ISO_Z.match(t[0]) is None:
-        return None
-    t += [None] * (width - len(t))  # type: ignore[list-item]
+    g = m.groups()
     try:
-        return (t[0], t[1], *_hostport(t[2]), *_hostport(t[3]), as_number(t[4]),
-                as_number(t[5]), as_number(t[6]), _opt_int(t[7]), _opt_int(t[8]),
-                _opt_int(t[9]), _opt_int(t[10]), t[11], *_request(t[11]), *t[12:])
+        return (g[0], g[1], g[2], int(g[3]), g[4], None if g[5] is None else int(g[5]),
+                as_number(g[6]), as_number(g[7]), as_number(g[8]), _opt_int(g[9]),
+                _opt_int(g[10]), _opt_int(g[11]), _opt_int(g[12]), g[13], *_request(g[13]),
+                g[14], g[15], g[16])
     except ValueError:
         return None
 

@@ -67,21 +67,36 @@ def _unescape_directive(text: str) -> str:
     return re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
+_BOOLS = {"T": True, "F": False}
+_DIGITS = re.compile(r"-?\d+\Z")
+
+
+def _zeek_int(v: str) -> int:
+    # int() alone would take " 1", "+1" and "1_0", which Zeek never writes for a count
+    if _DIGITS.match(v) is None:
+        raise ValueError(v)
+    return int(v)
+
+
 def _zeek_scalar(kind: str) -> Any:
-    """The reader of one Zeek scalar type: text -> value (ValueError if it cannot read it)."""
+    """The reader of one Zeek scalar type: text -> value (ValueError or KeyError if it cannot
+    read it); None for a string, kept as written."""
     if kind == "integer":
-        return as_int
+        return _zeek_int
     if kind == "number":
         return float
     if kind == "boolean":
-        def boolean(v: str) -> bool:
-            if v == "T":
-                return True
-            if v == "F":
-                return False
-            raise ValueError(v)
-        return boolean
+        return _BOOLS.__getitem__
     return None
+
+
+def _zeek_container(elem: Any, set_sep: str, unset: str, empty: str) -> Any:
+    def read(v: str) -> list[Any]:
+        if v == empty:
+            return []
+        parts = v.split(set_sep)
+        return parts if elem is None else [None if p == unset else elem(p) for p in parts]
+    return read
 
 
 def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
@@ -94,19 +109,20 @@ def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
     path = layout.get("path")
     width = len(names)
     fields = []
-    readers: list[tuple[int, Any, Any]] = []  # (index, scalar reader, element reader)
+    plain: list[int] = []  # string columns: only the unset and empty marks change
+    typed: list[tuple[int, Any]] = []  # (column, reader of a set value)
     for i, (name, zt) in enumerate(zip(names, ztypes, strict=True)):
         kind = _zeek_type(zt)
         facet = zt in ("enum", "bool") or (name in _ZEEK_FACETS and kind != "array")
         fields.append(Field(name, kind, f"Zeek {zt}", facet=facet))
         m = _ZEEK_CONTAINER.match(zt)
         if m is not None:
-            readers.append((i, None, _zeek_scalar(_zeek_type(m.group(1)))))
+            elem = _zeek_scalar(_zeek_type(m.group(1)))
+            typed.append((i, _zeek_container(elem, set_sep, unset, empty)))
+        elif (scalar := _zeek_scalar(kind)) is not None:
+            typed.append((i, scalar))
         else:
-            readers.append((i, _zeek_scalar(kind), None))
-    plain = [i for i, scalar, elem in readers if scalar is None and elem is None
-             and fields[i].type == "string"]
-    typed = [(i, s, e) for i, s, e in readers if i not in set(plain)]
+            plain.append(i)
 
     def row(line: str) -> tuple[Any, ...] | None:
         values: list[Any] = line.split(sep)
@@ -119,19 +135,10 @@ def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
             elif v == empty:
                 values[i] = ""
         try:
-            for i, scalar, elem in typed:
+            for i, read in typed:
                 v = values[i]
-                if v == unset:
-                    values[i] = None
-                elif scalar is not None:
-                    values[i] = scalar(v)
-                elif v == empty:
-                    values[i] = []
-                else:
-                    parts = v.split(set_sep)
-                    values[i] = parts if elem is None else [
-                        None if p == unset else elem(p) for p in parts]
-        except ValueError:
+                values[i] = None if v == unset else read(v)
+        except (ValueError, KeyError):
             return None
         return tuple(values)
 
@@ -198,6 +205,8 @@ def _w3c_type(name: str) -> str:
 def _w3c_tokens(line: str) -> list[str] | None:
     if "\t" in line:
         return line.split("\t")
+    if '"' not in line:
+        return line.split()  # IIS: no quoted values (spaces are written as +)
     out = []
     pos = 0
     n = len(line)

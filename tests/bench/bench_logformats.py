@@ -13,8 +13,9 @@ test suite's shape). Measured in one run, side by side, best of three:
 - records: :func:`scratch.index.logrecords.analyze_records` (detection, one parse of every
   line, type and facet counts), as ingest runs it.
 
-Printed: seconds, MB/s and the ratio records / floor per format, and each format's ratio over
-the combined access log's (the format the index already parsed before these were added).
+Printed: seconds, MB/s and the ratio records / floor per format, and each format's time per
+byte over the combined access log's (the format the index already parsed before these were
+added), the two measured alternately in the same rounds.
 """
 
 from __future__ import annotations
@@ -77,25 +78,33 @@ def records(path: Path) -> tuple[float, str | None]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--mb", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for fmt in ("combined", *SAMPLES):
+        base_path = Path(tmp) / "combined.log"
+        base_size = make("combined", args.mb, base_path)
+        for fmt in SAMPLES:
             path = Path(tmp) / f"{fmt}.log"
             size = make(fmt, args.mb, path)
-            f = min(floor(path) for _ in range(3))
-            best = [records(path) for _ in range(3)]
-            r = min(t for t, _ in best)
-            assert best[0][1] == fmt, (fmt, best[0][1])
-            rows.append((fmt, size, f, r))
+            # interleaved, so a busy machine slows both sides of each ratio alike
+            f, r, b = [], [], []
+            for _ in range(args.rounds):
+                f.append(floor(path))
+                t, got = records(path)
+                assert got == fmt, (fmt, got)
+                r.append(t)
+                b.append(records(base_path)[0])
+            rows.append((fmt, size, min(f), min(r), min(b)))
             path.unlink()
-    base = next(r / size for fmt, size, _, r in rows if fmt == "combined")
-    print(f"records analysis at index time, ~{args.mb} MB per format, best of 3")
+    print(f"records analysis at index time, ~{args.mb} MB per format, best of {args.rounds}, "
+          "each format measured alternately with the combined access log")
     print(f"{'format':10} {'MB':>6} {'floor s':>8} {'records s':>10} {'MB/s':>7} "
           f"{'x floor':>8} {'x combined':>11}")
-    for fmt, size, f, r in rows:
+    for fmt, size, f, r, b in rows:
+        per_byte = (r / size) / (b / base_size)
         print(f"{fmt:10} {size / 1e6:6.1f} {f:8.2f} {r:10.2f} {size / 1e6 / r:7.1f} "
-              f"{r / f:8.1f} {r / size / base:11.2f}")
+              f"{r / f:8.1f} {per_byte:11.2f}")
 
 
 if __name__ == "__main__":
