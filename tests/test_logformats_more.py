@@ -260,6 +260,19 @@ def test_classic_elb_dashes_are_nulls_and_minus_one_is_kept(logs: Path) -> None:
          "ssl_protocol": "TLSv1.2"}]
 
 
+def test_aws_line_variants() -> None:
+    from scratch.formats.cloudlogs import ALB, ELB
+    alb = _lines("aws_elb_access.log")[0].replace("192.168.1.10:44325", "[2001:db8::1]:44325")
+    d = ALB.parse(alb)
+    assert d is not None and (d["client_ip"], d["client_port"]) == ("2001:db8::1", 44325)
+    # a Classic line as logged before user agents and TLS fields were added
+    old = _lines("aws_classic_elb.log")[0].rsplit(' "curl', 1)[0]
+    e = ELB.parse(old)
+    assert e is not None and (e["request_url"], e["user_agent"], e["ssl_protocol"]) == (
+        "http://www.example.com:80/", None, None)
+    assert ELB.parse(old + " extra") is None  # more than the format knows: a raw line
+
+
 def test_s3_access_fields(logs: Path) -> None:
     got = rows("s3_access.log", ".", "--fields", "time,operation,key,http_status,error_code,"
                "bytes_sent,object_size,total_time,signature_version", "--where",

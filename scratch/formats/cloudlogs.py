@@ -44,6 +44,8 @@ def _hostport(text: str) -> tuple[str | None, int | None]:
     host, colon, port = text.rpartition(":")
     if not colon or not host:
         raise ValueError(text)
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]  # [2001:db8::1]:443
     return host, as_int(port)
 
 

@@ -36,8 +36,8 @@ from scratch.formats.logbase import Field, LogFormat
 
 # ----------------------------------------------------------------------------------- CEF
 
-CEF_DOC = ("https://www.microfocus.com/documentation/arcsight/arcsight-smartconnectors-8.4/"
-           "pdfdoc/cef-implementation-standard/cef-implementation-standard.pdf")
+CEF_DOC = ("https://community.microfocus.com/cfs-file/__key/communityserver-wikis-components-"
+           "files/00-00-00-00-23/3731.CommonEventFormatV25.pdf")
 _CEF_HEAD = re.compile(r"CEF:(\d+)\|((?:[^|\\]|\\.)*)\|((?:[^|\\]|\\.)*)\|((?:[^|\\]|\\.)*)\|"
                        r"((?:[^|\\]|\\.)*)\|((?:[^|\\]|\\.)*)\|((?:[^|\\]|\\.)*)\|")
 _CEF_HEAD_ESC = re.compile(r"\\([|\\])")
