@@ -11,7 +11,10 @@ Invariants:
   (an optional part that is absent is None); logfmt returns the keys the line has, in order.
 - Field names are the format's own (nginx's variable names for access logs, the RFC's for
   syslog, glog's for klog, Loghub's ``<Date> <Time> ...`` templates in lower case for the
-  Loghub layouts); no field name starts with ``_`` (those are scratch's: ``_line``, ``_raw``).
+  Loghub layouts, the header's for Zeek and W3C (:mod:`scratch.formats.headerlogs`), AWS's
+  documentation's for its access logs (:mod:`scratch.formats.cloudlogs`), the CEF standard's
+  and the line's own keys for CEF and auditd (:mod:`scratch.formats.eventlogs`)); no field
+  name starts with ``_`` (those are scratch's: ``_line``, ``_raw``).
 - Numbers are numbers: a field typed integer holds an ``int`` (or None) in a fixed-field
   format (a dynamic one declares the usual type of its fixed fields, CEF's ``severity`` may
   be a word: the index counts the types each field has); other fields keep the text as
