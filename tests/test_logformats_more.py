@@ -110,6 +110,17 @@ def test_zeek_conn_fields_types_nulls_and_sets(logs: Path) -> None:
                "@.orig_bytes > 1000").text == "2\n"
 
 
+def test_a_dotted_field_name_in_a_filter_is_pointed_to_its_quoted_form(logs: Path) -> None:
+    # @.id.resp_p is the path id -> resp_p; Zeek's field is one name with a dot in it
+    r = cli("iterate-over", "zeek_conn.log", ".", "--where", "@.id.resp_p == 53", "--fields",
+            "uid")
+    assert r.code == 0
+    assert "warning: where key @.id.resp_p is in none of rows 0..29; did you mean " \
+           "@['id.resp_p']? (columns: _line, _raw, ts, uid, id.orig_h" in r.err
+    assert cli("iterate-over", "zeek_conn.log", ".", "--where", "@['id.resp_p'] == 53",
+               "--count").text == "2\n"
+
+
 def test_zeek_empty_sets_unset_strings_and_booleans() -> None:
     lines = _lines("zeek_http.log")
     fmt, _, _ = L.detect(lines)
