@@ -384,7 +384,7 @@ def test_the_pointer_of_a_big_zeek_log_shows_its_records(scratch_home: Path) -> 
     r = cli("ingest", "big_conn.log", "--store-always", input=("\n".join(data) + "\n").encode(),
             env={"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "3000"})
     assert r.code == 0, r.out
-    assert "\nrecords (zeek): 2,100 of 2,109 lines parsed\n" in r.text
+    assert "\nrecords (zeek): 2,100 of 2,109 lines parsed, 9 header lines\n" in r.text
     assert "\n  scratch schema big_conn.log\n" in r.text
     assert counts("big_conn.log", "proto") == {"tcp": 1000, "udp": 800, "icmp": 300, None: 9}
 
