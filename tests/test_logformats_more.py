@@ -427,3 +427,29 @@ def test_the_pointer_counts_each_format_and_its_next_calls_run(scratch_home: Pat
     for c in nxt:
         run = cli(*shlex.split(c)[1:])
         assert run.code == 0, (c, run.out, run.err)
+
+
+NEW_FORMATS = {"zeek", "w3c", "alb", "elb", "s3", "cef", "auditd"}
+
+
+@pytest.mark.corpus
+def test_no_file_of_the_corpus_is_taken_for_one_of_the_new_formats(corpus_dir: Path) -> None:
+    """No false positive: every corpus file (logs, CSV, JSON, YAML ...) keeps the sniffed format
+    and the log format it had before these formats were added."""
+    import itertools
+
+    from scratch.formats import sniffer
+
+    files = sorted(p for p in corpus_dir.rglob("*") if p.is_file())
+    assert len(files) > 100
+    for path in files:
+        data = path.open("rb").read(sniffer.SNIFF_BYTES + 1)
+        text = data.decode("utf-8", "replace")
+        lines = text.splitlines()[:200]
+        assert not sniffer._is_declared_log(lines), path
+        if sniffer.sniff(data) != "log":
+            continue
+        with path.open(encoding="utf-8", errors="replace") as f:
+            sample = [ln.rstrip("\r\n") for ln in itertools.islice(f, 5000)]
+        found, _, _ = L.detect(sample)
+        assert found is None or found.name not in NEW_FORMATS, (path, found.name)
