@@ -453,3 +453,25 @@ def test_no_file_of_the_corpus_is_taken_for_one_of_the_new_formats(corpus_dir: P
             sample = [ln.rstrip("\r\n") for ln in itertools.islice(f, 5000)]
         found, _, _ = L.detect(sample)
         assert found is None or found.name not in NEW_FORMATS, (path, found.name)
+
+
+def test_a_zeek_log_through_the_mcp_sdk_client(tmp_path: Path) -> None:
+    """The real SDK client over stdio: ingest a Zeek log as a tool's content, then count and
+    filter its records."""
+    from tests.mcp_support import server_env, stdio_client
+
+    home = tmp_path / "store"
+    client = stdio_client(home, env=server_env(home))
+    try:
+        content = (DATA / "zeek_conn.log").read_text(encoding="utf-8")
+        client.call("ingest", {"content": content, "name": "conn", "store_always": True})
+        assert client.text("iterate_over", {"file": "conn", "path": ".",
+                                            "count_by": "conn_state", "limit": 3}) == (
+            "conn_state\tcount\n(missing)\t9\nSF\t5\nOTH\t4\n(other: 6 values)\t12\n")
+        assert client.text("iterate_over", {"file": "conn", "path": ".",
+                                            "fields": "uid,orig_bytes",
+                                            "where": "@.orig_bytes > 1000"}) == (
+            "_index\t_line\tuid\torig_bytes\n20\t21\tCNnMIj2QSd84NKf7U3\t1675\n"
+            "26\t27\tC9mvWx3ezztgzcexV7\t2359\n")
+    finally:
+        client.close()
