@@ -472,6 +472,6 @@ def test_a_zeek_log_through_the_mcp_sdk_client(tmp_path: Path) -> None:
                                             "fields": "uid,orig_bytes",
                                             "where": "@.orig_bytes > 1000"}) == (
             "_index\t_line\tuid\torig_bytes\n20\t21\tCNnMIj2QSd84NKf7U3\t1675\n"
-            "26\t27\tC9mvWx3ezztgzcexV7\t2359\n")
+            "24\t25\tCk51lg1bScffFj34Ri\t2359\n")
     finally:
         client.close()
