@@ -282,6 +282,16 @@ def test_aws_line_variants() -> None:
     assert e is not None and (e["request_url"], e["user_agent"], e["ssl_protocol"]) == (
         "http://www.example.com:80/", None, None)
     assert ELB.parse(old + " extra") is None  # more than the format knows: a raw line
+    # ALB and S3: AWS appends fields over time; the values after the known ones are kept
+    from scratch.formats.cloudlogs import S3
+    s3 = _lines("s3_access.log")[0]
+    base = S3.parse(s3)
+    assert base is not None and base["more_fields"] is None and base["tls_version"] == "TLSV1.1"
+    newer = S3.parse(s3 + ' - Yes "us-east-1"')
+    assert newer is not None and (newer["acl_required"], newer["more_fields"]) == (
+        "Yes", "us-east-1")
+    d = ALB.parse(_lines("aws_elb_access.log")[0] + ' "TID_1" "extra"')
+    assert d is not None and (d["conn_trace_id"], d["more_fields"]) == ("TID_1", "extra")
 
 
 def test_s3_access_fields(logs: Path) -> None:

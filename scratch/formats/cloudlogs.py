@@ -11,7 +11,10 @@ when the load balancer could not dispatch; status codes and byte counts as integ
 there is null, except S3's ``bytes_sent``, where AWS documents ``-`` as zero. Every other
 field is a string as written (``-`` included), with the quotes around quoted fields removed.
 Fields AWS has appended over the years are optional at the end of a line (null when absent),
-so older logs parse too; a line with more fields than are known stays a raw line.
+so older logs parse too. AWS documents that it may append more ("handle trailing fields that
+it might not understand"): values after the last field known here are kept, space-separated,
+in ``more_fields`` (null when there are none) for the ALB and S3 logs; the Classic Load
+Balancer's format is complete, and a line with more values stays a raw line.
 
 Pure ``re`` on ``str``.
 """
@@ -64,6 +67,13 @@ def _request(text: str | None) -> tuple[str | None, str | None, str | None]:
     return None, None, None
 
 
+def _more(t: list[str], width: int) -> tuple[list[str | None], str | None]:
+    """The first ``width`` values (padded with None) and the ones after them, joined."""
+    if len(t) > width:
+        return list(t[:width]), " ".join(t[width:])
+    return [*t, *([None] * (width - len(t)))], None
+
+
 def _s(name: str, doc: str, facet: bool = False) -> Field:
     return Field(name, "string", doc, facet)
 
@@ -76,6 +86,8 @@ def _n(name: str, doc: str) -> Field:
     return Field(name, "number", doc)
 
 
+_MORE_FIELDS = Field("more_fields", "string", "values after the last field known here, "
+                     "space-separated (null when none)")
 _REQUEST_FIELDS = (
     _s("request", "the request line as written (- - - when there was none)"),
     _s("request_verb", "HTTP method (null unless the request line is three words)", True),
@@ -115,6 +127,7 @@ _ALB_FIELDS = (
     _s("classification", "desync mitigation classification", True),
     _s("classification_reason", "classification reason code"),
     _s("conn_trace_id", "connection traceability id"),
+    _MORE_FIELDS,
 )
 _ALB_MIN = 25  # through error_reason (2018 and later)
 
@@ -122,17 +135,17 @@ _ALB_MIN = 25  # through error_reason (2018 and later)
 def _alb(line: str) -> tuple[Any, ...] | None:
     if not line.startswith(("http", "h2 ", "grpcs ", "ws")):
         return None
-    t = _tokens(line)
-    width = len(_ALB_FIELDS) - 5  # tokens: host:port pairs are one, the request too
-    if t is None or not _ALB_MIN <= len(t) <= width or t[0] not in _ALB_TYPES \
-            or _ISO_Z.match(t[1]) is None:
+    tokens = _tokens(line)
+    width = len(_ALB_FIELDS) - 6  # host:port pairs are one token, the request too; more_fields
+    if tokens is None or len(tokens) < _ALB_MIN or tokens[0] not in _ALB_TYPES \
+            or _ISO_Z.match(tokens[1]) is None:
         return None
-    t += [None] * (width - len(t))  # type: ignore[list-item]
+    t, more = _more(tokens, width)
     try:
-        return (t[0], t[1], t[2], *_hostport(t[3]), *_hostport(t[4]), as_number(t[5]),
-                as_number(t[6]), as_number(t[7]), _opt_int(t[8]), _opt_int(t[9]),
-                _opt_int(t[10]), _opt_int(t[11]), t[12], *_request(t[12]), *t[13:20],
-                _opt_int(t[20]), *t[21:])
+        return (t[0], t[1], t[2], *_hostport(str(t[3])), *_hostport(str(t[4])),
+                as_number(str(t[5])), as_number(str(t[6])), as_number(str(t[7])),
+                _opt_int(t[8]), _opt_int(t[9]), _opt_int(t[10]), _opt_int(t[11]), t[12],
+                *_request(t[12]), *t[13:20], _opt_int(t[20]), *t[21:], more)
     except ValueError:
         return None
 
@@ -223,6 +236,7 @@ _S3_FIELDS = (
     _s("host_header", "endpoint used"), _s("tls_version", "TLS version or -", True),
     _s("access_point_arn", "access point ARN, - if none"),
     _s("acl_required", "Yes when an ACL was required, - otherwise"),
+    _MORE_FIELDS,
 )
 _S3_MIN = 18  # through version_id (the oldest layout)
 
@@ -230,19 +244,19 @@ _S3_MIN = 18  # through version_id (the oldest layout)
 def _s3(line: str) -> tuple[Any, ...] | None:
     if " [" not in line[:200]:
         return None
-    t = _tokens(line)
-    width = len(_S3_FIELDS)
-    if t is None or not _S3_MIN <= len(t) <= width or "." not in t[6]:
+    tokens = _tokens(line)
+    width = len(_S3_FIELDS) - 1
+    if tokens is None or len(tokens) < _S3_MIN or "." not in tokens[6]:
         return None
     # the time is the one bracketed value, third on the line
     first = line.find(" [")
     if line.count(" ", 0, first) != 1:
         return None
-    t += [None] * (width - len(t))  # type: ignore[list-item]
+    t, more = _more(tokens, width)
     try:
         sent = t[11]
         return (*t[:9], _opt_int(t[9]), t[10], 0 if sent == "-" else as_int(str(sent)),
-                _opt_int(t[12]), _opt_int(t[13]), _opt_int(t[14]), *t[15:])
+                _opt_int(t[12]), _opt_int(t[13]), _opt_int(t[14]), *t[15:], more)
     except ValueError:
         return None
 
