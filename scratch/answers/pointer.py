@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from scratch.answers.pointer_counts import breakdown, category_field, csv_category, log_calls
 from scratch.calls import Call, call
+from scratch.words import plural
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Speller
@@ -204,6 +205,8 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     if rec is not None:
         pointer["records"] = {k: rec.get(k) for k in ("format", "records", "parsed",
                                                       "unparsed")}
+        if rec.get("directives"):  # Zeek and W3C header lines: no records, not unparsed
+            pointer["records"]["header_lines"] = rec["directives"]
         counted = info.get("levels")  # level words counted already: not twice
         pointer["records"]["breakdown"] = [[label, [list(vc) for vc in values], more]
                                            for label, values, more in breakdown(rec)
@@ -357,6 +360,8 @@ def records_lines(p: Pointer, detail: int) -> list[str]:
     if not rec or detail < 1:
         return []
     unparsed = f", {rec['unparsed']:,} not" if rec.get("unparsed") else ""
+    headers = rec.get("header_lines")
+    unparsed += f", {plural(int(headers), 'header line', grouped=True)}" if headers else ""
     out = [f"records ({rec['format']}): {rec.get('parsed', 0):,} of "
            f"{rec.get('records', 0):,} lines parsed{unparsed}"]
     top = 5 if detail >= 2 else 3

@@ -4,7 +4,9 @@
   declared one (:mod:`scratch.formats.sniffer`); JSON parsing/rendering rules are in
   :mod:`scratch.formats.jsontext`, embedded documents in :mod:`scratch.formats.embedded`,
   log timestamps and levels in :mod:`scratch.formats.logs`, log line formats in
-  :mod:`scratch.formats.logformats`.
+  :mod:`scratch.formats.logformats` (its parts in :mod:`~scratch.formats.logbase`; the formats
+  a header declares, Zeek and W3C, in :mod:`~scratch.formats.headerlogs`; AWS access logs in
+  :mod:`~scratch.formats.cloudlogs`; CEF and auditd in :mod:`~scratch.formats.eventlogs`).
 - Streaming an input to its stored form (``normalize``) ends in the index's analysis, so it
   lives above: :mod:`scratch.index.normalizer`.
 """

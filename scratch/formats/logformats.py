@@ -11,9 +11,14 @@ Invariants:
   (an optional part that is absent is None); logfmt returns the keys the line has, in order.
 - Field names are the format's own (nginx's variable names for access logs, the RFC's for
   syslog, glog's for klog, Loghub's ``<Date> <Time> ...`` templates in lower case for the
-  Loghub layouts); no field name starts with ``_`` (those are scratch's: ``_line``, ``_raw``).
-- Numbers are numbers: a field typed integer holds an ``int`` (or None); other fields keep the
-  text as written (``-`` stays ``-``, a date such as ``081109`` stays a string). logfmt has no
+  Loghub layouts, the header's for Zeek and W3C (:mod:`scratch.formats.headerlogs`), AWS's
+  documentation's for its access logs (:mod:`scratch.formats.cloudlogs`), the CEF standard's
+  and the line's own keys for CEF and auditd (:mod:`scratch.formats.eventlogs`)); no field
+  name starts with ``_`` (those are scratch's: ``_line``, ``_raw``).
+- Numbers are numbers: a field typed integer holds an ``int`` (or None) in a fixed-field
+  format (a dynamic one declares the usual type of its fixed fields, CEF's ``severity`` may
+  be a word: the index counts the types each field has); other fields keep the text as
+  written (``-`` stays ``-``, a date such as ``081109`` stays a string). logfmt has no
   declared types: an unquoted value that reads as a JSON number is a number, a key without
   ``=`` is ``true``, a quoted value is always a string.
 - :func:`detect` looks at a bounded sample only: the first record lines (non-blank, not
@@ -28,76 +33,23 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-Parser = Callable[[str], "dict[str, Any] | None"]
-RowParser = Callable[[str], "tuple[Any, ...] | None"]
+from scratch.formats import cloudlogs, eventlogs, headerlogs
+from scratch.formats.logbase import (
+    DETECT_MIN_SHARE,
+    DETECT_SAMPLE,
+    Field,
+    LogFormat,
+    Parser,
+    RowParser,
+    fixed,
+    regex_row,
+)
 
-DETECT_SAMPLE = 1000  # non-blank lines looked at by detect()
-DETECT_MIN_SHARE = 0.5  # share of the sample the chosen format must parse
-
-
-@dataclass(frozen=True)
-class Field:
-    name: str
-    type: str  # a JSON type name: string, integer, number, boolean
-    doc: str
-    facet: bool = False  # worth value counts at index time (status, level, program...)
-
-
-@dataclass(frozen=True)
-class LogFormat:
-    name: str
-    title: str
-    doc: str  # where the layout and its field names are defined
-    fields: tuple[Field, ...]
-    parse: Parser = field(compare=False, repr=False)
-    example: str = ""
-    dynamic: bool = False  # fields vary by line (logfmt): ``fields`` lists none
-    # fixed-field formats: the values alone, in ``fields`` order (what parse() zips with the
-    # names); index-time scans use it to skip building a dict per line
-    row: RowParser | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def field_names(self) -> tuple[str, ...]:
-        return tuple(f.name for f in self.fields)
-
-
-def _zipped(names: tuple[str, ...], row: RowParser) -> Parser:
-    def parse(line: str) -> dict[str, Any] | None:
-        values = row(line)
-        return None if values is None else dict(zip(names, values, strict=True))
-
-    return parse
-
-
-def _fixed(name: str, title: str, doc: str, fields: tuple[Field, ...], row: RowParser,
-           example: str) -> LogFormat:
-    names = tuple(f.name for f in fields)
-    return LogFormat(name, title, doc, fields, _zipped(names, row), example, row=row)
-
-
-def _regex_row(pattern: re.Pattern[str], ints: Iterable[int] = ()) -> RowParser:
-    """Values of one full-line regex's groups, in order; groups at ``ints`` as integers."""
-    int_at = tuple(ints)
-
-    def row(line: str) -> tuple[Any, ...] | None:
-        m = pattern.match(line)
-        if m is None:
-            return None
-        if not int_at:
-            return m.groups()
-        values: list[Any] = list(m.groups())
-        for i in int_at:
-            v = values[i]
-            if v is not None:
-                values[i] = int(v)
-        return tuple(values)
-
-    return row
-
+__all__ = ["BY_NAME", "DETECT_MIN_SHARE", "DETECT_SAMPLE", "FORMATS", "Field", "LogFormat",
+           "Parser", "RowParser", "detect", "get_format", "help_text", "records"]
 
 # ---------------------------------------------------------------------------- access logs
 
@@ -144,14 +96,14 @@ _ACCESS_FIELDS = (
 )
 _NGINX_DOC = "https://nginx.org/en/docs/http/ngx_http_log_module.html#log_format"
 
-COMBINED = _fixed(
+COMBINED = fixed(
     "combined", "combined access log (Apache, nginx)", _NGINX_DOC,
     _ACCESS_FIELDS + (Field("http_referer", "string", "Referer header, - if none"),
                       Field("http_user_agent", "string", "User-Agent header")),
     _access(_COMBINED, _COMBINED_PLAIN),
     '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326 '
     '"http://example.com/" "Mozilla/4.08"')
-COMMON = _fixed(
+COMMON = fixed(
     "common", "common access log (CLF)", "https://httpd.apache.org/docs/2.4/logs.html#common",
     _ACCESS_FIELDS, _access(_COMMON, _COMMON_PLAIN),
     '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326')
@@ -191,7 +143,7 @@ def _rfc3164(line: str) -> tuple[Any, ...] | None:
 _FAC = Field("facility", "integer", "PRI div 8 (null without a PRI)", facet=True)
 _SEV = Field("severity", "integer", "PRI mod 8: 0 emergency .. 7 debug (null without a PRI)",
              facet=True)
-RFC5424 = _fixed(
+RFC5424 = fixed(
     "rfc5424", "syslog (RFC 5424)", "https://www.rfc-editor.org/rfc/rfc5424#section-6",
     (_FAC, _SEV, Field("version", "integer", "protocol version"),
      Field("timestamp", "string", "RFC 3339 time, - if unknown"),
@@ -201,7 +153,7 @@ RFC5424 = _fixed(
      Field("msg", "string", "MSG (null if absent)")),
     _rfc5424,
     "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - 'su root' failed")
-RFC3164 = _fixed(
+RFC3164 = fixed(
     "rfc3164", "BSD syslog (RFC 3164), as in /var/log/syslog and auth.log",
     "https://www.rfc-editor.org/rfc/rfc3164#section-4.1",
     (_FAC, _SEV, Field("timestamp", "string", "Mmm dd hh:mm:ss"),
@@ -227,7 +179,7 @@ def _klog(line: str) -> tuple[Any, ...] | None:
     return (_KLOG_LEVELS[lv], ts, int(tid), file, int(ln), msg)
 
 
-KLOG = _fixed(
+KLOG = fixed(
     "klog", "klog / glog (Kubernetes, Go and C++ services)",
     "https://github.com/google/glog#log-line-prefix-format",
     (Field("level", "string", "INFO, WARNING, ERROR or FATAL (the line's first letter)",
@@ -254,7 +206,7 @@ _OPENSTACK = re.compile(
     r"(?:\.\d+)?) (?P<pid>\d+) (?P<level>" + _LEVEL_WORDS + r") (?P<component>\S+) "
     r"\[(?P<addr>[^\]]*)\] (?P<content>.*)\Z")
 
-LOGHUB = _fixed(
+LOGHUB = fixed(
     "loghub", "date time [pid] level [process] component: content (log4j-style Java logs: "
     "HDFS, Hadoop, Spark)", "https://github.com/logpai/loghub",
     (Field("date", "string", "date as written (2015-10-18, 17/06/09, 081109)"),
@@ -264,9 +216,9 @@ LOGHUB = _fixed(
      Field("process", "string", "[thread] (null when absent)"),
      Field("component", "string", "logger / class", facet=True),
      Field("content", "string", "the message")),
-    _regex_row(_LOGHUB, ints=(2,)),
+    regex_row(_LOGHUB, ints=(2,)),
     "081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1 terminating")
-OPENSTACK = _fixed(
+OPENSTACK = fixed(
     "openstack", "OpenStack service log (oslo.log default layout)",
     "https://github.com/logpai/loghub/tree/master/OpenStack",
     (Field("logrecord", "string", "source file name Loghub prefixes (null when absent)",
@@ -276,7 +228,7 @@ OPENSTACK = _fixed(
      Field("component", "string", "logger name", facet=True),
      Field("addr", "string", "request context in [...]"),
      Field("content", "string", "the message")),
-    _regex_row(_OPENSTACK, ints=(3,)),
+    regex_row(_OPENSTACK, ints=(3,)),
     "2017-05-16 00:00:00.008 25746 INFO nova.osapi_compute.wsgi.server [req-1 - - -] GET")
 
 # Python's logging module, '%(asctime)s - %(name)s - %(levelname)s - %(message)s' (the
@@ -284,14 +236,14 @@ OPENSTACK = _fixed(
 _PYLOG = re.compile(
     r"(?P<asctime>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) - (?P<name>\S+) - "
     r"(?P<levelname>[A-Z]+) - (?P<message>.*)\Z")
-PYTHON_LOGGING = _fixed(
+PYTHON_LOGGING = fixed(
     "python", "Python logging: asctime - name - levelname - message",
     "https://docs.python.org/3/library/logging.html#logrecord-attributes",
     (Field("asctime", "string", "YYYY-MM-DD hh:mm:ss,mmm"),
      Field("name", "string", "logger name", facet=True),
      Field("levelname", "string", "level", facet=True),
      Field("message", "string", "the message")),
-    _regex_row(_PYLOG),
+    regex_row(_PYLOG),
     "2016-11-21 11:13:07,750 - custodian.policy - INFO - Running policy")
 
 # --------------------------------------------------------------------------------- logfmt
@@ -361,14 +313,26 @@ LOGFMT = LogFormat(
     "https://brandur.org/logfmt", (), _logfmt,
     'time="2021-05-24T16:37:58Z" level=info msg="processing file"', dynamic=True)
 
-# Order: specific before loose (combined before common, 5424 before 3164, logfmt last).
-FORMATS: tuple[LogFormat, ...] = (COMBINED, COMMON, RFC5424, RFC3164, KLOG, OPENSTACK, LOGHUB,
-                                  PYTHON_LOGGING, LOGFMT)
+# Order: specific before loose (combined before common, CEF before syslog, which a CEF line
+# with a syslog header also is, 5424 before 3164, auditd before logfmt, logfmt last). The
+# formats a header declares (Zeek, W3C) are bound from the header first: HEADER_FAMILIES.
+FORMATS: tuple[LogFormat, ...] = (COMBINED, COMMON, *cloudlogs.FORMATS, eventlogs.CEF, RFC5424,
+                                  RFC3164, KLOG, OPENSTACK, LOGHUB, PYTHON_LOGGING,
+                                  eventlogs.AUDITD, LOGFMT)
 BY_NAME: dict[str, LogFormat] = {f.name: f for f in FORMATS}
+HEADER_FAMILIES = headerlogs.FAMILIES
+_REBUILD = {name: rebuild for name, _, rebuild in HEADER_FAMILIES}
+NAMES: tuple[str, ...] = tuple(name for name, _, _ in HEADER_FAMILIES) + tuple(BY_NAME)
 
 
-def get_format(name: str) -> LogFormat:
-    """The format called ``name`` (KeyError if there is none)."""
+def get_format(name: str, layout: dict[str, Any] | None = None) -> LogFormat:
+    """The format called ``name``; a header-declared one (zeek, w3c) rebuilt from the
+    ``layout`` the index kept. KeyError if there is none (or no layout for a header format)."""
+    rebuild = _REBUILD.get(name)
+    if rebuild is not None:
+        if layout is None:
+            raise KeyError(name)
+        return rebuild(layout)
     return BY_NAME[name]
 
 
@@ -376,7 +340,9 @@ def detect(lines: Iterable[str], *, sample: int = DETECT_SAMPLE,
            min_share: float = DETECT_MIN_SHARE) -> tuple[LogFormat | None, int, int]:
     """(format, lines it parsed, sampled lines) over the first ``sample`` record lines.
 
-    The format is None when none parses at least ``min_share`` of them."""
+    A format a header among them declares (Zeek's ``#fields``, W3C's ``#Fields:``) is tried
+    first, over the lines that are not its directives, each read with the header above it.
+    The format is None when none parses at least ``min_share`` of the lines it was tried on."""
     picked: list[str] = []
     for line in lines:
         if line.strip() and not line[0].isspace():
@@ -385,15 +351,44 @@ def detect(lines: Iterable[str], *, sample: int = DETECT_SAMPLE,
                 break
     if not picked:
         return None, 0, 0
+    candidates: list[LogFormat] = []
+    if picked[0].startswith("#") or any(ln.startswith("#") for ln in picked[:64]):
+        for _, bind, _ in HEADER_FAMILIES:
+            bound = bind(picked)
+            if bound is not None:
+                candidates.append(bound)
+    candidates += FORMATS
     best: LogFormat | None = None
     best_n = 0
-    for fmt in FORMATS:
-        n = sum(1 for ln in picked if fmt.parse(ln) is not None)
+    best_pool = len(picked)
+    for fmt in candidates:
+        if fmt.layout is not None:  # a header format: each part read with its own header
+            n, pool_n = _header_hits(fmt, picked)
+            if n > best_n:
+                best, best_n, best_pool = fmt, n, pool_n
+            continue
+        pool = picked if not fmt.comment else [ln for ln in picked
+                                               if not ln.startswith(fmt.comment)]
+        n = sum(1 for ln in pool if fmt.parse(ln) is not None)
         if n > best_n:
-            best, best_n = fmt, n
-    if best is None or best_n < len(picked) * min_share:
+            best, best_n, best_pool = fmt, n, len(pool)
+    if best is None or best_n < best_pool * min_share:
         return None, best_n, len(picked)
-    return best, best_n, len(picked)
+    return best, best_n, best_pool
+
+
+def _header_hits(fmt: LogFormat, lines: list[str]) -> tuple[int, int]:
+    """(record lines parsed, record lines) of a header format, following its headers."""
+    tracker = headerlogs.Segments(fmt)
+    n = pool = 0
+    for i, line in enumerate(lines, 1):
+        if line.startswith(fmt.comment):
+            tracker.directive(i, line)
+            continue
+        pool += 1
+        if tracker.fmt.parse(line) is not None:
+            n += 1
+    return n, pool
 
 
 def records(lines: Iterable[str], fmt: LogFormat, *, first_line: int = 1
@@ -414,8 +409,14 @@ def records(lines: Iterable[str], fmt: LogFormat, *, first_line: int = 1
 
 def help_text() -> str:
     """One paragraph per format: name, title, fields with types, and the reference."""
-    out = []
+    out = ["zeek: Zeek TSV logs. Fields: the #fields header's names, typed by its #types "
+           f"(count/int/port integer, time/interval/double number, bool boolean, set/vector "
+           f"list, - null, (empty) empty). See {headerlogs.ZEEK_DOC}",
+           "w3c: W3C extended log (IIS, CloudFront). Fields: the #Fields: directive's names "
+           f"(sc-status, sc-bytes, time-taken ... numbers). See {headerlogs.W3C_DOC}"]
     for f in FORMATS:
-        names = ", ".join(f"{x.name} ({x.type})" for x in f.fields) or "the keys of each line"
+        names = ", ".join(f"{x.name} ({x.type})" for x in f.fields)
+        if f.dynamic:
+            names = (names + ", then " if names else "") + "the keys of each line"
         out.append(f"{f.name}: {f.title}. Fields: {names}. See {f.doc}")
     return "\n".join(out)

@@ -14,7 +14,10 @@ their shape:
    lines is ``ndjson``.
 3. ``ndjson``: 2+ non-blank lines, each a complete JSON object or array (the last line of a
    cut prefix may be partial; up to 10% of the others may be broken, not the first).
-4. ``log`` (strong): at least half of the first lines carry a timestamp near their start.
+4. ``log`` (strong): at least half of the first lines carry a timestamp near their start, or
+   the first lines are in a log format that declares its own layout, which few timestamps
+   mark near the line start: a Zeek TSV or W3C extended header, CEF, auditd records, S3
+   server access logs (:func:`scratch.formats.logformats.detect` confirms a cheap hint).
 5. ``yaml``: the first significant line is ``---``, ``key:`` or ``- key:``, there is at least
    one ``key: value`` line, and every document of the prefix (cut after the last complete
    top-level line) parses to a mapping or sequence.
@@ -48,6 +51,10 @@ _MD_LIST = re.compile(r"^\s{0,6}(?:[-*+]|\d{1,3}[.)])\s+\S")
 _MD_LINK = re.compile(r"\[[^\]\n]+\]\([^)\s]+\)")
 _MD_TABLE = re.compile(r"^\s*\|.*\|\s*$")
 _MD_SETEXT = re.compile(r"^(?:=+|-+)\s*$")
+# a hint that the lines may be in a self-describing log format (the detection decides)
+_LAYOUT_HINT = re.compile(r"^#(?:separator |fields\t|Fields:)|CEF:\d+\||^(?:node=\S+ )?type=\w+ "
+                          r"msg=audit\(|^\S+ \S+ \[\d{2}/\w{3}/\d{4}:", re.M)
+_LAYOUT_FORMATS = frozenset({"zeek", "w3c", "cef", "auditd", "s3", "alb", "elb"})
 _NUMERIC = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 
 
@@ -93,7 +100,7 @@ def sniff(prefix: bytes, *, complete: bool | None = None) -> str:
             return "json"
     sample = lines[:_SAMPLE_LINES]
     ts_share, level_share, _ = log_score(sample)
-    if ts_share >= 0.5:
+    if ts_share >= 0.5 or _is_declared_log(sample):
         return "log"
     if _is_yaml(text, lines, complete):
         return "yaml"
@@ -105,6 +112,17 @@ def sniff(prefix: bytes, *, complete: bool | None = None) -> str:
     if ts_share >= 0.3 or level_share >= 0.3 or (ts_share + level_share) >= 0.5:
         return "log"
     return "text"
+
+
+def _is_declared_log(lines: list[str]) -> bool:
+    """True when the lines are in one of :data:`_LAYOUT_FORMATS` (at least half of them, as
+    the log records' detection counts)."""
+    if _LAYOUT_HINT.search("\n".join(lines[:50])) is None:
+        return False
+    from scratch.formats.logformats import detect
+
+    fmt, _, _ = detect(lines)
+    return fmt is not None and fmt.name in _LAYOUT_FORMATS
 
 
 def is_binary(data: bytes) -> bool:

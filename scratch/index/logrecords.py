@@ -10,6 +10,10 @@ What the index keeps (``info.json`` key ``records``, written by :func:`analyze_r
     {"format": "combined", "title": "...", "doc": "https://...",
      "records": 10000, "parsed": 9999, "unparsed": 1, "blank": 0,
      "detected": [1000, 1000],            # lines parsed / looked at when detecting
+     "directives": 8,                     # header formats (zeek, w3c): their # lines
+     "layout": {"fields": [...], ...},    # header formats: what the header declared
+     "header_changes": [120],             # lines of a later header naming other fields
+     "segments": [[120, {...}], ...],     # and the layout each part from there is read with
      "fields": [{"name": "_line", "type": "integer", "present": 10000, "types": {...}},
                 {"name": "status", "type": "integer", "present": 9999,
                  "types": {"integer": 9999}}, ...,
@@ -61,6 +65,8 @@ def _type(v: Any) -> str:
         return "boolean"
     if t is int:
         return "integer"
+    if t is list:
+        return "array"
     return "number"
 
 
@@ -82,10 +88,17 @@ def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
         info = _scan_dynamic(path, fmt)
     else:
         info = _scan_fixed(path, fmt)
+        if info.get("header_changes"):  # parts with other fields: read each with its header
+            from scratch.formats.headerlogs import Segments
+            tracker = Segments(fmt)
+            info = _scan_dynamic(path, fmt, tracker)
+            info["segments"] = [[line, layout] for line, layout in tracker.changes]
     unparsed: array = info.pop("_unparsed")
     out = {"format": fmt.name, "title": fmt.title, "doc": fmt.doc, **info,
            "detected": [hits, looked],
            "unparsed_examples": list(unparsed[:UNPARSED_EXAMPLES])}
+    if fmt.layout is not None:
+        out["layout"] = fmt.layout  # what get_format() rebuilds a header format from
     return out, {SECTION: unparsed}
 
 
@@ -132,7 +145,11 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
     unparsed = array("I")
     row = fmt.row
     assert row is not None
-    n = parsed = blank = 0
+    n = parsed = blank = directives = 0
+    comment = fmt.comment
+    declared = list(fmt.layout["fields"]) if fmt.layout and "fields" in fmt.layout else None
+    changed: list[int] = []  # lines of a later header declaring other fields
+    from scratch.formats.headerlogs import fields_directive
     from scratch.formats.jsontext import no_gc
 
     with no_gc():  # nothing here makes reference cycles; the collector would only slow it
@@ -142,8 +159,14 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
             if len(good) < len(rows):
                 for k, r in enumerate(rows):
                     if r is None:
-                        if not lines[k] or lines[k].isspace():
+                        line = lines[k]
+                        if not line or line.isspace():
                             blank += 1
+                        elif comment and line.startswith(comment):
+                            directives += 1
+                            now = fields_directive(fmt, line) if declared else None
+                            if now is not None and now != declared:
+                                changed.append(n + k + 1)
                         else:
                             unparsed.append(n + k + 1)
             n += len(rows)
@@ -174,22 +197,36 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
     raw = n - parsed
     if raw:
         fields.append(_field("_raw", "string", raw, {"string": raw}))
-    return {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
-            "fields": fields, "facets": _facets(facets), "_unparsed": unparsed}
+    out = {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
+           "fields": fields, "facets": _facets(facets), "_unparsed": unparsed}
+    if comment:
+        out["directives"] = directives
+    if changed:
+        out["header_changes"] = changed[:UNPARSED_EXAMPLES]
+    return out
 
 
-def _scan_dynamic(path: Path, fmt: LogFormat) -> dict[str, Any]:
+def _scan_dynamic(path: Path, fmt: LogFormat, tracker: Any = None) -> dict[str, Any]:
+    """Fields as each record has them (logfmt, CEF, auditd; a header format whose header
+    changes, read part by part through ``tracker``, a :class:`Segments`)."""
     present: dict[str, int] = {}
     types: dict[str, dict[str, int]] = {}
     facets: dict[str, dict[Any, int] | None] = {}
     unparsed = array("I")
     parse = fmt.parse
-    n = parsed = blank = 0
+    comment = fmt.comment
+    n = parsed = blank = directives = 0
     for lines in _line_lists(path):
         for line in lines:
             n += 1
             if not line or line.isspace():
                 blank += 1
+                continue
+            if comment and line.startswith(comment):
+                directives += 1
+                if tracker is not None:
+                    tracker.directive(n, line)
+                    parse = tracker.fmt.parse
                 continue
             d = parse(line)
             if d is None:
@@ -205,7 +242,9 @@ def _scan_dynamic(path: Path, fmt: LogFormat) -> dict[str, Any]:
                 t = _type(v)
                 tc[t] = tc.get(t, 0) + 1
                 c = facets[k]
-                if c is not None:
+                if c is not None and t == "array":
+                    facets[k] = None  # lists (Zeek sets) are no facet values
+                elif c is not None:
                     # True and 1 are one dict key in Python: key by type too
                     kv = (t, v)
                     c[kv] = c.get(kv, 0) + 1
@@ -221,8 +260,13 @@ def _scan_dynamic(path: Path, fmt: LogFormat) -> dict[str, Any]:
         fields.append(_field("_raw", "string", raw, {"string": raw}))
     plain = {k: (None if c is None else {v: cnt for (_, v), cnt in c.items()})
              for k, c in facets.items()}
-    return {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
-            "fields": fields, "facets": _facets(plain), "_unparsed": unparsed}
+    out = {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
+           "fields": fields, "facets": _facets(plain), "_unparsed": unparsed}
+    if comment:
+        out["directives"] = directives
+    if tracker is not None and tracker.changes:
+        out["header_changes"] = [line for line, _ in tracker.changes][:UNPARSED_EXAMPLES]
+    return out
 
 
 def _field(name: str, type_: str, present: int, types: dict[str, int]) -> dict[str, Any]:
@@ -239,16 +283,17 @@ def _facets(facets: dict[str, dict[Any, int] | None]) -> dict[str, dict[str, Any
     return out
 
 
-def iter_records(path: Path, fmt_name: str, *, start: int = 0, stop: int | None = None
-                 ) -> Iterator[dict[str, Any]]:
+def iter_records(path: Path, fmt_name: str, *, start: int = 0, stop: int | None = None,
+                 layout: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
     """Records ``start`` .. ``stop - 1`` of the log at ``path`` parsed as ``fmt_name`` (the
-    ``format`` the index recorded), reading the file from its start. A caller holding the line
+    ``format`` the index recorded, with its ``layout`` for a header-declared format), reading
+    the file from its start. A caller holding the line
     index should read only the window's lines and use
     :func:`scratch.formats.logformats.records` with ``first_line=start + 1`` instead."""
     from scratch.formats.logformats import records
 
     lines = itertools.islice(iter_text_lines(path), start, stop)
-    return records(lines, get_format(fmt_name), first_line=start + 1)
+    return records(lines, get_format(fmt_name, layout), first_line=start + 1)
 
 
 def add_records(analysis: Any, path: Path) -> None:

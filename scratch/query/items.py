@@ -696,6 +696,10 @@ def absent_field(items: Iterable[Any], field_text: str, parsed: ParsedPath | Non
         if isinstance(node, dict):
             keys.update(dict.fromkeys(node))
     failed = segments[depth]
+    if depth == 0 and len(segments) > 1 and all(isinstance(x, str) for x in segments):
+        joined = ".".join(str(x) for x in segments)
+        if joined in keys:  # one key with dots in its name (Zeek's id.orig_h, a CSV column)
+            return Absent(field_text, (), (), list(keys), list(types), [joined])
     near = close_keys(str(failed), list(keys)) if isinstance(failed, (str, int)) else []
     return Absent(field_text, tuple(segments[:depth]), tuple(segments[depth + 1:]), list(keys),
                   list(types), near)

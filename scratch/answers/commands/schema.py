@@ -155,9 +155,15 @@ def _record_lines(rec: Info) -> list[str]:
         parts.append(f"{rec['unparsed']:,} unparsed{at if first else ''}")
     if rec.get("blank"):
         parts.append(f"{rec['blank']:,} blank")
+    if rec.get("directives"):
+        parts.append(f"{plural(int(rec['directives']), 'header line', grouped=True)}")
     out = [f"records: {rec.get('format')} ({rec.get('title')}), "
-           f"{plural(n, 'line', grouped=True)}: " + ", ".join(parts),
-           "fields (records at .; lines that do not parse have _line and _raw only):"]
+           f"{plural(n, 'line', grouped=True)}: " + ", ".join(parts)]
+    if rec.get("header_changes"):
+        at = ", ".join(str(x) for x in rec["header_changes"])
+        out.append(f"headers: the fields change at line {at} (each part is read with the "
+                   "header above it)")
+    out.append("fields (records at .; lines that do not parse have _line and _raw only):")
     for f in field_rows(rec):
         types = "|".join(f["types"]) or f["type"]
         distinct = (f", {plural(f['distinct'], 'value', grouped=True)}"

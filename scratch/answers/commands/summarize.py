@@ -138,7 +138,9 @@ def _records_summary(rec: Info) -> list[str]:
     lines = [f"records: {rec.get('format')} ({rec.get('title')}), "
              f"{plural(int(rec.get('records', 0)), 'line', grouped=True)}: {parsed:,} parsed"
              + (f", {unparsed:,} unparsed" if unparsed else "")
-             + (f", {rec['blank']:,} blank" if rec.get("blank") else "")]
+             + (f", {rec['blank']:,} blank" if rec.get("blank") else "")
+             + (", " + plural(int(rec["directives"]), "header line", grouped=True)
+                if rec.get("directives") else "")]
     lines.append("values of " + ", ".join(f["name"] for f in rec.get("fields") or []
                                           if not f["name"].startswith("_")) + ":")
     for name, facet in (rec.get("facets") or {}).items():

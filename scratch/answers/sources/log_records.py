@@ -26,6 +26,7 @@ from scratch.errors import UsageError
 
 if TYPE_CHECKING:
     from scratch.answers.sources.items import Item, Row
+    from scratch.formats.logbase import LogFormat
     from scratch.query.paths import ParsedPath
 
 # ``info["records"]`` of a parsed log's index (JSON the index stored: format, records,
@@ -57,7 +58,14 @@ class LogRows:
         self.target = target
         self.index = target.index
         self.rec = rec
-        self.format = get_format(str(rec["format"]))
+        layout = rec.get("layout")
+        name = str(rec["format"])
+        self.format = get_format(name, layout if isinstance(layout, dict) else None)
+        # (first line, format) of each part of a header format's file, by line
+        self.parts: list[tuple[int, LogFormat]] = [(1, self.format)]
+        for seg in rec.get("segments") or []:
+            if isinstance(seg, list) and len(seg) == 2 and isinstance(seg[1], dict):
+                self.parts.append((int(seg[0]), get_format(name, seg[1])))
         self.total = min(int(rec.get("records") or 0), self.index.line_count)
         self.columns = [str(f["name"]) for f in rec.get("fields") or []]
         self.rest_key = "_raw"
@@ -80,7 +88,15 @@ class LogRows:
             return []
         raw = self.index.read_lines(offset + 1, end)
         lines = [b.decode("utf-8", "replace") for b in raw]
-        return list(records(lines, self.format, first_line=offset + 1))
+        if len(self.parts) == 1:
+            return list(records(lines, self.format, first_line=offset + 1))
+        out: list[Row] = []
+        for i, (start, fmt) in enumerate(self.parts):
+            stop = self.parts[i + 1][0] - 1 if i + 1 < len(self.parts) else end
+            lo, hi = max(offset + 1, start), min(end, stop)
+            if lo <= hi:
+                out += records(lines[lo - offset - 1:hi - offset], fmt, first_line=lo)
+        return out
 
     def iter_rows(self, offset: int, end: int) -> Iterator[Row]:
         k = max(0, offset)
