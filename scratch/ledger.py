@@ -57,6 +57,18 @@ class Suggestion(TypedDict):
     args: dict[str, ArgValue]
 
 
+class Tally(TypedDict):
+    """Calls counted under one key (a command, a session): how many, how they ended, the
+    tokens they charged and intercepted, their milliseconds in all."""
+
+    calls: int
+    refused: int
+    errors: int
+    tokens: int
+    intercepted: int
+    ms: float
+
+
 class Record(TypedDict):
     v: int
     seq: int
@@ -77,9 +89,9 @@ class Record(TypedDict):
     ms: float
 
 
-__all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "agents",
-           "append", "count", "dropped", "ledger_file", "make", "message_preview", "now",
-           "parse_since", "preview", "preview_args", "read", "sessions"]
+__all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "Tally",
+           "agents", "append", "count", "dropped", "ledger_file", "make", "message_preview",
+           "now", "parse_since", "preview", "preview_args", "read", "sessions", "tally"]
 
 
 # -- building a record ----------------------------------------------------------------------
@@ -386,6 +398,25 @@ def dropped(root: Path, agent: str | None = None) -> int:
     ledger within its bound."""
     names = agents(root) if agent is None else [agent]
     return sum(_read_dropped(agent_dir(root, name)) for name in names)
+
+
+def tally(records: Iterable[Record], by: Literal["command", "session", "interface"]
+          ) -> dict[str, Tally]:
+    """``records`` counted by their command, session or interface (keys sorted)."""
+    out: dict[str, Tally] = {}
+    for rec in records:
+        key = str(rec.get(by))
+        t = out.get(key)
+        if t is None:
+            t = out[key] = Tally(calls=0, refused=0, errors=0, tokens=0, intercepted=0, ms=0.0)
+        t["calls"] += 1
+        outcome = rec.get("outcome")
+        t["refused"] += outcome == "refused"
+        t["errors"] += outcome == "error"
+        t["tokens"] += int(rec.get("tokens") or 0)
+        t["intercepted"] += int(rec.get("intercepted") or 0)
+        t["ms"] = round(t["ms"] + float(rec.get("ms") or 0), 2)
+    return dict(sorted(out.items()))
 
 
 def sessions(root: Path, agent: str) -> list[str]:
