@@ -176,21 +176,22 @@ def ledger_file(root: Path, agent: str) -> Path:
     return agent_dir(root, agent) / FILE_NAME
 
 
-_READY: set[tuple[str, str]] = set()  # (root, agent) whose directory was made and checked
+_READY: dict[tuple[str, str], tuple[Path, Path, Path]] = {}  # made and checked once
 
 
-def _ensure(root: Path, agent: str) -> Path:
+def _ensure(root: Path, agent: str) -> tuple[Path, Path, Path]:
+    """The agent's directory (made as needed, never through a link), its ledger and lock."""
     from scratch.safefs import check_dirs, ensure_dir
-    directory = agent_dir(root, agent)
     key = (os.fspath(root), agent)
-    if key in _READY:
-        check_dirs(root, directory / FILE_NAME)  # one lstat when unchanged (see safefs)
-    else:
-        ensure_dir(root, directory)
-        if len(_READY) > 1024:
-            _READY.clear()
-        _READY.add(key)
-    return directory
+    found = _READY.get(key)
+    if found is not None:
+        check_dirs(root, found[1])  # one lstat when unchanged (see safefs)
+        return found
+    directory = ensure_dir(root, agent_dir(root, agent))
+    if len(_READY) > 1024:
+        _READY.clear()
+    found = _READY[key] = (directory, directory / FILE_NAME, directory / LOCK_NAME)
+    return found
 
 
 # -- writing --------------------------------------------------------------------------------
@@ -199,7 +200,11 @@ def append(root: Path, record: Record, *, max_bytes: int = DEFAULT_MAX_BYTES) ->
     """Append ``record`` to its agent's ledger, numbering it; returns its ``seq`` (0 when it
     could not be written). Never raises (see the module docstring)."""
     try:
-        return _append(root, record, max_bytes)
+        try:
+            return _append(root, record, max_bytes)
+        except FileNotFoundError:  # its directory went away since this process made it
+            _READY.pop((os.fspath(root), record["agent"]), None)
+            return _append(root, record, max_bytes)
     except Exception:  # noqa: BLE001 - the record is lost, never the answer
         return 0
 
@@ -207,9 +212,8 @@ def append(root: Path, record: Record, *, max_bytes: int = DEFAULT_MAX_BYTES) ->
 def _append(root: Path, record: Record, max_bytes: int) -> int:
     from scratch.locking import exclusive
     from scratch.safefs import O_CLOEXEC, O_NOFOLLOW, check_fd
-    directory = _ensure(root, record["agent"])
-    path = directory / FILE_NAME
-    with exclusive(directory / LOCK_NAME):
+    directory, path, lock = _ensure(root, record["agent"])
+    with exclusive(lock):
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         try:
             size = check_fd(fd, root, path).st_size
