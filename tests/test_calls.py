@@ -309,12 +309,16 @@ def test_mcp_http_calls_are_recorded_per_token_agent_and_isolated(home: Path) ->
 
 # -- the MCP proxy, in front of a real upstream ----------------------------------------------
 
-def test_the_proxys_interceptions_and_relayed_calls_are_recorded(home: Path,
-                                                                 tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["sdk", "legacy"])
+def test_the_proxys_interceptions_and_relayed_calls_are_recorded(home: Path, tmp_path: Path,
+                                                                 mode: str) -> None:
+    """Both of the proxy's paths: the SDK's, and (after a legacy handshake) calls relayed
+    as lines (scratch.mcp.proxy.relay)."""
     from tests.test_mcp_proxy import fixture_entry, proxy_client, servers_file
     (home / "scratch.toml").write_text(
         '[mcp.servers.fx.scratchpad]\n"*" = { min_tokens = 2000 }\n')
-    c = proxy_client(home, servers_file(tmp_path, {"fx": fixture_entry()}))
+    kwargs = {"mode": "legacy"} if mode == "legacy" else {}
+    c = proxy_client(home, servers_file(tmp_path, {"fx": fixture_entry()}), **kwargs)
     try:
         small = c.call("text", {"size": 500})
         assert not small.is_error

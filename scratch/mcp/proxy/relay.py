@@ -391,8 +391,11 @@ class Relayed:
         self._done()
         error = msg.get("error")
         if isinstance(error, dict):  # a protocol error: passed on, its message cut
-            from scratch.mcp.proxy.intercept import cut_text
+            from scratch.mcp.proxy.intercept import cut_text, record_relayed
             text = error.get("message")
+            record_relayed(self.front.session(), self.route.server, self.route.tool,
+                           code="upstream_protocol_error",
+                           message=text if isinstance(text, str) else None)
             self.front.send({"jsonrpc": "2.0", "id": self.cid, "error": {
                 **error, "message": cut_text(text) if isinstance(text, str) else text}})
             return
@@ -401,6 +404,9 @@ class Relayed:
             raw = {"content": raw}  # not a result object: finish() says so
         from scratch.mcp.proxy.intercept import fits_below
         if fits_below(raw, self.front.threshold(self.route.server, self.route.tool)):
+            from scratch.mcp.proxy.intercept import record_relayed
+            record_relayed(self.front.session(), self.route.server, self.route.tool,
+                           code="upstream_tool_error" if raw.get("isError") is True else None)
             self._reply(raw)
             return
         self.front.inflight[self.cid] = self  # cancellable while it is stored
@@ -422,12 +428,15 @@ class Relayed:
             self.channel.write(orjson.dumps({
                 "jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": self.uid, "reason": "timed out"}}) + b"\n")
-        from scratch.mcp.proxy.intercept import error_result
+        from scratch.mcp.proxy.intercept import error_result, record_relayed
         u = self.upstream
-        self._reply(error_result(self.front.error(
+        exc = self.front.error(
             f"tool {self.route.tool!r} of upstream server {u.name!r} did not answer within "
             f"{u.timeout:g}s; the call was cancelled", code="upstream_timeout", server=u.name,
-            tool=self.route.tool, timeout=u.timeout)))
+            tool=self.route.tool, timeout=u.timeout)
+        record_relayed(self.front.session(), self.route.server, self.route.tool,
+                       code=exc.code, message=exc.message)
+        self._reply(error_result(exc))
 
     def gone(self) -> None:
         self._done()
