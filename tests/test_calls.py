@@ -345,6 +345,7 @@ def test_the_proxys_interceptions_and_relayed_calls_are_recorded(home: Path, tmp
         ("proxy", "upstream", "ok", None), ("proxy", "ingest", "ok", None),
         ("proxy", "upstream", "error", "upstream_tool_error"), ("proxy", "calls", "ok", None)]
     assert records[0]["args"] == {"server": "fx", "tool": "text"}
+    assert all(r["ms"] > 0 for r in records)  # from the request sent to the answer
     ingest = records[1]
     assert ingest["args"]["tool"] == "fx.text" and ingest["args"]["content"].endswith(" bytes>")
     assert (ingest["entry"], ingest["version"]) == (stored["stored"], 1)
