@@ -289,3 +289,25 @@ def test_over_mcp(big: str, scratch_home: Path, monkeypatch: pytest.MonkeyPatch)
     assert len(copies(scratch_home)) == 1
     again = run_tool("sql", {"file": big, "query": QUERY}, session)
     assert again.text == out.text
+
+
+def test_what_a_killed_builder_left_is_swept(big: str, scratch_home: Path) -> None:
+    sql(big, QUERY)
+    [copy] = copies(scratch_home)
+    dead = copy.parent / ".tmp-999999999-1-left.duckdb"  # no such process
+    dead.write_bytes(b"half a database")
+    copy.unlink()
+    sql(big, QUERY)
+    assert not dead.exists() and copies(scratch_home) == [copy]
+
+
+def test_a_symlinked_copies_directory_gets_no_copy(big: str, scratch_home: Path,
+                                                   tmp_path: Path) -> None:
+    want = sql(big, QUERY, copy="off")
+    [index_dir] = (scratch_home / "cache" / "index").glob("*.ndjson")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (index_dir / "sql").symlink_to(elsewhere)
+    got = sql(big, QUERY)
+    assert got["from_copy"] == [] and plain(got) == plain(want)
+    assert list(elsewhere.iterdir()) == []

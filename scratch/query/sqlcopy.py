@@ -18,6 +18,8 @@ Invariants:
   closed, then renamed over the copy's name. A query never sees half a copy; two builders of
   one copy are kept apart by an exclusive ``flock`` on ``<key>.lock`` (the second one does
   not build: it waits for the first in the foreground, or leaves it alone in the background).
+  What a killed builder left (``.tmp-<pid>-...`` of a process that is gone) is removed by
+  the next build in that directory; a copies directory that is a symlink gets no copy.
 - Missing or damaged (not a DuckDB file, truncated, a block whose checksum fails, no
   ``entry`` table): the copy is removed and the query reads the stored file; the copy is made
   again.
@@ -139,11 +141,39 @@ def attach(con: Any, copy: Copy, alias: str) -> bool:
     return False
 
 
+def _directory(copy: Copy) -> bool:
+    """Make the copies' directory (0700) inside the index directory; False when it is not a
+    real directory (a symlink there would send the copy elsewhere: no copy is made)."""
+    directory = copy.path.parent
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    return directory.is_dir() and not directory.is_symlink() and \
+        not directory.parent.is_symlink()
+
+
+def _sweep(directory: Path) -> None:
+    """Remove what killed builders left: ``.tmp-<pid>-...`` files whose process is gone."""
+    from scratch.locking import pid_alive, temp_owner
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        pid = temp_owner(name)
+        if pid is not None and pid != os.getpid() and not pid_alive(pid):
+            with contextlib.suppress(OSError):
+                os.unlink(directory / name)
+
+
 @contextlib.contextmanager
 def _locked(copy: Copy, *, wait: bool) -> Iterator[int | None]:
     """An open descriptor holding the copy's build lock, or None when another process holds
-    it and ``wait`` is false."""
-    copy.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    it and ``wait`` is false (or the directory is not one to write in)."""
+    if not _directory(copy):
+        yield None
+        return
     fd = os.open(copy.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         try:
@@ -162,7 +192,9 @@ def build(copy: Copy, bodies: Sequence[str], files: Sequence[Path | str]) -> boo
     from scratch.query.duck import duckdb_module
     duckdb = duckdb_module()
     directory = copy.path.parent
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not _directory(copy):
+        return False
+    _sweep(directory)
     tmp = directory / f".tmp-{os.getpid()}-{threading.get_ident()}-{copy.path.stem}.duckdb"
     leftovers = (tmp, tmp.with_name(tmp.name + ".wal"))
     for p in leftovers:
@@ -198,8 +230,8 @@ def build(copy: Copy, bodies: Sequence[str], files: Sequence[Path | str]) -> boo
 
 def build_now(copy: Copy, bodies: Sequence[str], files: Sequence[Path | str]) -> None:
     """Build the copy unless it is there (waiting for a builder already at it)."""
-    with _locked(copy, wait=True):
-        if copy.path.is_file():
+    with _locked(copy, wait=True) as fd:
+        if fd is None or copy.path.is_file():
             return
         build(copy, bodies, files)
 
