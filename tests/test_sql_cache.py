@@ -311,3 +311,22 @@ def test_a_symlinked_copies_directory_gets_no_copy(big: str, scratch_home: Path,
     got = sql(big, QUERY)
     assert got["from_copy"] == [] and plain(got) == plain(want)
     assert list(elsewhere.iterdir()) == []
+
+
+def test_concurrent_first_queries_make_one_copy(big: str, scratch_home: Path) -> None:
+    """Processes racing on the first query of a version: each answers the same rows, one of
+    them builds (the others wait on the build lock, then read the copy), nothing half-written
+    is left or read."""
+    import subprocess
+    import sys
+    env = {**os.environ, "SCRATCH_SQL_COPY": "foreground",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen([sys.executable, "-m", "scratch", "sql", big, QUERY, "--json"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+             for _ in range(3)]
+    outs = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0]
+    assert all(o["data"]["rows"] == expected(12_000) for o in outs)
+    assert all(o["data"]["from_copy"] == ["entry"] for o in outs)
+    [copy] = copies(scratch_home)
+    assert sorted(p.name for p in copy.parent.iterdir()) == [copy.name, copy.stem + ".lock"]
