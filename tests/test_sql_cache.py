@@ -330,3 +330,47 @@ def test_concurrent_first_queries_make_one_copy(big: str, scratch_home: Path) ->
     assert all(o["data"]["from_copy"] == ["entry"] for o in outs)
     [copy] = copies(scratch_home)
     assert sorted(p.name for p in copy.parent.iterdir()) == [copy.name, copy.stem + ".lock"]
+
+
+@pytest.fixture
+def kept_sessions() -> object:
+    """As ``scratch mcp serve`` runs: sql sessions of copies kept between calls."""
+    from scratch.query import sql as sqlmod
+    sqlmod.keep_sessions(2)
+    yield sqlmod
+    sqlmod.keep_sessions(0)
+
+
+def test_a_server_keeps_sessions_of_copies(big: str, scratch_home: Path, kept_sessions: object,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from scratch.query import sql as sqlmod
+    monkeypatch.setenv("SCRATCH_SQL_COPY", "foreground")
+    session = ServerState().session_for("conn", "default", None, "test")
+
+    def ask(q: str) -> str:
+        out = run_tool("sql", {"file": big, "query": q}, session)
+        assert out.ok, out.text
+        return out.text
+
+    first = ask(QUERY)
+    assert sqlmod._pool is not None
+    [[kept]] = sqlmod._pool.idle.values()
+    assert ask(QUERY) == first
+    assert [list(v) for v in sqlmod._pool.idle.values()] == [[kept]]  # the same one, reused
+    assert ask("SELECT count(*) FROM entry WHERE level = 'WARN'") == "count_star()\n3000\n"
+    bad = run_tool("sql", {"file": big, "query": "SELEC 1"}, session)
+    assert not bad.ok and bad.code == "sql_error"
+    assert [list(v) for v in sqlmod._pool.idle.values()] == [[kept]]  # a query's own error
+    denied = run_tool("sql", {"file": big, "query": "SELECT * FROM read_text('/etc/hostname')"},
+                      session)
+    assert not denied.ok and denied.code == "sql_access_denied"
+    shutil.rmtree(scratch_home / "cache")  # the cache cleared: the kept session goes too
+    assert ask(QUERY) == first
+    assert len(copies(scratch_home)) == 1
+    [[other]] = sqlmod._pool.idle.values()
+    assert other is not kept
+    # tables read from the stored file are never kept
+    ingest("small", ndjson_rows(100))
+    out = run_tool("sql", {"file": "small", "query": "SELECT count(*) FROM entry"}, session)
+    assert out.text == "count_star()\n100\n"
+    assert [list(v) for v in sqlmod._pool.idle.values()] == [[other]]

@@ -446,11 +446,25 @@ def _run(tables: Mapping[str, Source], query: str, row_limit: int, time_limit: f
     from scratch.query.duck import duckdb_module
     duckdb = duckdb_module()
 
-    with _Session(tables, tmp_dir, copies) as s:
-        _check_read_only(s.con, query)
+    key = _pool.key(tables, copies) if _pool is not None else None
+    s = _pool.take(key) if _pool is not None and key is not None else None
+    if s is None:
+        s = _Session(tables, tmp_dir, copies)
+    keep = False
+    fired: list[bool] = []
+
+    def stop() -> None:
+        fired.append(True)
+        s.con.interrupt()
+
+    try:
+        try:
+            _check_read_only(s.con, query)
+        except SqlError:
+            keep = key is not None and len(s.copied) == len(tables)  # the query's own error
+            raise
         while True:
-            timer = threading.Timer(max(0.0, time_limit - (time.monotonic() - started)),
-                                    s.con.interrupt)
+            timer = threading.Timer(max(0.0, time_limit - (time.monotonic() - started)), stop)
             timer.daemon = True
             timer.start()
             try:
@@ -468,13 +482,95 @@ def _run(tables: Mapping[str, Source], query: str, row_limit: int, time_limit: f
                     raise _CopyDamaged from None
                 if _retryable(exc) and s.fallback():
                     continue  # a later row did not fit the sampled types: read them all
+                # a query's own error leaves a session of copies as it was: keep it
+                keep = key is not None and len(s.copied) == len(tables)
                 raise _classify(exc, query) from None
             finally:
                 timer.cancel()
         s.build_missing()
         truncated = len(rows) > row_limit
+        keep = key is not None and len(s.copied) == len(tables)
         return SqlResult(columns, types, [tuple(r) for r in rows[:row_limit]], truncated,
                          row_limit, time.monotonic() - started, tuple(sorted(s.copied)))
+    finally:
+        if keep and not fired and _pool is not None and key is not None:
+            _pool.give(key, s)  # (an interrupt that came as the query ended could hit the next)
+        else:
+            s.close()
+
+
+_PoolKey = tuple[tuple[str, str], ...]  # a kept session's tables: (name, copy path), sorted
+
+
+class _SessionPool:
+    """Sessions whose every table is read from a columnar copy, kept open between queries by
+    a long-lived process (:func:`keep_sessions`): opening DuckDB and attaching the copies is
+    most of what a query of a copy costs (~50 ms of ~60).
+
+    Why reusing one is safe: such a session reads no file (``allowed_paths`` is empty, the
+    configuration locked), its copies are attached read-only, and a query is one SELECT
+    (DuckDB's ``query()`` runs SELECTs only), so no query changes what the next one sees. A
+    session is handed to one query at a time; one that met an error other than the query's
+    own (a damaged copy, an interrupt) is closed, not kept."""
+
+    def __init__(self, size: int) -> None:
+        from collections import OrderedDict
+        self.size = size
+        self.lock = threading.Lock()
+        self.idle: OrderedDict[_PoolKey, list[_Session]] = OrderedDict()
+
+    def key(self, tables: Mapping[str, Source], copies: str) -> _PoolKey | None:
+        if copies == "off":
+            return None
+        pairs = [(name, str(src.copy.path)) for name, src in tables.items()
+                 if src.copy is not None]
+        return tuple(sorted(pairs)) if len(pairs) == len(tables) else None
+
+    def take(self, key: _PoolKey) -> _Session | None:
+        with self.lock:
+            free = self.idle.get(key)
+            if not free:
+                return None
+            s = free.pop()
+            if not free:
+                del self.idle[key]
+        if all(Path(p).is_file() for _, p in key):
+            return s
+        s.close()  # a copy was removed (the cache cleared): open anew, so it is made again
+        return None
+
+    def give(self, key: _PoolKey, s: _Session) -> None:
+        shutil.rmtree(s.tmp, ignore_errors=True)  # nothing is spooled for copies
+        drop: list[_Session] = []
+        with self.lock:
+            self.idle.setdefault(key, []).append(s)
+            self.idle.move_to_end(key)
+            while sum(len(v) for v in self.idle.values()) > self.size:
+                oldest = next(iter(self.idle))
+                drop.append(self.idle[oldest].pop(0))
+                if not self.idle[oldest]:
+                    del self.idle[oldest]
+        for d in drop:
+            d.close()
+
+    def clear(self) -> None:
+        with self.lock:
+            sessions = [s for v in self.idle.values() for s in v]
+            self.idle.clear()
+        for s in sessions:
+            s.close()
+
+
+_pool: _SessionPool | None = None
+
+
+def keep_sessions(size: int) -> None:
+    """Keep up to ``size`` sessions of columnar copies open between queries (a long-lived
+    process such as the MCP server; 0: none, closing those kept). A CLI command keeps none."""
+    global _pool
+    if _pool is not None:
+        _pool.clear()
+    _pool = _SessionPool(size) if size > 0 else None
 
 
 def _copy_damaged(exc: BaseException) -> bool:
