@@ -374,3 +374,16 @@ def test_a_server_keeps_sessions_of_copies(big: str, scratch_home: Path, kept_se
     out = run_tool("sql", {"file": "small", "query": "SELECT count(*) FROM entry"}, session)
     assert out.text == "count_star()\n100\n"
     assert [list(v) for v in sqlmod._pool.idle.values()] == [[other]]
+
+
+def test_no_spool_goes_through_a_symlinked_copies_directory(scratch_home: Path,
+                                                           tmp_path: Path) -> None:
+    text = "".join(f"line {i}\n" for i in range(150_000))
+    ingest("notes", text.encode(), "--format", "text")
+    [index_dir] = (scratch_home / "cache" / "index").glob("*.text")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (index_dir / "sql").symlink_to(elsewhere)
+    d = sql("notes", "SELECT count(*) FROM entry", copy="background")
+    assert d["rows"] == [[150_000]] and d["from_copy"] == []
+    assert list(elsewhere.iterdir()) == []

@@ -258,6 +258,8 @@ class _Session:
             self.con.execute("SET enable_external_access = false")
             self.con.execute("SET lock_configuration = true")
         except BaseException:
+            if hasattr(self, "con"):
+                self.con.close()
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
         self.plans = {name: bodies for name, (bodies, _) in plans.items()}
@@ -312,8 +314,8 @@ class _Session:
         from scratch.query import sqlcopy
         started: set[Path] = set()
         for name, copy in self.missing.items():
-            if copy.path in started:
-                continue
+            if copy.path in started or not sqlcopy.directory_ok(copy):
+                continue  # (a copies directory that is a symlink: nothing is moved there)
             started.add(copy.path)
             bodies = self.plans[name][self.choice[name]:]
             files, spools = [], []

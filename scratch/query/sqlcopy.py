@@ -141,7 +141,7 @@ def attach(con: Any, copy: Copy, alias: str) -> bool:
     return False
 
 
-def _directory(copy: Copy) -> bool:
+def directory_ok(copy: Copy) -> bool:
     """Make the copies' directory (0700) inside the index directory; False when it is not a
     real directory (a symlink there would send the copy elsewhere: no copy is made)."""
     directory = copy.path.parent
@@ -171,7 +171,7 @@ def _sweep(directory: Path) -> None:
 def _locked(copy: Copy, *, wait: bool) -> Iterator[int | None]:
     """An open descriptor holding the copy's build lock, or None when another process holds
     it and ``wait`` is false (or the directory is not one to write in)."""
-    if not _directory(copy):
+    if not directory_ok(copy):
         yield None
         return
     fd = os.open(copy.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -192,7 +192,7 @@ def build(copy: Copy, bodies: Sequence[str], files: Sequence[Path | str]) -> boo
     from scratch.query.duck import duckdb_module
     duckdb = duckdb_module()
     directory = copy.path.parent
-    if not _directory(copy):
+    if not directory_ok(copy):
         return False
     _sweep(directory)
     tmp = directory / f".tmp-{os.getpid()}-{threading.get_ident()}-{copy.path.stem}.duckdb"
