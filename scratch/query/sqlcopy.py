@@ -56,7 +56,7 @@ TABLE = "entry"
 MODES = ("auto", "foreground", "background", "off")
 MIN_BYTES = 1 << 20  # a table read from files smaller than this gets no copy (a copy is
 # at least half a megabyte, and reading so small a file takes DuckDB milliseconds)
-FOREGROUND_BYTES = 8 << 20  # auto: build tables of up to this many bytes before the query
+FOREGROUND_BYTES = 4 << 20  # auto: build tables of up to this many bytes before the query
 _MAX_MEMORY = "2GB"
 
 
