@@ -1,10 +1,12 @@
-"""Build hook for the optional C accelerator; everything else is in pyproject.toml.
+"""Build hook for the optional C accelerators; everything else is in pyproject.toml.
 
-``scratch._reindent`` (exact JSON re-indentation at ingest) is optional: without a C
-compiler the install still succeeds and scratch uses the pure-Python version of the same code.
+``scratch._reindent`` (exact JSON re-indentation at ingest) and ``scratch._fieldcount`` (a
+count-by of one top-level key over NDJSON lines) are optional: without a C compiler the
+install still succeeds and scratch uses the pure-Python version of the same code (for
+``_fieldcount``: the DuckDB scan it saves starting).
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("scratch._reindent", ["scratch/_reindent.c"],
-                             optional=True)])
+setup(ext_modules=[Extension("scratch._reindent", ["scratch/_reindent.c"], optional=True),
+                   Extension("scratch._fieldcount", ["scratch/_fieldcount.c"], optional=True)])

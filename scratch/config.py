@@ -66,6 +66,9 @@ SETTINGS: dict[str, Setting] = {
            "stored entry), files (versioned files and logs) or all"),
         _s("mcp.proxy_tools", str, "proxy", "scratch's tools 'mcp proxy' offers beside its "
            "servers': proxy (a few to explore a stored output), explore, files or all"),
+        _s("sql.copy", str, "auto", "when sql makes the columnar copy of a table it reads "
+           "(kept per version in the cache): auto (small tables before the query, big ones "
+           "in the background after it), foreground, background or off"),
         _s("summarize.command", str, "",
            "command that summarizes content on stdin (e.g. an LLM CLI)"),
         _s("sync.auto", bool, False,

@@ -16,9 +16,10 @@ CORPUS = REPO.parent / "shared" / "corpus"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The tests import the checkout, not the installed copy: build the optional C extension
-    (``scratch._reindent``) into it when a compiler is there, so the C code is tested too
-    (tests/test_compiled.py fails if a compiler is there and the build did not work)."""
+    """The tests import the checkout, not the installed copy: build the optional C extensions
+    (``scratch._reindent``, ``scratch._fieldcount``) into it when a compiler is there, so the
+    C code is tested too (tests/test_compiled.py fails if a compiler is there and the build did
+    not work)."""
     if hasattr(config, "workerinput"):  # an xdist worker: the controller built it
         return
     import importlib.util
@@ -26,12 +27,26 @@ def pytest_configure(config: pytest.Config) -> None:
     import subprocess
     import sys
 
-    if importlib.util.find_spec("scratch._reindent") is not None or not shutil.which("cc"):
+    missing = [name for name in ("_reindent", "_fieldcount")
+               if importlib.util.find_spec(f"scratch.{name}") is None]
+    if not missing or not shutil.which("cc"):
         return
     proc = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
                           cwd=REPO, capture_output=True, text=True)
-    if proc.returncode != 0:
-        print(f"note: could not build scratch._reindent: {proc.stderr.strip()[-500:]}")
+    if proc.returncode == 0:
+        return
+    # a setuptools too old for pyproject.toml: compile them the way build_ext would
+    import sysconfig
+    include = sysconfig.get_paths()["include"]
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    for name in missing:
+        cc = subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-I{include}",
+                             str(REPO / "scratch" / f"{name}.c"), "-o",
+                             str(REPO / "scratch" / f"{name}{suffix}")],
+                            capture_output=True, text=True)
+        if cc.returncode != 0:
+            print(f"note: could not build scratch.{name}: {proc.stderr.strip()[-300:]} "
+                  f"{cc.stderr.strip()[-300:]}")
 
 
 @pytest.fixture(autouse=True)

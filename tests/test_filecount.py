@@ -3,6 +3,7 @@ scratch.query.aggregate.count_by over the parsed items."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -113,3 +114,104 @@ def test_counts_cached_beside_the_index(tmp_path: Path) -> None:
                                lambda: count_by_file(nd, "ndjson", ["b.c"], limit=None))
     assert len(list((index_dir / "counts").iterdir())) == 2
     assert countcache.cached_count_by(index_dir, ("x",), lambda: None) is None
+
+
+# -- the C scanner (scratch._fieldcount): one top-level key over NDJSON lines ----------------
+
+needs_scanner = pytest.mark.skipif(
+    importlib.util.find_spec("scratch._fieldcount") is None,
+    reason="the optional C scanner is not built (tests/test_compiled.py says where it must be)")
+
+TRICKY = ['{"a":1,"a":2}',  # a repeated name: the last one, as json.loads keeps
+          '{"b":{"a":9},"a":3}',  # a nested "a" is not the member
+          '{"s":"\\"a\\": 5","a":4}',  # "a" inside a string value
+          '{ "a" : 7 , "z" : [ {"a": 1} ] }',
+          '{"a":"\u00e9t\u00e9","b":"x"}', '{"a":"\\u00e9t\\u00e9"}',  # one value, two spellings
+          '{"a": 1.0}', '{"a":-0.5e3}', '{"a":123456789012345678901234567890}',
+          '{"a":{"y":1,"x":[2,"}"]}}', '{"a":{"x":[2,"}"],"y":1}}', '{}', '{"A":1}',
+          '{"a":null}', '{"a":false}', '{"a":[]}', '[1, 2]', '5']
+
+
+@needs_scanner
+@pytest.mark.parametrize("ending", ["\n", "\r\n", ""])
+def test_the_scanner_gives_the_python_answer(tmp_path: Path, ending: str) -> None:
+    from scratch.query.filecount import count_by_scan
+    nd = tmp_path / "e.ndjson"
+    lines = KINDS[:-2] + TRICKY
+    nd.write_bytes((ending or "\n").join(lines).encode() + ending.encode())
+    items = _items(lines)
+    for field in ("a", "a/b", "t~", "b", "A", "s"):
+        got = count_by_scan(nd, field, limit=None)
+        assert got is not None, field
+        assert got.to_dict() == count_by(items, [field], limit=None).to_dict(), field
+    # DuckDB's json_extract takes the first of repeated names: compare without that line
+    once = tmp_path / "once.ndjson"
+    once.write_text("\n".join(x for x in lines if x != TRICKY[0]) + "\n")
+    for field in ("a", "b", "s"):
+        assert count_by_scan(once, field).to_dict() == \
+            count_by_file(once, "ndjson", [field]).to_dict()  # type: ignore[union-attr]
+    values = count_by_scan(nd, "a", limit=3).to_dict()["values"]  # type: ignore[union-attr]
+    assert values == [{"value": None, "type": "missing", "count": 6},
+                      {"value": 1, "type": "integer", "count": 3},
+                      {"value": 123456789012345678901234567890, "type": "integer", "count": 2}]
+
+
+@needs_scanner
+@pytest.mark.parametrize(("lines", "field"), [
+    (['{"a":1}', "", '{"a":2}'], "a"),  # a blank line: not an item here, the caller decides
+    (['{"a":1}', "   ", '{"a":2}'], "a"),
+    (['{"\\u0061":1}', '{"a":2}'], "a"),  # a name spelled with an escape
+    (['{"a":1}', '"a"'], "a"),  # a line that is not an object yet holds "a"
+    (['{"a":{"b":1}}'], "a.b"),  # not one top-level key
+    (['{"a":[1]}'], "a[0]"),
+    (['{"0":1}'], "0"),  # a number segment: an index into arrays too
+])
+def test_what_the_scanner_cannot_answer_is_none(tmp_path: Path, lines: list[str],
+                                                field: str) -> None:
+    from scratch.query.filecount import count_by_scan
+    nd = tmp_path / "e.ndjson"
+    nd.write_text("\n".join(lines) + "\n")
+    assert count_by_scan(nd, field) is None
+    empty = tmp_path / "empty.ndjson"
+    empty.write_bytes(b"")
+    assert count_by_scan(empty, "a") is None
+
+
+@needs_scanner
+@pytest.mark.corpus
+@pytest.mark.parametrize(("name", "field"), [
+    ("ndjson/journald_ip-10-0-9-206.ndjson", "SYSLOG_IDENTIFIER"),
+    ("ndjson/journald_ip-10-0-9-16.ndjson", "MESSAGE"),
+    ("ndjson/go-slog-app-log.head10000.ndjson", "level"),
+    ("ndjson/go-slog-app-log.head10000.ndjson", "mysql"),
+    ("ndjson/nginxplus_json_logs.ndjson", "status"),
+])
+def test_the_scanner_on_the_corpus(corpus_dir: Path, name: str, field: str) -> None:
+    from scratch.query.filecount import count_by_scan
+    path = corpus_dir / name
+    items = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    got = count_by_scan(path, field, limit=None)
+    assert got is not None and got.to_dict() == count_by(items, [field], limit=None).to_dict()
+
+
+@needs_scanner
+def test_count_by_answers_with_the_scanner(tmp_path: Path) -> None:
+    from scratch.mcp.dispatch import run_tool
+    from scratch.mcp.serve.session import ServerState
+    from tests.helpers import cli
+    lines = KINDS[:-2] + TRICKY
+    assert cli("ingest", "e", "--store-always", input="\n".join(lines) + "\n").code == 0
+    r = cli("iterate-over", "e", ".", "--count-by", "a", "--limit", "2", "--json")
+    assert r.code == 0, r.out
+    d = r.json["data"]
+    assert d["engine"] == "scan" and d["total"] == len(lines)
+    assert d["values"] == [{"value": None, "type": "missing", "count": 6},
+                           {"value": 1, "type": "integer", "count": 3}]
+    again = cli("iterate-over", "e", ".", "--count-by", "a", "--limit", "2", "--json")
+    assert again.json["data"]["engine"] == "cache" and again.json["data"]["values"] == \
+        d["values"]
+    session = ServerState().session_for("conn", "default", None, "test")
+    out = run_tool("iterate_over", {"file": "e", "path": ".", "count_by": "b", "limit": 2},
+                   session)
+    assert out.ok, out.text
+    assert out.text == 'b\tcount\n(missing)\t26\n{"c":"x"}\t2\n(other: 2 values)\t2\n'

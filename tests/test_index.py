@@ -397,7 +397,9 @@ def test_invalid_index_is_detected(tmp_path: Path) -> None:
     meta = (idx / "meta.json").read_bytes()
     (idx / "meta.json").write_bytes(meta[:20])
     assert reason() == "corrupt_meta"
-    (idx / "meta.json").write_bytes(meta.replace(b'"scratch_index":1', b'"scratch_index":0'))
+    from scratch.index.files import INDEX_FORMAT
+    (idx / "meta.json").write_bytes(meta.replace(b'"scratch_index":%d' % INDEX_FORMAT,
+                                                 b'"scratch_index":0'))
     assert reason() == "version"
     (idx / "meta.json").write_bytes(meta)
     lines = (idx / "lines.bin").read_bytes()

@@ -24,6 +24,7 @@ mcp_app.add_typer(token_app, name="token")
 DEFAULT_RATE = 600
 DEFAULT_MAX_BODY = 32 << 20
 KEPT_INDEXES = 32  # indexes a server keeps open between calls (each a few open maps)
+KEPT_SQL_SESSIONS = 4  # sql sessions of columnar copies a server keeps open (DuckDB, attached)
 
 
 @command("serve", target=mcp_app,
@@ -80,6 +81,8 @@ def serve_cmd(ctx: Context,
     _announce("serve", ctx)
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)  # a warm server keeps recently used indexes open
+    from scratch.query.sql import keep_sessions
+    keep_sessions(KEPT_SQL_SESSIONS)  # and sql's sessions of columnar copies
     log = None if quiet else RequestLog(log_file)
     state.warm_up()
     try:
@@ -258,6 +261,8 @@ def proxy_cmd(ctx: Context,
     _announce("proxy", ctx)
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)
+    from scratch.query.sql import keep_sessions
+    keep_sessions(KEPT_SQL_SESSIONS)
     state.warm_up()
     try:
         anyio.run(serve_proxy, state, [Upstream(s, timeout) for s in found], toolset)

@@ -48,7 +48,7 @@ from scratch.errors import IndexInvalid
 TOKENS_MAGIC = b"SCTOKv1\0"
 TOKENS_HEADER = struct.Struct("<8sQqQ")  # magic, line_count, exact total (-1: unknown), flags
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: CSV columns are numbers only when every value reads back as written
 
 
 class IndexMeta(TypedDict):

@@ -9,9 +9,11 @@ Each reads the stored file once, streaming, and returns ``(info, sections, warni
   Sections ``level:<LEVEL>``: the lines whose level is LEVEL, ascending.
 - csv/tsv ``info``: ``delimiter``, ``header`` (field names), ``columns``, ``rows`` (data
   records, header excluded), ``header_line``, ``column_info`` ([{name, type, empty}], type one
-  of integer/number/boolean/date/string/empty), ``ragged_rows`` and ``ragged_examples`` (first
-  lines whose field count differs). Section ``rows``: start line of every record including the
-  header (records may span lines when a quoted field holds newlines).
+  of integer/number/boolean/date/string/empty; a column is integer or number only when every
+  value reads back as written, see :func:`_field_type`), ``ragged_rows`` and
+  ``ragged_examples`` (first lines whose field count differs). Section ``rows``: start line
+  of every record including the header (records may span lines when a quoted field holds
+  newlines).
 - markdown ``info``: ``headings``: a tree of {level, title, line, end_line, children};
   ``end_line`` is the line before the next heading of the same or a higher level.
 """
@@ -171,11 +173,20 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}"
 _ORDER = ("integer", "number", "boolean", "date", "string")
 
 
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
 def _field_type(v: str) -> str:
+    """The type of one CSV cell. A cell is a number only when it reads back as written: the
+    integer or float it parses to prints as the same text, and an integer fits 64 bits
+    (``00501``, ``+1``, ``1.50``, ``1e5``, ``.5`` and ``-0`` are text, so a column of ZIP codes
+    or zero-padded ids keeps its zeros everywhere the column's type is used: sql, the rows of
+    iterate-over, count-by, schema)."""
     if _INT.match(v):
-        return "integer"
+        n = int(v)
+        return "integer" if str(n) == v and _INT64[0] <= n <= _INT64[1] else "string"
     if _NUM.match(v):
-        return "number"
+        return "number" if repr(float(v)) == v else "string"
     if v in _BOOL:
         return "boolean"
     if _DATE.match(v):

@@ -21,7 +21,7 @@ the caller counts over the parsed items instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,9 @@ def _items_sql(path: Path, kind: str, location: Sequence[str | int]) -> str | No
 def _parse(text: str) -> Any:
     import json
 
+    if len(text) > 1 and text[0] == '"' and text[-1] == '"' and "\\" not in text and \
+            '"' not in text[1:-1]:
+        return text[1:-1]  # a string without escapes is its text (most values counted)
     return json.loads(text)  # exact for big integers (orjson would make them floats)
 
 
@@ -106,6 +109,12 @@ def count_by_file(path: Path, kind: str, fields: Sequence[str], *, limit: int | 
         return None
     finally:
         con.close()
+    return _ranked(rows, fields, limit)
+
+
+def _ranked(rows: Iterable[Sequence[Any]], fields: Sequence[str], limit: int | None
+            ) -> CountBy:
+    """Rows of (JSON text or None for a missing field, ..., count) as a ranked CountBy."""
     counts: dict[tuple[Key, ...], list[Any]] = {}
     width = len(fields)
     for row in rows:
@@ -127,3 +136,41 @@ def count_by_file(path: Path, kind: str, fields: Sequence[str], *, limit: int | 
                    for a, b in zip(slot[0], values, strict=True)):
                 slot[0] = tuple(values)  # shown with the integer spelling, whichever came first
     return rank({k: (v[0], v[1]) for k, v in counts.items()}, list(fields), limit=limit)
+
+
+def count_by_scan(path: Path, field: str, *, limit: int | None = 10) -> CountBy | None:
+    """Value counts of the top-level key ``field`` over the lines of the NDJSON file ``path``
+    by the C scanner (``scratch._fieldcount``: no DuckDB to start, about 1 GB/s), the same
+    answer :func:`count_by_file` gives. The lines must all be JSON (the caller checks the index
+    found no bad line). None when the scanner is not built, ``field`` is not one plain key, or
+    a line is not a plain object the scanner can read as bytes (blank, a key with escapes):
+    the caller counts another way."""
+    try:
+        from scratch._fieldcount import count  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    segs = parse_path(field).segments
+    if segs is None or len(segs) != 1 or not isinstance(segs[0], str) or \
+            isinstance(segs[0], bool):
+        return None
+    import mmap
+
+    key = segs[0].encode("utf-8", "surrogatepass")
+    try:
+        with open(path, "rb") as fh:
+            if not fh.seek(0, 2):
+                return None
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                found = count(mm, key)
+    except (OSError, ValueError):
+        return None
+    if found is None:
+        return None
+    texts, missing = found
+    try:
+        rows: list[tuple[str | None, int]] = [(t.decode("utf-8"), n) for t, n in texts.items()]
+    except UnicodeDecodeError:
+        return None
+    if missing:
+        rows.append((None, missing))
+    return _ranked(rows, [field], limit)

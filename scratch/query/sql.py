@@ -27,17 +27,22 @@ DuckDB is imported inside the functions that use it: importing this module is ch
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.errors import LimitExceeded, UsageError
+
+if TYPE_CHECKING:
+    from scratch.query.sqlcopy import Copy
 
 TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 MAX_MEMORY = "2GB"
@@ -62,6 +67,12 @@ class Source:
     location: tuple[str | int, ...] = ()  # json: where the array of items is
     delimiter: str = ","
     columns: tuple[tuple[str, str], ...] = ()  # csv: (name, scratch column type)
+    # where this table's columnar copy lives (scratch.query.sqlcopy), or None: no copy
+    copy: Copy | None = field(default=None, compare=False)
+
+    def with_copy(self, copy: Copy | None) -> Source:
+        """This source, its queries answered from the columnar copy ``copy`` once made."""
+        return replace(self, copy=copy)
 
     @classmethod
     def ndjson(cls, path: Path) -> Source:
@@ -104,6 +115,7 @@ class SqlResult:
     truncated: bool
     row_limit: int
     seconds: float
+    copied: tuple[str, ...] = ()  # the tables read from their columnar copy
 
     def to_dict(self) -> dict[str, Any]:
         return {"columns": self.columns, "types": self.types,
@@ -204,10 +216,22 @@ def _views(name: str, src: Source, tmp: Path) -> tuple[list[str], list[Path]]:
     raise UsageError(f"unknown table source {src.kind!r}", code="invalid_argument")
 
 
-class _Session:
-    """A sandboxed DuckDB connection with one view per table (closed on exit)."""
+def _size(files: Sequence[Path]) -> int:
+    """Bytes of ``files`` (0 when one cannot be read: then no copy is made of it)."""
+    try:
+        return sum(f.stat().st_size for f in files)
+    except OSError:
+        return 0
 
-    def __init__(self, tables: Mapping[str, Source], tmp_dir: Path | None = None) -> None:
+
+class _Session:
+    """A sandboxed DuckDB connection with one view per table (closed on exit).
+
+    ``copies`` (:data:`scratch.query.sqlcopy.MODES`): whether tables with a columnar copy
+    are read from it, and when a missing one is made (see :mod:`scratch.query.sqlcopy`)."""
+
+    def __init__(self, tables: Mapping[str, Source], tmp_dir: Path | None = None,
+                 copies: str = "off") -> None:
         from scratch.query.duck import duckdb_module
         duckdb = duckdb_module()
 
@@ -217,26 +241,108 @@ class _Session:
             if not TABLE_NAME.match(name):
                 raise UsageError(f"invalid table name {name!r}: letters, digits and _ only",
                                  code="invalid_argument", table=name)
+        self.mode = copies
+        self.copied: dict[str, Copy] = {}  # tables read from their copy
+        self.missing: dict[str, Copy] = {}  # tables whose copy is made after the query
         # rows given by the caller are written here for DuckDB to read: 0700, removed on close
         self.tmp = Path(tempfile.mkdtemp(prefix="scratch-sql-", dir=tmp_dir))
         try:
-            plans = {name: _views(name, src, self.tmp) for name, src in tables.items()}
             self.con = duckdb.connect(":memory:", config={
                 "autoinstall_known_extensions": False, "autoload_known_extensions": False,
                 "allow_community_extensions": False, "allow_unsigned_extensions": False,
                 "python_enable_replacements": False, "max_memory": MAX_MEMORY})
+            plans = self._plans(tables)
             files = sorted({str(f) for _, fs in plans.values() for f in fs})
             self.con.execute("SET allowed_paths = [" + ", ".join(_q(f) for f in files) + "]")
             self.con.execute("SET allowed_directories = []")
             self.con.execute("SET enable_external_access = false")
             self.con.execute("SET lock_configuration = true")
         except BaseException:
+            if hasattr(self, "con"):
+                self.con.close()
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
         self.plans = {name: bodies for name, (bodies, _) in plans.items()}
+        self.files = {name: fs for name, (_, fs) in plans.items()}
         self.choice = dict.fromkeys(tables, 0)
         for name in tables:
             self._create(name)
+
+    def _plans(self, tables: Mapping[str, Source]
+               ) -> dict[str, tuple[list[str], list[Path]]]:
+        """Each table's view bodies and the files they read: a table with a columnar copy is
+        read from it (attached read-only, before the configuration is locked; made first
+        when it is to be made now), without reading or spooling its rows at all."""
+        from scratch.query import sqlcopy
+        plans: dict[str, tuple[list[str], list[Path]]] = {}
+        aliases: dict[Path, str] = {}
+        for name, src in tables.items():
+            copy = src.copy if self.mode != "off" else None
+            if copy is not None and src.path is not None and \
+                    _size([src.path]) < sqlcopy.MIN_BYTES:
+                copy = None  # read in milliseconds: a copy would only take room
+            if copy is None:
+                plans[name] = _views(name, src, self.tmp)
+                continue
+            alias = aliases.get(copy.path)
+            if alias is None:
+                alias = f"copy_{name}"
+                if not sqlcopy.attach(self.con, copy, alias):
+                    bodies, files = plans[name] = _views(name, src, self.tmp)
+                    if _size(files) < sqlcopy.MIN_BYTES:
+                        continue
+                    if not self._build_now(files):
+                        self.missing[name] = copy  # made after the query, in the background
+                        continue
+                    sqlcopy.build_now(copy, bodies, files)
+                    if not sqlcopy.attach(self.con, copy, alias):
+                        continue  # it could not be made: the stored file is read
+                aliases[copy.path] = alias
+            plans[name] = ([f"SELECT * FROM {_ident(alias)}.main.{sqlcopy.TABLE}"], [])
+            self.copied[name] = copy
+        return plans
+
+    def _build_now(self, files: Sequence[Path]) -> bool:
+        from scratch.query import sqlcopy
+        if self.mode == "foreground":
+            return True
+        return self.mode == "auto" and _size(files) <= sqlcopy.FOREGROUND_BYTES
+
+    def build_missing(self) -> None:
+        """Start the background builds of the copies this session's tables lacked, from the
+        reading each table ended up with (files spooled for a table go with its build)."""
+        from scratch.query import sqlcopy
+        started: set[Path] = set()
+        for name, copy in self.missing.items():
+            if copy.path in started or not sqlcopy.directory_ok(copy):
+                continue  # (a copies directory that is a symlink: nothing is moved there)
+            started.add(copy.path)
+            bodies = self.plans[name][self.choice[name]:]
+            files, spools = [], []
+            for f in self.files[name]:
+                if f.parent != self.tmp:
+                    files.append(f)
+                    continue
+                moved = copy.path.parent / f".spool-{copy.path.stem}-{os.getpid()}-{f.name}"
+                try:
+                    moved.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                    shutil.move(str(f), str(moved))
+                except OSError:
+                    break
+                bodies = [b.replace(_q(str(f)), _q(str(moved))) for b in bodies]
+                files.append(moved)
+                spools.append(moved)
+            else:
+                if not sqlcopy.build_later(copy, bodies, files, spools):
+                    for sp in spools:
+                        with contextlib.suppress(OSError):
+                            os.unlink(sp)
+
+    def drop_copies(self) -> None:
+        """Remove the copies this session read (one of them turned out damaged)."""
+        from scratch.query import sqlcopy
+        for copy in self.copied.values():
+            sqlcopy.remove(copy)
 
     def _create(self, name: str) -> None:
         body = self.plans[name][self.choice[name]]
@@ -311,23 +417,56 @@ def _retryable(exc: BaseException) -> bool:
 
 
 def run_sql(tables: Mapping[str, Source], query: str, *, row_limit: int = 1000,
-            time_limit: float = 30.0, tmp_dir: Path | None = None) -> SqlResult:
+            time_limit: float = 30.0, tmp_dir: Path | None = None,
+            copies: str = "off") -> SqlResult:
     """Run one read-only query; at most ``row_limit`` rows are kept (``truncated`` says if
     there were more); past ``time_limit`` seconds the query is interrupted (``sql_timeout``).
     ``tmp_dir``: where rows given by the caller are spooled for DuckDB (pass a directory of
-    the store's, which is private; default: the system's temporary directory)."""
+    the store's, which is private; default: the system's temporary directory).
+    ``copies``: whether tables with a columnar copy (:attr:`Source.copy`) are read from it
+    and when a missing one is made (:data:`scratch.query.sqlcopy.MODES`; ``off``: never)."""
     if row_limit < 0 or time_limit <= 0:
         raise UsageError("row limit must be >= 0 and time limit > 0", code="invalid_argument",
                          row_limit=row_limit, time_limit=time_limit)
+    started = time.monotonic()
+    # a damaged copy is removed and the query runs again: the copy is made again as a missing
+    # one is (should that one fail too, the stored files are read)
+    for mode in (copies, copies):
+        try:
+            return _run(tables, query, row_limit, time_limit, tmp_dir, mode, started)
+        except _CopyDamaged:
+            continue
+    return _run(tables, query, row_limit, time_limit, tmp_dir, "off", started)
+
+
+class _CopyDamaged(Exception):
+    """A columnar copy a session read turned out damaged (it has been removed)."""
+
+
+def _run(tables: Mapping[str, Source], query: str, row_limit: int, time_limit: float,
+         tmp_dir: Path | None, copies: str, started: float) -> SqlResult:
     from scratch.query.duck import duckdb_module
     duckdb = duckdb_module()
 
-    started = time.monotonic()
-    with _Session(tables, tmp_dir) as s:
-        _check_read_only(s.con, query)
+    key = _pool.key(tables, copies) if _pool is not None else None
+    s = _pool.take(key) if _pool is not None and key is not None else None
+    if s is None:
+        s = _Session(tables, tmp_dir, copies)
+    keep = False
+    fired: list[bool] = []
+
+    def stop() -> None:
+        fired.append(True)
+        s.con.interrupt()
+
+    try:
+        try:
+            _check_read_only(s.con, query)
+        except SqlError:
+            keep = key is not None and len(s.copied) == len(tables)  # the query's own error
+            raise
         while True:
-            timer = threading.Timer(max(0.0, time_limit - (time.monotonic() - started)),
-                                    s.con.interrupt)
+            timer = threading.Timer(max(0.0, time_limit - (time.monotonic() - started)), stop)
             timer.daemon = True
             timer.start()
             try:
@@ -340,34 +479,139 @@ def run_sql(tables: Mapping[str, Source], query: str, *, row_limit: int = 1000,
                 raise SqlTimeout(f"the query ran past the time limit of {time_limit:g} s and "
                                  "was stopped", limit=time_limit, query=query) from None
             except duckdb.Error as exc:
+                if s.copied and _copy_damaged(exc):
+                    s.drop_copies()
+                    raise _CopyDamaged from None
                 if _retryable(exc) and s.fallback():
                     continue  # a later row did not fit the sampled types: read them all
+                # a query's own error leaves a session of copies as it was: keep it
+                keep = key is not None and len(s.copied) == len(tables)
                 raise _classify(exc, query) from None
             finally:
                 timer.cancel()
+        s.build_missing()
         truncated = len(rows) > row_limit
+        keep = key is not None and len(s.copied) == len(tables)
         return SqlResult(columns, types, [tuple(r) for r in rows[:row_limit]], truncated,
-                         row_limit, time.monotonic() - started)
+                         row_limit, time.monotonic() - started, tuple(sorted(s.copied)))
+    finally:
+        if keep and not fired and _pool is not None and key is not None:
+            _pool.give(key, s)  # (an interrupt that came as the query ended could hit the next)
+        else:
+            s.close()
 
 
-def describe(tables: Mapping[str, Source], *, tmp_dir: Path | None = None
-             ) -> dict[str, list[tuple[str, str]]]:
-    """``{table: [(column, DuckDB type), ...]}``."""
+_PoolKey = tuple[tuple[str, str], ...]  # a kept session's tables: (name, copy path), sorted
+
+
+class _SessionPool:
+    """Sessions whose every table is read from a columnar copy, kept open between queries by
+    a long-lived process (:func:`keep_sessions`): opening DuckDB and attaching the copies is
+    most of what a query of a copy costs (~50 ms of ~60).
+
+    Why reusing one is safe: such a session reads no file (``allowed_paths`` is empty, the
+    configuration locked), its copies are attached read-only, and a query is one SELECT
+    (DuckDB's ``query()`` runs SELECTs only), so no query changes what the next one sees. A
+    session is handed to one query at a time; one that met an error other than the query's
+    own (a damaged copy, an interrupt) is closed, not kept."""
+
+    def __init__(self, size: int) -> None:
+        from collections import OrderedDict
+        self.size = size
+        self.lock = threading.Lock()
+        self.idle: OrderedDict[_PoolKey, list[_Session]] = OrderedDict()
+
+    def key(self, tables: Mapping[str, Source], copies: str) -> _PoolKey | None:
+        if copies == "off":
+            return None
+        pairs = [(name, str(src.copy.path)) for name, src in tables.items()
+                 if src.copy is not None]
+        return tuple(sorted(pairs)) if len(pairs) == len(tables) else None
+
+    def take(self, key: _PoolKey) -> _Session | None:
+        with self.lock:
+            free = self.idle.get(key)
+            if not free:
+                return None
+            s = free.pop()
+            if not free:
+                del self.idle[key]
+        if all(Path(p).is_file() for _, p in key):
+            return s
+        s.close()  # a copy was removed (the cache cleared): open anew, so it is made again
+        return None
+
+    def give(self, key: _PoolKey, s: _Session) -> None:
+        shutil.rmtree(s.tmp, ignore_errors=True)  # nothing is spooled for copies
+        drop: list[_Session] = []
+        with self.lock:
+            self.idle.setdefault(key, []).append(s)
+            self.idle.move_to_end(key)
+            while sum(len(v) for v in self.idle.values()) > self.size:
+                oldest = next(iter(self.idle))
+                drop.append(self.idle[oldest].pop(0))
+                if not self.idle[oldest]:
+                    del self.idle[oldest]
+        for d in drop:
+            d.close()
+
+    def clear(self) -> None:
+        with self.lock:
+            sessions = [s for v in self.idle.values() for s in v]
+            self.idle.clear()
+        for s in sessions:
+            s.close()
+
+
+_pool: _SessionPool | None = None
+
+
+def keep_sessions(size: int) -> None:
+    """Keep up to ``size`` sessions of columnar copies open between queries (a long-lived
+    process such as the MCP server; 0: none, closing those kept). A CLI command keeps none."""
+    global _pool
+    if _pool is not None:
+        _pool.clear()
+    _pool = _SessionPool(size) if size > 0 else None
+
+
+def _copy_damaged(exc: BaseException) -> bool:
+    from scratch.query import sqlcopy
+    return sqlcopy.damaged(exc)
+
+
+def describe(tables: Mapping[str, Source], *, tmp_dir: Path | None = None,
+             copies: str = "off") -> dict[str, list[tuple[str, str]]]:
+    """``{table: [(column, DuckDB type), ...]}`` (``copies`` as for :func:`run_sql`)."""
+    for mode in (copies, copies):
+        try:
+            return _describe(tables, tmp_dir, mode)
+        except _CopyDamaged:
+            continue
+    return _describe(tables, tmp_dir, "off")
+
+
+def _describe(tables: Mapping[str, Source], tmp_dir: Path | None, copies: str
+              ) -> dict[str, list[tuple[str, str]]]:
     from scratch.query.duck import duckdb_module
     duckdb = duckdb_module()
 
     out: dict[str, list[tuple[str, str]]] = {}
-    with _Session(tables, tmp_dir) as s:
+    with _Session(tables, tmp_dir, copies) as s:
         for name in tables:
             while True:
                 try:
                     rows = s.con.execute(f"DESCRIBE {_ident(name)}").fetchall()
                     break
                 except duckdb.Error as exc:
+                    if s.copied and _copy_damaged(exc):
+                        s.drop_copies()
+                        raise _CopyDamaged from None
                     if _retryable(exc) and s.fallback():
                         continue
                     raise _classify(exc, f"DESCRIBE {name}") from None
             out[name] = [(str(r[0]), str(r[1])) for r in rows]
+        s.build_missing()
     return out
 
 

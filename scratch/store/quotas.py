@@ -10,6 +10,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,35 @@ class StoreQuotas(StoreListing):
                     log_entries += meta.get("log", {}).get("count", 0)
         usage: Usage = {"files": files, "logs": logs, "bytes": total, "log_entries": log_entries}
         return usage
+
+    def cache_usage(self) -> dict[str, int]:
+        """Bytes on disk under the store's ``cache/`` (rebuildable: indexes with what is kept
+        beside them -- count caches, SQL columnar copies --, old versions as files,
+        summaries, temporaries), by part (``index``, ``blobs``, ...), with ``sql_copies``
+        (the part of ``index`` that is SQL columnar copies) and the ``total``."""
+        parts: dict[str, int] = {}
+        copies = 0
+        try:
+            tops = sorted(os.listdir(self.cache_dir))
+        except OSError:
+            tops = []
+        for top in tops:
+            size = 0
+            for dirpath, _dirs, names in os.walk(self.cache_dir / top):
+                in_copies = os.path.basename(dirpath) == "sql"
+                for fname in names:
+                    try:
+                        n = os.lstat(os.path.join(dirpath, fname)).st_size
+                    except OSError:
+                        continue
+                    size += n
+                    if in_copies and top == "index":
+                        copies += n
+            if not os.path.isdir(self.cache_dir / top):
+                with contextlib.suppress(OSError):
+                    size = os.lstat(self.cache_dir / top).st_size
+            parts[top] = size
+        return {**parts, "sql_copies": copies, "total": sum(parts.values())}
 
     def _check_quota(self, *, new_entry: bool, old_bytes: int, new_bytes: int,
                      new_log_entries: int = 0, new_entries: int = 1) -> None:

@@ -25,6 +25,11 @@ Invariants:
   capped like any answer, ``fit`` pages rows and ``next`` continues at the first row not
   shown (the query runs again: its rows come back in the same order for the same version).
 - ``describe``: the columns and DuckDB types of every table, without running a query.
+- A table of a version is read from its columnar copy once one is made
+  (:mod:`scratch.query.sqlcopy`: kept beside the version's index, made on its first query
+  -- before it for small tables, in the background after it for big ones, config
+  ``sql.copy``); the rows and types are those of the stored file. ``from_copy`` lists the
+  tables a query read from their copy.
 """
 
 from __future__ import annotations
@@ -157,7 +162,7 @@ def _tables(ctx: Context, main: Target, path: str | None, tables: list[str],
             ) -> tuple[dict[str, Source], dict[str, str], list[Target]]:
     """{table: Source}, {table: what it holds}, and the other targets opened."""
     src, what = source_of(main, path, key_field)
-    sources = {"entry": src}
+    sources = {"entry": _with_copy(src, main, path, key_field)}
     about = {"entry": f"{main.ref}: {what}"}
     opened: list[Target] = []
     for spec in split_tables(tables):
@@ -171,9 +176,33 @@ def _tables(ctx: Context, main: Target, path: str | None, tables: list[str],
                              code="invalid_argument", table=name)
         other = open_target(ctx, ref, logs=True)
         opened.append(other)
-        sources[name], what = source_of(other)
+        src, what = source_of(other)
+        sources[name] = _with_copy(src, other, None)
         about[name] = f"{other.ref}: {what}"
     return sources, about, opened
+
+
+def _with_copy(src: Source, target: Target, path: str | None,
+               key_field: str | None = None) -> Source:
+    """``src`` with the columnar copy of its table of this version (:mod:`scratch.query.sqlcopy`),
+    kept in the version's index directory. The copy's key must name everything that decides
+    the rows: the source's own fields, and for rows made here (logs, YAML, spooled JSON) the
+    format and ``path`` (a new argument that changes which rows a path gives belongs here)."""
+    from scratch.query.sqlcopy import copy_for
+    extra = [target.format, path] if src.kind in ("rows", "lines") else []
+    return src.with_copy(copy_for(target.index.index_dir, src.kind, src.location,
+                                  src.delimiter, src.columns, extra=str(extra)))
+
+
+def copy_mode(ctx: Context) -> str:
+    """Config ``sql.copy`` (:data:`scratch.query.sqlcopy.MODES`), checked."""
+    from scratch.errors import ConfigError
+    from scratch.query.sqlcopy import MODES
+    mode = str(ctx.store().config["sql.copy"])
+    if mode not in MODES:
+        raise ConfigError(f"sql.copy must be one of {', '.join(MODES)}, not {mode!r}",
+                          key="sql.copy")
+    return mode
 
 
 def split_tables(tables: str | Iterable[object] | None) -> list[str]:
@@ -235,11 +264,12 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
         tmp = target.store.cache_dir / "tmp"
         tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
         base = {"name": target.name, "version": target.version, "tables": about}
+        copies = copy_mode(ctx)
         if describe:
             return _describe(asked, sources, about, base, tmp, offset=offset, limit=limit,
-                             fit=fit, on_close=close)
+                             fit=fit, on_close=close, copies=copies)
         return _query(asked, sources, str(query), base, tmp, ref=target.ref, offset=offset,
-                      limit=limit, fit=fit, on_close=close)
+                      limit=limit, fit=fit, on_close=close, copies=copies)
     except BaseException:
         close()
         raise
@@ -264,11 +294,11 @@ def _with_help(exc: ScratchError, ref: str) -> ScratchError:
 
 def _query(asked: Call, sources: dict[str, Source], query: str, base: Mapping[str, object],
            tmp: Path, *, ref: str, offset: int, limit: int | None, fit: bool,
-           on_close: Callable[[], None]) -> Candidate:
+           on_close: Callable[[], None], copies: str = "off") -> Candidate:
     from scratch.query.sql import json_value, run_sql
     try:
         result = run_sql(sources, query, row_limit=MAX_ROWS, time_limit=TIME_LIMIT,
-                         tmp_dir=tmp)
+                         tmp_dir=tmp, copies=copies)
     except ScratchError as exc:
         raise _with_help(exc, ref) from None
     except Exception as exc:
@@ -285,14 +315,16 @@ def _query(asked: Call, sources: dict[str, Source], query: str, base: Mapping[st
         return {**base, "query": query, "columns": columns, "types": types,
                 "rows": [[json_value(v) for v in r] for r in shown], "offset": start,
                 "row_count": len(rows), "truncated": result.truncated,
-                "row_limit": result.row_limit, "seconds": round(result.seconds, 3)}
+                "row_limit": result.row_limit, "seconds": round(result.seconds, 3),
+                "from_copy": list(result.copied)}
 
     def notices(start: int, k: int) -> tuple[str, ...]:
         n = plural(len(rows), "row", grouped=True)
         cut = (f" (the first {MAX_ROWS:,}: the query has more; aggregate, or page it with "
                "LIMIT/OFFSET)") if result.truncated else ""
         shown = "" if k == len(rows) else f"; rows {start}..{start + k - 1} shown"
-        return (f"{n}{cut}{shown} ({result.seconds:.2f} s)",)
+        copy = ", columnar copy" if result.copied else ""
+        return (f"{n}{cut}{shown} ({result.seconds:.2f} s{copy})",)
 
     return RowList(asked, command="sql", code="sql_too_large", columns=columns, rows=rows,
                    offset=offset, limit=limit, fit=fit, cells=cells, make_data=make_data,
@@ -301,10 +333,10 @@ def _query(asked: Call, sources: dict[str, Source], query: str, base: Mapping[st
 
 def _describe(asked: Call, sources: dict[str, Source], about: dict[str, str],
               base: Mapping[str, object], tmp: Path, *, offset: int, limit: int | None, fit: bool,
-              on_close: Callable[[], None]) -> Candidate:
+              on_close: Callable[[], None], copies: str = "off") -> Candidate:
     from scratch.query.sql import describe
     try:
-        described = describe(sources, tmp_dir=tmp)
+        described = describe(sources, tmp_dir=tmp, copies=copies)
     except ScratchError:
         raise
     except Exception as exc:

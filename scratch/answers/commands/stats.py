@@ -1,5 +1,6 @@
 """stats: per agent, entries, bytes, operations by kind, and the tokens kept out and put in;
-from the call ledger (:mod:`scratch.ledger`), the tokens per command and per session."""
+from the call ledger (:mod:`scratch.ledger`), the tokens per command and per session; for the
+whole store (no agent named), the bytes its rebuildable cache holds."""
 
 from __future__ import annotations
 
@@ -47,7 +48,10 @@ def store_stats(ctx: Context, *, agent: str | None = None) -> Result:
                     _tokens_text(r["tokens_by_command"])]
                    for r in rows])
     if agent is None or agent != ctx.agent:
-        return Result("stats", data={"store": str(store.root), "agents": rows}, table=table)
+        cache = store.cache_usage()
+        return Result("stats", data={"store": str(store.root), "agents": rows, "cache": cache},
+                      table=table, notices=(f"cache: {cache['total']:,} bytes (SQL columnar "
+                                            f"copies {cache['sql_copies']:,})",))
     # one agent's own figures: its row (no store path, no other agent) and its session's
     from scratch.answers.kernel.prices import budget_for
     view = budget_for(ctx).status()

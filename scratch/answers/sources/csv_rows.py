@@ -18,9 +18,10 @@ Invariants:
 - Values are typed as ``schema`` types the column (the index infers one type per column over
   all its rows): integer columns hold integers, number columns numbers, boolean columns
   true/false (from the spellings the index accepts: true/false, yes/no, TRUE, True ...); date
-  and string columns hold strings. An empty cell is null in every column. A value that does
-  not read back as its column's type stays a string (``007`` in an integer column: the leading
-  zeros are kept).
+  and string columns hold strings. An empty cell is null in every column. The index types a
+  column integer or number only when every value reads back as written, so a zero-padded
+  code (``007``), ``+1``, ``1.50`` or ``1e5`` makes its column text; a value that still does
+  not read back as its column's type (an index of an older format) stays a string.
 - A quoted value keeps its embedded line breaks as stored (``\\n`` or ``\\r\\n``).
 - Rows are numbered from 0 (``_index``, like the items of any array); ``_line`` is the stored
   line where the row starts.
