@@ -49,12 +49,13 @@ Interface = Literal["cli", "mcp-stdio", "mcp-http", "proxy"]
 Outcome = Literal["ok", "refused", "error"]
 INTERFACES: tuple[str, ...] = ("cli", "mcp-stdio", "mcp-http", "proxy")
 OUTCOMES: tuple[str, ...] = ("ok", "refused", "error")
-ArgValue = str | int | float | bool | None | list["ArgValue"] | dict[str, "ArgValue"]
+# an argument as the ledger keeps it: a JSON value, strings cut to a preview
+ArgPreview = str | int | float | bool | None | list["ArgPreview"] | dict[str, "ArgPreview"]
 
 
 class Suggestion(TypedDict):
     command: str
-    args: dict[str, ArgValue]
+    args: dict[str, ArgPreview]
 
 
 class Tally(TypedDict):
@@ -77,7 +78,7 @@ class Record(TypedDict):
     agent: str
     session: str
     command: str
-    args: dict[str, ArgValue]
+    args: dict[str, ArgPreview]
     outcome: str
     code: str | None
     message: str | None
@@ -103,7 +104,7 @@ def now() -> str:
     return f"{stamp}.{int(t * 1000) % 1000:03d}Z"
 
 
-def preview(value: object, limit: int = PREVIEW_CHARS) -> ArgValue:
+def preview(value: object, limit: int = PREVIEW_CHARS) -> ArgPreview:
     """``value`` cut to a bounded preview: strings to ``limit`` characters (ending in "…"),
     lists to their first items, mappings to previews of their values; other values as text."""
     if value is None or isinstance(value, (bool, int, float)):
@@ -113,7 +114,7 @@ def preview(value: object, limit: int = PREVIEW_CHARS) -> ArgValue:
     if isinstance(value, (bytes, bytearray)):
         return f"<{len(value)} bytes>"
     if isinstance(value, Mapping):
-        out: dict[str, ArgValue] = {}
+        out: dict[str, ArgPreview] = {}
         for i, (k, v) in enumerate(value.items()):
             if i >= PREVIEW_ITEMS:
                 out["…"] = f"{len(value) - PREVIEW_ITEMS} more"
@@ -121,18 +122,19 @@ def preview(value: object, limit: int = PREVIEW_CHARS) -> ArgValue:
             out[str(k)[:limit]] = preview(v, limit)
         return out
     if isinstance(value, (list, tuple)):
-        items: list[ArgValue] = [preview(v, limit) for v in value[:PREVIEW_ITEMS]]
+        items: list[ArgPreview] = [preview(v, limit) for v in value[:PREVIEW_ITEMS]]
         if len(value) > PREVIEW_ITEMS:
             items.append(f"… {len(value) - PREVIEW_ITEMS} more")
         return items
     return preview(str(value), limit)
 
 
-def preview_args(args: Mapping[str, object], *, bodies: Iterable[str] = ()) -> dict[str, ArgValue]:
+def preview_args(args: Mapping[str, object], *, bodies: Iterable[str] = ()
+                 ) -> dict[str, ArgPreview]:
     """Each argument cut to a preview; those named in ``bodies`` (the content of a write) are
     never copied, only their size in characters (or bytes) noted; None values left out."""
     skip = frozenset(bodies)
-    out: dict[str, ArgValue] = {}
+    out: dict[str, ArgPreview] = {}
     for key, value in args.items():
         if value is None:
             continue
@@ -154,7 +156,7 @@ def message_preview(message: str | None) -> str | None:
 
 
 def make(*, interface: str, agent: str, session: str, command: str,
-         args: dict[str, ArgValue] | None = None, outcome: str = "ok", code: str | None = None,
+         args: dict[str, ArgPreview] | None = None, outcome: str = "ok", code: str | None = None,
          message: str | None = None, suggestions: list[Suggestion] | None = None,
          tokens: int = 0, intercepted: int = 0, entry: str | None = None,
          version: int | None = None, ms: float = 0.0, at: str | None = None) -> Record:

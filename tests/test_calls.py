@@ -271,7 +271,9 @@ def test_mcp_stdio_calls_are_recorded_and_list_calls_shows_only_the_agents_own(
     listed = stdio.call("list_calls", {})
     assert not listed.is_error
     text = listed.content[0].text
-    assert "write_file" not in text and "get-in" in text and "entry_not_found" in text
+    # each call as this interface spells it: the tool and its arguments
+    assert 'get_in {"file":"pods","path":"items.2"}' in text and "entry_not_found" in text
+    assert 'write_file {"path":"pods","content":"<' in text and "get-in" not in text
     assert "theirs" not in text and "default" not in text.replace(session, "")
     # no tool argument names another agent
     wrong = stdio.call("list_calls", {"agent": "default"})
@@ -306,13 +308,13 @@ def test_mcp_http_calls_are_recorded_per_token_agent_and_isolated(home: Path) ->
         ("mcp-http", "ops", "calls", "ok")]
     assert [(r["interface"], r["command"], r["code"]) for r in ledger.read(home, agent="dev")
             ] == [("mcp-http", "head", "entry_not_found"), ("mcp-http", "calls", None)]
-    def rows(table: str) -> list[str]:  # the command of each row (one agent: no agent column)
+    def rows(table: str) -> list[str]:  # the tool of each row (one agent: no agent column)
         lines = table.splitlines()
         assert "agent" not in lines[0].split()
         return [r.split()[5] for r in lines[1:]]
 
     assert rows(dev_list) == ["head"]
-    assert rows(ops_list) == ["write", "head"]
+    assert rows(ops_list) == ["write_file", "head"]
 
 
 # -- the MCP proxy, in front of a real upstream ----------------------------------------------

@@ -18,19 +18,22 @@ from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.kernel.rendering import table_text
 from scratch.answers.kernel.result import Result, Table, Words
-from scratch.declare import Arg, Command, Tool
+from scratch.declare import Arg as ArgDoc
+from scratch.declare import Command, Tool
 from scratch.errors import UsageError, argument
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
-    from scratch.ledger import Record
+    from scratch.answers.kernel.result import Speller
+    from scratch.calls import Arg
+    from scratch.ledger import ArgPreview, Record
 
-SINCE = Arg("Only calls at or after TIME: an ISO time (2026-12-02T00:41, a date; UTC unless "
+SINCE = ArgDoc("Only calls at or after TIME: an ISO time (2026-12-02T00:41, a date; UTC unless "
             "it says) or a duration back from now (90s, 10m, 2h, 3d).", flags=("--since",),
             metavar="TIME", max_length=64, show_default=False)
-LIMIT = Arg("At most this many calls (the newest of the page).", flags=("--limit",),
+LIMIT = ArgDoc("At most this many calls (the newest of the page).", flags=("--limit",),
             metavar="N", minimum=1, maximum=1000)
-OFFSET = Arg("Skip this many of the newest calls (the page before: offset + limit).",
+OFFSET = ArgDoc("Skip this many of the newest calls (the page before: offset + limit).",
              flags=("--offset",), metavar="N", minimum=0)
 VIA = {"cli": "cli", "mcp-stdio": "stdio", "mcp-http": "http", "proxy": "proxy"}
 
@@ -39,11 +42,33 @@ def _outcome(rec: Record) -> str:
     return "ok" if rec["outcome"] == "ok" else f"{rec['outcome']} {rec['code'] or ''}".rstrip()
 
 
-def _call_text(rec: Record, width: int = 60) -> str:
-    """``head ref="pods" lines=50``: the command and its arguments, cut to ``width``."""
+def _call_text(rec: Record, spell: Speller, width: int = 60) -> str:
+    """The call as this interface spells it (``head pods -n 50`` on the CLI, without the
+    program's name), cut to ``width``; arguments an interface cannot spell (a record from
+    another release) as ``name=value``."""
     from scratch.answers.kernel.result import compact_json
-    text = " ".join([rec["command"], *(f"{k}={compact_json(v)}" for k, v in rec["args"].items())])
+    from scratch.calls import Call
+    try:
+        text = spell(Call(rec["command"], {k: _arg(v) for k, v in rec["args"].items()}))
+        text = text.removeprefix("scratch ")
+        if text.startswith("{"):  # a tool call (MCP): its name, then its arguments
+            import json
+            spelled = json.loads(text)
+            text = f"{spelled['name']} {compact_json(spelled.get('arguments') or {})}"
+    except Exception:  # noqa: BLE001 - a record is shown whatever it holds
+        text = " ".join([rec["command"],
+                         *(f"{k}={compact_json(v)}" for k, v in rec["args"].items())])
     return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _arg(value: ArgPreview) -> Arg:
+    """A kept argument as a call's: a list of strings stays one, anything else its text."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [str(v) for v in value]
+    from scratch.answers.kernel.result import compact_json
+    return compact_json(value)
 
 
 def _entry(rec: Record) -> str:
@@ -78,10 +103,14 @@ def calls(ctx: Context, since: Annotated[str | None, SINCE] = None,
     columns = ["seq", "time", "via", *(["agent"] if who is None else []),
                *(["session"] if session is None else []), "call", "outcome", "tokens",
                "entry", "ms"]
-    rows = [[r["seq"], r["time"][5:19].replace("T", " "), VIA.get(r["interface"], r["interface"]),
-             *([r["agent"]] if who is None else []), *([r["session"]] if session is None else []),
-             _call_text(r), _outcome(r), r["tokens"], _entry(r), f"{r['ms']:.1f}"]
-            for r in page]
+
+    def rows(spell: Speller) -> list[list[object]]:
+        return [[r["seq"], r["time"][5:19].replace("T", " "),
+                 VIA.get(r["interface"], r["interface"]),
+                 *([r["agent"]] if who is None else []),
+                 *([r["session"]] if session is None else []),
+                 _call_text(r, spell), _outcome(r), r["tokens"], _entry(r), f"{r['ms']:.1f}"]
+                for r in page]
     data = {"agent": who, "session": session, "since": floor, "total": total,
             "offset": offset, "limit": limit, "dropped": dropped, "calls": page}
     notices: list[str | Words] = []
@@ -97,7 +126,8 @@ def calls(ctx: Context, since: Annotated[str | None, SINCE] = None,
         return Result("calls", data=data, text="no calls recorded\n", notices=notices)
     # aligned plain lines on every interface, as a log reads (a boxed table folds every cell
     # of a row this wide on an 80-column terminal)
-    return Result("calls", data=data, text=table_text(Table(columns, rows)), notices=notices)
+    return Result("calls", data=data, text=lambda spell: table_text(Table(columns, rows(spell))),
+                  notices=notices)
 
 
 COMMAND = Command(

@@ -65,7 +65,7 @@ def _body(value: object) -> str:
     return f"<{type(value).__name__}>"
 
 
-def args_preview(call: Call) -> dict[str, ledger.ArgValue]:
+def args_preview(call: Call) -> dict[str, ledger.ArgPreview]:
     """``call``'s arguments as the ledger keeps them (see the module docstring)."""
     shown = {k: (_body(v) if k in BODIES else _plain(v))
              for k, v in call.args.items() if v is not None}
