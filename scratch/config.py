@@ -72,6 +72,8 @@ SETTINGS: dict[str, Setting] = {
            "after each change, sync every remote in the background (the sync command)"),
         _s("sync.max_file_bytes", int, 50 * MiB,
            "outputs bigger than this stay local: left out of every push"),
+        _s("ledger.max_bytes", int, 8 * MiB, "largest an agent's call ledger "
+           "(state/agents/NAME/calls.jsonl) grows before its oldest calls are dropped"),
     ]
 }
 

@@ -1,0 +1,396 @@
+"""The call ledger: one JSON line per call answered, kept per agent in
+``state/agents/<agent>/calls.jsonl`` (not versioned, never synced unless configured).
+
+Each record (:class:`Record`) says when a call came, through which interface, from which agent
+and session, what it asked (argument values cut to a bounded preview; the bodies of writes
+never copied), how it ended (``ok``, ``refused`` or ``error`` with its code), the tokens it put
+into the context and those it stored instead, the entry and version it touched and how long it
+took.
+
+Invariants:
+- Standard library and orjson only (plus scratch's own small helpers): importable without the
+  CLI, MCP or HTTP stacks.
+- :func:`append` never raises: a full disk, a read-only store or a symlink placed in the store
+  costs the record, never the answer. It writes one line with one ``write()`` on an
+  ``O_APPEND`` descriptor, under the ledger's lock (so ``seq`` is unique and increasing).
+- The file is 0600, opened without following links (a link placed there is refused).
+- Bounded: when the file passes ``max_bytes`` its oldest lines are dropped (cut at a line
+  boundary, keeping about three quarters of ``max_bytes`` so the rewrite is rare), the file
+  replaced atomically, and the number of records dropped so far added up in ``calls.dropped``
+  beside it (:func:`dropped`).
+- ``seq`` counts an agent's calls from 1, dropped ones included: the next is one past the last
+  line's (or past the dropped count when the file is empty).
+- A line that does not parse (a torn write, an edit) is skipped by readers, never fatal.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Literal, TypedDict
+
+import orjson
+
+VERSION = 1
+FILE_NAME = "calls.jsonl"
+DROPPED_NAME = "calls.dropped"
+LOCK_NAME = ".calls.lock"
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+KEEP_SHARE = 0.75  # of max_bytes, kept when the file is cut
+PREVIEW_CHARS = 200
+MESSAGE_CHARS = 300
+PREVIEW_ITEMS = 10  # items of a list argument kept in its preview
+TAIL_BYTES = 4096  # read from the end to find the last seq
+
+Interface = Literal["cli", "mcp-stdio", "mcp-http", "proxy"]
+Outcome = Literal["ok", "refused", "error"]
+INTERFACES: tuple[str, ...] = ("cli", "mcp-stdio", "mcp-http", "proxy")
+OUTCOMES: tuple[str, ...] = ("ok", "refused", "error")
+ArgValue = str | int | float | bool | None | list["ArgValue"] | dict[str, "ArgValue"]
+
+
+class Suggestion(TypedDict):
+    command: str
+    args: dict[str, ArgValue]
+
+
+class Record(TypedDict):
+    v: int
+    seq: int
+    time: str
+    interface: str
+    agent: str
+    session: str
+    command: str
+    args: dict[str, ArgValue]
+    outcome: str
+    code: str | None
+    message: str | None
+    suggestions: list[Suggestion]
+    tokens: int
+    intercepted: int
+    entry: str | None
+    version: int | None
+    ms: float
+
+
+__all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "agents",
+           "append", "count", "dropped", "ledger_file", "make", "message_preview", "now",
+           "parse_since", "preview", "preview_args", "read", "sessions"]
+
+
+# -- building a record ----------------------------------------------------------------------
+
+def now() -> str:
+    """The current UTC time as the ledger writes it: ``2026-12-02T00:41:07.123Z``."""
+    t = time.time()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t))
+    return f"{stamp}.{int(t * 1000) % 1000:03d}Z"
+
+
+def preview(value: object, limit: int = PREVIEW_CHARS) -> ArgValue:
+    """``value`` cut to a bounded preview: strings to ``limit`` characters (ending in "…"),
+    lists to their first items, mappings to previews of their values; other values as text."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit - 1] + "…"
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, Mapping):
+        out: dict[str, ArgValue] = {}
+        for i, (k, v) in enumerate(value.items()):
+            if i >= PREVIEW_ITEMS:
+                out["…"] = f"{len(value) - PREVIEW_ITEMS} more"
+                break
+            out[str(k)[:limit]] = preview(v, limit)
+        return out
+    if isinstance(value, (list, tuple)):
+        items: list[ArgValue] = [preview(v, limit) for v in value[:PREVIEW_ITEMS]]
+        if len(value) > PREVIEW_ITEMS:
+            items.append(f"… {len(value) - PREVIEW_ITEMS} more")
+        return items
+    return preview(str(value), limit)
+
+
+def preview_args(args: Mapping[str, object], *, bodies: Iterable[str] = ()) -> dict[str, ArgValue]:
+    """Each argument cut to a preview; those named in ``bodies`` (the content of a write) are
+    never copied, only their size in characters (or bytes) noted; None values left out."""
+    skip = frozenset(bodies)
+    out: dict[str, ArgValue] = {}
+    for key, value in args.items():
+        if value is None:
+            continue
+        if key in skip:
+            size = len(value) if isinstance(value, (str, bytes, bytearray)) else None
+            out[key] = f"<{size} chars>" if isinstance(value, str) else (
+                f"<{size} bytes>" if size is not None else "<body>")
+            continue
+        out[key] = preview(value)
+    return out
+
+
+def message_preview(message: str | None) -> str | None:
+    """The first line of ``message``, at most :data:`MESSAGE_CHARS` characters."""
+    if not message:
+        return None
+    first = message.strip().split("\n", 1)[0]
+    return first if len(first) <= MESSAGE_CHARS else first[:MESSAGE_CHARS - 1] + "…"
+
+
+def make(*, interface: str, agent: str, session: str, command: str,
+         args: dict[str, ArgValue] | None = None, outcome: str = "ok", code: str | None = None,
+         message: str | None = None, suggestions: list[Suggestion] | None = None,
+         tokens: int = 0, intercepted: int = 0, entry: str | None = None,
+         version: int | None = None, ms: float = 0.0, at: str | None = None) -> Record:
+    """A record (``seq`` 0 until :func:`append` numbers it)."""
+    return Record(v=VERSION, seq=0, time=at or now(), interface=interface, agent=agent,
+                  session=session, command=command, args=args or {}, outcome=outcome,
+                  code=code, message=message_preview(message), suggestions=suggestions or [],
+                  tokens=int(tokens), intercepted=int(intercepted), entry=entry,
+                  version=version, ms=round(float(ms), 2))
+
+
+# -- where it lives -------------------------------------------------------------------------
+
+def agent_dir(root: Path, agent: str) -> Path:
+    return root / "state" / "agents" / agent
+
+
+def ledger_file(root: Path, agent: str) -> Path:
+    return agent_dir(root, agent) / FILE_NAME
+
+
+_READY: set[tuple[str, str]] = set()  # (root, agent) whose directory was made and checked
+
+
+def _ensure(root: Path, agent: str) -> Path:
+    from scratch.safefs import check_dirs, ensure_dir
+    directory = agent_dir(root, agent)
+    key = (os.fspath(root), agent)
+    if key in _READY:
+        check_dirs(root, directory / FILE_NAME)  # one lstat when unchanged (see safefs)
+    else:
+        ensure_dir(root, directory)
+        if len(_READY) > 1024:
+            _READY.clear()
+        _READY.add(key)
+    return directory
+
+
+# -- writing --------------------------------------------------------------------------------
+
+def append(root: Path, record: Record, *, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
+    """Append ``record`` to its agent's ledger, numbering it; returns its ``seq`` (0 when it
+    could not be written). Never raises (see the module docstring)."""
+    try:
+        return _append(root, record, max_bytes)
+    except Exception:  # noqa: BLE001 - the record is lost, never the answer
+        return 0
+
+
+def _append(root: Path, record: Record, max_bytes: int) -> int:
+    from scratch.locking import exclusive
+    from scratch.safefs import O_CLOEXEC, O_NOFOLLOW, check_fd
+    directory = _ensure(root, record["agent"])
+    path = directory / FILE_NAME
+    with exclusive(directory / LOCK_NAME):
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        try:
+            size = check_fd(fd, root, path).st_size
+            last, torn = _last_seq(fd, size)
+            if last is None:
+                last = _read_dropped(directory)
+            record["seq"] = last + 1
+            line = orjson.dumps(record) + b"\n"
+            if torn:  # a line a killed writer left unfinished: end it, so ours stands alone
+                line = b"\n" + line
+            written = os.write(fd, line)
+            if written != len(line):
+                return 0
+            size += written
+        finally:
+            os.close(fd)
+        if max_bytes > 0 and size > max_bytes:
+            _cut(root, directory, path, max_bytes)
+    return record["seq"]
+
+
+def _last_seq(fd: int, size: int) -> tuple[int | None, bool]:
+    """The last record's seq in the open ledger (None if there is none), and whether the file
+    ends mid-line."""
+    if size == 0:
+        return None, False
+    start = max(0, size - TAIL_BYTES)
+    tail = os.pread(fd, size - start, start)
+    torn = not tail.endswith(b"\n")
+    lines = tail.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first may be the end of a longer line
+    for raw in reversed(lines):
+        seq = _seq_of(raw)
+        if seq is not None:
+            return seq, torn
+    if start > 0:  # lines longer than the tail: read them whole
+        return _last_seq_slow(fd), torn
+    return None, torn
+
+
+def _seq_of(raw: bytes) -> int | None:
+    if not raw.strip():
+        return None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    seq = data.get("seq") if isinstance(data, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+
+
+def _last_seq_slow(fd: int) -> int | None:
+    from scratch.safefs import read_fd
+    found = None
+    for raw in read_fd(os.dup(fd)).split(b"\n"):
+        seq = _seq_of(raw)
+        if seq is not None:
+            found = seq
+    return found
+
+
+def _read_dropped(directory: Path) -> int:
+    try:
+        raw = (directory / DROPPED_NAME).read_bytes()
+        value = orjson.loads(raw)
+    except (OSError, orjson.JSONDecodeError):
+        return 0
+    number = value.get("dropped") if isinstance(value, dict) else value
+    return number if isinstance(number, int) and not isinstance(number, bool) and number > 0 else 0
+
+
+def _cut(root: Path, directory: Path, path: Path, max_bytes: int) -> None:
+    """Drop the oldest lines so about :data:`KEEP_SHARE` of ``max_bytes`` stays; count them.
+    The caller holds the ledger's lock."""
+    from scratch.locking import atomic_write
+    from scratch.safefs import read_file
+    data = read_file(root, path)
+    keep = int(max_bytes * KEEP_SHARE)
+    if len(data) <= keep:
+        return
+    cut = data.find(b"\n", len(data) - keep - 1)
+    kept = b"" if cut < 0 else data[cut + 1:]
+    gone = data[:len(data) - len(kept)]
+    lost = sum(1 for raw in gone.split(b"\n") if raw.strip())
+    total = _read_dropped(directory) + lost
+    atomic_write(directory / DROPPED_NAME, orjson.dumps({"dropped": total}), fsync=False)
+    atomic_write(path, kept, fsync=False)
+    os.chmod(path, 0o600)
+
+
+# -- reading --------------------------------------------------------------------------------
+
+def agents(root: Path) -> list[str]:
+    """The agents that have a ledger, sorted."""
+    base = root / "state" / "agents"
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return []
+    return sorted(n for n in names if os.path.isfile(base / n / FILE_NAME)
+                  and not os.path.islink(base / n))
+
+
+def _lines(root: Path, agent: str) -> Iterator[Record]:
+    from scratch.errors import ScratchError
+    from scratch.safefs import read_file
+    try:
+        data = read_file(root, ledger_file(root, agent))
+    except (OSError, ScratchError):
+        return
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("seq"), int) \
+                and isinstance(value.get("time"), str):
+            yield value  # type: ignore[misc]  # a record as written by append
+
+
+def parse_since(since: str | datetime | timedelta, *, at: datetime | None = None) -> str:
+    """``since`` as the ledger's time text: a datetime, a duration before now (``timedelta``
+    or text ``90s``, ``10m``, ``2h``, ``3d``), or an ISO time (``2026-12-02T00:41``, a date,
+    ``...Z`` or with an offset; no offset means UTC). Raises ValueError on anything else."""
+    base = at or datetime.now(UTC)
+    if isinstance(since, timedelta):
+        moment = base - since
+    elif isinstance(since, datetime):
+        moment = since
+    else:
+        text = since.strip()
+        units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+        if len(text) > 1 and text[-1] in units and text[:-1].replace(".", "", 1).isdigit():
+            moment = base - timedelta(seconds=float(text[:-1]) * units[text[-1]])
+        else:
+            moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _matching(root: Path, agent: str | None, session: str | None,
+              since: str | datetime | timedelta | None) -> list[Record]:
+    floor = None if since is None else parse_since(since)
+    names = agents(root) if agent is None else [agent]
+    found: list[Record] = []
+    for name in names:
+        for rec in _lines(root, name):
+            if session is not None and rec.get("session") != session:
+                continue
+            if floor is not None and rec["time"] < floor:
+                continue
+            found.append(rec)
+    if agent is None and len(names) > 1:
+        found.sort(key=lambda r: (r["time"], r.get("agent", ""), r["seq"]))
+    return found
+
+
+def read(root: Path, *, agent: str | None = None, session: str | None = None,
+         since: str | datetime | timedelta | None = None, offset: int = 0,
+         limit: int | None = None) -> list[Record]:
+    """The records matching (one agent's, or every agent's merged by time), newest last.
+    ``offset`` skips that many of the newest, ``limit`` keeps at most that many of the rest
+    (the newest of them): ``limit=20`` is the last 20 calls, ``offset=20, limit=20`` the 20
+    before them."""
+    found = _matching(root, agent, session, since)
+    end = len(found) - max(0, offset)
+    if end <= 0:
+        return []
+    start = 0 if limit is None else max(0, end - max(0, limit))
+    return found[start:end]
+
+
+def count(root: Path, *, agent: str | None = None, session: str | None = None,
+          since: str | datetime | timedelta | None = None) -> int:
+    """How many records match (before any offset or limit)."""
+    return len(_matching(root, agent, session, since))
+
+
+def dropped(root: Path, agent: str | None = None) -> int:
+    """How many of ``agent``'s records (every agent's when None) were dropped to keep the
+    ledger within its bound."""
+    names = agents(root) if agent is None else [agent]
+    return sum(_read_dropped(agent_dir(root, name)) for name in names)
+
+
+def sessions(root: Path, agent: str) -> list[str]:
+    """The sessions in ``agent``'s ledger, in the order they first appear."""
+    seen: dict[str, None] = {}
+    for rec in _lines(root, agent):
+        seen.setdefault(str(rec.get("session")), None)
+    return list(seen)
