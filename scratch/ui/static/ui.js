@@ -1,0 +1,61 @@
+// scratch ui: the overview's charts (uPlot, from the page's own JSON) and the live poll.
+// No inline script runs (the page's CSP forbids it): everything starts here.
+"use strict";
+
+function charts() {
+  const holder = document.getElementById("charts");
+  const block = document.getElementById("chart-data");
+  if (!holder || !block || typeof uPlot === "undefined") return;
+  const sessions = JSON.parse(block.textContent);
+  const width = Math.max(Math.min((holder.clientWidth || 1200) / 2 - 30, 640), 360);
+  for (const s of sessions) {
+    const box = document.createElement("figure");
+    box.className = "chart";
+    holder.appendChild(box);
+    const opts = {
+      title: s.title, width: width, height: 200,
+      scales: { x: { time: true }, n: { auto: true } },
+      series: [
+        {},
+        { label: "extracted", stroke: "#1f6feb", width: 2 },
+        { label: "intercepted", stroke: "#2da44e", width: 2 },
+        { label: "refused", stroke: "#cf222e", width: 2, scale: "n" },
+      ],
+      axes: [{}, { label: "tokens (cumulative)", size: 70 },
+             { side: 1, scale: "n", label: "refused calls", grid: { show: false } }],
+    };
+    new uPlot(opts, [s.t, s.extracted, s.intercepted, s.refused], box);
+  }
+}
+
+// A table with data-live="URL" asks URL for the calls after its last one, every second,
+// and adds the rows it is given at its end.
+function live() {
+  const grid = document.querySelector("[data-live]");
+  if (!grid) return;
+  const body = grid.querySelector("tbody");
+  let after = grid.getAttribute("data-after") || "0";
+  const url = new URL(grid.getAttribute("data-live"), window.location.href);
+  let since = url.searchParams.get("since");
+  async function poll() {
+    try {
+      if (since !== null) url.searchParams.set("since", since);
+      else url.searchParams.set("after", after);
+      const answer = await fetch(url, { headers: { "Accept": "application/json" } });
+      if (answer.ok) {
+        const got = await answer.json();
+        if (got.rows) {
+          body.insertAdjacentHTML("beforeend", got.rows);
+          const empty = document.querySelector(".calls-empty");
+          if (empty) empty.remove();
+        }
+        if (got.after !== undefined) after = String(got.after);
+        if (got.since !== undefined) since = got.since;
+      }
+    } catch (e) { /* the server stopped: try again */ }
+    window.setTimeout(poll, 1000);
+  }
+  window.setTimeout(poll, 1000);
+}
+
+document.addEventListener("DOMContentLoaded", () => { charts(); live(); });

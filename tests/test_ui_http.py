@@ -1,0 +1,334 @@
+"""`scratch ui` over plain HTTP (no browser): its door's refusals and status codes, the
+pages' content and paging, escaping, and the live endpoint; a real server process each."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.ui_support import SCRATCH, UiServer, env_for, scratch
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+LINES = "".join(f"line {n} {'ERROR disk full' if n % 50 == 0 else 'ok'}\n" for n in range(1, 251))
+
+
+def seed(home: Path) -> None:
+    """A store with a 250-line entry, an entry of two versions, a JSON output, a log of 150
+    entries, a line that is markup, and calls in the ledger (a session of 250)."""
+    scratch(home, "write", "app/lines", input=LINES.encode())
+    scratch(home, "write", "notes", input=b"a\nb\nc\n")
+    scratch(home, "write", "notes", input=b"a\nB\nc\nd\n")
+    scratch(home, "write", "markup", input=b"<script>alert('x')</script> & \"quoted\"\n")
+    pods = {"items": [{"name": f"pod-{i}", "phase": "Failed" if i % 3 == 0 else "Running"}
+                      for i in range(300)]}
+    scratch(home, "ingest", "pods", "--tool", "kubectl", "--store-always", input=json.dumps(pods).encode())
+    scratch(home, "log", "append", "events", "--lines",
+            input="".join(f"event {n}\n" for n in range(1, 151)).encode())
+    scratch(home, "write", "theirs", input=b"of another agent\n", agent="ops")
+    from scratch import ledger
+    for n in range(250):
+        ledger.append(home, ledger.make(
+            interface="cli", agent="default", session="long", command="head",
+            args={"ref": "app/lines", "lines": n + 1}, tokens=n, entry="app/lines", version=1,
+            ms=1.0))
+    ledger.append(home, ledger.make(
+        interface="mcp-stdio", agent="default", session="s1", command="get-in",
+        args={"ref": "pods", "path": "items"}, outcome="refused", code="get_in_too_large",
+        message="items is 9,000 tokens <b>over</b> the cap",
+        suggestions=[{"command": "iterate-over", "args": {"ref": "pods", "path": "items",
+                                                          "limit": 20}}],
+        entry="pods", version=1, ms=2.5))
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("ui-http") / "store"
+    seed(home)
+    return home
+
+
+@pytest.fixture(scope="module")
+def server(home: Path) -> Iterator[UiServer]:
+    srv = UiServer(home)
+    yield srv
+    srv.stop()
+
+
+def rows(html: str, table_id: str) -> list[str]:
+    body = html.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+    return re.findall(r"<tr[ >].*?</tr>", body.split("<tbody", 1)[-1], flags=re.S)
+
+
+def cells(row: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+
+
+# -- the door ---------------------------------------------------------------------------------
+
+
+def test_the_url_is_loopback_with_a_random_token(server: UiServer) -> None:
+    assert server.host == "127.0.0.1"
+    assert re.fullmatch(r"[A-Za-z0-9_-]{32}", server.token)
+
+
+def test_a_page_carries_a_strict_csp_and_no_referrer(server: UiServer) -> None:
+    answer = server.get("")
+    assert answer.status == 200
+    assert answer.headers["content-type"] == "text/html; charset=utf-8"
+    assert answer.headers["content-security-policy"] == CSP
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["referrer-policy"] == "no-referrer"
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert answer.headers["cache-control"] == "no-store"
+
+
+@pytest.mark.parametrize("base", ["/", "/wrong-token/", "/static/", "/ping"])
+def test_without_the_token_every_path_is_401(server: UiServer, base: str) -> None:
+    answer = server.get("", base=base)
+    assert answer.status == 401
+    assert answer.headers["www-authenticate"] == 'Bearer realm="scratch ui"'
+    assert b"<html" not in answer.body and server.token.encode() not in answer.body
+
+
+def test_a_token_one_character_off_is_401(server: UiServer) -> None:
+    other = server.token[:-1] + ("A" if server.token[-1] != "A" else "B")
+    assert server.get("", base=f"/{other}/").status == 401
+    assert server.get("", base=f"/{server.token}x/").status == 401
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "127.0.0.1.nip.io:9"])
+def test_a_foreign_host_header_is_421(server: UiServer, host: str) -> None:
+    answer = server.get("", headers={"Host": host})
+    assert (answer.status, answer.text) == (421, "Invalid Host header")
+
+
+@pytest.mark.parametrize("host", ["localhost:{port}", "127.0.0.1:{port}", "127.0.0.1"])
+def test_a_loopback_host_header_is_served(server: UiServer, host: str) -> None:
+    assert server.get("", headers={"Host": host.format(port=server.port)}).status == 200
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "https://attacker.test:8443",
+                                    "null"])
+def test_a_foreign_origin_is_403(server: UiServer, origin: str) -> None:
+    assert server.get("live", headers={"Origin": origin}).status == 403
+
+
+def test_the_pages_own_origin_is_served(server: UiServer) -> None:
+    answer = server.get("live", headers={"Origin": server.origin})
+    assert answer.status == 200 and answer.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_the_page_is_read_only(server: UiServer, method: str) -> None:
+    answer = server.get("", method=method)
+    assert (answer.status, answer.headers["allow"]) == (405, "GET, HEAD")
+
+
+def test_static_files_and_the_ping(server: UiServer) -> None:
+    js = server.get("static/uPlot.iife.min.js")
+    assert js.status == 200 and js.body.startswith(b"/*! https://github.com/leeoniya/uPlot")
+    assert js.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert server.get("static/uPlot.LICENSE").body.startswith(b"The MIT License")
+    assert server.get("static/ui.css").headers["content-type"] == "text/css; charset=utf-8"
+    assert server.get("static/../app.py").status == 404
+    assert server.get("static/nope.js").status == 404
+    assert server.get("ping").body == b"ok"
+
+
+def test_unknown_pages_and_entries_are_404(server: UiServer) -> None:
+    assert server.get("nowhere").status == 404
+    assert server.get("a/default/e/missing").status == 404
+    assert server.get("a/bad..name/e/x").status == 404
+    assert server.get("a/default/s/no-such-session").status == 404
+    assert server.get("a/default/e/..%2F..%2Fetc%2Fpasswd").status == 404
+
+
+def test_another_host_needs_tokens(home: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "store"
+    out = subprocess.run([*SCRATCH, "ui", "--host", "0.0.0.0"], env=env_for(empty),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.startswith("error [tokens_required]: refusing to serve on 0.0.0.0 "
+                                 "without tokens")
+    assert out.stdout == ""
+
+
+def test_another_host_takes_an_mcp_token_and_shows_its_agent_only(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    scratch(home, "write", "mine", input=b"mine\n", agent="ops")
+    scratch(home, "write", "not-mine", input=b"theirs\n")
+    token = scratch(home, "mcp", "token", "add", "ops").stdout.decode().strip()
+    srv = UiServer(home, "--host", "0.0.0.0")
+    try:
+        assert srv.base == "/TOKEN/"  # the URL says where the token goes; it has none
+        assert srv.get("", base="/TOKEN/").status == 401
+        page = srv.get("entries", base=f"/{token}/")
+        assert page.status == 200
+        assert [cells(r)[1] for r in rows(page.text, "entries")] == ["mine"]
+        assert srv.get("a/default/e/not-mine", base=f"/{token}/").status == 404
+        # a Host header other than loopback is served: the bind was chosen, the token guards
+        assert srv.get("", base=f"/{token}/", headers={"Host": "box.lan:1"}).status == 200
+    finally:
+        srv.stop()
+
+
+def test_a_bad_port_is_a_usage_error(tmp_path: Path) -> None:
+    out = subprocess.run([*SCRATCH, "ui", "--port", "70000"], env=env_for(tmp_path / "s"),
+                         capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stderr) == (2, "error [invalid_argument]: --port takes 0 to "
+                                               "65535\n")
+
+
+# -- the pages --------------------------------------------------------------------------------
+
+
+def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer) -> None:
+    page = server.get("").text
+    agents = {cells(r)[0]: cells(r) for r in rows(page, "agents")}
+    assert agents["default"][1:6] == ["5", "251", f"{sum(range(250)):,}", "0", "1"]
+    assert agents["default"][6] == "long, s1"
+    assert agents["ops"][1:3] == ["1", "0"]
+    top = [cells(r) for r in rows(page, "top-commands")]
+    assert top == [["head", "250", f"{sum(range(250)):,}", "0", "0"],
+                   ["get-in", "1", "0", "0", "1"]]
+    data = json.loads(page.split('id="chart-data">', 1)[1].split("</script>", 1)[0])
+    assert [c["title"] for c in data] == ["default / long", "default / s1"]
+    assert data[0]["extracted"][:3] == [0, 0, 1] and data[0]["extracted"][-1] == sum(range(250))
+    assert data[1]["refused"] == [0, 1]
+    assert len(rows(page, "calls")) == 20
+
+
+def test_a_refusal_shows_its_code_message_and_suggestions_as_the_cli_spells_them(
+        server: UiServer) -> None:
+    page = server.get("a/default/s/s1").text
+    (row,) = rows(page, "calls")
+    assert cells(row)[3] == "scratch get-in pods items"
+    assert "get_in_too_large" in row
+    assert "items is 9,000 tokens &lt;b&gt;over&lt;/b&gt; the cap" in row
+    assert "<code>scratch iterate-over pods items --limit 20</code>" in row
+    assert 'href="' + server.base + 'a/default/e/pods?v=1">pods@1</a>' in row
+
+
+def test_a_long_timeline_is_paged_newest_page_first(server: UiServer) -> None:
+    page = server.get("a/default/s/long").text
+    assert "250 calls; page 3 of 3 (100 a page)." in page
+    seqs = [int(cells(r)[0]) for r in rows(page, "calls")]
+    assert seqs == list(range(201, 251))
+    assert 'data-live="' in page  # the last page takes new calls
+    first = server.get("a/default/s/long?page=1").text
+    assert [int(cells(r)[0]) for r in rows(first, "calls")] == list(range(1, 101))
+    assert 'data-live="' not in first
+    assert cells(rows(first, "calls")[4])[3] == "scratch head app/lines -n 5"
+    held = server.get("a/default/s/long?seq=150").text
+    assert "page 2 of 3" in held and 'id="c150"' in held
+
+
+def test_the_entries_page_filters_by_agent_tool_and_format(server: UiServer) -> None:
+    def names(query: str) -> list[tuple[str, str]]:
+        return [(c[0], c[1]) for c in map(cells, rows(server.get("entries" + query).text,
+                                                      "entries"))]
+    every = names("")
+    assert sorted(every) == [("default", "app/lines"), ("default", "events"),
+                             ("default", "markup"), ("default", "notes"), ("default", "pods"),
+                             ("ops", "theirs")]
+    assert names("?agent=ops") == [("ops", "theirs")]
+    assert names("?tool=kubectl") == [("default", "pods")]
+    assert names("?format=json") == [("default", "pods")]
+    assert names("?kind=log") == [("default", "events")]
+    assert server.get("entries?agent=..").status == 404
+
+
+def test_an_entry_opens_with_its_pointer_and_its_first_page(server: UiServer) -> None:
+    page = server.get("a/default/e/app/lines").text
+    pointer = page.split('class="pointer">', 1)[1].split("</pre>", 1)[0]
+    assert pointer.startswith("stored app/lines (version 1): text, ")
+    assert "scratch grep app/lines" in pointer or "scratch slice app/lines" in pointer
+    assert "lines 1–100 of 250" in page
+    numbered = [cells(r) for r in rows(page, "lines")]
+    assert numbered[0] == ["1", "line 1 ok"] and numbered[-1] == ["100", "line 100 ERROR disk full"]
+    assert len(numbered) == 100
+
+
+def test_the_viewer_pages_by_line(server: UiServer) -> None:
+    page = server.get("a/default/e/app/lines?view=lines&from=201").text
+    numbered = [cells(r) for r in rows(page, "lines")]
+    assert [n for n, _ in numbered] == [str(n) for n in range(201, 251)]
+    assert "lines 201–250 of 250" in page
+    assert 'href="' + server.base + 'a/default/e/app/lines?view=lines&amp;from=101" rel="previous"' in page
+    assert 'rel="next"' not in page
+    old = server.get("a/default/e/notes?view=lines&v=1").text
+    assert [cells(r) for r in rows(old, "lines")] == [["1", "a"], ["2", "b"], ["3", "c"]]
+
+
+def test_grep_marks_the_matches_and_pages_on(server: UiServer) -> None:
+    page = server.get("a/default/e/app/lines?view=grep&q=ERROR").text
+    found = rows(page, "matches")
+    assert [cells(r)[0] for r in found] == [str(n) for n in range(50, 251, 50)]
+    assert "<mark>ERROR</mark> disk full" in found[0]
+    assert "5 matching lines shown of 5." in page
+    none = server.get("a/default/e/app/lines?view=grep&q=nothing-like-this").text
+    assert "0 matching lines shown." in none
+    bad = server.get("a/default/e/app/lines?view=grep&q=(unclosed").text
+    assert 'class="error">invalid_pattern' in bad or 'class="error">' in bad
+
+
+def test_markup_in_an_entry_is_shown_escaped(server: UiServer) -> None:
+    page = server.get("a/default/e/markup").text
+    assert "<script>alert" not in page
+    line = cells(rows(page, "lines")[0])
+    assert line == ["1", "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; &quot;quoted&quot;"]
+
+
+def test_the_schema_tree(server: UiServer) -> None:
+    page = server.get("a/default/e/pods?view=schema").text
+    tree = page.split('id="schema">', 1)[1]
+    assert "<code>.: object{1} L1-" in tree and "<code>items: array[300] L2-" in tree
+    assert "items.*.phase: string 300/300" in tree
+
+
+def test_versions_and_their_diff(server: UiServer) -> None:
+    page = server.get("a/default/e/notes?view=versions").text
+    versions = [cells(r) for r in rows(page, "versions")]
+    assert [v[0] for v in versions] == ["1", "2"] and versions[1][6] == "diff 1→2"
+    diff = server.get("a/default/e/notes?view=diff&a=1&b=2").text
+    body = diff.split('id="diff">', 1)[1].split("</pre>", 1)[0]
+    assert re.findall(r'<div class="d (\w+)">(.*?)</div>', body) == [
+        ("meta", "--- notes@1"), ("meta", "+++ notes@2"), ("meta", "@@ -1,3 +1,4 @@"),
+        ("same", " a"), ("remove", "-b"), ("add", "+B"), ("same", " c"), ("add", "+d")]
+
+
+def test_a_log_is_paged_by_cursor(server: UiServer) -> None:
+    page = server.get("a/default/e/events").text
+    ids = [int(cells(r)[0]) for r in rows(page, "log")]
+    assert ids == list(range(1, 101))
+    assert "view=log&amp;since=100" in page
+    more = server.get("a/default/e/events?view=log&since=100").text
+    assert [int(cells(r)[0]) for r in rows(more, "log")] == list(range(101, 151))
+    assert cells(rows(more, "log")[0])[2] == "event 101"
+    assert 'rel="next"' not in more
+
+
+def test_search_across_entries(server: UiServer) -> None:
+    page = server.get("search?q=ERROR%7C%22event+15%22").text  # ERROR|"event 15"
+    assert 'id="found">6 matching lines.' in page
+    assert page.count('<section class="hits">') == 2
+    assert "<mark>&quot;event 15&quot;</mark>" in page  # a log's lines are its JSON records
+    empty = server.get("search?q=zzz-nothing").text
+    assert 'id="found">0 matching lines.' in empty
+
+
+def test_live_gives_the_calls_after_a_seq(server: UiServer, home: Path) -> None:
+    answer = json.loads(server.get("live?agent=default&session=s1&after=251").body)
+    assert answer == {"rows": "", "after": 251}
+    from scratch import ledger
+    seq = ledger.append(home, ledger.make(interface="cli", agent="default", session="s1",
+                                          command="ls", args={}, ms=1.0))
+    answer = json.loads(server.get("live?agent=default&session=s1&after=251").body)
+    assert answer["after"] == seq == 252
+    assert f'data-seq="{seq}"' in answer["rows"] and "<code>scratch ls</code>" in answer["rows"]
