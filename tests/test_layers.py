@@ -8,7 +8,8 @@
     tokens       scratch.tokens
     sync         scratch.sync (remotes, push, pull, merge: over the store alone)
     store        scratch.store, scratch.gitstore, scratch.locking, scratch.names, scratch.config,
-                 scratch.spool, scratch.stats, scratch.thresholds, scratch.clientfiles
+                 scratch.spool, scratch.stats, scratch.ledger, scratch.thresholds,
+                 scratch.clientfiles
     foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
                  scratch.reindent, scratch.declare
@@ -36,8 +37,8 @@ LAYERS = [
                     "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
                     "scratch.valuecounts", "scratch.reindent", "scratch.declare")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
-               "scratch.config", "scratch.spool", "scratch.stats", "scratch.thresholds",
-               "scratch.clientfiles")),
+               "scratch.config", "scratch.spool", "scratch.stats", "scratch.ledger",
+               "scratch.thresholds", "scratch.clientfiles")),
     # sync needs the store only; it sits below answers, which will run it as a command
     ("sync", ("scratch.sync",)),
     ("tokens", ("scratch.tokens",)),

@@ -27,7 +27,7 @@ def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
         "slice", "sql", "summarize", "tail",
         "diff", "grep_all", "history", "append_log", "read_log", "tail_log", "list_files", "read_file",
         "restore", "delete_file", "summarize_file", "write_file",
-        "budget", "budget_reset", "budget_set_window", "budget_used", "ingest",
+        "budget", "budget_reset", "budget_set_window", "budget_used", "list_calls", "ingest",
         "get_usage_stats", "sync", "sync_status"]
     params = {t.name: [p.name for p in t.params] for t in TOOLS}
     assert params["head"][:2] == ["file", "lines"]

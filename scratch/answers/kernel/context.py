@@ -23,12 +23,19 @@ SESSION_RE_CHARS = "A-Za-z0-9_-"
 class Context:
     """Where the store is, who is asking, with which settings; opens the store on first use."""
 
-    __slots__ = ("root", "root_source", "agent", "session", "config", "_store", "_spec",
-                 "__weakref__")
+    __slots__ = ("root", "root_source", "agent", "session", "config", "interface", "named",
+                 "_store", "_spec", "__weakref__")
 
     def __init__(self, root: Path, root_source: str, agent: str, session: str,
-                 config: Config, store: Store | None = None) -> None:
+                 config: Config, store: Store | None = None, interface: str = "cli",
+                 named: frozenset[str] = frozenset()) -> None:
         self.root = root
+        # which of "agent" and "session" the caller named (a flag or SCRATCH_AGENT /
+        # SCRATCH_SESSION) rather than took by default: a person at a terminal names no agent
+        self.named = named
+        # the interface the call came through, as the call ledger names it (scratch.ledger):
+        # cli, mcp-stdio, mcp-http or proxy
+        self.interface = interface
         self.root_source = root_source
         self.agent = agent
         self.session = session
@@ -44,6 +51,9 @@ class Context:
               session: str | None = None, model: str | None = None,
               encoding: str | None = None) -> Context:
         root, source = find_store_root(store)
+        named = frozenset(k for k, given, env in (("agent", agent, "SCRATCH_AGENT"),
+                                                  ("session", session, "SCRATCH_SESSION"))
+                          if given or os.environ.get(env))
         agent = agent or os.environ.get("SCRATCH_AGENT") or DEFAULT_AGENT
         validate_agent(agent)
         session = session or os.environ.get("SCRATCH_SESSION") or "default"
@@ -56,7 +66,8 @@ class Context:
         config = load_config(root, agent=agent)
         config.set_override("model", model, "--model")
         config.set_override("encoding", encoding, "--encoding")
-        return cls(root=root, root_source=source, agent=agent, session=session, config=config)
+        return cls(root=root, root_source=source, agent=agent, session=session, config=config,
+                   named=named)
 
     def store(self, *, create: bool = True) -> Store:
         if self._store is None:

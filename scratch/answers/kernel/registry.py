@@ -9,10 +9,13 @@ Invariants:
 - What a command would answer is described without side effects
   (:mod:`scratch.answers.kernel.catalogue`); pricing, charging and the operation counters happen in
   :func:`execute`, after the answer is final.
+- Every call :func:`execute` runs, answered, refused or failed, is appended to its agent's call
+  ledger (:mod:`scratch.answers.kernel.recording`), whichever interface it came through.
 """
 
 from __future__ import annotations
 
+from time import perf_counter
 from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.catalogue import describe, describe_candidate
@@ -29,7 +32,10 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
     """Run ``call``: its answer delivered (fitted, priced, charged), or its result; counted."""
     from scratch.answers.kernel.candidate import Candidate
     from scratch.answers.kernel.fitting import charge_result, deliver
+    from scratch.answers.kernel.recording import record_call
     from scratch.errors import ScratchError
+    started = perf_counter()
+    produced: Candidate | Result | None = None
     try:
         produced = describe(ctx, call, rendering)
         if isinstance(produced, Candidate):
@@ -42,8 +48,13 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
         if exc.command is None:
             exc.command = call.command
         _retry_with_close_names(exc, call)
+        record_call(ctx, call, started, error=exc, produced=produced)
+        raise
+    except Exception as exc:  # a bug: the interface reports it; the ledger says it happened
+        record_call(ctx, call, started, error=exc, produced=produced)
         raise
     record(ctx, call.command, result.meta)
+    record_call(ctx, call, started, result=result, produced=produced)
     return result
 
 

@@ -21,6 +21,8 @@ No SDK here: tool listings and results are the wire's dicts. Invariants:
   saying why; the raw payload is never handed on instead.
 - An upstream's error (``isError``) is never stored: each text over 8 KiB is cut to its first
   6 KiB and last 2 KiB around a marked cut; everything else passes unchanged.
+- Every upstream call lands in the agent's call ledger: a stored result as ``ingest`` (through
+  the answers pipeline), one handed on as ``upstream`` (:func:`record_relayed`).
 """
 
 from __future__ import annotations
@@ -222,6 +224,22 @@ def _store(session: Session, ctx: Context, server: str, tool: str, ex: Extracted
     return Intercepted({"content": content, "_meta": meta}, name, pointer.get("tokens"))
 
 
+def record_relayed(session: Session, server: str, tool: str, *, code: str | None = None,
+                   message: str | None = None) -> None:
+    """Put an upstream call whose result was handed on as it came (not stored), or that failed
+    with ``code``, in the agent's call ledger as command ``upstream`` (a stored result is
+    ``ingest``'s record, made by the answers pipeline)."""
+    from scratch import ledger
+    root = session.server.root
+    if not (root / ".git").is_dir():
+        return
+    rec = ledger.make(interface=session.interface, agent=session.agent,
+                      session=session.session, command="upstream",
+                      args={"server": ledger.preview(server), "tool": ledger.preview(tool)},
+                      outcome="ok" if code is None else "error", code=code, message=message)
+    ledger.append(root, rec, max_bytes=session.server.configs.get()["ledger.max_bytes"])
+
+
 def error_result(exc: ScratchError) -> JSONObject:
     """A fault (of an upstream, or of storing) as a tool result the model can read."""
     from scratch.answers.kernel.result import compact_json
@@ -232,4 +250,4 @@ def error_result(exc: ScratchError) -> JSONObject:
 
 
 __all__ = ["ERROR_MAX", "Intercepted", "Route", "SEP", "cut_error", "cut_text", "error_result",
-           "fits_below", "handle_result", "list_entry", "route_tools"]
+           "fits_below", "handle_result", "list_entry", "record_relayed", "route_tools"]

@@ -44,6 +44,7 @@ from scratch.mcp.proxy.intercept import (
     cut_text,
     error_result,
     handle_result,
+    record_relayed,
     route_tools,
 )
 from scratch.mcp.proxy.upstream import Upstream, UpstreamError
@@ -73,6 +74,7 @@ class Proxy:
     def __init__(self, state: ServerState, upstreams: list[Upstream],
                  toolset: str = "proxy") -> None:
         self.state = state
+        state.proxy = True  # every call through this process is the ledger's "proxy"
         self.upstreams = {u.name: u for u in upstreams}
         self.toolset = toolset  # scratch's tools offered (specs.CHOICES)
         self.own_tools: list[JSONObject] = []
@@ -194,12 +196,16 @@ async def finish(proxy: Proxy, route: Route, raw: JSONObject,
     """What the client gets for the upstream's result ``raw`` (on either path): the very
     object below the threshold, else the pointer or an error saying why."""
     if below_threshold(proxy.state.configs.get(), route.server, route.tool, raw):
+        record_relayed(session(), route.server, route.tool,
+                       code="upstream_tool_error" if raw.get("isError") is True else None)
         return _complete(raw)
     try:
         found = await in_thread(handle_result, session(), route.server, route.tool, raw)
-    except ScratchError as exc:
+    except ScratchError as exc:  # the ingest's record says why
         return _complete(error_result(exc))
     except ValueError as exc:  # MalformedResult
+        record_relayed(session(), route.server, route.tool, code="upstream_malformed_result",
+                       message=str(exc))
         return _complete(error_result(UpstreamError(
             f"tool {route.tool!r} of upstream server {route.server!r} returned a result "
             f"that is not a tool result: {exc}", code="upstream_malformed_result",
@@ -208,6 +214,9 @@ async def finish(proxy: Proxy, route: Route, raw: JSONObject,
         if isinstance(link, dict) and link.get("type") == "resource_link" \
                 and isinstance(link.get("uri"), str):
             proxy.uri_owner[link["uri"]] = route.server
+    if found.stored is None:
+        record_relayed(session(), route.server, route.tool,
+                       code="upstream_tool_error" if raw.get("isError") is True else None)
     return _complete(found.result)
 
 
@@ -249,8 +258,12 @@ def build_proxy(proxy: Proxy) -> Server[JSONObject]:
             raw = await upstream.request(request, tool=route.tool,
                                          progress=on_progress if token is not None else None)
         except UpstreamError as exc:
+            record_relayed(session_of(ctx, state), route.server, route.tool, code=exc.code,
+                           message=exc.message)
             return _complete(error_result(exc))
         except MCPError as exc:  # the upstream answered with a protocol error: pass it on
+            record_relayed(session_of(ctx, state), route.server, route.tool,
+                           code="upstream_protocol_error", message=exc.error.message)
             raise _cut_error(exc) from None
         return await finish(proxy, route, raw, lambda: session_of(ctx, state))
 

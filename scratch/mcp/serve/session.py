@@ -93,13 +93,15 @@ class ConfigCache:
 class Session:
     """One client connection: agent, budget session, client name; builds a Context per call."""
 
-    __slots__ = ("server", "agent", "session", "client_name", "label", "_store", "_busy",
-                 "_busy_lock")
+    __slots__ = ("server", "agent", "session", "client_name", "label", "interface", "_store",
+                 "_busy", "_busy_lock")
 
     def __init__(self, server: ServerState, agent: str, session: str,
-                 client_name: str | None = None, label: str = "") -> None:
+                 client_name: str | None = None, label: str = "",
+                 interface: str = "mcp-stdio") -> None:
         validate_agent(agent)
         self.server = server
+        self.interface = interface  # as the call ledger names it: mcp-stdio, mcp-http, proxy
         self.agent = agent
         self.session = session
         self.client_name = client_name
@@ -120,7 +122,8 @@ class Session:
                 config.set_override("model", model, f"client {self.client_name}")
         store = self._opened(configs.generation, config)
         ctx = Context(root=self.server.root, root_source=self.server.root_source,
-                      agent=self.agent, session=self.session, config=config, store=store)
+                      agent=self.agent, session=self.session, config=config, store=store,
+                      interface=self.interface)
         with self._busy_lock:
             if self._busy == 0 and store is not None:
                 store.trim_pins(KEPT_PINS)
@@ -170,6 +173,7 @@ class ServerState:
         self.configs = ConfigCache(self.root, {"model": model, "encoding": encoding})
         from scratch.tokens.budget import keep_states
         keep_states(True)  # budgets sized on the state last seen, checked at the charge
+        self.proxy = False  # serving `scratch mcp proxy`: its calls are the ledger's "proxy"
         self._sessions: dict[tuple[str, ConnectionKey], Session] = {}
         self._lock = threading.Lock()
         self._warm: set[str] = set()
@@ -185,7 +189,10 @@ class ServerState:
         with self._lock:
             found = self._sessions.get(full)
             if found is None:
-                found = Session(self, agent, self.session_name(), client_name, label)
+                interface = ("proxy" if self.proxy else
+                             "mcp-http" if key[:1] == ("http",) else "mcp-stdio")
+                found = Session(self, agent, self.session_name(), client_name, label,
+                                interface)
                 self._sessions[full] = found
             elif client_name and not found.client_name:
                 found.client_name = client_name

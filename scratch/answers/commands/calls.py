@@ -1,0 +1,103 @@
+"""calls: the call ledger (:mod:`scratch.ledger`) as a table, newest last.
+
+What each call through any interface did: when, through which interface, which command with
+which arguments, how it ended (ok, or the refusal or error code), what it charged, what entry
+and version it touched, how long it took.
+
+Invariants:
+- Whose calls: over MCP the session's own agent's only (the interface gives ``agent``; no
+  tool argument names another agent); on the CLI the agent named with ``--agent`` or
+  ``SCRATCH_AGENT``, else every agent's; likewise the session named, else every session.
+- A page: ``limit`` calls, newest last; ``offset`` skips that many of the newest, so the next
+  page back is ``offset + limit``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from scratch.answers.kernel.result import Result, Table, Words
+from scratch.declare import Arg, Command, Tool
+from scratch.errors import UsageError, argument
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
+    from scratch.ledger import Record
+
+SINCE = Arg("Only calls at or after TIME: an ISO time (2026-12-02T00:41, a date; UTC unless "
+            "it says) or a duration back from now (90s, 10m, 2h, 3d).", flags=("--since",),
+            metavar="TIME", max_length=64, show_default=False)
+LIMIT = Arg("At most this many calls (the newest of the page).", flags=("--limit",),
+            metavar="N", minimum=1, maximum=1000)
+OFFSET = Arg("Skip this many of the newest calls (the page before: offset + limit).",
+             flags=("--offset",), metavar="N", minimum=0)
+COLUMNS = ["seq", "time", "interface", "agent", "session", "command", "args", "outcome",
+           "tokens", "entry", "ms"]
+
+
+def _outcome(rec: Record) -> str:
+    return "ok" if rec["outcome"] == "ok" else f"{rec['outcome']} {rec['code'] or ''}".rstrip()
+
+
+def _args_text(rec: Record, width: int = 60) -> str:
+    from scratch.answers.kernel.result import compact_json
+    text = " ".join(f"{k}={compact_json(v)}" for k, v in rec["args"].items())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _entry(rec: Record) -> str:
+    if not rec.get("entry"):
+        return ""
+    version = rec.get("version")
+    return f"{rec['entry']}@{version}" if version is not None else str(rec["entry"])
+
+
+def calls(ctx: Context, since: Annotated[str | None, SINCE] = None,
+          limit: Annotated[int, LIMIT] = 20, offset: Annotated[int, OFFSET] = 0, *,
+          agent: str | None = None) -> Result:
+    """The ledger's calls (see the module docstring); ``agent`` is the interface's to give."""
+    from scratch import ledger
+    who = agent if agent is not None else (ctx.agent if "agent" in ctx.named else None)
+    session = ctx.session if "session" in ctx.named else None
+    floor = None
+    if since is not None:
+        try:
+            floor = ledger.parse_since(since)
+        except ValueError:
+            raise UsageError(f"{argument('since')} must be an ISO time (2026-12-02T00:41) or a "
+                             f"duration (90s, 10m, 2h, 3d), not {since!r}",
+                             code="invalid_argument", argument="since") from None
+    found = ledger.read(ctx.root, agent=who, session=session, since=floor)
+    total = len(found)
+    end = max(0, total - offset)
+    page = found[max(0, end - limit):end]
+    dropped = ledger.dropped(ctx.root, who)
+    rows = [[r["seq"], r["time"][:19].replace("T", " "), r["interface"], r["agent"],
+             r["session"], r["command"], _args_text(r), _outcome(r), r["tokens"], _entry(r),
+             f"{r['ms']:.1f}"] for r in page]
+    data = {"agent": who, "session": session, "since": floor, "total": total,
+            "offset": offset, "limit": limit, "dropped": dropped, "calls": page}
+    notices: list[str | Words] = []
+    earlier = end - len(page)
+    if earlier > 0:
+        from scratch.calls import call
+        notices.append(Words((f"{earlier} earlier call{'' if earlier == 1 else 's'}: ",
+                              call("calls", since=since, limit=limit, offset=offset + limit))))
+    if dropped:
+        notices.append(f"{dropped} older call{'' if dropped == 1 else 's'} dropped to keep the "
+                       "ledger within ledger.max_bytes")
+    if not page:
+        return Result("calls", data=data, text="no calls recorded\n", notices=notices)
+    return Result("calls", data=data, table=Table(COLUMNS, rows), notices=notices)
+
+
+COMMAND = Command(
+    "calls", "The call ledger: every call through the CLI, MCP or the proxy, newest last "
+    "(time, interface, agent, session, command and arguments, outcome, tokens, entry, ms).\n\n"
+    "With --agent or --session (or SCRATCH_AGENT / SCRATCH_SESSION) only that agent's or "
+    "session's calls; else every agent's.\n\n"
+    "Example: scratch calls --since 10m --limit 50",
+    calls,
+    tools=(Tool("list_calls", "This agent's calls to scratch, newest last: command and "
+                "arguments, outcome (ok, refused or error with its code), tokens charged, entry "
+                "and version, milliseconds.", toolset="session"),))

@@ -1,0 +1,142 @@
+"""Each call answered, appended to its agent's call ledger (:mod:`scratch.ledger`).
+
+:func:`scratch.answers.kernel.registry.execute` calls :func:`record_call` once per call, from
+every interface (the interface's name is :attr:`Context.interface`), whether it answered, was
+refused or failed.
+
+Invariants:
+- Arguments are previews (:func:`scratch.ledger.preview_args`): what a write stores (the
+  content, a log entry, an input stream) is never copied, only its size; values an interface
+  hands in-process (streams, callbacks, companions) are named by their kind.
+- Recording never fails a call and never creates a store: a call answered where there is no
+  store (it failed before making one) leaves no record.
+- ``tokens`` is what the call charged to the context (an answer's price, or a refusal's own
+  when it was charged); ``intercepted`` the tokens of an output stored instead of shown.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from scratch import ledger
+from scratch.errors import UsageError
+from scratch.names import split_ref
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.candidate import Candidate
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.result import Meta, Result
+    from scratch.calls import Call
+
+# what a write stores: never copied into the ledger
+BODIES = frozenset({"content", "entry", "entries", "stream"})
+# refusals: over a cap, a limit or the budget (exit 3), or a quota (exit 5)
+REFUSAL_EXITS = frozenset({3, 5})
+
+
+def _plain(value: object) -> object:
+    """An in-process value as the ledger shows it: JSON-like values as they are (previewed
+    later), bytes by their size, anything else (a stream, a callback) by its kind."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return f"<{len(value)} items>"
+    return f"<{type(value).__name__}>"
+
+
+def _body(value: object) -> str:
+    if isinstance(value, str):
+        return f"<{len(value)} chars>"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, (list, tuple)):
+        return f"<{len(value)} entries>"
+    return f"<{type(value).__name__}>"
+
+
+def args_preview(call: Call) -> dict[str, ledger.ArgValue]:
+    """``call``'s arguments as the ledger keeps them (see the module docstring)."""
+    shown = {k: (_body(v) if k in BODIES else _plain(v))
+             for k, v in call.args.items() if v is not None}
+    return ledger.preview_args(shown)
+
+
+def _touched(call: Call, produced: Candidate | Result | None,
+             result: Result | None) -> tuple[str | None, int | None]:
+    """The entry and version a call touched: the target an answer read, what a write stored,
+    else the entry its arguments name."""
+    target = getattr(produced, "target", None)
+    name = getattr(target, "name", None)
+    if isinstance(name, str):
+        version = getattr(target, "version", None)
+        return name, version if isinstance(version, int) else None
+    data = result.data if result is not None else None
+    if isinstance(data, Mapping) and isinstance(data.get("name"), str):
+        version = data.get("version")
+        return data["name"], version if isinstance(version, int) and not isinstance(
+            version, bool) else None
+    for key in ("ref", "name"):
+        value = call.args.get(key)
+        if isinstance(value, str) and value:
+            try:
+                base, number = split_ref(value)
+            except UsageError:  # a bad REF: the call said so; keep it as given
+                return value[:255], None
+            return base[:255], number
+    return None, None
+
+
+def _charged(meta: Meta | None) -> int:
+    if not meta or "budget" not in meta:
+        return 0
+    tokens = meta.get("tokens") or {}
+    return int(tokens.get("count", 0))
+
+
+def record_call(ctx: Context, call: Call, started: float, *, result: Result | None = None,
+                error: BaseException | None = None,
+                produced: Candidate | Result | None = None) -> None:
+    """Append the record of ``call`` (answered with ``result``, or failed with ``error``)."""
+    try:
+        if ctx.opened_store() is None and not os.path.isdir(os.path.join(ctx.root, ".git")):
+            return
+        from scratch.errors import ScratchError
+        ms = (time.perf_counter() - started) * 1000
+        outcome, code, message = "ok", None, None
+        suggestions: list[ledger.Suggestion] = []
+        meta: Meta | None = result.meta if result is not None else None
+        if error is not None:
+            if isinstance(error, ScratchError):
+                code = error.code
+                outcome = "refused" if int(error.exit_code) in REFUSAL_EXITS else "error"
+                message = error.message
+                meta = error.charged
+                for s in error.details.get("suggestions") or ():
+                    command = getattr(s, "command", None)
+                    if isinstance(command, str):
+                        suggestions.append({"command": command, "args": args_preview(s)})
+            else:
+                outcome, code = "error", "internal_error"
+                message = f"unexpected {type(error).__name__}: {error}"
+        entry, version = _touched(call, produced, result)
+        rec = ledger.make(interface=ctx.interface, agent=ctx.agent, session=ctx.session,
+                          command=call.command, args=args_preview(call), outcome=outcome,
+                          code=code, message=message, suggestions=suggestions,
+                          tokens=_charged(meta),
+                          intercepted=int((meta or {}).get("intercepted") or 0),
+                          entry=entry, version=version, ms=ms)
+        ledger.append(ctx.root, rec, max_bytes=int(ctx.config.get(
+            "ledger.max_bytes", ledger.DEFAULT_MAX_BYTES)))
+    except Exception:  # noqa: BLE001,S110 - the record is lost, never the answer
+        pass
