@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -332,3 +333,25 @@ def test_live_gives_the_calls_after_a_seq(server: UiServer, home: Path) -> None:
     answer = json.loads(server.get("live?agent=default&session=s1&after=251").body)
     assert answer["after"] == seq == 252
     assert f'data-seq="{seq}"' in answer["rows"] and "<code>scratch ls</code>" in answer["rows"]
+
+
+# -- who imports the page ---------------------------------------------------------------------
+
+
+def test_only_the_ui_command_imports_the_web_page() -> None:
+    from tests.test_layers import imports
+    importers = sorted(m for m, deps in imports().items()
+                       if any(d.startswith("scratch.ui") for d in deps)
+                       and not m.startswith("scratch.ui"))
+    assert importers == ["scratch.cli.ui_cmds"]
+
+
+def test_its_help_and_other_commands_load_no_web_stack(tmp_path: Path) -> None:
+    probe = ("import sys\nsys.argv = ['scratch', *%r]\nimport scratch.cli\ntry:\n"
+             "    scratch.cli.main()\nexcept SystemExit:\n    pass\n"
+             "print('LOADED=' + ','.join(sorted(({m.split('.')[0] for m in sys.modules} & "
+             "{'starlette', 'uvicorn', 'mcp', 'anyio'}) | ({'scratch.ui'} & set(sys.modules)))))")
+    for args in (("ui", "--help"), ("ls",)):
+        out = subprocess.run([sys.executable, "-c", probe % (args,)], capture_output=True,
+                             text=True, env=env_for(tmp_path / "store"), check=True)
+        assert out.stdout.splitlines()[-1] == "LOADED=", args
