@@ -20,31 +20,41 @@ LINES = "".join(f"line {n} {'ERROR disk full' if n % 50 == 0 else 'ok'}\n" for n
 
 
 def seed(home: Path) -> None:
-    """A store with a 250-line entry, an entry of two versions, a JSON output, a log of 150
-    entries, a line that is markup, and calls in the ledger (a session of 250)."""
-    scratch(home, "write", "app/lines", input=LINES.encode())
-    scratch(home, "write", "notes", input=b"a\nb\nc\n")
-    scratch(home, "write", "notes", input=b"a\nB\nc\nd\n")
-    scratch(home, "write", "markup", input=b"<script>alert('x')</script> & \"quoted\"\n")
+    """A store made by real calls: a 250-line entry, an entry of two versions, a line that is
+    markup, a JSON output, a log of 150 entries, another agent's entry (the CLI, in-process);
+    a session "long" of 250 calls (the CLI) and a session "s1" through MCP (a real SDK client
+    of `scratch mcp serve`) with a refused call. The ledger records them all."""
+    from tests.helpers import cli
+    from tests.mcp_support import stdio_client
+
+    def run(*args: str, input: bytes | None = None) -> None:
+        done = cli(*args, input=input, env={"SCRATCH_HOME": str(home)})
+        assert done.code == 0, done.err
+
+    run("write", "app/lines", input=LINES.encode())
+    run("write", "notes", input=b"a\nb\nc\n")
+    run("write", "notes", input=b"a\nB\nc\nd\n")
+    run("write", "markup", input=b"<script>alert('x')</script> & \"quoted\"\n")
     pods = {"items": [{"name": f"pod-{i}", "phase": "Failed" if i % 3 == 0 else "Running"}
-                      for i in range(300)]}
-    scratch(home, "ingest", "pods", "--tool", "kubectl", "--store-always", input=json.dumps(pods).encode())
-    scratch(home, "log", "append", "events", "--lines",
-            input="".join(f"event {n}\n" for n in range(1, 151)).encode())
-    scratch(home, "write", "theirs", input=b"of another agent\n", agent="ops")
+                      for i in range(2000)]}
+    run("ingest", "pods", "--tool", "kubectl", input=json.dumps(pods).encode())
+    run("log", "append", "events", "--lines",
+        input="".join(f"event {n}\n" for n in range(1, 151)).encode())
+    run("--agent", "ops", "write", "theirs", input=b"of another agent\n")
+    for n in range(1, 251):
+        run("--session", "long", "slice", "app/lines", str(n), str(n))
+    client = stdio_client(home, "--session", "s1", env=env_for(home))
+    try:
+        refused = client.call("get_in", {"file": "pods", "path": "items"})
+        assert refused.is_error
+        client.text("head", {"file": "notes", "lines": 2})
+    finally:
+        client.close()
+
+
+def ledger_of(home: Path, session: str | None = None) -> list[dict[str, object]]:
     from scratch import ledger
-    for n in range(250):
-        ledger.append(home, ledger.make(
-            interface="cli", agent="default", session="long", command="head",
-            args={"ref": "app/lines", "lines": n + 1}, tokens=n, entry="app/lines", version=1,
-            ms=1.0))
-    ledger.append(home, ledger.make(
-        interface="mcp-stdio", agent="default", session="s1", command="get-in",
-        args={"ref": "pods", "path": "items"}, outcome="refused", code="get_in_too_large",
-        message="items is 9,000 tokens <b>over</b> the cap",
-        suggestions=[{"command": "iterate-over", "args": {"ref": "pods", "path": "items",
-                                                          "limit": 20}}],
-        entry="pods", version=1, ms=2.5))
+    return ledger.read(home, agent="default", session=session)  # type: ignore[return-value]
 
 
 @pytest.fixture(scope="module")
@@ -189,45 +199,70 @@ def test_a_bad_port_is_a_usage_error(tmp_path: Path) -> None:
 # -- the pages --------------------------------------------------------------------------------
 
 
-def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer) -> None:
+def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer,
+                                                             home: Path) -> None:
     page = server.get("").text
+    calls = ledger_of(home)
     agents = {cells(r)[0]: cells(r) for r in rows(page, "agents")}
-    assert agents["default"][1:6] == ["5", "251", f"{sum(range(250)):,}", "0", "1"]
-    assert agents["default"][6] == "long, s1"
-    assert agents["ops"][1:3] == ["1", "0"]
-    top = [cells(r) for r in rows(page, "top-commands")]
-    assert top == [["head", "250", f"{sum(range(250)):,}", "0", "0"],
-                   ["get-in", "1", "0", "0", "1"]]
+    assert agents["default"][1:6] == [
+        "5", f"{len(calls):,}", f"{sum(r['tokens'] for r in calls):,}",
+        f"{sum(r['intercepted'] for r in calls):,}", "1"]
+    assert agents["default"][6] == "default, long, s1"
+    assert agents["ops"][1:3] == ["1", "1"]
+    slices = [r for r in calls if r["command"] == "slice"]
+    assert len(slices) == 250 and all(r["outcome"] == "ok" for r in slices)
+    top = {c[0]: c for c in map(cells, rows(page, "top-commands"))}
+    assert top["slice"] == ["slice", "250", f"{sum(r['tokens'] for r in slices):,}", "0", "0"]
+    assert top["get-in"][1] == "1" and top["get-in"][4] == "1"
+    ingest = next(r for r in calls if r["command"] == "ingest")
+    assert ingest["intercepted"] > 30_000
+    assert top["ingest"][3] == f"{ingest['intercepted']:,}"
     data = json.loads(page.split('id="chart-data">', 1)[1].split("</script>", 1)[0])
-    assert [c["title"] for c in data] == ["default / long", "default / s1"]
-    assert data[0]["extracted"][:3] == [0, 0, 1] and data[0]["extracted"][-1] == sum(range(250))
-    assert data[1]["refused"] == [0, 1]
+    assert [c["title"] for c in data] == ["default / default", "default / long",
+                                          "default / s1", "ops / default"]
+    long = data[1]
+    assert long["extracted"][0] == 0 and len(long["t"]) == 251
+    assert long["extracted"][-1] == sum(r["tokens"] for r in slices)
+    assert data[2]["refused"] == [0, 1, 1]
     assert len(rows(page, "calls")) == 20
 
 
 def test_a_refusal_shows_its_code_message_and_suggestions_as_the_cli_spells_them(
-        server: UiServer) -> None:
+        server: UiServer, home: Path) -> None:
     page = server.get("a/default/s/s1").text
-    (row,) = rows(page, "calls")
-    assert cells(row)[3] == "scratch get-in pods items"
-    assert "get_in_too_large" in row
-    assert "items is 9,000 tokens &lt;b&gt;over&lt;/b&gt; the cap" in row
-    assert "<code>scratch iterate-over pods items --limit 20</code>" in row
-    assert 'href="' + server.base + 'a/default/e/pods?v=1">pods@1</a>' in row
+    refused, head = rows(page, "calls")
+    assert cells(refused)[2] == "mcp-stdios1"
+    (record,) = [r for r in ledger_of(home, "s1") if r["outcome"] == "refused"]
+    from scratch.calls import Call
+    from scratch.cli.spelling import shell_line
+    # the arguments the MCP call carried, as the CLI would write them
+    assert cells(refused)[3] == shell_line(Call("get-in", record["args"]))  # type: ignore[arg-type]
+    assert cells(refused)[3].startswith("scratch get-in pods items")
+    assert record["code"] == "get_in_too_large" and record["suggestions"]
+    assert f"<code>{record['code']}</code>" in refused
+    assert str(record["message"]).startswith("this answer costs ~")
+    shown = re.findall(r"<code>(scratch [^<]*)</code>", refused.split('"suggestions"', 1)[1])
+    assert shown == [shell_line(Call(s["command"], s["args"]))  # type: ignore[index]
+                     for s in record["suggestions"]]  # type: ignore[attr-defined]
+    assert "scratch get-in pods items --fit" in shown
+    assert 'href="' + server.base + 'a/default/e/pods">pods</a>' in refused
+    assert cells(head)[3] == "scratch head notes -n 2"
+    assert 'href="' + server.base + 'a/default/e/notes?v=2">notes@2</a>' in head
 
 
-def test_a_long_timeline_is_paged_newest_page_first(server: UiServer) -> None:
+def test_a_long_timeline_is_paged_newest_page_first(server: UiServer, home: Path) -> None:
+    seqs = [int(r["seq"]) for r in ledger_of(home, "long")]  # type: ignore[call-overload]
+    assert len(seqs) == 250
     page = server.get("a/default/s/long").text
     assert "250 calls; page 3 of 3 (100 a page)." in page
-    seqs = [int(cells(r)[0]) for r in rows(page, "calls")]
-    assert seqs == list(range(201, 251))
+    assert [int(cells(r)[0]) for r in rows(page, "calls")] == seqs[200:]
     assert 'data-live="' in page  # the last page takes new calls
     first = server.get("a/default/s/long?page=1").text
-    assert [int(cells(r)[0]) for r in rows(first, "calls")] == list(range(1, 101))
+    assert [int(cells(r)[0]) for r in rows(first, "calls")] == seqs[:100]
     assert 'data-live="' not in first
-    assert cells(rows(first, "calls")[4])[3] == "scratch head app/lines -n 5"
-    held = server.get("a/default/s/long?seq=150").text
-    assert "page 2 of 3" in held and 'id="c150"' in held
+    assert cells(rows(first, "calls")[4])[3] == "scratch slice app/lines 5 5"
+    held = server.get(f"a/default/s/long?seq={seqs[149]}").text
+    assert "page 2 of 3" in held and f'id="c{seqs[149]}"' in held
 
 
 def test_the_entries_page_filters_by_agent_tool_and_format(server: UiServer) -> None:
@@ -289,8 +324,9 @@ def test_markup_in_an_entry_is_shown_escaped(server: UiServer) -> None:
 def test_the_schema_tree(server: UiServer) -> None:
     page = server.get("a/default/e/pods?view=schema").text
     tree = page.split('id="schema">', 1)[1]
-    assert "<code>.: object{1} L1-" in tree and "<code>items: array[300] L2-" in tree
-    assert "items.*.phase: string 300/300" in tree
+    assert "<code>.: object{1} L1-8004</code>" in tree
+    assert "<code>items: array[2000] L2-8003</code>" in tree
+    assert "<code>items.*.phase: string 2000/2000 max 7</code>" in tree
 
 
 def test_versions_and_their_diff(server: UiServer) -> None:
@@ -325,14 +361,16 @@ def test_search_across_entries(server: UiServer) -> None:
 
 
 def test_live_gives_the_calls_after_a_seq(server: UiServer, home: Path) -> None:
-    answer = json.loads(server.get("live?agent=default&session=s1&after=251").body)
-    assert answer == {"rows": "", "after": 251}
-    from scratch import ledger
-    seq = ledger.append(home, ledger.make(interface="cli", agent="default", session="s1",
-                                          command="ls", args={}, ms=1.0))
-    answer = json.loads(server.get("live?agent=default&session=s1&after=251").body)
-    assert answer["after"] == seq == 252
-    assert f'data-seq="{seq}"' in answer["rows"] and "<code>scratch ls</code>" in answer["rows"]
+    last = int(ledger_of(home, "s1")[-1]["seq"])  # type: ignore[call-overload]
+    answer = json.loads(server.get(f"live?agent=default&session=s1&after={last}").body)
+    assert answer == {"rows": "", "after": last}
+    from tests.helpers import cli
+    assert cli("--session", "s1", "ls", env={"SCRATCH_HOME": str(home)}).code == 0
+    answer = json.loads(server.get(f"live?agent=default&session=s1&after={last}").body)
+    (new,) = ledger_of(home, "s1")[-1:]
+    assert answer["after"] == new["seq"] > last
+    assert f'data-seq="{new["seq"]}"' in answer["rows"]
+    assert "<code>scratch ls</code>" in answer["rows"]
 
 
 # -- who imports the page ---------------------------------------------------------------------
