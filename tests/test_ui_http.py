@@ -12,44 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui_support import SCRATCH, UiServer, env_for, scratch
+from tests.ui_support import SCRATCH, UiServer, env_for, scratch, seed
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-LINES = "".join(f"line {n} {'ERROR disk full' if n % 50 == 0 else 'ok'}\n" for n in range(1, 251))
-
-
-def seed(home: Path) -> None:
-    """A store made by real calls: a 250-line entry, an entry of two versions, a line that is
-    markup, a JSON output, a log of 150 entries, another agent's entry (the CLI, in-process);
-    a session "long" of 250 calls (the CLI) and a session "s1" through MCP (a real SDK client
-    of `scratch mcp serve`) with a refused call. The ledger records them all."""
-    from tests.helpers import cli
-    from tests.mcp_support import stdio_client
-
-    def run(*args: str, input: bytes | None = None) -> None:
-        done = cli(*args, input=input, env={"SCRATCH_HOME": str(home)})
-        assert done.code == 0, done.err
-
-    run("write", "app/lines", input=LINES.encode())
-    run("write", "notes", input=b"a\nb\nc\n")
-    run("write", "notes", input=b"a\nB\nc\nd\n")
-    run("write", "markup", input=b"<script>alert('x')</script> & \"quoted\"\n")
-    pods = {"items": [{"name": f"pod-{i}", "phase": "Failed" if i % 3 == 0 else "Running"}
-                      for i in range(2000)]}
-    run("ingest", "pods", "--tool", "kubectl", input=json.dumps(pods).encode())
-    run("log", "append", "events", "--lines",
-        input="".join(f"event {n}\n" for n in range(1, 151)).encode())
-    run("--agent", "ops", "write", "theirs", input=b"of another agent\n")
-    for n in range(1, 251):
-        run("--session", "long", "slice", "app/lines", str(n), str(n))
-    client = stdio_client(home, "--session", "s1", env=env_for(home))
-    try:
-        refused = client.call("get_in", {"file": "pods", "path": "items"})
-        assert refused.is_error
-        client.text("head", {"file": "notes", "lines": 2})
-    finally:
-        client.close()
 
 
 def ledger_of(home: Path, session: str | None = None) -> list[dict[str, object]]:

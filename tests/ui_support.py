@@ -8,17 +8,20 @@ are exactly the ones a test sets.
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
 SCRATCH = [sys.executable, "-m", "scratch"]
 REPO = Path(__file__).resolve().parents[1]
+
+
+LINES = "".join(f"line {n} {'ERROR disk full' if n % 50 == 0 else 'ok'}\n" for n in range(1, 251))
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
@@ -99,10 +102,34 @@ class UiServer:
                 stream.close()
 
 
-def wait_for(predicate: object, timeout: float = 30.0) -> None:
-    """Poll ``predicate()`` until true (a condition, never a fixed sleep standing for one)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
+def seed(home: Path) -> None:
+    """A store made by real calls: a 250-line entry, an entry of two versions, a line that is
+    markup, a JSON output, a log of 150 entries, another agent's entry (the CLI, in-process);
+    a session "long" of 250 calls (the CLI) and a session "s1" through MCP (a real SDK client
+    of `scratch mcp serve`) with a refused call. The ledger records them all."""
+    from tests.helpers import cli
+    from tests.mcp_support import stdio_client
+
+    def run(*args: str, input: bytes | None = None) -> None:
+        done = cli(*args, input=input, env={"SCRATCH_HOME": str(home)})
+        assert done.code == 0, done.err
+
+    run("write", "app/lines", input=LINES.encode())
+    run("write", "notes", input=b"a\nb\nc\n")
+    run("write", "notes", input=b"a\nB\nc\nd\n")
+    run("write", "markup", input=b"<script>alert('x')</script> & \"quoted\"\n")
+    pods = {"items": [{"name": f"pod-{i}", "phase": "Failed" if i % 3 == 0 else "Running"}
+                      for i in range(2000)]}
+    run("ingest", "pods", "--tool", "kubectl", input=json.dumps(pods).encode())
+    run("log", "append", "events", "--lines",
+        input="".join(f"event {n}\n" for n in range(1, 151)).encode())
+    run("--agent", "ops", "write", "theirs", input=b"of another agent\n")
+    for n in range(1, 251):
+        run("--session", "long", "slice", "app/lines", str(n), str(n))
+    client = stdio_client(home, "--session", "s1", env=env_for(home))
+    try:
+        refused = client.call("get_in", {"file": "pods", "path": "items"})
+        assert refused.is_error
+        client.text("head", {"file": "notes", "lines": 2})
+    finally:
+        client.close()

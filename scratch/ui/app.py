@@ -32,7 +32,7 @@ from scratch.ui.views import Site, Speller
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
-    from starlette.types import Receive, Scope, Send
+    from starlette.types import Message, Receive, Scope, Send
 
     from scratch.mcp.auth import TokenTable
 
@@ -110,12 +110,11 @@ class UiApp:
 
     @staticmethod
     def _with_headers(send: Send) -> Send:
-        async def wrapped(message: dict[str, object]) -> None:  # type: ignore[type-arg]
+        async def wrapped(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers") or [])  # type: ignore[call-overload]
-                message = {**message, "headers": headers + HEADERS}
-            await send(message)  # type: ignore[arg-type]
-        return wrapped  # type: ignore[return-value]
+                message = {**message, "headers": [*message.get("headers", ()), *HEADERS]}
+            await send(message)
+        return wrapped
 
     async def respond(self, request: Request) -> Response:
         from scratch.mcp.serve.http import origin_allowed
@@ -189,4 +188,4 @@ async def serve(app: UiApp, host: str, port: int, announce: Callable[[int], None
     from scratch.mcp.serve.http import listen, run_uvicorn
     sock = listen(host, port)
     announce(sock.getsockname()[1])
-    await run_uvicorn(app, sock)  # type: ignore[arg-type]
+    await run_uvicorn(app, sock)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from scratch.calls import Call
 from scratch.ui.html import Html, escape, href, join, number, render, table, tag
@@ -17,7 +17,9 @@ from scratch.ui.views import PAGE_CALLS, PAGE_LINES, Site, series, top_commands
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Result
-    from scratch.ledger import Record
+    from scratch.calls import ArgValue as CallArg
+    from scratch.ledger import ArgValue, Record
+    from scratch.store import EntryMeta
     from scratch.ui.views import EntryRow
 
 Query = Mapping[str, str]
@@ -58,8 +60,10 @@ def layout(site: Site, base: str, title: str, body: Html, heading: object = None
                   base=base, body=body, store=str(site.root))
 
 
-def spelled(site: Site, command: str, args: Mapping[str, object]) -> str:
-    return site.rendering.spell(Call(command, dict(args)))  # type: ignore[arg-type]
+def spelled(site: Site, command: str, args: Mapping[str, ArgValue]) -> str:
+    """A recorded call as the CLI writes it (a record's previews may not spell: then plain).
+    A record's arguments are the JSON of a call's (the ledger's previews of them)."""
+    return site.rendering.spell(Call(command, cast("dict[str, CallArg]", dict(args))))
 
 
 def _int(query: Query, key: str, default: int, least: int = 0) -> int:
@@ -127,14 +131,26 @@ def overview(site: Site, base: str, query: Query) -> Html:
     parts.append(tag("h2", "Latest calls"))
     every.sort(key=lambda r: r["time"])
     latest = every[-20:]
-    last = max((r["seq"] for r in every), default=0) if len(agents) == 1 else 0
-    parts.append(calls_table(site, base, latest, live=href(base, "live", since=_stamp(every)),
-                             last=last, show_agent=True))
+    parts.append(calls_table(site, base, latest, live=href(base, "live"),
+                             after=cursor(every), show_agent=True))
     return layout(site, base, "Overview", join(parts))
 
 
-def _stamp(records: list[Record]) -> str:
-    return max((r["time"] for r in records), default="")
+def cursor(records: list[Record]) -> str:
+    """Where a page over every agent's calls is: each agent's last seq (``ops:4,dev:9``)."""
+    last: dict[str, int] = {}
+    for r in records:
+        last[r["agent"]] = max(last.get(r["agent"], 0), r["seq"])
+    return ",".join(f"{a}:{n}" for a, n in sorted(last.items()))
+
+
+def _cursor_of(text: str) -> dict[str, int]:
+    out = {}
+    for part in text.split(","):
+        agent, _, seq = part.rpartition(":")
+        if agent and seq.isdigit():
+            out[agent] = int(seq)
+    return out
 
 
 def json_block(ident: str, value: object) -> Html:
@@ -173,11 +189,13 @@ def call_row(site: Site, base: str, r: Record, *, show_agent: bool = False) -> H
 
 
 def calls_table(site: Site, base: str, records: list[Record], *, live: str | None = None,
-                last: int = 0, show_agent: bool = False) -> Html:
+                after: int | str = 0, show_agent: bool = False) -> Html:
+    """The calls; with ``live``, the page asks that URL for the calls after ``after`` (a seq,
+    or over every agent a :func:`cursor`) and adds them (static/ui.js)."""
     body = join(call_row(site, base, r, show_agent=show_agent) for r in records)
     head = tag("thead", tag("tr", join(tag("th", h) for h in CALL_HEAD)))
     return tag("table", head + tag("tbody", body, id="calls-body"), class_="grid calls",
-               id="calls", data_live=live, data_after=last if live else None)
+               id="calls", data_live=live, data_after=after if live else None)
 
 
 def session(site: Site, base: str, agent: str, name: str, query: Query) -> Html:
@@ -205,7 +223,7 @@ def session(site: Site, base: str, agent: str, name: str, query: Query) -> Html:
     summary = render('<p class="summary">{n} calls; page {page} of {pages} ({per} a page).</p>',
                      n=number(total), page=page, pages=pages, per=PAGE_CALLS)
     nav = pager(href(base, "a", agent, "s", name), page, pages)
-    body = join([summary, nav, calls_table(site, base, records, live=live, last=last), nav])
+    body = join([summary, nav, calls_table(site, base, records, live=live, after=last), nav])
     return layout(site, base, f"Session {name} of {agent}", body)
 
 
@@ -222,23 +240,25 @@ def pager(url: str, page: int, pages: int, key: str = "page") -> Html:
 
 
 def live(site: Site, base: str, query: Query) -> dict[str, object]:
-    """New calls since the page was built: after seq ``after`` (one agent's timeline) or,
-    over every agent, after time ``since``; the rows as Html, and where to go on from."""
+    """The calls made since the page was built: after seq ``after`` of one agent's session,
+    or (no agent) after each agent's seq in the cursor ``after``; the rows as Html, and the
+    ``after`` to ask with next."""
     agent = query.get("agent") or None
     sess = query.get("session") or None
-    if agent is not None and not site.allowed(agent):
-        raise Missing(f"no agent {agent!r}")
     if agent is not None:
-        after = _int(query, "after", 0)
-        recs = site.calls_after(agent, sess, after)
+        if not site.allowed(agent):
+            raise Missing(f"no agent {agent!r}")
+        seen = _int(query, "after", 0)
+        recs = site.calls_after(agent, sess, seen)
         return {"rows": str(join(call_row(site, base, r) for r in recs)),
-                "after": max([after, *(r["seq"] for r in recs)])}
-    since = query.get("since", "")
-    recs = [r for r in site.calls_after(None, None, 0) if r["time"] > since] if since else \
-        [r for a in site.agents() for r in site.calls(a)]
+                "after": max([seen, *(r["seq"] for r in recs)])}
+    seen_by = _cursor_of(query.get("after", ""))
+    recs = [r for a in site.agents() for r in site.calls_after(a, None, seen_by.get(a, 0))]
     recs.sort(key=lambda r: r["time"])
+    for r in recs:
+        seen_by[r["agent"]] = max(seen_by.get(r["agent"], 0), r["seq"])
     return {"rows": str(join(call_row(site, base, r, show_agent=True) for r in recs)),
-            "since": max([since, *(r["time"] for r in recs)])}
+            "after": ",".join(f"{a}:{n}" for a, n in sorted(seen_by.items()))}
 
 
 # -- entries ----------------------------------------------------------------------------------
@@ -323,19 +343,18 @@ def entry(site: Site, base: str, agent: str, name: str, query: Query) -> Html:
         "{name} <small>agent {agent}</small>", name=name, agent=agent)))
 
 
-def facts(meta: object) -> Html:
-    m = meta  # EntryMeta
-    assert isinstance(m, dict)
+def facts(m: EntryMeta) -> Html:
+    items: list[tuple[str, object]]
     if m["kind"] == "log":
         items = [("kind", "log"), ("entries", number(m["log"]["count"])),
-                 ("updated", m.get("updated"))]
+                 ("updated", _when(m.get("updated")))]
     else:
         cur = m["versions"][-1]
         info = cur.get("info") or {}
         items = [("kind", m["kind"]), ("version", cur["version"]),
                  ("format", info.get("format")), ("tool", info.get("tool")),
                  ("bytes", number(cur.get("bytes"))), ("lines", number(cur.get("lines"))),
-                 ("tokens", number(info.get("tokens"))), ("updated", cur["time"])]
+                 ("tokens", number(info.get("tokens"))), ("updated", _when(cur["time"]))]
     return tag("dl", join(join([tag("dt", k), tag("dd", v)]) for k, v in items
                           if v not in (None, "")), class_="facts")
 
@@ -482,29 +501,31 @@ def schema_view(site: Site, agent: str, name: str) -> Html:
     return tree(text.splitlines())
 
 
+class Node(NamedTuple):
+    label: str
+    kids: list[Node]
+
+
 def tree(lines: list[str]) -> Html:
     """Indented lines (two spaces a level) as nested lists, each level folding."""
-    root: list[tuple[str, list[object]]] = []
-    stack: list[tuple[int, list[tuple[str, list[object]]]]] = [(-1, root)]
+    root = Node("", [])
+    stack: list[tuple[int, Node]] = [(-1, root)]
     for line in lines:
         depth = (len(line) - len(line.lstrip(" "))) // 2
         while stack[-1][0] >= depth:
             stack.pop()
-        node: tuple[str, list[object]] = (line.strip(), [])
-        stack[-1][1].append(node)
-        stack.append((depth, node[1]))  # type: ignore[arg-type]
+        node = Node(line.strip(), [])
+        stack[-1][1].kids.append(node)
+        stack.append((depth, node))
 
-    def show(nodes: list[tuple[str, list[object]]]) -> Html:
+    def show(nodes: list[Node]) -> Html:
         items = []
-        for label, kids in nodes:
-            if kids:
-                items.append(tag("li", tag("details", join([tag("summary", tag("code", label)),
-                                                           show(kids)]),  # type: ignore[arg-type]
-                                           open=True)))
-            else:
-                items.append(tag("li", tag("code", label)))
+        for node in nodes:
+            label = tag("code", node.label)
+            items.append(tag("li", tag("details", join([tag("summary", label), show(node.kids)]),
+                                       open=True) if node.kids else label))
         return tag("ul", join(items))
-    return tag("div", show(root), class_="tree", id="schema")
+    return tag("div", show(root.kids), class_="tree", id="schema")
 
 
 def versions_view(site: Site, agent: str, name: str, url: str) -> Html:
@@ -544,8 +565,9 @@ def log_view(site: Site, agent: str, name: str, url: str, query: Query) -> Html:
     result = site.log_page(agent, name, since)
     data = result.data if isinstance(result.data, dict) else {}
     entries_ = data.get("entries") or []
+    from scratch.answers.kernel.result import compact_json
     rows = [[e["id"], _when(e["ts"]), tag("pre", e["entry"] if isinstance(e["entry"], str)
-                                              else str(e["entry"]))] for e in entries_]
+                                              else compact_json(e["entry"]))] for e in entries_]
     parts = [table(["id", "time", "entry"], rows, class_="grid", id="log")]
     links = [tag("a", "« first", href=f"{url}?view=log&since=0")] if since else []
     if data.get("has_more"):

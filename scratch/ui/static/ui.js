@@ -28,31 +28,25 @@ function charts() {
   }
 }
 
-// A table with data-live="URL" asks URL for the calls after its last one, every second,
-// and adds the rows it is given at its end.
+// A table with data-live="URL" asks URL, every second, for the calls after data-after (its
+// last call's seq, or over every agent "agent:seq,..."), and adds the rows it is given at
+// its end; the answer says the "after" to ask with next.
 function live() {
   const grid = document.querySelector("[data-live]");
   if (!grid) return;
   const body = grid.querySelector("tbody");
-  let after = grid.getAttribute("data-after") || "0";
   const url = new URL(grid.getAttribute("data-live"), window.location.href);
-  let since = url.searchParams.get("since");
+  let after = grid.getAttribute("data-after") || "";
   async function poll() {
     try {
-      if (since !== null) url.searchParams.set("since", since);
-      else url.searchParams.set("after", after);
+      url.searchParams.set("after", after);
       const answer = await fetch(url, { headers: { "Accept": "application/json" } });
       if (answer.ok) {
         const got = await answer.json();
-        if (got.rows) {
-          body.insertAdjacentHTML("beforeend", got.rows);
-          const empty = document.querySelector(".calls-empty");
-          if (empty) empty.remove();
-        }
-        if (got.after !== undefined) after = String(got.after);
-        if (got.since !== undefined) since = got.since;
+        if (got.rows) body.insertAdjacentHTML("beforeend", got.rows);
+        after = String(got.after);
       }
-    } catch (e) { /* the server stopped: try again */ }
+    } catch (e) { /* the server is gone for now: ask again */ }
     window.setTimeout(poll, 1000);
   }
   window.setTimeout(poll, 1000);
