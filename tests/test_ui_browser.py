@@ -195,6 +195,22 @@ def test_a_call_made_while_the_page_is_open_appears(page: Page, home: Path) -> N
                                timeout=20_000)
 
 
+def test_an_entry_stored_while_the_page_is_open_appears(page: Page, home: Path) -> None:
+    from tests.helpers import cli
+    page.open("entries?agent=default")
+    names = [r[1] for r in page.rows("entries")]
+    assert "notes" in names and "live/new" not in names
+    done = cli("write", "live/new", input=b"fresh\n", env={"SCRATCH_HOME": str(home)})
+    assert done.code == 0, done.err
+    page.tab.wait_for_selector('#entries tr[data-key="default/live/new"]', timeout=20_000)
+    assert page.rows("entries")[0][1:3] == ["live/new", "file"]  # newest first
+    cli("write", "notes", input=b"a\nB\nc\nd\ne\n", env={"SCRATCH_HOME": str(home)})
+    page.tab.wait_for_selector('#entries tr[data-key="default/notes"] td:nth-child(6) >> '
+                               'text="3"', timeout=20_000)
+    assert [r[1] for r in page.rows("entries")][:2] == ["notes", "live/new"]  # once, on top
+    page.shot("entries-live")
+
+
 def test_the_door_refuses_a_page_without_its_token(browser: Any, server: UiServer) -> None:
     tab = browser.new_page()
     try:

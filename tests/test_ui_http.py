@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -337,6 +338,57 @@ def test_live_gives_the_calls_after_a_seq(server: UiServer, home: Path) -> None:
     assert answer["after"] == new["seq"] > last
     assert f'data-seq="{new["seq"]}"' in answer["rows"]
     assert "<code>scratch ls</code>" in answer["rows"]
+
+
+def test_live_gives_the_entries_updated_since(server: UiServer, home: Path) -> None:
+    page = server.get("entries?agent=default").text
+    newest = page.split('data-after="', 1)[1].split('"', 1)[0]
+    answer = json.loads(server.get(f"live?what=entries&agent=default&after={newest}").body)
+    (again,) = re.findall(r'data-key="([^"]+)"', answer["rows"])  # the newest, at or after
+    assert again.startswith("default/") and answer["after"] == newest
+    from tests.helpers import cli
+    assert cli("write", "fresh/one", input=b"new\n", env={"SCRATCH_HOME": str(home)}).code == 0
+    answer = json.loads(server.get(f"live?what=entries&agent=default&after={newest}").body)
+    keys = re.findall(r'data-key="([^"]+)"', answer["rows"])
+    assert keys[-1] == "default/fresh/one" and answer["after"] > newest
+    assert json.loads(server.get("live?what=entries&agent=ops&after=" + answer["after"]).body
+                      ) == {"rows": "", "after": answer["after"]}
+    assert server.get("live?what=entries&agent=..").status == 404
+
+
+def test_open_hands_the_url_to_the_browser(tmp_path: Path) -> None:
+    told = tmp_path / "opened"
+    browser = f"{sys.executable} -c \"import sys; open({str(told)!r}, 'w').write(sys.argv[1])\" %s"
+    proc = subprocess.Popen([*SCRATCH, "ui", "--open"], env={**env_for(tmp_path / "store"),
+                                                             "BROWSER": browser},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().decode().strip()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/[A-Za-z0-9_-]{32}/", url)
+        for _ in range(600):  # the browser command runs after the URL is printed
+            if told.exists() and told.read_text():
+                break
+            time.sleep(0.05)
+        assert told.read_text() == url
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_a_port_taken_is_a_clear_error(tmp_path: Path) -> None:
+    import socket
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        out = subprocess.run([*SCRATCH, "ui", "--port", str(port)],
+                             env=env_for(tmp_path / "store"), capture_output=True, text=True,
+                             timeout=60)
+    assert out.returncode == 2
+    assert out.stderr == (f"error [bind_failed]: cannot listen on 127.0.0.1:{port}: Address "
+                          "already in use\n")
+    assert out.stdout == ""
 
 
 # -- who imports the page ---------------------------------------------------------------------

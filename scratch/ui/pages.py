@@ -243,6 +243,8 @@ def live(site: Site, base: str, query: Query) -> dict[str, object]:
     """The calls made since the page was built: after seq ``after`` of one agent's session,
     or (no agent) after each agent's seq in the cursor ``after``; the rows as Html, and the
     ``after`` to ask with next."""
+    if query.get("what") == "entries":
+        return live_entries(site, base, query)
     agent = query.get("agent") or None
     sess = query.get("session") or None
     if agent is not None:
@@ -264,27 +266,55 @@ def live(site: Site, base: str, query: Query) -> dict[str, object]:
 # -- entries ----------------------------------------------------------------------------------
 
 
-def entries(site: Site, base: str, query: Query) -> Html:
+ENTRY_HEAD = ["agent", "entry", "kind", "format", "tool", "version", "bytes", "lines", "tokens",
+              "updated"]
+
+
+def _filters(site: Site, query: Query) -> tuple[list[str], str, str, str]:
+    """The agents shown and the tool, format and kind asked for (an agent not shown: 404)."""
     agent = query.get("agent", "")
-    tool, fmt, kind = query.get("tool", ""), query.get("format", ""), query.get("kind", "")
-    agents = site.agents()
     if agent and not site.allowed(agent):
         raise Missing(f"no agent {agent!r}")
-    shown = [agent] if agent else agents
-    rows: list[tuple[str, EntryRow]] = [(a, r) for a in shown
-                                        for r in site.entries(a, tool=tool, fmt=fmt, kind=kind)]
+    return ([agent] if agent else site.agents(), query.get("tool", ""),
+            query.get("format", ""), query.get("kind", ""))
+
+
+def entry_row(base: str, agent: str, r: EntryRow) -> Html:
+    cells = [agent, entry_link(base, agent, r.name), r.kind, r.format, r.tool, r.version or "",
+             number(r.bytes), number(r.lines), number(r.tokens), _when(r.updated)]
+    return tag("tr", join(tag("td", c) for c in cells), data_key=f"{agent}/{r.name}")
+
+
+def entries(site: Site, base: str, query: Query) -> Html:
+    shown, tool, fmt, kind = _filters(site, query)
+    rows = [(a, r) for a in shown for r in site.entries(a, tool=tool, fmt=fmt, kind=kind)]
+    rows.sort(key=lambda ar: ar[1].updated or "", reverse=True)
     every = [r for a in shown for r in site.entries(a)]
-    form = filters(base, agents, agent, sorted({r.tool for r in every} - {""}), tool,
+    form = filters(base, site.agents(), query.get("agent", ""),
+                   sorted({r.tool for r in every} - {""}), tool,
                    sorted({r.format for r in every} - {""}), fmt,
                    sorted({r.kind for r in every}), kind)
-    grid = table(["agent", "entry", "kind", "format", "tool", "version", "bytes", "lines",
-                  "tokens", "updated"],
-                 [[a, entry_link(base, a, r.name), r.kind, r.format, r.tool, r.version or "",
-                   number(r.bytes), number(r.lines), number(r.tokens), _when(r.updated)]
-                  for a, r in rows], class_="grid", id="entries") if rows else \
-        tag("p", "No entries match.", class_="empty")
-    count = render('<p class="summary">{n} entries.</p>', n=number(len(rows)))
+    head = tag("thead", tag("tr", join(tag("th", h) for h in ENTRY_HEAD)))
+    live = href(base, "live", what="entries", agent=query.get("agent"), tool=tool,
+                format=fmt, kind=kind)
+    grid = tag("table", head + tag("tbody", join(entry_row(base, a, r) for a, r in rows)),
+               class_="grid", id="entries", data_live=live, data_order="newest-first",
+               data_after=max((r.updated or "" for _, r in rows), default=""))
+    count = render('<p class="summary">{n} entries.</p>', n=number(len(rows))) if rows else \
+        tag("p", "No entries match (yet: new ones appear here).", class_="empty")
     return layout(site, base, "Entries", join([form, count, grid]))
+
+
+def live_entries(site: Site, base: str, query: Query) -> dict[str, object]:
+    """The entries (matching the page's filters) updated at or after ``after``, oldest first;
+    the page puts each in place of its row, or at the top when new."""
+    shown, tool, fmt, kind = _filters(site, query)
+    after = query.get("after", "")
+    rows = [(a, r) for a in shown for r in site.entries(a, tool=tool, fmt=fmt, kind=kind)
+            if (r.updated or "") >= after]
+    rows.sort(key=lambda ar: ar[1].updated or "")
+    return {"rows": str(join(entry_row(base, a, r) for a, r in rows)),
+            "after": max([after, *(r.updated or "" for _, r in rows)])}
 
 
 def _select(name: str, label: str, options: list[str], chosen: str) -> Html:
@@ -432,8 +462,8 @@ def _pattern(pattern: str, ignore_case: bool, fixed: bool) -> re.Pattern[str] | 
         return None
 
 
-def grep_form(url: str, pattern: str, ignore_case: bool, fixed: bool, view: str = "grep"
-              ) -> Html:
+def grep_form(url: str, pattern: str, ignore_case: bool, fixed: bool, view: str = "grep",
+              button: str = "Grep") -> Html:
     hidden = tag("input", type="hidden", name="view", value=view) if view else Html("")
     return tag("form", join([hidden, tag("input", type="search", name="q", value=pattern,
                                          placeholder="regex", aria_label="pattern"),
@@ -442,7 +472,7 @@ def grep_form(url: str, pattern: str, ignore_case: bool, fixed: bool, view: str 
                                                 " ignore case"])),
                              tag("label", join([tag("input", type="checkbox", name="f",
                                                     value="1", checked=fixed), " fixed"])),
-                             tag("button", "Grep")], " "),
+                             tag("button", button)], " "),
                method="get", action=url, class_="grep")
 
 
@@ -587,7 +617,8 @@ def search(site: Site, base: str, query: Query) -> Html:
     agent = query.get("agent", "")
     if agent and not site.allowed(agent):
         raise Missing(f"no agent {agent!r}")
-    parts = [grep_form(href(base, "search"), pattern, ignore_case, fixed, view="")]
+    parts = [grep_form(href(base, "search"), pattern, ignore_case, fixed, view="",
+                       button="Search")]
     if pattern:
         rx = _pattern(pattern, ignore_case, fixed)
         found = 0

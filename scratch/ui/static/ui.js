@@ -28,9 +28,24 @@ function charts() {
   }
 }
 
-// A table with data-live="URL" asks URL, every second, for the calls after data-after (its
-// last call's seq, or over every agent "agent:seq,..."), and adds the rows it is given at
-// its end; the answer says the "after" to ask with next.
+// New rows into a live table: at the end, or the top with data-order="newest-first"; a row
+// whose data-key is there already (an entry's new version) replaces it.
+function place(grid, body, html) {
+  const holder = document.createElement("tbody");
+  holder.innerHTML = html;  // rows built and escaped by the server
+  const first = grid.getAttribute("data-order") === "newest-first";
+  for (const row of [...holder.rows]) {
+    const key = row.getAttribute("data-key");
+    const old = key ? [...body.rows].find(r => r.getAttribute("data-key") === key) : null;
+    if (old) old.remove();
+    if (first) body.insertBefore(row, body.firstChild);
+    else body.appendChild(row);
+  }
+}
+
+// A table with data-live="URL" asks URL, every second, for what came after data-after (its
+// last call's seq; over every agent "agent:seq,..."; for entries, the newest update time)
+// and places the rows it is given; the answer says the "after" to ask with next.
 function live() {
   const grid = document.querySelector("[data-live]");
   if (!grid) return;
@@ -43,7 +58,7 @@ function live() {
       const answer = await fetch(url, { headers: { "Accept": "application/json" } });
       if (answer.ok) {
         const got = await answer.json();
-        if (got.rows) body.insertAdjacentHTML("beforeend", got.rows);
+        if (got.rows) place(grid, body, got.rows);
         after = String(got.after);
       }
     } catch (e) { /* the server is gone for now: ask again */ }
