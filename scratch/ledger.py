@@ -57,6 +57,18 @@ class Suggestion(TypedDict):
     args: dict[str, ArgValue]
 
 
+class Tally(TypedDict):
+    """Calls counted under one key (a command, a session): how many, how they ended, the
+    tokens they charged and intercepted, their milliseconds in all."""
+
+    calls: int
+    refused: int
+    errors: int
+    tokens: int
+    intercepted: int
+    ms: float
+
+
 class Record(TypedDict):
     v: int
     seq: int
@@ -77,9 +89,9 @@ class Record(TypedDict):
     ms: float
 
 
-__all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "agents",
-           "append", "count", "dropped", "ledger_file", "make", "message_preview", "now",
-           "parse_since", "preview", "preview_args", "read", "sessions"]
+__all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "Tally",
+           "agents", "append", "count", "dropped", "ledger_file", "make", "message_preview",
+           "now", "parse_since", "preview", "preview_args", "read", "sessions", "tally"]
 
 
 # -- building a record ----------------------------------------------------------------------
@@ -164,21 +176,22 @@ def ledger_file(root: Path, agent: str) -> Path:
     return agent_dir(root, agent) / FILE_NAME
 
 
-_READY: set[tuple[str, str]] = set()  # (root, agent) whose directory was made and checked
+_READY: dict[tuple[str, str], tuple[Path, Path, Path]] = {}  # made and checked once
 
 
-def _ensure(root: Path, agent: str) -> Path:
+def _ensure(root: Path, agent: str) -> tuple[Path, Path, Path]:
+    """The agent's directory (made as needed, never through a link), its ledger and lock."""
     from scratch.safefs import check_dirs, ensure_dir
-    directory = agent_dir(root, agent)
     key = (os.fspath(root), agent)
-    if key in _READY:
-        check_dirs(root, directory / FILE_NAME)  # one lstat when unchanged (see safefs)
-    else:
-        ensure_dir(root, directory)
-        if len(_READY) > 1024:
-            _READY.clear()
-        _READY.add(key)
-    return directory
+    found = _READY.get(key)
+    if found is not None:
+        check_dirs(root, found[1])  # one lstat when unchanged (see safefs)
+        return found
+    directory = ensure_dir(root, agent_dir(root, agent))
+    if len(_READY) > 1024:
+        _READY.clear()
+    found = _READY[key] = (directory, directory / FILE_NAME, directory / LOCK_NAME)
+    return found
 
 
 # -- writing --------------------------------------------------------------------------------
@@ -187,7 +200,11 @@ def append(root: Path, record: Record, *, max_bytes: int = DEFAULT_MAX_BYTES) ->
     """Append ``record`` to its agent's ledger, numbering it; returns its ``seq`` (0 when it
     could not be written). Never raises (see the module docstring)."""
     try:
-        return _append(root, record, max_bytes)
+        try:
+            return _append(root, record, max_bytes)
+        except FileNotFoundError:  # its directory went away since this process made it
+            _READY.pop((os.fspath(root), record["agent"]), None)
+            return _append(root, record, max_bytes)
     except Exception:  # noqa: BLE001 - the record is lost, never the answer
         return 0
 
@@ -195,9 +212,8 @@ def append(root: Path, record: Record, *, max_bytes: int = DEFAULT_MAX_BYTES) ->
 def _append(root: Path, record: Record, max_bytes: int) -> int:
     from scratch.locking import exclusive
     from scratch.safefs import O_CLOEXEC, O_NOFOLLOW, check_fd
-    directory = _ensure(root, record["agent"])
-    path = directory / FILE_NAME
-    with exclusive(directory / LOCK_NAME):
+    directory, path, lock = _ensure(root, record["agent"])
+    with exclusive(lock):
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         try:
             size = check_fd(fd, root, path).st_size
@@ -386,6 +402,25 @@ def dropped(root: Path, agent: str | None = None) -> int:
     ledger within its bound."""
     names = agents(root) if agent is None else [agent]
     return sum(_read_dropped(agent_dir(root, name)) for name in names)
+
+
+def tally(records: Iterable[Record], by: Literal["command", "session", "interface"]
+          ) -> dict[str, Tally]:
+    """``records`` counted by their command, session or interface (keys sorted)."""
+    out: dict[str, Tally] = {}
+    for rec in records:
+        key = str(rec.get(by))
+        t = out.get(key)
+        if t is None:
+            t = out[key] = Tally(calls=0, refused=0, errors=0, tokens=0, intercepted=0, ms=0.0)
+        t["calls"] += 1
+        outcome = rec.get("outcome")
+        t["refused"] += outcome == "refused"
+        t["errors"] += outcome == "error"
+        t["tokens"] += int(rec.get("tokens") or 0)
+        t["intercepted"] += int(rec.get("intercepted") or 0)
+        t["ms"] = round(t["ms"] + float(rec.get("ms") or 0), 2)
+    return dict(sorted(out.items()))
 
 
 def sessions(root: Path, agent: str) -> list[str]:

@@ -231,3 +231,11 @@ def test_corrupt_dropped_sidecar_counts_as_zero(tmp_path: Path) -> None:
     (ledger.ledger_file(tmp_path, "default").parent / "calls.dropped").write_text("{nope")
     assert ledger.dropped(tmp_path) == 0
     assert ledger.append(tmp_path, rec()) == 2
+
+
+def test_a_ledger_directory_removed_meanwhile_is_made_again(tmp_path: Path) -> None:
+    import shutil
+    assert ledger.append(tmp_path, rec()) == 1
+    shutil.rmtree(tmp_path / "state")
+    assert ledger.append(tmp_path, rec()) == 1  # a fresh ledger, numbered from 1 again
+    assert [r["seq"] for r in ledger.read(tmp_path)] == [1]

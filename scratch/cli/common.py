@@ -23,7 +23,11 @@ EXIT_STATUS_TEXT = "Exit status: " + "; ".join(
 app = typer.Typer(
     name="scratch",
     help="A git-backed scratchpad for LLM agents: big tool outputs stored once, explored "
-         "cheaply, every answer priced in real tokens.",
+         "cheaply, every answer priced in real tokens.\n\n"
+         "A person at a terminal is not an agent: with no agent named (no --agent, no "
+         "$SCRATCH_AGENT), stdout a terminal and no --json, the budget is charged and shown "
+         "but never refuses; the per-call cap still does, with --fit offered. Agents (an "
+         "agent named, --json, or stdout not a terminal) are held to both.",
     epilog=EXIT_STATUS_TEXT,
     no_args_is_help=True,
     add_completion=False,
@@ -82,7 +86,8 @@ StoreOpt = Annotated[Optional[str], typer.Option(
     "--store", metavar="DIR", help="Store directory (else $SCRATCH_HOME, the nearest .scratch/, "
     "or $XDG_DATA_HOME/scratch).", rich_help_panel=COMMON, show_default=False)]
 AgentOpt = Annotated[Optional[str], typer.Option(
-    "--agent", metavar="NAME", help="Agent namespace (else $SCRATCH_AGENT, or 'default').",
+    "--agent", metavar="NAME", help="Agent namespace (else $SCRATCH_AGENT, or 'default'); "
+    "naming one holds a terminal's calls to the budget too.",
     autocompletion=complete_agents, rich_help_panel=COMMON, show_default=False)]
 SessionOpt = Annotated[Optional[str], typer.Option(
     "--session", metavar="NAME", help="Budget session (else $SCRATCH_SESSION, or 'default').",
@@ -125,6 +130,8 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
         from scratch.answers.kernel.context import Context
         from scratch.calls import Call
         ctx = Context.build(**merged)
+        # a person at a terminal, not an agent: the budget is shown but never refuses
+        ctx.person = not json_mode and "agent" not in ctx.named and _stdout_is_terminal()
         auto = ctx.config["sync.auto"] and _auto_head(ctx)
         produced = body(ctx)
         after = None
@@ -165,6 +172,13 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
             f"unexpected {type(exc).__name__}: {exc} (set SCRATCH_DEBUG=1 for a traceback)",
             code="internal_error"), json_mode=json_mode)
     raise typer.Exit(code)
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return os.isatty(sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # replaced or closed (a test's capture)
+        return False
 
 
 def _auto_head(ctx: Any) -> tuple[str | None]:

@@ -85,6 +85,10 @@ def run_tool(name: str, arguments: JSON, session: Session,
             f"unknown tool {name!r}; tools/list names them", code="unknown_tool", tool=name))
     try:
         args = to_core_args(spec, arguments)
+    except ScratchError as exc:  # refused before anything ran: the ledger still says so
+        _record_refused(session, spec, arguments, exc)
+        return _error(name, spec.command, exc)
+    try:
         ctx = session.context()
         shown = rendering or session.rendering()
         from scratch.answers.kernel.registry import execute
@@ -107,6 +111,22 @@ def run_tool(name: str, arguments: JSON, session: Session,
     except Exception as exc:  # a bug: say so in one line; the server keeps serving
         return _error(name, spec.command, ScratchError(
             f"unexpected {type(exc).__name__}: {exc}", code="internal_error"))
+
+
+def _record_refused(session: Session, spec: ToolSpec, arguments: JSON,
+                    exc: ScratchError) -> None:
+    """The call ledger's record of a tool call whose arguments did not fit its schema (its
+    arguments as the tool names them; what a write would store is never copied)."""
+    import time
+
+    from scratch.answers.kernel.recording import record_call
+    started = time.perf_counter()
+    given = dict(arguments) if isinstance(arguments, dict) else {}
+    try:
+        ctx = session.context()
+    except ScratchError:
+        return
+    record_call(ctx, Call(spec.command, given), started, error=exc)  # type: ignore[arg-type]
 
 
 def _success(name: str, spec: ToolSpec, rendering: ToolText, result: Result) -> ToolOutcome:

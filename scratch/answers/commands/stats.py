@@ -1,4 +1,5 @@
-"""stats: per agent, entries, bytes, operations by kind, and the tokens kept out and put in."""
+"""stats: per agent, entries, bytes, operations by kind, and the tokens kept out and put in;
+from the call ledger (:mod:`scratch.ledger`), the tokens per command and per session."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from scratch.declare import Command, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
+    from scratch.ledger import Tally
 
 
 def store_stats(ctx: Context, *, agent: str | None = None) -> Result:
@@ -17,7 +19,7 @@ def store_stats(ctx: Context, *, agent: str | None = None) -> Result:
 
     ``agent`` is the interface's to give, never an argument a caller offers: MCP names the
     session's own agent (an agent sees no other agent's figures), the CLI none (every agent)."""
-    from scratch import stats
+    from scratch import ledger, stats
     from scratch.store import Store
 
     store = ctx.store()
@@ -32,12 +34,17 @@ def store_stats(ctx: Context, *, agent: str | None = None) -> Result:
     for who in agents:
         usage = Store(store.root, who, store.config).usage()
         counters = stats.load(store.root, who)
+        calls = ledger.read(store.root, agent=who)
         rows.append({"agent": who, **usage, "operations": counters.get("operations", {}),
                      "tokens_intercepted": counters.get("tokens_intercepted", 0),
-                     "tokens_extracted": counters.get("tokens_extracted", 0)})
-    table = Table(["agent", "files", "logs", "log entries", "bytes", "operations"],
+                     "tokens_extracted": counters.get("tokens_extracted", 0),
+                     "tokens_by_command": ledger.tally(calls, "command"),
+                     "tokens_by_session": ledger.tally(calls, "session")})
+    table = Table(["agent", "files", "logs", "log entries", "bytes", "operations",
+                   "tokens by command"],
                   [[r["agent"], r["files"], r["logs"], r["log_entries"], r["bytes"],
-                    ", ".join(f"{k} {v}" for k, v in sorted(r["operations"].items()))]
+                    ", ".join(f"{k} {v}" for k, v in sorted(r["operations"].items())),
+                    _tokens_text(r["tokens_by_command"])]
                    for r in rows])
     if agent is None or agent != ctx.agent:
         return Result("stats", data={"store": str(store.root), "agents": rows}, table=table)
@@ -53,15 +60,26 @@ def store_stats(ctx: Context, *, agent: str | None = None) -> Result:
         ("log entries", r["log_entries"]), ("bytes", r["bytes"]), ("operations", ops),
         ("tokens intercepted", r["tokens_intercepted"]),
         ("tokens extracted", r["tokens_extracted"]),
+        ("tokens by command", _tokens_text(r["tokens_by_command"]) or "-"),
+        ("tokens by session", _tokens_text(r["tokens_by_session"]) or "-"),
         ("session", f"{ctx.session}: {view['calls']} calls, {view['extracted']} extracted, "
                     f"{view['intercepted']} intercepted, {view['remaining']} left")))
     return Result("stats", data=data, text=text)
 
 
+def _tokens_text(tally: dict[str, Tally]) -> str:
+    """``get-in 1,234 (3 calls), head 0 (1 call)``: tokens charged, most first."""
+    ranked = sorted(tally.items(), key=lambda kv: (-kv[1]["tokens"], kv[0]))
+    return ", ".join(f"{k} {t['tokens']:,} ({t['calls']} call{'' if t['calls'] == 1 else 's'})"
+                     for k, t in ranked)
+
+
 COMMAND = Command(
-    "stats", "Per agent: files, logs, log entries, bytes, operations by kind.\n\n"
+    "stats", "Per agent: files, logs, log entries, bytes, operations by kind, and from the "
+    "call ledger the tokens charged per command and per session.\n\n"
     "Example: scratch stats --json",
     store_stats,
     tools=(Tool("get_usage_stats", "Entries, bytes, operations, and the tokens this "
-                "scratchpad kept out of (intercepted) and put into (extracted) the context.",
+                "scratchpad kept out of (intercepted) and put into (extracted) the context, "
+                "per command and per session.",
                 toolset="session"),))

@@ -24,7 +24,7 @@ class Context:
     """Where the store is, who is asking, with which settings; opens the store on first use."""
 
     __slots__ = ("root", "root_source", "agent", "session", "config", "interface", "named",
-                 "_store", "_spec", "__weakref__")
+                 "person", "_store", "_spec", "__weakref__")
 
     def __init__(self, root: Path, root_source: str, agent: str, session: str,
                  config: Config, store: Store | None = None, interface: str = "cli",
@@ -33,6 +33,9 @@ class Context:
         # which of "agent" and "session" the caller named (a flag or SCRATCH_AGENT /
         # SCRATCH_SESSION) rather than took by default: a person at a terminal names no agent
         self.named = named
+        # a person at a terminal, not an agent (the CLI decides: no agent named, stdout a
+        # terminal, no --json): the budget is shown but never refuses (see kernel.prices)
+        self.person = False
         # the interface the call came through, as the call ledger names it (scratch.ledger):
         # cli, mcp-stdio, mcp-http or proxy
         self.interface = interface

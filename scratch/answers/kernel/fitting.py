@@ -242,7 +242,7 @@ def charge(meter: Meter, result: Result, c: Candidate | None = None) -> Result:
     expect = meter.limits.basis
     if how.enforce:
         per_call = meter.limits.per_call
-        if (per_call > 0 and tokens > per_call) or tokens > int(view["remaining"]):
+        if (per_call > 0 and tokens > per_call) or meter.limits.over_budget(tokens):
             if c is None:
                 if expect is not None:  # refused on a kept state: only a fresh one may refuse
                     budget.check(0, expect=expect)
@@ -250,7 +250,8 @@ def charge(meter: Meter, result: Result, c: Candidate | None = None) -> Result:
                                     code="answer_too_large", estimated_tokens=tokens)
             refuse(meter, c, tokens)
         try:
-            view = budget_view(budget.charge(tokens, kind=how.kind, expect=expect))
+            view = budget_view(budget.charge(tokens, kind=how.kind, expect=expect,
+                                             enforce=not meter.limits.person))
         except BudgetExceeded:  # spent meanwhile by a parallel call
             if c is None:
                 raise

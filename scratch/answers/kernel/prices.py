@@ -11,6 +11,8 @@ Invariants:
   that state (``basis``), the charge expects it, and a budget changed meanwhile by anyone
   raises :class:`~scratch.tokens.budget.StaleBudget` with nothing recorded, upon which the
   answer is sized again on limits read under the lock (``limits_for(ctx, fresh=True)``).
+- A person at a terminal (:attr:`Context.person`) is not an agent: the budget is charged and
+  shown, but never refuses; only the per-call cap limits an answer (it protects the screen).
 - The budget speaks before it runs out: once an answer leaves :data:`WARN_AT` or more of the
   usable budget used, ``meta["budget"]["warning"]`` says how much (the CLI's footer shows it).
 """
@@ -62,6 +64,9 @@ def budget_view(view: Mapping[str, object]) -> BudgetView:
     return cast("BudgetView", view)
 
 
+NO_CAP = 1 << 62  # what one answer may cost when nothing limits it
+
+
 class Limits(NamedTuple):
     """The budget as it stands before an answer, and what one answer may cost."""
 
@@ -70,23 +75,34 @@ class Limits(NamedTuple):
     # the kept state the view was made from, which a charge must find (None: read under the
     # lock, as a CLI command does); the pipeline only hands it back to the budget
     basis: dict[str, object] | None = None
+    # a person at a terminal (Context.person): the budget is charged and shown, never binds
+    person: bool = False
 
     @property
     def cap(self) -> int:
+        if self.person:
+            return self.per_call if self.per_call > 0 else NO_CAP
         remaining = int(self.view["remaining"])
         return min(self.per_call, remaining) if self.per_call > 0 else remaining
 
     @property
     def budget_binds(self) -> bool:
         """What is left of the budget, not the per-call cap, is the limit."""
+        if self.person:
+            return False
         return self.per_call <= 0 or int(self.view["remaining"]) < self.per_call
+
+    def over_budget(self, tokens: int) -> bool:
+        """Whether ``tokens`` more would pass what is left of the budget (never, for a
+        person at a terminal)."""
+        return not self.person and tokens > int(self.view["remaining"])
 
     def less(self, tokens: int) -> Limits:
         """The limits once ``tokens`` more are used (a refusal's own price)."""
         view = self.view.copy()
         view["used"] = int(view["used"]) + tokens
         view["remaining"] = max(0, int(view["remaining"]) - tokens)
-        return Limits(view, self.per_call, self.basis)
+        return Limits(view, self.per_call, self.basis, self.person)
 
 
 def limits_for(ctx: Context, *, fresh: bool = False) -> Limits:
@@ -96,8 +112,8 @@ def limits_for(ctx: Context, *, fresh: bool = False) -> Limits:
     per_call = int(ctx.config["budget.max_extraction_tokens"])
     kept = None if fresh else budget.kept_view()
     if kept is not None:
-        return Limits(budget_view(kept[0]), per_call, kept[1])
-    return Limits(budget_view(budget.status()), per_call)
+        return Limits(budget_view(kept[0]), per_call, kept[1], ctx.person)
+    return Limits(budget_view(budget.status()), per_call, person=ctx.person)
 
 
 def token_meta(count: int, spec: EncodingSpec) -> TokenMeta:
