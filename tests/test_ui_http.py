@@ -108,6 +108,12 @@ def test_the_page_is_read_only(server: UiServer, method: str) -> None:
     assert (answer.status, answer.headers["allow"]) == (405, "GET, HEAD")
 
 
+def test_head_answers_without_a_body(server: UiServer) -> None:
+    answer = server.get("", method="HEAD")
+    assert (answer.status, answer.body) == (200, b"")
+    assert answer.headers["content-security-policy"] == CSP
+
+
 def test_static_files_and_the_ping(server: UiServer) -> None:
     js = server.get("static/uPlot.iife.min.js")
     assert js.status == 200 and js.body.startswith(b"/*! https://github.com/leeoniya/uPlot")
@@ -152,6 +158,13 @@ def test_another_host_takes_an_mcp_token_and_shows_its_agent_only(tmp_path: Path
         assert srv.get("a/default/e/not-mine", base=f"/{token}/").status == 404
         # a Host header other than loopback is served: the bind was chosen, the token guards
         assert srv.get("", base=f"/{token}/", headers={"Host": "box.lan:1"}).status == 200
+        # the page's own origin may fetch; another site's may not
+        own = {"Host": "box.lan:1", "Origin": "http://box.lan:1"}
+        assert srv.get("live", base=f"/{token}/", headers=own).status == 200
+        other = {"Host": "box.lan:1", "Origin": "http://evil.example"}
+        assert srv.get("live", base=f"/{token}/", headers=other).status == 403
+        assert srv.get("live", base=f"/{token}/", headers={"Origin": "http://127.0.0.1"}
+                       ).status == 403  # loopback origins are the loopback bind's only
     finally:
         srv.stop()
 
@@ -274,7 +287,18 @@ def test_grep_marks_the_matches_and_pages_on(server: UiServer) -> None:
     found = rows(page, "matches")
     assert [cells(r)[0] for r in found] == [str(n) for n in range(50, 251, 50)]
     assert "<mark>ERROR</mark> disk full" in found[0]
-    assert "5 matching lines shown of 5." in page
+    assert "5 matching lines shown." in page and 'rel="next"' not in page
+    ok = server.get("a/default/e/app/lines?view=grep&q=ok$").text  # 245 lines end in ok
+    found = [int(cells(r)[0]) for r in rows(ok, "matches")]
+    assert found == [n for n in range(1, 103) if n % 50]
+    assert "100 matching lines shown of 245 in the entry." in ok
+    assert 'view=grep&amp;q=ok%24&amp;from=103" rel="next">more matches ›' in ok
+    more = server.get("a/default/e/app/lines?view=grep&q=ok%24&from=103").text
+    assert [int(cells(r)[0]) for r in rows(more, "matches")] == [
+        n for n in range(103, 205) if n % 50]
+    assert "100 matching lines shown of 245 in the entry, from line 103." in more
+    last = server.get("a/default/e/app/lines?view=grep&q=ok%24&from=205").text
+    assert len(rows(last, "matches")) == 45 and 'rel="next"' not in last
     none = server.get("a/default/e/app/lines?view=grep&q=nothing-like-this").text
     assert "0 matching lines shown." in none
     bad = server.get("a/default/e/app/lines?view=grep&q=(unclosed").text

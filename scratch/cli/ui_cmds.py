@@ -11,6 +11,8 @@ import typer
 from scratch.answers.kernel.context import Context
 from scratch.cli.common import command
 
+KEPT_INDEXES = 32  # indexes the page keeps open between requests
+
 
 @command("ui", help="Serve a read-only web page over the store: agents, sessions and their "
          "calls (tokens, refusals and what they suggested), entries (pointer, schema, "
@@ -50,6 +52,8 @@ def ui_cmd(ctx: Context,
     table = TokenTable(ctx.root)
     check_bind(bind, table)
     ctx.store()  # the page shows this store: made now if it is new
+    from scratch.answers.kernel.kept_indexes import keep_indexes
+    keep_indexes(KEPT_INDEXES)  # a warm page keeps the indexes it read open, as a server does
     secret = secrets.token_urlsafe(24) if loopback else None
     app = build_app(ctx.root, shell_line, host=bind, secret=secret,
                     table=None if loopback else table, origins=allow_origin or [])

@@ -4,8 +4,9 @@ Every request goes, in this order, through:
 
 1. Host and Origin: the MCP HTTP door's own checks (:func:`scratch.mcp.serve.http.
    transport_security`, the SDK's DNS-rebinding check of ``Host``: 421; and
-   :func:`~scratch.mcp.serve.http.origin_allowed`: 403), so a page of another site, or one
-   reached through a rebound DNS name, gets nothing.
+   :func:`~scratch.mcp.serve.http.origin_allowed`: 403; the page's own origin is allowed
+   too, which on another bind than loopback is not a loopback one), so a page of another
+   site, or one reached through a rebound DNS name, gets nothing.
 2. The token, the first segment of every path (``/<token>/...``): on a loopback bind the
    random one printed with the URL, elsewhere one of ``scratch mcp token``'s (then only the
    token's agent is shown). A request without it, or with another, gets 401 and no page.
@@ -121,8 +122,9 @@ class UiApp:
         refused = await self.security.validate_request(request)
         if refused is not None:  # 421 Host, 403 Origin (the SDK's words)
             return refused
-        if not origin_allowed(request.headers.get("origin"), loopback=self.loopback,
-                              origins=self.origins):
+        origin = request.headers.get("origin")
+        own = origin == f"{request.url.scheme}://{request.headers.get('host', '')}"
+        if not own and not origin_allowed(origin, loopback=self.loopback, origins=self.origins):
             return _text(403, "origin not allowed")
         parts = request.url.path.split("/", 2)
         given = unquote(parts[1]) if len(parts) > 1 else ""

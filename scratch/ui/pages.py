@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 from scratch.calls import Call
 from scratch.ui.html import Html, escape, href, join, number, render, table, tag
-from scratch.ui.views import PAGE_CALLS, PAGE_LINES, Site, series, top_commands
+from scratch.ui.views import GREP_MATCHES, PAGE_CALLS, PAGE_LINES, Site, series, top_commands
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Result
@@ -502,11 +502,13 @@ def grep_view(site: Site, agent: str, name: str, url: str, query: Query) -> Html
         tag("td", tag("a", n, href=f"{url}?view=lines&from={n}#L{n}"), class_="n"),
         tag("td", highlight(text, rx) if hit else escape(text), class_="t")]))
         for n, text, hit in rows), class_="lines", id="matches")
-    total = meta_total(result)
-    parts.append(render('<p class="summary">{n} matching lines shown{more}.</p>',
-                        n=number(len(rows)), more=f" of {total:,}" if total else ""))
+    shown = int(data.get("matches") or 0)
+    total = max(meta_total(result), shown)
+    parts.append(render('<p class="summary">{n} matching lines shown{of}{where}.</p>',
+                        n=number(shown), of=f" of {total:,} in the entry" if total > shown
+                        else "", where=f", from line {start:,}" if start > 1 else ""))
     parts.append(body)
-    if total and len(rows) < total - (start > 1) and last:
+    if shown >= GREP_MATCHES and total > shown and last:  # cut at the page's size: go on
         from urllib.parse import urlencode
         q = {"view": "grep", "q": pattern, "from": last + 1, **({"i": 1} if ignore_case else {}),
              **({"f": 1} if fixed else {})}
