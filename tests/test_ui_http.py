@@ -185,7 +185,7 @@ def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer,
     calls = ledger_of(home)
     agents = {cells(r)[0]: cells(r) for r in rows(page, "agents")}
     assert agents["default"][1:6] == [
-        "5", f"{len(calls):,}", f"{sum(r['tokens'] for r in calls):,}",
+        "6", f"{len(calls):,}", f"{sum(r['tokens'] for r in calls):,}",
         f"{sum(r['intercepted'] for r in calls):,}", "1"]
     assert agents["default"][6] == "default, long, s1"
     assert agents["ops"][1:3] == ["1", "1"]
@@ -194,23 +194,25 @@ def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer,
     top = {c[0]: c for c in map(cells, rows(page, "top-commands"))}
     assert top["slice"] == ["slice", "250", f"{sum(r['tokens'] for r in slices):,}", "0", "0"]
     assert top["get-in"][1] == "1" and top["get-in"][4] == "1"
-    ingest = next(r for r in calls if r["command"] == "ingest")
-    assert ingest["intercepted"] > 30_000
-    assert top["ingest"][3] == f"{ingest['intercepted']:,}"
+    ingests = [r for r in calls if r["command"] == "ingest"]
+    assert [r["interface"] for r in ingests] == ["cli", "mcp-stdio"]
+    assert all(r["intercepted"] > 30_000 for r in ingests)
+    assert top["ingest"][1:4] == ["2", f"{sum(r['tokens'] for r in ingests):,}",
+                                  f"{sum(r['intercepted'] for r in ingests):,}"]
     data = json.loads(page.split('id="chart-data">', 1)[1].split("</script>", 1)[0])
     assert [c["title"] for c in data] == ["default / default", "default / long",
                                           "default / s1", "ops / default"]
     long = data[1]
     assert long["extracted"][0] == 0 and len(long["t"]) == 251
     assert long["extracted"][-1] == sum(r["tokens"] for r in slices)
-    assert data[2]["refused"] == [0, 1, 1]
+    assert data[2]["refused"] == [0, 1, 1, 1]
     assert len(rows(page, "calls")) == 20
 
 
 def test_a_refusal_shows_its_code_message_and_suggestions_as_the_cli_spells_them(
         server: UiServer, home: Path) -> None:
     page = server.get("a/default/s/s1").text
-    refused, head = rows(page, "calls")
+    refused, head, _ingest = rows(page, "calls")
     assert cells(refused)[2] == "mcp-stdios1"
     (record,) = [r for r in ledger_of(home, "s1") if r["outcome"] == "refused"]
     from scratch.calls import Call
@@ -251,11 +253,11 @@ def test_the_entries_page_filters_by_agent_tool_and_format(server: UiServer) -> 
                                                       "entries"))]
     every = names("")
     assert sorted(every) == [("default", "app/lines"), ("default", "events"),
-                             ("default", "markup"), ("default", "notes"), ("default", "pods"),
-                             ("ops", "theirs")]
+                             ("default", "markup"), ("default", "mcp/pods"), ("default", "notes"),
+                             ("default", "pods"), ("ops", "theirs")]
     assert names("?agent=ops") == [("ops", "theirs")]
-    assert names("?tool=kubectl") == [("default", "pods")]
-    assert names("?format=json") == [("default", "pods")]
+    assert names("?tool=kubectl") == [("default", "mcp/pods"), ("default", "pods")]
+    assert names("?format=json") == [("default", "mcp/pods"), ("default", "pods")]
     assert names("?kind=log") == [("default", "events")]
     assert server.get("entries?agent=..").status == 404
 
@@ -269,6 +271,32 @@ def test_an_entry_opens_with_its_pointer_and_its_first_page(server: UiServer) ->
     numbered = [cells(r) for r in rows(page, "lines")]
     assert numbered[0] == ["1", "line 1 ok"] and numbered[-1] == ["100", "line 100 ERROR disk full"]
     assert len(numbered) == 100
+
+
+def pointer_of(page: str) -> tuple[str, str]:
+    box = page.split('id="pointer">', 1)[1].split("</details>", 1)[0]
+    summary = re.sub(r"<[^>]+>", "", box.split("</summary>", 1)[0])
+    text = box.split('class="pointer">', 1)[1].split("</pre>", 1)[0]
+    import html
+    return summary, html.unescape(text)
+
+
+@pytest.mark.parametrize(("name", "interface"), [("pods", "cli"), ("mcp/pods", "mcp-stdio")])
+def test_the_pointer_is_the_one_the_agent_was_shown(server: UiServer, home: Path, name: str,
+                                                    interface: str) -> None:
+    (stored,) = [r for r in ledger_of(home) if r["command"] == "ingest" and r["entry"] == name]
+    summary, text = pointer_of(server.get(f"a/default/e/{name}").text)
+    assert summary == (f"The pointer, as the agent saw it: stored by call #{stored['seq']} "
+                       f"({interface}, {stored['tokens']:,} tokens)")
+    from tests.helpers import count
+    assert text.startswith(f"stored {name} (version 1): json, ")
+    if interface == "cli":
+        assert count(text) == stored["tokens"]  # the very text the call was charged for
+        assert f"\n  scratch schema {name}\n" in text
+    else:  # as MCP tool calls, the way the client was shown them (its result's notes and
+        # footer, charged too, are not part of the pointer)
+        assert f'\n  {{"name":"schema","arguments":{{"file":"{name}"}}}}\n' in text
+        assert "scratch " not in text and count(text) < stored["tokens"]
 
 
 def test_the_viewer_pages_by_line(server: UiServer) -> None:

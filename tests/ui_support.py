@@ -131,5 +131,7 @@ def seed(home: Path) -> None:
         refused = client.call("get_in", {"file": "pods", "path": "items"})
         assert refused.is_error
         client.text("head", {"file": "notes", "lines": 2})
+        client.text("ingest", {"content": json.dumps(pods), "name": "mcp/pods",
+                               "tool": "kubectl"})
     finally:
         client.close()

@@ -362,15 +362,31 @@ def entry(site: Site, base: str, agent: str, name: str, query: Query) -> Html:
     else:
         parts.append(log_view(site, agent, name, url, query))
     if not is_log and view == "lines":
-        try:
-            pointer = site.pointer(agent, name)
-        except Exception as exc:  # an entry without an index the pointer can use
-            pointer = f"(no pointer: {exc})"
-        parts.insert(1, tag("details", join([tag("summary", "The pointer, as the agent sees it"),
-                                             tag("pre", pointer, class_="pointer")]),
-                            open=True, id="pointer"))
+        parts.insert(1, pointer_box(site, base, agent, name))
     return layout(site, base, f"{name} · {agent}", join(parts), heading=Html(render(
         "{name} <small>agent {agent}</small>", name=name, agent=agent)))
+
+
+def pointer_box(site: Site, base: str, agent: str, name: str) -> Html:
+    """The pointer, spelled for the interface of the call that stored the entry (the ledger
+    says which): MCP tool calls for an MCP client or the proxy, shell lines otherwise."""
+    from scratch.errors import ScratchError
+    stored = site.stored_by(agent, name)
+    mcp = stored is not None and stored["interface"] != "cli"
+    try:
+        text = site.pointer(agent, name, mcp=mcp)
+    except ScratchError as exc:  # an entry whose index gives no pointer
+        text = f"(no pointer: {exc.code}: {exc.message})"
+    if stored is None:
+        how = Html("The pointer to this version, its calls as the CLI writes them")
+    else:
+        how = render("The pointer, as the agent saw it: stored by call {link} ({via}, "
+                     "{tokens} tokens)", via=stored["interface"], tokens=number(stored["tokens"]),
+                     link=tag("a", f"#{stored['seq']}", href=href(
+                         base, "a", agent, "s", stored["session"], seq=stored["seq"])
+                         + f"#c{stored['seq']}"))
+    return tag("details", join([tag("summary", how), tag("pre", text, class_="pointer")]),
+               open=True, id="pointer")
 
 
 def facts(m: EntryMeta) -> Html:

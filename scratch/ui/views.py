@@ -37,6 +37,7 @@ PAGE_CALLS = 100  # calls per page of a session's timeline
 PAGE_LOG = 100  # log entries per page
 GREP_MATCHES = 100  # matching lines per page of grep
 SEARCH_MATCHES = 200  # matching lines shown by a search across entries
+STORING = ("ingest", "run")  # the commands that store an output and answer with its pointer
 
 
 class PageRendering(Rendering):
@@ -84,7 +85,9 @@ class Site:
     def __init__(self, root: Path, spell: Speller, *, agents: Iterable[str] | None = None
                  ) -> None:
         self.root = root
+        from scratch.mcp.rendering import spell_call
         self.rendering = PageRendering(spell)
+        self.mcp_rendering = PageRendering(spell_call)  # calls as an MCP client is shown them
         self.only = None if agents is None else frozenset(agents)
         self._contexts: dict[str, Context] = {}
         self._ledgers: dict[str, tuple[tuple[int, int, int], list[Record]]] = {}
@@ -240,9 +243,18 @@ class Site:
                                        ignore_case=ignore_case or None, fixed=fixed or None,
                                        max_count=SEARCH_MATCHES))
 
-    def pointer(self, agent: str, name: str) -> str:
+    def stored_by(self, agent: str, name: str) -> Record | None:
+        """The ledger's record of the call that stored ``name``'s latest output (ingest, run,
+        or the proxy's interception), if the ledger still holds it."""
+        for r in reversed(self.records(agent)):
+            if r["entry"] == name and r["command"] in STORING and r["outcome"] == "ok":
+                return r
+        return None
+
+    def pointer(self, agent: str, name: str, *, mcp: bool = False) -> str:
         """The pointer to the entry's current version, built as ``ingest`` builds the one
-        it shows (from the index; the next calls sized to the cap, spelled as the CLI does)."""
+        it shows (from the index; the next calls sized to the cap), its calls spelled as the
+        CLI does, or with ``mcp`` as MCP tool calls."""
         from scratch.answers.kernel.fitting import Meter
         from scratch.answers.kernel.target import open_target
         from scratch.answers.pointer import build_pointer, fit_pointer
@@ -250,6 +262,7 @@ class Site:
         from scratch.tokens import count_text
         ctx = self.context(agent)
         spec = ctx.encoding()
+        rendering = self.mcp_rendering if mcp else self.rendering
         target = open_target(ctx, name)
         try:
             info = target.info
@@ -267,9 +280,9 @@ class Site:
                 companions=sorted(companions),
                 warnings=[str(w) for w in warnings] if isinstance(warnings, list) else [],
                 partial=bool(info.get("partial")),
-                sizer=EntrySizer(Meter(ctx, self.rendering), target))
+                sizer=EntrySizer(Meter(ctx, rendering), target))
             text, _, _ = fit_pointer(pointer, tokens, lambda t: count_text(t, spec),
-                                     self.rendering.spell)
+                                     rendering.spell)
             return text
         finally:
             target.index.close()
