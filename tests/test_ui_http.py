@@ -212,7 +212,7 @@ def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer,
 def test_a_refusal_shows_its_code_message_and_suggestions_as_the_cli_spells_them(
         server: UiServer, home: Path) -> None:
     page = server.get("a/default/s/s1").text
-    refused, head, _ingest = rows(page, "calls")
+    refused, head, ingest = rows(page, "calls")
     assert cells(refused)[2] == "mcp-stdios1"
     (record,) = [r for r in ledger_of(home, "s1") if r["outcome"] == "refused"]
     from scratch.calls import Call
@@ -229,6 +229,9 @@ def test_a_refusal_shows_its_code_message_and_suggestions_as_the_cli_spells_them
     assert "scratch get-in pods items --fit" in shown
     assert 'href="' + server.base + 'a/default/e/pods">pods</a>' in refused
     assert cells(head)[3] == "scratch head notes -n 2"
+    # what no command line carries (the content, as the ledger's preview) follows as a comment
+    assert re.fullmatch(r"scratch ingest mcp/pods --tool kubectl  # content=&quot;&lt;\d+ "
+                        r"bytes&gt;&quot;", cells(ingest)[3])
     assert 'href="' + server.base + 'a/default/e/notes?v=2">notes@2</a>' in head
 
 

@@ -9,6 +9,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from scratch.answers.kernel.context import Context
+from scratch.calls import Call
 from scratch.cli.common import command
 
 KEPT_INDEXES = 32  # indexes the page keeps open between requests
@@ -43,7 +44,6 @@ def ui_cmd(ctx: Context,
     from scratch.errors import UsageError
     if not 0 <= port <= 65535:
         raise UsageError("--port takes 0 to 65535", code="invalid_argument", argument="port")
-    from scratch.cli.spelling import shell_line
     from scratch.mcp.auth import TokenTable
     from scratch.mcp.serve.http import check_bind, is_loopback
     from scratch.ui.app import build_app, serve
@@ -55,7 +55,7 @@ def ui_cmd(ctx: Context,
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)  # a warm page keeps the indexes it read open, as a server does
     secret = secrets.token_urlsafe(24) if loopback else None
-    app = build_app(ctx.root, shell_line, host=bind, secret=secret,
+    app = build_app(ctx.root, spell_recorded, host=bind, secret=secret,
                     table=None if loopback else table, origins=allow_origin or [])
 
     def announce(bound: int) -> None:
@@ -75,3 +75,18 @@ def ui_cmd(ctx: Context,
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def spell_recorded(c: Call) -> str:
+    """A recorded call as the shell line that makes it; what a command line cannot carry (the
+    content ingest or write read from stdin, as the ledger's preview of it) follows as a
+    comment."""
+    from scratch.answers.kernel.result import compact_json
+    from scratch.cli.spelling import shell_line, spelling
+    known = spelling(c.command)
+    if known is None:
+        raise KeyError(f"no shell spelling for command {c.command!r}")
+    names = set(known.positional) | {name for name, _ in known.options}
+    line = shell_line(Call(c.command, {k: v for k, v in c.args.items() if k in names}))
+    rest = [f"{k}={compact_json(v)}" for k, v in c.args.items() if k not in names]
+    return line + ("  # " + " ".join(rest) if rest else "")
