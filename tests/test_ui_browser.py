@@ -106,6 +106,7 @@ def test_the_overview_draws_a_chart_per_session(page: Page) -> None:
 
 def test_a_session_pages_back_through_its_calls(page: Page) -> None:
     page.open("a/default/s/long")
+    page.tab.wait_for_selector("#charts .uplot canvas")  # the session's own chart
     assert len(page.rows("calls")) == 50
     page.tab.click("nav.pager >> text=‹ previous")
     page.tab.wait_for_url("**/a/default/s/long?page=2")

@@ -250,6 +250,28 @@ def test_a_long_timeline_is_paged_newest_page_first(server: UiServer, home: Path
     assert "page 2 of 3" in held and f'id="c{seqs[149]}"' in held
 
 
+def test_a_session_of_many_calls_is_charted_in_at_most_1000_points(tmp_path: Path) -> None:
+    from scratch import ledger
+    home = tmp_path / "store"
+    for n in range(2500):
+        ledger.append(home, ledger.make(interface="cli", agent="default", session="many",
+                                        command="head", args={"ref": "x"}, tokens=2,
+                                        outcome="refused" if n % 10 == 0 else "ok",
+                                        at=f"2026-12-02T00:{n // 60 % 60:02d}:{n % 60:02d}."
+                                           f"{n // 3600:03d}Z"))
+    srv = UiServer(home)
+    try:
+        page = srv.get("a/default/s/many").text
+        (chart,) = json.loads(page.split('id="chart-data">', 1)[1].split("</script>", 1)[0])
+        assert len(chart["t"]) == 1000 and chart["extracted"][0] == 0
+        assert chart["extracted"][-1] == 2 * 2500 and chart["refused"][-1] == 250
+        assert chart["extracted"] == sorted(chart["extracted"])
+        assert "2,500 calls; page 25 of 25 (100 a page)." in page
+        assert len(rows(page, "calls")) == 100
+    finally:
+        srv.stop()
+
+
 def test_the_entries_page_filters_by_agent_tool_and_format(server: UiServer) -> None:
     def names(query: str) -> list[tuple[str, str]]:
         return [(c[0], c[1]) for c in map(cells, rows(server.get("entries" + query).text,

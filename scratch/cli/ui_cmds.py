@@ -57,6 +57,7 @@ def ui_cmd(ctx: Context,
     secret = secrets.token_urlsafe(24) if loopback else None
     app = build_app(ctx.root, spell_recorded, host=bind, secret=secret,
                     table=None if loopback else table, origins=allow_origin or [])
+    app.warm_up()
 
     def announce(bound: int) -> None:
         shown = f"[{bind}]" if ":" in bind else bind

@@ -86,6 +86,9 @@ class UiApp:
         self.sites: dict[str | None, Site] = {}
         self.static = {name: _static(name) for name in STATIC}
 
+    def warm_up(self) -> None:
+        self.site(None).warm_up()
+
     def site(self, agent: str | None) -> Site:
         found = self.sites.get(agent)
         if found is None:

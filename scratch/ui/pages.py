@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 Query = Mapping[str, str]
 
 
+CHARTS = 12  # sessions charted on the overview (those with the latest calls)
+
+
 class Missing(Exception):
     """What the page asks for does not exist (answered 404)."""
 
@@ -109,7 +112,8 @@ def overview(site: Site, base: str, query: Query) -> Html:
         for r in calls:
             by_session.setdefault(r["session"], []).append(r)
         for session, recs in by_session.items():
-            charts.append({"title": f"{agent} / {session}", **series(recs)})
+            charts.append({"title": f"{agent} / {session}", "last": recs[-1]["time"],
+                           **series(recs)})
     parts.append(tag("h2", "Agents"))
     parts.append(table(["agent", "entries", "calls", "tokens extracted", "tokens intercepted",
                         "refused", "sessions"], rows, class_="grid", id="agents")
@@ -117,9 +121,13 @@ def overview(site: Site, base: str, query: Query) -> Html:
                                   "made.", class_="empty"))
     parts.append(tag("h2", "Tokens over time, per session"))
     if charts:
-        charts.sort(key=lambda c: str(c["title"]))
+        charts.sort(key=lambda c: str(c["last"]))
+        if len(charts) > CHARTS:
+            parts.append(tag("p", f"The {CHARTS} sessions with the latest calls, of "
+                                  f"{len(charts)}.", class_="summary"))
+        shown = sorted(charts[-CHARTS:], key=lambda c: str(c["title"]))
         parts.append(tag("div", "", id="charts", class_="charts"))
-        parts.append(json_block("chart-data", charts[-12:]))
+        parts.append(json_block("chart-data", shown))
     else:
         parts.append(tag("p", "No calls recorded yet.", class_="empty"))
     parts.append(tag("h2", "Top commands by tokens"))
@@ -223,7 +231,10 @@ def session(site: Site, base: str, agent: str, name: str, query: Query) -> Html:
     summary = render('<p class="summary">{n} calls; page {page} of {pages} ({per} a page).</p>',
                      n=number(total), page=page, pages=pages, per=PAGE_CALLS)
     nav = pager(href(base, "a", agent, "s", name), page, pages)
-    body = join([summary, nav, calls_table(site, base, records, live=live, after=last), nav])
+    chart = join([tag("div", "", id="charts", class_="charts"), json_block(
+        "chart-data", [{"title": f"{agent} / {name}", **series(site.calls(agent, name))}])])
+    body = join([chart, summary, nav, calls_table(site, base, records, live=live, after=last),
+                 nav])
     return layout(site, base, f"Session {name} of {agent}", body)
 
 

@@ -37,6 +37,7 @@ PAGE_CALLS = 100  # calls per page of a session's timeline
 PAGE_LOG = 100  # log entries per page
 GREP_MATCHES = 100  # matching lines per page of grep
 SEARCH_MATCHES = 200  # matching lines shown by a search across entries
+CHART_POINTS = 1000  # points of a session's chart at most
 STORING = ("ingest", "run")  # the commands that store an output and answer with its pointer
 
 
@@ -91,6 +92,16 @@ class Site:
         self.only = None if agents is None else frozenset(agents)
         self._contexts: dict[str, Context] = {}
         self._ledgers: dict[str, tuple[tuple[int, int, int], list[Record]]] = {}
+
+    def warm_up(self) -> None:
+        """Load now what the first page of an entry needs, not on the first request: every
+        command's module, the pointer's, and each agent's tokenizer."""
+        from scratch.answers import pointer, sizing  # noqa: F401  (imported to load them)
+        from scratch.answers.kernel.catalogue import every_command
+        from scratch.tokens import count_text
+        every_command()
+        for agent in self.agents() or ["default"]:
+            count_text("warm up", self.context(agent).encoding())
 
     # -- who --------------------------------------------------------------------------------
 
@@ -325,10 +336,20 @@ def top_commands(records: Iterable[Record], most: int = 10) -> list[Totals]:
     return rows[:most]
 
 
-def series(records: Iterable[Record]) -> dict[str, list[float]]:
+def series(records: Iterable[Record], most: int = CHART_POINTS) -> dict[str, list[float]]:
     """A session's tokens over time, cumulative, for the chart: seconds since the epoch, then
     tokens extracted (charged into the context), intercepted (stored instead of shown), and
-    the number of refused calls."""
+    the number of refused calls. At most ``most`` points (evenly spaced ones of the calls,
+    the first and last kept: the sums are cumulative, so none is lost)."""
+    out = _series(records)
+    n = len(out["t"])
+    if n <= most:
+        return out
+    picked = sorted({round(i * (n - 1) / (most - 1)) for i in range(most)})
+    return {k: [v[i] for i in picked] for k, v in out.items()}
+
+
+def _series(records: Iterable[Record]) -> dict[str, list[float]]:
     from datetime import datetime
     out: dict[str, list[float]] = {"t": [], "extracted": [], "intercepted": [], "refused": []}
     extracted = intercepted = refused = 0
