@@ -468,6 +468,27 @@ def test_a_port_taken_is_a_clear_error(tmp_path: Path) -> None:
     assert out.stdout == ""
 
 
+def test_reading_pages_charges_nothing_and_writes_nothing(server: UiServer, home: Path) -> None:
+    """The page is read-only: no budget charged, no operation counted, no call recorded, no
+    commit made, whatever it shows."""
+    def state() -> dict[str, bytes]:
+        found = {str(p.relative_to(home)): p.read_bytes()
+                 for p in sorted((home / "state").rglob("*")) if p.is_file()
+                 and not p.name.endswith(".lock")}
+        found["HEAD"] = subprocess.run(["git", "-C", str(home), "rev-parse", "HEAD"],
+                                       capture_output=True, check=True).stdout
+        return found
+    before = state()
+    for path in ("", "entries", "a/default/e/pods", "a/default/e/mcp/pods?view=schema",
+                 "a/default/e/app/lines?view=lines&from=120", "a/default/e/app/lines?view=grep&q=ok",
+                 "a/default/e/notes?view=diff&a=1&b=2", "a/default/e/events?view=log&since=5",
+                 "search?q=ERROR", "a/default/s/long", "live?agent=default&after=1"):
+        assert server.get(path).status == 200, path
+    after = state()
+    assert sorted(after) == sorted(before)
+    assert [k for k in before if before[k] != after[k]] == []
+
+
 # -- who imports the page ---------------------------------------------------------------------
 
 
