@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 from scratch.calls import Call
 from scratch.ui.html import Html, escape, href, join, number, render, table, tag
-from scratch.ui.views import GREP_MATCHES, PAGE_CALLS, PAGE_LINES, Site, series, top_commands
+from scratch.ui.views import GREP_MATCHES, PAGE_CALLS, PAGE_LINES, Site, top_commands
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Result
@@ -113,7 +113,7 @@ def overview(site: Site, base: str, query: Query) -> Html:
             by_session.setdefault(r["session"], []).append(r)
         for session, recs in by_session.items():
             charts.append({"title": f"{agent} / {session}", "last": recs[-1]["time"],
-                           **series(recs)})
+                           **site.chart(agent, session)})
     parts.append(tag("h2", "Agents"))
     parts.append(table(["agent", "entries", "calls", "tokens extracted", "tokens intercepted",
                         "refused", "sessions"], rows, class_="grid", id="agents")
@@ -232,7 +232,7 @@ def session(site: Site, base: str, agent: str, name: str, query: Query) -> Html:
                      n=number(total), page=page, pages=pages, per=PAGE_CALLS)
     nav = pager(href(base, "a", agent, "s", name), page, pages)
     chart = join([tag("div", "", id="charts", class_="charts"), json_block(
-        "chart-data", [{"title": f"{agent} / {name}", **series(site.calls(agent, name))}])])
+        "chart-data", [{"title": f"{agent} / {name}", **site.chart(agent, name)}])])
     body = join([chart, summary, nav, calls_table(site, base, records, live=live, after=last),
                  nav])
     return layout(site, base, f"Session {name} of {agent}", body)

@@ -92,16 +92,29 @@ class Site:
         self.only = None if agents is None else frozenset(agents)
         self._contexts: dict[str, Context] = {}
         self._ledgers: dict[str, tuple[tuple[int, int, int], list[Record]]] = {}
+        self._charts: dict[tuple[str, str], tuple[object, dict[str, list[float]]]] = {}
 
     def warm_up(self) -> None:
         """Load now what the first page of an entry needs, not on the first request: every
         command's module, the pointer's, and each agent's tokenizer."""
-        from scratch.answers import pointer, sizing  # noqa: F401  (imported to load them)
+        import scratch.answers.kernel.fitting
+        import scratch.answers.pointer
+        import scratch.answers.sizing
+        import scratch.formats.jsontext
+        import scratch.index.jsonskel
+        import scratch.index.reader
+        import scratch.index.structure
+        import scratch.query.paths
+        import scratch.reindent
+        import scratch.tokens.budget  # noqa: F401  (each imported to load it)
         from scratch.answers.kernel.catalogue import every_command
         from scratch.tokens import count_text
         every_command()
+        self.rendering.spell(call("head", ref="warm-up", lines=10))
+        sample = ('stored kubectl/x (version 1): json, 1,234 bytes\n  {"name": "pod-1", '
+                  '"phase": "Running", "n": 12}\n  scratch get-in x items.0 --fit\n')
         for agent in self.agents() or ["default"]:
-            count_text("warm up", self.context(agent).encoding())
+            count_text(sample, self.context(agent).encoding())
 
     # -- who --------------------------------------------------------------------------------
 
@@ -153,6 +166,16 @@ class Site:
         if known is None or known[0] != stamp:
             known = (stamp, ledger.read(self.root, agent=agent))
             self._ledgers[agent] = known
+        return known[1]
+
+    def chart(self, agent: str, session: str) -> dict[str, list[float]]:
+        """:func:`series` of a session's calls, made again only when the ledger changed."""
+        found = self.records(agent)
+        stamp = self._ledgers[agent][0] if agent in self._ledgers else None
+        known = self._charts.get((agent, session))
+        if known is None or known[0] != stamp:
+            known = (stamp, series([r for r in found if r["session"] == session]))
+            self._charts[(agent, session)] = known
         return known[1]
 
     def sessions(self, agent: str) -> list[str]:
