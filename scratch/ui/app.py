@@ -25,7 +25,6 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
 from scratch.ui import pages
 from scratch.ui.views import Site, Speller
@@ -130,7 +129,7 @@ class UiApp:
         if not own and not origin_allowed(origin, loopback=self.loopback, origins=self.origins):
             return _text(403, "origin not allowed")
         parts = request.url.path.split("/", 2)
-        given = unquote(parts[1]) if len(parts) > 1 else ""
+        given = parts[1] if len(parts) > 1 else ""  # the path comes percent-decoded
         ok, agent = self.tokens.check(given) if given else (False, None)
         if not ok:
             return _text(401, "this page needs the URL 'scratch ui' printed (with its token)",
@@ -143,8 +142,10 @@ class UiApp:
 
     def route(self, site: Site, base: str, path: str, request: Request) -> Response:
         from starlette.responses import HTMLResponse, JSONResponse, Response
+
+        from scratch.errors import ScratchError
         query = dict(request.query_params)
-        words = [unquote(w) for w in path.strip("/").split("/")] if path.strip("/") else []
+        words = path.strip("/").split("/") if path.strip("/") else []
         try:
             if not words:
                 return HTMLResponse(pages.overview(site, base, query))
@@ -167,6 +168,9 @@ class UiApp:
             if head == "a" and len(words) >= 4 and words[2] == "e":
                 return HTMLResponse(pages.entry(site, base, words[1], "/".join(words[3:]),
                                                 query))
+        except ScratchError as exc:  # what the page asked of the store is not right
+            return HTMLResponse(pages.layout(site, base, "Cannot show this", pages.tag(
+                "p", f"{exc.code}: {exc.message}", class_="error")), status_code=400)
         except pages.Missing as exc:
             return HTMLResponse(pages.layout(site, base, "Not found", pages.tag(
                 "p", str(exc), class_="error")), status_code=404)
