@@ -96,7 +96,7 @@ class Site:
 
     def warm_up(self) -> None:
         """Load now what the first page of an entry needs, not on the first request: every
-        command's module, the pointer's, and each agent's tokenizer."""
+        command's module, the pointer's, each agent's tokenizer and call ledger."""
         import scratch.answers.kernel.fitting
         import scratch.answers.pointer
         import scratch.answers.sizing
@@ -115,6 +115,7 @@ class Site:
                   '"phase": "Running", "n": 12}\n  scratch get-in x items.0 --fit\n')
         for agent in self.agents() or ["default"]:
             count_text(sample, self.context(agent).encoding())
+            self.records(agent)
 
     # -- who --------------------------------------------------------------------------------
 

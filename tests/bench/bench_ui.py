@@ -17,9 +17,12 @@ does. Each round asks, in turn, for:
   of the 10,000 (paged, never sent whole: the bytes of each answer are printed too);
 - the live poll of that session (nothing new) and the overview.
 
-Printed: median and p90 per page, its bytes, and its median over the floor (the ping) measured
-in the same rounds; the target of issue 23 beside the entry's first page (at most 300 ms from
-a warm server). Not collected by pytest and asserts nothing.
+Printed: the first request of each page (the server warmed up, as ``scratch ui`` does before
+it listens, but that entry not yet read by it), then median and p90 per page over the rounds,
+its bytes, and its median over the floor (the ping) measured in the same rounds; the target
+of issue 23 beside the entry's first page (at most 300 ms from a warm server), judged on its
+first request and its median. The machine's load average is printed too: on a shared machine
+the figures move with it. Not collected by pytest and asserts nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -127,8 +131,10 @@ def main() -> None:
         finally:
             server.stop()
     floor = statistics.median(times[pages[0][0]])
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{args.rounds} rounds, one warm server, one kept-alive connection; "
-          f"floor (/ping) median {floor:.2f} ms\n")
+          f"floor (/ping) median {floor:.2f} ms; load average {load:.1f} on "
+          f"{os.cpu_count()} cores\n")
     print("| page | first request | median | p90 | bytes | median - floor | target |")
     print("|---|---|---|---|---|---|---|")
     for label, _ in pages:
@@ -136,9 +142,10 @@ def main() -> None:
         med = statistics.median(got)
         p90 = got[min(len(got) - 1, int(len(got) * 0.9))]
         target = ""
-        if label.startswith("entry opens"):
-            target = (f"<= {FIRST_PAGE_TARGET_MS:.0f} ms: "
-                      + ("pass" if med <= FIRST_PAGE_TARGET_MS else "FAIL"))
+        if label.startswith("entry opens"):  # its first request too: the entry not yet read
+            ok = first[label] <= FIRST_PAGE_TARGET_MS and med <= FIRST_PAGE_TARGET_MS
+            target = f"first and median <= {FIRST_PAGE_TARGET_MS:.0f} ms: " + (
+                "pass" if ok else "FAIL")
         print(f"| {label} | {first[label]:.1f} ms | {med:.2f} ms | {p90:.2f} ms | "
               f"{sizes[label]:,} | {med - floor:+.2f} ms | {target} |")
 
