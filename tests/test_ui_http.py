@@ -251,6 +251,8 @@ def test_a_long_timeline_is_paged_newest_page_first(server: UiServer, home: Path
 
 
 def test_a_session_of_many_calls_is_charted_in_at_most_1000_points(tmp_path: Path) -> None:
+    """2,500 calls into a ledger bounded at 400 KB: the oldest are dropped (and said so), the
+    rest paged and charted."""
     from scratch import ledger
     home = tmp_path / "store"
     for n in range(2500):
@@ -258,16 +260,25 @@ def test_a_session_of_many_calls_is_charted_in_at_most_1000_points(tmp_path: Pat
                                         command="head", args={"ref": "x"}, tokens=2,
                                         outcome="refused" if n % 10 == 0 else "ok",
                                         at=f"2026-12-02T00:{n // 60 % 60:02d}:{n % 60:02d}."
-                                           f"{n // 3600:03d}Z"))
+                                           f"{n // 3600:03d}Z"), max_bytes=400_000)
+    kept, dropped = ledger.count(home, agent="default"), ledger.dropped(home, "default")
+    assert kept + dropped == 2500 and 1000 < kept < 2500
     srv = UiServer(home)
     try:
         page = srv.get("a/default/s/many").text
         (chart,) = json.loads(page.split('id="chart-data">', 1)[1].split("</script>", 1)[0])
         assert len(chart["t"]) == 1000 and chart["extracted"][0] == 0
-        assert chart["extracted"][-1] == 2 * 2500 and chart["refused"][-1] == 250
+        refused = sum(r["outcome"] == "refused" for r in ledger.read(home, agent="default"))
+        assert chart["extracted"][-1] == 2 * kept and chart["refused"][-1] == refused
         assert chart["extracted"] == sorted(chart["extracted"])
-        assert "2,500 calls; page 25 of 25 (100 a page)." in page
-        assert len(rows(page, "calls")) == 100
+        pages = (kept + 99) // 100
+        assert (f"{kept:,} calls; page {pages} of {pages} (100 a page). The oldest "
+                f"{dropped:,} calls of this agent were dropped to keep its ledger within "
+                "ledger.max_bytes.") in page
+        assert len(rows(page, "calls")) == kept - (pages - 1) * 100
+        overview = srv.get("").text
+        assert (f'id="dropped">Older calls dropped to keep the ledger within ledger.max_bytes: '
+                f"default {dropped:,} (not counted below).") in overview
     finally:
         srv.stop()
 

@@ -115,6 +115,11 @@ def overview(site: Site, base: str, query: Query) -> Html:
             charts.append({"title": f"{agent} / {session}", "last": recs[-1]["time"],
                            **site.chart(agent, session)})
     parts.append(tag("h2", "Agents"))
+    gone = [(a, site.dropped(a)) for a in agents]
+    if any(n for _, n in gone):
+        parts.append(tag("p", "Older calls dropped to keep the ledger within "
+                         "ledger.max_bytes: " + ", ".join(f"{a} {n:,}" for a, n in gone if n)
+                         + " (not counted below).", class_="summary", id="dropped"))
     parts.append(table(["agent", "entries", "calls", "tokens extracted", "tokens intercepted",
                         "refused", "sessions"], rows, class_="grid", id="agents")
                  if rows else tag("p", "No agents yet: nothing is stored and no call was "
@@ -228,8 +233,11 @@ def session(site: Site, base: str, agent: str, name: str, query: Query) -> Html:
     records = site.calls(agent, name, offset=(page - 1) * PAGE_CALLS, limit=PAGE_CALLS)
     last = records[-1]["seq"] if records else 0
     live = href(base, "live", agent=agent, session=name) if page == pages else None
-    summary = render('<p class="summary">{n} calls; page {page} of {pages} ({per} a page).</p>',
-                     n=number(total), page=page, pages=pages, per=PAGE_CALLS)
+    dropped = site.dropped(agent)
+    summary = render('<p class="summary">{n} calls; page {page} of {pages} ({per} a page).'
+                     '{gone}</p>', n=number(total), page=page, pages=pages, per=PAGE_CALLS,
+                     gone=f" The oldest {dropped:,} calls of this agent were dropped to keep "
+                     "its ledger within ledger.max_bytes." if dropped else "")
     nav = pager(href(base, "a", agent, "s", name), page, pages)
     chart = join([tag("div", "", id="charts", class_="charts"), json_block(
         "chart-data", [{"title": f"{agent} / {name}", **site.chart(agent, name)}])])

@@ -169,6 +169,11 @@ class Site:
             self._ledgers[agent] = known
         return known[1]
 
+    def dropped(self, agent: str) -> int:
+        """How many of ``agent``'s oldest calls the ledger dropped to stay in its bound."""
+        from scratch import ledger
+        return ledger.dropped(self.root, agent)
+
     def chart(self, agent: str, session: str) -> dict[str, list[float]]:
         """:func:`series` of a session's calls, made again only when the ledger changed."""
         found = self.records(agent)
