@@ -239,3 +239,30 @@ def test_a_ledger_directory_removed_meanwhile_is_made_again(tmp_path: Path) -> N
     shutil.rmtree(tmp_path / "state")
     assert ledger.append(tmp_path, rec()) == 1  # a fresh ledger, numbered from 1 again
     assert [r["seq"] for r in ledger.read(tmp_path)] == [1]
+
+
+APPENDER = """
+import sys
+from pathlib import Path
+from scratch import ledger
+root, who = Path(sys.argv[1]), sys.argv[2]
+for i in range(50):
+    r = ledger.make(interface="cli", agent="default", session=who, command="head",
+                    args={"i": i, "q": "x" * 300})
+    assert ledger.append(root, r, max_bytes=0) > 0
+"""
+
+
+def test_processes_appending_at_once_get_unique_seqs_and_whole_lines(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    procs = [subprocess.Popen([sys.executable, "-c", APPENDER, str(tmp_path), f"p{n}"])
+             for n in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    got = ledger.read(tmp_path)
+    assert sorted(r["seq"] for r in got) == list(range(1, 201))
+    assert [r["seq"] for r in got] == list(range(1, 201))  # the file's order is seq order
+    for n in range(4):  # each process's own calls in the order it made them
+        assert [r["args"]["i"] for r in got if r["session"] == f"p{n}"] == list(range(50))
+    raw = ledger.ledger_file(tmp_path, "default").read_bytes()
+    assert raw.count(b"\n") == 200

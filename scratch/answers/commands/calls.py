@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
+from scratch.answers.kernel.rendering import table_text
 from scratch.answers.kernel.result import Result, Table, Words
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
@@ -31,17 +32,17 @@ LIMIT = Arg("At most this many calls (the newest of the page).", flags=("--limit
             metavar="N", minimum=1, maximum=1000)
 OFFSET = Arg("Skip this many of the newest calls (the page before: offset + limit).",
              flags=("--offset",), metavar="N", minimum=0)
-COLUMNS = ["seq", "time", "interface", "agent", "session", "command", "args", "outcome",
-           "tokens", "entry", "ms"]
+VIA = {"cli": "cli", "mcp-stdio": "stdio", "mcp-http": "http", "proxy": "proxy"}
 
 
 def _outcome(rec: Record) -> str:
     return "ok" if rec["outcome"] == "ok" else f"{rec['outcome']} {rec['code'] or ''}".rstrip()
 
 
-def _args_text(rec: Record, width: int = 60) -> str:
+def _call_text(rec: Record, width: int = 60) -> str:
+    """``head ref="pods" lines=50``: the command and its arguments, cut to ``width``."""
     from scratch.answers.kernel.result import compact_json
-    text = " ".join(f"{k}={compact_json(v)}" for k, v in rec["args"].items())
+    text = " ".join([rec["command"], *(f"{k}={compact_json(v)}" for k, v in rec["args"].items())])
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
@@ -72,9 +73,15 @@ def calls(ctx: Context, since: Annotated[str | None, SINCE] = None,
     end = max(0, total - offset)
     page = found[max(0, end - limit):end]
     dropped = ledger.dropped(ctx.root, who)
-    rows = [[r["seq"], r["time"][:19].replace("T", " "), r["interface"], r["agent"],
-             r["session"], r["command"], _args_text(r), _outcome(r), r["tokens"], _entry(r),
-             f"{r['ms']:.1f}"] for r in page]
+    # the columns a person reads (the JSON has every field): the agent and the session only
+    # when more than one may be shown
+    columns = ["seq", "time", "via", *(["agent"] if who is None else []),
+               *(["session"] if session is None else []), "call", "outcome", "tokens",
+               "entry", "ms"]
+    rows = [[r["seq"], r["time"][5:19].replace("T", " "), VIA.get(r["interface"], r["interface"]),
+             *([r["agent"]] if who is None else []), *([r["session"]] if session is None else []),
+             _call_text(r), _outcome(r), r["tokens"], _entry(r), f"{r['ms']:.1f}"]
+            for r in page]
     data = {"agent": who, "session": session, "since": floor, "total": total,
             "offset": offset, "limit": limit, "dropped": dropped, "calls": page}
     notices: list[str | Words] = []
@@ -88,7 +95,9 @@ def calls(ctx: Context, since: Annotated[str | None, SINCE] = None,
                        "ledger within ledger.max_bytes")
     if not page:
         return Result("calls", data=data, text="no calls recorded\n", notices=notices)
-    return Result("calls", data=data, table=Table(COLUMNS, rows), notices=notices)
+    # aligned plain lines on every interface, as a log reads (a boxed table folds every cell
+    # of a row this wide on an 80-column terminal)
+    return Result("calls", data=data, text=table_text(Table(columns, rows)), notices=notices)
 
 
 COMMAND = Command(

@@ -225,18 +225,22 @@ def _store(session: Session, ctx: Context, server: str, tool: str, ex: Extracted
 
 
 def record_relayed(session: Session, server: str, tool: str, *, code: str | None = None,
-                   message: str | None = None) -> None:
+                   message: str | None = None, started: float | None = None) -> None:
     """Put an upstream call whose result was handed on as it came (not stored), or that failed
     with ``code``, in the agent's call ledger as command ``upstream`` (a stored result is
     ``ingest``'s record, made by the answers pipeline)."""
+    import time
+
     from scratch import ledger
     root = session.server.root
     if not (root / ".git").is_dir():
         return
+    ms = 0.0 if started is None else (time.perf_counter() - started) * 1000
     rec = ledger.make(interface=session.interface, agent=session.agent,
                       session=session.session, command="upstream",
                       args={"server": ledger.preview(server), "tool": ledger.preview(tool)},
-                      outcome="ok" if code is None else "error", code=code, message=message)
+                      outcome="ok" if code is None else "error", code=code, message=message,
+                      ms=ms)
     ledger.append(root, rec, max_bytes=session.server.configs.get()["ledger.max_bytes"])
 
 

@@ -36,6 +36,7 @@ import contextlib
 import math
 import os
 import signal
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, TypeAlias
@@ -58,8 +59,9 @@ if TYPE_CHECKING:
 # No import of proxy.server or proxy.upstream here but for types (they import this module):
 # the proxy, its upstreams, the finishing step and the error class are handed in (see Front).
 Incoming: TypeAlias = "SessionMessage | Exception"  # what the SDK session reads
-Finish: TypeAlias = (  # scratch.mcp.proxy.server.finish
-    "Callable[[Proxy, Route, JSONObject, Callable[[], Session]], Awaitable[JSONObject]]")
+Finish: TypeAlias = (  # scratch.mcp.proxy.server.finish (the last: when the call was sent)
+    "Callable[[Proxy, Route, JSONObject, Callable[[], Session], float | None],"
+    " Awaitable[JSONObject]]")
 
 TAG = "scratch~"  # relay ids and progress tokens: strings no SDK client makes
 LEGACY = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
@@ -358,6 +360,7 @@ class Relayed:
                  cid: JSON, params: JSONObject) -> None:
         self.front, self.channel, self.upstream, self.route = front, channel, upstream, route
         self.cid = cid
+        self.started = time.perf_counter()  # for the call ledger's milliseconds
         self.uid = channel.new_id()
         sent = {**params, "name": route.tool}
         meta = params.get("_meta")
@@ -391,8 +394,12 @@ class Relayed:
         self._done()
         error = msg.get("error")
         if isinstance(error, dict):  # a protocol error: passed on, its message cut
-            from scratch.mcp.proxy.intercept import cut_text
+            from scratch.mcp.proxy.intercept import cut_text, record_relayed
             text = error.get("message")
+            record_relayed(self.front.session(), self.route.server, self.route.tool,
+                           code="upstream_protocol_error",
+                           message=text if isinstance(text, str) else None,
+                           started=self.started)
             self.front.send({"jsonrpc": "2.0", "id": self.cid, "error": {
                 **error, "message": cut_text(text) if isinstance(text, str) else text}})
             return
@@ -401,6 +408,10 @@ class Relayed:
             raw = {"content": raw}  # not a result object: finish() says so
         from scratch.mcp.proxy.intercept import fits_below
         if fits_below(raw, self.front.threshold(self.route.server, self.route.tool)):
+            from scratch.mcp.proxy.intercept import record_relayed
+            record_relayed(self.front.session(), self.route.server, self.route.tool,
+                           code="upstream_tool_error" if raw.get("isError") is True else None,
+                           started=self.started)
             self._reply(raw)
             return
         self.front.inflight[self.cid] = self  # cancellable while it is stored
@@ -408,7 +419,8 @@ class Relayed:
 
     async def _finish(self, raw: JSONObject) -> None:
         try:
-            result = await self.front.finish(self.front.proxy, self.route, raw, self.front.session)
+            result = await self.front.finish(self.front.proxy, self.route, raw, self.front.session,
+                                             self.started)
             self._reply(result)
             assert self.front.out is not None
             await self.front.out.drain()
@@ -422,12 +434,15 @@ class Relayed:
             self.channel.write(orjson.dumps({
                 "jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": self.uid, "reason": "timed out"}}) + b"\n")
-        from scratch.mcp.proxy.intercept import error_result
+        from scratch.mcp.proxy.intercept import error_result, record_relayed
         u = self.upstream
-        self._reply(error_result(self.front.error(
+        exc = self.front.error(
             f"tool {self.route.tool!r} of upstream server {u.name!r} did not answer within "
             f"{u.timeout:g}s; the call was cancelled", code="upstream_timeout", server=u.name,
-            tool=self.route.tool, timeout=u.timeout)))
+            tool=self.route.tool, timeout=u.timeout)
+        record_relayed(self.front.session(), self.route.server, self.route.tool,
+                       code=exc.code, message=exc.message, started=self.started)
+        self._reply(error_result(exc))
 
     def gone(self) -> None:
         self._done()

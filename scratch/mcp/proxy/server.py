@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -192,12 +193,13 @@ def _cut_error(exc: MCPError) -> MCPError:
 
 
 async def finish(proxy: Proxy, route: Route, raw: JSONObject,
-                 session: Callable[[], Session]) -> JSONObject:
+                 session: Callable[[], Session], started: float | None = None) -> JSONObject:
     """What the client gets for the upstream's result ``raw`` (on either path): the very
     object below the threshold, else the pointer or an error saying why."""
     if below_threshold(proxy.state.configs.get(), route.server, route.tool, raw):
         record_relayed(session(), route.server, route.tool,
-                       code="upstream_tool_error" if raw.get("isError") is True else None)
+                       code="upstream_tool_error" if raw.get("isError") is True else None,
+                       started=started)
         return _complete(raw)
     try:
         found = await in_thread(handle_result, session(), route.server, route.tool, raw)
@@ -205,7 +207,7 @@ async def finish(proxy: Proxy, route: Route, raw: JSONObject,
         return _complete(error_result(exc))
     except ValueError as exc:  # MalformedResult
         record_relayed(session(), route.server, route.tool, code="upstream_malformed_result",
-                       message=str(exc))
+                       message=str(exc), started=started)
         return _complete(error_result(UpstreamError(
             f"tool {route.tool!r} of upstream server {route.server!r} returned a result "
             f"that is not a tool result: {exc}", code="upstream_malformed_result",
@@ -216,7 +218,8 @@ async def finish(proxy: Proxy, route: Route, raw: JSONObject,
             proxy.uri_owner[link["uri"]] = route.server
     if found.stored is None:
         record_relayed(session(), route.server, route.tool,
-                       code="upstream_tool_error" if raw.get("isError") is True else None)
+                       code="upstream_tool_error" if raw.get("isError") is True else None,
+                       started=started)
     return _complete(found.result)
 
 
@@ -254,18 +257,20 @@ def build_proxy(proxy: Proxy) -> Server[JSONObject]:
 
         request = types.CallToolRequest(params=types.CallToolRequestParams(
             name=route.tool, arguments=params.arguments))
+        started = time.perf_counter()  # for the call ledger's milliseconds
         try:
             raw = await upstream.request(request, tool=route.tool,
                                          progress=on_progress if token is not None else None)
         except UpstreamError as exc:
             record_relayed(session_of(ctx, state), route.server, route.tool, code=exc.code,
-                           message=exc.message)
+                           message=exc.message, started=started)
             return _complete(error_result(exc))
         except MCPError as exc:  # the upstream answered with a protocol error: pass it on
             record_relayed(session_of(ctx, state), route.server, route.tool,
-                           code="upstream_protocol_error", message=exc.error.message)
+                           code="upstream_protocol_error", message=exc.error.message,
+                           started=started)
             raise _cut_error(exc) from None
-        return await finish(proxy, route, raw, lambda: session_of(ctx, state))
+        return await finish(proxy, route, raw, lambda: session_of(ctx, state), started)
 
     # -- resources: scratch's entries, then each upstream's, one source per page --------------
     def sources() -> list[str | None]:
