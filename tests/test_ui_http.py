@@ -283,6 +283,39 @@ def test_a_session_of_many_calls_is_charted_in_at_most_1000_points(tmp_path: Pat
         srv.stop()
 
 
+def test_calls_through_the_proxy_show_the_upstream_and_the_stored_output(tmp_path: Path
+                                                                        ) -> None:
+    """An agent behind `scratch mcp proxy` (a real upstream, the SDK's client): its calls to
+    the upstream, the output the proxy stored instead of showing, and that entry's pointer
+    spelled as the MCP client was shown it."""
+    from scratch import ledger
+    from tests.test_mcp_proxy import fixture_entry, proxy_client, servers_file
+    home = tmp_path / "store"
+    home.mkdir()
+    (home / "scratch.toml").write_text('[mcp.servers.fx.scratchpad]\n"*" = { min_tokens = 2000 }\n')
+    c = proxy_client(home, servers_file(tmp_path, {"fx": fixture_entry()}), mode="2026-07-28")
+    try:
+        assert not c.call("text", {"size": 500}).is_error
+        stored = c.call("text", {"size": 200_000}).meta["scratch"]["stored"]
+    finally:
+        c.close()
+    upstream, ingest, *_ = ledger.read(home, agent="default")
+    srv = UiServer(home)
+    try:
+        page = srv.get(f"a/default/s/{upstream['session']}").text
+        shown = [cells(r) for r in rows(page, "calls")]
+        assert shown[0][2].startswith("proxy")
+        assert shown[0][3] == "fx: text (upstream tool, through the proxy)"
+        assert shown[1][3].startswith("scratch ingest ") and shown[1][8] == f"{stored}@1"
+        assert shown[1][6] == f"{ingest['intercepted']:,}"
+        summary, text = pointer_of(srv.get(f"a/default/e/{stored}").text)
+        assert summary == (f"The pointer, as the agent saw it: stored by call #{ingest['seq']} "
+                           f"(proxy, {ingest['tokens']:,} tokens)")
+        assert text.startswith(f"stored {stored} (version 1): ") and '{"name":' in text
+    finally:
+        srv.stop()
+
+
 def test_the_entries_page_filters_by_agent_tool_and_format(server: UiServer) -> None:
     def names(query: str) -> list[tuple[str, str]]:
         return [(c[0], c[1]) for c in map(cells, rows(server.get("entries" + query).text,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 Query = Mapping[str, str]
 
 
+UPSTREAM = "upstream"  # the ledger's command for a call the proxy passed to an upstream
 CHARTS = 12  # sessions charted on the overview (those with the latest calls)
 
 
@@ -65,7 +66,10 @@ def layout(site: Site, base: str, title: str, body: Html, heading: object = None
 
 def spelled(site: Site, command: str, args: Mapping[str, ArgValue]) -> str:
     """A recorded call as the CLI writes it (a record's previews may not spell: then plain).
-    A record's arguments are the JSON of a call's (the ledger's previews of them)."""
+    A record's arguments are the JSON of a call's (the ledger's previews of them); a call the
+    proxy passed to an upstream server is named by its server and tool."""
+    if command == UPSTREAM:
+        return f"{args.get('server')}: {args.get('tool')} (upstream tool, through the proxy)"
     return site.rendering.spell(Call(command, cast("dict[str, CallArg]", dict(args))))
 
 
