@@ -12,14 +12,16 @@ function charts() {
     const box = document.createElement("figure");
     box.className = "chart";
     holder.appendChild(box);
+    // cumulative sums change at each call and hold between calls: steps, not slopes
+    const step = uPlot.paths && uPlot.paths.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined;
     const opts = {
       title: s.title, width: width, height: 200,
       scales: { x: { time: true }, n: { auto: true } },
       series: [
         {},
-        { label: "extracted", stroke: "#1f6feb", width: 2 },
-        { label: "intercepted", stroke: "#2da44e", width: 2 },
-        { label: "refused", stroke: "#cf222e", width: 2, scale: "n" },
+        { label: "extracted", stroke: "#1f6feb", width: 2, paths: step },
+        { label: "intercepted", stroke: "#2da44e", width: 2, paths: step },
+        { label: "refused", stroke: "#cf222e", width: 2, scale: "n", paths: step },
       ],
       axes: [{}, { label: "tokens (cumulative)", size: 70 },
              { side: 1, scale: "n", label: "refused calls", grid: { show: false } }],
