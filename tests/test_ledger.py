@@ -266,3 +266,18 @@ def test_processes_appending_at_once_get_unique_seqs_and_whole_lines(tmp_path: P
         assert [r["args"]["i"] for r in got if r["session"] == f"p{n}"] == list(range(50))
     raw = ledger.ledger_file(tmp_path, "default").read_bytes()
     assert raw.count(b"\n") == 200
+
+
+def test_the_ledger_imports_no_cli_mcp_or_http_stack() -> None:
+    import subprocess
+    import sys
+    probe = ("import sys, scratch.ledger as l; from pathlib import Path; import tempfile; "
+             "d = Path(tempfile.mkdtemp()); "
+             "l.append(d, l.make(interface='cli', agent='a', session='s', command='head')); "
+             "l.read(d); "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('typer', 'click', 'rich', 'mcp', 'httpx', 'httpx2', 'anyio', 'starlette', "
+             "'duckdb', 'tiktoken')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
