@@ -502,9 +502,9 @@ def _pattern(pattern: str, ignore_case: bool, fixed: bool) -> re.Pattern[str] | 
 
 
 def grep_form(url: str, pattern: str, ignore_case: bool, fixed: bool, view: str = "grep",
-              button: str = "Grep") -> Html:
+              button: str = "Grep", extra: Html = Html("")) -> Html:
     hidden = tag("input", type="hidden", name="view", value=view) if view else Html("")
-    return tag("form", join([hidden, tag("input", type="search", name="q", value=pattern,
+    return tag("form", join([hidden, extra, tag("input", type="search", name="q", value=pattern,
                                          placeholder="regex", aria_label="pattern"),
                              tag("label", join([tag("input", type="checkbox", name="i",
                                                     value="1", checked=ignore_case),
@@ -659,7 +659,7 @@ def search(site: Site, base: str, query: Query) -> Html:
     if agent and not site.allowed(agent):
         raise Missing(f"no agent {agent!r}")
     parts = [grep_form(href(base, "search"), pattern, ignore_case, fixed, view="",
-                       button="Search")]
+                       button="Search", extra=_select("agent", "agent", site.agents(), agent))]
     if pattern:
         rx = _pattern(pattern, ignore_case, fixed)
         found = 0
