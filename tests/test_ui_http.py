@@ -447,7 +447,7 @@ def test_search_across_entries(server: UiServer) -> None:
     empty = server.get("search?q=zzz-nothing").text
     assert 'id="found">0 matching lines.' in empty
     theirs = server.get("search?q=another&agent=ops").text  # one agent's entries only
-    assert 'id="found">1 matching lines.' in theirs and "agent ops · 1 matching lines" in theirs
+    assert 'id="found">1 matching line.' in theirs and "agent ops · 1 matching line<" in theirs
     assert '<option value="ops" selected>ops</option>' in theirs
     assert 'id="found">0 matching lines.' in server.get("search?q=another&agent=default").text
     assert server.get("search?q=x&agent=..").status == 404

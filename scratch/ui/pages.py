@@ -543,8 +543,8 @@ def grep_view(site: Site, agent: str, name: str, url: str, query: Query) -> Html
         for n, text, hit in rows), class_="lines", id="matches")
     shown = int(data.get("matches") or 0)
     total = max(meta_total(result), shown)
-    parts.append(render('<p class="summary">{n} matching lines shown{of}{where}.</p>',
-                        n=number(shown), of=f" of {total:,} in the entry" if total > shown
+    parts.append(render('<p class="summary">{n} shown{of}{where}.</p>',
+                        n=lines_of(shown), of=f" of {total:,} in the entry" if total > shown
                         else "", where=f", from line {start:,}" if start > 1 else ""))
     parts.append(body)
     if shown >= GREP_MATCHES and total > shown and last:  # cut at the page's size: go on
@@ -554,6 +554,10 @@ def grep_view(site: Site, agent: str, name: str, url: str, query: Query) -> Html
         parts.append(tag("nav", tag("a", "more matches ›", href=f"{url}?{urlencode(q)}",
                                     rel="next"), class_="pager"))
     return join(parts)
+
+
+def lines_of(n: int) -> str:
+    return f"{n:,} matching line{'' if n == 1 else 's'}"
 
 
 def meta_total(result: Result) -> int:
@@ -679,13 +683,12 @@ def search(site: Site, base: str, query: Query) -> Html:
                 link = href(base, "a", who, "e", hit["name"])
                 parts.append(tag("section", join([
                     tag("h3", join([tag("a", hit["name"], href=link), " ",
-                                    tag("small", f"agent {who} · {hit['matches']:,} "
-                                        "matching lines")])),
+                                    tag("small", f"agent {who} · "
+                                        f"{lines_of(hit['matches'])}")])),
                     tag("table", join(tag("tr", join([
                         tag("td", tag("a", n, href=f"{link}?view=lines&from={n}#L{n}"),
                             class_="n"),
                         tag("td", highlight(t, rx), class_="t")])) for n, t in rows),
                         class_="lines")]), class_="hits"))
-        parts.insert(1, render('<p class="summary" id="found">{n} matching lines.</p>',
-                               n=number(found)))
+        parts.insert(1, render('<p class="summary" id="found">{n}.</p>', n=lines_of(found)))
     return layout(site, base, f"Search {pattern}" if pattern else "Search", join(parts))
