@@ -69,3 +69,24 @@ def corpus_dir() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is not present")
     return CORPUS
+
+
+SCREENSHOTS = REPO / "build" / "ui-screenshots"  # tests/test_ui_browser.py saves them here
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_STARTED] = __import__("time").time()
+
+
+def pytest_terminal_summary(terminalreporter: object, config: pytest.Config) -> None:
+    """Name the directory of the screenshots the browser tests took in this run."""
+    started = config.stash.get(_STARTED, None)
+    if started is None or not SCREENSHOTS.is_dir():
+        return
+    shots = [p for p in SCREENSHOTS.glob("*.png") if p.stat().st_mtime >= started]
+    if shots:
+        terminalreporter.write_line(  # type: ignore[attr-defined]
+            f"scratch ui screenshots ({len(shots)}): {SCREENSHOTS}")
+
+
+_STARTED = pytest.StashKey[float]()

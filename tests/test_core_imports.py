@@ -9,7 +9,7 @@ from pathlib import Path
 
 import scratch
 
-INTERFACES = ("scratch.cli", "scratch.docs", "scratch.mcp", "scratch.__main__")
+INTERFACES = ("scratch.cli", "scratch.docs", "scratch.mcp", "scratch.ui", "scratch.__main__")
 
 
 def core_modules() -> list[str]:

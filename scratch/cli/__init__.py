@@ -50,6 +50,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("init", "git"), "store_cmds"),
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),
     "mcp": "mcp_cmds",
+    "ui": "ui_cmds",
 }
 _VALUED_GLOBALS = {"--store", "--agent", "--session", "--model", "--encoding"}
 

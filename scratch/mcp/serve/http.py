@@ -32,7 +32,10 @@ from scratch.mcp.serve.ratelimit import RateLimiter
 from scratch.mcp.serve.reqlog import RequestLog
 
 if TYPE_CHECKING:
+    import socket
+
     from mcp.server.lowlevel import Server
+    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from scratch.mcp.wire import JSONObject
@@ -78,6 +81,31 @@ def _loopback_origin(origin: str) -> bool:
         return False
 
 
+def origin_allowed(origin: str | None, *, loopback: bool, origins: set[str] | list[str]) -> bool:
+    """Whether a request with this ``Origin`` header may go on: none (not a browser), one
+    given with ``--allow-origin``, or a loopback origin when bound to loopback. The door of
+    every HTTP server of scratch (MCP, ``scratch ui``) asks this."""
+    return (not origin or origin in origins
+            or (loopback and _loopback_origin(origin)))
+
+
+def transport_security(host: str, origins: list[str]) -> TransportSecuritySettings:
+    """The SDK's Host (DNS rebinding) and Origin checks for a server bound to ``host``: on a
+    loopback bind only loopback Host headers are served, and the loopback origins and
+    ``origins`` allowed (agreeing with :func:`origin_allowed`); elsewhere the Host check is
+    off (the bind was chosen, and tokens guard it)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+    if not is_loopback(host):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    local = [f"{scheme}://{h}{port}" for scheme in ("http", "https")
+             for h in ("127.0.0.1", "localhost", "[::1]") for port in ("", ":*")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost",
+                       "[::1]"],
+        allowed_origins=local + list(origins))
+
+
 class Door:
     """The ASGI app in front of the SDK's (see the module docstring for the order)."""
 
@@ -97,9 +125,8 @@ class Door:
         start = time.perf_counter()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
-        origin = headers.get("origin")
-        if origin and origin not in self.origins and not (self.loopback
-                                                           and _loopback_origin(origin)):
+        if not origin_allowed(headers.get("origin"), loopback=self.loopback,
+                              origins=self.origins):
             await self._refuse(send, 403, "forbidden", "origin not allowed", start, None)
             return
         token = None
@@ -166,30 +193,19 @@ def _authenticate(scope: Scope, token: TokenInfo) -> None:
 
 def build_app(server: Server[JSONObject], *, host: str, tokens: TokenTable, limiter: RateLimiter,
               log: RequestLog | None, max_body: int, origins: list[str]) -> Door:
-    from mcp.server.transport_security import TransportSecuritySettings
     loopback = is_loopback(host)
     # The Door checks origins; on a loopback bind the SDK also checks Host (DNS rebinding),
     # and is given the same origins so its own Origin check agrees with the Door's.
-    local = [f"{scheme}://{h}{port}" for scheme in ("http", "https")
-             for h in ("127.0.0.1", "localhost", "[::1]") for port in ("", ":*")]
-    security = (TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost",
-                       "[::1]"],
-        allowed_origins=local + list(origins)) if loopback
-        else TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    security = transport_security(host, origins)
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
                                      max_request_body_size=max_body, host=host)
     return Door(app, tokens=tokens, limiter=limiter, log=log, loopback=loopback,
                 origins=origins)
 
 
-async def serve_http(app: Door, host: str, port: int, announce: Callable[[str], None]
-                     ) -> None:
-    """Run uvicorn on ``host:port`` (0: any free port); ``announce(url)`` once listening."""
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (0: any free port); a port taken is a usage error."""
     import socket
-
-    import uvicorn
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -202,10 +218,22 @@ async def serve_http(app: Door, host: str, port: int, announce: Callable[[str], 
                          code="bind_failed", host=host, port=port) from None
     sock.listen(128)
     sock.set_inheritable(True)
-    bound = sock.getsockname()[1]
+    return sock
+
+
+async def run_uvicorn(app: ASGIApp, sock: socket.socket) -> None:
+    """Serve ``app`` with uvicorn on the listening ``sock`` until stopped."""
+    import uvicorn
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
+async def serve_http(app: Door, host: str, port: int, announce: Callable[[str], None]
+                     ) -> None:
+    """Run uvicorn on ``host:port`` (0: any free port); ``announce(url)`` once listening."""
+    sock = listen(host, port)
+    bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     announce(f"http://{shown}:{bound}{MCP_PATH}")
-    await server.serve(sockets=[sock])
+    await run_uvicorn(app, sock)

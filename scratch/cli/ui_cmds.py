@@ -1,0 +1,93 @@
+"""`scratch ui`: a local, read-only web page over the store (its code: scratch.ui).
+
+Only this command imports scratch.ui (and, through it, Starlette and uvicorn), inside the
+command, so no other command pays for them.
+"""
+
+from typing import Annotated, List, Optional
+
+import typer
+
+from scratch.answers.kernel.context import Context
+from scratch.calls import Call
+from scratch.cli.common import command
+
+KEPT_INDEXES = 32  # indexes the page keeps open between requests
+
+
+@command("ui", help="Serve a read-only web page over the store: agents, sessions and their "
+         "calls (tokens, refusals and what they suggested), entries (pointer, schema, "
+         "numbered pages, grep, versions, diffs, logs) and a search, updated live while "
+         "agents work.\n\n"
+         "Listens on 127.0.0.1 (a free port unless --port) and prints the page's URL, which "
+         "holds a random token: every request needs it, and a Host or Origin header that is "
+         "not local is refused. --host serves another address; the store must then have MCP "
+         "tokens ('scratch mcp token add AGENT') and the URL takes one of them in place of "
+         "TOKEN, showing that agent only. Runs until interrupted.\n\n"
+         "Example: scratch ui --open")
+def ui_cmd(ctx: Context,
+           port: Annotated[int, typer.Option(
+               "--port", metavar="N", help="Port to listen on (0: any free one).")] = 0,
+           host: Annotated[Optional[str], typer.Option(
+               "--host", metavar="HOST", help="Address to listen on instead of 127.0.0.1 "
+               "(not loopback: needs the store's MCP tokens).", show_default=False)] = None,
+           open_browser: Annotated[bool, typer.Option(
+               "--open", help="Open the page in the default browser.")] = False,
+           allow_origin: Annotated[Optional[List[str]], typer.Option(
+               "--allow-origin", metavar="ORIGIN", help="A browser origin allowed besides "
+               "the page's own (repeatable).", show_default=False)] = None):
+    import secrets
+    import sys
+
+    import anyio
+
+    from scratch.errors import UsageError
+    if not 0 <= port <= 65535:
+        raise UsageError("--port takes 0 to 65535", code="invalid_argument", argument="port")
+    from scratch.mcp.auth import TokenTable
+    from scratch.mcp.serve.http import check_bind, is_loopback
+    from scratch.ui.app import build_app, serve
+    bind = (host or "127.0.0.1").strip("[]")
+    loopback = is_loopback(bind)
+    table = TokenTable(ctx.root)
+    check_bind(bind, table)
+    ctx.store()  # the page shows this store: made now if it is new
+    from scratch.answers.kernel.kept_indexes import keep_indexes
+    keep_indexes(KEPT_INDEXES)  # a warm page keeps the indexes it read open, as a server does
+    secret = secrets.token_urlsafe(24) if loopback else None
+    app = build_app(ctx.root, spell_recorded, host=bind, secret=secret,
+                    table=None if loopback else table, origins=allow_origin or [])
+    app.warm_up()
+
+    def announce(bound: int) -> None:
+        shown = f"[{bind}]" if ":" in bind else bind
+        url = f"http://{shown}:{bound}/{secret if secret else 'TOKEN'}/"
+        print(url, flush=True)
+        print(f"scratch ui: store {ctx.root}; "
+              + ("open the URL above (its token is the key)" if secret else
+                 f"replace TOKEN with one of the store's {len(table)} MCP token(s)")
+              + "; Ctrl-C stops it", file=sys.stderr, flush=True)
+        if open_browser and secret:
+            import webbrowser
+            webbrowser.open(url)
+
+    try:
+        anyio.run(serve, app, bind, port, announce)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def spell_recorded(c: Call) -> str:
+    """A recorded call as the shell line that makes it; what a command line cannot carry (the
+    content ingest or write read from stdin, as the ledger's preview of it) follows as a
+    comment."""
+    from scratch.answers.kernel.result import compact_json
+    from scratch.cli.spelling import shell_line, spelling
+    known = spelling(c.command)
+    if known is None:
+        raise KeyError(f"no shell spelling for command {c.command!r}")
+    names = set(known.positional) | {name for name, _ in known.options}
+    line = shell_line(Call(c.command, {k: v for k, v in c.args.items() if k in names}))
+    rest = [f"{k}={compact_json(v)}" for k, v in c.args.items() if k not in names]
+    return line + ("  # " + " ".join(rest) if rest else "")
