@@ -18,7 +18,7 @@ from scratch.ui.views import GREP_MATCHES, PAGE_CALLS, PAGE_LINES, Site, top_com
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Result
     from scratch.calls import ArgValue as CallArg
-    from scratch.ledger import ArgValue, Record
+    from scratch.ledger import ArgPreview, Record
     from scratch.store import EntryMeta
     from scratch.ui.views import EntryRow
 
@@ -64,7 +64,7 @@ def layout(site: Site, base: str, title: str, body: Html, heading: object = None
                   base=base, body=body, store=str(site.root))
 
 
-def spelled(site: Site, command: str, args: Mapping[str, ArgValue]) -> str:
+def spelled(site: Site, command: str, args: Mapping[str, ArgPreview]) -> str:
     """A recorded call as the CLI writes it (a record's previews may not spell: then plain).
     A record's arguments are the JSON of a call's (the ledger's previews of them); a call the
     proxy passed to an upstream server is named by its server and tool."""
