@@ -14,6 +14,7 @@ read from the index's info: nothing runs a query at ingest.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from scratch.calls import Call, call
@@ -33,6 +34,7 @@ CATEGORY_HINTS = ("phase", "status", "state", "level", "severity", "priority", "
                   "reason", "code", "method", "identifier", "unit", "component", "category",
                   "country", "region", "namespace")
 TOP = 5
+EXACT_CODES = 6  # an access log with at most this many status codes shows them all
 
 
 def _facet(rec: Info, name: str) -> list[tuple[Item, int]]:
@@ -60,12 +62,28 @@ def status_classes(values: list[tuple[Item, int]]) -> list[tuple[str, int]]:
     return sorted(out.items())
 
 
+def status_codes(values: list[tuple[Item, int]]
+                 ) -> list[tuple[str, list[tuple[Item, int]], int]]:
+    """An access log's status rows: the exact codes, commonest first, when there are at most
+    :data:`EXACT_CODES` of them; else the classes, and the error codes (400 and up) apart."""
+    codes = sorted(((v, n) for v, n in values if isinstance(v, int)),
+                   key=lambda vn: (-vn[1], vn[0]))
+    if len(codes) <= EXACT_CODES:
+        return [("status", list(codes), 0)]
+    rows: list[tuple[str, list[tuple[Item, int]], int]] = [
+        ("status", list(status_classes(values)), 0)]
+    errors = [(v, n) for v, n in codes if isinstance(v, int) and v >= 400]
+    if errors:
+        rows.append(("status >= 400", errors[:TOP], max(0, len(errors) - TOP)))
+    return rows
+
+
 def breakdown(rec: Info) -> list[tuple[str, list[tuple[Item, int]], int]]:
     """``[(label, [(value, count), ...], values left out), ...]`` for the pointer."""
     out: list[tuple[str, list[tuple[Item, int]], int]] = []
     status = _facet(rec, "status")
     if status:
-        out.append(("status", list(status_classes(status)), 0))
+        out += status_codes(status)
         method = _facet(rec, "method")
         if method:
             out.append(("method", method[:TOP], max(0, len(method) - TOP)))
@@ -171,3 +189,143 @@ def csv_category(header: list[str], column_info: list[Info]) -> str | None:
                     types.get(name) in (None, "string", "integer", "boolean"):
                 return name
     return None
+
+
+# ------------------------------------------------------------------------------- kubernetes
+
+
+def _counts(values: list[list[Item]], top: int, word: str = "") -> str:
+    shown = values[:top]
+    text = ", ".join(f"{v} {word}{n:,}" for v, n in shown)
+    return text + (f", … {len(values) - len(shown)} more" if len(values) > len(shown) else "")
+
+
+def kube_lines(sig: Info, detail: int) -> list[str]:
+    """What stands out in Kubernetes objects (:mod:`scratch.index.kube`), for the pointer and
+    ``summarize``; ``detail`` 1 shows fewer values per count."""
+    top = 6 if detail >= 2 else 3
+    kind = f" ({sig['kind']})" if sig.get("kind") else ""
+    pods = f", {sig['pods']:,} pods" if sig.get("pods") else ""
+    out = [f"kubernetes{kind}: {sig.get('objects', 0):,} objects{pods}"]
+    if sig.get("phases"):
+        out.append("  phases: " + _counts(sig["phases"], top))
+    restarts = sig.get("restarts")
+    if isinstance(restarts, dict):
+        name = f" {restarts['name']}" if restarts.get("name") else ""
+        out.append(f"  restarts: {restarts['pods']:,} of {sig['pods']:,} pods restarted, "
+                   f"{restarts['total']:,} restarts; most {restarts['max']:,} at "
+                   f"{restarts['item']}{name}")
+    elif sig.get("pods"):
+        out.append("  restarts: none")
+    if sig.get("exit_codes"):
+        out.append("  non-zero exit codes (containers): " + _counts(sig["exit_codes"], top,
+                                                                    "×"))
+    if sig.get("reasons"):
+        out.append("  waiting/terminated reasons: " + _counts(sig["reasons"], top))
+    if sig.get("not_true"):
+        out.append("  conditions not True: " + _counts(sig["not_true"], top))
+    if sig.get("events"):
+        warn = (f"; Warning reasons: {_counts(sig['warnings'], top)}"
+                if sig.get("warnings") else "")
+        out.append("  events: " + _counts(sig["events"], top) + warn)
+    short = sig.get("short")
+    if isinstance(short, list) and len(short) == 2:
+        out.append(f"  short of replicas: {short[0]:,} of {short[1]:,}")
+    return out
+
+
+def kube_calls(ref: str, sig: Info) -> list[Call]:
+    """The rows of the objects that stand out: pods that restarted or are not Running,
+    Warning events."""
+    path = sig.get("path") or "."
+    if sig.get("objects") == 1 and path == ".":
+        return []
+    out: list[Call] = []
+    pod = ["metadata.name", "status.phase", "status.containerStatuses.0.restartCount"]
+    phases = [p for p, _ in sig.get("phases") or []]
+    if any(p != "Running" for p in phases):
+        out.append(call("iterate-over", ref=ref, path=path, fields=pod,
+                        where='@.status.phase != "Running"', limit=20))
+    if isinstance(sig.get("restarts"), dict):
+        out.append(call("iterate-over", ref=ref, path=path, fields=pod,
+                        where="@.status.containerStatuses[?@.restartCount > 0]", limit=20))
+    if sig.get("warnings"):
+        out.append(call("iterate-over", ref=ref, path=path,
+                        fields=["reason", "involvedObject.name", "message"],
+                        where='@.type == "Warning"', limit=20))
+    return out[:2]
+
+
+# ------------------------------------------------------------------------------------- sql
+
+NUMBER_TYPES = ("integer", "number")
+NOT_MEASURES = ("id", "index", "uid", "port", "year", "version", "generation")  # whole words
+NOT_MEASURE_PARTS = ("code", "numeric", "number", "iso", "zip", "phone", "_id", "uuid")
+
+
+def _sql_name(path: str) -> str:
+    """A dot path as DuckDB names it (struct fields dotted; odd names quoted)."""
+    parts = path.split(".")
+    return ".".join(p if re.fullmatch(r"[a-z_][a-z0-9_]*", p) else '"' + p.replace('"', '""')
+                    + '"' for p in parts)
+
+
+def _measure(candidates: list[tuple[str, set[str], int]], total: int) -> str | None:
+    """The first top-level numeric field present in most rows that is not an identifier."""
+    for name, types, count in candidates:
+        if "." in name:  # a nested number (a pod's grace period) is rarely what one averages
+            continue
+        words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)  # Geoname ID, restartCount
+        lower = name.lower()
+        if types and types <= {*NUMBER_TYPES, "null"} and types & set(NUMBER_TYPES) \
+                and count * 2 >= total \
+                and not any(w.lower() in NOT_MEASURES for w in words) \
+                and not any(h in lower for h in NOT_MEASURE_PARTS) \
+                and not (name.isupper() and len(name) <= 5):  # GAUL, FIPS, M49: codes
+            return name
+    return None
+
+
+def group_sql(ref: str, category: str | None, measure: str | None) -> Call:
+    """``GROUP BY`` the category (with the average of a numeric field when there is one);
+    without a category, the tables' columns (``describe``)."""
+    if category is None:
+        return call("sql", ref=ref, describe=True)
+    cat = _sql_name(category)
+    avg = ""
+    if measure is not None:
+        col = _sql_name(measure)
+        alias = re.sub(r"[^a-z0-9_]+", "_", measure.lower()).strip("_") or "value"
+        avg = f", round(avg({col}), 2) AS avg_{alias}"
+    return call("sql", ref=ref, query=f"SELECT {cat}, count(*) AS n{avg} FROM entry "
+                f"GROUP BY ALL ORDER BY n DESC LIMIT 10")
+
+
+SQL_KEYS = 60  # an array of records with more keys than this is no table for DuckDB
+
+
+def records_sql(ref: str, path: str, items: Info, category: str | None) -> Call | None:
+    """The SQL next call of an array of records (see :func:`group_sql`): only for a table
+    DuckDB reads well, the root array (or NDJSON lines) or the array under a top-level key,
+    whose items are objects with a modest key set; else None."""
+    types = items.get("types") or {}
+    if "." in path.strip(".") or "[" in path or not types or \
+            max(types, key=lambda t: types[t]) != "object" or items.get("more_keys") or \
+            len(items.get("keys") or []) > SQL_KEYS:
+        return None
+    total = items.get("scanned") or items.get("count") or 1
+    keys = [(k["key"], set((k.get("types") or {}).keys()), int(k.get("count") or 0))
+            for k in items.get("keys") or [] if "*" not in k["key"]]
+    if category is None or '"' in category:  # nothing to group by
+        return None
+    return group_sql(ref, category, _measure(keys, total))
+
+
+def csv_sql(ref: str, header: list[str], column_info: list[Info], rows: int,
+            category: str | None) -> Call:
+    """The SQL next call of a CSV/TSV table (see :func:`group_sql`)."""
+    cols = {c.get("name"): c for c in column_info or []}
+    measures = [(h, {str(cols[h].get("type"))}, rows - int(cols[h].get("empty") or 0))
+                for h in header if h in cols and "." not in h]
+    return group_sql(ref, category if category is None or "." not in category else None,
+                     _measure(measures, rows))

@@ -2,7 +2,9 @@
 
 Invariants:
 - Nested keys are dotted (``format_path`` spelling, so they can be passed to ``get-in`` and
-  as ``fields``), each with the JSON types seen (with counts) and its presence ``k/n``.
+  as ``fields``), each with the JSON types seen (with counts) and its presence ``k/n``, and
+  how many of those values are null (``home_score: integer|null 6508/6508, 4 null``: present
+  in every item, null in 4).
 - With a window (offset/limit; a negative offset counts from the end) only the windowed items
   are read; CSV/TSV rows and parsed log records are streamed from their stored lines.
 - An NDJSON line that is not JSON keeps its place but counts nowhere; the answer warns with
@@ -85,7 +87,9 @@ class ItemSchema(Candidate):
         for f in result["fields"]:
             types = "|".join(f["types"])
             elems = (" of " + "|".join(f["element_types"])) if f.get("element_types") else ""
-            lines.append(f"{f['path']}: {types}{elems} {f['presence']}")
+            nulls = f["types"].get("null") or 0
+            lines.append(f"{f['path']}: {types}{elems} {f['presence']}"
+                         + (f", {nulls:,} null" if nulls else ""))
         data = {"name": target.name, "version": target.version, "path": self.path,
                 "length": total, **result}
         warnings = (*not_json_warning(target, bad.values()),
@@ -140,7 +144,8 @@ def item_schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PAT
 
 COMMAND = Command(
     "item-schema", "Union of the keys across the items of the array at PATH (nested keys "
-    "dotted), with types and presence k/n; --offset/--limit look at a window.\n\n"
+    "dotted), with types, presence k/n and null counts; --offset/--limit look at a "
+    "window.\n\n"
     "On a CSV/TSV entry PATH . is its rows.\n\n"
     "Example: scratch item-schema 1a2b items",
     item_schema,

@@ -4,8 +4,10 @@ Invariants:
 - Local mode uses no network and no model: format and size, a depth-2 schema outline, value
   counts and ranges of the record arrays' fields (every field with up to
   :data:`MAX_DISTINCT` distinct values that repeat: its top :data:`TOP_VALUES` values and how
-  many items the rest hold; numbers and timestamps as ranges), a parsed log's facet counts,
-  log levels and time range, and a sample of error lines.
+  many items the rest hold; numbers and timestamps as ranges), for Kubernetes objects what
+  stands out in them (phases, restarts, non-zero exit codes, waiting/terminated reasons,
+  Warning events: :mod:`scratch.index.kube`, shown as the pointer shows it), a parsed log's
+  facet counts, log levels and time range, and a sample of error lines.
 - With ``summarize.command`` set, the content is cut into pieces of at most
   ``budget.max_extraction_tokens`` tokens at line ends and each piece is piped to the command;
   the answers are joined in order.
@@ -89,6 +91,11 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
         # kept in the (cached) summary itself, so every reading of it says so
         lines += [f"note: {w}" for w in not_json_warning(target, lines_left_out(index))]
         if value is not None:
+            from scratch.answers.pointer_counts import kube_lines
+            from scratch.index.kube import kube_signals
+            kube = kube_signals(value)  # what stands out, before the value counts
+            if kube is not None:
+                lines += kube_lines(dict(kube), detail=3)
             top = [a for a in find_record_arrays(value)
                    if not any(isinstance(seg, int) for seg in a["location"])]
             for arr in top[:2]:  # arrays inside items would be judged by their first item only
