@@ -387,21 +387,23 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
             out += [f"  {_cut(line, width)}" for line in last]
     if p.get("companions"):
         out.append("embedded documents stored as: " + ", ".join(p["companions"][:5]))
+    shown = p["next"][: (8 if detail >= 2 else 5)]
     found = p.get("error_lines")
     if found:
-        out.append(error_lines_text(found))
+        out.append(error_lines_text(found, any(c.command == "grep" for c in shown)))
     out.append("next:")
-    out += [f"  {spell(c)}" for c in p["next"][: (8 if detail >= 2 else 5)]]
+    out += [f"  {spell(c)}" for c in shown]
     return "\n".join(out) + "\n"
 
 
-def error_lines_text(found: Info) -> str:
-    """The checked error grep's count (see :func:`build_pointer`)."""
+def error_lines_text(found: Info, suggested: bool) -> str:
+    """The checked error grep's count (see :func:`build_pointer`); ``suggested``: its call is
+    among the next calls shown."""
     lines, in_values = int(found.get("lines") or 0), int(found.get("in_values") or 0)
     where = "" if in_values == lines else f", {in_values:,} of them in values"
     cut = f" in the first {found['scanned_bytes']:,} bytes" if found.get("scanned_bytes") else ""
     return (f"error words: {lines:,} {'line matches' if lines == 1 else 'lines match'}"
-            f"{cut}{where} (the grep below)")
+            f"{cut}{where}" + (" (the grep below)" if suggested else ""))
 
 
 def records_lines(p: Pointer, detail: int) -> list[str]:
