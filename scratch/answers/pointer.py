@@ -217,18 +217,22 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
             fields = pick_fields(items)
             nxt += [schema_cmd(), call("item-schema", ref=ref, path=path, depth=2)]
             kube = info.get("kubernetes")
+            standing: list[Call] = []
             if isinstance(kube, dict):  # the objects that stand out, before any other list
                 pointer["kubernetes"] = kube
-                nxt += kube_calls(ref, kube)
-            if fields:
-                nxt.append(call("iterate-over", ref=ref, path=path, fields=fields, limit=20))
+                standing = kube_calls(ref, kube)
+            listing = call("iterate-over", ref=ref, path=path, fields=fields, limit=20) \
+                if fields else None
             category = category_field(items)
-            if category is not None:  # value counts: the commonest next question
-                nxt.append(call("iterate-over", ref=ref, path=path, count_by=[category]))
-            nxt.append(records_sql(ref, path, items, category))
+            counts = call("iterate-over", ref=ref, path=path, count_by=[category]) \
+                if category is not None else None  # value counts: the commonest question
             sep = "" if path == "." else "."
-            first = f"{path}{sep}0" if path != "." else "0"
-            nxt.append(get_in(first))
+            first = get_in(f"{path}{sep}0" if path != "." else "0")
+            table = records_sql(ref, path, items, category)
+            if standing:  # the rows that stand out list items better than the first fields
+                nxt += [standing[0], counts, first, *standing[1:], listing, table]
+            else:
+                nxt += [listing, counts, table, first]
         else:
             kube = info.get("kubernetes")
             if isinstance(kube, dict):  # one object (a Pod)
@@ -463,8 +467,14 @@ def shape_pointer(p: Pointer, detail: int) -> Pointer:
     out.pop("text", None)
     out.pop("next", None)
     out.pop("records", None)
-    if detail < 1:
+    if p.get("error_lines") and detail < 2:  # the grep call, when shown, has the pattern
+        out["error_lines"] = {k: v for k, v in p["error_lines"].items() if k != "pattern"}
+    kube = p.get("kubernetes")
+    if kube and detail < 2:  # the counts that stand out, fewer of each
         out.pop("kubernetes", None)
+        if detail == 1:
+            out["kubernetes"] = {k: (v[:3] if isinstance(v, list) and k != "short" else v)
+                                 for k, v in kube.items() if k not in ("kinds", "path")}
     if p.get("records") and detail >= 1:
         top = 5 if detail >= 2 else 3
         rec = dict(p["records"])

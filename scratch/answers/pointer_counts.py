@@ -18,6 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 from scratch.calls import Call, call
+from scratch.words import plural
 
 if TYPE_CHECKING:
     from scratch.answers.sources.items import Info, Item
@@ -205,23 +206,26 @@ def kube_lines(sig: Info, detail: int) -> list[str]:
     ``summarize``; ``detail`` 1 shows fewer values per count."""
     top = 6 if detail >= 2 else 3
     kind = f" ({sig['kind']})" if sig.get("kind") else ""
-    pods = f", {sig['pods']:,} pods" if sig.get("pods") else ""
-    out = [f"kubernetes{kind}: {sig.get('objects', 0):,} objects{pods}"]
+    objects, pods = sig.get("objects", 0), sig.get("pods", 0)
+    what = (plural(pods, "pod", grouped=True) if pods == objects else
+            plural(objects, "object", grouped=True)
+            + (f", {plural(pods, 'pod', grouped=True)}" if pods else ""))
+    out = [f"kubernetes{kind}: {what}"]
     if sig.get("phases"):
         out.append("  phases: " + _counts(sig["phases"], top))
     restarts = sig.get("restarts")
     if isinstance(restarts, dict):
         name = f" {restarts['name']}" if restarts.get("name") else ""
-        out.append(f"  restarts: {restarts['pods']:,} of {sig['pods']:,} pods restarted, "
-                   f"{restarts['total']:,} restarts; most {restarts['max']:,} at "
+        of = plural(sig["pods"], "pod", grouped=True)
+        out.append(f"  restarts: {restarts['pods']:,} of {of}, "
+                   f"{restarts['total']:,} in all; most {restarts['max']:,}: "
                    f"{restarts['item']}{name}")
     elif sig.get("pods"):
         out.append("  restarts: none")
     if sig.get("exit_codes"):
-        out.append("  non-zero exit codes (containers): " + _counts(sig["exit_codes"], top,
-                                                                    "×"))
+        out.append("  exit codes (not 0): " + _counts(sig["exit_codes"], top, "×"))
     if sig.get("reasons"):
-        out.append("  waiting/terminated reasons: " + _counts(sig["reasons"], top))
+        out.append("  reasons: " + _counts(sig["reasons"], top))
     if sig.get("not_true"):
         out.append("  conditions not True: " + _counts(sig["not_true"], top))
     if sig.get("events"):
@@ -235,20 +239,21 @@ def kube_lines(sig: Info, detail: int) -> list[str]:
 
 
 def kube_calls(ref: str, sig: Info) -> list[Call]:
-    """The rows of the objects that stand out: pods that restarted or are not Running,
-    Warning events."""
+    """The rows of the objects that stand out, the likeliest question first: pods that
+    restarted, pods not Running, Warning events (at most two calls)."""
     path = sig.get("path") or "."
     if sig.get("objects") == 1 and path == ".":
         return []
     out: list[Call] = []
-    pod = ["metadata.name", "status.phase", "status.containerStatuses.0.restartCount"]
+    if isinstance(sig.get("restarts"), dict):
+        out.append(call("iterate-over", ref=ref, path=path,
+                        fields=["metadata.name", "status.containerStatuses.0.restartCount"],
+                        where="@.status.containerStatuses[?@.restartCount > 0]", limit=20))
     phases = [p for p, _ in sig.get("phases") or []]
     if any(p != "Running" for p in phases):
-        out.append(call("iterate-over", ref=ref, path=path, fields=pod,
+        out.append(call("iterate-over", ref=ref, path=path,
+                        fields=["metadata.name", "status.phase"],
                         where='@.status.phase != "Running"', limit=20))
-    if isinstance(sig.get("restarts"), dict):
-        out.append(call("iterate-over", ref=ref, path=path, fields=pod,
-                        where="@.status.containerStatuses[?@.restartCount > 0]", limit=20))
     if sig.get("warnings"):
         out.append(call("iterate-over", ref=ref, path=path,
                         fields=["reason", "involvedObject.name", "message"],
