@@ -1,0 +1,83 @@
+"""What the pointer's signals cost at ingest, side by side in one run (a script, not collected
+by pytest).
+
+    python tests/bench/bench_pointer_signals.py [--bytes 2e7] [--reps 3] [--data-dir DIR]
+
+For each input of :mod:`gen_inputs` (``pods``: a PodList, ``log``: Loghub text, ``ndjson``:
+journald/slog records) at ``--bytes``, ``scratch ingest --store-always`` in a cold process,
+new content each run, against the same ingest with the two additions made no-ops in that
+process (the floor): the checked error grep (:func:`scratch.answers.pointer_grep.
+check_error_grep`, one pass over the content) and the Kubernetes signals read from the values
+at index time (:func:`scratch.index.kube.kube_signals`). Target: the ratio stays under 1.10
+(the check is one RE2 pass; the signals one walk of the items). Medians of ``--reps`` runs,
+the two sides alternating. Asserts nothing; prints a table and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+import gen_inputs  # noqa: E402
+
+INGEST = """
+import sys
+if sys.argv[1] == "1":
+    import scratch.answers.pointer_grep as pg
+    import scratch.index.kube as kube
+    pg.check_error_grep = lambda target: None
+    kube.kube_signals = lambda value: None
+from scratch.cli import main
+sys.argv = ["scratch", "ingest", "--tool", "bench", "--store-always"]
+main()
+"""
+
+
+def run(floor: bool, path: Path, home: Path, salt: int) -> float:
+    """One ingest of ``path`` with a salt line first (new content, so a new index)."""
+    env = {**os.environ, "SCRATCH_HOME": str(home), "PYTHONPATH": str(REPO)}
+    data = path.read_bytes()
+    if path.suffix == ".json":  # a JSON object: the salt goes in as a key
+        data = b'{"salt": %d, ' % salt + data.lstrip()[1:]
+    else:
+        data = b"salt %d\n" % salt + data if path.suffix != ".ndjson" else \
+            b'{"salt": %d}\n' % salt + data
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", INGEST, "1" if floor else "0"], input=data,
+                   check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bytes", type=float, default=2e7)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "scratch-bench")
+    args = ap.parse_args()
+    print(f"{'input':<22} {'with (s)':>9} {'floor (s)':>9} {'ratio':>6}")
+    salt = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "store"
+        for kind in ("pods", "log", "ndjson"):
+            path, _ = gen_inputs.ensure(kind, int(args.bytes), args.data_dir)
+            with_, floor = [], []
+            for _ in range(args.reps):
+                salt += 1
+                with_.append(run(False, path, home, salt))
+                salt += 1
+                floor.append(run(True, path, home, salt))
+            a, b = statistics.median(with_), statistics.median(floor)
+            print(f"{path.name:<22} {a:>9.2f} {b:>9.2f} {a / b:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()
