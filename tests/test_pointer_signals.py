@@ -152,6 +152,7 @@ def test_events_show_their_warning_reasons_and_null_counts(scratch_home: Path) -
     run_all(data["next"])
 
 
+@pytest.mark.corpus
 def test_a_single_pod_and_a_yaml_list(scratch_home: Path, corpus_dir: Path) -> None:
     pod = corpus_dir / "k8s/kubectl-neat/pod1-raw.json"
     listed = corpus_dir / "k8s/kubectl-neat/list1-raw.yaml"

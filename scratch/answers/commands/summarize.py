@@ -14,7 +14,8 @@ Invariants:
 - Both are cached per stored content (``cache/summaries/<blob>.<format>-<mode>-<encoding>...``,
   the key of the content's index): the same bytes stored as text and as JSON summarize
   differently. A local summary names the entry (and may give its REF in a note), so it is also
-  keyed by the REF it was made for; a command's answer is shared by every REF to the content.
+  keyed by the REF it was made for, and by :data:`LOCAL_VERSION` (what it shows changes with
+  scratch); a command's answer is shared by every REF to the content.
 - An entry smaller than :data:`SMALL_ENTRY_TOKENS` is refused with its token count: reading it
   costs less.
 """
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from scratch.answers.sources.items import Info
 
 SMALL_ENTRY_TOKENS = 1000
+LOCAL_VERSION = "v2"  # of the local summary's content (v2: Kubernetes signals); in its key
 ERROR_WORDS = r"error|fail|fatal|exception|denied|panic|refused|timed? ?out"
 ERROR_LEVELS = ("FATAL", "CRITICAL", "ERROR", "SEVERE", "PANIC", "WARN", "WARNING")
 
@@ -259,8 +261,8 @@ def _summary(ctx: Context, target: Target, ref: str) -> Candidate:
     command = ctx.config["summarize.command"]
     mode = "local" if not command else "cmd-" + hashlib.sha1(command.encode()).hexdigest()[:12]
     key = f"{target.key}-{mode}-{spec.name}"
-    if not command:
-        key += "-" + hashlib.sha1(target.ref.encode()).hexdigest()[:12]
+    if not command:  # LOCAL_VERSION: a local summary made by an older scratch is made again
+        key += f"-{LOCAL_VERSION}-" + hashlib.sha1(target.ref.encode()).hexdigest()[:12]
     cache = target.store.cache_dir / "summaries" / f"{key}.txt"
     cached = cache.is_file()
     if cached:
