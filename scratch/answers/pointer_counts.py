@@ -285,7 +285,7 @@ def _measure(candidates: list[tuple[str, set[str], int]], total: int) -> str | N
         if types and types <= {*NUMBER_TYPES, "null"} and types & set(NUMBER_TYPES) \
                 and count * 2 >= total \
                 and not any(w.lower() in NOT_MEASURES for w in words) \
-                and not any(h in lower for h in NOT_MEASURE_PARTS) \
+                and not any(h in lower for h in NOT_MEASURE_PARTS) and not lower.endswith("id") \
                 and not (name.isupper() and len(name) <= 5):  # GAUL, FIPS, M49: codes
             return name
     return None
