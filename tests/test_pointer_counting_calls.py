@@ -45,7 +45,5 @@ def test_counting_calls_are_offered_and_run(corpus_dir: Path, scratch_home: Path
 @pytest.mark.corpus
 def test_a_table_is_offered_to_sql(corpus_dir: Path, scratch_home: Path) -> None:
     calls = next_calls(corpus_dir / "csv/country-codes.csv")
-    # a GROUP BY of the column that reads like a category; no average of a code column
-    assert "scratch sql country-codes.csv 'SELECT \"Small Island Developing States (SIDS)\", " \
-           "count(*) AS n FROM entry GROUP BY ALL ORDER BY n DESC LIMIT 10'" in calls, calls
+    assert any(c.startswith("scratch sql ") and c.endswith(" --describe") for c in calls)
     run_all(calls)

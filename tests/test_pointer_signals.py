@@ -27,8 +27,7 @@ CAP = {"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "3000"}
 PATTERN = r"\b(errors?|fail(ed|ure)?|fatal|panic)\b|exception\b"
 
 PODS_SIGNALS = """\
-kubernetes (PodList): 7 pods
-  phases: Running 5, Succeeded 2
+kubernetes (PodList): 7 pods (Running 5, Succeeded 2)
   restarts: 6 of 7 pods, 756 in all; most 192: items.6 svclb-traefik-8ea5448e-d2m74
   exit codes (not 0): 255 ×4, 1 ×1, 2 ×1
   reasons: Unknown 4, Error 2
@@ -77,7 +76,7 @@ def test_a_podlist_pointer_shows_its_restarts_exit_codes_and_reasons(scratch_hom
     assert "\n  item 3: {\"kind\":\"Pod\"" in text
     assert "\n  item 6, the last: {\"kind\":\"Pod\"" in text
     # the error grep finds "reason": "Error" in two values, and says so
-    assert "\nerror words: 2 lines match (the grep below)\n" in text
+    assert "\nerror words in 2 lines\nnext:\n" in text
     assert text.endswith("\nnext:\n"
         "  scratch schema pods\n"
         "  scratch item-schema pods items --depth 2\n"
@@ -120,8 +119,8 @@ def test_the_podlist_pointer_over_mcp(session: Any) -> None:
     out = run_tool("ingest", {"content": PODS.read_text(), "name": "pods", "store_always": True},
                    session)
     assert out.ok, out.text
-    # over MCP the pointer's calls are tool calls, and fewer fit: no grep, so no "below"
-    assert PODS_SIGNALS + "error words: 2 lines match\nnext:\n" in out.text
+    # over MCP the pointer's calls are tool calls, and fewer fit
+    assert PODS_SIGNALS + "error words in 2 lines\nnext:\n" in out.text
     assert '\n  {"name":"iterate_over","arguments":{"file":"pods","path":"items","fields":' \
            '"metadata.name,status.containerStatuses.0.restartCount","limit":20,' \
            '"where":"@.status.containerStatuses[?@.restartCount > 0]"}}\n' in out.text
@@ -159,10 +158,10 @@ def test_a_single_pod_and_a_yaml_list(scratch_home: Path, corpus_dir: Path) -> N
     if not pod.is_file() or not listed.is_file():
         pytest.skip("kubectl-neat samples are not in this corpus")
     text = pointer_text(pod, "pod")
-    assert "kubernetes (Pod): 1 pod\n  phases: Running 1\n  restarts: 1 of 1 pod, 3 in all; " \
+    assert "kubernetes (Pod): 1 pod (Running 1)\n  restarts: 1 of 1 pod, 3 in all; " \
            "most 3: . myapp\n" in text
     text = pointer_text(listed, "listed")
-    assert "kubernetes (List): 2 pods\n  phases: Running 2\n  restarts: none\n" in text
+    assert "kubernetes (List): 2 pods (Running 2)\n  restarts: none\n" in text
 
 
 @pytest.mark.corpus
@@ -237,7 +236,7 @@ def test_a_key_named_error_is_not_a_value(scratch_home: Path) -> None:
     assert data["error_lines"] == {"pattern": PATTERN, "lines": 300, "in_values": 1}
     text = cli("ingest", "vals2", "--store-always", input=json.dumps(rows, indent=1),
                env=CAP).text
-    assert "\nerror words: 300 lines match, 1 of them in values (the grep below)\n" in text
+    assert "\nerror words in 300 lines, 1 of them in values\n" in text
 
 
 def test_yaml_values_are_told_from_keys(scratch_home: Path) -> None:
@@ -294,5 +293,4 @@ def test_a_big_podlist_pointer_keeps_its_signals_within_the_cap(scratch_home: Pa
                                               "name": "pod-0006", "total": 75_600}
     text = cli("ingest", "big2", "--store-always", input=json.dumps(pods, indent=2),
                env=CAP).text
-    assert "kubernetes (PodList): 700 pods\n  phases: Running 500, Succeeded 200\n" \
-           in text
+    assert "kubernetes (PodList): 700 pods (Running 500, Succeeded 200)\n" in text

@@ -27,6 +27,7 @@ from scratch.answers.pointer_counts import (
     records_sql,
 )
 from scratch.calls import Call, call
+from scratch.words import plural
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Speller
@@ -391,23 +392,22 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
             out += [f"  {_cut(line, width)}" for line in last]
     if p.get("companions"):
         out.append("embedded documents stored as: " + ", ".join(p["companions"][:5]))
-    shown = p["next"][: (8 if detail >= 2 else 5)]
     found = p.get("error_lines")
     if found:
-        out.append(error_lines_text(found, any(c.command == "grep" for c in shown)))
+        out.append(error_lines_text(found))
     out.append("next:")
-    out += [f"  {spell(c)}" for c in shown]
+    out += [f"  {spell(c)}" for c in p["next"][: (8 if detail >= 2 else 5)]]
     return "\n".join(out) + "\n"
 
 
-def error_lines_text(found: Info, suggested: bool) -> str:
-    """The checked error grep's count (see :func:`build_pointer`); ``suggested``: its call is
-    among the next calls shown."""
+def error_lines_text(found: Info) -> str:
+    """The checked error grep's count (see :func:`build_pointer`): ``error words in 6 lines``,
+    how many of them have the words in values when not all, and the prefix read when the
+    check stopped early."""
     lines, in_values = int(found.get("lines") or 0), int(found.get("in_values") or 0)
     where = "" if in_values == lines else f", {in_values:,} of them in values"
-    cut = f" in the first {found['scanned_bytes']:,} bytes" if found.get("scanned_bytes") else ""
-    return (f"error words: {lines:,} {'line matches' if lines == 1 else 'lines match'}"
-            f"{cut}{where}" + (" (the grep below)" if suggested else ""))
+    cut = f" of the first {found['scanned_bytes']:,} bytes" if found.get("scanned_bytes") else ""
+    return f"error words in {plural(lines, 'line', grouped=True)}{cut}{where}"
 
 
 def records_lines(p: Pointer, detail: int) -> list[str]:

@@ -210,9 +210,8 @@ def kube_lines(sig: Info, detail: int) -> list[str]:
     what = (plural(pods, "pod", grouped=True) if pods == objects else
             plural(objects, "object", grouped=True)
             + (f", {plural(pods, 'pod', grouped=True)}" if pods else ""))
-    out = [f"kubernetes{kind}: {what}"]
-    if sig.get("phases"):
-        out.append("  phases: " + _counts(sig["phases"], top))
+    phases = f" ({_counts(sig['phases'], top)})" if sig.get("phases") else ""
+    out = [f"kubernetes{kind}: {what}{phases}"]
     restarts = sig.get("restarts")
     if isinstance(restarts, dict):
         name = f" {restarts['name']}" if restarts.get("name") else ""
@@ -292,38 +291,36 @@ def _measure(candidates: list[tuple[str, set[str], int]], total: int) -> str | N
 
 
 def group_sql(ref: str, category: str | None, measure: str | None) -> Call:
-    """``GROUP BY`` the category (with the average of a numeric field when there is one);
-    without a category, the tables' columns (``describe``)."""
-    if category is None:
+    """``GROUP BY`` the category with the average of a numeric field (what a count-by cannot
+    answer); without both, the tables' columns (``describe``)."""
+    if category is None or measure is None:
         return call("sql", ref=ref, describe=True)
-    cat = _sql_name(category)
-    avg = ""
-    if measure is not None:
-        col = _sql_name(measure)
-        alias = re.sub(r"[^a-z0-9_]+", "_", measure.lower()).strip("_") or "value"
-        avg = f", round(avg({col}), 2) AS avg_{alias}"
-    return call("sql", ref=ref, query=f"SELECT {cat}, count(*) AS n{avg} FROM entry "
+    alias = re.sub(r"[^a-z0-9_]+", "_", measure.lower()).strip("_") or "value"
+    return call("sql", ref=ref, query=f"SELECT {_sql_name(category)}, count(*) AS n, "
+                f"round(avg({_sql_name(measure)}), 2) AS avg_{alias} FROM entry "
                 f"GROUP BY ALL ORDER BY n DESC LIMIT 10")
 
 
-SQL_KEYS = 60  # an array of records with more keys than this is no table for DuckDB
+SQL_KEYS = 60  # records with more top-level keys than this are no table to group
 
 
 def records_sql(ref: str, path: str, items: Info, category: str | None) -> Call | None:
     """The SQL next call of an array of records (see :func:`group_sql`): only for a table
-    DuckDB reads well, the root array (or NDJSON lines) or the array under a top-level key,
-    whose items are objects with a modest key set; else None."""
+    DuckDB reads well, the root array (or NDJSON lines) or the array under a top-level key
+    (a deeper one sits in a document DuckDB must read whole), whose items are objects with
+    a modest set of top-level keys, and only with a category to group by; else None."""
     types = items.get("types") or {}
+    columns = [k for k in items.get("keys") or [] if "." not in k["key"]]
     if "." in path.strip(".") or "[" in path or not types or \
-            max(types, key=lambda t: types[t]) != "object" or items.get("more_keys") or \
-            len(items.get("keys") or []) > SQL_KEYS:
+            max(types, key=lambda t: types[t]) != "object" or len(columns) > SQL_KEYS:
         return None
     total = items.get("scanned") or items.get("count") or 1
     keys = [(k["key"], set((k.get("types") or {}).keys()), int(k.get("count") or 0))
             for k in items.get("keys") or [] if "*" not in k["key"]]
-    if category is None or '"' in category:  # nothing to group by
+    measure = _measure(keys, total)
+    if category is None or '"' in category or measure is None:  # the count-by says it all
         return None
-    return group_sql(ref, category, _measure(keys, total))
+    return group_sql(ref, category, measure)
 
 
 def csv_sql(ref: str, header: list[str], column_info: list[Info], rows: int,
