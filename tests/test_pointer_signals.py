@@ -294,3 +294,30 @@ def test_a_big_podlist_pointer_keeps_its_signals_within_the_cap(scratch_home: Pa
     text = cli("ingest", "big2", "--store-always", input=json.dumps(pods, indent=2),
                env=CAP).text
     assert "kubernetes (PodList): 700 pods (Running 500, Succeeded 200)\n" in text
+
+
+@pytest.mark.corpus
+def test_deployments_and_lists_without_signals(scratch_home: Path, corpus_dir: Path) -> None:
+    deployments = corpus_dir / "k8s/troubleshoot/deployments_kube-system.json"
+    roles = corpus_dir / "k8s/troubleshoot/clusterroles.json"
+    if not deployments.is_file() or not roles.is_file():
+        pytest.skip("the kubectl lists are not in this corpus")
+    assert "\nkubernetes (DeploymentList): 4 objects\n  short of replicas: 0 of 4\n" \
+        in pointer_text(deployments, "deployments")
+    # ClusterRoles have no status, no events: nothing stands out, nothing is said
+    data = ingest(roles, "roles")
+    assert "kubernetes" not in data
+    assert "kubernetes" not in pointer_text(roles, "roles2")
+
+
+def test_waiting_reasons_and_phases_of_the_shipped_sample(scratch_home: Path) -> None:
+    pods = Path(__file__).resolve().parents[1] / "scratch" / "samples" / "pods.json"
+    text = pointer_text(pods, "pods")
+    assert "\nkubernetes (List): 60 pods (Running 53, Pending 5, Failed 2)\n" \
+           "  restarts: 25 of 60 pods, 185 in all; most 37: items.3 " \
+           "node-exporter-66c1a54922-bb9a24\n" \
+           "  reasons: ContainerCreating 5, CrashLoopBackOff 4\n" \
+           "  conditions not True: Ready False 11\n" in text
+    r = cli("iterate-over", "pods", "items", "--fields", "metadata.name,status.phase",
+            "--where", '@.status.phase != "Running"', "--count")
+    assert (r.code, r.text) == (0, "7\n")
