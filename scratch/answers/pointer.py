@@ -406,7 +406,8 @@ def error_lines_text(found: Info) -> str:
     check stopped early."""
     lines, in_values = int(found.get("lines") or 0), int(found.get("in_values") or 0)
     where = "" if in_values == lines else f", {in_values:,} of them in values"
-    cut = f" of the first {found['scanned_bytes']:,} bytes" if found.get("scanned_bytes") else ""
+    read = found.get("scanned_bytes")
+    cut = f" of the first {read / (1 << 20):,.0f} MiB" if isinstance(read, int) else ""
     return f"error words in {plural(lines, 'line', grouped=True)}{cut}{where}"
 
 
