@@ -262,10 +262,12 @@ def test_pointer_on_pods_sample(scratch_home: Path) -> None:
     lines = stored.decode().split("\n")
     assert lines[first - 1] == '  "items": [' and lines[last - 1] == "  ],"
     nxt = shells(p["next"])
+    # the pods that restarted come first: they are what stands out (tests/test_pointer_signals)
     assert nxt[:5] == [f"scratch schema {name}", f"scratch item-schema {name} items --depth 2",
                        nxt[2], f"scratch iterate-over {name} items --count-by status.phase",
                        f"scratch get-in {name} items.0"]
-    assert nxt[2].startswith(f"scratch iterate-over {name} items --fields ")
+    assert nxt[2].startswith(f"scratch iterate-over {name} items --fields metadata.name,"
+                             "status.containerStatuses.0.restartCount --where ")
     # the human rendering: its exact token count is pointer_tokens, within the size rules
     text = r.text
     assert text.splitlines()[0] == (
@@ -273,7 +275,7 @@ def test_pointer_on_pods_sample(scratch_home: Path) -> None:
         f"{p['tokens']:,} tokens (o200k_base)")
     assert "items of items (60): keys apiVersion 60/60, kind 60/60" in text
     first_pod = original["items"][0]["metadata"]["name"]
-    assert text.count("\n  sample ") >= 1 and f'"name":"{first_pod}"' in text
+    assert text.count("\n  item 0: ") == 1 and f'"name":"{first_pod}"' in text
     assert count(text) + count("already stored: identical content was ingested before under "
                                "this name\n") >= p["pointer_tokens"]
     raw_tokens = count_bytes(raw)
@@ -570,7 +572,7 @@ def test_big_integers_keep_the_json_index(scratch_home: Path) -> None:
     lines = r.text.splitlines()
     assert ": json, " in lines[0], r.text
     assert f"    big: integer {2**100} L2-2" in lines
-    assert f'  sample 0: {{"n":{2**70},"s":"{"x" * 20}"}}' in lines
+    assert f'  item 0: {{"n":{2**70},"s":"{"x" * 20}"}}' in lines
     name = lines[0].split()[1]
     assert json.loads(stored_path(scratch_home, name).read_bytes()) == BIG
 

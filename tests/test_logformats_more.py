@@ -148,7 +148,7 @@ def test_zeek_over_sql_and_item_schema(logs: Path) -> None:
     assert d["rows"] == [["2001:0:4137:9e50:8000:f12a:b9c8:2815",
                           ["Ck51lg1bScffFj34Ri", "CtPZjS20MLrsMUOJi2"]]]
     text = cli("item-schema", "zeek_conn.log", ".").text
-    assert "tunnel_parents: null|array of string 21/30\n" in text
+    assert "tunnel_parents: null|array of string 21/30, 17 null\n" in text
     assert '"id.resp_p": integer 21/30\n' in text
 
 
@@ -400,7 +400,7 @@ def test_the_pointer_of_a_big_zeek_log_shows_its_records(scratch_home: Path) -> 
 
 
 POINTERS = {
-    "iis_w3c.log": (["  sc-status: 2xx 8, 4xx 202", "  cs-method: GET 210"],
+    "iis_w3c.log": (["  sc-status: 404 202, 200 8", "  cs-method: GET 210"],
                     "scratch iterate-over iis_w3c.log . --fields time,sc-status,cs-uri-stem "
                     "--where '@[\"sc-status\"] >= 400' --limit 20"),
     "zeek_conn.log": (["  service: dns 3, http 3, teredo 2, dhcp 1"],
@@ -411,10 +411,10 @@ POINTERS = {
                          "… 32 more"],
                         "scratch iterate-over audit_rhel7.log . --fields time,res,type --where "
                         "'@.res == \"failed\"' --limit 20"),
-    "aws_elb_access.log": (["  elb_status_code: 2xx 2, 3xx 8", "  request_verb: GET 10"],
+    "aws_elb_access.log": (["  elb_status_code: 301 4, 302 4, 200 2", "  request_verb: GET 10"],
                            "scratch iterate-over aws_elb_access.log . --count-by "
                            "elb_status_code"),
-    "s3_access.log": (["  http_status: 2xx 4, 4xx 1"],
+    "s3_access.log": (["  http_status: 200 4, 404 1"],
                       "scratch sql s3_access.log 'SELECT key, count(*) AS n FROM entry WHERE "
                       "http_status >= 400 GROUP BY key ORDER BY n DESC LIMIT 10'"),
 }

@@ -227,11 +227,11 @@ def test_csv_item_schema_counts_types_and_presence(tricky: str) -> None:
     assert r.code == 0
     assert r.text == ("item types: object 3\n"
                       "id: string 3/3\n"
-                      "name: string|null 3/3\n"
-                      "score: number|null|integer 3/3\n"
+                      "name: string|null 3/3, 1 null\n"
+                      "score: number|null|integer 3/3, 1 null\n"
                       "ok: boolean 3/3\n"
                       "when: string 3/3\n"
-                      "note: string|null 3/3\n")
+                      "note: string|null 3/3, 1 null\n")
     assert reported(r.err) == count_text(r.text, O200K)
     r = cli("item-schema", tricky, ".", "--offset", "1", "--limit", "1", "--json")
     data = r.json["data"]

@@ -16,7 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
-from scratch.answers.pointer_counts import breakdown, category_field, csv_category, log_calls
+from scratch.answers.pointer_counts import (
+    breakdown,
+    category_field,
+    csv_category,
+    csv_sql,
+    kube_calls,
+    kube_lines,
+    log_calls,
+    records_sql,
+)
 from scratch.calls import Call, call
 from scratch.words import plural
 
@@ -54,6 +63,8 @@ class Pointer(TypedDict, total=False):
     array: Info
     text: Info
     records: Info
+    kubernetes: Info  # what stands out in Kubernetes objects (scratch.index.kube)
+    error_lines: Info  # the checked error grep: pattern, lines, in_values
     companions: list[str]
     next: list[Call]
     warnings: list[str]
@@ -145,13 +156,45 @@ def pick_fields(items: Info, limit: int = 3) -> list[str]:
     return [s[3] for s in scored[:limit]]
 
 
+def presence(key: Info, total: int) -> str:
+    """``k/n`` of one key of an item union, and how many of its values are null."""
+    nulls = (key.get("types") or {}).get("null") or 0
+    return f"{key['count']}/{total}" + (f" ({nulls:,} null)" if nulls else "")
+
+
+def sample_label(index: object, length: object) -> str:
+    """``item 3``; the last item says so (``item 499, the last``)."""
+    if not isinstance(index, int):
+        return "sample"
+    if isinstance(length, int) and index == length - 1:
+        return f"item {index}, the only one" if index == 0 else f"item {index}, the last"
+    return f"item {index}"
+
+
+def parsed_records(fmt: str, info: Info) -> Info | None:
+    """A parsed log's records info, None for anything else."""
+    rec = info.get("records")
+    return rec if fmt == "log" and isinstance(rec, dict) and rec.get("format") else None
+
+
+def suggests_grep(fmt: str, info: Info) -> bool:
+    """Whether the pointer of this entry would suggest an error grep (so it is checked): not
+    a parsed log, whose errors are counted from its records, nor binary content."""
+    return fmt != "binary" and parsed_records(fmt, info) is None
+
+
 def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, tokens: int,
                   encoding: str, exact: bool, info: Info, companions: list[str],
                   warnings: list[str], partial: bool, existing: bool = False,
-                  sizer: EntrySizer | None = None) -> Pointer:
+                  sizer: EntrySizer | None = None, error_lines: Info | None = None) -> Pointer:
     """The pointer's data. With ``sizer`` (the new version's costs) every next call is one
     that fits the per-call cap: windows shrink, a value too big to print whole is asked for
-    with ``fit``, and a call that cannot fit at all is left out."""
+    with ``fit``, and a call that cannot fit at all is left out.
+
+    ``error_lines``: the error grep as checked over the content
+    (:func:`scratch.answers.pointer_grep.check_error_grep`); the grep is suggested only when
+    its words were found in values, not only in key names (None: not checked, not
+    suggested)."""
     ref = name
 
     def schema_cmd() -> Call | None:  # sized only for the formats that suggest it
@@ -181,27 +224,39 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
             total = items.get("scanned") or items.get("count") or arr.get("length") or 0
             pointer["array"] = {
                 "path": path, "length": arr.get("length"), "lines": arr.get("lines"),
-                "keys": {k["key"]: f"{k['count']}/{total}" for k in keys},
-                "samples": [s.get("value") for s in (items.get("samples") or [])[:3]],
+                "keys": {k["key"]: presence(k, total) for k in keys},
+                "samples": [{"index": s.get("index"), "value": s.get("value")}
+                            for s in (items.get("samples") or [])[:3]],
             }
             fields = pick_fields(items)
             nxt += [schema_cmd(), call("item-schema", ref=ref, path=path, depth=2)]
-            if fields:
-                nxt.append(call("iterate-over", ref=ref, path=path, fields=fields, limit=20))
+            kube = info.get("kubernetes")
+            standing: list[Call] = []
+            if isinstance(kube, dict):  # the objects that stand out, before any other list
+                pointer["kubernetes"] = kube
+                standing = kube_calls(ref, kube)
+            listing = call("iterate-over", ref=ref, path=path, fields=fields, limit=20) \
+                if fields else None
             category = category_field(items)
-            if category is not None:  # value counts: the commonest next question
-                nxt.append(call("iterate-over", ref=ref, path=path, count_by=[category]))
+            counts = call("iterate-over", ref=ref, path=path, count_by=[category]) \
+                if category is not None else None  # value counts: the commonest question
             sep = "" if path == "." else "."
-            first = f"{path}{sep}0" if path != "." else "0"
-            nxt.append(get_in(first))
+            first = get_in(f"{path}{sep}0" if path != "." else "0")
+            table = records_sql(ref, path, items, category)
+            if standing:  # the rows that stand out list items better than the first fields
+                nxt += [standing[0], counts, first, *standing[1:], listing, table]
+            else:
+                nxt += [listing, counts, table, first]
         else:
+            kube = info.get("kubernetes")
+            if isinstance(kube, dict):  # one object (a Pod)
+                pointer["kubernetes"] = kube
             nxt += [schema_cmd(), get_in(".")]
     for key in ("timestamp_format", "time_range", "levels", "first_lines", "last_lines",
                 "last_lines_start", "columns", "header", "rows", "delimiter", "headings"):
         if key in info and info[key] not in (None, {}, []):
             pointer.setdefault("text", {})[key] = info[key]
-    rec = info.get("records")
-    rec = rec if fmt == "log" and isinstance(rec, dict) and rec.get("format") else None
+    rec = parsed_records(fmt, info)
     if rec is not None:
         pointer["records"] = {k: rec.get(k) for k in ("format", "records", "parsed",
                                                       "unparsed")}
@@ -223,14 +278,17 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                                 info.get("column_info") or [])
         if category is not None:
             nxt.append(call("iterate-over", ref=ref, path=".", count_by=[category]))
-        nxt.append(call("sql", ref=ref, describe=True))
+        rows = info.get("rows")
+        nxt.append(csv_sql(ref, [h for h in names if names.count(h) == 1],
+                           info.get("column_info") or [], rows if isinstance(rows, int) else 0,
+                           category))
     if rec is not None:  # a parsed log: counts, its errors' rows and SQL, not a word grep
         nxt += log_calls(ref, rec)
-    else:
-        pattern = "error|fail|fatal|exception|panic"
+    elif error_lines is not None and error_lines.get("in_values"):
+        pointer["error_lines"] = error_lines
         # matching lines can be far longer than the average: --fit takes what fits, with next
-        nxt.append(call("grep", ref=ref, pattern=pattern, ignore_case=True, max_count=20,
-                        fit=True))
+        nxt.append(call("grep", ref=ref, pattern=error_lines["pattern"], ignore_case=True,
+                        max_count=20, fit=True))
     nxt.append(call("slice", ref=ref, start=1, end=min(40, lines)) if sizer is None
                else sizer.first_lines(40))
     if lines > 40:
@@ -306,8 +364,11 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
                    + (f", … {len(keys) - len(shown)} more" if len(keys) > len(shown) else ""))
         samples = arr["samples"][: (3 if detail >= 3 else 1 if detail >= 2 else 0)]
         width = 300 if detail >= 3 else 160
-        for i, s in enumerate(samples):
-            out.append(f"  sample {i}: {_cut(s, width)}")
+        for s in samples:
+            out.append(f"  {sample_label(s.get('index'), arr['length'])}: "
+                       f"{_cut(s.get('value'), width)}")
+    if p.get("kubernetes") and detail >= 1:
+        out += kube_lines(p["kubernetes"], detail)
     text = p.get("text")
     if text and detail >= 1:
         if text.get("timestamp_format"):
@@ -349,9 +410,23 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
             out += [f"  {_cut(line, width)}" for line in last]
     if p.get("companions"):
         out.append("embedded documents stored as: " + ", ".join(p["companions"][:5]))
+    found = p.get("error_lines")
+    if found:
+        out.append(error_lines_text(found))
     out.append("next:")
     out += [f"  {spell(c)}" for c in p["next"][: (8 if detail >= 2 else 5)]]
     return "\n".join(out) + "\n"
+
+
+def error_lines_text(found: Info) -> str:
+    """The checked error grep's count (see :func:`build_pointer`): ``error words in 6 lines``,
+    how many of them have the words in values when not all, and the prefix read when the
+    check stopped early."""
+    lines, in_values = int(found.get("lines") or 0), int(found.get("in_values") or 0)
+    where = "" if in_values == lines else f", {in_values:,} of them in values"
+    read = found.get("scanned_bytes")
+    cut = f" of the first {read / (1 << 20):,.0f} MiB" if isinstance(read, int) else ""
+    return f"error words in {plural(lines, 'line', grouped=True)}{cut}{where}"
 
 
 def records_lines(p: Pointer, detail: int) -> list[str]:
@@ -413,6 +488,14 @@ def shape_pointer(p: Pointer, detail: int) -> Pointer:
     out.pop("text", None)
     out.pop("next", None)
     out.pop("records", None)
+    if p.get("error_lines") and detail < 2:  # the grep call, when shown, has the pattern
+        out["error_lines"] = {k: v for k, v in p["error_lines"].items() if k != "pattern"}
+    kube = p.get("kubernetes")
+    if kube and detail < 2:  # the counts that stand out, fewer of each
+        out.pop("kubernetes", None)
+        if detail == 1:
+            out["kubernetes"] = {k: (v[:3] if isinstance(v, list) and k != "short" else v)
+                                 for k, v in kube.items() if k not in ("kinds", "path")}
     if p.get("records") and detail >= 1:
         top = 5 if detail >= 2 else 3
         rec = dict(p["records"])

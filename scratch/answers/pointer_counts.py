@@ -18,14 +18,14 @@ read from the index's info: nothing runs a query at ingest.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from scratch.calls import Call, call
+from scratch.words import plural
 
 if TYPE_CHECKING:
     from scratch.answers.sources.items import Info, Item
-
-import re
 
 LEVEL_FIELDS = ("level", "levelname", "severity")
 STATUS_FIELDS = ("status", "sc-status", "elb_status_code", "http_status", "status_code")
@@ -47,6 +47,7 @@ CATEGORY_HINTS = ("phase", "status", "state", "level", "severity", "priority", "
                   "reason", "code", "method", "identifier", "unit", "component", "category",
                   "country", "region", "namespace")
 TOP = 5
+EXACT_CODES = 6  # an access log with at most this many status codes shows them all
 
 
 def _facet(rec: Info, name: str) -> list[tuple[Item, int]]:
@@ -106,12 +107,29 @@ def status_classes(values: list[tuple[Item, int]]) -> list[tuple[str, int]]:
     return sorted(out.items())
 
 
+def status_codes(values: list[tuple[Item, int]], field: str = "status"
+                 ) -> list[tuple[str, list[tuple[Item, int]], int]]:
+    """An access log's status rows (labelled by its ``field``: ``status``, ``sc-status``,
+    ``elb_status_code``): the exact codes, commonest first, when there are at most
+    :data:`EXACT_CODES` of them; else the classes, and the error codes (400 and up) apart."""
+    codes = sorted(((v, n) for v, n in values if isinstance(v, int)),
+                   key=lambda vn: (-vn[1], vn[0]))
+    if len(codes) <= EXACT_CODES:
+        return [(field, list(codes), 0)]
+    rows: list[tuple[str, list[tuple[Item, int]], int]] = [
+        (field, list(status_classes(values)), 0)]
+    errors = [(v, n) for v, n in codes if isinstance(v, int) and v >= 400]
+    if errors:
+        rows.append((f"{field} >= 400", errors[:TOP], max(0, len(errors) - TOP)))
+    return rows
+
+
 def breakdown(rec: Info) -> list[tuple[str, list[tuple[Item, int]], int]]:
     """``[(label, [(value, count), ...], values left out), ...]`` for the pointer."""
     out: list[tuple[str, list[tuple[Item, int]], int]] = []
     status_field = _status(rec)
     if status_field is not None:
-        out.append((status_field, list(status_classes(_facet(rec, status_field))), 0))
+        out += status_codes(_facet(rec, status_field), status_field)
         method_field = _first(rec, METHOD_FIELDS)
         if method_field is not None:
             method = _facet(rec, method_field)
@@ -232,3 +250,144 @@ def csv_category(header: list[str], column_info: list[Info]) -> str | None:
                     types.get(name) in (None, "string", "integer", "boolean"):
                 return name
     return None
+
+
+# ------------------------------------------------------------------------------- kubernetes
+
+
+def _counts(values: list[list[Item]], top: int, word: str = "") -> str:
+    shown = values[:top]
+    text = ", ".join(f"{v} {word}{n:,}" for v, n in shown)
+    return text + (f", … {len(values) - len(shown)} more" if len(values) > len(shown) else "")
+
+
+def kube_lines(sig: Info, detail: int) -> list[str]:
+    """What stands out in Kubernetes objects (:mod:`scratch.index.kube`), for the pointer and
+    ``summarize``; ``detail`` 1 shows fewer values per count."""
+    top = 6 if detail >= 2 else 3
+    kind = f" ({sig['kind']})" if sig.get("kind") else ""
+    objects, pods = sig.get("objects", 0), sig.get("pods", 0)
+    what = (plural(pods, "pod", grouped=True) if pods == objects else
+            plural(objects, "object", grouped=True)
+            + (f", {plural(pods, 'pod', grouped=True)}" if pods else ""))
+    phases = f" ({_counts(sig['phases'], top)})" if sig.get("phases") else ""
+    out = [f"kubernetes{kind}: {what}{phases}"]
+    restarts = sig.get("restarts")
+    if isinstance(restarts, dict):
+        name = f" {restarts['name']}" if restarts.get("name") else ""
+        of = plural(sig["pods"], "pod", grouped=True)
+        out.append(f"  restarts: {restarts['pods']:,} of {of}, "
+                   f"{restarts['total']:,} in all; most {restarts['max']:,}: "
+                   f"{restarts['item']}{name}")
+    elif sig.get("pods"):
+        out.append("  restarts: none")
+    if sig.get("exit_codes"):
+        out.append("  exit codes (not 0): " + _counts(sig["exit_codes"], top, "×"))
+    if sig.get("reasons"):
+        out.append("  reasons: " + _counts(sig["reasons"], top))
+    if sig.get("not_true"):
+        out.append("  conditions not True: " + _counts(sig["not_true"], top))
+    if sig.get("events"):
+        warn = (f"; Warning reasons: {_counts(sig['warnings'], top)}"
+                if sig.get("warnings") else "")
+        out.append("  events: " + _counts(sig["events"], top) + warn)
+    short = sig.get("short")
+    if isinstance(short, list) and len(short) == 2:
+        out.append(f"  short of replicas: {short[0]:,} of {short[1]:,}")
+    return out
+
+
+def kube_calls(ref: str, sig: Info) -> list[Call]:
+    """The rows of the objects that stand out, the likeliest question first: pods that
+    restarted, pods not Running, Warning events (at most two calls)."""
+    path = sig.get("path") or "."
+    if sig.get("objects") == 1 and path == ".":
+        return []
+    out: list[Call] = []
+    if isinstance(sig.get("restarts"), dict):
+        out.append(call("iterate-over", ref=ref, path=path,
+                        fields=["metadata.name", "status.containerStatuses.0.restartCount"],
+                        where="@.status.containerStatuses[?@.restartCount > 0]", limit=20))
+    phases = [p for p, _ in sig.get("phases") or []]
+    if any(p != "Running" for p in phases):
+        out.append(call("iterate-over", ref=ref, path=path,
+                        fields=["metadata.name", "status.phase"],
+                        where='@.status.phase != "Running"', limit=20))
+    if sig.get("warnings"):
+        out.append(call("iterate-over", ref=ref, path=path,
+                        fields=["reason", "involvedObject.name", "message"],
+                        where='@.type == "Warning"', limit=20))
+    return out[:2]
+
+
+# ------------------------------------------------------------------------------------- sql
+
+NUMBER_TYPES = ("integer", "number")
+NOT_MEASURES = ("id", "index", "uid", "port", "year", "version", "generation")  # whole words
+NOT_MEASURE_PARTS = ("code", "numeric", "number", "iso", "zip", "phone", "_id", "uuid")
+
+
+def _sql_name(path: str) -> str:
+    """A dot path as DuckDB names it (struct fields dotted; odd names quoted)."""
+    parts = path.split(".")
+    return ".".join(p if re.fullmatch(r"[a-z_][a-z0-9_]*", p) else '"' + p.replace('"', '""')
+                    + '"' for p in parts)
+
+
+def _measure(candidates: list[tuple[str, set[str], int]], total: int) -> str | None:
+    """The first top-level numeric field present in most rows that is not an identifier."""
+    for name, types, count in candidates:
+        if "." in name:  # a nested number (a pod's grace period) is rarely what one averages
+            continue
+        words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)  # Geoname ID, restartCount
+        lower = name.lower()
+        if types and types <= {*NUMBER_TYPES, "null"} and types & set(NUMBER_TYPES) \
+                and count * 2 >= total \
+                and not any(w.lower() in NOT_MEASURES for w in words) \
+                and not any(h in lower for h in NOT_MEASURE_PARTS) and not lower.endswith("id") \
+                and not (name.isupper() and len(name) <= 5):  # GAUL, FIPS, M49: codes
+            return name
+    return None
+
+
+def group_sql(ref: str, category: str | None, measure: str | None) -> Call:
+    """``GROUP BY`` the category with the average of a numeric field (what a count-by cannot
+    answer); without both, the tables' columns (``describe``)."""
+    if category is None or measure is None:
+        return call("sql", ref=ref, describe=True)
+    alias = re.sub(r"[^a-z0-9_]+", "_", measure.lower()).strip("_") or "value"
+    return call("sql", ref=ref, query=f"SELECT {_sql_name(category)}, count(*) AS n, "
+                f"round(avg({_sql_name(measure)}), 2) AS avg_{alias} FROM entry "
+                f"GROUP BY ALL ORDER BY n DESC LIMIT 10")
+
+
+SQL_KEYS = 60  # records with more top-level keys than this are no table to group
+
+
+def records_sql(ref: str, path: str, items: Info, category: str | None) -> Call | None:
+    """The SQL next call of an array of records (see :func:`group_sql`): only for a table
+    DuckDB reads well, the root array (or NDJSON lines) or the array under a top-level key
+    (a deeper one sits in a document DuckDB must read whole), whose items are objects with
+    a modest set of top-level keys, and only with a category to group by; else None."""
+    types = items.get("types") or {}
+    columns = [k for k in items.get("keys") or [] if "." not in k["key"]]
+    if "." in path.strip(".") or "[" in path or not types or \
+            max(types, key=lambda t: types[t]) != "object" or len(columns) > SQL_KEYS:
+        return None
+    total = items.get("scanned") or items.get("count") or 1
+    keys = [(k["key"], set((k.get("types") or {}).keys()), int(k.get("count") or 0))
+            for k in items.get("keys") or [] if "*" not in k["key"]]
+    measure = _measure(keys, total)
+    if category is None or '"' in category or measure is None:  # the count-by says it all
+        return None
+    return group_sql(ref, category, measure)
+
+
+def csv_sql(ref: str, header: list[str], column_info: list[Info], rows: int,
+            category: str | None) -> Call:
+    """The SQL next call of a CSV/TSV table (see :func:`group_sql`)."""
+    cols = {c.get("name"): c for c in column_info or []}
+    measures = [(h, {str(cols[h].get("type"))}, rows - int(cols[h].get("empty") or 0))
+                for h in header if h in cols and "." not in h]
+    return group_sql(ref, category if category is None or "." not in category else None,
+                     _measure(measures, rows))

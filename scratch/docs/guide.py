@@ -23,7 +23,7 @@ samples, and `next:` commands to copy. The entry stays: explore it instead of re
 tool. REF is a name, NAME@VERSION, or a prefix of the hash in an automatic name."""),
     ("Cheapest order", """\
 1. scratch schema REF                     paths, types, array lengths, line ranges
-2. scratch item-schema REF PATH           keys of an array's items, with presence k/n
+2. scratch item-schema REF PATH           keys of an array's items: presence k/n, nulls
 3. scratch iterate-over REF PATH --fields a,b.c --limit 20    one row per item
    (--where EXPR scans all items; --sort F; --count; --count-by F: value counts)
    scratch get-in REF PATH                one value: items.-1.name, /items/3, or $..name

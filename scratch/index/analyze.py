@@ -197,8 +197,18 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
     spans = record_paths(b, SUMMARY_DEPTH)
     schema = summarize_value(value, lines_of=spans.get)
     info = {"schema": schema, "layout": layout, "engine": engine}
+    _add_kubernetes(info, value)
     return Analysis("json", info=info, builder=b, value=value, engine=engine, layout=layout,
                     warnings=warnings)
+
+
+def _add_kubernetes(info: dict[str, Any], value: Any) -> None:
+    """``info["kubernetes"]``: what stands out in Kubernetes objects (:mod:`scratch.index.kube`)."""
+    from scratch.index.kube import kube_signals
+
+    kube = kube_signals(value)
+    if kube is not None:
+        info["kubernetes"] = kube
 
 
 def _too_deep(data: bytes, what: str, line_no: int | None = None,
@@ -348,15 +358,20 @@ def analyze_yaml(path: Path) -> Analysis:
         col = mark.column + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         return Analysis("yaml", ok=False, error=_err(str(problem), line, col))
+    from scratch.index.kube import kube_signals
     schema: SummaryNode | None = None
+    kube = None
     warnings: list[str] = []
     if values is not None:
         with no_gc():  # the values are dropped before the GC comes back
             value = values if docs != 1 else values[0]
             spans = record_paths(b, SUMMARY_DEPTH)
             schema = summarize_value(value, lines_of=spans.get)
+            kube = kube_signals(value)
             del values, value
     else:
         schema = summarize_records(b)
     info = {"schema": schema, "layout": "yaml", "documents": docs}
+    if kube is not None:
+        info["kubernetes"] = kube
     return Analysis("yaml", info=info, builder=b, layout="yaml", warnings=warnings)

@@ -4,7 +4,9 @@ candidate answer.
 
 Invariants:
 - Nested keys are dotted (``format_path`` spelling, so they can be passed to ``get-in`` and
-  as ``fields``), each with the JSON types seen (with counts) and its presence ``k/n``.
+  as ``fields``), each with the JSON types seen (with counts) and its presence ``k/n``, and
+  how many of those values are null (``home_score: integer|null 6508/6508, 4 null``: present
+  in every item, null in 4).
 - With a window (offset/limit; a negative offset counts from the end) only the windowed items
   are read; CSV/TSV rows and parsed log records are streamed from their stored lines.
 - An NDJSON line that is not JSON keeps its place but counts nowhere; the answer warns with
@@ -92,7 +94,9 @@ class ItemSchema(Candidate):
         for f in result["fields"]:
             types = "|".join(f["types"])
             elems = (" of " + "|".join(f["element_types"])) if f.get("element_types") else ""
-            lines.append(f"{f['path']}: {types}{elems} {f['presence']}")
+            nulls = f["types"].get("null") or 0
+            lines.append(f"{f['path']}: {types}{elems} {f['presence']}"
+                         + (f", {nulls:,} null" if nulls else ""))
         data = {"name": target.name, "version": target.version, "path": self.path,
                 "length": total, **result}
         warnings = (*(source.warnings if source is not None else ()),
@@ -154,7 +158,8 @@ def item_schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PAT
 
 COMMAND = Command(
     "item-schema", "Union of the keys across the items of the array at PATH (nested keys "
-    "dotted), with types and presence k/n; --offset/--limit look at a window.\n\n"
+    "dotted), with types, presence k/n and null counts; --offset/--limit look at a "
+    "window.\n\n"
     "A map of records (an object whose values are objects) is rows too, each with its key "
     "(_key); items[*].spec.containers flattens nested arrays across items (each row with "
     "_parent).\n\n"

@@ -63,7 +63,10 @@ def _items_lines(node: Info, depth_left: int, indent: str) -> list[str]:
             continue
         types = "|".join(k.get("types") or {})
         extra = f" max {k['max_length']}" if k.get("max_length") is not None else ""
-        out.append(f"{indent}  {prefix}*.{k['key']}: {types} {k['count']}/{total}{extra}")
+        nulls = (k.get("types") or {}).get("null") or 0
+        null_text = f", {nulls:,} null" if nulls else ""
+        out.append(f"{indent}  {prefix}*.{k['key']}: {types} {k['count']}/{total}{extra}"
+                   f"{null_text}")
     if items.get("more_keys"):
         out.append(f"{indent}  … {plural(items['more_keys'], 'more key')} (item-schema lists them)")
     return out
@@ -246,7 +249,8 @@ def schema_answer(target: Target, depth: int, path: str | None = None) -> tuple[
     text = schema_text(info, depth)
     if not isinstance(info.get("schema"), dict):
         text = f"{target.format}: {plural(target.index.line_count, 'line', grouped=True)}\n" + text
-    shown = {k: v for k, v in info.items() if k not in ("first_lines", "last_lines")}
+    shown = {k: v for k, v in info.items()  # the shape: not the lines, not what stands out
+             if k not in ("first_lines", "last_lines", "kubernetes")}
     if isinstance(info.get("schema"), dict):
         shown["schema"] = _cut_schema(info["schema"], depth)
     data = {"name": target.name, "version": target.version, "format": target.format,

@@ -4,15 +4,18 @@ Invariants:
 - Local mode uses no network and no model: format and size, a depth-2 schema outline, value
   counts and ranges of the record arrays' fields (every field with up to
   :data:`MAX_DISTINCT` distinct values that repeat: its top :data:`TOP_VALUES` values and how
-  many items the rest hold; numbers and timestamps as ranges), a parsed log's facet counts,
-  log levels and time range, and a sample of error lines.
+  many items the rest hold; numbers and timestamps as ranges), for Kubernetes objects what
+  stands out in them (phases, restarts, non-zero exit codes, waiting/terminated reasons,
+  Warning events: :mod:`scratch.index.kube`, shown as the pointer shows it), a parsed log's
+  facet counts, log levels and time range, and a sample of error lines.
 - With ``summarize.command`` set, the content is cut into pieces of at most
   ``budget.max_extraction_tokens`` tokens at line ends and each piece is piped to the command;
   the answers are joined in order.
 - Both are cached per stored content (``cache/summaries/<blob>.<format>-<mode>-<encoding>...``,
   the key of the content's index): the same bytes stored as text and as JSON summarize
   differently. A local summary names the entry (and may give its REF in a note), so it is also
-  keyed by the REF it was made for; a command's answer is shared by every REF to the content.
+  keyed by the REF it was made for, and by :data:`LOCAL_VERSION` (what it shows changes with
+  scratch); a command's answer is shared by every REF to the content.
 - An entry smaller than :data:`SMALL_ENTRY_TOKENS` is refused with its token count: reading it
   costs less.
 """
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from scratch.answers.sources.items import Info
 
 SMALL_ENTRY_TOKENS = 1000
+LOCAL_VERSION = "v2"  # of the local summary's content (v2: Kubernetes signals); in its key
 ERROR_WORDS = r"error|fail|fatal|exception|denied|panic|refused|timed? ?out"
 ERROR_LEVELS = ("FATAL", "CRITICAL", "ERROR", "SEVERE", "PANIC", "WARN", "WARNING")
 
@@ -89,6 +93,11 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
         # kept in the (cached) summary itself, so every reading of it says so
         lines += [f"note: {w}" for w in not_json_warning(target, lines_left_out(index))]
         if value is not None:
+            from scratch.answers.pointer_counts import kube_lines
+            from scratch.index.kube import kube_signals
+            kube = kube_signals(value)  # what stands out, before the value counts
+            if kube is not None:
+                lines += kube_lines(dict(kube), detail=3)
             top = [a for a in find_record_arrays(value)
                    if not any(isinstance(seg, int) for seg in a["location"])]
             for arr in top[:2]:  # arrays inside items would be judged by their first item only
@@ -254,8 +263,8 @@ def _summary(ctx: Context, target: Target, ref: str) -> Candidate:
     command = ctx.config["summarize.command"]
     mode = "local" if not command else "cmd-" + hashlib.sha1(command.encode()).hexdigest()[:12]
     key = f"{target.key}-{mode}-{spec.name}"
-    if not command:
-        key += "-" + hashlib.sha1(target.ref.encode()).hexdigest()[:12]
+    if not command:  # LOCAL_VERSION: a local summary made by an older scratch is made again
+        key += f"-{LOCAL_VERSION}-" + hashlib.sha1(target.ref.encode()).hexdigest()[:12]
     cache = target.store.cache_dir / "summaries" / f"{key}.txt"
     cached = cache.is_file()
     if cached:

@@ -1,0 +1,181 @@
+"""What stands out in Kubernetes objects, read from their values when the index is built.
+
+A pointer (and ``summarize``) of a ``kubectl get -o json|yaml`` output shows the signals an
+agent would otherwise dig out of nested container statuses: pod phases, restarts (how many
+pods restarted, the most, which item), non-zero exit codes and the waiting/terminated reasons
+(``CrashLoopBackOff``, ``Error``, ``OOMKilled``), Warning events by reason, conditions that are
+not true (``Ready``, ``Available``) and deployments short of replicas.
+
+Recognised shapes: a list object (``kind: PodList``, ``DeploymentList``, ``EventList``, any
+``kind: List``: its ``items``), a bare JSON array of objects with ``metadata`` (some tools dump
+lists so), and one object with ``kind`` and ``apiVersion`` (a single Pod). Anything else has
+no signals (None). The result is JSON-serialisable and deterministic (counts sorted by count,
+then value), so it can sit in the index's info.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+from scratch.pathnames import format_path
+
+CONDITIONS = ("Ready", "Available")  # condition types whose status other than True stands out
+
+
+class Restarts(TypedDict):
+    """Pods whose containers restarted: how many, the most restarts of one pod (the sum over
+    its containers, as ``kubectl get pods`` shows), that pod's item path and name, and the sum
+    over all pods."""
+
+    pods: int
+    max: int
+    item: str
+    name: str | None
+    total: int
+
+
+class KubeSignals(TypedDict):
+    """The signals of one Kubernetes output (see the module). Count lists are
+    ``[[value, count], ...]`` with the commonest first."""
+
+    path: str  # the objects' array (``items``, ``.``), or ``.`` for one object
+    kind: str | None  # the list's (or the single object's) kind
+    objects: int
+    kinds: list[list[Any]]
+    pods: int
+    phases: NotRequired[list[list[Any]]]
+    restarts: NotRequired[Restarts]
+    exit_codes: NotRequired[list[list[Any]]]
+    reasons: NotRequired[list[list[Any]]]
+    events: NotRequired[list[list[Any]]]  # event types: Normal, Warning
+    warnings: NotRequired[list[list[Any]]]  # reasons of Warning events
+    not_true: NotRequired[list[list[Any]]]  # "Ready False", "Available Unknown"
+    short: NotRequired[list[int]]  # [deployments short of replicas, deployments]
+
+
+def _objects(value: Any) -> tuple[list[Any], list[str | int], str | None] | None:
+    """The objects, where they are, and the list's kind; None when this is not Kubernetes."""
+    if isinstance(value, dict):
+        kind = value.get("kind") if isinstance(value.get("kind"), str) else None
+        items = value.get("items")
+        if isinstance(items, list) and (kind is None or kind.endswith("List")) \
+                and any(isinstance(i, dict) and isinstance(i.get("metadata"), dict)
+                        for i in items[:20]):
+            return items, ["items"], kind
+        if kind is not None and isinstance(value.get("apiVersion"), str) \
+                and isinstance(value.get("metadata"), dict):
+            return [value], [], kind
+        return None
+    if isinstance(value, list) and value and all(
+            isinstance(i, dict) and isinstance(i.get("metadata"), dict) for i in value[:20]):
+        return value, [], None
+    return None
+
+
+def _ranked(counts: dict[Any, int]) -> list[list[Any]]:
+    return [[v, n] for v, n in sorted(counts.items(), key=lambda vn: (-vn[1], str(vn[0])))]
+
+
+def _bump(counts: dict[Any, int], value: Any, by: int = 1) -> None:
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        counts[value] = counts.get(value, 0) + by
+
+
+def _dict(value: Any, key: str) -> dict[str, Any]:
+    got = value.get(key) if isinstance(value, dict) else None
+    return got if isinstance(got, dict) else {}
+
+
+def _containers(status: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+        got = status.get(key)
+        if isinstance(got, list):
+            out += [c for c in got if isinstance(c, dict)]
+    return out
+
+
+def kube_signals(value: Any) -> KubeSignals | None:
+    """The signals of ``value`` (see the module), or None."""
+    found = _objects(value)
+    if found is None:
+        return None
+    objects, where, list_kind = found
+    single = isinstance(value, dict) and where == []  # one object: its "item" is the root
+    kinds: dict[Any, int] = {}
+    phases: dict[Any, int] = {}
+    codes: dict[Any, int] = {}
+    reasons: dict[Any, int] = {}
+    events: dict[Any, int] = {}
+    warnings: dict[Any, int] = {}
+    not_true: dict[Any, int] = {}
+    pods = restarted = total = deployments = short = 0
+    most: tuple[int, int, str | None] | None = None  # restarts, item, name
+    for i, obj in enumerate(objects):
+        if not isinstance(obj, dict):
+            continue
+        kind = obj.get("kind")
+        _bump(kinds, kind)
+        status = _dict(obj, "status")
+        name = _dict(obj, "metadata").get("name")
+        name = name if isinstance(name, str) else None
+        if kind == "Pod" or "containerStatuses" in status or (
+                kind is None and isinstance(status.get("phase"), str)):
+            pods += 1
+            _bump(phases, status.get("phase"))
+            n = 0
+            for c in _containers(status):
+                count = c.get("restartCount")
+                n += count if isinstance(count, int) and not isinstance(count, bool) else 0
+                for state in (_dict(c, "state"), _dict(c, "lastState")):
+                    waiting, ended = _dict(state, "waiting"), _dict(state, "terminated")
+                    _bump(reasons, waiting.get("reason"))
+                    code = ended.get("exitCode")
+                    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+                        _bump(codes, code)
+                        _bump(reasons, ended.get("reason"))
+            if n:
+                restarted += 1
+                total += n
+                if most is None or n > most[0]:
+                    most = (n, i, name)
+        if kind == "Event" or "involvedObject" in obj:
+            _bump(events, obj.get("type"))
+            if obj.get("type") == "Warning":
+                _bump(warnings, obj.get("reason"))
+        if isinstance(status.get("replicas"), int) and (kind in (None, "Deployment",
+                                                                "StatefulSet", "ReplicaSet")):
+            deployments += 1
+            wanted = _dict(obj, "spec").get("replicas", status["replicas"])
+            ready = status.get("availableReplicas", status.get("readyReplicas", 0))
+            if isinstance(wanted, int) and isinstance(ready, int) and ready < wanted:
+                short += 1
+        conditions = status.get("conditions")
+        for cond in conditions if isinstance(conditions, list) else []:
+            if isinstance(cond, dict) and cond.get("type") in CONDITIONS \
+                    and cond.get("status") != "True":
+                _bump(not_true, f"{cond.get('type')} {cond.get('status')}")
+    if not (pods or events or deployments or not_true):
+        return None
+    out: KubeSignals = {"path": format_path(where), "kind": list_kind, "objects": len(objects),
+                        "kinds": _ranked(kinds), "pods": pods}
+    if phases:
+        out["phases"] = _ranked(phases)
+    if most is not None:
+        out["restarts"] = {"pods": restarted, "max": most[0],
+                           "item": format_path([] if single else [*where, most[1]]),
+                           "name": most[2],
+                           "total": total}
+    if codes:
+        out["exit_codes"] = _ranked(codes)
+    if reasons:
+        out["reasons"] = _ranked(reasons)
+    if events:
+        out["events"] = _ranked(events)
+    if warnings:
+        out["warnings"] = _ranked(warnings)
+    if not_true:
+        out["not_true"] = _ranked(not_true)
+    if deployments:
+        out["short"] = [short, deployments]
+    return out
