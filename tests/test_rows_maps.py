@@ -298,3 +298,18 @@ def test_schema_shows_one_record_for_a_map_of_them(wl: str) -> None:
         f"  namespaces.{first}: object{{{len(NAMESPACES[first])}}} L36-131",
         f"  … {len(NAMESPACES) - 1} more records alike (item-schema namespaces lists their "
         "keys)"]
+
+
+def test_the_pointer_offers_the_rows_of_a_map_with_more_records_than_any_array(
+        wl: str) -> None:
+    r = cli("ingest", "wl3", "--store-always", "--json", input=DATA.read_bytes())
+    nxt = r.json["data"]["next"][:2]
+    first = next(iter(NAMESPACES.values()))
+    scalar = [k for k, v in first.items() if not isinstance(v, (dict, list))][:2]
+    assert nxt == ["scratch item-schema wl3 namespaces --depth 1",
+                   f"scratch iterate-over wl3 namespaces --fields _key,{','.join(scalar)} "
+                   "--limit 20"]
+    listed = cli("iterate-over", "wl3", "namespaces", "--fields", ",".join(["_key", *scalar]),
+                 "--limit", "20")
+    assert listed.code == 0
+    assert [line.split("\t")[1] for line in listed.text.splitlines()[1:]] == list(NAMESPACES)[:20]

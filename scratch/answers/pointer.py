@@ -135,6 +135,39 @@ def array_nodes(schema: Info) -> list[Info]:
     return found
 
 
+def record_maps(schema: Info) -> list[Info]:
+    """The maps of records of the outline (objects whose values are alike objects), the most
+    records first."""
+    found: list[Info] = []
+
+    def walk(node: Info) -> None:
+        if record_map_size(node) is not None:
+            found.append(node)
+        for child in node.get("children", []) or []:
+            walk(child)
+
+    walk(schema)
+    found.sort(key=lambda n: -(record_map_size(n) or 0))
+    return found
+
+
+def record_fields(node: Info, limit: int = 2) -> list[str]:
+    """Scalar keys of a map's first record, as the outline has them (names first, then the
+    order they come in)."""
+    children = node.get("children") or []
+    if not children:
+        return []
+    first = children[0]
+    prefix = str(first.get("path") or "") + "."
+    scalar = [str(c.get("path") or "")[len(prefix):] for c in first.get("children") or []
+              if c.get("type") not in ("object", "array")
+              and not (c.get("type") == "string" and (c.get("length") or 0) > 40)  # prose
+              and str(c.get("path") or "").startswith(prefix)]
+    scalar = [k for k in scalar if k and "." not in k]
+    named = [k for k in scalar if k.lower() in ("name", "id", "title", "type", "kind")]
+    return (named + [k for k in scalar if k not in named])[:limit]
+
+
 def pick_fields(items: Info, limit: int = 3) -> list[str]:
     """Scalar keys present in (almost) every item that read like identifiers or states."""
     keys = items.get("keys") or []
@@ -216,6 +249,14 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     if isinstance(schema, dict):
         pointer["schema"] = _outline(schema, depth=3)
         arrays = array_nodes(schema)
+        maps = record_maps(schema)
+        if maps and (record_map_size(maps[0]) or 0) > (arrays[0].get("length") or 0
+                                                        if arrays else 1):
+            # a map of records holding more rows than any array: its rows come first
+            where = str(maps[0].get("path") or ".")
+            nxt += [call("item-schema", ref=ref, path=where, depth=1),
+                    call("iterate-over", ref=ref, path=where,
+                         fields=["_key", *record_fields(maps[0])], limit=20)]
         if arrays:
             arr = arrays[0]
             items = arr["items"]
