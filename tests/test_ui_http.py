@@ -558,3 +558,35 @@ def test_its_help_and_other_commands_load_no_web_stack(tmp_path: Path) -> None:
         out = subprocess.run([sys.executable, "-c", probe % (args,)], capture_output=True,
                              text=True, env=env_for(tmp_path / "store"), check=True)
         assert out.stdout.splitlines()[-1] == "LOADED=", args
+
+
+def test_scratch_calls_and_the_page_show_the_same_calls(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    scratch(home, "write", "notes", input=b"a\nb\nc\n", session="s")
+    scratch(home, "head", "notes", "-n", "2", session="s")
+    scratch(home, "get-in", "notes", "x", session="s", check=False)  # an error
+    scratch(home, "head", "nothing", session="s", check=False)  # an unknown entry
+    listed = json.loads(scratch(home, "calls", "--json", session="s").stdout)["data"]["calls"]
+    text = scratch(home, "calls", session="s").stdout.decode()
+    srv = UiServer(home)
+    try:
+        page = srv.get("a/default/s/s").text
+    finally:
+        srv.stop()
+    import html
+    shown = [[html.unescape(c) for c in cells(r)] for r in rows(page, "calls")]
+    # the page has the two `scratch calls` too, recorded after they answered
+    assert [c[3] for c in shown[4:]] == ["scratch calls", "scratch calls"]  # --json: a rendering
+    shown = shown[:4]
+    assert [int(c[0]) for c in shown] == [r["seq"] for r in listed]
+    assert [c[3] for c in shown] == ['scratch write notes  # content="<6 bytes>"',
+                                     "scratch head notes -n 2",
+                                     "scratch get-in notes x", "scratch head nothing"]
+    assert [r["outcome"] for r in listed] == ["ok", "ok", "error", "error"]
+    assert [c[4].split()[0] for c in shown] == [r["outcome"] for r in listed]
+    assert [int(c[5].replace(",", "")) for c in shown] == [r["tokens"] for r in listed]
+    # the CLI's table: the same calls, spelled the same, without the program's name
+    lines = text.splitlines()[1:5]
+    assert [line.split()[0] for line in lines] == [str(r["seq"]) for r in listed]
+    for line, call in zip(lines, [c[3] for c in shown], strict=True):
+        assert call.removeprefix("scratch ") in line

@@ -370,15 +370,13 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         meter = Meter(ctx, rendering)
         target = open_target(ctx, name)
         try:
-            from scratch.answers.pointer import suggests_grep
-            from scratch.answers.pointer_grep import check_error_grep
+            from scratch.answers.pointer_grep import error_lines_for
             pointer = build_pointer(
                 name=name, version=main["version"], fmt=norm.format, size=size, lines=lines,
                 tokens=total, encoding=spec.name, exact=spec.exact, info=index.info,
                 companions=companion_names, warnings=norm.warnings, partial=opts.partial,
                 existing=existing or main["unchanged"], sizer=EntrySizer(meter, target),
-                error_lines=(check_error_grep(target) if suggests_grep(norm.format, index.info)
-                             else None))
+                error_lines=error_lines_for(target, norm.format, index.info))
         finally:
             target.index.close()
             index.close()

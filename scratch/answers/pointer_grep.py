@@ -34,6 +34,14 @@ _YAML_KEY = re.compile(rb"""^\s*(?:-\s+)*  # a list item's dash, then the key
 _KEYED = {"json": _JSON_KEY, "ndjson": _JSON_KEY, "yaml": _YAML_KEY}
 
 
+def error_lines_for(target: Target, fmt: str, info: Info) -> Info | None:
+    """What the pointer of ``target`` says of its error grep: checked when it would be
+    suggested (:func:`scratch.answers.pointer.suggests_grep`), else None. Every builder of a
+    pointer (ingest, the page) asks here, so they show the same."""
+    from scratch.answers.pointer import suggests_grep
+    return check_error_grep(target) if suggests_grep(fmt, info) else None
+
+
 def check_error_grep(target: Target) -> Info | None:
     """``{"pattern", "lines", "in_values"}`` (and ``scanned_bytes`` when only a prefix was
     read) of :data:`ERROR_PATTERN` over the entry, case-insensitive; None when no line

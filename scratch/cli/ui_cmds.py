@@ -79,15 +79,8 @@ def ui_cmd(ctx: Context,
 
 
 def spell_recorded(c: Call) -> str:
-    """A recorded call as the shell line that makes it; what a command line cannot carry (the
-    content ingest or write read from stdin, as the ledger's preview of it) follows as a
-    comment."""
-    from scratch.answers.kernel.result import compact_json
-    from scratch.cli.spelling import shell_line, spelling
-    known = spelling(c.command)
-    if known is None:
-        raise KeyError(f"no shell spelling for command {c.command!r}")
-    names = set(known.positional) | {name for name, _ in known.options}
-    line = shell_line(Call(c.command, {k: v for k, v in c.args.items() if k in names}))
-    rest = [f"{k}={compact_json(v)}" for k, v in c.args.items() if k not in names]
-    return line + ("  # " + " ".join(rest) if rest else "")
+    """A recorded call as the shell line that makes it, what a command line cannot carry as a
+    comment (as ``scratch calls`` writes it)."""
+    from scratch.answers.commands.calls import spell_recorded as spelled
+    from scratch.cli.spelling import shell_line
+    return spelled(c, shell_line)

@@ -298,6 +298,7 @@ class Site:
         from scratch.answers.kernel.fitting import Meter
         from scratch.answers.kernel.target import open_target
         from scratch.answers.pointer import build_pointer, fit_pointer
+        from scratch.answers.pointer_grep import error_lines_for
         from scratch.answers.sizing import EntrySizer
         from scratch.tokens import count_text
         ctx = self.context(agent)
@@ -312,15 +313,16 @@ class Site:
             companions = [r.name for r in self.entries(agent)
                           if r.name.startswith(prefix) and "/" not in r.name[len(prefix):]]
             warnings = info.get("warnings")
+            fmt = str(info.get("format") or target.index.info.get("format") or "text")
             pointer = build_pointer(
-                name=target.name, version=target.version or 0,
-                fmt=str(info.get("format") or target.index.info.get("format") or "text"),
+                name=target.name, version=target.version or 0, fmt=fmt,
                 size=os.path.getsize(target.path), lines=target.index.line_count,
                 tokens=tokens, encoding=spec.name, exact=spec.exact, info=target.index.info,
                 companions=sorted(companions),
                 warnings=[str(w) for w in warnings] if isinstance(warnings, list) else [],
                 partial=bool(info.get("partial")),
-                sizer=EntrySizer(Meter(ctx, rendering), target))
+                sizer=EntrySizer(Meter(ctx, rendering), target),
+                error_lines=error_lines_for(target, fmt, target.index.info))
             text, _, _ = fit_pointer(pointer, tokens, lambda t: count_text(t, spec),
                                      rendering.spell)
             return text

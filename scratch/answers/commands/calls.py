@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.kernel.rendering import table_text
 from scratch.answers.kernel.result import Result, Table, Words
+from scratch.calls import Call
 from scratch.declare import Arg as ArgDoc
 from scratch.declare import Command, Tool
 from scratch.errors import UsageError, argument
@@ -25,7 +26,7 @@ from scratch.errors import UsageError, argument
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.result import Speller
-    from scratch.calls import Arg
+    from scratch.calls import Arg, ArgValue
     from scratch.ledger import ArgPreview, Record
 
 SINCE = ArgDoc("Only calls at or after TIME: an ISO time (2026-12-02T00:41, a date; UTC unless "
@@ -42,22 +43,43 @@ def _outcome(rec: Record) -> str:
     return "ok" if rec["outcome"] == "ok" else f"{rec['outcome']} {rec['code'] or ''}".rstrip()
 
 
+def spell_recorded(c: Call, spell: Speller) -> str:
+    """A recorded call as ``spell`` writes it; the arguments it cannot write (what a write or
+    ingest read from stdin, as the ledger's preview of it; an argument of another release)
+    follow as a comment, ``  # name=value``."""
+    from scratch.answers.kernel.result import compact_json
+    try:
+        return spell(c)
+    except (KeyError, ValueError, TypeError):
+        pass
+    kept: dict[str, ArgValue] = {}
+    rest: list[str] = []
+    for key, value in c.args.items():
+        try:
+            spell(Call(c.command, {key: value}))
+            kept[key] = value
+        except (KeyError, ValueError, TypeError):
+            rest.append(f"{key}={compact_json(value)}")
+    try:
+        line = spell(Call(c.command, kept))
+    except (KeyError, ValueError, TypeError):  # a command this release does not have
+        line = " ".join([c.command, *(f"{k}={compact_json(v)}" for k, v in kept.items())])
+    return line + ("  # " + " ".join(rest) if rest else "")
+
+
 def _call_text(rec: Record, spell: Speller, width: int = 60) -> str:
     """The call as this interface spells it (``head pods -n 50`` on the CLI, without the
-    program's name), cut to ``width``; arguments an interface cannot spell (a record from
-    another release) as ``name=value``."""
+    program's name; a tool and its arguments over MCP), cut to ``width``."""
     from scratch.answers.kernel.result import compact_json
-    from scratch.calls import Call
-    try:
-        text = spell(Call(rec["command"], {k: _arg(v) for k, v in rec["args"].items()}))
-        text = text.removeprefix("scratch ")
-        if text.startswith("{"):  # a tool call (MCP): its name, then its arguments
-            import json
+    text = spell_recorded(Call(rec["command"], {k: _arg(v) for k, v in rec["args"].items()}),
+                          spell).removeprefix("scratch ")
+    if text.startswith("{"):  # a tool call (MCP): its name, then its arguments
+        import json
+        try:
             spelled = json.loads(text)
             text = f"{spelled['name']} {compact_json(spelled.get('arguments') or {})}"
-    except Exception:  # noqa: BLE001 - a record is shown whatever it holds
-        text = " ".join([rec["command"],
-                         *(f"{k}={compact_json(v)}" for k, v in rec["args"].items())])
+        except (ValueError, KeyError, TypeError):
+            pass
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
