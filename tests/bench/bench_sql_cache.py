@@ -202,7 +202,8 @@ def main() -> None:
             rows.append((f"sql later query {i + 1}, cold CLI process vs DuckDB on the file",
                          f"{t_later * 1000:.0f} ms", f"{t_floor * 1000:.0f} ms",
                          f"{t_floor / t_later:.1f}x faster",
-                         "pass" if same and from_copy else "FAIL"))
+                         ("FAIL" if not (same and from_copy) else
+                          "pass" if t_later <= 0.2 else "over 0.2 s")))
             rows.append((f"sql later query {i + 1}, warm process (as the MCP server answers)",
                          f"{warm[q] * 1000:.0f} ms", "-", "-",
                          "pass" if warm[q] <= 0.2 else "FAIL"))
@@ -211,8 +212,8 @@ def main() -> None:
         t_import = statistics.median(timed([py, "-c", "import duckdb"], env=base)[0]
                                      for _ in range(args.reps))
         notes.append(f"a cold process's floor: `python -c 'import duckdb'` alone takes "
-                     f"{t_import * 1000:.0f} ms, so no cold CLI query reaches 0.2 s; a warm "
-                     "process (the MCP server) does")
+                     f"{t_import * 1000:.0f} ms of a cold CLI query's 0.2 s; a warm process "
+                     "(the MCP server) stays well under it")
 
         # -- count-by without a cache vs jq's streaming reduce -----------------------------
         if shutil.which("jq"):
