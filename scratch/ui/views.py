@@ -25,6 +25,8 @@ from scratch.calls import Call, call
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.result import Result
+    from scratch.answers.kernel.target import Target
+    from scratch.answers.sources.items import Info
     from scratch.errors import ScratchError
     from scratch.ledger import Record
     from scratch.store import EntryMeta
@@ -93,6 +95,8 @@ class Site:
         self._contexts: dict[str, Context] = {}
         self._ledgers: dict[str, tuple[tuple[int, int, int], list[Record]]] = {}
         self._charts: dict[tuple[str, str], tuple[object, dict[str, list[float]]]] = {}
+        # a version's checked error grep (it reads up to 16 MiB): (agent, name, version) -> it
+        self._error_lines: dict[tuple[str, str, int | None], Info | None] = {}
 
     def warm_up(self) -> None:
         """Load now what the first page of an entry needs, not on the first request: every
@@ -291,6 +295,17 @@ class Site:
                 return r
         return None
 
+    def _checked_grep(self, agent: str, target: Target, fmt: str) -> Info | None:
+        """The pointer's checked error grep of this version, once per version (it is the
+        slow part of an entry's first page)."""
+        from scratch.answers.pointer_grep import error_lines_for
+        key = (agent, target.name, target.version)
+        if key not in self._error_lines:
+            if len(self._error_lines) > 256:
+                self._error_lines.clear()
+            self._error_lines[key] = error_lines_for(target, fmt, target.index.info)
+        return self._error_lines[key]
+
     def pointer(self, agent: str, name: str, *, mcp: bool = False) -> str:
         """The pointer to the entry's current version, built as ``ingest`` builds the one
         it shows (from the index; the next calls sized to the cap), its calls spelled as the
@@ -298,7 +313,6 @@ class Site:
         from scratch.answers.kernel.fitting import Meter
         from scratch.answers.kernel.target import open_target
         from scratch.answers.pointer import build_pointer, fit_pointer
-        from scratch.answers.pointer_grep import error_lines_for
         from scratch.answers.sizing import EntrySizer
         from scratch.tokens import count_text
         ctx = self.context(agent)
@@ -322,7 +336,7 @@ class Site:
                 warnings=[str(w) for w in warnings] if isinstance(warnings, list) else [],
                 partial=bool(info.get("partial")),
                 sizer=EntrySizer(Meter(ctx, rendering), target),
-                error_lines=error_lines_for(target, fmt, target.index.info))
+                error_lines=self._checked_grep(agent, target, fmt))
             text, _, _ = fit_pointer(pointer, tokens, lambda t: count_text(t, spec),
                                      rendering.spell)
             return text
