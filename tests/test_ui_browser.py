@@ -201,6 +201,8 @@ def test_an_entry_stored_while_the_page_is_open_appears(page: Page, home: Path) 
     page.open("entries?agent=default")
     names = [r[1] for r in page.rows("entries")]
     assert "notes" in names and "live/new" not in names
+    before = len(names)
+    assert page.tab.inner_text("[data-counts]") == f"{before} entries."
     done = cli("write", "live/new", input=b"fresh\n", env={"SCRATCH_HOME": str(home)})
     assert done.code == 0, done.err
     page.tab.wait_for_selector('#entries tr[data-key="default/live/new"]', timeout=20_000)
@@ -209,6 +211,7 @@ def test_an_entry_stored_while_the_page_is_open_appears(page: Page, home: Path) 
     page.tab.wait_for_selector('#entries tr[data-key="default/notes"] td:nth-child(6) >> '
                                'text="3"', timeout=20_000)
     assert [r[1] for r in page.rows("entries")][:2] == ["notes", "live/new"]  # once, on top
+    assert page.tab.inner_text("[data-counts]") == f"{before + 1} entries."  # kept true
     page.shot("entries-live")
 
 

@@ -323,8 +323,11 @@ def entries(site: Site, base: str, query: Query) -> Html:
     grid = tag("table", head + tag("tbody", join(entry_row(base, a, r) for a, r in rows)),
                class_="grid", id="entries", data_live=live, data_order="newest-first",
                data_after=max((r.updated or "" for _, r in rows), default=""))
-    count = render('<p class="summary">{n} entries.</p>', n=number(len(rows))) if rows else \
-        tag("p", "No entries match (yet: new ones appear here).", class_="empty")
+    # data-counts: the live script keeps the number true as rows arrive
+    count = render('<p class="summary" data-counts="entries">{n} entries.</p>',
+                   n=number(len(rows))) if rows else \
+        tag("p", "No entries match (yet: new ones appear here).", class_="empty",
+            data_counts="entries")
     return layout(site, base, "Entries", join([form, count, grid]))
 
 

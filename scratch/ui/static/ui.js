@@ -45,6 +45,16 @@ function place(grid, body, html) {
   }
 }
 
+// A summary with data-counts="entries" says how many rows the live table holds now.
+function recount(body) {
+  const summary = document.querySelector("[data-counts]");
+  if (!summary) return;
+  const n = body.rows.length;
+  summary.textContent = n.toLocaleString("en-US") + " " + summary.getAttribute("data-counts") +
+    ".";
+  summary.className = "summary";
+}
+
 // A table with data-live="URL" asks URL, every second, for what came after data-after (its
 // last call's seq; over every agent "agent:seq,..."; for entries, the newest update time)
 // and places the rows it is given; the answer says the "after" to ask with next.
@@ -60,7 +70,10 @@ function live() {
       const answer = await fetch(url, { headers: { "Accept": "application/json" } });
       if (answer.ok) {
         const got = await answer.json();
-        if (got.rows) place(grid, body, got.rows);
+        if (got.rows) {
+          place(grid, body, got.rows);
+          recount(body);
+        }
         after = String(got.after);
       }
     } catch (e) { /* the server is gone for now: ask again */ }
