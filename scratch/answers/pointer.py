@@ -27,6 +27,7 @@ from scratch.answers.pointer_counts import (
     records_sql,
 )
 from scratch.calls import Call, call
+from scratch.index.schema import record_map_size
 from scratch.words import plural
 
 if TYPE_CHECKING:
@@ -84,16 +85,6 @@ def _cut(value: object, width: int) -> str:
 def _lines(node: Info) -> str:
     lines = node.get("lines")
     return f" L{lines[0]}-{lines[1]}" if lines else ""
-
-
-def record_map_size(node: Info) -> int | None:
-    """The number of records of an outline node the index marked as a map of records (alike
-    objects, rows for iterate-over, item-schema and sql:
-    :func:`scratch.index.schema.is_record_map`), else None."""
-    n = node.get("length")
-    if node.get("type") != "object" or not node.get("records") or not isinstance(n, int):
-        return None
-    return n
 
 
 def _type(node: Info) -> str:

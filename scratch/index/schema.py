@@ -31,6 +31,7 @@ work budget ran out: then the first ones and an even spread of the rest). ``samp
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
 from scratch.jsonvalues import JsonNumber, json_type
@@ -264,3 +265,12 @@ def summarize_value(value: Any, path: tuple[str | int, ...] = (), depth: int = S
     else:
         node["value"] = preview(value)
     return node
+
+
+def record_map_size(node: Mapping[str, object]) -> int | None:
+    """The number of records of an outline node marked as a map of records (alike objects,
+    rows for iterate-over, item-schema and sql: :func:`is_record_map`), else None."""
+    n = node.get("length")
+    if node.get("type") != "object" or not node.get("records") or not isinstance(n, int):
+        return None
+    return n

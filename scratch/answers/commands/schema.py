@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 def _node_line(node: Info) -> str:
-    from scratch.answers.pointer import record_map_size
+    from scratch.index.schema import record_map_size
     t = node.get("type", "?")
     desc = t
     if t == "array":
@@ -73,7 +73,7 @@ def _items_lines(node: Info, depth_left: int, indent: str) -> list[str]:
 
 
 def schema_text(info: Info, depth: int) -> str:
-    from scratch.answers.pointer import record_map_size
+    from scratch.index.schema import record_map_size
     schema = info.get("schema")
     out: list[str] = []
     if isinstance(schema, dict):

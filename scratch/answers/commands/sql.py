@@ -93,7 +93,7 @@ def _json_rows(target: Target, path: str | None, key_field: str | None = None
 
 def _record_maps(schema: Info) -> list[Info]:
     """The outline's maps of records, the most records first."""
-    from scratch.answers.pointer import record_map_size
+    from scratch.index.schema import record_map_size
     found: list[Info] = []
 
     def walk(node: Info) -> None:
