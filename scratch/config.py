@@ -77,6 +77,8 @@ SETTINGS: dict[str, Setting] = {
            "outputs bigger than this stay local: left out of every push"),
         _s("ledger.max_bytes", int, 8 * MiB, "largest an agent's call ledger "
            "(state/agents/NAME/calls.jsonl) grows before its oldest calls are dropped"),
+        _s("ledger.sync_log", str, "", "a log each sync first appends the synced agents' new "
+           "calls to, so the remote gets them (empty: the ledger stays in this store)"),
     ]
 }
 

@@ -354,3 +354,46 @@ def test_the_proxys_interceptions_and_relayed_calls_are_recorded(home: Path, tmp
     assert ingest["tokens"] == stored["pointer_tokens"]
     assert ingest["intercepted"] == stored["tokens"] - stored["pointer_tokens"] > 0
     assert "upstream_tool_error" in listed and "ingest" in listed
+
+
+def test_ledger_sync_log_carries_the_calls_to_another_store(tmp_path: Path) -> None:
+    from tests.sync_support import bare, ok, on
+    remote = bare(tmp_path / "remote.git")
+    here, there = tmp_path / "here", tmp_path / "there"
+    for home in (here, there):
+        assert on(home, "remote", "add", "origin", str(remote)).code == 0
+    toml = here / "scratch.toml"
+    toml.write_text((toml.read_text() if toml.exists() else "")
+                    + '\n[ledger]\nsync_log = "calls-log"\n')
+    settings = {s["key"]: s for s in ok(here, "config")["settings"]}
+    assert settings["ledger.sync_log"]["value"] == "calls-log"
+    assert on(here, "write", "a", input="one\n").code == 0
+    assert on(here, "head", "a").code == 0
+    assert on(here, "head", "missing").code == 4
+    ok(here, "sync", "origin")
+    ok(there, "sync", "origin")
+    got = ok(there, "log", "read", "calls-log")["entries"]
+    carried = [e["entry"] for e in got]
+    mine = ledger.read(here, agent="default")
+    assert [(c["seq"], c["command"], c["outcome"]) for c in carried] == [
+        (r["seq"], r["command"], r["outcome"]) for r in mine[:len(carried)]]
+    assert [c["command"] for c in carried][-3:] == ["write", "head", "head"]
+    assert carried[-1]["code"] == "entry_not_found"
+    # the next sync appends only what came after: each call once
+    assert on(here, "head", "a").code == 0
+    ok(here, "sync", "origin")
+    ok(there, "sync", "origin")
+    again = ok(there, "log", "read", "calls-log")["entries"]
+    seqs = [e["entry"]["seq"] for e in again]
+    assert seqs == sorted(set(seqs)) and len(seqs) == len(carried) + 2  # sync, then head
+    assert not (there / "state" / "agents" / "default" / "calls.synced").exists()
+
+
+def test_without_ledger_sync_log_a_sync_makes_no_log(tmp_path: Path) -> None:
+    from tests.sync_support import bare, ok, on
+    remote = bare(tmp_path / "remote.git")
+    home = tmp_path / "here"
+    assert on(home, "remote", "add", "origin", str(remote)).code == 0
+    assert on(home, "write", "a", input="one\n").code == 0
+    ok(home, "sync", "origin")
+    assert [e["name"] for e in ok(home, "ls")["entries"]] == ["a"]

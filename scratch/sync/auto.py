@@ -78,6 +78,9 @@ def _sync_all(root: Path) -> int:
     results, errors = [], []
     try:
         store = Store.open(root, create=False)
+        from scratch.sync.ledger_export import export_calls
+        if remotes(root):
+            export_calls(store, None)  # ledger.sync_log: the calls go with the sync
         for name in remotes(root):
             try:
                 results.append(sync(store, name, None))

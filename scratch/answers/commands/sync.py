@@ -34,6 +34,9 @@ def sync(ctx: Context, remote: Annotated[str | None, REMOTE] = None,
         rows = [sync_status(store, name, agents) for name in names]
         return Result("sync", data={"status": rows}, text=report.status_text(rows))
     from scratch.sync.engine import sync as sync_with
+    from scratch.sync.ledger_export import export_calls
+    if names:
+        export_calls(store, agents)  # ledger.sync_log: the calls go with the sync
     results = [sync_with(store, name, agents) for name in names]
     warnings = tuple(w for r in results for w in r["warnings"])
     return Result("sync", data={"remotes": results},
