@@ -437,6 +437,9 @@ def test_a_log_is_paged_by_cursor(server: UiServer) -> None:
     assert [int(cells(r)[0]) for r in rows(more, "log")] == list(range(101, 151))
     assert cells(rows(more, "log")[0])[2] == "event 101"
     assert 'rel="next"' not in more
+    assert 'rel="prev"' not in page  # the first page has none before it
+    back = re.search(r'href="([^"]+)" rel="prev"', more)
+    assert back is not None and back.group(1).endswith("view=log&amp;since=0")
 
 
 def test_search_across_entries(server: UiServer) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 from scratch.calls import Call
 from scratch.ui.html import Html, escape, href, join, number, render, table, tag
-from scratch.ui.views import GREP_MATCHES, PAGE_CALLS, PAGE_LINES, Site, top_commands
+from scratch.ui.views import GREP_MATCHES, PAGE_CALLS, PAGE_LINES, PAGE_LOG, Site, top_commands
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Result
@@ -647,7 +647,9 @@ def log_view(site: Site, agent: str, name: str, url: str, query: Query) -> Html:
     rows = [[e["id"], _when(e["ts"]), tag("pre", e["entry"] if isinstance(e["entry"], str)
                                               else compact_json(e["entry"]))] for e in entries_]
     parts = [table(["id", "time", "entry"], rows, class_="grid", id="log")]
-    links = [tag("a", "« first", href=f"{url}?view=log&since=0")] if since else []
+    links = [tag("a", "« first", href=f"{url}?view=log&since=0"),
+             tag("a", "‹ previous", href=f"{url}?view=log&since={max(0, since - PAGE_LOG)}",
+                 rel="prev")] if since else []
     if data.get("has_more"):
         links.append(tag("a", "next ›", href=f"{url}?view=log&since={data['next_since']}",
                          rel="next"))
