@@ -22,6 +22,9 @@ from tests.helpers import cli
 
 SEQ_20000 = b"".join(b"%d\n" % i for i in range(1, 20001))
 SEQ_5000 = b"".join(b"%d\n" % i for i in range(1, 5001))
+# what sh runs after signalling scratch: it ends only when the signal passed on kills sh (a
+# test waits for that, however slow the machine, instead of racing a fixed sleep)
+UNTIL_KILLED = "while :; do sleep 0.05; done"
 
 
 def scratch(home: Path, *args: str, timeout: float = 20) -> subprocess.CompletedProcess[bytes]:
@@ -37,9 +40,10 @@ def stored(home: Path, name: str) -> bytes:
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("sig,code", [("TERM", 143), ("INT", 130)])
 def test_signal_to_scratch_keeps_what_arrived(scratch_home: Path, sig: str, code: int) -> None:
-    # the signal is passed on to sh, which dies of it: "tail-line" is never written, and
-    # scratch still waits for the pipe to close (the sleep holds it) before ingesting
-    cmd = f"seq 1 20000; kill -{sig} $PPID; sleep 0.3; echo tail-line"
+    # the signal is passed on to sh, which dies of it: "tail-line" is never written (the loop
+    # ends only with sh, so no timing decides it), and scratch still waits for the pipe to
+    # close (the last sleep holds it) before ingesting
+    cmd = f"seq 1 20000; kill -{sig} $PPID; {UNTIL_KILLED}; echo tail-line"
     r = scratch(scratch_home, "run", "--json", "big", "--", "sh", "-c", cmd)
     assert r.returncode == code, r.stderr
     env = orjson.loads(r.stdout)
@@ -63,7 +67,7 @@ def test_signal_to_scratch_keeps_what_arrived(scratch_home: Path, sig: str, code
 @pytest.mark.timeout(30)
 def test_human_mode_notices_name_the_signal(scratch_home: Path) -> None:
     r = scratch(scratch_home, "run", "big", "--", "sh", "-c",
-                "seq 1 20000; kill -TERM $PPID; sleep 0.3; echo tail-line")
+                f"seq 1 20000; kill -TERM $PPID; {UNTIL_KILLED}; echo tail-line")
     assert r.returncode == 143
     err = r.stderr.decode()
     assert "scratch: sh was killed by signal 15\n" in err
@@ -98,7 +102,7 @@ def test_command_that_exits_cleanly_on_the_signal_is_still_partial(scratch_home:
 @pytest.mark.timeout(30)
 def test_nothing_arrived_stores_nothing(scratch_home: Path) -> None:
     r = scratch(scratch_home, "run", "--store-always", "empty", "--", "sh", "-c",
-                "kill -TERM $PPID; sleep 0.2; echo late")
+                f"kill -TERM $PPID; {UNTIL_KILLED}; echo late")
     assert (r.returncode, r.stdout) == (143, b"")
     err = r.stderr.decode()
     assert "scratch: the input was empty; nothing stored\n" in err

@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import threading
-from typing import TYPE_CHECKING, Annotated
+from typing import IO, TYPE_CHECKING, Annotated, cast
 
 from scratch.answers.commands._store_args import FORMAT, RAW, STORE_ALWAYS, TOOL
 from scratch.answers.kernel.result import Meta, Result
@@ -101,6 +101,39 @@ class Interrupts:
                 pass
 
 
+class WakingPipe:
+    """The command's stdout, read so the main thread wakes every :data:`WAKE` seconds.
+
+    A signal sent to scratch may be taken by another thread of the process (a library's
+    worker); the main thread, blocked in ``read`` on a pipe, is then not interrupted, so the
+    handler that passes the signal on would wait for output the command may never write (it
+    waits to be told to stop). Waking regularly lets the handler run. After a second signal
+    nothing more is waited for: what is in the pipe is read, then the read ends.
+    """
+
+    def __init__(self, fd: int, interrupts: Interrupts) -> None:
+        self.fd = fd
+        self.interrupts = interrupts
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def read1(self, n: int) -> bytes:
+        import select
+        while not select.select([self.fd], [], [], WAKE)[0]:
+            if len(self.interrupts.received) > 1:
+                return b""  # killed: a child of the command may hold the pipe open
+        try:
+            return os.read(self.fd, n)
+        except BlockingIOError:  # made non-blocking by a second signal, and nothing left
+            return b""
+
+    read = read1
+
+
+WAKE = 0.1  # seconds: how often the main thread wakes while the command is silent
+
+
 def signal_name(signum: int) -> str:
     try:
         return signal.Signals(signum).name
@@ -166,7 +199,8 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
         interrupts.attach(proc)
         assert proc.stdout is not None
         try:
-            spooled = spool(proc.stdout, tmp_dir,
+            pipe = cast("IO[bytes]", WakingPipe(proc.stdout.fileno(), interrupts))
+            spooled = spool(pipe, tmp_dir,
                             progress=(lambda n: progress("read", n, None)) if progress else None)
             code = proc.wait()
         except KeyboardInterrupt:  # only where no handler could be installed
