@@ -188,6 +188,7 @@ def test_a_call_made_while_the_page_is_open_appears(page: Page, home: Path) -> N
     row = page.tab.wait_for_selector(f'#calls tr[data-seq="{seq}"]', timeout=20_000)
     assert "scratch grep app/lines disk -m 1" in row.inner_text()
     assert len(page.rows("calls")) == before + 1
+    assert page.tab.inner_text("p.summary").startswith(f"{before + 1} calls; page 1 of 1")
     page.shot("session-live")
     page.open()  # the overview's latest calls take new ones too
     cli("--agent", "ops", "ls", env={"SCRATCH_HOME": str(home)})
@@ -202,7 +203,7 @@ def test_an_entry_stored_while_the_page_is_open_appears(page: Page, home: Path) 
     names = [r[1] for r in page.rows("entries")]
     assert "notes" in names and "live/new" not in names
     before = len(names)
-    assert page.tab.inner_text("[data-counts]") == f"{before} entries."
+    assert page.tab.inner_text("p.summary") == f"{before} entries."
     done = cli("write", "live/new", input=b"fresh\n", env={"SCRATCH_HOME": str(home)})
     assert done.code == 0, done.err
     page.tab.wait_for_selector('#entries tr[data-key="default/live/new"]', timeout=20_000)
@@ -211,7 +212,7 @@ def test_an_entry_stored_while_the_page_is_open_appears(page: Page, home: Path) 
     page.tab.wait_for_selector('#entries tr[data-key="default/notes"] td:nth-child(6) >> '
                                'text="3"', timeout=20_000)
     assert [r[1] for r in page.rows("entries")][:2] == ["notes", "live/new"]  # once, on top
-    assert page.tab.inner_text("[data-counts]") == f"{before + 1} entries."  # kept true
+    assert page.tab.inner_text("p.summary") == f"{before + 1} entries."  # kept true
     page.shot("entries-live")
 
 

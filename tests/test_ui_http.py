@@ -43,6 +43,11 @@ def rows(html: str, table_id: str) -> list[str]:
     return re.findall(r"<tr[ >].*?</tr>", body.split("<tbody", 1)[-1], flags=re.S)
 
 
+def text_of(html: str) -> str:
+    """The page's text, without its tags."""
+    return re.sub(r"<[^>]+>", "", html)
+
+
 def cells(row: str) -> list[str]:
     return [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
 
@@ -239,7 +244,8 @@ def test_a_long_timeline_is_paged_newest_page_first(server: UiServer, home: Path
     seqs = [int(r["seq"]) for r in ledger_of(home, "long")]  # type: ignore[call-overload]
     assert len(seqs) == 250
     page = server.get("a/default/s/long").text
-    assert "250 calls; page 3 of 3 (100 a page)." in page
+    assert "250 calls; page 3 of 3 (100 a page)." in text_of(page)
+    assert '<span data-count="250">250</span> calls' in page  # the live count's start
     assert [int(cells(r)[0]) for r in rows(page, "calls")] == seqs[200:]
     assert 'data-live="' in page  # the last page takes new calls
     first = server.get("a/default/s/long?page=1").text
@@ -274,7 +280,7 @@ def test_a_session_of_many_calls_is_charted_in_at_most_1000_points(tmp_path: Pat
         pages = (kept + 99) // 100
         assert (f"{kept:,} calls; page {pages} of {pages} (100 a page). The oldest "
                 f"{dropped:,} calls of this agent were dropped to keep its ledger within "
-                "ledger.max_bytes.") in page
+                "ledger.max_bytes.") in text_of(page)
         assert len(rows(page, "calls")) == kept - (pages - 1) * 100
         overview = srv.get("").text
         assert (f'id="dropped">Older calls dropped to keep the ledger within ledger.max_bytes: '

@@ -238,8 +238,9 @@ def session(site: Site, base: str, agent: str, name: str, query: Query) -> Html:
     last = records[-1]["seq"] if records else 0
     live = href(base, "live", agent=agent, session=name) if page == pages else None
     dropped = site.dropped(agent)
-    summary = render('<p class="summary">{n} calls; page {page} of {pages} ({per} a page).'
-                     '{gone}</p>', n=number(total), page=page, pages=pages, per=PAGE_CALLS,
+    summary = render('<p class="summary"><span data-count="{total}">{n}</span> calls; page '
+                     '{page} of {pages} ({per} a page).{gone}</p>', total=total,
+                     n=number(total), page=page, pages=pages, per=PAGE_CALLS,
                      gone=f" The oldest {dropped:,} calls of this agent were dropped to keep "
                      "its ledger within ledger.max_bytes." if dropped else "")
     nav = pager(href(base, "a", agent, "s", name), page, pages)
@@ -323,11 +324,11 @@ def entries(site: Site, base: str, query: Query) -> Html:
     grid = tag("table", head + tag("tbody", join(entry_row(base, a, r) for a, r in rows)),
                class_="grid", id="entries", data_live=live, data_order="newest-first",
                data_after=max((r.updated or "" for _, r in rows), default=""))
-    # data-counts: the live script keeps the number true as rows arrive
-    count = render('<p class="summary" data-counts="entries">{n} entries.</p>',
-                   n=number(len(rows))) if rows else \
+    # data-count, data-empty-noun: the live script keeps the number true as rows arrive
+    count = render('<p class="summary"><span data-count="{total}">{n}</span> entries.</p>',
+                   total=len(rows), n=number(len(rows))) if rows else \
         tag("p", "No entries match (yet: new ones appear here).", class_="empty",
-            data_counts="entries")
+            data_empty_noun="entries")
     return layout(site, base, "Entries", join([form, count, grid]))
 
 

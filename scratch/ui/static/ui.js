@@ -45,14 +45,26 @@ function place(grid, body, html) {
   }
 }
 
-// A summary with data-counts="entries" says how many rows the live table holds now.
-function recount(body) {
-  const summary = document.querySelector("[data-counts]");
-  if (!summary) return;
-  const n = body.rows.length;
-  summary.textContent = n.toLocaleString("en-US") + " " + summary.getAttribute("data-counts") +
-    ".";
-  summary.className = "summary";
+// A count (data-count: the total when the page was made) stays true as live rows arrive:
+// the total, less the rows the page was made with, plus the rows it holds now. A page that
+// had none says "No ... match" (data-empty-noun) until its first row arrives.
+function counter(body) {
+  const span = document.querySelector("[data-count]");
+  const made = body.rows.length;
+  return function recount() {
+    const n = body.rows.length;
+    if (span) {
+      span.textContent = (Number(span.getAttribute("data-count")) - made + n)
+        .toLocaleString("en-US");
+      return;
+    }
+    const empty = document.querySelector("[data-empty-noun]");
+    if (empty && n) {
+      empty.textContent = n.toLocaleString("en-US") + " " +
+        empty.getAttribute("data-empty-noun") + ".";
+      empty.className = "summary";
+    }
+  };
 }
 
 // A table with data-live="URL" asks URL, every second, for what came after data-after (its
@@ -64,6 +76,7 @@ function live() {
   const body = grid.querySelector("tbody");
   const url = new URL(grid.getAttribute("data-live"), window.location.href);
   let after = grid.getAttribute("data-after") || "";
+  const recount = counter(body);
   async function poll() {
     try {
       url.searchParams.set("after", after);
@@ -72,7 +85,7 @@ function live() {
         const got = await answer.json();
         if (got.rows) {
           place(grid, body, got.rows);
-          recount(body);
+          recount();
         }
         after = String(got.after);
       }
