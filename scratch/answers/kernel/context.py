@@ -82,6 +82,11 @@ class Context:
         """The store if it is open already (a long-lived caller hands it over open)."""
         return self._store
 
+    def has_store(self) -> bool:
+        """Whether a store is open or exists at the root (what a call leaves behind, its
+        counters and its ledger record, needs one; a call never creates it for them)."""
+        return self._store is not None or (self.root / ".git").exists()
+
     def encoding(self) -> EncodingSpec:
         if self._spec is None:
             from scratch.tokens import resolve_encoding

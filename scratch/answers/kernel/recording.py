@@ -97,11 +97,17 @@ def _touched(call: Call, produced: Candidate | Result | None,
     return None, None
 
 
-def _charged(meta: Meta | None) -> int:
+def charged(meta: Meta | None) -> int:
+    """The tokens a call charged to the context: its price, when the budget was charged."""
     if not meta or "budget" not in meta:
         return 0
     tokens = meta.get("tokens") or {}
     return int(tokens.get("count", 0))
+
+
+def intercepted(meta: Meta | None) -> int:
+    """The tokens of an output a call stored instead of showing."""
+    return int((meta or {}).get("intercepted") or 0)
 
 
 def record_call(ctx: Context, call: Call, started: float, *, result: Result | None = None,
@@ -109,7 +115,7 @@ def record_call(ctx: Context, call: Call, started: float, *, result: Result | No
                 produced: Candidate | Result | None = None) -> None:
     """Append the record of ``call`` (answered with ``result``, or failed with ``error``)."""
     try:
-        if ctx.opened_store() is None and not os.path.isdir(os.path.join(ctx.root, ".git")):
+        if not ctx.has_store():
             return
         from scratch.errors import ScratchError
         ms = (time.perf_counter() - started) * 1000
@@ -133,8 +139,7 @@ def record_call(ctx: Context, call: Call, started: float, *, result: Result | No
         rec = ledger.make(interface=ctx.interface, agent=ctx.agent, session=ctx.session,
                           command=call.command, args=args_preview(call), outcome=outcome,
                           code=code, message=message, suggestions=suggestions,
-                          tokens=_charged(meta),
-                          intercepted=int((meta or {}).get("intercepted") or 0),
+                          tokens=charged(meta), intercepted=intercepted(meta),
                           entry=entry, version=version, ms=ms)
         ledger.append(ctx.root, rec, max_bytes=int(ctx.config.get(
             "ledger.max_bytes", ledger.DEFAULT_MAX_BYTES)))

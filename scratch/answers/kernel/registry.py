@@ -76,12 +76,13 @@ def _retry_with_close_names(exc: Exception, asked: Call) -> None:
 
 def record(ctx: Context, command: str, meta: Meta) -> None:
     """Count the operation, and the tokens it kept out of (or put into) the context."""
-    if ctx.opened_store() is None and not (ctx.root / ".git").exists():
+    if not ctx.has_store():
         return
     from scratch import stats
+    from scratch.answers.kernel.recording import charged, intercepted
     counters: dict[str, int] = {}
-    if meta.get("intercepted"):
-        counters["tokens_intercepted"] = int(meta["intercepted"])
-    elif "budget" in meta and meta.get("tokens"):
-        counters["tokens_extracted"] = int(meta["tokens"]["count"])
+    if intercepted(meta):
+        counters["tokens_intercepted"] = intercepted(meta)
+    elif charged(meta):
+        counters["tokens_extracted"] = charged(meta)
     stats.record(ctx.root, ctx.agent, command, **counters)
