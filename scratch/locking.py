@@ -118,6 +118,21 @@ def temp_owner(name: str) -> int | None:
     return None
 
 
+def orphaned_temps(directory: Path) -> list[Path]:
+    """The temporary files scratch made in ``directory`` (``.tmp-<pid>-...``) whose creator is
+    gone: what a killed process left (an unreadable directory has none)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        pid = temp_owner(name)
+        if pid is not None and pid != os.getpid() and not pid_alive(pid):
+            out.append(directory / name)
+    return out
+
+
 def pid_alive(pid: int) -> bool:
     """Whether process ``pid`` exists (one of another user counts as alive)."""
     if pid <= 0:

@@ -155,16 +155,10 @@ def directory_ok(copy: Copy) -> bool:
 
 def _sweep(directory: Path) -> None:
     """Remove what killed builders left: ``.tmp-<pid>-...`` files whose process is gone."""
-    from scratch.locking import pid_alive, temp_owner
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        pid = temp_owner(name)
-        if pid is not None and pid != os.getpid() and not pid_alive(pid):
-            with contextlib.suppress(OSError):
-                os.unlink(directory / name)
+    from scratch.locking import orphaned_temps
+    for path in orphaned_temps(directory):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 @contextlib.contextmanager

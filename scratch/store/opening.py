@@ -16,7 +16,7 @@ from pathlib import Path
 from scratch.config import Config, load_config
 from scratch.errors import InvalidName, StoreError, StoreNotFound
 from scratch.gitstore import GitStore
-from scratch.locking import exclusive, pid_alive, temp_owner
+from scratch.locking import exclusive, orphaned_temps
 from scratch.names import validate_agent
 from scratch.safefs import check_dirs, remove_unsafe
 from scratch.store.writing import StoreWriting
@@ -93,14 +93,8 @@ class Store(StoreWriting):
         :meth:`_recover`."""
         self.git.sweep()
         for directory in (self.cache_dir / "tmp", self.state_dir):
-            try:
-                names = os.listdir(directory)
-            except OSError:
-                continue
-            for fname in names:
-                pid = temp_owner(fname)
-                if pid is not None and not pid_alive(pid):
-                    try:
-                        remove_unsafe(directory / fname)
-                    except OSError:
-                        pass
+            for path in orphaned_temps(directory):
+                try:
+                    remove_unsafe(path)
+                except OSError:
+                    pass
