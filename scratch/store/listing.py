@@ -58,24 +58,25 @@ class StoreListing(StoreMetadata):
                         found.append(meta)
         return found
 
-    def list(self, prefix: str = "") -> list[ListRow]:
-        rows: list[ListRow] = []
+    def live_meta(self) -> list[EntryMeta]:
+        """The metadata of every live entry, those rebuilt from history included."""
         metas = list(self.iter_meta())
         metas += self._orphans({m["name"] for m in metas})
-        for meta in metas:
-            if meta.get("deleted") or not meta["name"].startswith(prefix):
-                continue
-            if meta["kind"] == "log":
-                path = self.content_path(meta["name"], "log")
-                size = os.lstat(path).st_size if os.path.lexists(path) else 0
-                row: ListRow = {"name": meta["name"], "kind": meta["kind"], "version": None,
-                                "bytes": size, "lines": meta["log"]["count"],
-                                "updated": meta.get("updated")}
-            else:
-                cur = meta["versions"][-1]
-                row = {"name": meta["name"], "kind": meta["kind"], "version": cur["version"],
-                       "bytes": cur.get("bytes"), "lines": cur.get("lines"),
-                       "updated": cur["time"]}
-            rows.append(row)
+        return [m for m in metas if not m.get("deleted")]
+
+    def row_of(self, meta: EntryMeta) -> ListRow:
+        """The ``ls`` row of one entry: a log's bytes are its file's, its lines its entries."""
+        if meta["kind"] == "log":
+            path = self.content_path(meta["name"], "log")
+            size = os.lstat(path).st_size if os.path.lexists(path) else 0
+            return {"name": meta["name"], "kind": meta["kind"], "version": None,
+                    "bytes": size, "lines": meta["log"]["count"],
+                    "updated": meta.get("updated")}
+        cur = meta["versions"][-1]
+        return {"name": meta["name"], "kind": meta["kind"], "version": cur["version"],
+                "bytes": cur.get("bytes"), "lines": cur.get("lines"), "updated": cur["time"]}
+
+    def list(self, prefix: str = "") -> list[ListRow]:
+        rows = [self.row_of(m) for m in self.live_meta() if m["name"].startswith(prefix)]
         rows.sort(key=lambda r: r["name"])
         return rows

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from scratch.errors import ScratchError
     from scratch.ledger import Record
     from scratch.store import EntryMeta
+    from scratch.store.records import ListRow
     from scratch.tokens import EncodingSpec
 
 Speller = Callable[[Call], str]
@@ -227,11 +228,8 @@ class Site:
             return []
         store = self.context(agent).store(create=False)
         rows = []
-        for meta in store.iter_meta():
-            if meta.get("deleted"):
-                continue
-            row = _entry_row(store.content_path(meta["name"], "log")
-                             if meta["kind"] == "log" else None, meta)
+        for meta in store.live_meta():
+            row = _entry_row(store.row_of(meta), meta)
             if ((tool and row.tool != tool) or (fmt and row.format != fmt)
                     or (kind and row.kind != kind)):
                 continue
@@ -344,17 +342,14 @@ class Site:
             target.index.close()
 
 
-def _entry_row(log_path: Path | None, meta: EntryMeta) -> EntryRow:
-    if meta["kind"] == "log":
-        size = os.lstat(log_path).st_size if log_path is not None and os.path.lexists(
-            log_path) else 0
-        return EntryRow(meta["name"], "log", None, size, meta["log"]["count"],
-                        meta.get("updated"), "log", "", None)
-    cur = meta["versions"][-1]
-    info = cur.get("info") or {}
+def _entry_row(listed: ListRow, meta: EntryMeta) -> EntryRow:
+    """The entries page's row: the ``ls`` row, with what the entry's last version tells of
+    its output (format, tool, tokens)."""
+    info = (meta["versions"][-1].get("info") or {}) if meta["kind"] != "log" else {}
     tokens = info.get("tokens")
-    return EntryRow(meta["name"], meta["kind"], cur["version"], cur.get("bytes"),
-                    cur.get("lines"), cur["time"], str(info.get("format") or ""),
+    return EntryRow(listed["name"], listed["kind"], listed["version"], listed["bytes"],
+                    listed["lines"], listed["updated"],
+                    "log" if meta["kind"] == "log" else str(info.get("format") or ""),
                     str(info.get("tool") or ""), tokens if isinstance(tokens, int) else None)
 
 
