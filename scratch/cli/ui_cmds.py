@@ -9,7 +9,6 @@ from typing import Annotated, List, Optional
 import typer
 
 from scratch.answers.kernel.context import Context
-from scratch.calls import Call
 from scratch.cli.common import command
 
 KEPT_INDEXES = 32  # indexes the page keeps open between requests
@@ -55,7 +54,8 @@ def ui_cmd(ctx: Context,
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)  # a warm page keeps the indexes it read open, as a server does
     secret = secrets.token_urlsafe(24) if loopback else None
-    app = build_app(ctx.root, spell_recorded, host=bind, secret=secret,
+    from scratch.cli.spelling import shell_line
+    app = build_app(ctx.root, shell_line, host=bind, secret=secret,
                     table=None if loopback else table, origins=allow_origin or [])
     app.warm_up()
 
@@ -76,11 +76,3 @@ def ui_cmd(ctx: Context,
     except KeyboardInterrupt:
         pass
     return 0
-
-
-def spell_recorded(c: Call) -> str:
-    """A recorded call as the shell line that makes it, what a command line cannot carry as a
-    comment (as ``scratch calls`` writes it)."""
-    from scratch.answers.commands.calls import spell_recorded as spelled
-    from scratch.cli.spelling import shell_line
-    return spelled(c, shell_line)

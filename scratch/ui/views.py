@@ -54,19 +54,14 @@ class PageRendering(Rendering):
         self._spell = spell
 
     def spell(self, c: Call) -> str:
-        try:
-            return self._spell(c)
-        except (KeyError, ValueError, TypeError):  # a preview the CLI cannot spell
-            return plain_call(c)
+        """``c`` as the speller writes it; what a recorded call's previews cannot be written
+        as follows as a comment (as ``scratch calls`` writes it)."""
+        from scratch.answers.commands.calls import spell_recorded
+        return spell_recorded(c, self._spell)
 
     def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         return count_text(f"{error.code}: {error.message}\n", spec)
-
-
-def plain_call(c: Call) -> str:
-    from scratch.answers.kernel.result import compact_json
-    return " ".join([c.command, *(f"{k}={compact_json(v)}" for k, v in c.args.items())])
 
 
 class EntryRow(NamedTuple):
