@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple
 
-from scratch.calls import Call
 from scratch.ui.html import Html, escape, href, join, number, render, table, tag
 from scratch.ui.views import GREP_MATCHES, PAGE_CALLS, PAGE_LINES, PAGE_LOG, Site, top_commands
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.result import Result
-    from scratch.calls import ArgValue as CallArg
     from scratch.ledger import ArgPreview, Record
     from scratch.store import EntryMeta
     from scratch.ui.views import EntryRow
@@ -70,7 +68,8 @@ def spelled(site: Site, command: str, args: Mapping[str, ArgPreview]) -> str:
     proxy passed to an upstream server is named by its server and tool."""
     if command == UPSTREAM:
         return f"{args.get('server')}: {args.get('tool')} (upstream tool, through the proxy)"
-    return site.rendering.spell(Call(command, cast("dict[str, CallArg]", dict(args))))
+    from scratch.answers.commands.calls import recorded_call
+    return site.rendering.spell(recorded_call(command, args))
 
 
 def _int(query: Query, key: str, default: int, least: int = 0) -> int:

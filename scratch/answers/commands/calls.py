@@ -24,6 +24,8 @@ from scratch.declare import Command, Tool
 from scratch.errors import UsageError, argument
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.result import Speller
     from scratch.calls import Arg, ArgValue
@@ -71,7 +73,7 @@ def _call_text(rec: Record, spell: Speller, width: int = 60) -> str:
     """The call as this interface spells it (``head pods -n 50`` on the CLI, without the
     program's name; a tool and its arguments over MCP), cut to ``width``."""
     from scratch.answers.kernel.result import compact_json
-    text = spell_recorded(Call(rec["command"], {k: _arg(v) for k, v in rec["args"].items()}),
+    text = spell_recorded(recorded_call(rec["command"], rec["args"]),
                           spell).removeprefix("scratch ")
     if text.startswith("{"):  # a tool call (MCP): its name, then its arguments
         import json
@@ -81,6 +83,11 @@ def _call_text(rec: Record, spell: Speller, width: int = 60) -> str:
         except (ValueError, KeyError, TypeError):
             pass
     return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def recorded_call(command: str, args: Mapping[str, ArgPreview]) -> Call:
+    """A ledger record's call, its previews as a call's arguments (:func:`_arg`)."""
+    return Call(command, {k: _arg(v) for k, v in args.items()})
 
 
 def _arg(value: ArgPreview) -> Arg:
