@@ -65,6 +65,15 @@ def scratch_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def wl(scratch_home: Path) -> str:
+    """The real Insights workload file (tests/workload_support.py) stored as ``wl``."""
+    from tests.helpers import cli
+    from tests.workload_support import DATA
+    assert cli("write", "wl", input=DATA.read_bytes()).code == 0
+    return "wl"
+
+
+@pytest.fixture
 def corpus_dir() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is not present")

@@ -93,6 +93,13 @@ def human_error(err: str) -> dict[str, Any]:
     return {"code": code, "message": message, "suggestions": suggestions}
 
 
+def ok_json(*args: str) -> Any:
+    """The --json envelope of a CLI call that must succeed."""
+    r = cli(*args, "--json")
+    assert r.code == 0, r.out
+    return r.json
+
+
 def error_of(r: Run, json_mode: bool) -> dict[str, Any]:
     """The error a refused run printed, suggestions as shell lines, in either mode."""
     if json_mode:

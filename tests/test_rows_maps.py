@@ -17,28 +17,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from scratch.mcp.dispatch import run_tool
 from scratch.mcp.serve.session import ServerState
-from tests.helpers import cli
+from tests.helpers import cli, ok_json
+from tests.workload_support import DATA, DOC, NAMESPACES
 
-DATA = Path(__file__).resolve().parent / "data" / "workload_info.json"
-DOC = json.loads(DATA.read_text())
-NAMESPACES: dict[str, Any] = DOC["namespaces"]
 SWAGGER = "json/openapi/kubernetes-swagger-v1.27.json"
 
 
-@pytest.fixture
-def wl(scratch_home: Path) -> str:
-    assert cli("write", "wl", input=DATA.read_bytes()).code == 0
-    return "wl"
-
-
-def ok(*args: str) -> Any:
-    r = cli(*args, "--json")
-    assert r.code == 0, r.out
-    return r.json
 
 
 def refused(*args: str) -> dict[str, Any]:
@@ -57,7 +43,7 @@ def test_rows_of_a_map_carry_their_key(wl: str) -> None:
     assert r.code == 0, r.err
     assert r.text == "_index\t_key\tcount\n" + "".join(
         f"{i}\t{k}\t{NAMESPACES[k]['count']}\n" for i, k in enumerate(keys[:3]))
-    data = ok("iterate-over", wl, "namespaces", "--fields", "count,_key", "--offset", "-2")
+    data = ok_json("iterate-over", wl, "namespaces", "--fields", "count,_key", "--offset", "-2")
     assert data["data"]["rows"] == [{"_index": i, "count": NAMESPACES[k]["count"], "_key": k}
                                     for i, k in enumerate(keys) if i >= len(keys) - 2]
     assert data["data"]["length"] == len(keys) == 23
@@ -65,8 +51,8 @@ def test_rows_of_a_map_carry_their_key(wl: str) -> None:
 
 def test_where_sort_count_and_count_by_over_a_map(wl: str) -> None:
     big = [k for k, v in NAMESPACES.items() if v["count"] > 3]
-    assert ok("iterate-over", wl, "namespaces", "--count")["data"]["count"] == 23
-    got = ok("iterate-over", wl, "namespaces", "--where", "@.count > 3", "--count")["data"]
+    assert ok_json("iterate-over", wl, "namespaces", "--count")["data"]["count"] == 23
+    got = ok_json("iterate-over", wl, "namespaces", "--where", "@.count > 3", "--count")["data"]
     assert (got["count"], got["items"]) == (len(big), 23)
     r = cli("iterate-over", wl, "namespaces", "--fields", "count", "--sort", "count", "--desc",
             "--limit", "4")
@@ -76,11 +62,11 @@ def test_where_sort_count_and_count_by_over_a_map(wl: str) -> None:
         f"{list(NAMESPACES).index(k)}\t{k}\t{v['count']}\n" for k, v in ranked)
     assert r.err.splitlines()[0] == ("23 records, by count descending; 4 rows shown "
                                      "(matches 1..4 in that order)")
-    counted = ok("iterate-over", wl, "namespaces", "--count-by", "count", "--limit", "50")
+    counted = ok_json("iterate-over", wl, "namespaces", "--count-by", "count", "--limit", "50")
     want = Counter(v["count"] for v in NAMESPACES.values())
     assert {b["value"]: b["count"] for b in counted["data"]["values"]} == dict(want)
     assert counted["data"]["distinct"] == len(want)
-    by_key = ok("iterate-over", wl, "namespaces", "--where", "@._key == 'Dp998f8zoHIJ'",
+    by_key = ok_json("iterate-over", wl, "namespaces", "--where", "@._key == 'Dp998f8zoHIJ'",
                 "--fields", "count")["data"]["rows"]
     assert by_key == [{"_index": 4, "_key": "Dp998f8zoHIJ", "count": 3}]
 
@@ -106,7 +92,7 @@ def test_a_record_with_a_key_field_keeps_it(scratch_home: Path) -> None:
     assert cli("write", "m", input=json.dumps(doc)).code == 0
     r = cli("iterate-over", "m", ".", "--fields", "_key,n")
     assert r.text == "_index\t__key\t_key\tn\n0\ta\t1\t2\n1\tb\tnull\t3\n"
-    assert ok("get-in", "m", ".", "--fields", "n")["data"]["value"] == [
+    assert ok_json("get-in", "m", ".", "--fields", "n")["data"]["value"] == [
         {"__key": "a", "n": 2}, {"__key": "b", "n": 3}]
     e = refused("item-schema", "m", ".", "--key-field", "n")
     assert e["code"] == "invalid_argument"
@@ -120,12 +106,12 @@ def test_long_cells_of_map_rows_say_where_they_are(corpus_dir: Path) -> None:
     defs = doc["definitions"]
     k = next(i for i, v in enumerate(defs.values()) if len(v.get("description", "")) > 200)
     key = list(defs)[k]
-    rows = ok("iterate-over", "swag", "definitions", "--fields", "description", "--offset",
+    rows = ok_json("iterate-over", "swag", "definitions", "--fields", "description", "--offset",
               str(k), "--limit", "1")["data"]["rows"]
     assert rows[0]["_truncated"] == {"description": {
         "path": f"definitions.{json.dumps(key)}.description",
         "length": len(defs[key]["description"])}}
-    whole = ok("get-in", "swag", rows[0]["_truncated"]["description"]["path"])
+    whole = ok_json("get-in", "swag", rows[0]["_truncated"]["description"]["path"])
     assert whole["data"]["text"] == defs[key]["description"] + "\n"
 
 
@@ -133,7 +119,7 @@ def test_long_cells_of_map_rows_say_where_they_are(corpus_dir: Path) -> None:
 
 
 def test_item_schema_of_a_map(wl: str) -> None:
-    data = ok("item-schema", wl, "namespaces", "--depth", "1")["data"]
+    data = ok_json("item-schema", wl, "namespaces", "--depth", "1")["data"]
     assert data["length"] == 23 and data["item_types"] == {"object": 23}
     seen = Counter(k for v in NAMESPACES.values() for k in v)
     assert seen["terminalCount"] == 2  # a key only some records have
@@ -146,24 +132,24 @@ def test_item_schema_of_a_map(wl: str) -> None:
 
 
 def test_get_in_fields_of_a_map(wl: str) -> None:
-    got = ok("get-in", wl, "namespaces", "--fields", "count")["data"]
+    got = ok_json("get-in", wl, "namespaces", "--fields", "count")["data"]
     assert got["fields"] == ["_key", "count"]
     assert got["value"] == [{"_key": k, "count": v["count"]} for k, v in NAMESPACES.items()]
-    named = ok("get-in", wl, "images", "--fields", "repository", "--key-field", "sha")["data"]
+    named = ok_json("get-in", wl, "images", "--fields", "repository", "--key-field", "sha")["data"]
     assert named["value"] == [{"sha": k, "repository": v["repository"]}
                               for k, v in DOC["images"].items()]
     # a field of the object itself: the object is projected, as before
-    one = ok("get-in", wl, f"namespaces.{list(NAMESPACES)[0]}", "--fields", "count")["data"]
+    one = ok_json("get-in", wl, f"namespaces.{list(NAMESPACES)[0]}", "--fields", "count")["data"]
     assert one["value"] == {"count": NAMESPACES[list(NAMESPACES)[0]]["count"]}
 
 
 def test_sql_over_a_map(wl: str) -> None:
-    data = ok("sql", wl, "SELECT _key, count FROM entry ORDER BY count DESC, _key LIMIT 3",
+    data = ok_json("sql", wl, "SELECT _key, count FROM entry ORDER BY count DESC, _key LIMIT 3",
               "--path", "namespaces")["data"]
     want = sorted(NAMESPACES.items(), key=lambda kv: (-kv[1]["count"], kv[0]))[:3]
     assert data["rows"] == [[k, v["count"]] for k, v in want]
     assert data["tables"] == {"entry": "wl: the 23 records of the map namespaces"}
-    described = ok("sql", wl, "--describe", "--path", "images", "--key-field", "sha")["data"]
+    described = ok_json("sql", wl, "--describe", "--path", "images", "--key-field", "sha")["data"]
     assert [c["column"] for c in described["columns"]["entry"]] == ["sha", "layerIDs",
                                                                    "repository"]
 
@@ -178,7 +164,7 @@ def test_sql_without_a_path_points_at_the_maps(scratch_home: Path) -> None:
                             "records")
     assert [s["shell"] for s in e["suggestions"]] == ["scratch sql s --path servers --describe",
                                                       "scratch schema s"]
-    assert ok("sql", "s", "SELECT _key, up FROM entry ORDER BY up", "--path", "servers")[
+    assert ok_json("sql", "s", "SELECT _key, up FROM entry ORDER BY up", "--path", "servers")[
         "data"]["rows"] == [["a", 3], ["b", 5]]
 
 
@@ -189,7 +175,7 @@ def test_schema_and_pointer_name_maps_of_records(wl: str) -> None:
     text = cli("schema", wl, "--depth", "1").text
     assert text == (".: object{4} L1-1324\n  pods: integer L2\n  imageCount: integer L3\n"
                     "  images: map of 3 records L4-34\n  namespaces: map of 23 records L35-1323\n")
-    data = ok("schema", wl, "--depth", "1")["data"]["schema"]["schema"]
+    data = ok_json("schema", wl, "--depth", "1")["data"]["schema"]["schema"]
     assert [(c["path"], c.get("records")) for c in data["children"]] == [
         ("pods", None), ("imageCount", None), ("images", True), ("namespaces", True)]
     r = cli("ingest", "wl2", "--store-always", input=DATA.read_bytes())
@@ -219,7 +205,7 @@ def test_openapi_definitions_are_rows(corpus_dir: Path) -> None:
     lines = cli("schema", "swag", "--depth", "1").text.splitlines()
     assert "  definitions: map of 492 records L55933-69482" in lines
     assert "  paths: map of 374 records L4-55932" in lines
-    counted = ok("iterate-over", "swag", "definitions", "--count-by", "type")["data"]
+    counted = ok_json("iterate-over", "swag", "definitions", "--count-by", "type")["data"]
     want = Counter(v.get("type") for v in doc["definitions"].values())
     assert {b["value"] if b["type"] != "missing" else None: b["count"]
             for b in counted["values"]} == dict(want)

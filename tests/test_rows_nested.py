@@ -14,32 +14,17 @@ import json
 import shlex
 from collections import Counter
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from scratch.mcp.dispatch import run_tool
 from scratch.mcp.serve.session import ServerState
-from tests.helpers import cli, shell_of
+from tests.helpers import cli, ok_json, shell_of
+from tests.workload_support import DOC, NAMESPACES
 
-DATA = Path(__file__).resolve().parent / "data" / "workload_info.json"
-DOC = json.loads(DATA.read_text())
-NAMESPACES: dict[str, Any] = DOC["namespaces"]
 # the flattened shapes: (parent index, parent key, shape)
 SHAPES = [(i, k, s) for i, (k, v) in enumerate(NAMESPACES.items()) for s in v["shapes"]]
 PODS = "k8s/troubleshoot/pods_kube-system.json"
 
 
-@pytest.fixture
-def wl(scratch_home: Path) -> str:
-    assert cli("write", "wl", input=DATA.read_bytes()).code == 0
-    return "wl"
-
-
-def ok(*args: str) -> Any:
-    r = cli(*args, "--json")
-    assert r.code == 0, r.out
-    return r.json
 
 
 def cell(v: object) -> str:
@@ -54,7 +39,7 @@ def test_rows_carry_their_parent(wl: str) -> None:
         f"{n}\t{i}\t{k}\t{cell(s.get('duplicates'))}\t{cell(s['restartAlways'])}\n"
         for n, (i, k, s) in enumerate(SHAPES) if 2 <= n < 6)
     # the JSONPath spelling reads the same rows
-    same = ok("iterate-over", wl, "$.namespaces[*].shapes", "--fields", "restartAlways")
+    same = ok_json("iterate-over", wl, "$.namespaces[*].shapes", "--fields", "restartAlways")
     assert same["data"]["length"] == len(SHAPES) == 44
     assert same["data"]["rows"][:2] == [
         {"_index": n, "_parent": i, "_parent_key": k, "restartAlways": s["restartAlways"]}
@@ -63,29 +48,29 @@ def test_rows_carry_their_parent(wl: str) -> None:
 
 def test_row_options_over_flattened_rows(wl: str) -> None:
     path = "namespaces[*].shapes"
-    assert ok("iterate-over", wl, path, "--count")["data"]["count"] == 44
+    assert ok_json("iterate-over", wl, path, "--count")["data"]["count"] == 44
     init = [n for n, (_, _, s) in enumerate(SHAPES) if "initContainers" in s]
-    got = ok("iterate-over", wl, path, "--where", "@.initContainers", "--count")["data"]
+    got = ok_json("iterate-over", wl, path, "--where", "@.initContainers", "--count")["data"]
     assert (got["count"], got["items"]) == (len(init), 44)
-    counted = ok("iterate-over", wl, path, "--count-by", "_parent_key", "--limit", "3")["data"]
+    counted = ok_json("iterate-over", wl, path, "--count-by", "_parent_key", "--limit", "3")["data"]
     want = Counter(k for _, k, _ in SHAPES)
     assert [b["count"] for b in counted["values"]] == [c for _, c in want.most_common(3)]
     assert counted["values"][0] == {"value": want.most_common(1)[0][0], "type": "string",
                                     "count": want.most_common(1)[0][1]}
     assert counted["distinct"] == len(want)
-    rows = ok("iterate-over", wl, path, "--fields", "duplicates", "--sort", "duplicates",
+    rows = ok_json("iterate-over", wl, path, "--fields", "duplicates", "--sort", "duplicates",
               "--desc", "--limit", "3")["data"]["rows"]
     ranked = sorted((n for n, (_, _, s) in enumerate(SHAPES) if s.get("duplicates") is not None),
                     key=lambda n: -SHAPES[n][2]["duplicates"])[:3]
     assert [r["_index"] for r in rows] == ranked
-    mine = ok("iterate-over", wl, path, "--where", "@._parent == 0", "--fields",
+    mine = ok_json("iterate-over", wl, path, "--where", "@._parent == 0", "--fields",
               "restartAlways")["data"]["rows"]
     assert [r["_index"] for r in mine] == [n for n, (i, _, _) in enumerate(SHAPES) if i == 0]
 
 
 def test_cached_counts_keep_maps_nested_rows_and_key_names_apart(wl: str) -> None:
     def count_by(path: str, field: str, *extra: str) -> tuple[str, dict[object, int]]:
-        data = ok("iterate-over", wl, path, "--count-by", field, *extra)["data"]
+        data = ok_json("iterate-over", wl, path, "--count-by", field, *extra)["data"]
         return data["engine"], {b["value"] if b["type"] != "missing" else "(missing)":
                                 b["count"] for b in data["values"]}
 
@@ -102,7 +87,7 @@ def test_cached_counts_keep_maps_nested_rows_and_key_names_apart(wl: str) -> Non
 
 
 def test_item_schema_of_flattened_rows(wl: str) -> None:
-    data = ok("item-schema", wl, "namespaces[*].shapes", "--depth", "1")["data"]
+    data = ok_json("item-schema", wl, "namespaces[*].shapes", "--depth", "1")["data"]
     seen = Counter(k for _, _, s in SHAPES for k in s)
     order = list(dict.fromkeys(k for _, _, s in SHAPES for k in s))
     assert data["length"] == 44
@@ -111,17 +96,17 @@ def test_item_schema_of_flattened_rows(wl: str) -> None:
 
 
 def test_get_in_fields_flattens_nested_arrays(wl: str) -> None:
-    got = ok("get-in", wl, "namespaces[*].shapes", "--fields", "restartAlways")["data"]
+    got = ok_json("get-in", wl, "namespaces[*].shapes", "--fields", "restartAlways")["data"]
     assert got["fields"] == ["_parent", "_parent_key", "restartAlways"]
     assert got["value"] == [{"_parent": i, "_parent_key": k, "restartAlways": s["restartAlways"]}
                             for i, k, s in SHAPES]
     # matches that are not arrays are projected one by one, as before
-    counts = ok("get-in", wl, "$.namespaces[*]", "--fields", "count")["data"]["value"]
+    counts = ok_json("get-in", wl, "$.namespaces[*]", "--fields", "count")["data"]["value"]
     assert counts == [{"count": v["count"]} for v in NAMESPACES.values()]
 
 
 def test_sql_table_of_flattened_rows(wl: str) -> None:
-    data = ok("sql", wl, "SELECT _parent_key, count(*) AS n FROM entry GROUP BY _parent_key "
+    data = ok_json("sql", wl, "SELECT _parent_key, count(*) AS n FROM entry GROUP BY _parent_key "
               "ORDER BY n DESC, _parent_key LIMIT 2", "--path", "namespaces[*].shapes")["data"]
     want = sorted(Counter(k for _, k, _ in SHAPES).items(), key=lambda kc: (-kc[1], kc[0]))
     assert data["rows"] == [list(kc) for kc in want[:2]]
@@ -151,7 +136,7 @@ def test_fit_pages_every_flattened_row_once(scratch_home: Path, wl: str) -> None
 def test_more_levels_and_items_that_are_not_objects(wl: str) -> None:
     # a[*].b[*].c: _parent is the row of a[*].b the item came from
     containers = [(n, c) for n, (_, _, s) in enumerate(SHAPES) for c in s["containers"]]
-    data = ok("iterate-over", wl, "namespaces[*].shapes[*].containers", "--fields",
+    data = ok_json("iterate-over", wl, "namespaces[*].shapes[*].containers", "--fields",
               "imageID", "--limit", "5")["data"]
     assert data["length"] == len(containers)
     assert data["rows"] == [{"_index": j, "_parent": n, "imageID": c["imageID"]}
@@ -165,7 +150,7 @@ def test_more_levels_and_items_that_are_not_objects(wl: str) -> None:
 
 def test_parents_without_the_array_are_counted_in_a_warning(wl: str) -> None:
     have = sum(1 for _, _, s in SHAPES if "initContainers" in s)
-    data = ok("iterate-over", wl, "namespaces[*].shapes[*].initContainers", "--count")
+    data = ok_json("iterate-over", wl, "namespaces[*].shapes[*].initContainers", "--count")
     assert data["data"]["count"] == sum(len(s.get("initContainers", [])) for _, _, s in SHAPES)
     assert data["meta"]["warnings"] == [
         f"{44 - have} of 44 items at namespaces[*].shapes have no array or map of records at "
@@ -198,12 +183,12 @@ def test_container_statuses_of_a_pod_list(corpus_dir: Path) -> None:
     assert r.text == "_index\t_parent\tname\trestartCount\tready\n" + "".join(
         f"{j}\t{statuses[j][0]}\t{statuses[j][1]['name']}\t{statuses[j][1]['restartCount']}\t"
         f"{cell(statuses[j][1]['ready'])}\n" for j in top)
-    counted = ok("iterate-over", "pods", "items[*].status.containerStatuses", "--count-by",
+    counted = ok_json("iterate-over", "pods", "items[*].status.containerStatuses", "--count-by",
                  "ready")["data"]
     assert {b["value"]: b["count"] for b in counted["values"]} == dict(
         Counter(c["ready"] for _, c in statuses))
     # _parent joins the parents' table (their row numbers, from 0)
-    rows = ok("sql", "pods", "WITH p AS (SELECT row_number() OVER () - 1 AS i, metadata FROM "
+    rows = ok_json("sql", "pods", "WITH p AS (SELECT row_number() OVER () - 1 AS i, metadata FROM "
               "pods) SELECT p.metadata.name AS pod, c.name, c.restartCount FROM entry c JOIN p "
               "ON p.i = c._parent ORDER BY c.restartCount DESC LIMIT 1",
               "--path", "items[*].status.containerStatuses", "--table", "pods=pods")
