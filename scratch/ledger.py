@@ -5,7 +5,8 @@ Each record (:class:`Record`) says when a call came, through which interface, fr
 and session, what it asked (argument values cut to a bounded preview; the bodies of writes
 never copied), how it ended (``ok``, ``refused`` or ``error`` with its code), the tokens it put
 into the context and those it stored instead, the entry and version it touched and how long it
-took.
+took, and the text the agent got back (``answer``: what the interface handed it, cut to a bound
+set by the per-call cap, :func:`answer_preview`; absent when the call had no answer).
 
 Invariants:
 - Standard library and orjson only (plus scratch's own small helpers): importable without the
@@ -20,7 +21,8 @@ Invariants:
   beside it (:func:`dropped`).
 - ``seq`` counts an agent's calls from 1, dropped ones included: the next is one past the last
   line's (or past the dropped count when the file is empty).
-- A line that does not parse (a torn write, an edit) is skipped by readers, never fatal.
+- A line that does not parse, or whose record lacks a field or holds one of the wrong type (a
+  torn write, an edit), is skipped by readers and counted (:func:`scan`), never fatal.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 import orjson
 
@@ -43,7 +45,10 @@ KEEP_SHARE = 0.75  # of max_bytes, kept when the file is cut
 PREVIEW_CHARS = 200
 MESSAGE_CHARS = 300
 PREVIEW_ITEMS = 10  # items of a list argument kept in its preview
-TAIL_BYTES = 4096  # read from the end to find the last seq
+TAIL_BYTES = 4096  # read from the end to find the last seq (more when the last line is longer)
+TAIL_MAX = 1 << 22  # read back at most this far before reading the whole file
+ANSWER_CHARS_PER_TOKEN = 6  # an answer is kept up to this many characters a token of the cap
+ANSWER_CAP_DEFAULT = 10_000  # the cap the bound assumes when the per-call cap is off (0)
 
 Interface = Literal["cli", "mcp-stdio", "mcp-http", "proxy"]
 Outcome = Literal["ok", "refused", "error"]
@@ -88,11 +93,13 @@ class Record(TypedDict):
     entry: str | None
     version: int | None
     ms: float
+    answer: NotRequired[str]  # what the agent got back (answer_preview), when it got an answer
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "Tally",
-           "agents", "append", "count", "dropped", "ledger_file", "make", "message_preview",
-           "now", "parse_since", "preview", "preview_args", "read", "sessions", "tally"]
+           "agents", "answer_preview", "append", "count", "dropped", "ledger_file", "make",
+           "message_preview", "now", "parse_since", "preview", "preview_args", "read", "scan",
+           "sessions", "tally"]
 
 
 # -- building a record ----------------------------------------------------------------------
@@ -155,17 +162,33 @@ def message_preview(message: str | None) -> str | None:
     return first if len(first) <= MESSAGE_CHARS else first[:MESSAGE_CHARS - 1] + "…"
 
 
+def answer_preview(text: str, cap: int) -> str:
+    """An answer's text as the ledger keeps it: whole up to :data:`ANSWER_CHARS_PER_TOKEN`
+    characters a token of the per-call cap ``cap`` (0 or less: of
+    :data:`ANSWER_CAP_DEFAULT`), else cut there with a line saying how much is not kept. An
+    answer the cap let through (text runs 2-5 characters a token) is nearly always whole."""
+    limit = ANSWER_CHARS_PER_TOKEN * (cap if cap > 0 else ANSWER_CAP_DEFAULT)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters not kept)"
+
+
 def make(*, interface: str, agent: str, session: str, command: str,
          args: dict[str, ArgPreview] | None = None, outcome: str = "ok", code: str | None = None,
          message: str | None = None, suggestions: list[Suggestion] | None = None,
          tokens: int = 0, intercepted: int = 0, entry: str | None = None,
-         version: int | None = None, ms: float = 0.0, at: str | None = None) -> Record:
-    """A record (``seq`` 0 until :func:`append` numbers it)."""
-    return Record(v=VERSION, seq=0, time=at or now(), interface=interface, agent=agent,
-                  session=session, command=command, args=args or {}, outcome=outcome,
-                  code=code, message=message_preview(message), suggestions=suggestions or [],
-                  tokens=int(tokens), intercepted=int(intercepted), entry=entry,
-                  version=version, ms=round(float(ms), 2))
+         version: int | None = None, ms: float = 0.0, at: str | None = None,
+         answer: str | None = None) -> Record:
+    """A record (``seq`` 0 until :func:`append` numbers it); ``answer`` is kept as given (cut
+    it with :func:`answer_preview`)."""
+    rec = Record(v=VERSION, seq=0, time=at or now(), interface=interface, agent=agent,
+                 session=session, command=command, args=args or {}, outcome=outcome,
+                 code=code, message=message_preview(message), suggestions=suggestions or [],
+                 tokens=int(tokens), intercepted=int(intercepted), entry=entry,
+                 version=version, ms=round(float(ms), 2))
+    if answer is not None:
+        rec["answer"] = answer
+    return rec
 
 
 # -- where it lives -------------------------------------------------------------------------
@@ -239,22 +262,26 @@ def _append(root: Path, record: Record, max_bytes: int) -> int:
 
 def _last_seq(fd: int, size: int) -> tuple[int | None, bool]:
     """The last record's seq in the open ledger (None if there is none), and whether the file
-    ends mid-line."""
+    ends mid-line. Reads back from the end only as far as the last whole record (a record
+    keeping a long answer is longer than the first read)."""
     if size == 0:
         return None, False
-    start = max(0, size - TAIL_BYTES)
-    tail = os.pread(fd, size - start, start)
-    torn = not tail.endswith(b"\n")
-    lines = tail.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first may be the end of a longer line
-    for raw in reversed(lines):
-        seq = _seq_of(raw)
-        if seq is not None:
-            return seq, torn
-    if start > 0:  # lines longer than the tail: read them whole
-        return _last_seq_slow(fd), torn
-    return None, torn
+    torn = os.pread(fd, 1, size - 1) != b"\n"
+    want = TAIL_BYTES
+    while True:
+        start = max(0, size - want)
+        lines = os.pread(fd, size - start, start).split(b"\n")
+        if start > 0:
+            lines = lines[1:]  # the first may be the end of a longer line
+        for raw in reversed(lines):
+            seq = _seq_of(raw)
+            if seq is not None:
+                return seq, torn
+        if start == 0:
+            return None, torn
+        if want >= TAIL_MAX:  # no whole record in the last TAIL_MAX bytes: read them all
+            return _last_seq_slow(fd), torn
+        want *= 8
 
 
 def _seq_of(raw: bytes) -> int | None:
@@ -320,23 +347,60 @@ def agents(root: Path) -> list[str]:
                   and not os.path.islink(base / n))
 
 
-def _lines(root: Path, agent: str) -> Iterator[Record]:
+_TEXT = (str,)
+_TEXT_OR_NONE = (str, type(None))
+# each field of a record and the types it may hold (bool is no int here: checked apart)
+_FIELDS: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("v", (int,)), ("seq", (int,)), ("time", _TEXT), ("interface", _TEXT), ("agent", _TEXT),
+    ("session", _TEXT), ("command", _TEXT), ("args", (dict,)), ("outcome", _TEXT),
+    ("code", _TEXT_OR_NONE), ("message", _TEXT_OR_NONE), ("suggestions", (list,)),
+    ("tokens", (int,)), ("intercepted", (int,)), ("entry", _TEXT_OR_NONE),
+    ("version", (int, type(None))), ("ms", (int, float)))
+
+
+def well_formed(value: object) -> bool:
+    """Whether ``value`` is a record as :func:`append` writes them: every field there with a
+    value of its type (more fields, from a later release, are allowed)."""
+    if not isinstance(value, dict):
+        return False
+    for key, kinds in _FIELDS:
+        field = value.get(key, ...)
+        if not isinstance(field, kinds) or isinstance(field, bool):
+            return False
+    if not all(isinstance(s, dict) and isinstance(s.get("command"), str)
+               and isinstance(s.get("args"), dict) for s in value["suggestions"]):
+        return False
+    return isinstance(value.get("answer", ""), str)
+
+
+def scan(root: Path, agent: str) -> tuple[list[Record], int]:
+    """``agent``'s well-formed records, oldest first, and how many lines were skipped: not
+    JSON, or not a record (:func:`well_formed`) -- a torn write, an edit."""
     from scratch.errors import ScratchError
     from scratch.safefs import read_file
     try:
         data = read_file(root, ledger_file(root, agent))
     except (OSError, ScratchError):
-        return
+        return [], 0
+    found: list[Record] = []
+    skipped = 0
     for raw in data.split(b"\n"):
         if not raw.strip():
             continue
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
+            skipped += 1
             continue
-        if isinstance(value, dict) and isinstance(value.get("seq"), int) \
-                and isinstance(value.get("time"), str):
-            yield value  # type: ignore[misc]  # a record as written by append
+        if well_formed(value):
+            found.append(value)
+        else:
+            skipped += 1
+    return found, skipped
+
+
+def _lines(root: Path, agent: str) -> Iterator[Record]:
+    yield from scan(root, agent)[0]
 
 
 def parse_since(since: str | datetime | timedelta, *, at: datetime | None = None) -> str:

@@ -110,8 +110,13 @@ def test_every_cli_call_is_recorded_with_its_outcome_tokens_and_entry(home: Path
     assert all(r["ms"] > 0 for r in records)
     path = ledger.ledger_file(home, "default")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert SECRET.encode() not in path.read_bytes()
-    assert b"pod-7" not in path.read_bytes()  # nor what an answer showed
+    assert SECRET.encode() not in path.read_bytes()  # what a write stored is never copied
+    # what the agent got back is kept: the --json document it read, byte for byte; a write's
+    # answer is its confirmation; an error or a refusal has none (its code and message)
+    assert records[2]["answer"] == got.stdout and "pod-7" in got.stdout
+    assert records[0]["answer"] == "notes/plan.md: version 1 (50 bytes, 1 line)\n"
+    assert SECRET not in records[0]["answer"]
+    assert ["answer" in r for r in records[3:]] == [False, False, False]
 
 
 def test_scratch_calls_pages_filters_and_shows_a_table(home: Path) -> None:

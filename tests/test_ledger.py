@@ -281,3 +281,38 @@ def test_the_ledger_imports_no_cli_mcp_or_http_stack() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=False, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
+
+
+def test_an_answer_is_kept_whole_within_its_bound_and_cut_past_it() -> None:
+    assert ledger.answer_preview("x" * 60, 10) == "x" * 60  # 6 characters a token of the cap
+    assert ledger.answer_preview("x" * 61, 10) == "x" * 60 + "\n… (1 more characters not kept)"
+    assert ledger.answer_preview("é" * 60_001, 0) == "é" * 60_000 + \
+        "\n… (1 more characters not kept)"  # no cap: the default cap's bound
+    r = ledger.make(interface="cli", agent="a", session="s", command="head", answer="a\nb\n")
+    assert r["answer"] == "a\nb\n"
+    assert "answer" not in ledger.make(interface="cli", agent="a", session="s", command="head")
+
+
+def test_scan_skips_and_counts_lines_that_are_no_record(tmp_path: Path) -> None:
+    ledger.append(tmp_path, rec("first"))
+    path = tmp_path / "state" / "agents" / "default" / "calls.jsonl"
+    good = orjson.loads(path.read_bytes())
+    bad = [b"not json", b"[1, 2]", orjson.dumps({**good, "seq": 5, "tokens": "12"}),
+           orjson.dumps({k: v for k, v in good.items() if k != "outcome"}),
+           orjson.dumps({**good, "seq": 6, "suggestions": [{"command": 1}]}),
+           orjson.dumps({**good, "seq": 7, "answer": 3}),
+           orjson.dumps({**good, "seq": 8, "tokens": True})]
+    with open(path, "ab") as fh:
+        fh.write(b"\n".join(bad) + b"\n")
+    assert ledger.append(tmp_path, rec("second")) == 9  # numbered past the last seq seen
+    records, skipped = ledger.scan(tmp_path, "default")
+    assert ([r["command"] for r in records], skipped) == (["first", "second"], len(bad))
+    assert [r["command"] for r in ledger.read(tmp_path)] == ["first", "second"]
+    assert ledger.tally(ledger.read(tmp_path), "command")["first"]["calls"] == 1
+
+
+def test_a_record_holding_a_long_answer_numbers_the_next_one(tmp_path: Path) -> None:
+    for n in range(3):
+        answer = "line of an answer\n" * (20_000 * (n + 1))  # 360 KB and more: past the tail
+        assert ledger.append(tmp_path, rec(answer=answer)) == n + 1
+    assert [len(r["answer"]) for r in ledger.read(tmp_path)] == [360_000, 720_000, 1_080_000]

@@ -135,6 +135,9 @@ class JsonEnvelope(Rendering):
         from scratch.tokens import count_text
         return count_text(envelope_text(result), spec)
 
+    def shown(self, result: Result) -> str:
+        return envelope_text(result)
+
     def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
         from scratch.tokens import count_text
         return count_text(_dumps(envelope_error(command, error)).decode() + "\n", spec)

@@ -192,6 +192,10 @@ class ToolText(Rendering):
             meta["scratch/next"] = calls_data(result.next)
         return Shown(texts, self.links(result), None, meta)
 
+    def shown(self, result: Result) -> str:
+        """The result's text blocks, as the client gets them (answer, then its notes)."""
+        return "\n".join(self.show(result).texts)
+
     def cost(self, result: Result, spec: EncodingSpec) -> int:
         shown = self.show(result)
         # the answer's text is counted once per result (the pipeline measures a result again

@@ -3,8 +3,10 @@
 The ledger itself (``state/agents/NAME/calls.jsonl``) is this store's alone and never pushed.
 With ``ledger.sync_log`` set, each sync first appends every synced agent's calls recorded
 since the last sync to that log in the agent's own namespace (one log entry per call, the
-ledger's record as JSON), so the sync carries them like any log and every store that syncs the
-agent can read them (``scratch log read NAME``).
+ledger's record as JSON without the answer's text, which stays local: it repeats what the
+synced entries hold and would make every call's entry as big as its answer), so the sync
+carries them like any log and every store that syncs the agent can read them (``scratch log
+read NAME``).
 
 Invariants: a call is appended once (the last seq appended is kept beside the ledger, in
 ``calls.synced``, written after the append: a crash between the two appends those calls again
@@ -47,7 +49,8 @@ def export_calls(store: Store, agents: list[str] | None) -> dict[str, int]:
         if not new:
             continue
         logs.append(AgentStore(store.root, agent, store.config), log,
-                    [orjson.dumps(r) for r in new])
+                    [orjson.dumps({k: v for k, v in r.items() if k != "answer"})
+                     for r in new])
         atomic_write(mark, str(max(r["seq"] for r in new)).encode(), fsync=False)
         os.chmod(mark, 0o600)
         out[agent] = len(new)

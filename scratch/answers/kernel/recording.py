@@ -12,6 +12,10 @@ Invariants:
   store (it failed before making one) leaves no record.
 - ``tokens`` is what the call charged to the context (an answer's price, or a refusal's own
   when it was charged); ``intercepted`` the tokens of an output stored instead of shown.
+- ``answer`` is what the agent got back, as the interface's rendering shows it
+  (:meth:`Rendering.shown`), cut to the ledger's bound for the per-call cap
+  (:func:`scratch.ledger.answer_preview`); a refusal or an error has none (its code, message
+  and suggestions are the record's).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from scratch.names import split_ref
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Candidate
     from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.rendering import Rendering
     from scratch.answers.kernel.result import Meta, Result
     from scratch.calls import Call
 
@@ -110,10 +115,24 @@ def intercepted(meta: Meta | None) -> int:
     return int((meta or {}).get("intercepted") or 0)
 
 
+def _answer(ctx: Context, result: Result, rendering: Rendering | None) -> str | None:
+    """What the agent got back, as the ledger keeps it (None when it cannot be shown: the
+    record is kept without it)."""
+    if rendering is None:
+        return None
+    try:
+        cap = int(ctx.config.get("budget.max_extraction_tokens", ledger.ANSWER_CAP_DEFAULT))
+        return ledger.answer_preview(rendering.shown(result), cap)
+    except Exception:  # noqa: BLE001 - the answer's text is lost, never the record
+        return None
+
+
 def record_call(ctx: Context, call: Call, started: float, *, result: Result | None = None,
                 error: BaseException | None = None,
-                produced: Candidate | Result | None = None) -> None:
-    """Append the record of ``call`` (answered with ``result``, or failed with ``error``)."""
+                produced: Candidate | Result | None = None,
+                rendering: Rendering | None = None) -> None:
+    """Append the record of ``call`` (answered with ``result`` as ``rendering`` shows it, or
+    failed with ``error``)."""
     try:
         if not ctx.has_store():
             return
@@ -136,11 +155,12 @@ def record_call(ctx: Context, call: Call, started: float, *, result: Result | No
                 outcome, code = "error", "internal_error"
                 message = f"unexpected {type(error).__name__}: {error}"
         entry, version = _touched(call, produced, result)
+        answer = _answer(ctx, result, rendering) if result is not None else None
         rec = ledger.make(interface=ctx.interface, agent=ctx.agent, session=ctx.session,
                           command=call.command, args=args_preview(call), outcome=outcome,
                           code=code, message=message, suggestions=suggestions,
                           tokens=charged(meta), intercepted=intercepted(meta),
-                          entry=entry, version=version, ms=ms)
+                          entry=entry, version=version, ms=ms, answer=answer)
         ledger.append(ctx.root, rec, max_bytes=int(ctx.config.get(
             "ledger.max_bytes", ledger.DEFAULT_MAX_BYTES)))
     except Exception:  # noqa: BLE001,S110 - the record is lost, never the answer

@@ -54,7 +54,7 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
         record_call(ctx, call, started, error=exc, produced=produced)
         raise
     record(ctx, call.command, result.meta)
-    record_call(ctx, call, started, result=result, produced=produced)
+    record_call(ctx, call, started, result=result, produced=produced, rendering=rendering)
     return result
 
 

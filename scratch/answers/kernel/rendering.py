@@ -52,6 +52,25 @@ class Rendering:
     def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         raise NotImplementedError
 
+    def shown(self, result: Result) -> str:
+        """What this interface hands the agent for ``result``, as text (the call ledger keeps
+        it): here the answer's text with its calls spelled, a table as plain columns, data
+        alone as JSON; an interface that shows more (an envelope, notes) says so."""
+        from scratch.answers.kernel.result import compact_json, spelled
+        text = spelled(result.text, self.spell)
+        if isinstance(text, bytes):
+            return text.decode("utf-8", errors="replace")
+        if text is not None:
+            return text
+        if result.table is not None:
+            return table_text(spelled(result.table, self.spell))
+        if result.data is None:
+            return ""
+        try:
+            return compact_json(result.data) + "\n"
+        except TypeError:  # data holding values JSON does not (calls): its text form
+            return str(result.data) + "\n"
+
 
 class PlainCalls(Rendering):
     """For callers of the core without an interface (the library API, tests): calls spelled
