@@ -219,3 +219,23 @@ def test_concurrent_check_and_record(tmp_path: Path) -> None:
     assert status["used"] <= status["usable"] == 10_000  # never overspent
     assert status["remaining"] < min(amounts)  # everyone stopped only when nothing fitted
     assert status["calls"] == sum(s // a for s, a in zip(spent, amounts))
+
+
+def test_peek_reads_the_state_and_writes_nothing(tmp_path: Path) -> None:
+    b = make(tmp_path)
+    fresh = b.peek()
+    assert (fresh["stored"], fresh["used"], fresh["usable"], fresh["remaining"]) == (
+        False, 0, 800, 800)
+    assert not b.state_file.exists()  # a reader makes no state
+    b.charge(120)
+    b.record_intercepted(5000)
+    view = b.peek()
+    status = b.status()
+    assert view == {**status, "stored": True}
+    assert (view["used"], view["remaining"], view["intercepted"], view["max_extraction_tokens"]
+            ) == (120, 680, 5000, 300)
+    b.state_file.write_bytes(b"{torn")
+    corrupt = b.peek()
+    assert corrupt["used"] == 0 and corrupt["warnings"] == [
+        f"budget state {b.state_file.name} was corrupt; the budget was reset"]
+    assert b.state_file.read_bytes() == b"{torn"  # left as it is

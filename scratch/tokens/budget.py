@@ -278,6 +278,25 @@ class Budget:
         calls, kinds, reported, max_extraction_tokens, updated (+ warnings)."""
         return self._update(lambda state, view: False)
 
+    def peek(self) -> dict[str, Any]:
+        """The view of the state as the file holds it, for a reader that changes nothing (the
+        web page): read under a shared lock, never written (a corrupt file shows as fresh, with
+        its warning, and stays as it is). ``stored`` says whether the session has a state
+        file at all (without one: a fresh budget's view)."""
+        warnings: list[str] = []
+        stored = os.path.isfile(self.state_file) and not os.path.islink(self.state_file)
+        if not stored:
+            state = _fresh()
+        else:
+            from scratch.errors import UnsafePath
+            from scratch.locking import shared
+            try:
+                with shared(self.lock_file):  # a writer rewrites the file in place
+                    state, _ = self._load(warnings)
+            except (OSError, UnsafePath):  # a lock this reader may not take: read as it is
+                state, _ = self._load(warnings)
+        return {**self._view(state, warnings), "stored": stored}
+
     def _refusal(self, tokens: int, view: dict[str, Any]) -> BudgetExceeded:
         return BudgetExceeded(
             f"this answer needs about {tokens} tokens but only {view['remaining']} of the "
