@@ -10,10 +10,22 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
-from tests.ui_support import SCRATCH, UiServer, env_for, scratch, seed
+from tests.ui_support import (
+    NATURAL,
+    ODD_SESSION,
+    SCRATCH,
+    UiServer,
+    env_for,
+    scratch,
+    seed,
+    seed_more,
+)
+
+pytestmark = pytest.mark.xdist_group("ui-http")  # one worker builds the module's store
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
@@ -25,10 +37,16 @@ def ledger_of(home: Path, session: str | None = None) -> list[dict[str, object]]
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     home = tmp_path_factory.mktemp("ui-http") / "store"
-    seed(home)
-    return home
+    got = seed(home)
+    seed_more(home)
+    return home, got
+
+
+@pytest.fixture(scope="module")
+def home(seeded: tuple[Path, dict[str, str]]) -> Path:
+    return seeded[0]
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +179,10 @@ def test_another_host_takes_an_mcp_token_and_shows_its_agent_only(tmp_path: Path
         assert page.status == 200
         assert [cells(r)[1] for r in rows(page.text, "entries")] == ["mine"]
         assert srv.get("a/default/e/not-mine", base=f"/{token}/").status == 404
+        for other_agent in ("a/default", "a/default/c/1", "a/default/s/default",
+                            "series?agent=default", "live?agent=default"):
+            assert srv.get(other_agent, base=f"/{token}/").status == 404, other_agent
+        assert srv.get("a/ops", base=f"/{token}/").status == 200
         # a Host header other than loopback is served: the bind was chosen, the token guards
         assert srv.get("", base=f"/{token}/", headers={"Host": "box.lan:1"}).status == 200
         # the page's own origin may fetch; another site's may not
@@ -189,11 +211,13 @@ def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer,
     page = server.get("").text
     calls = ledger_of(home)
     agents = {cells(r)[0]: cells(r) for r in rows(page, "agents")}
-    assert agents["default"][1:6] == [
-        "6", f"{len(calls):,}", f"{sum(r['tokens'] for r in calls):,}",
-        f"{sum(r['intercepted'] for r in calls):,}", "1"]
-    assert agents["default"][6] == "default, long, s1"
-    assert agents["ops"][1:3] == ["1", "1"]
+    assert list(agents) == ["default", "ops", *NATURAL]  # natural order: t2 before t10
+    assert agents["default"][1:7] == [
+        f"{len(calls):,}", f"{sum(r['tokens'] for r in calls):,}",
+        f"{sum(r['intercepted'] for r in calls):,}", "1", "0", "6"]
+    assert agents["default"][7] == "4 q, s1, long +1 more"  # the latest sessions first
+    assert agents["ops"][1:3] == ["1", "0"]
+    assert agents["t3"][7] == f"2 {ODD_SESSION}, default"
     slices = [r for r in calls if r["command"] == "slice"]
     assert len(slices) == 250 and all(r["outcome"] == "ok" for r in slices)
     top = {c[0]: c for c in map(cells, rows(page, "top-commands"))}
@@ -204,14 +228,22 @@ def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer,
     assert all(r["intercepted"] > 30_000 for r in ingests)
     assert top["ingest"][1:4] == ["2", f"{sum(r['tokens'] for r in ingests):,}",
                                   f"{sum(r['intercepted'] for r in ingests):,}"]
-    data = json.loads(page.split('id="chart-data">', 1)[1].split("</script>", 1)[0])
-    assert [c["title"] for c in data] == ["default / default", "default / long",
-                                          "default / s1", "ops / default"]
-    long = data[1]
-    assert long["extracted"][0] == 0 and len(long["t"]) == 251
-    assert long["extracted"][-1] == sum(r["tokens"] for r in slices)
-    assert data[2]["refused"] == [0, 1, 1, 1]
+    data = json.loads(page.split('id="charts-data">', 1)[1].split("</script>", 1)[0])
+    assert [c["title"] for c in data] == ["default", "t3"]  # the agents that spent tokens
+    assert [c["src"] for c in data] == [f"{server.base}series?agent=default",
+                                        f"{server.base}series?agent=t3"]
+    series = data[0]["series"]
+    assert series["charged"][0] == 0 and len(series["t"]) == len(calls) + 1
+    assert series["charged"][-1] == sum(r["tokens"] for r in calls)
+    assert series["intercepted"][-1] == sum(r["intercepted"] for r in calls)
+    (refused,) = [r for r in calls if r["outcome"] == "refused"]
+    at = series["seq"].index(refused["seq"])
+    assert [i for i, v in enumerate(series["refused"]) if v is not None] == [at]
+    assert series["refused"][at] == series["charged"][at]  # a mark on the charged line
+    assert series["command"][at] == "get-in" and series["tokens"][at] == refused["tokens"]
+    assert series["charged"] == sorted(series["charged"])
     assert len(rows(page, "calls")) == 20
+    assert json.loads(server.get("series?agent=default").body) == {"series": series}
 
 
 def test_a_refusal_shows_its_code_message_and_suggestions_as_the_cli_spells_them(
@@ -235,8 +267,9 @@ def test_a_refusal_shows_its_code_message_and_suggestions_as_the_cli_spells_them
     assert 'href="' + server.base + 'a/default/e/pods">pods</a>' in refused
     assert cells(head)[3] == "scratch head notes -n 2"
     # what no command line carries (the content, as the ledger's preview) follows as a comment
-    assert re.fullmatch(r"scratch ingest mcp/pods --tool kubectl  # content=&quot;&lt;\d+ "
-                        r"bytes&gt;&quot;", cells(ingest)[3])
+    # what no command line carries (the content, as the ledger keeps its size) said after it
+    assert re.fullmatch(r"scratch ingest mcp/pods --tool kubectl content: [\d,]+ bytes",
+                        cells(ingest)[3])
     assert 'href="' + server.base + 'a/default/e/notes?v=2">notes@2</a>' in head
 
 
@@ -272,11 +305,16 @@ def test_a_session_of_many_calls_is_charted_in_at_most_1000_points(tmp_path: Pat
     srv = UiServer(home)
     try:
         page = srv.get("a/default/s/many").text
-        (chart,) = json.loads(page.split('id="chart-data">', 1)[1].split("</script>", 1)[0])
-        assert len(chart["t"]) == 1000 and chart["extracted"][0] == 0
-        refused = sum(r["outcome"] == "refused" for r in ledger.read(home, agent="default"))
-        assert chart["extracted"][-1] == 2 * kept and chart["refused"][-1] == refused
-        assert chart["extracted"] == sorted(chart["extracted"])
+        (chart,) = json.loads(page.split('id="charts-data">', 1)[1].split("</script>", 1)[0])
+        chart = chart["series"]
+        assert len(chart["t"]) == 1000 and chart["charged"][0] == 0
+        kept_calls = ledger.read(home, agent="default")
+        refused = [r["seq"] for r in kept_calls if r["outcome"] == "refused"]
+        assert chart["charged"][-1] == 2 * kept
+        # the last refusals are all marked (at most 200 are sure to be), each on its call
+        marked = [q for q, v in zip(chart["seq"], chart["refused"]) if v is not None]
+        assert marked[-200:] == refused[-200:]
+        assert chart["charged"] == sorted(chart["charged"])
         pages = (kept + 99) // 100
         assert (f"{kept:,} calls; page {pages} of {pages} (100 a page). The oldest "
                 f"{dropped:,} calls of this agent were dropped to keep its ledger within "
@@ -284,7 +322,7 @@ def test_a_session_of_many_calls_is_charted_in_at_most_1000_points(tmp_path: Pat
         assert len(rows(page, "calls")) == kept - (pages - 1) * 100
         overview = srv.get("").text
         assert (f'id="dropped">Older calls dropped to keep the ledger within ledger.max_bytes: '
-                f"default {dropped:,} (not counted below).") in overview
+                f"default {dropped:,} (not counted here).") in overview
     finally:
         srv.stop()
 
@@ -311,7 +349,7 @@ def test_calls_through_the_proxy_show_the_upstream_and_the_stored_output(tmp_pat
         page = srv.get(f"a/default/s/{upstream['session']}").text
         shown = [cells(r) for r in rows(page, "calls")]
         assert shown[0][2].startswith("proxy")
-        assert shown[0][3] == "fx: text (upstream tool, through the proxy)"
+        assert shown[0][3] == "fx: text upstream tool, through the proxy"
         assert shown[1][3].startswith("scratch ingest ") and shown[1][8] == f"{stored}@1"
         assert shown[1][6] == f"{ingest['intercepted']:,}"
         summary, text = pointer_of(srv.get(f"a/default/e/{stored}").text)
@@ -329,7 +367,8 @@ def test_the_entries_page_filters_by_agent_tool_and_format(server: UiServer) -> 
     every = names("")
     assert sorted(every) == [("default", "app/lines"), ("default", "events"),
                              ("default", "markup"), ("default", "mcp/pods"), ("default", "notes"),
-                             ("default", "pods"), ("ops", "theirs")]
+                             ("default", "pods"), ("ops", "theirs"), ("t1", "note"),
+                             ("t10", "note"), ("t12", "note"), ("t2", "note"), ("t3", "note")]
     assert names("?agent=ops") == [("ops", "theirs")]
     assert names("?tool=kubectl") == [("default", "mcp/pods"), ("default", "pods")]
     assert names("?format=json") == [("default", "mcp/pods"), ("default", "pods")]
@@ -385,27 +424,28 @@ def test_the_viewer_pages_by_line(server: UiServer) -> None:
     assert [cells(r) for r in rows(old, "lines")] == [["1", "a"], ["2", "b"], ["3", "c"]]
 
 
-def test_grep_marks_the_matches_and_pages_on(server: UiServer) -> None:
+def test_grep_marks_the_matches_counts_them_and_pages_on(server: UiServer) -> None:
     page = server.get("a/default/e/app/lines?view=grep&q=ERROR").text
     found = rows(page, "matches")
     assert [cells(r)[0] for r in found] == [str(n) for n in range(50, 251, 50)]
     assert "<mark>ERROR</mark> disk full" in found[0]
-    assert "5 matching lines shown." in page and 'rel="next"' not in page
+    assert 'id="grep-count">5 matching lines in the entry; 5 shown.' in page
+    assert 'rel="next"' not in page
     ok = server.get("a/default/e/app/lines?view=grep&q=ok$").text  # 245 lines end in ok
     found = [int(cells(r)[0]) for r in rows(ok, "matches")]
     assert found == [n for n in range(1, 103) if n % 50]
-    assert "100 matching lines shown of 245 in the entry." in ok
+    assert "245 matching lines in the entry; 100 shown." in ok  # the true count
     assert 'view=grep&amp;q=ok%24&amp;from=103" rel="next">more matches ›' in ok
     more = server.get("a/default/e/app/lines?view=grep&q=ok%24&from=103").text
     assert [int(cells(r)[0]) for r in rows(more, "matches")] == [
         n for n in range(103, 205) if n % 50]
-    assert "100 matching lines shown of 245 in the entry, from line 103." in more
+    assert "245 matching lines in the entry; 100 shown, from line 103." in more
     last = server.get("a/default/e/app/lines?view=grep&q=ok%24&from=205").text
     assert len(rows(last, "matches")) == 45 and 'rel="next"' not in last
     none = server.get("a/default/e/app/lines?view=grep&q=nothing-like-this").text
-    assert "0 matching lines shown." in none
+    assert "0 matching lines in the entry; 0 shown." in none
     bad = server.get("a/default/e/app/lines?view=grep&q=(unclosed").text
-    assert 'class="error">invalid_pattern' in bad or 'class="error">' in bad
+    assert 'class="error">invalid_pattern: ' in bad
 
 
 def test_markup_in_an_entry_is_shown_escaped(server: UiServer) -> None:
@@ -426,7 +466,9 @@ def test_the_schema_tree(server: UiServer) -> None:
 def test_versions_and_their_diff(server: UiServer) -> None:
     page = server.get("a/default/e/notes?view=versions").text
     versions = [cells(r) for r in rows(page, "versions")]
-    assert [v[0] for v in versions] == ["1", "2"] and versions[1][6] == "diff 1→2"
+    assert [v[0] for v in versions] == ["2", "1"] and versions[0][6] == "diff 1→2"  # newest first
+    assert 'href="' + server.base + 'a/default/e/notes?view=lines&amp;v=1" title="its lines">1<' \
+        in page  # a version number is a link
     diff = server.get("a/default/e/notes?view=diff&a=1&b=2").text
     body = diff.split('id="diff">', 1)[1].split("</pre>", 1)[0]
     assert re.findall(r'<div class="d (\w+)">(.*?)</div>', body) == [
@@ -450,15 +492,18 @@ def test_a_log_is_paged_by_cursor(server: UiServer) -> None:
 
 def test_search_across_entries(server: UiServer) -> None:
     page = server.get("search?q=ERROR%7C%22event+15%22").text  # ERROR|"event 15"
-    assert 'id="found">6 matching lines.' in page
+    assert 'id="found">6 matching lines in 2 entries of 12.' in page
     assert page.count('<section class="hits">') == 2
     assert "<mark>&quot;event 15&quot;</mark>" in page  # a log's lines are its JSON records
+    assert "· 5 matching lines in the entry</small>" in page
     empty = server.get("search?q=zzz-nothing").text
-    assert 'id="found">0 matching lines.' in empty
+    assert 'id="found">0 matching lines in 0 entries of 12.' in empty
     theirs = server.get("search?q=another&agent=ops").text  # one agent's entries only
-    assert 'id="found">1 matching line.' in theirs and "agent ops · 1 matching line<" in theirs
+    assert 'id="found">1 matching line in 1 entry of 1.' in theirs
+    assert "· 1 matching line in the entry</small>" in theirs
     assert '<option value="ops" selected>ops</option>' in theirs
-    assert 'id="found">0 matching lines.' in server.get("search?q=another&agent=default").text
+    assert 'id="found">0 matching lines in 0 entries of 6.' in server.get(
+        "search?q=another&agent=default").text
     assert server.get("search?q=x&agent=..").status == 404
 
 
@@ -584,11 +629,14 @@ def test_scratch_calls_and_the_page_show_the_same_calls(tmp_path: Path) -> None:
         srv.stop()
     import html
     shown = [[html.unescape(c) for c in cells(r)] for r in rows(page, "calls")]
+    spelled = [html.unescape(re.sub(r"<[^>]+>", "", re.findall(r"<code>(.*?)</code>", r)[0]))
+               for r in rows(page, "calls")]
     # the page has the two `scratch calls` too, recorded after they answered
     assert [c[3] for c in shown[4:]] == ["scratch calls", "scratch calls"]  # --json: a rendering
-    shown = shown[:4]
+    shown, spelled = shown[:4], spelled[:4]
     assert [int(c[0]) for c in shown] == [r["seq"] for r in listed]
-    assert [c[3] for c in shown] == ['scratch write notes  # content="<6 bytes>"',
+    # what a write stored is said apart from the call (the ledger keeps only its size)
+    assert [c[3] for c in shown] == ["scratch write notes content: 6 bytes",
                                      "scratch head notes -n 2",
                                      "scratch get-in notes x", "scratch head nothing"]
     assert [r["outcome"] for r in listed] == ["ok", "ok", "error", "error"]
@@ -597,5 +645,119 @@ def test_scratch_calls_and_the_page_show_the_same_calls(tmp_path: Path) -> None:
     # the CLI's table: the same calls, spelled the same, without the program's name
     lines = text.splitlines()[1:5]
     assert [line.split()[0] for line in lines] == [str(r["seq"]) for r in listed]
-    for line, call in zip(lines, [c[3] for c in shown], strict=True):
+    for line, call in zip(lines, spelled, strict=True):
         assert call.removeprefix("scratch ") in line
+
+
+# -- every page: links, ids, malformed ledgers, the door -----------------------------------------
+
+
+def _links(html: str, base: str) -> list[str]:
+    """The page's own links (under its base), as paths under the base, without anchors."""
+    import html as html_
+    found = []
+    for raw in re.findall(r'href="([^"]+)"', html):
+        url = html_.unescape(raw).split("#", 1)[0]
+        if url.startswith(base) and not url.startswith(base + "static/"):
+            found.append(url[len(base):])
+    return found
+
+
+def test_every_link_every_page_makes_resolves_and_ids_are_unique(server: UiServer) -> None:
+    """From the overview, the agents, a session named with "/", a space and unicode, the
+    entries and a search, every link (two levels deep) answers 200; no page repeats an id."""
+    start = ["", "a/default", "a/t3", "a/t2", "entries", "search?q=ERROR",
+             "a/default/e/pods", "a/default/e/notes?view=versions", "a/t3/s/" + quote(ODD_SESSION)]
+    seen: dict[str, int] = {}
+    frontier = start
+    for _depth in range(2):
+        following = []
+        for path in frontier:
+            if path in seen or len(seen) > 600:
+                continue
+            answer = server.get(path)
+            seen[path] = answer.status
+            assert answer.status == 200, path
+            if not answer.headers["content-type"].startswith("text/html"):
+                continue
+            ids = re.findall(r' id="([^"]+)"', answer.text)
+            assert len(ids) == len(set(ids)), (path, sorted({i for i in ids if ids.count(i) > 1}))
+            following += _links(answer.text, server.base)
+        frontier = [p for p in dict.fromkeys(following) if p not in seen]
+    assert not [p for p, code in seen.items() if code != 200]
+    assert len(seen) > 150  # the crawl reached the call pages, sessions, versions, lines
+    assert any(p.startswith("a/t3/s/run%201/%C3%BC%20x") for p in seen)  # the odd session
+    assert any(re.fullmatch(r"a/default/c/\d+", p) for p in seen)  # call pages
+    assert any("view=versions" in p for p in seen)  # version numbers are links
+
+
+def test_a_malformed_ledger_line_is_skipped_and_counted_never_a_500(server: UiServer,
+                                                                   home: Path) -> None:
+    from scratch import ledger
+    records, skipped = ledger.scan(home, "t2")
+    assert (len(records), skipped) == (1, 2)
+    for path in ("", "a/t2", "a/t2/s/default", "live", "live?agent=t2", "series?agent=t2"):
+        assert server.get(path).status == 200, path
+    said = ("Malformed lines skipped in the call ledger (not JSON, or not a record): t2 2.")
+    assert said in server.get("").text and said in server.get("a/t2").text
+    assert "t2 2" not in server.get("a/t3").text  # said where it is, not everywhere
+    listed = scratch(home, "calls", "--agent", "t2")  # the CLI reads past them too
+    assert listed.returncode == 0 and b"write note" in listed.stdout
+
+
+@pytest.mark.parametrize("path", ["a/default", "a/default/c/1", "a/default/s/s1",
+                                  "series?agent=default"])
+def test_the_new_pages_keep_the_door(server: UiServer, path: str) -> None:
+    answer = server.get(path)
+    assert answer.status == 200
+    assert answer.headers["content-security-policy"] == CSP
+    assert answer.headers["referrer-policy"] == "no-referrer"
+    assert server.get(path, base="/").status == 401
+    assert server.get(path, base=f"/{server.token[:-1]}/").status == 401
+    assert server.get(path, headers={"Host": "evil.example"}).status == 421
+    assert server.get(path, headers={"Origin": "http://evil.example"}).status == 403
+    assert server.get(path, method="POST").status == 405
+
+
+def test_a_call_page_escapes_what_the_call_asked_and_got(server: UiServer, home: Path) -> None:
+    (rec,) = [r for r in ledger_of(home, "q") if r["command"] == "grep"]
+    page = server.get(f"a/default/c/{rec['seq']}").text
+    main = page.split("<main>", 1)[1].split("</main>", 1)[0]
+    assert "<script>" not in main and "<script" not in main.replace(
+        '<script type="application/json"', "")
+    assert "scratch grep markup &quot;&lt;script&gt;&quot; -F" in main  # the call, escaped
+    answer = main.split('id="answer">', 1)[1].split("</pre>", 1)[0]
+    assert answer == "1:&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; &quot;quoted&quot;\n"
+    assert str(rec["answer"]) == "1:<script>alert('x')</script> & \"quoted\"\n"
+
+
+def test_a_call_the_ledger_does_not_hold_is_404(server: UiServer) -> None:
+    assert server.get("a/default/c/999999").status == 404
+    assert server.get("a/default/c/x1").status == 404
+    assert server.get("a/nobody").status == 404
+    assert server.get("a/default/c/0").status == 404
+
+
+def test_the_agent_page_ranks_calls_and_pages_the_ranking(server: UiServer, home: Path) -> None:
+    calls = [r for r in ledger_of(home) if r["tokens"] > 0]
+    ranked = sorted(calls, key=lambda r: (-r["tokens"], r["seq"]))
+    page = server.get("a/default").text
+    shown = [cells(r) for r in rows(page, "ranked-calls")]
+    assert [c[1] for c in shown] == [f"#{r['seq']}" for r in ranked[:25]]
+    assert [c[5] for c in shown] == [f"{r['tokens']:,}" for r in ranked[:25]]
+    assert f"{len(ranked):,} calls charged {sum(r['tokens'] for r in ranked):,} tokens." in page
+    second = server.get("a/default?ranked=2").text
+    assert [cells(r)[1] for r in rows(second, "ranked-calls")] == [
+        f"#{r['seq']}" for r in ranked[25:50]]
+
+
+def test_a_call_page_shows_what_an_mcp_client_got(server: UiServer,
+                                                  seeded: tuple[Path, dict[str, str]]) -> None:
+    home, got = seeded
+    (rec,) = [r for r in ledger_of(home, "s1") if r["command"] == "head"]
+    assert rec["answer"] == got["mcp_head"]  # the tool result's text blocks, as the client got
+    page = server.get(f"a/default/c/{rec['seq']}").text
+    import html
+    shown = page.split('id="answer">', 1)[1].split("</pre>", 1)[0]
+    assert html.unescape(shown) == got["mcp_head"]
+    assert "1:a\n2:B\n" in got["mcp_head"] and "-- 28 tokens (o200k_base)" in got["mcp_head"]

@@ -102,11 +102,12 @@ class UiServer:
                 stream.close()
 
 
-def seed(home: Path) -> None:
+def seed(home: Path) -> dict[str, str]:
     """A store made by real calls: a 250-line entry, an entry of two versions, a line that is
     markup, a JSON output, a log of 150 entries, another agent's entry (the CLI, in-process);
     a session "long" of 250 calls (the CLI) and a session "s1" through MCP (a real SDK client
-    of `scratch mcp serve`) with a refused call. The ledger records them all."""
+    of `scratch mcp serve`) with a refused call. The ledger records them all. Returns what the
+    MCP client got for its head call ("mcp_head": the result's text blocks, one a line)."""
     from tests.helpers import cli
     from tests.mcp_support import stdio_client
 
@@ -130,8 +131,72 @@ def seed(home: Path) -> None:
     try:
         refused = client.call("get_in", {"file": "pods", "path": "items"})
         assert refused.is_error
-        client.text("head", {"file": "notes", "lines": 2})
+        head = client.call("head", {"file": "notes", "lines": 2})
+        assert not head.is_error
+        got = {"mcp_head": "\n".join(c.text for c in head.content if c.type == "text")}
         client.text("ingest", {"content": json.dumps(pods), "name": "mcp/pods",
                                "tool": "kubectl"})
     finally:
         client.close()
+    return got
+
+
+# agents named so that a plain sort would put t10 before t2; the page sorts them naturally
+NATURAL = ["t1", "t2", "t3", "t10", "t12"]
+ODD_SESSION = "run 1/ü x"  # a session name no interface gives: a "/", a space, unicode
+SQL = "SELECT phase, count(*) AS n FROM entry WHERE phase = 'Failed' GROUP BY 1"
+
+
+def seed_more(home: Path) -> None:
+    """What :func:`seed` leaves out: agents whose names sort naturally (t1 ... t12), a call
+    in a session whose name holds a "/", a space and unicode (through the ledger's own API:
+    no interface makes one), two malformed lines in t2's ledger (not JSON; JSON that is no
+    record), an SQL call whose text holds quotes, and a call whose argument is markup."""
+    from scratch import ledger
+    from tests.helpers import cli
+
+    def run(*args: str, input: bytes | None = None, code: int = 0) -> None:
+        done = cli(*args, input=input, env={"SCRATCH_HOME": str(home)})
+        assert done.code == code, done.err
+
+    for agent in NATURAL:
+        run("--agent", agent, "write", "note", input=f"note of {agent}\n".encode())
+    ledger.append(home, ledger.make(interface="cli", agent="t3", session=ODD_SESSION,
+                                    command="head", args={"ref": "note", "lines": 1},
+                                    tokens=5, entry="note", version=1, answer="note of t3\n"))
+    with open(ledger.ledger_file(home, "t2"), "ab") as fh:
+        fh.write(b"this line is no JSON\n")
+        fh.write(b'{"v": 1, "seq": 99, "time": "2026-12-02T00:00:00.000Z", "agent": "t2"}\n')
+    run("--session", "q", "sql", "pods", SQL)
+    run("--session", "q", "grep", "markup", "<script>", "-F")
+
+
+BIG = "big/ndjson"  # the 100 MB entry of the browser tests
+BIG_WORDS = (b"alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi "
+             b"omicron pi rho sigma tau").split()
+
+
+def big_entry(home: Path, work: Path, size: int = 100_000_000) -> int:
+    """Store a ``size``-byte entry :data:`BIG` through `scratch ingest` (a process of its own:
+    the test's memory stays small): JSON records a line, the first one a single line of about
+    19 MB, the others about 1.6 KB (longer than a page shows of a line). Returns its lines."""
+    path = work / "big.ndjson"
+    msg = b" ".join(BIG_WORDS[k % len(BIG_WORDS)] for k in range(300))
+    lines = 0
+    with open(path, "wb") as fh:
+        blob = b",".join(BIG_WORDS[i % len(BIG_WORDS)] for i in range(3_000_000))
+        fh.write(b'{"id": 0, "blob": "' + blob + b'"}\n')
+        lines, written, chunk = 1, fh.tell(), []
+        while written < size:
+            line = b'{"id": %d, "level": "%s", "msg": "%s"}\n' % (
+                lines, b"error" if lines % 10 == 0 else b"info", msg)
+            chunk.append(line)
+            written += len(line)
+            lines += 1
+        fh.write(b"".join(chunk))
+    with open(path, "rb") as stdin:
+        done = subprocess.run([*SCRATCH, "ingest", "--tool", "gen", BIG], stdin=stdin,
+                              env=env_for(home), capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    path.unlink()
+    return lines

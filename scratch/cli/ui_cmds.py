@@ -9,9 +9,29 @@ from typing import Annotated, List, Optional
 import typer
 
 from scratch.answers.kernel.context import Context
+from scratch.calls import Call
 from scratch.cli.common import command
 
 KEPT_INDEXES = 32  # indexes the page keeps open between requests
+PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-")
+
+
+def readable_word(word: str) -> str:
+    """A shell word as a person reads it best and the shell still reads back: as it is when
+    it needs no quoting; in double quotes when it holds none of the characters special
+    there (so SQL's 'x' stays as written); else as shlex quotes it."""
+    import shlex
+    if word and all(c in PLAIN for c in word):
+        return word
+    if not any(c in word for c in '"\\$`!'):
+        return f'"{word}"'
+    return shlex.quote(word)
+
+
+def readable_line(c: Call) -> str:
+    """``c`` as the page writes a command line: the CLI's words, quoted readably."""
+    from scratch.cli.spelling import shell_words
+    return " ".join(readable_word(w) for w in shell_words(c))
 
 
 @command("ui", help="Serve a read-only web page over the store: agents, sessions and their "
@@ -54,8 +74,7 @@ def ui_cmd(ctx: Context,
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)  # a warm page keeps the indexes it read open, as a server does
     secret = secrets.token_urlsafe(24) if loopback else None
-    from scratch.cli.spelling import shell_line
-    app = build_app(ctx.root, shell_line, host=bind, secret=secret,
+    app = build_app(ctx.root, readable_line, host=bind, secret=secret,
                     table=None if loopback else table, origins=allow_origin or [])
     app.warm_up()
 

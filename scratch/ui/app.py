@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scratch.ui import pages
+from scratch.ui import agent_pages, entry_pages, pages, search_page
 from scratch.ui.views import Site, Speller
 
 if TYPE_CHECKING:
@@ -145,7 +145,9 @@ class UiApp:
 
         from scratch.errors import ScratchError
         query = dict(request.query_params)
-        words = path.strip("/").split("/") if path.strip("/") else []
+        words = path[1:].split("/") if path != "/" else []
+        if len(words) <= 3 and words and words[-1] == "":  # a trailing slash: the same page
+            words.pop()
         try:
             if not words:
                 return HTMLResponse(pages.overview(site, base, query))
@@ -158,16 +160,24 @@ class UiApp:
             if head == "ping" and len(words) == 1:  # the floor of the benchmark: no work
                 return Response(b"ok", media_type="text/plain")
             if head == "entries" and len(words) == 1:
-                return HTMLResponse(pages.entries(site, base, query))
+                return HTMLResponse(entry_pages.entries(site, base, query))
             if head == "search" and len(words) == 1:
-                return HTMLResponse(pages.search(site, base, query))
+                return HTMLResponse(search_page.search(site, base, query))
             if head == "live" and len(words) == 1:
                 return JSONResponse(pages.live(site, base, query))
-            if head == "a" and len(words) == 4 and words[2] == "s":
-                return HTMLResponse(pages.session(site, base, words[1], words[3], query))
+            if head == "series" and len(words) == 1:
+                return JSONResponse(pages.series(site, base, query))
+            if head == "a" and len(words) == 2:
+                return HTMLResponse(agent_pages.agent(site, base, words[1], query))
+            if head == "a" and len(words) >= 4 and words[2] == "s":  # a session may hold "/"
+                return HTMLResponse(agent_pages.session(site, base, words[1],
+                                                        "/".join(words[3:]), query))
+            if head == "a" and len(words) == 4 and words[2] == "c":
+                return HTMLResponse(agent_pages.call_page(site, base, words[1], words[3],
+                                                          query))
             if head == "a" and len(words) >= 4 and words[2] == "e":
-                return HTMLResponse(pages.entry(site, base, words[1], "/".join(words[3:]),
-                                                query))
+                return HTMLResponse(entry_pages.entry(site, base, words[1],
+                                                      "/".join(words[3:]), query))
         except ScratchError as exc:  # what the page asked of the store is not right
             return HTMLResponse(pages.layout(site, base, "Cannot show this", pages.tag(
                 "p", f"{exc.code}: {exc.message}", class_="error")), status_code=400)

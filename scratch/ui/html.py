@@ -11,6 +11,7 @@ Invariants:
 from __future__ import annotations
 
 import html as _html
+import re
 import string
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, urlencode
@@ -74,10 +75,17 @@ def tag(name: str, content: object = "", /, **attrs: object) -> Html:
 
 def href(base: str, *segments: str, **query: object) -> str:
     """A URL: ``base`` (trusted) then each segment percent-encoded (``/`` kept, as entry names
-    have folders), then the query values that are not None."""
-    path = base.rstrip("/") + "".join("/" + quote(s, safe="/@") for s in segments)
+    have folders; a segment that is empty, ``.`` or ``..``, which a browser would fold away,
+    written with its dots encoded), then the query values that are not None."""
+    path = base.rstrip("/") + "".join("/" + _segment(s) for s in segments)
     given = {k: v for k, v in query.items() if v is not None and v != ""}
     return path + ("?" + urlencode(given) if given else "")
+
+
+def _segment(text: str) -> str:
+    out = quote(text, safe="/@")
+    parts = out.split("/")
+    return "/".join(p.replace(".", "%2E") if p in (".", "..") else p for p in parts)
 
 
 def table(head: Iterable[object], rows: Iterable[Iterable[object]], **attrs: object) -> Html:
@@ -96,3 +104,51 @@ def number(n: object) -> str:
 def attrs_of(values: Mapping[str, object]) -> str:
     """Attributes as ``tag`` writes them (for a start tag written by hand)."""
     return "".join(f' {k}="{escape(v)}"' for k, v in values.items() if v is not None)
+
+
+def scroll(content: Html, **attrs: object) -> Html:
+    """``content`` (a wide table) in a box that scrolls sideways itself, so the page never
+    does."""
+    return tag("div", content, class_="scroll", **attrs)
+
+
+MARKS = 64  # matches marked in one line at most
+
+
+def highlight(text: str, pattern: re.Pattern[str] | None) -> Html:
+    """``text`` escaped, each match of ``pattern`` in ``<mark>`` (matches that touch in one;
+    at most :data:`MARKS` of them, the rest of the line plain)."""
+    if pattern is None:
+        return escape(text)
+    spans: list[list[int]] = []
+    for m in pattern.finditer(text):
+        if m.end() == m.start():
+            continue
+        if spans and spans[-1][1] >= m.start():
+            spans[-1][1] = max(spans[-1][1], m.end())
+        elif len(spans) >= MARKS:
+            break
+        else:
+            spans.append([m.start(), m.end()])
+    out, at = [], 0
+    for start, end in spans:
+        out += [escape(text[at:start]), tag("mark", text[start:end])]
+        at = end
+    out.append(escape(text[at:]))
+    return join(out)
+
+
+def bar(parts: Iterable[tuple[str, float, float]], marks: Iterable[tuple[str, float]] = (),
+        label: str = "") -> Html:
+    """A horizontal bar as inline SVG (no style attribute: the page's CSP allows none): each
+    part ``(class, from, to)`` a rectangle between two fractions of the width, each mark
+    ``(class, at)`` a tick at a fraction. Colours come from the classes (ui.css)."""
+    def x(f: float) -> str:
+        return f"{max(0.0, min(f, 1.0)) * 1000:.1f}"
+    shapes = [f'<rect class="{escape(c)}" x="{x(a)}" y="0" width="{float(x(b)) - float(x(a)):.1f}"'
+              f' height="20"></rect>' for c, a, b in parts if b > a]
+    shapes += [f'<rect class="{escape(c)}" x="{float(x(at)) - 3:.1f}" y="0" width="6" '
+               f'height="20"></rect>' for c, at in marks]
+    return Html(f'<svg class="bar" viewBox="0 0 1000 20" preserveAspectRatio="none" '
+                f'role="img" aria-label="{escape(label)}"><title>{escape(label)}</title>'
+                + "".join(shapes) + "</svg>")

@@ -1,13 +1,16 @@
 """What the pages show, read from the store, its indexes and the call ledger; nothing written.
 
 Invariants:
-- Every answer about an entry (its lines, grep, schema, versions, diffs, log pages) is the
-  answers layer's own: the call is ``describe``d and a page of its candidate built, exactly
-  the page ``head``/``slice``/``grep``... would show, but never delivered, so no budget is
-  charged and no operation counted (the page is read-only).
-- Lines come from the index (a page of a 100 MB entry reads that page's lines only).
-- Calls are the ledger's records (:mod:`scratch.ledger`), read by offset and limit: a long
-  timeline is paged, never loaded into a page whole.
+- Answers about an entry that a command gives (its pointer, schema, versions, diffs, log
+  pages) are the answers layer's own: the call is ``describe``d and a page of its candidate
+  built, exactly what the command would show, but never delivered, so no budget is charged
+  and no operation counted (the page is read-only).
+- Lines come from the index, each read no further than the page shows of it
+  (:data:`LINE_BYTES`): a page of a 100 MB entry, or of a 100 MB line, reads that page's
+  bytes only. Grep and search run grep's engine within a time limit (:mod:`scratch.ui.finding`).
+- Calls are the ledger's well-formed records (:func:`scratch.ledger.scan`; a malformed line is
+  skipped and counted, never fatal), read again only when the file changed, and shown a page
+  at a time.
 - ``Site.agents`` bounds what is shown: every agent of the store, or (a page opened with an
   MCP token) the token's agent only.
 """
@@ -15,12 +18,16 @@ Invariants:
 from __future__ import annotations
 
 import os
+import time
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.answers.kernel.rendering import Rendering
 from scratch.calls import Call, call
+from scratch.ui import figures
+from scratch.ui.figures import natural_key
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
@@ -28,20 +35,26 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.target import Target
     from scratch.answers.sources.items import Info
     from scratch.errors import ScratchError
-    from scratch.ledger import Record
+    from scratch.ledger import ArgPreview, Record
     from scratch.store import EntryMeta
     from scratch.store.records import ListRow
     from scratch.tokens import EncodingSpec
+    from scratch.ui.finding import Found
 
 Speller = Callable[[Call], str]
 
 PAGE_LINES = 100  # lines of an entry per page of the viewer
 PAGE_CALLS = 100  # calls per page of a session's timeline
 PAGE_LOG = 100  # log entries per page
-GREP_MATCHES = 100  # matching lines per page of grep
-SEARCH_MATCHES = 200  # matching lines shown by a search across entries
-CHART_POINTS = 1000  # points of a session's chart at most
-STORING = ("ingest", "run")  # the commands that store an output and answer with its pointer
+GREP_MATCHES = 100  # matching lines per page of an entry's grep
+LINE_BYTES = 2048  # bytes of a line read for a page (the page shows LINE_CHARS of them)
+LINE_CHARS = 1000  # characters of a line a page shows before it cuts the line
+LINE_PART = 65536  # bytes of a long line shown per page of the whole-line view
+SEARCH_SECONDS = 1.0  # time a request may spend counting matches
+CHART_POINTS = figures.CHART_POINTS
+# what a write or an ingest stores: the ledger keeps only its size, so the call spelled on the
+# page leaves it out and says where it came from
+BODIES = ("content", "entry", "entries", "stream")
 
 
 class PageRendering(Rendering):
@@ -78,6 +91,52 @@ class EntryRow(NamedTuple):
     tokens: int | None
 
 
+class Line(NamedTuple):
+    """A line as a page shows it: its number, its first bytes as text, its length in bytes."""
+
+    number: int
+    text: str
+    length: int
+
+    @property
+    def cut(self) -> bool:
+        return len(self.text) > LINE_CHARS or len(self.text.encode("utf-8", "replace")) < \
+            self.length
+
+
+class LinePage(NamedTuple):
+    total: int
+    lines: list[Line]
+
+
+class Spelled(NamedTuple):
+    """A recorded call as a page writes it: the line, and what it stored that the ledger does
+    not keep (``content: 6 bytes``), said apart."""
+
+    line: str
+    bodies: list[str]
+
+
+class Budget(NamedTuple):
+    """A session's budget as its state file holds it (``stored`` False: none yet, a fresh
+    one), and the per-call cap."""
+
+    window: int
+    usable: int
+    used: int
+    remaining: int
+    cap: int
+    stored: bool
+    margin: float
+
+
+class Ledger(NamedTuple):
+    stamp: tuple[int, int, int]
+    records: list[Record]
+    skipped: int
+    seqs: list[int]
+
+
 class Site:
     """The store the page shows, and whom to: read-only views over it."""
 
@@ -88,9 +147,9 @@ class Site:
         self.rendering = PageRendering(spell)
         self.mcp_rendering = PageRendering(spell_call)  # calls as an MCP client is shown them
         self.only = None if agents is None else frozenset(agents)
-        self._contexts: dict[str, Context] = {}
-        self._ledgers: dict[str, tuple[tuple[int, int, int], list[Record]]] = {}
-        self._charts: dict[tuple[str, str], tuple[object, dict[str, list[float]]]] = {}
+        self._contexts: dict[tuple[str, str], Context] = {}
+        self._ledgers: dict[str, Ledger] = {}
+        self._series: dict[tuple[str, str | None], tuple[object, dict[str, list[object]]]] = {}
         # a version's checked error grep (it reads up to 16 MiB): (agent, name, version) -> it
         self._error_lines: dict[tuple[str, str, int | None], Info | None] = {}
 
@@ -104,6 +163,7 @@ class Site:
         import scratch.index.jsonskel
         import scratch.index.reader
         import scratch.index.structure
+        import scratch.query.grep
         import scratch.query.paths
         import scratch.reindent
         import scratch.tokens.budget  # noqa: F401  (each imported to load it)
@@ -120,16 +180,17 @@ class Site:
     # -- who --------------------------------------------------------------------------------
 
     def agents(self) -> list[str]:
-        """The agents with entries or calls (or the one agent the page is limited to)."""
+        """The agents with entries or calls (or the one agent the page is limited to), in
+        natural order (t2 before t10)."""
         from scratch import ledger
+        if self.only is not None:
+            return sorted(self.only, key=natural_key)
         found: set[str] = set(ledger.agents(self.root))
         try:
             found.update(p.name for p in (self.root / "agents").iterdir() if p.is_dir())
         except OSError:
             pass
-        if self.only is not None:
-            return sorted(self.only)
-        return sorted(found)
+        return sorted((a for a in found if self.allowed(a)), key=natural_key)
 
     def allowed(self, agent: str) -> bool:
         from scratch.names import validate_agent
@@ -139,14 +200,17 @@ class Site:
             return False
         return self.only is None or agent in self.only
 
-    def context(self, agent: str) -> Context:
-        ctx = self._contexts.get(agent)
+    def context(self, agent: str, session: str = "default") -> Context:
+        ctx = self._contexts.get((agent, session))
         if ctx is None:
             from scratch.answers.kernel.context import Context
             from scratch.config import load_config
-            ctx = Context(self.root, "--store", agent, "default",
-                          load_config(self.root, agent=agent))
-            self._contexts[agent] = ctx
+            base = self._contexts.get((agent, "default"))
+            config = base.config if base is not None else load_config(self.root, agent=agent)
+            ctx = Context(self.root, "--store", agent, session, config)
+            if len(self._contexts) > 4096:
+                self._contexts.clear()
+            self._contexts[(agent, session)] = ctx
         return ctx
 
     def has_entries(self, agent: str) -> bool:
@@ -154,34 +218,60 @@ class Site:
 
     # -- calls (the ledger) -------------------------------------------------------------------
 
-    def records(self, agent: str) -> list[Record]:
-        """Every record of ``agent``'s ledger, oldest first, read again only when the file
-        changed (a warm page reads its ledger once, not on every poll)."""
+    def _ledger(self, agent: str) -> Ledger:
+        """``agent``'s ledger, read again only when the file changed (a warm page reads its
+        ledger once, not on every poll)."""
         from scratch import ledger
         try:
             st = os.stat(ledger.ledger_file(self.root, agent))
             stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
         except OSError:
-            return []
+            return Ledger((0, 0, 0), [], 0, [])
         known = self._ledgers.get(agent)
-        if known is None or known[0] != stamp:
-            known = (stamp, ledger.read(self.root, agent=agent))
+        if known is None or known.stamp != stamp:
+            records, skipped = ledger.scan(self.root, agent)
+            records = [r for r in records if r["agent"] == agent]  # a line moved in by hand
+            records.sort(key=lambda r: r["seq"])
+            known = Ledger(stamp, records, skipped, [r["seq"] for r in records])
             self._ledgers[agent] = known
-        return known[1]
+        return known
+
+    def records(self, agent: str) -> list[Record]:
+        """Every well-formed record of ``agent``'s ledger, by seq."""
+        return self._ledger(agent).records
+
+    def skipped(self, agent: str) -> int:
+        """Lines of ``agent``'s ledger skipped as malformed (not a record)."""
+        return self._ledger(agent).skipped
+
+    def ledger_bytes(self, agent: str) -> tuple[int, int]:
+        """The size of ``agent``'s ledger (answers included) and its bound."""
+        from scratch import ledger
+        size = self._ledger(agent).stamp[0]
+        bound = int(self.context(agent).config.get("ledger.max_bytes", ledger.DEFAULT_MAX_BYTES))
+        return size, bound
 
     def dropped(self, agent: str) -> int:
         """How many of ``agent``'s oldest calls the ledger dropped to stay in its bound."""
         from scratch import ledger
         return ledger.dropped(self.root, agent)
 
-    def chart(self, agent: str, session: str) -> dict[str, list[float]]:
-        """:func:`series` of a session's calls, made again only when the ledger changed."""
-        found = self.records(agent)
-        stamp = self._ledgers[agent][0] if agent in self._ledgers else None
-        known = self._charts.get((agent, session))
-        if known is None or known[0] != stamp:
-            known = (stamp, series([r for r in found if r["session"] == session]))
-            self._charts[(agent, session)] = known
+    def record(self, agent: str, seq: int) -> Record | None:
+        """``agent``'s call ``seq``, if the ledger holds it."""
+        found = self._ledger(agent)
+        at = bisect_left(found.seqs, seq)
+        return found.records[at] if at < len(found.seqs) and found.seqs[at] == seq else None
+
+    def chart(self, agent: str, session: str | None = None) -> dict[str, list[object]]:
+        """:func:`figures.series` of an agent's calls (in ``session``), made again only when
+        the ledger changed."""
+        found = self._ledger(agent)
+        known = self._series.get((agent, session))
+        if known is None or known[0] != found.stamp:
+            if len(self._series) > 512:
+                self._series.clear()
+            known = (found.stamp, figures.series(self._of(agent, session)))
+            self._series[(agent, session)] = known
         return known[1]
 
     def sessions(self, agent: str) -> list[str]:
@@ -215,10 +305,32 @@ class Site:
         out.sort(key=lambda r: r["time"])
         return out
 
+    def budget(self, agent: str, session: str) -> Budget:
+        """``session``'s budget as its state file holds it, read without writing anything."""
+        from scratch.answers.kernel.prices import budget_for
+        ctx = self.context(agent, session)
+        found = budget_for(ctx)
+        view = found.peek()
+        return Budget(int(view["window"]), int(view["usable"]), int(view["used"]),
+                      int(view["remaining"]), found.max_extraction_tokens, bool(view["stored"]),
+                      float(view["margin"]))
+
+    def spell_record(self, command: str, args: dict[str, ArgPreview], interface: str = "cli"
+                     ) -> Spelled:
+        """A recorded call as the page writes it: as the CLI would (an MCP call too, so every
+        call reads alike; ``interface`` mcp: as the MCP tool call), what it stored said apart."""
+        from scratch.answers.commands.calls import recorded_call
+        bodies = [_body_text(k, args[k]) for k in BODIES if k in args]
+        kept = {k: v for k, v in args.items() if k not in BODIES}
+        rendering = self.mcp_rendering if interface.startswith("mcp") or interface == "proxy" \
+            else self.rendering
+        return Spelled(rendering.spell(recorded_call(command, kept)), bodies)
+
     # -- entries --------------------------------------------------------------------------
 
     def entries(self, agent: str, *, tool: str = "", fmt: str = "", kind: str = ""
                 ) -> list[EntryRow]:
+        """The agent's live entries (matching the filters), the latest updated first."""
         if not self.has_entries(agent):
             return []
         store = self.context(agent).store(create=False)
@@ -229,6 +341,7 @@ class Site:
                     or (kind and row.kind != kind)):
                 continue
             rows.append(row)
+        rows.sort(key=lambda r: natural_key(r.name))
         rows.sort(key=lambda r: r.updated or "", reverse=True)
         return rows
 
@@ -254,14 +367,57 @@ class Site:
         finally:
             produced.close()
 
-    def lines(self, agent: str, ref: str, start: int, count: int = PAGE_LINES) -> Result:
-        return self.answer(agent, call("slice", ref=ref, start=start, end=start + count - 1))
+    def target(self, agent: str, ref: str, *, logs: bool = True) -> Target:
+        from scratch.answers.kernel.target import open_target
+        return open_target(self.context(agent), ref, logs=logs)
 
-    def grep(self, agent: str, ref: str, pattern: str, *, ignore_case: bool, fixed: bool,
-             from_line: int = 1) -> Result:
-        return self.answer(agent, call("grep", ref=ref, pattern=pattern, context=0,
-                                       ignore_case=ignore_case or None, fixed=fixed or None,
-                                       max_count=GREP_MATCHES, from_line=from_line))
+    def lines(self, agent: str, ref: str, start: int, count: int = PAGE_LINES) -> LinePage:
+        """Lines ``start`` on of ``ref`` (at most ``count``), each read to :data:`LINE_BYTES`
+        bytes at most."""
+        target = self.target(agent, ref)
+        try:
+            index = target.index
+            total = index.line_count
+            out = []
+            for n in range(max(start, 1), min(start + count - 1, total) + 1):
+                length = index.line_length(n)
+                raw = index.read_line_part(n, 0, LINE_BYTES)
+                out.append(Line(n, _text(raw, cut=length > len(raw)), length))
+            return LinePage(total, out)
+        finally:
+            target.index.close()
+
+    def line_part(self, agent: str, ref: str, number: int, at: int) -> tuple[str, int, int]:
+        """Line ``number`` of ``ref`` from its byte ``at`` (moved back to a character's start):
+        :data:`LINE_PART` bytes of it as text, the byte it starts at, the line's length."""
+        target = self.target(agent, ref)
+        try:
+            index = target.index
+            length = index.line_length(number)
+            at = max(0, min(at, length))
+            head = index.read_line_part(number, at, 4) if at else b""
+            while head and 0x80 <= head[0] < 0xC0 and at > 0:  # inside a character
+                at -= 1
+                head = index.read_line_part(number, at, 4)
+            raw = index.read_line_part(number, at, LINE_PART)
+            return _text(raw, cut=at + len(raw) < length), at, length
+        finally:
+            target.index.close()
+
+    def find(self, agent: str, ref: str, options: object, *, from_line: int, show: int,
+             deadline: float) -> Found:
+        from scratch.query.grep import GrepOptions
+        from scratch.ui.finding import find
+        assert isinstance(options, GrepOptions)
+        target = self.target(agent, ref)
+        try:
+            return find(target, options, from_line=from_line, show=show, deadline=deadline)
+        finally:
+            target.index.close()
+
+    @staticmethod
+    def deadline(seconds: float = SEARCH_SECONDS) -> float:
+        return time.monotonic() + seconds
 
     def schema(self, agent: str, ref: str) -> Result:
         return self.answer(agent, call("schema", ref=ref))
@@ -275,16 +431,11 @@ class Site:
     def log_page(self, agent: str, name: str, since: int) -> Result:
         return self.answer(agent, call("log read", name=name, since=since, limit=PAGE_LOG))
 
-    def search(self, agent: str, pattern: str, *, ignore_case: bool, fixed: bool) -> Result:
-        return self.answer(agent, call("grep", all=True, pattern=pattern,
-                                       ignore_case=ignore_case or None, fixed=fixed or None,
-                                       max_count=SEARCH_MATCHES))
-
     def stored_by(self, agent: str, name: str) -> Record | None:
         """The ledger's record of the call that stored ``name``'s latest output (ingest, run,
         or the proxy's interception), if the ledger still holds it."""
         for r in reversed(self.records(agent)):
-            if r["entry"] == name and r["command"] in STORING and r["outcome"] == "ok":
+            if r["entry"] == name and r["command"] in figures.STORING and r["outcome"] == "ok":
                 return r
         return None
 
@@ -337,6 +488,28 @@ class Site:
             target.index.close()
 
 
+def _text(raw: bytes, *, cut: bool) -> str:
+    """Bytes of a line as text; a character the cut split is left out."""
+    text = raw.decode("utf-8", errors="replace")
+    if cut:
+        while text.endswith("\ufffd"):
+            text = text[:-1]
+    return text
+
+
+def _body_text(key: str, value: ArgPreview) -> str:
+    """What a call stored, as the ledger noted it (``<82234 bytes>``): ``content: 82,234
+    bytes``; an input stream: ``stdin``."""
+    text = str(value)
+    if key == "stream":
+        return "the output on stdin"
+    inner = text[1:-1] if text.startswith("<") and text.endswith(">") else text
+    number, _, unit = inner.partition(" ")
+    if number.isdigit():
+        inner = f"{int(number):,} {unit}"
+    return f"{key}: {inner}"
+
+
 def _entry_row(listed: ListRow, meta: EntryMeta) -> EntryRow:
     """The entries page's row: the ``ls`` row, with what the entry's last version tells of
     its output (format, tool, tokens)."""
@@ -346,66 +519,3 @@ def _entry_row(listed: ListRow, meta: EntryMeta) -> EntryRow:
                     listed["lines"], listed["updated"],
                     "log" if meta["kind"] == "log" else str(info.get("format") or ""),
                     str(info.get("tool") or ""), tokens if isinstance(tokens, int) else None)
-
-
-class Totals(NamedTuple):
-    """A command's calls, the tokens they charged and stored, and how many were refused."""
-
-    command: str
-    calls: int
-    tokens: int
-    intercepted: int
-    refused: int
-
-
-def top_commands(records: Iterable[Record], most: int = 10) -> list[Totals]:
-    by: dict[str, list[int]] = {}
-    for r in records:
-        t = by.setdefault(r["command"], [0, 0, 0, 0])
-        t[0] += 1
-        t[1] += r["tokens"]
-        t[2] += r["intercepted"]
-        t[3] += r["outcome"] == "refused"
-    rows = [Totals(c, *t) for c, t in by.items()]
-    rows.sort(key=lambda t: (-(t.tokens + t.intercepted), -t.calls, t.command))
-    return rows[:most]
-
-
-def series(records: Iterable[Record], most: int = CHART_POINTS) -> dict[str, list[float]]:
-    """A session's tokens over time, cumulative, for the chart: seconds since the epoch, then
-    tokens extracted (charged into the context), intercepted (stored instead of shown), and
-    the number of refused calls. At most ``most`` points (evenly spaced ones of the calls,
-    the first and last kept: the sums are cumulative, so none is lost)."""
-    out = _series(records)
-    n = len(out["t"])
-    if n <= most:
-        return out
-    picked = sorted({round(i * (n - 1) / (most - 1)) for i in range(most)})
-    return {k: [v[i] for i in picked] for k, v in out.items()}
-
-
-def _series(records: Iterable[Record]) -> dict[str, list[float]]:
-    from datetime import datetime
-    out: dict[str, list[float]] = {"t": [], "extracted": [], "intercepted": [], "refused": []}
-    extracted = intercepted = refused = 0
-    for r in records:
-        if not out["t"]:  # the session starts from nothing, a second before its first call
-            try:
-                first = datetime.fromisoformat(r["time"].replace("Z", "+00:00")).timestamp()
-            except ValueError:
-                continue
-            for key, value in (("t", round(first - 1, 3)), ("extracted", 0),
-                               ("intercepted", 0), ("refused", 0)):
-                out[key].append(value)
-        try:
-            when = datetime.fromisoformat(r["time"].replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            continue
-        extracted += r["tokens"]
-        intercepted += r["intercepted"]
-        refused += r["outcome"] == "refused"
-        out["t"].append(round(when, 3))
-        out["extracted"].append(extracted)
-        out["intercepted"].append(intercepted)
-        out["refused"].append(refused)
-    return out
