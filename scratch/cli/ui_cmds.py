@@ -34,10 +34,9 @@ def readable_line(c: Call) -> str:
     return " ".join(readable_word(w) for w in shell_words(c))
 
 
-@command("ui", help="Serve a read-only web page over the store: agents, sessions and their "
-         "calls (tokens, refusals and what they suggested), entries (pointer, schema, "
-         "numbered pages, grep, versions, diffs, logs) and a search, updated live while "
-         "agents work.\n\n"
+@command("ui", help="Serve a read-only web page over the store: where each agent's tokens "
+         "went (spend over time, session budgets, costliest calls, savings), what each call "
+         "got back, sessions, entries and a search, updated live while agents work.\n\n"
          "Listens on 127.0.0.1 (a free port unless --port) and prints the page's URL, which "
          "holds a random token: every request needs it, and a Host or Origin header that is "
          "not local is refused. --host serves another address; the store must then have MCP "

@@ -164,6 +164,8 @@ class UiApp:
             if head == "search" and len(words) == 1:
                 return HTMLResponse(search_page.search(site, base, query))
             if head == "live" and len(words) == 1:
+                if query.get("what") == "entries":
+                    return JSONResponse(entry_pages.live_entries(site, base, query))
                 return JSONResponse(pages.live(site, base, query))
             if head == "series" and len(words) == 1:
                 return JSONResponse(pages.series(site, base, query))

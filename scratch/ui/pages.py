@@ -365,10 +365,8 @@ def overview(site: Site, base: str, query: Query) -> Html:
 def live(site: Site, base: str, query: Query) -> dict[str, object]:
     """The calls made since the page was built: after seq ``after`` of one agent (in a
     session), or (no agent) after each agent's seq in the cursor ``after``; the rows as Html,
-    and the ``after`` to ask with next."""
-    if query.get("what") == "entries":
-        from scratch.ui.entry_pages import live_entries
-        return live_entries(site, base, query)
+    and the ``after`` to ask with next. (The entries page's, ``what=entries``, is
+    :func:`scratch.ui.entry_pages.live_entries`.)"""
     agent = query.get("agent") or None
     sess = query.get("session") or None
     if agent is not None:
