@@ -278,7 +278,7 @@ def test_a_long_timeline_is_paged_newest_page_first(server: UiServer, home: Path
     assert len(seqs) == 250
     page = server.get("a/default/s/long").text
     assert "250 calls; page 3 of 3 (100 a page)." in text_of(page)
-    assert '<span data-count="250">250</span> calls' in page  # the live count's start
+    assert '<span data-count="250" data-one="call" data-many="calls">250 calls</span>' in page
     assert [int(cells(r)[0]) for r in rows(page, "calls")] == seqs[200:]
     assert 'data-live="' in page  # the last page takes new calls
     first = server.get("a/default/s/long?page=1").text

@@ -96,10 +96,10 @@ def _budget_note(b: Budget) -> str:
 def agent(site: Site, base: str, name: str, query: Query) -> Html:
     _agent(site, name)
     records = site.records(name)
-    t = figures.totals(records)
+    t = site.figure(name, "totals", figures.totals)
     size, bound = site.ledger_bytes(name)
     entries = site.entries(name)
-    sessions = figures.sessions(records)
+    sessions = site.figure(name, "sessions", figures.sessions)
     parts: list[Html] = [skipped_note(site, [name]), dropped_note(site, [name])]
     parts.append(facts([
         ("calls", number(t.calls)), ("sessions", number(len(sessions))),
@@ -116,9 +116,9 @@ def agent(site: Site, base: str, name: str, query: Query) -> Html:
     parts.append(tag("h2", "Budget per session", id="sessions"))
     parts.append(session_budgets(site, base, name, sessions, query))
     parts.append(tag("h2", "Calls ranked by tokens charged", id="ranked"))
-    parts.append(ranking(site, base, name, records, query))
+    parts.append(ranking(site, base, name, query))
     parts.append(tag("h2", "Where the tokens went, by entry", id="by-entry"))
-    parts.append(by_entry(base, name, records))
+    parts.append(by_entry(base, name, site.figure(name, "by_entry", figures.by_entry)))
     parts.append(tag("h2", "Entries", id="entries"))
     from scratch.ui.entry_pages import entries_table
     parts.append(entries_table(base, [(name, r) for r in entries[:ENTRIES_SHOWN]],
@@ -160,7 +160,7 @@ def session_budgets(site: Site, base: str, name: str, sessions: list[figures.Ses
     rows = []
     for s in sessions[(page - 1) * SESSIONS_PAGE:page * SESSIONS_PAGE]:
         b = site.budget(name, s.session)
-        recs = [r for r in site.records(name) if r["session"] == s.session]
+        recs = site.calls(name, s.session)
         rows.append(tag("div", join([
             tag("div", join([session_link(base, name, s.session), " ",
                              tag("small", f"{s.totals.calls:,} calls · "
@@ -175,14 +175,14 @@ def session_budgets(site: Site, base: str, name: str, sessions: list[figures.Ses
                  pager(href(base, "a", name) + "?", page, pages, key="sessions")])
 
 
-def ranking(site: Site, base: str, name: str, records: list[Record], query: Query) -> Html:
-    ranked = figures.ranked(records)
+def ranking(site: Site, base: str, name: str, query: Query) -> Html:
+    ranked = site.figure(name, "ranked", figures.ranked)
     if not ranked:
         return tag("p", "No call charged any tokens yet.", class_="empty")
     pages = pages_of(len(ranked), RANKED_PAGE)
     page = min(_int(query, "ranked", 1, 1), pages)
     first = (page - 1) * RANKED_PAGE
-    total = sum(r["tokens"] for r in ranked)
+    total = site.figure(name, "totals", figures.totals).charged
     rows = [[i, tag("a", f"#{r['seq']}", href=call_url(base, name, r["seq"])),
              session_link(base, name, r["session"]), spelled(site, r["command"], r["args"]),
              outcome_cell(site, r, suggestions=False), number(r["tokens"]),
@@ -194,8 +194,7 @@ def ranking(site: Site, base: str, name: str, records: list[Record], query: Quer
                  pager(href(base, "a", name) + "?", page, pages, key="ranked")])
 
 
-def by_entry(base: str, name: str, records: list[Record]) -> Html:
-    rows = figures.by_entry(records)
+def by_entry(base: str, name: str, rows: list[figures.EntrySpend]) -> Html:
     if not rows:
         return tag("p", "No call touched an entry yet.", class_="empty")
     head = ["entry", "calls", "read from it", "pointers", "outputs stored", "intercepted"]
@@ -239,20 +238,21 @@ def session(site: Site, base: str, name: str, sess: str, query: Query) -> Html:
     last = records[-1]["seq"] if records else 0
     live = href(base, "live", agent=name, session=sess) if page == pages else None
     dropped = site.dropped(name)
-    count = render('<p class="summary"><span data-count="{total}">{n}</span> calls; page '
-                   '{page} of {pages} ({per} a page).{gone}</p>', total=total,
+    count = render('<p class="summary"><span data-count="{total}" data-one="call" '
+                   'data-many="calls">{n} {calls}</span>; page {page} of {pages} ({per} a '
+                   'page).{gone}</p>', total=total, calls="call" if total == 1 else "calls",
                    n=number(total), page=page, pages=pages, per=PAGE_CALLS,
                    gone=f" The oldest {dropped:,} calls of this agent were dropped to keep "
                    "its ledger within ledger.max_bytes." if dropped else "")
     url = href(base, "a", name, "s", sess)
     nav = pager(url, page, pages)
     b = site.budget(name, sess)
-    every = [r for r in site.records(name) if r["session"] == sess]
+    every = site.calls(name, sess)
     body = join([
         skipped_note(site, [name]),
         tag("div", join([budget_bar(b, every), tag("div", _budget_note(b), class_="note")]),
             class_="budget", id="budget"),
-        charts([chart(site, base, name, sess, f"{name} / {sess}", usable=b.usable)]),
+        charts([chart(site, base, name, sess, f"{name} / {sess}")]),
         count, nav, calls_table(site, base, records, live=live, after=last), nav])
     return layout(site, base, f"Session {sess} of {name}", body, heading=Html(render(
         "{sess} <small>session of {link}</small>", sess=sess, link=agent_link(base, name))))
@@ -271,8 +271,7 @@ def call_page(site: Site, base: str, name: str, seq_text: str, query: Query) -> 
         dropped = site.dropped(name)
         why = (f"; the ledger dropped its oldest {dropped:,} calls" if dropped else "")
         raise Missing(f"no call #{seq} of agent {name!r} in the ledger{why}")
-    records = site.records(name)
-    ranked = figures.ranked(records)
+    ranked = site.figure(name, "ranked", figures.ranked)
     rank = next((i for i, x in enumerate(ranked, 1) if x["seq"] == seq), None)
     parts: list[Html] = [facts([
         ("time", when(r["time"])), ("session", session_link(base, name, r["session"])),

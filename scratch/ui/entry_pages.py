@@ -91,8 +91,10 @@ def entries(site: Site, base: str, query: Query) -> Html:
     grid = entries_table(base, rows[(page - 1) * ENTRIES_PAGE:page * ENTRIES_PAGE], live=live,
                          after=max((r.updated or "" for _, r in rows), default=""))
     # data-count, data-empty-noun: the live script keeps the number true as rows arrive
-    count = render('<p class="summary"><span data-count="{total}">{n}</span> entries.</p>',
-                   total=len(rows), n=number(len(rows))) if rows else \
+    count = render('<p class="summary"><span data-count="{total}" data-one="entry" '
+                   'data-many="entries">{n} {noun}</span>.</p>', total=len(rows),
+                   n=number(len(rows)), noun="entry" if len(rows) == 1 else "entries") \
+        if rows else \
         tag("p", "No entries match (yet: new ones appear here).", class_="empty",
             data_empty_noun="entries")
     args = {k: v for k, v in (("agent", query.get("agent")), ("tool", tool), ("format", fmt),

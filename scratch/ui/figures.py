@@ -97,10 +97,21 @@ def by(records: Iterable[Record], field: str) -> dict[str, list[Record]]:
     return out
 
 
-def top_commands(records: Iterable[Record], most: int = 10) -> list[Totals]:
-    """The commands that charged the most (then intercepted the most), at most ``most``."""
-    rows = [totals(recs, command) for command, recs in by(records, "command").items()]
-    rows.sort(key=lambda t: (-t.charged, -t.intercepted, -t.calls, natural_key(t.key)))
+def per_command(records: Iterable[Record]) -> dict[str, Totals]:
+    return {command: totals(recs, command) for command, recs in by(records, "command").items()}
+
+
+def top_commands(tallies: Iterable[dict[str, Totals]], most: int = 10) -> list[Totals]:
+    """The commands that charged the most (then intercepted the most), at most ``most``, over
+    the :func:`per_command` tallies of several agents."""
+    merged: dict[str, Totals] = {}
+    for tally in tallies:
+        for command, t in tally.items():
+            had = merged.get(command)
+            merged[command] = t if had is None else Totals(
+                command, *(a + b for a, b in zip(had[1:], t[1:], strict=True)))
+    rows = sorted(merged.values(),
+                  key=lambda t: (-t.charged, -t.intercepted, -t.calls, natural_key(t.key)))
     return rows[:most]
 
 

@@ -14,6 +14,7 @@ import html as _html
 import re
 import string
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from urllib.parse import quote, urlencode
 
 
@@ -82,7 +83,9 @@ def href(base: str, *segments: str, **query: object) -> str:
     return path + ("?" + urlencode(given) if given else "")
 
 
+@lru_cache(maxsize=4096)
 def _segment(text: str) -> str:
+    """A path segment percent-encoded (names repeat across a page's links: kept)."""
     out = quote(text, safe="/@")
     parts = out.split("/")
     return "/".join(p.replace(".", "%2E") if p in (".", "..") else p for p in parts)

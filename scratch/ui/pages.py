@@ -265,10 +265,10 @@ def _cursor_of(text: str) -> dict[str, int]:
 
 
 def chart(site: Site, base: str, agent: str, session: str | None, title: str,
-          link: str | None = None, usable: int | None = None) -> dict[str, object]:
+          link: str | None = None) -> dict[str, object]:
     """One chart for the page's script: its title and link, the URL it is drawn again from
-    when new calls arrive, the budget's usable tokens (a line), and the series."""
-    return {"title": title, "link": link, "usable": usable,
+    when new calls arrive, and the series."""
+    return {"title": title, "link": link,
             "src": href(base, "series", agent=agent, session=session),
             "base": base + "/", "series": site.chart(agent, session)}
 
@@ -296,9 +296,9 @@ def overview(site: Site, base: str, query: Query) -> Html:
     rows = []
     for agent in agents:
         calls = site.records(agent)
-        every += calls
-        t = figures.totals(calls)
-        sessions = figures.sessions(calls)
+        every += calls[-20:]  # the latest calls of every agent are among these
+        t = site.figure(agent, "totals", figures.totals)
+        sessions = site.figure(agent, "sessions", figures.sessions)
         links = join((session_link(base, agent, s.session) for s in sessions[:SESSION_LINKS]),
                      ", ")
         if len(sessions) > SESSION_LINKS:
@@ -347,7 +347,7 @@ def overview(site: Site, base: str, query: Query) -> Html:
     else:
         parts.append(tag("p", "No calls recorded yet.", class_="empty"))
     parts.append(tag("h2", "Top commands by tokens"))
-    top = figures.top_commands(every)
+    top = figures.top_commands(site.figure(a, "commands", figures.per_command) for a in agents)
     parts.append(scroll(tag("table", join([
         tag("thead", tag("tr", join(tag("th", h) for h in [
             "command", "calls", "tokens charged", "intercepted", "refused"]))),

@@ -22,7 +22,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from scratch.answers.kernel.rendering import Rendering
 from scratch.calls import Call, call
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from scratch.ui.finding import Found
 
 Speller = Callable[[Call], str]
+T = TypeVar("T")
 
 PAGE_LINES = 100  # lines of an entry per page of the viewer
 PAGE_CALLS = 100  # calls per page of a session's timeline
@@ -50,7 +51,7 @@ GREP_MATCHES = 100  # matching lines per page of an entry's grep
 LINE_BYTES = 2048  # bytes of a line read for a page (the page shows LINE_CHARS of them)
 LINE_CHARS = 1000  # characters of a line a page shows before it cuts the line
 LINE_PART = 65536  # bytes of a long line shown per page of the whole-line view
-SEARCH_SECONDS = 1.0  # time a request may spend counting matches
+SEARCH_SECONDS = 0.5  # time a request may spend counting matches
 CHART_POINTS = figures.CHART_POINTS
 # what a write or an ingest stores: the ledger keeps only its size, so the call spelled on the
 # page leaves it out and says where it came from
@@ -150,6 +151,7 @@ class Site:
         self._contexts: dict[tuple[str, str], Context] = {}
         self._ledgers: dict[str, Ledger] = {}
         self._series: dict[tuple[str, str | None], tuple[object, dict[str, list[object]]]] = {}
+        self._figures: dict[tuple[str, str], tuple[object, object]] = {}
         # a version's checked error grep (it reads up to 16 MiB): (agent, name, version) -> it
         self._error_lines: dict[tuple[str, str, int | None], Info | None] = {}
 
@@ -274,6 +276,19 @@ class Site:
             self._series[(agent, session)] = known
         return known[1]
 
+    def figure(self, agent: str, what: str, compute: Callable[[list[Record]], T]) -> T:
+        """``compute(records)`` of ``agent``'s calls (totals, rankings, sessions ...), made
+        again only when the ledger changed: a page polled or paged does not add up 10,000
+        calls each time."""
+        found = self._ledger(agent)
+        known = self._figures.get((agent, what))
+        if known is None or known[0] != found.stamp:
+            if len(self._figures) > 1024:
+                self._figures.clear()
+            known = (found.stamp, compute(found.records))
+            self._figures[(agent, what)] = known
+        return known[1]  # type: ignore[return-value]
+
     def sessions(self, agent: str) -> list[str]:
         seen: dict[str, None] = {}
         for r in self.records(agent):
@@ -281,8 +296,10 @@ class Site:
         return list(seen)
 
     def _of(self, agent: str, session: str | None) -> list[Record]:
-        found = self.records(agent)
-        return found if session is None else [r for r in found if r["session"] == session]
+        if session is None:
+            return self.records(agent)
+        return self.figure(agent, "session " + session,
+                           lambda found: [r for r in found if r["session"] == session])
 
     def calls(self, agent: str, session: str | None = None, *, offset: int = 0,
               limit: int | None = None) -> list[Record]:

@@ -25,7 +25,7 @@ function timeLabels(u, splits) {
     const hm = pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes());
     const day = (d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate());
     if (step < 1) {
-      const digits = step < 0.1 ? 2 : 1;
+      const digits = step < 0.01 ? 3 : step < 0.1 ? 2 : 1;
       return pad(d.getUTCSeconds()) + "." +
         String(d.getUTCMilliseconds()).padStart(3, "0").slice(0, digits) + "s";
     }
@@ -156,8 +156,9 @@ function place(grid, body, html) {
   }
 }
 
-// A count (data-count: the total when the page was made) stays true as live rows arrive:
-// the total, less the rows the page was made with, plus the rows it holds now. A page that
+// A count (data-count: the total when the page was made; data-one, data-many: its noun)
+// stays true as live rows arrive: the total, less the rows the page was made with, plus the
+// rows it holds now. A page that
 // had none says "No ... match" (data-empty-noun) until its first row arrives.
 function counter(body) {
   const span = document.querySelector("[data-count]");
@@ -165,8 +166,9 @@ function counter(body) {
   return function recount() {
     const n = body.rows.length;
     if (span) {
-      span.textContent = (Number(span.getAttribute("data-count")) - made + n)
-        .toLocaleString("en-US");
+      const total = Number(span.getAttribute("data-count")) - made + n;
+      span.textContent = total.toLocaleString("en-US") + " " +
+        span.getAttribute(total === 1 ? "data-one" : "data-many");
       return;
     }
     const empty = document.querySelector("[data-empty-noun]");
