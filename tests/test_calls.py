@@ -402,3 +402,15 @@ def test_without_ledger_sync_log_a_sync_makes_no_log(tmp_path: Path) -> None:
     assert on(home, "write", "a", input="one\n").code == 0
     ok(home, "sync", "origin")
     assert [e["name"] for e in ok(home, "ls")["entries"]] == ["a"]
+
+
+def test_calls_leaves_out_what_each_call_answered(home: Path) -> None:
+    assert scratch(home, "write", "pods", input=DOC).returncode == 0
+    got = scratch(home, "head", "pods", "-n", "3")
+    assert got.returncode == 0
+    (head,) = [r for r in ledger.read(home) if r["command"] == "head"]
+    assert head["answer"] == got.stdout  # the ledger keeps it (scratch ui shows it) ...
+    listed = json.loads(scratch(home, "--json", "calls").stdout)["data"]["calls"]
+    assert [r["command"] for r in listed] == ["write", "head"]
+    assert all("answer" not in r for r in listed)  # ... a page of calls does not repeat it
+    assert listed[1] == {k: v for k, v in head.items() if k != "answer"}

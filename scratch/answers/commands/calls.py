@@ -10,6 +10,8 @@ Invariants:
   ``SCRATCH_AGENT``, else every agent's; likewise the session named, else every session.
 - A page: ``limit`` calls, newest last; ``offset`` skips that many of the newest, so the next
   page back is ``offset + limit``.
+- A call's ``answer`` (what the agent got back, up to 60,000 characters) is not in the data:
+  pricing a page of calls with their answers would put them all in the context again.
 """
 
 from __future__ import annotations
@@ -140,8 +142,10 @@ def calls(ctx: Context, since: Annotated[str | None, SINCE] = None,
                  *([r["session"]] if session is None else []),
                  _call_text(r, spell), _outcome(r), r["tokens"], _entry(r), f"{r['ms']:.1f}"]
                 for r in page]
+    # a record's answer stays out (it may hold thousands of tokens; scratch ui shows it)
+    shown = [{k: v for k, v in r.items() if k != "answer"} for r in page]
     data = {"agent": who, "session": session, "since": floor, "total": total,
-            "offset": offset, "limit": limit, "dropped": dropped, "calls": page}
+            "offset": offset, "limit": limit, "dropped": dropped, "calls": shown}
     notices: list[str | Words] = []
     earlier = end - len(page)
     if earlier > 0:
