@@ -384,6 +384,10 @@ def test_ledger_sync_log_carries_the_calls_to_another_store(tmp_path: Path) -> N
         (r["seq"], r["command"], r["outcome"]) for r in mine[:len(carried)]]
     assert [c["command"] for c in carried][-3:] == ["write", "head", "head"]
     assert carried[-1]["code"] == "entry_not_found"
+    # what each call answered stays in this store's ledger: the log carries the rest
+    assert mine[len(carried) - 2]["answer"] == "1:one\n" and carried[-2] == {
+        k: v for k, v in mine[len(carried) - 2].items() if k != "answer"}
+    assert all("answer" not in c for c in carried)
     # the next sync appends only what came after: each call once
     assert on(here, "head", "a").code == 0
     ok(here, "sync", "origin")
