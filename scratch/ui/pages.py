@@ -391,12 +391,17 @@ def live(site: Site, base: str, query: Query) -> dict[str, object]:
 
 def pattern_of(pattern: str, ignore_case: bool, fixed: bool) -> re.Pattern[str] | None:
     """The pattern for highlighting the matches grep found (Python's engine reads the RE2
-    syntax grep takes for nearly every pattern; one it cannot is not highlighted)."""
-    try:
-        return re.compile(re.escape(pattern) if fixed else pattern,
-                          re.IGNORECASE if ignore_case else 0)
-    except re.error:
-        return None
+    syntax grep takes for nearly every pattern; one it cannot is not highlighted), as runs of
+    matches: ``(?:P)+`` finds touching matches in one go (``.`` marks a line with one match,
+    not one per character)."""
+    flags = re.IGNORECASE if ignore_case else 0
+    plain = re.escape(pattern) if fixed else pattern
+    for text in (f"(?:{plain})+", plain):
+        try:
+            return re.compile(text, flags)
+        except re.error:
+            continue
+    return None
 
 
 def lines_of(n: int) -> str:
