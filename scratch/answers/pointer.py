@@ -475,6 +475,14 @@ def records_lines(p: Pointer, detail: int) -> list[str]:
     for label, values, more in rec.get("breakdown") or []:
         shown = values[:top]
         left = more + len(values) - len(shown)
+        if label == "templates":  # one a line: "#3 ×428 install <*> <none> <*>"
+            out.append(f"  {plural(len(values) + more, 'line template', grouped=True)} "
+                       "(Drain), the commonest:")
+            out += [f"    #{v.get('id')} ×{n:,} {_cut(str(v.get('text')), 100)}"
+                    for v, n in shown if isinstance(v, dict)]
+            if left:
+                out.append(f"    … {left:,} more")
+            continue
         out.append(f"  {label}: " + ", ".join(f"{_cut(v, 40)} {n:,}" for v, n in shown)
                    + (f", … {left} more" if left else ""))
     return out

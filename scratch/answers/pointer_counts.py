@@ -47,6 +47,7 @@ CATEGORY_HINTS = ("phase", "status", "state", "level", "severity", "priority", "
                   "reason", "code", "method", "identifier", "unit", "component", "category",
                   "country", "region", "namespace")
 TOP = 5
+TEMPLATES = "templates"  # the records format of a log read by its mined line templates
 EXACT_CODES = 6  # an access log with at most this many status codes shows them all
 
 
@@ -124,9 +125,20 @@ def status_codes(values: list[tuple[Item, int]], field: str = "status"
     return rows
 
 
+def _templates(rec: Info) -> list[tuple[Item, int]]:
+    """A mined log's templates, the most lines first: ``[({"id", "text"}, lines), ...]``."""
+    if rec.get("format") != TEMPLATES:
+        return []
+    return [(v, n) for v, n in _facet(rec, "_template") if isinstance(v, dict)]
+
+
 def breakdown(rec: Info) -> list[tuple[str, list[tuple[Item, int]], int]]:
     """``[(label, [(value, count), ...], values left out), ...]`` for the pointer."""
     out: list[tuple[str, list[tuple[Item, int]], int]] = []
+    if rec.get("format") == TEMPLATES:  # a mined log: its commonest templates
+        templates = _templates(rec)
+        return [("templates", templates[:TOP], max(0, len(templates) - TOP))] \
+            if templates else []
     status_field = _status(rec)
     if status_field is not None:
         out += status_codes(_facet(rec, status_field), status_field)
@@ -180,8 +192,33 @@ def _errors(rec: Info) -> tuple[str, str] | None:
     return None
 
 
+def template_calls(ref: str, rec: Info) -> list[Call]:
+    """The next calls for a mined log: the count by template, the rows of its commonest
+    template with variable parts (its timestamp and parts), and per day the lines of each
+    template when its timestamps are ISO 8601 (else the tables' columns)."""
+    out = [call("iterate-over", ref=ref, path=".", count_by=["_template"])]
+    timed = any(f.get("name") == "timestamp" for f in rec.get("fields") or [])
+    for value, _ in _templates(rec):
+        text = str(value.get("text") or "")
+        n = text.count("<*>")
+        if n:
+            fields = (["timestamp"] if timed else []) + [f"p{k}" for k in range(1, min(n, 4) + 1)]
+            out.append(call("iterate-over", ref=ref, path=".", fields=fields,
+                            where=f"@._template.id == {value.get('id')}", limit=20))
+            break
+    if timed and rec.get("timestamp_format") == "iso8601":
+        out.append(call("sql", ref=ref, query="SELECT substr(CAST(timestamp AS VARCHAR), 1, 10) "
+                        "AS day, _template.id AS template, count(*) AS n FROM entry "
+                        "GROUP BY ALL ORDER BY day, n DESC LIMIT 20"))
+    else:
+        out.append(call("sql", ref=ref, describe=True))
+    return out
+
+
 def log_calls(ref: str, rec: Info) -> list[Call]:
     """The next calls for a parsed log: count-by, its errors' rows, a SQL query."""
+    if rec.get("format") == TEMPLATES:
+        return template_calls(ref, rec)
     out: list[Call] = []
     status_field = _status(rec)
     by = status_field or (_first(rec, _levels(rec)) or _first(rec, _components(rec)))

@@ -25,7 +25,9 @@ their shape:
    row of non-empty, non-numeric names.
 7. ``markdown``: headings, fences, lists, links or tables, with at least one heading or fence.
 8. ``log`` (weak): at least 30% of lines carry a timestamp or a level marker.
-9. ``text``: anything else, including invalid UTF-8 and empty input.
+9. ``text``: anything else, including empty input and invalid UTF-8 (unless at least half
+   of its first lines carry a timestamp near their start: a log with a stray bad byte is a
+   log, read with U+FFFD for the bad bytes, and stored byte for byte like any log).
 """
 
 from __future__ import annotations
@@ -83,8 +85,9 @@ def sniff(prefix: bytes, *, complete: bool | None = None) -> str:
     if is_binary(data):
         return "binary"
     text = _decode(data, complete)
-    if text is None:
-        return "text"  # invalid UTF-8: stored byte-exact as text
+    if text is None:  # invalid UTF-8: stored byte-exact, as a log when its lines are one
+        lines = data.decode("utf-8", "replace").splitlines()[:_SAMPLE_LINES]
+        return "log" if log_score(lines)[0] >= 0.5 else "text"
     if text.startswith("\ufeff"):
         text = text[1:]
     stripped = text.lstrip()

@@ -143,6 +143,10 @@ def _log_lines(info: Info) -> list[str]:
     rec = _records(info)
     if rec is not None:
         out += _record_lines(rec)
+    else:  # in no known format, and the miner found no templates: say why
+        mined = (info.get("records") or {}).get("templates")
+        if isinstance(mined, dict) and mined.get("reason"):
+            out.append(f"line templates: none ({mined['reason']})")
     return out
 
 

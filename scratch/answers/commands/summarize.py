@@ -150,6 +150,14 @@ def _records_summary(rec: Info) -> list[str]:
              + (f", {rec['blank']:,} blank" if rec.get("blank") else "")
              + (", " + plural(int(rec["directives"]), "header line", grouped=True)
                 if rec.get("directives") else "")]
+    if rec.get("format") == "templates":  # a mined log: its templates, the commonest first
+        templates = sorted(rec.get("templates") or [], key=lambda t: (-t[2], t[0]))
+        lines.append(f"{plural(len(templates), 'line template', grouped=True)} (Drain), "
+                     "the commonest (#id ×lines text):")
+        lines += [f"  #{tid} ×{n:,} {text[:200]}" for tid, text, n in templates[:TOP_VALUES]]
+        if len(templates) > TOP_VALUES:
+            lines.append(f"  … {len(templates) - TOP_VALUES:,} more")
+        return lines
     lines.append("values of " + ", ".join(f["name"] for f in rec.get("fields") or []
                                           if not f["name"].startswith("_")) + ":")
     for name, facet in (rec.get("facets") or {}).items():

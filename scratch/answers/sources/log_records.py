@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from scratch.answers.kernel.target import Target
 from scratch.calls import Call, call
-from scratch.errors import UsageError
+from scratch.errors import IndexInvalid, UsageError
 
 if TYPE_CHECKING:
     from scratch.answers.sources.items import Item, Row
     from scratch.formats.logbase import LogFormat
+    from scratch.index.logtemplates import Template
     from scratch.query.paths import ParsedPath
 
 # ``info["records"]`` of a parsed log's index (JSON the index stored: format, records,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 RecordsInfo: TypeAlias = "dict[str, Item]"
 
 CHUNK_LINES = 8192  # lines read per stored-lines read when records are streamed
+TEMPLATES = "templates"  # the format of a log read by its mined line templates
 
 
 def parsed_log(target: Target) -> RecordsInfo | None:
@@ -58,14 +60,21 @@ class LogRows:
         self.target = target
         self.index = target.index
         self.rec = rec
-        layout = rec.get("layout")
         name = str(rec["format"])
-        self.format = get_format(name, layout if isinstance(layout, dict) else None)
-        # (first line, format) of each part of a header format's file, by line
-        self.parts: list[tuple[int, LogFormat]] = [(1, self.format)]
-        for seg in rec.get("segments") or []:
-            if isinstance(seg, list) and len(seg) == 2 and isinstance(seg[1], dict):
-                self.parts.append((int(seg[0]), get_format(name, seg[1])))
+        # a log in no known format: its lines by their mined templates (logtemplates)
+        self.templates: dict[int, Template] | None = None
+        self.parts: list[tuple[int, LogFormat]] = []
+        if name == TEMPLATES:
+            from scratch.index.logtemplates import kept_templates
+            self.templates = kept_templates(rec)
+        else:
+            layout = rec.get("layout")
+            self.format = get_format(name, layout if isinstance(layout, dict) else None)
+            # (first line, format) of each part of a header format's file, by line
+            self.parts = [(1, self.format)]
+            for seg in rec.get("segments") or []:
+                if isinstance(seg, list) and len(seg) == 2 and isinstance(seg[1], dict):
+                    self.parts.append((int(seg[0]), get_format(name, seg[1])))
         self.total = min(int(rec.get("records") or 0), self.index.line_count)
         self.columns = [str(f["name"]) for f in rec.get("fields") or []]
         self.rest_key = "_raw"
@@ -88,6 +97,16 @@ class LogRows:
             return []
         raw = self.index.read_lines(offset + 1, end)
         lines = [b.decode("utf-8", "replace") for b in raw]
+        if self.templates is not None:
+            from scratch.index.logtemplates import SECTION
+            from scratch.index.logtemplates import records as mined
+            ids = self.index.section(SECTION)
+            if ids is None or len(ids) < end:
+                raise IndexInvalid("the index has no template of each line",
+                                   reason="no_templates")
+            ts = self.rec.get("timestamp_format")
+            return list(mined(lines, ids[offset:end], self.templates,
+                              ts if isinstance(ts, str) else None, first_line=offset + 1))
         if len(self.parts) == 1:
             return list(records(lines, self.format, first_line=offset + 1))
         out: list[Row] = []
