@@ -21,12 +21,13 @@ How a line is mined (the same steps, in this order, at build and at read time):
 1. the timestamp (the file's timestamp format, :mod:`scratch.formats.logs`, when it matches
    at least half the sampled lines) is cut out of the line; the rest is the *content*;
 2. the content's tokens are its whitespace-separated words (``str.split``);
-3. for Drain, every run of ASCII digits not glued to a letter or digit before it
-   (``uid=1000``, ``blk_-16``, ``10.0.0.1``, ``3.5.33``) is masked as ``<*>``: Drain then
-   groups lines by their words and the shape of their numbers;
+3. for Drain, a token with two runs of ASCII digits or more (a time, ``3.5.33``,
+   ``1:2.20.1-5ubuntu1``, ``dn228/dn228``, an address with its port) is masked whole as
+   ``<*>``, then every other run of digits not glued to a letter or digit before it
+   (``uid=1000,``, ``blk_-16``, ``port 22``) is masked as ``<*>``: Drain then groups lines by
+   their words and the shape of their numbers;
 4. after the pass, a masked token that was the same in every line of its template is shown
-   as written again (``HTTP/1.1`` stays ``HTTP/1.1``), and a token left with two masks or
-   more (a time, ``1:2.20.1-5``, an address with its port) is one variable part, ``<*>``.
+   as written again (``HTTP/1.1`` stays ``HTTP/1.1``).
 
 So a template's token is either a word, ``<*>`` (a variable token) or a word with one
 ``<*>`` inside (``uid=<*>``, ``blk_<*>``): a variable part is the whole token, or the token
@@ -70,11 +71,12 @@ DOC = "https://github.com/logpai/Drain3"
 SECTION = "records:templates"
 WILD = "<*>"
 
-# Drain's settings: drain3's defaults but a similarity of 0.5 (depth 4, 100 children), which
-# tests/bench/template_accuracy.py measured best over the Loghub samples among the
-# alternatives tried there.
+# Drain's settings: drain3's defaults (depth 4, similarity 0.4, 100 children). Over the
+# Loghub samples (tests/bench/template_accuracy.py) a similarity of 0.5 groups a little
+# better on average but splits Thunderbird's 2,000 lines into 638 templates (148 here), and
+# counting masked tokens as parameters splits more; these keep dpkg.log's states apart.
 DEPTH = 4
-SIM_TH = 0.5
+SIM_TH = 0.4
 MAX_CHILDREN = 100
 MAX_LIVE = 1000  # clusters Drain matches a line against; older ones retire (LRU)
 MAX_CLUSTERS = 20_000  # clusters made at most; then lines that match none stay raw
@@ -87,13 +89,15 @@ TS_MIN_SHARE = 0.5  # a timestamp format is cut only when it matches this share 
 
 _BLANK = 0xFFFFFFFF  # a blank line's id during the pass (0 in what the index keeps)
 _DIGITS = re.compile(r"(?<![A-Za-z0-9])[0-9]+(?:\.[0-9]+)*")
+# a token with two runs of digits or more, anywhere in it (a time, a host like dn228/dn228,
+# 1:2.20.1-5ubuntu1): anchored at the token's start, so each token is tried once
+_RUNS = re.compile(r"(?<!\S)[^\s0-9]*[0-9]\S*?[^\s0-9][0-9]\S*")
 
 
 def mask(content: str) -> str:
-    """The content as Drain sees it (step 3 of the module docstring): one regex pass, the
-    costliest step of the miner (a token with two masks or more is made whole later, in
-    its template, not here)."""
-    return _DIGITS.sub(WILD, content)
+    """The content as Drain sees it (step 3 of the module docstring): two regex passes, the
+    costliest step of the miner."""
+    return _DIGITS.sub(WILD, _RUNS.sub(WILD, content))
 
 
 def timestamp_format_of(lines: Sequence[str]) -> str | None:
@@ -164,6 +168,7 @@ class Mined:
     clusters: int  # Drain clusters made
     with_timestamp: int  # lines in a kept template with a timestamp
     structure: str | None  # None, or why the log has no template structure
+    drained: int = 0  # lines Drain looked at (the others repeat a masked content seen)
 
 
 class _Cluster:
@@ -183,7 +188,7 @@ class _Cluster:
         tokens = list(self.cluster.log_template_tokens)
         for i in self.same:  # the same in every line: Drain never made it <*>
             tokens[i] = self.first[i]
-        # a token with two masks or more (a time, an address with its port) is one part
+        # a token with two masks or more (masking leaves none; a line may hold "<*>" itself)
         return [WILD if t.count(WILD) > 1 else t for t in tokens]
 
 
@@ -204,30 +209,10 @@ def settings() -> dict[str, Any]:
 
 
 def _drain() -> Any:
-    """A drain3 ``Drain`` whose similarity counts a template token with a mask inside
-    (``uid=<*>,``) as a parameter, as it counts ``<*>``: Drain's own preprocessing replaces
-    what its regexes match by ``<*>``, and a mask inside a token is such a replacement
-    (without it, two lines of one package in dpkg.log, ``status unpacked P <*>-<*>`` and
-    ``status installed P <*>-<*>``, are similar enough to be one template)."""
     from drain3.drain import Drain  # here only: its import costs ~0.2 s (jsonpickle)
 
-    class MaskedDrain(Drain):  # type: ignore[misc]
-        def get_seq_distance(self, seq1: Sequence[str], seq2: Sequence[str],
-                             include_params: bool) -> tuple[float, int]:
-            if not seq1:
-                return 1.0, 0
-            same = params = 0
-            for t1, t2 in zip(seq1, seq2, strict=True):
-                if WILD in t1:
-                    params += 1
-                elif t1 == t2:
-                    same += 1
-            if include_params:
-                same += params
-            return same / len(seq1), params
-
-    return MaskedDrain(depth=DEPTH, sim_th=SIM_TH, max_children=MAX_CHILDREN,
-                       max_clusters=MAX_LIVE)
+    return Drain(depth=DEPTH, sim_th=SIM_TH, max_children=MAX_CHILDREN,
+                 max_clusters=MAX_LIVE)
 
 
 def mine(lines: Iterable[str], timestamp_format: str | None, *,
@@ -240,7 +225,7 @@ def mine(lines: Iterable[str], timestamp_format: str | None, *,
     ids = array("I")
     kept: dict[int, _Cluster] = {}
     memo: dict[str, _Cluster] = {}
-    blank = mined = 0
+    blank = mined = drained = 0
     frozen = False
     structure: str | None = None
     next_check = CHECK_EVERY
@@ -257,11 +242,10 @@ def mine(lines: Iterable[str], timestamp_format: str | None, *,
             masked = mask(content)
             c = memo.get(masked)
             if c is None:
-                if frozen:  # only a template that covers the line as it is
+                drained += 1
+                if frozen:  # only a template that covers the line as it is (drain3's match)
                     found = drain.match(masked)
                     c = kept.get(found.cluster_id) if found is not None else None
-                    if c is not None and not _covers(found.log_template_tokens, masked):
-                        c = None
                     if c is None:
                         ids.append(0)
                         continue
@@ -293,7 +277,7 @@ def mine(lines: Iterable[str], timestamp_format: str | None, *,
         structure = f"{len(kept):,} templates in {mined:,} lines: no template structure"
     if structure is not None or not mined:
         return Mined(array("I"), [], len(ids), blank, array("I"), len(kept), 0,
-                     structure or "no line to mine")
+                     structure or "no line to mine", drained)
     templates, remap = _number(kept, max_templates)
     remap[0] = 0
     remap[_BLANK] = _BLANK
@@ -302,14 +286,7 @@ def mine(lines: Iterable[str], timestamp_format: str | None, *,
     with_ts = sum(c.stamped for cid, c in kept.items() if remap[cid])
     if blank:
         ids = array("I", (0 if tid == _BLANK else tid for tid in ids))
-    return Mined(ids, templates, len(ids), blank, unparsed, len(kept), with_ts, None)
-
-
-def _covers(template: Sequence[str], masked: str) -> bool:
-    """Whether a template's tokens cover a masked content: equal tokens, or ``<*>``."""
-    tokens = masked.split()
-    return len(tokens) == len(template) and all(
-        t in (WILD, u) for t, u in zip(template, tokens, strict=True))
+    return Mined(ids, templates, len(ids), blank, unparsed, len(kept), with_ts, None, drained)
 
 
 def _number(kept: dict[int, _Cluster], max_templates: int
