@@ -23,9 +23,9 @@ How a line is mined (the same steps, in this order, at build and at read time):
 2. the content's tokens are its whitespace-separated words (``str.split``);
 3. for Drain, a token with two runs of ASCII digits or more (a time, ``3.5.33``,
    ``1:2.20.1-5ubuntu1``, ``dn228/dn228``, an address with its port) is masked whole as
-   ``<*>``, then every other run of digits not glued to a letter or digit before it
-   (``uid=1000,``, ``blk_-16``, ``port 22``) is masked as ``<*>``: Drain then groups lines by
-   their words and the shape of their numbers;
+   ``<*>``, then the one run of digits of any other token (``uid=1000,``, ``blk_-16``,
+   ``dn228``, ``22``) is masked as ``<*>``: Drain then groups lines by their words and the
+   shape of their numbers. The masks depend only on where digits are, not on their values;
 4. after the pass, a masked token that was the same in every line of its template is shown
    as written again (``HTTP/1.1`` stays ``HTTP/1.1``).
 
@@ -82,13 +82,14 @@ MAX_LIVE = 1000  # clusters Drain matches a line against; older ones retire (LRU
 MAX_CLUSTERS = 20_000  # clusters made at most; then lines that match none stay raw
 MAX_TEMPLATES = 2_000  # templates the index keeps (the most frequent)
 MAX_LINE = 16_384  # characters: a longer line is not mined (it stays raw)
-MEMO_MAX = 200_000  # masked contents remembered with their cluster (repeats skip Drain)
+MEMO_MAX = 200_000  # contents remembered (each way) with their cluster: repeats skip Drain
 CHECK_EVERY = 1_000  # mined lines between two checks for no template structure
 NO_STRUCTURE = 0.5  # more templates than this share of the mined lines: no structure
 TS_MIN_SHARE = 0.5  # a timestamp format is cut only when it matches this share of a sample
 
+_ZEROS = str.maketrans("123456789", "000000000")
 _BLANK = 0xFFFFFFFF  # a blank line's id during the pass (0 in what the index keeps)
-_DIGITS = re.compile(r"(?<![A-Za-z0-9])[0-9]+(?:\.[0-9]+)*")
+_DIGITS = re.compile(r"[0-9]+")
 # a token with two runs of digits or more, anywhere in it (a time, a host like dn228/dn228,
 # 1:2.20.1-5ubuntu1): anchored at the token's start, so each token is tried once
 _RUNS = re.compile(r"(?<!\S)[^\s0-9]*[0-9]\S*?[^\s0-9][0-9]\S*")
@@ -224,7 +225,8 @@ def mine(lines: Iterable[str], timestamp_format: str | None, *,
     pattern = timestamp_pattern(timestamp_format) if timestamp_format else None
     ids = array("I")
     kept: dict[int, _Cluster] = {}
-    memo: dict[str, _Cluster] = {}
+    memo: dict[str, _Cluster] = {}  # masked content -> its cluster
+    shapes: dict[str, _Cluster] = {}  # content with 0 for every digit -> its cluster
     blank = mined = drained = 0
     frozen = False
     structure: str | None = None
@@ -239,25 +241,32 @@ def mine(lines: Iterable[str], timestamp_format: str | None, *,
                 ids.append(0)
                 continue
             ts, content = split_timestamp(line, pattern)
-            masked = mask(content)
-            c = memo.get(masked)
+            # the masks depend only on where the digits are: a content with its digits made
+            # 0 is a key that skips masking (the costliest step) for a shape seen before
+            shape = content.translate(_ZEROS)
+            c = shapes.get(shape)
             if c is None:
-                drained += 1
-                if frozen:  # only a template that covers the line as it is (drain3's match)
-                    found = drain.match(masked)
-                    c = kept.get(found.cluster_id) if found is not None else None
-                    if c is None:
-                        ids.append(0)
-                        continue
-                else:
-                    cluster, _ = drain.add_log_message(masked)
-                    c = kept.get(cluster.cluster_id)
-                    if c is None:
-                        c = kept[cluster.cluster_id] = _Cluster(cluster, content.split())
-                        if len(kept) >= MAX_CLUSTERS:
-                            frozen = True
-                if len(memo) < MEMO_MAX:
-                    memo[masked] = c
+                masked = mask(content)
+                c = memo.get(masked)
+                if c is None:
+                    drained += 1
+                    if frozen:  # only a template that covers the line as it is (drain3's)
+                        found = drain.match(masked)
+                        c = kept.get(found.cluster_id) if found is not None else None
+                        if c is None:
+                            ids.append(0)
+                            continue
+                    else:
+                        cluster, _ = drain.add_log_message(masked)
+                        c = kept.get(cluster.cluster_id)
+                        if c is None:
+                            c = kept[cluster.cluster_id] = _Cluster(cluster, content.split())
+                            if len(kept) >= MAX_CLUSTERS:
+                                frozen = True
+                    if len(memo) < MEMO_MAX:
+                        memo[masked] = c
+                if len(shapes) < MEMO_MAX:
+                    shapes[shape] = c
             if c.same:
                 tokens = content.split()
                 first = c.first
