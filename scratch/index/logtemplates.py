@@ -16,7 +16,7 @@ format does not declare a type for. A line that is in no kept template (blank, l
 :data:`MAX_LINE` characters, or of a rare template beyond :data:`MAX_TEMPLATES`) is
 ``{"_line": n, "_raw": text}``, as an unparsed line of a known format is.
 
-How a line is mined (the same steps, in this order, at build and at read time):
+How a line is mined (steps 1 and 2 run again at read time, on the lines read):
 
 1. the timestamp (the file's timestamp format, :mod:`scratch.formats.logs`, when it matches
    at least half the sampled lines) is cut out of the line; the rest is the *content*;
@@ -31,12 +31,15 @@ How a line is mined (the same steps, in this order, at build and at read time):
 
 So a template's token is either a word, ``<*>`` (a variable token) or a word with one
 ``<*>`` inside (``uid=<*>``, ``blk_<*>``): a variable part is the whole token, or the token
-less the word's text before and after the ``<*>``. No regex runs at read time.
+less the word's text before and after the ``<*>``. Reading a record finds its timestamp again
+and splits its line: no mask, no Drain, no template matching.
 
 Invariants:
 - Deterministic: the same bytes give the same templates, ids and records (no hashing of
-  Python objects, no clock; drain3's ``Drain`` assigns cluster ids in order of creation).
-  The drain3 version and the settings are kept in the index (``miner``).
+  Python objects, no clock; drain3's ``Drain`` assigns cluster ids in order of creation; a
+  line whose masked content, or digit positions, were seen before joins the template the
+  first such line joined, without asking Drain). drain3 is pinned (pyproject.toml); its
+  version and the settings are kept in the index (``miner``).
 - Template ids count from 1 in the order of each template's first line; templates whose
   text came out the same are one template. The index keeps at most :data:`MAX_TEMPLATES`
   (the most frequent; ids stay those of the first-line order among the kept).
