@@ -9,7 +9,7 @@ import pytest
 
 from scratch.mcp.dispatch import run_tool
 from scratch.mcp.serve.session import ServerState
-from tests.helpers import cli
+from tests.helpers import cli, shell_of
 
 PODS = {"kind": "List",
         "items": [{"metadata": {"name": f"pod-{i}"},
@@ -54,7 +54,7 @@ def test_schema_path_missing_says_what_exists(store: Path) -> None:
     assert r.code == 4
     err = r.json["error"]
     assert err["code"] == "key_path_not_found"
-    assert [s["shell"] for s in err["suggestions"]] == ["scratch schema pods meta.count",
+    assert [shell_of(s) for s in err["suggestions"]] == ["scratch schema pods meta.count",
                                                         "scratch schema pods"]
 
 
@@ -131,12 +131,12 @@ def test_an_unknown_entry_name_suggests_the_close_ones(store: Path) -> None:
     assert err["message"] == (f"no entry named 'podz' for agent 'default' in store {store} "
                               "(from $SCRATCH_HOME); did you mean 'pods'?")
     assert err["close_names"] == ["pods"]
-    assert [s["shell"] for s in err["suggestions"]] == ["scratch get-in pods items.0",
+    assert [shell_of(s) for s in err["suggestions"]] == ["scratch get-in pods items.0",
                                                         "scratch ls"]
     r = cli("schema", "Pods@1")  # a case-only difference; the version asked is kept
     assert r.err.splitlines()[1:] == ["  scratch schema pods@1", "  scratch ls"]
     r = cli("head", "nothing-like-it", "--json")
-    assert [s["shell"] for s in r.json["error"]["suggestions"]] == ["scratch ls"]
+    assert [shell_of(s) for s in r.json["error"]["suggestions"]] == ["scratch ls"]
 
 
 def test_an_unknown_entry_name_over_mcp(store: Path) -> None:

@@ -3,8 +3,11 @@
 - ``--json``: exactly one JSON document on stdout (the versioned envelope), for success and
   failure alike. A refusal's suggestions and a page's ``next`` are objects
   ``{"command", "args", "shell"}``: the structured form and the shell line that runs it
-  (``next`` once, under ``data``). The pointer's next commands are shell lines: eight call
-  objects would not leave a pointer of 1% of its output room for the shape of the data.
+  (``next`` once, under ``data``). They were sized for the ``--json`` answer (which costs
+  other tokens than the text one), so their shell line says ``--json``: run as printed, it
+  answers in the mode it was sized for. The pointer's next commands are shell lines (sized
+  for no mode): eight call objects would not leave a pointer of 1% of its output room for
+  the shape of the data.
 - Human mode: data on stdout, diagnostics on stderr (warnings, notices, ``more: NEXT``, the
   token footer; an error as one line ``error [code]: message`` and its suggestions, one shell
   line each). Rich formatting only when stdout is a terminal and ``NO_COLOR`` is unset; plain
@@ -39,8 +42,14 @@ def _dumps(obj: Any, pretty: bool = False) -> bytes:
 
 
 def call_json(c: Call) -> dict[str, Any]:
-    """A call in --json: what to run, as data and as the shell line."""
-    return {"command": c.command, "args": c.args, "shell": shell_line(c)}
+    """A call in --json: what to run, as data and as the shell line that runs it in --json,
+    the mode a suggestion or ``next`` was sized in (see the module)."""
+    return {"command": c.command, "args": c.args, "shell": json_shell_line(c)}
+
+
+def json_shell_line(c: Call) -> str:
+    """``c``'s shell line answering in --json."""
+    return shell_line(c) + " --json"
 
 
 def _calls_spelled(value: Any) -> Any:

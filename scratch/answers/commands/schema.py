@@ -19,7 +19,7 @@ import json
 from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import REF
-from scratch.answers.kernel.candidate import SHRINK, Candidate, Step
+from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate, Step
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
@@ -289,7 +289,14 @@ class SchemaAnswer(Candidate):
         return SchemaAnswer(self.target, k, owner=False, path=self.path)
 
     def plan(self) -> list[Step]:
-        return [SHRINK]
+        # a shape too wide for any depth (hundreds of keys at the top) still has a way in:
+        # the entry's first lines that fit, so a refusal never ends without a call that runs
+        total = self.target.index.line_count
+        steps: list[Step] = [SHRINK]
+        if total:
+            steps.append(Alternative(call=call("head", ref=self.target.ref, lines=total),
+                                     shrink=True, last_resort=True))
+        return steps
 
     def close(self) -> None:
         if self._owner:
