@@ -40,6 +40,14 @@ if TYPE_CHECKING:
 KINDS = ("str", "int", "bool", "names", "bytes")
 
 
+def argument_word(word: str) -> bool:
+    """Whether a command-line word is an argument although it starts with ``-``: a dash and a
+    digit (``-1``, ``-1.server_zones``, ``-5``) is a negative index, a path or a number, never
+    an option, since no option of scratch is spelled so (a test holds every declared flag to
+    it). The CLI's parser and its completion both read words by this one rule."""
+    return len(word) > 1 and word[0] == "-" and word[1].isdigit()
+
+
 class Arg(NamedTuple):
     """What a signature cannot say about one argument.
 
