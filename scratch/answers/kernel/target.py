@@ -104,7 +104,32 @@ def resolve_name(store: Store, name: str) -> str:
     latest = _latest_output(rows, name)
     if latest is not None:
         return latest
-    raise _not_found(store, name, [r["name"] for r in rows])
+    raise _not_found(store, name, [r["name"] for r in rows] + _tools(rows))
+
+
+def _tools(rows: list[ListRow]) -> list[str]:
+    """The tools whose outputs are stored under automatic names (``<tool>/<time>-<hash>``):
+    each name means its latest output, so a close one is worth suggesting too."""
+    tools: dict[str, None] = {}
+    for row in rows:
+        folder, _, leaf = row["name"].rpartition("/")
+        if folder and row.get("kind") == "output" and HASH_SUFFIX.search(leaf):
+            tools[folder.removesuffix(".outputs")] = None
+    return list(tools)
+
+
+def entry_name(store: Store, name: str, *, deleted: bool = False) -> str:
+    """The entry ``name`` names, the one way every command that acts on an existing entry
+    reads it (history, rm, restore, diff, export, log read ... as schema and head do): the
+    entry itself, a unique prefix of the hash of an automatic name, or a tool's name for its
+    latest output (:func:`resolve_name`); ``deleted``: a deleted entry's own name counts
+    too (its history, restoring it). Not found: the error names the close entries and
+    tools, and the answers pipeline suggests the call asked with each."""
+    if deleted and _valid(name):
+        meta = store.load_meta(name)
+        if meta is not None:
+            return name
+    return resolve_name(store, name)
 
 
 def _ambiguous(name: str, hits: list[str]) -> None:
@@ -196,7 +221,7 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
     # an entry's own name (the common case) is loaded once; anything else is resolved
     meta = store.load_meta(name) if _valid(name) else None
     if meta is None or meta.get("deleted"):
-        name = resolve_name(store, name)
+        name = entry_name(store, name, deleted=version is not None)
         meta = store.require(name, allow_deleted=version is not None)
     spec = ctx.encoding()
     base = spec.base
