@@ -130,6 +130,10 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
         from scratch.answers.kernel.context import Context
         from scratch.calls import Call
         ctx = Context.build(**merged)
+        said = ctx.model_warning()  # priced with a tokenizer nobody chose: say so, once
+        if said:
+            sys.stderr.write(f"warning: {said}\n")
+            sys.stderr.flush()
         # a person at a terminal, not an agent: the budget is shown but never refuses
         ctx.person = not json_mode and "agent" not in ctx.named and _stdout_is_terminal()
         auto = ctx.config["sync.auto"] and _auto_head(ctx)

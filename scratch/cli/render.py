@@ -173,15 +173,27 @@ def _err(line: str) -> None:
 
 
 def _rich_table(table: Table) -> None:
+    """A table in a terminal: boxed by rich when every column can be as wide as its longest
+    word, so no cell breaks a word (entry names, hashes, paths stay whole to copy); else the
+    plain aligned columns a pipe gets, whose long lines the terminal wraps without cutting
+    a name with box characters."""
     from rich.console import Console
     from rich.table import Table as RichTable
 
+    console = Console()
+    cells = [[col, *("" if row[i] is None else str(row[i]) for row in table.rows)]
+             for i, col in enumerate(table.columns)]
+    widths = [max((len(word) for cell in column for word in cell.split()), default=0)
+              for column in cells]
+    if sum(widths) + 3 * len(widths) + 1 > console.width:  # the box takes 3 a column, and 1
+        _write_out(table_text(table))
+        return
     rt = RichTable(title=table.title, header_style="bold")
-    for col in table.columns:
-        rt.add_column(col, overflow="fold")
+    for col, width in zip(table.columns, widths, strict=True):
+        rt.add_column(col, overflow="fold", min_width=width)
     for row in table.rows:
         rt.add_row(*["" if v is None else str(v) for v in row])
-    Console().print(rt)
+    console.print(rt)
 
 
 def _rich_text(text: str, style: str | None) -> None:

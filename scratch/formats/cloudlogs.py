@@ -78,8 +78,8 @@ def _s(name: str, doc: str, facet: bool = False) -> Field:
     return Field(name, "string", doc, facet)
 
 
-def _i(name: str, doc: str, facet: bool = False) -> Field:
-    return Field(name, "integer", doc, facet)
+def _i(name: str, doc: str, facet: bool = False, status: bool = False) -> Field:
+    return Field(name, "integer", doc, facet, status)
 
 
 def _n(name: str, doc: str) -> Field:
@@ -109,7 +109,7 @@ _ALB_FIELDS = (
     _n("request_processing_time", "seconds (-1: could not dispatch)"),
     _n("target_processing_time", "seconds (-1: could not dispatch or no response)"),
     _n("response_processing_time", "seconds (-1)"),
-    _i("elb_status_code", "status the load balancer returned", True),
+    _i("elb_status_code", "status the load balancer returned", True, status=True),
     _i("target_status_code", "status the target returned (null for -)", True),
     _i("received_bytes", "request bytes"), _i("sent_bytes", "response bytes"),
     *_REQUEST_FIELDS,
@@ -173,7 +173,8 @@ _ELB_FIELDS = (
     _n("request_processing_time", "seconds (-1: could not dispatch)"),
     _n("backend_processing_time", "seconds (-1)"),
     _n("response_processing_time", "seconds (-1)"),
-    _i("elb_status_code", "status the load balancer returned (null for -)", True),
+    _i("elb_status_code", "status the load balancer returned (null for -)", True,
+       status=True),
     _i("backend_status_code", "status the instance returned (null for -)", True),
     _i("received_bytes", "request bytes"), _i("sent_bytes", "response bytes"),
     *_REQUEST_FIELDS,
@@ -223,7 +224,7 @@ _S3_FIELDS = (
     _s("operation", "SOAP.operation, REST.HTTP_method.resource_type ...", True),
     _s("key", "object key (URL-encoded), - if none"),
     _s("request_uri", "the HTTP request line, - if none"),
-    _i("http_status", "response status (null for -)", True),
+    _i("http_status", "response status (null for -)", True, status=True),
     _s("error_code", "S3 error code, - if none", True),
     _i("bytes_sent", "response bytes without protocol overhead (- counts as 0)"),
     _i("object_size", "object size (null for -)"),

@@ -114,7 +114,8 @@ def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
     for i, (name, zt) in enumerate(zip(names, ztypes, strict=True)):
         kind = _zeek_type(zt)
         facet = zt in ("enum", "bool") or (name in _ZEEK_FACETS and kind != "array")
-        fields.append(Field(name, kind, f"Zeek {zt}", facet=facet))
+        fields.append(Field(name, kind, f"Zeek {zt}", facet=facet,
+                            status=name == "status_code" and kind == "integer"))
         m = _ZEEK_CONTAINER.match(zt)
         if m is not None:
             elem = _zeek_scalar(_zeek_type(m.group(1)))
@@ -227,7 +228,8 @@ def _w3c_tokens(line: str) -> list[str] | None:
 def w3c_from_layout(layout: dict[str, Any]) -> LogFormat:
     names: list[str] = [str(x) for x in layout["fields"]]
     width = len(names)
-    fields = tuple(Field(n, _w3c_type(n), "W3C field", facet=n in _W3C_FACETS) for n in names)
+    fields = tuple(Field(n, _w3c_type(n), "W3C field", facet=n in _W3C_FACETS,
+                         status=n in ("sc-status", "status")) for n in names)
     ints = [i for i, f in enumerate(fields) if f.type == "integer"]
     nums = [i for i, f in enumerate(fields) if f.type == "number"]
     software = layout.get("software")

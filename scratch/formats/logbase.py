@@ -35,6 +35,9 @@ class Field:
     type: str  # a JSON type name: string, integer, number, boolean, array
     doc: str
     facet: bool = False  # worth value counts at index time (status, level, program...)
+    # the HTTP status of a request: what tells a failed one (5xx) from a refused one (4xx)
+    # and from a success, in a log whose lines have no level (summarize counts errors by it)
+    status: bool = False
 
 
 @dataclass(frozen=True)

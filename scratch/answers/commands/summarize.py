@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from scratch.answers.sources.items import Info
 
 SMALL_ENTRY_TOKENS = 1000
-LOCAL_VERSION = "v2"  # of the local summary's content (v2: Kubernetes signals); in its key
+LOCAL_VERSION = "v3"  # of the local summary's content (v3: request logs by status); in its key
 ERROR_WORDS = r"error|fail|fatal|exception|denied|panic|refused|timed? ?out"
 ERROR_LEVELS = ("FATAL", "CRITICAL", "ERROR", "SEVERE", "PANIC", "WARN", "WARNING")
 
@@ -118,6 +118,10 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
         for key in ("timestamp_format", "time_range", "levels", "columns", "headings"):
             if info.get(key):
                 lines.append(f"{key}: {_j(info[key])}")
+        if rec is not None:
+            status = _status_summary(target, rec)
+            if status is not None:  # requests fail by their status, not by words in a URL
+                return "\n".join(lines + status) + "\n"
     sample: list[str] = []
     for level in ERROR_LEVELS:
         section = index.section(f"level:{level}")
@@ -133,6 +137,54 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
         lines.append("error lines (sample):")
         lines += sample
     return "\n".join(lines) + "\n"
+
+
+SAMPLE_LINES = 10  # error lines a summary shows
+
+
+def _status_summary(target: Target, rec: Info) -> list[str] | None:
+    """A request log's errors by HTTP status (its format's status field, see
+    :class:`scratch.formats.logbase.Field`): the server errors (5xx) and the client errors
+    (4xx) counted by code, and a sample of the 5xx lines. None when the format has no status
+    field."""
+    from scratch.answers.sources.log_records import LogRows
+    rows = LogRows(target, rec)
+    field = next((f.name for f in rows.format.fields if f.status), None)
+    if field is None:
+        return None
+    facet = (rec.get("facets") or {}).get(field) or {}
+    counts: dict[int, int] = {}
+    if facet.get("values"):
+        for value, n in facet["values"]:
+            if isinstance(value, int) and not isinstance(value, bool):
+                counts[value] = counts.get(value, 0) + int(n)
+    else:  # too many distinct values for a facet: count them here
+        for row in rows.iter_rows(0, rows.total):
+            value = row.get(field)
+            if isinstance(value, int) and not isinstance(value, bool):
+                counts[value] = counts.get(value, 0) + 1
+    requests = sum(counts.values())
+    out = []
+    for low, label in ((500, "server errors (status 5xx)"), (400, "client errors (4xx)")):
+        codes = sorted(((c, n) for c, n in counts.items() if low <= c < low + 100),
+                       key=lambda p: (-p[1], p[0]))
+        total = sum(n for _, n in codes)
+        shown = ", ".join(f"{c} {n:,}" for c, n in codes) if codes else "none"
+        out.append(f"{label}: {total:,} of {plural(requests, 'request', grouped=True)}"
+                   + (f": {shown}" if codes else ""))
+    sample = []
+    for row in rows.iter_rows(0, rows.total):
+        value = row.get(field)
+        if isinstance(value, int) and value >= 500 and row.get("_line"):
+            lineno = int(row["_line"])
+            raw = target.index.read_lines(lineno, lineno)[0]
+            sample.append(f"  {lineno}: {raw.decode('utf-8', errors='replace')[:200]}")
+            if len(sample) >= SAMPLE_LINES:
+                break
+    if sample:
+        out.append(f"error lines (sample, {field} 5xx):")
+        out += sample
+    return out
 
 
 def _records(target: Target) -> Info | None:

@@ -87,6 +87,19 @@ class Context:
         counters and its ledger record, needs one; a call never creates it for them)."""
         return self._store is not None or (self.root / ".git").exists()
 
+    def model_warning(self) -> str | None:
+        """The warning an unknown model (``--model``, ``SCRATCH_MODEL`` or config ``model``)
+        deserves: it is priced with the default tokenizer and window, and says where it came
+        from (see :func:`scratch.tokens.models.unknown_model`)."""
+        from scratch.tokens.models import context_window, unknown_model
+        cfg = self.config
+        model = cfg["model"] or None
+        window = context_window(model, cfg["budget.windows"], cfg["budget.context_window"])
+        said = unknown_model(model, cfg["encoding"] or None, window)
+        if said is None:
+            return None
+        return f"{said} (model from {self.config.sources.get('model', 'config')})"
+
     def encoding(self) -> EncodingSpec:
         if self._spec is None:
             from scratch.tokens import resolve_encoding
