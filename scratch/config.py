@@ -75,6 +75,8 @@ SETTINGS: dict[str, Setting] = {
            "after each change, sync every remote in the background (the sync command)"),
         _s("sync.max_file_bytes", int, 50 * MiB,
            "outputs bigger than this stay local: left out of every push"),
+        _s("progress.after", float, 1.0, "seconds a command runs before it shows its progress "
+           "(on stderr at a terminal; to an MCP client that sent a progressToken); 0: at once"),
         _s("ledger.max_bytes", int, 8 * MiB, "largest an agent's call ledger "
            "(state/agents/NAME/calls.jsonl) grows before its oldest calls are dropped"),
         _s("ledger.sync_log", str, "", "a log each sync first appends the synced agents' new "

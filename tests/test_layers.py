@@ -12,7 +12,7 @@
                  scratch.clientfiles
     foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
-                 scratch.reindent, scratch.declare
+                 scratch.reindent, scratch.declare, scratch.progress
 
 Every module or package directly in scratch/ is named in exactly one layer; what lies inside
 a package ranks with it. The import graph is read from the source: every ``import``,
@@ -35,7 +35,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scratch"
 LAYERS = [
     ("foundation", ("scratch", "scratch.errors", "scratch.words", "scratch.calls",
                     "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
-                    "scratch.valuecounts", "scratch.reindent", "scratch.declare")),
+                    "scratch.valuecounts", "scratch.reindent", "scratch.declare",
+                    "scratch.progress")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
                "scratch.config", "scratch.spool", "scratch.stats", "scratch.ledger",
                "scratch.thresholds", "scratch.clientfiles")),

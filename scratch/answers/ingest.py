@@ -40,7 +40,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -138,13 +138,16 @@ def _rendering(rendering: Rendering | None) -> Rendering:
 
 def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
            progress: Progress | None = None, rendering: Rendering | None = None) -> Result:
+    """Store ``stream``'s output (or pass it through); ``progress``: where to say how far it
+    is (default: the call's reporter, :mod:`scratch.progress`)."""
+    from scratch import progress as reporting
+    progress = progress or reporting.report
     store = ctx.store()
     check_options(opts, store)
     from scratch.safefs import ensure_dir
 
     tmp_dir = ensure_dir(store.root, store.cache_dir / "tmp")  # never a symlink out
-    spooled = spool(stream, tmp_dir,
-                    progress=(lambda n: progress("read", n, None)) if progress else None)
+    spooled = spool(stream, tmp_dir, progress=lambda n: progress("read", n, None))
     try:
         return ingest_spooled(ctx, spooled, opts, progress, rendering)
     finally:
@@ -154,6 +157,8 @@ def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
 def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
                    progress: Progress | None = None, rendering: Rendering | None = None
                    ) -> Result:
+    from scratch import progress as reporting
+    progress = progress or reporting.report
     check_options(opts)
     store = ctx.store()
     tool = tool_slug(opts.tool)
@@ -177,7 +182,7 @@ def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
         # and a prefix that already reaches the threshold settles it
         prefix_bytes = max(64 * 1024, 16 * threshold.min_tokens)
         if spooled.size <= prefix_bytes:
-            counted = count_stream(spooled.chunks(), spec)
+            counted = count_stream(_chunks(spooled, progress), spec)
             if counted < threshold.min_tokens:
                 return _passthrough(spooled, threshold.min_tokens, counted)
             received = counted
@@ -186,7 +191,7 @@ def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
             cut = head.rfind(b"\n")
             counted = count_stream([head[: cut + 1] if cut > 0 else head], spec)
             if counted < threshold.min_tokens:
-                counted = count_stream(spooled.chunks(), spec)
+                counted = count_stream(_chunks(spooled, progress), spec)
                 if counted < threshold.min_tokens:
                     return _passthrough(spooled, threshold.min_tokens, counted)
                 received = counted
@@ -239,7 +244,18 @@ def _auto_folder(store: Store, tool: str) -> str:
     return "stdin.outputs"  # pragma: no cover - a thousand entries named after one tool
 
 
-def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int) -> int | None:
+def _chunks(spooled: Spooled, progress: Progress | None) -> Iterator[bytes]:
+    """The spooled input block by block, saying how much of it was counted."""
+    done = 0
+    for chunk in spooled.chunks():
+        yield chunk
+        done += len(chunk)
+        if progress is not None:
+            progress("count", done, spooled.size)
+
+
+def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int,
+                     progress: Progress | None = None) -> int | None:
     """Tokens of the input as received, or None when it surely has ``enough`` or more.
 
     Prefixes of growing size are counted first, so a big input costs a few hundred KB of
@@ -252,7 +268,7 @@ def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int) -> int |
         if count_stream([spooled.head(probe)], spec) >= enough + 64:
             return None
         probe *= 4
-    return count_stream(spooled.chunks(), spec)
+    return count_stream(_chunks(spooled, progress), spec)
 
 
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
@@ -297,10 +313,16 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             started.append(store.git.write_blob_async(parts, blob))
             aheads.append(LinesAhead(parts, [spec.base], tmp_dir))
 
+        def storing(stage: str, done: int, total: int | None) -> None:
+            # the normalizer reads the spooled input again: that is storing it, of a known size
+            if progress is not None:
+                progress(*(("store", done, spooled.size) if stage == "read" else
+                           (stage, done, total)))
+
         try:
             with source:
                 norm = normalize(source, prepared, declared=opts.fmt, raw=opts.raw,
-                                 progress=progress, written=written)
+                                 progress=storing, written=written)
         finally:
             writer = started[0] if started else None
         if writer is None and prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
@@ -388,7 +410,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         judged = total
         if size != spooled.size:
             if received is None:
-                received = _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS)
+                received = _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS, progress)
             if received is not None:
                 judged = min(total, received)
         if rendering.states_meta:

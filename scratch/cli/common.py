@@ -11,7 +11,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, NamedTuple, Optional, Protocol
+from typing import Annotated, Any, Optional, Protocol
 
 import typer
 
@@ -111,13 +111,6 @@ def _debug() -> bool:
     return os.environ.get("SCRATCH_DEBUG", "") not in ("", "0")
 
 
-class Cleanup(NamedTuple):
-    """A call to run, and what to do once it ran (stop a progress bar)."""
-
-    call: Any
-    after: Callable[[], None]
-
-
 def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     """Build the context, run ``body(ctx)`` (a Call goes through the answers pipeline), render
     the result or the error, exit."""
@@ -137,18 +130,18 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
         # a person at a terminal, not an agent: the budget is shown but never refuses
         ctx.person = not json_mode and "agent" not in ctx.named and _stdout_is_terminal()
         auto = ctx.config["sync.auto"] and _auto_head(ctx)
-        produced = body(ctx)
-        after = None
-        if isinstance(produced, Cleanup):
-            produced, after = produced
-        if isinstance(produced, Call):
-            from scratch.answers.kernel.registry import execute
-            rendering = render.JsonEnvelope() if json_mode else render.ShellText()
-            try:
-                produced = execute(ctx, rendering, produced)
-            finally:
-                if after is not None:
-                    after()
+        line = None if json_mode else _progress_line(ctx)
+        from scratch.progress import reporting
+        try:
+            with reporting(line):
+                produced = body(ctx)
+                if isinstance(produced, Call):
+                    from scratch.answers.kernel.registry import execute
+                    rendering = render.JsonEnvelope() if json_mode else render.ShellText()
+                    produced = execute(ctx, rendering, produced)
+        finally:
+            if line is not None:
+                line.close()  # wiped before the answer is printed
         code = produced if isinstance(produced, int) else render.render(produced,
                                                                         json_mode=json_mode)
         if auto:
@@ -176,6 +169,21 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
             f"unexpected {type(exc).__name__}: {exc} (set SCRATCH_DEBUG=1 for a traceback)",
             code="internal_error"), json_mode=json_mode)
     raise typer.Exit(code)
+
+
+def _progress_line(ctx: Any) -> Any:
+    """The line that shows a long command's progress to a person: on stderr when stderr is a
+    terminal (never in --json, never into a pipe or a file), once the command has run
+    config ``progress.after`` seconds (:mod:`scratch.progress`)."""
+    try:
+        if not os.isatty(sys.stderr.fileno()):
+            return None
+        width = os.get_terminal_size(sys.stderr.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # replaced or closed (a test's capture)
+        return None
+    from scratch.progress import Shown, TerminalLine
+    return TerminalLine(sys.stderr, Shown(after=float(ctx.config["progress.after"])),
+                        width=width or 80)
 
 
 def _stdout_is_terminal() -> bool:

@@ -138,9 +138,12 @@ def _ident(name: str) -> str:
 def _write_ndjson(rows: Iterable[Mapping[str, Any]], out: Path) -> None:
     import orjson
 
+    from scratch.progress import report
     with open(out, "wb") as fh:
         buf: list[bytes] = []
-        for row in rows:
+        for n, row in enumerate(rows, 1):
+            if not n % 10_000:
+                report("rows", n)
             try:
                 buf.append(orjson.dumps(row, default=str))
             except TypeError:  # integers beyond 64 bits: the stdlib writes them exactly
@@ -251,6 +254,8 @@ class _Session:
                 "autoinstall_known_extensions": False, "autoload_known_extensions": False,
                 "allow_community_extensions": False, "allow_unsigned_extensions": False,
                 "python_enable_replacements": False, "max_memory": MAX_MEMORY})
+            from scratch.query.duck import show_progress
+            show_progress(self.con)
             plans = self._plans(tables)
             files = sorted({str(f) for _, fs in plans.values() for f in fs})
             self.con.execute("SET allowed_paths = [" + ", ".join(_q(f) for f in files) + "]")
@@ -470,10 +475,12 @@ def _run(tables: Mapping[str, Source], query: str, row_limit: int, time_limit: f
             timer.daemon = True
             timer.start()
             try:
-                cur = s.con.execute(query)
-                columns = [d[0] for d in cur.description or []]
-                types = [str(d[1]) for d in cur.description or []]
-                rows = cur.fetchmany(row_limit + 1) if row_limit else cur.fetchmany(1)
+                from scratch.query.duck import watched
+                with watched(s.con, "query"):
+                    cur = s.con.execute(query)
+                    columns = [d[0] for d in cur.description or []]
+                    types = [str(d[1]) for d in cur.description or []]
+                    rows = cur.fetchmany(row_limit + 1) if row_limit else cur.fetchmany(1)
                 break
             except duckdb.InterruptException:
                 raise SqlTimeout(f"the query ran past the time limit of {time_limit:g} s and "
@@ -603,8 +610,11 @@ def _describe(tables: Mapping[str, Source], tmp_dir: Path | None, copies: str
         for name in tables:
             while True:
                 try:
+                    from scratch.query.duck import watched
                     # the columns' type objects (DESCRIBE gives only their whole text)
-                    found = s.con.execute(f"SELECT * FROM {_ident(name)} LIMIT 0").description
+                    with watched(s.con, "query"):
+                        found = s.con.execute(f"SELECT * FROM {_ident(name)} LIMIT 0"
+                                              ).description
                     break
                 except duckdb.Error as exc:
                     if s.copied and _copy_damaged(exc):

@@ -124,7 +124,9 @@ def _attempt(store: Store, git: Plumbing, remote: str, url: str,
     known = git.resolve(tracking_ref(remote))
     bases = git.refs(f"refs/scratch/sync/{remote}/")
     haves = {"head": head or "", "known": known or "", **bases}
+    from scratch.progress import report as said
     with Transport(store.root, url) as tr:
+        said("fetch", 0)
         tip = tr.fetch({k: v for k, v in haves.items() if v})
         check_remote(git, remote, known, tip)
         theirs = git.tree(tip)
@@ -136,7 +138,8 @@ def _attempt(store: Store, git: Plumbing, remote: str, url: str,
         agents = set(only) if only is not None else agents_in(ours, theirs)
         base_trees: dict[str, Tree] = {}
         outcomes: dict[str, Outcome] = {}
-        for agent in sorted(agents):
+        for i, agent in enumerate(sorted(agents)):
+            said("merge", i, len(agents))
             base_commit = bases.get(base_ref(remote, agent))
             if base_commit not in base_trees:
                 base_trees[str(base_commit)] = git.tree(base_commit, f"agents/{agent}/") \
@@ -159,6 +162,7 @@ def _attempt(store: Store, git: Plumbing, remote: str, url: str,
             tree = git.make_tree(local)
             parents = [head] + ([tip] if tip else [])
             new_head = git.commit(tree, parents, _message("Sync", remote, agents, report))
+            said("apply", 0)
             _apply(store, git, ours, local, new_blobs, head, new_head,
                    [(base_ref(remote, a), tip, bases.get(base_ref(remote, a)))
                     for a in agents] if tip else [])
@@ -180,6 +184,7 @@ def _attempt(store: Store, git: Plumbing, remote: str, url: str,
         pushed = git.commit(git.make_tree(outgoing), parents,
                             _message("Push", remote, agents, report))
         fresh = git.refs(f"refs/scratch/sync/{remote}/")
+        said("push", 0)
         if not tr.push(pushed, {"head": new_head, **({"tip": tip} if tip else {})}):
             report["rejected"] = True
             return report

@@ -11,7 +11,7 @@ from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
 
 if TYPE_CHECKING:
-    from scratch.answers.ingest import Companion, Progress
+    from scratch.answers.ingest import Companion
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.rendering import Rendering
     from scratch.answers.kernel.result import Result
@@ -25,8 +25,8 @@ def ingest(ctx: Context, name: Annotated[str | None, OUTPUT_NAME] = None,
            raw: Annotated[bool, RAW] = False,
            store_always: Annotated[bool, STORE_ALWAYS] = False,
            content: Annotated[bytes | None, CONTENT] = None, *,
-           stream: BinaryIO | None = None, progress: Progress | None = None,
-           rendering: Rendering | None = None, partial: bool = False,
+           stream: BinaryIO | None = None, rendering: Rendering | None = None,
+           partial: bool = False,
            companions: tuple[Companion, ...] = (), info: dict[str, object] | None = None,
            notices: tuple[str, ...] = ()) -> Result:
     """The output on ``stream`` (the CLI's stdin) or given as ``content``, passed through or
@@ -42,7 +42,7 @@ def ingest(ctx: Context, name: Annotated[str | None, OUTPUT_NAME] = None,
     opts = IngestOptions(name=name, tool=tool, fmt=format, raw=raw, store_always=store_always,
                          partial=partial, companions=tuple(companions), info=info,
                          notices=tuple(notices))
-    return store_output(ctx, stream, opts, progress=progress, rendering=rendering)
+    return store_output(ctx, stream, opts, rendering=rendering)
 
 
 COMMAND = Command(

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.rendering import Rendering
-    from scratch.calls import Progress
+    from scratch.progress import Progress
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
 
@@ -151,12 +151,12 @@ def run(ctx: Context, tool: Annotated[str | None, TOOL] = None,
         format: Annotated[str | None, FORMAT] = None, raw: Annotated[bool, RAW] = False,
         store_always: Annotated[bool, STORE_ALWAYS] = False,
         name: Annotated[str | None, NAME] = None,
-        words: Annotated[list[str] | None, WORDS] = None, *, progress: Progress | None = None,
+        words: Annotated[list[str] | None, WORDS] = None, *,
         rendering: Rendering | None = None) -> Result:
     """``run``: see :func:`run_command`."""
     words = words or []
     return run_command(ctx, words, name=name, tool=tool, fmt=format, raw=raw,
-                       store_always=store_always, progress=progress, rendering=rendering)
+                       store_always=store_always, rendering=rendering)
 
 
 def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str | None,
@@ -169,8 +169,10 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     scratch itself was interrupted (SIGINT, SIGTERM) while reading it; then scratch exits with
     128 + that signal's number.
     """
+    from scratch import progress as reporting
     from scratch.answers.ingest import IngestOptions, check_options, default_tool, ingest_spooled
     from scratch.spool import spool
+    progress = progress or reporting.report
     if not words:
         raise UsageError("nothing to run: no command was given", code="invalid_argument")
     opts = IngestOptions(name=name, tool=tool or default_tool(words), fmt=fmt, raw=raw,
@@ -200,8 +202,7 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
         assert proc.stdout is not None
         try:
             pipe = cast("IO[bytes]", WakingPipe(proc.stdout.fileno(), interrupts))
-            spooled = spool(pipe, tmp_dir,
-                            progress=(lambda n: progress("read", n, None)) if progress else None)
+            spooled = spool(pipe, tmp_dir, progress=lambda n: progress("read", n, None))
             code = proc.wait()
         except KeyboardInterrupt:  # only where no handler could be installed
             proc.send_signal(signal.SIGINT)

@@ -255,16 +255,18 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         blob = str(ver.info["blob"])
         key = f"{blob}.{fmt}"
         version = ver.version
+    from scratch.progress import report  # an index built here (first use, a synced entry)
+
     def opener() -> EntryIndex:
         try:
             if blob is not None:
-                return open_version_index(path, index_root, blob, fmt, base)
+                return open_version_index(path, index_root, blob, fmt, base, progress=report)
             try:
                 opened = EntryIndex.open(path, index_root / key, fmt)
                 opened.add_base(base)
                 return opened
             except IndexInvalid:
-                return build_index(path, index_root / key, fmt, bases=[base])
+                return build_index(path, index_root / key, fmt, bases=[base], progress=report)
         except PermissionError:
             # a read-only store still answers: index into a private temporary directory
             import atexit

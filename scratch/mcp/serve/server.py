@@ -23,6 +23,8 @@ imports this module. Invariants:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import contextvars
 import time
 import uuid
@@ -127,6 +129,56 @@ def took(name: str, arguments: JSON, seconds: float) -> None:
     _LAST_MS[key] = seconds * 1000
 
 
+class Notifier:
+    """Progress notifications of one call, for a client that sent a ``progressToken``: each
+    report the call's work makes (:mod:`scratch.progress`) that is worth showing becomes a
+    ``notifications/progress`` sent from the event loop, its ``progress`` rising through the
+    stages (stages done, plus the share of the current one) and its ``message`` what a
+    person at a terminal reads. :meth:`sent` waits for them, so all precede the result."""
+
+    def __init__(self, ctx: Ctx, loop: asyncio.AbstractEventLoop, after: float) -> None:
+        from scratch.progress import Shown
+        self.ctx = ctx
+        self.loop = loop
+        self.shown = Shown(after=after, every=0.2)
+        self.stages = 0
+        self.last = 0.0
+        self.pending: list[concurrent.futures.Future[None]] = []
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        from scratch.progress import describe
+        new = stage != self.shown.stage
+        if not self.shown.wanted(stage):
+            return
+        if new and self.last:
+            self.stages += 1
+        share = min(done / total, 0.999) if total else 0.0
+        value = max(self.stages + share, self.last + 0.001)
+        self.last = value
+        message = describe(stage, done, total, self.shown.elapsed())
+        self.pending.append(asyncio.run_coroutine_threadsafe(
+            self.ctx.session.report_progress(round(value, 3), None, message), self.loop))
+
+    async def sent(self) -> None:
+        for future in self.pending:
+            with contextlib.suppress(Exception):  # a client gone: its result goes nowhere too
+                await asyncio.wrap_future(future)
+
+
+def _progress_token(ctx: Ctx) -> object:
+    meta = getattr(ctx, "meta", None)
+    if isinstance(meta, dict):
+        return meta.get("progress_token", meta.get("progressToken"))
+    return getattr(meta, "progress_token", None)
+
+
+def _reported(notifier: Notifier | None, fn: Callable[[], T]) -> T:
+    """``fn()`` with its progress reports going to ``notifier`` (on a worker thread)."""
+    from scratch.progress import reporting
+    with reporting(notifier):
+        return fn()
+
+
 def tool_of(spec: specs.ToolSpec, name: str | None = None) -> types.Tool:
     """``spec`` as tools/list shows it, offered as ``name`` (default: its own)."""
     a = spec.annotations()
@@ -220,12 +272,21 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JS
         who = identity_of(ctx, state)
         session = session_of(ctx, state, who)
         start = time.perf_counter()
+        notifier = None
+        if _progress_token(ctx) is not None:  # the client asked to hear how far a call is
+            notifier = Notifier(ctx, asyncio.get_running_loop(),
+                                float(session.context().config["progress.after"]))
+        name, arguments = params.name, params.arguments
         if hold is not None:
-            outcome = await in_thread(_held, hold, params.name, params.arguments, session)
-        elif runs_inline(params.name, params.arguments, who.transport):
-            outcome = run_tool(params.name, params.arguments, session)
+            outcome = await in_thread(_reported, notifier,
+                                      lambda: _held(hold, name, arguments, session))
+        elif notifier is None and runs_inline(name, arguments, who.transport):
+            outcome = run_tool(name, arguments, session)
         else:
-            outcome = await in_thread(run_tool, params.name, params.arguments, session)
+            outcome = await in_thread(_reported, notifier,
+                                      lambda: run_tool(name, arguments, session))
+        if notifier is not None:
+            await notifier.sent()
         took(params.name, params.arguments, time.perf_counter() - start)
         if fields is not None:
             fields.update(tokens=outcome.tokens, code=outcome.code,
