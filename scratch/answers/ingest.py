@@ -391,19 +391,22 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 received = _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS)
             if received is not None:
                 judged = min(total, received)
-        if rendering.states_meta:
+        if rendering.shows_data:
             # the data is printed: it meets the same rule on its own (the envelope around
-            # it, and the warnings it repeats under meta, are reserved for)
+            # it, and the warnings it repeats under meta, are reserved for). An interface
+            # that shows the text (the CLI's, an MCP tool result's) is sized on the text:
+            # sizing the JSON it never shows cut its pointer to the bare minimum
             overhead = ENVELOPE_TOKENS + sum(count_text(w, spec) + 2 for w in norm.warnings)
-            data, pointer_tokens, detail = fit_data(
+            data, pointer_tokens, level = fit_data(
                 pointer, judged, lambda d: count_text(pointer_json(d, rendering.call_data),
                                                       spec), overhead)
-            text = render_pointer(pointer, rendering.spell, detail=detail)
+            text = render_pointer(pointer, rendering.spell, detail=level.detail,
+                                  calls=level.calls)
         else:
-            text, pointer_tokens, detail = fit_pointer(pointer, judged,
-                                                       lambda t: count_text(t, spec),
-                                                       rendering.spell)
-            data = shape_pointer(pointer, detail)
+            text, pointer_tokens, level = fit_pointer(pointer, judged,
+                                                      lambda t: count_text(t, spec),
+                                                      rendering.spell)
+            data = shape_pointer(pointer, level.detail, calls=level.calls)
     finally:
         if writer is not None:
             writer.wait()

@@ -14,7 +14,7 @@ most 800 tokens. Detail is dropped level by level until it fits.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from scratch.answers.pointer_counts import (
     breakdown,
@@ -363,9 +363,10 @@ def outline_rows(schema: list[Info], detail: int) -> tuple[list[Info],
     return [schema[i] for i in chosen], max(0, len(rows) - limit)
 
 
-def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
+def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3,
+                   calls: int | None = None) -> str:
     """Plain text for the agent, its calls spelled by ``spell``. ``detail`` 3 is everything,
-    0 the bare minimum."""
+    0 the bare minimum; ``calls``: how many next calls (default: as many as the detail has)."""
     head = (f"stored {p['name']} (version {p['version']}): {p['format']}, {p['bytes']:,} bytes, "
             f"{p['lines']:,} lines, {p['tokens']:,} tokens ({p['encoding']}"
             f"{'' if p['exact'] else ', estimate'})")
@@ -446,7 +447,8 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
     if found:
         out.append(error_lines_text(found))
     out.append("next:")
-    out += [f"  {spell(c)}" for c in p["next"][: (8 if detail >= 2 else 5)]]
+    shown = p["next"][: default_calls(detail) if calls is None else calls]
+    out += [f"  {spell(c)}" for c in shown]
     return "\n".join(out) + "\n"
 
 
@@ -511,9 +513,9 @@ def pointer_cap(raw_tokens: int) -> int:
     return min(cap, max(raw_tokens - 1, 1))
 
 
-def shape_pointer(p: Pointer, detail: int) -> Pointer:
-    """The pointer's data cut to what ``render_pointer(p, detail=detail)`` shows, for
-    ``--json``: same keys, fewer entries; ``*_more`` counts say what was left out."""
+def shape_pointer(p: Pointer, detail: int, calls: int | None = None) -> Pointer:
+    """The pointer's data cut to what ``render_pointer(p, detail=detail, calls=calls)`` shows,
+    for ``--json``: same keys, fewer entries; ``*_more`` counts say what was left out."""
     out: Pointer = {**p}  # the figures as they are; the parts below cut to the detail
     out.pop("schema", None)
     out.pop("array", None)
@@ -573,40 +575,60 @@ def shape_pointer(p: Pointer, detail: int) -> Pointer:
             if more > 0:
                 t["headings_more"] = more
         out["text"] = t
-    out["next"] = p["next"][: (8 if detail >= 2 else 5)]
+    out["next"] = p["next"][: default_calls(detail) if calls is None else calls]
     return out
 
 
+class Level(NamedTuple):
+    """How much of a pointer is shown: the detail of its content (3 everything, 0 the bare
+    minimum) and how many of its next calls."""
+
+    detail: int
+    calls: int
+
+
+# The levels a pointer steps down, most first. Its next calls are cut to the first five
+# before its content is: a call's spelling differs by interface and name (a tool call's JSON
+# with an automatic name costs twice a shell line with a short one), and cutting content first
+# gave the same output a thinner pointer on one interface than on another.
+LADDER = (Level(3, 8), Level(2, 8), Level(2, 5), Level(1, 5), Level(0, 5))
+
+
+def default_calls(detail: int) -> int:
+    return 8 if detail >= 2 else 5
+
+
 def fit_data(p: Pointer, raw_tokens: int, count: Callable[[Pointer], int],
-             overhead: int = 0) -> tuple[Pointer, int, int]:
+             overhead: int = 0) -> tuple[Pointer, int, Level]:
     """The most detailed :func:`shape_pointer` whose JSON as printed (``count`` measures it,
     its calls spelled), plus ``overhead`` tokens (the envelope around it), meets the size
-    invariant; that JSON's token count, and the detail."""
+    invariant; that JSON's token count, and the level (:data:`LADDER`)."""
     cap = pointer_cap(raw_tokens) - overhead
     data: Pointer = {}
     n = 0
-    detail = 3
-    for detail in (3, 2, 1, 0):
-        data = shape_pointer(p, detail)
+    level = LADDER[0]
+    for level in LADDER:
+        data = shape_pointer(p, level.detail, calls=level.calls)
         n = count(data)
         if n <= cap:
             break
-    return data, n, detail
+    return data, n, level
 
 
 def fit_pointer(p: Pointer, raw_tokens: int, count: Callable[[str], int],
-                spell: Speller) -> tuple[str, int, int]:
+                spell: Speller) -> tuple[str, int, Level]:
     """The most detailed rendering that meets the size invariant, its token count and its
-    detail."""
+    level (:data:`LADDER`; the last when none does)."""
     cap = pointer_cap(raw_tokens)
     text = ""
     n = 0
-    for detail in (3, 2, 1, 0):
-        text = render_pointer(p, spell, detail=detail)
+    level = LADDER[0]
+    for level in LADDER:
+        text = render_pointer(p, spell, detail=level.detail, calls=level.calls)
         n = count(text)
         if n <= cap:
-            return text, n, detail
-    return text, n, 0
+            break
+    return text, n, level
 
 
 def pointer_json(data: Pointer, call_data: Callable[[Call], object]) -> str:

@@ -229,6 +229,7 @@ class ToolJson(ToolText):
     text block, the same object as compact JSON."""
 
     name = "mcp-json"
+    shows_data = True  # the {"data", "meta"} envelope, not the text
 
     def envelope(self, result: Result) -> JSONObject:
         data = result.data

@@ -11,6 +11,8 @@ Invariants:
   own count and the budget after it) says so with ``states_meta``.
 - ``text_prices``: the rendering prints a result's ``text`` and nothing else that costs, so a
   price the index already knows (``Result.price``) is its cost.
+- ``shows_data``: of a result with both ``text`` and ``data`` (a pointer), the rendering shows
+  the data (as JSON), not the text; what is sized to a rule (the pointer's) is what is shown.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Rendering:
     name = "text"
     states_meta = False
     text_prices = True
+    shows_data = False
 
     def spell(self, call: Call) -> str:
         raise NotImplementedError
