@@ -104,9 +104,11 @@ class ToolSpec(NamedTuple):
         return out
 
     def input_schema(self) -> JSONObject:
+        """The schema tools/list shows: each argument's without the limits only the server
+        checks (:data:`CHECKED_ONLY`)."""
         props: JSONObject = {}
         for p in self.params:
-            schema = dict(p.schema)
+            schema = {k: v for k, v in p.schema.items() if k not in CHECKED_ONLY}
             # a flag left out is off: "default": false would say nothing a model needs, on
             # every flag of every tool in every conversation
             if p.default is not MISSING and p.default is not None and p.default is not False:
@@ -118,6 +120,12 @@ class ToolSpec(NamedTuple):
         if required:
             out["required"] = required
         return out
+
+
+# Keywords of an argument's schema that the server checks (to_core_args) and tools/list leaves
+# out: a model never writes a 1,024-character entry name, and every conversation pays each
+# token of the list (they were a tenth of the proxy's). A call over one is refused by name.
+CHECKED_ONLY = frozenset({"maxLength", "minLength"})
 
 
 # -- argument schemas, declared once -----------------------------------------------------------
@@ -324,6 +332,28 @@ def offer(choice: str, taken: frozenset[str] | set[str] = frozenset()) -> dict[s
             name = RENAMED_PREFIX + name
         out[t.name] = name
     return out
+
+
+class UpstreamTool(NamedTuple):
+    """A tool of an upstream server of ``scratch mcp proxy``, whose big results are stored."""
+
+    server: str
+    name: str  # as the proxy offers it
+    read_only: bool  # its readOnlyHint: a reading tool is the likely maker of a big result
+
+
+_UPSTREAM: list[UpstreamTool] = []  # the proxy's upstream tools (empty: not a proxy)
+
+
+def serve_upstream(tools: list[UpstreamTool]) -> None:
+    """The upstream tools this process (``scratch mcp proxy``) offers beside its own, from
+    now on: what a hint says makes an entry."""
+    _UPSTREAM[:] = tools
+
+
+def upstream_tools() -> list[UpstreamTool]:
+    """The proxy's upstream tools, the reading ones first (each kept in listed order)."""
+    return sorted(_UPSTREAM, key=lambda t: not t.read_only)
 
 
 def served() -> list[tuple[str, ToolSpec]]:

@@ -42,6 +42,15 @@ class Rendering:
         command and arguments, an interface's own spelling in an override."""
         return {"command": call.command, "args": call.args}
 
+    def entries_made(self, *, on_disk: bool) -> str | None:
+        """How a caller of this interface makes an entry, said where a name is unknown
+        (``on_disk``: the name is a file on disk); None: nothing to say. Here the commands a
+        shell has (an MCP rendering says it from the tools its server offers)."""
+        if not on_disk:
+            return None
+        return ("that is a path on disk: entries are stored first (write stores a file as a "
+                "versioned entry, ingest stores a tool's output from stdin)")
+
     def cost(self, result: Result, spec: EncodingSpec) -> int:
         if self.text_prices and result.price is not None:
             return result.price

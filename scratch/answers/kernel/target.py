@@ -148,24 +148,27 @@ def _not_found(store: Store, name: str, names: list[str] | None = None) -> Entry
     from scratch.calls import call
     suggestions = [call("ls")]
     hint = ""
+    unmade: str | None = "name"  # how entries are made is said by the interface (registry)
     close = close_names(name, names or [])
     if close:  # the caller's own call with each close name is offered (answers pipeline)
         hint = "; did you mean " + " or ".join(repr(n) for n in close) + "?"
         suggestions = [call("head", ref=n) for n in close] + suggestions
+        unmade = None
     elif re.fullmatch(f"[0-9a-f]{{1,{MIN_PREFIX - 1}}}", name.partition(".")[0]):
         hint = (f"; a hash prefix needs at least {MIN_PREFIX} hex digits "
                 f"({name.partition('.')[0]!r} has {len(name.partition('.')[0])})")
+        unmade = None
     elif _on_disk(name):
         import os
         leaf = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(name.rstrip("/"))) or "file"
         leaf = leaf.lstrip(".") or "file"
-        hint = ("; that is a path on disk: entries are stored first (write stores a file as "
-                "a versioned entry, ingest stores a tool's output from stdin)")
+        unmade = "path"
         suggestions = [call("write", name=leaf, source=name), call("ls")]
     from scratch.names import where
     error = EntryNotFound(f"no entry named {name!r} {where(store.root, store.agent)}{hint}",
                           name=name, agent=store.agent, store=str(store.root),
                           suggestions=suggestions)
+    error.unmade = unmade
     if close:
         error.details["close_names"] = close
     return error

@@ -65,7 +65,12 @@ RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for resources/read of an unkn
 def instructions() -> str:
     """The server's instructions, naming only the tools it offers (the --tools set)."""
     by_tool = {spec.name: name for name, spec in specs.served()}  # tool -> name offered
-    store = ("Store a big text with ingest (or a proxy stores it for you) and use the pointer "
+    from scratch.mcp.rendering import NAMED_MAKERS, maker_names
+    makers, more = maker_names(NAMED_MAKERS)
+    store = (f"A big result of an upstream tool ({', '.join(makers)}{', …' if more else ''}) "
+             "is stored and you get a pointer to it instead: explore the entry it names"
+             if makers else
+             "Store a big text with ingest (or a proxy stores it for you) and use the pointer "
              "it returns" if "ingest" in by_tool else
              "A big output is stored for you (by a proxy, a hook or 'scratch run'): use the "
              "pointer it returns")
