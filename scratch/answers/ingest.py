@@ -371,12 +371,14 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         target = open_target(ctx, name)
         try:
             from scratch.answers.pointer_grep import error_lines_for
+            from scratch.answers.pointer_snapshot import snapshot_for
             pointer = build_pointer(
                 name=name, version=main["version"], fmt=norm.format, size=size, lines=lines,
                 tokens=total, encoding=spec.name, exact=spec.exact, info=index.info,
                 companions=companion_names, warnings=norm.warnings, partial=opts.partial,
                 existing=existing or main["unchanged"], sizer=EntrySizer(meter, target),
-                error_lines=error_lines_for(target, norm.format, index.info))
+                error_lines=error_lines_for(target, norm.format, index.info),
+                snapshot=snapshot_for(target, index.info))
         finally:
             target.index.close()
             index.close()

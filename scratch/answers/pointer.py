@@ -21,6 +21,7 @@ from scratch.answers.pointer_counts import (
     category_field,
     csv_category,
     csv_sql,
+    flat_table_sql,
     kube_calls,
     kube_lines,
     log_calls,
@@ -65,6 +66,8 @@ class Pointer(TypedDict, total=False):
     text: Info
     records: Info
     kubernetes: Info  # what stands out in Kubernetes objects (scratch.index.kube)
+    snapshot: Info  # the last of NDJSON snapshots (scratch.answers.pointer_snapshot)
+    openapi: Info  # an API description's operations (scratch.index.openapi)
     error_lines: Info  # the checked error grep: pattern, lines, in_values
     companions: list[str]
     next: list[Call]
@@ -180,6 +183,31 @@ def pick_fields(items: Info, limit: int = 3) -> list[str]:
     return [s[3] for s in scored[:limit]]
 
 
+def nested_keys(items: Info, keys: list[Info]) -> dict[str, list[str]]:
+    """The child keys of each object-valued top-level key of an item union, in order."""
+    from scratch.answers.pointer_counts import children_of
+    out = {}
+    for k in keys:
+        if set(k.get("types") or {}) - {"null"} == {"object"}:
+            children = children_of(items, str(k["key"]))
+            if children:
+                out[str(k["key"])] = children
+    return out
+
+
+NESTED_SHOWN = {3: 8, 2: 8}  # an object key's child keys the items line names, by detail
+
+
+def _with_nested(key: str, shown: str, nested: dict[str, list[str]], detail: int) -> str:
+    children = nested.get(key)
+    limit = NESTED_SHOWN.get(min(detail, 3), 0)
+    if not children or not limit:
+        return shown
+    names = children[:limit]
+    more = f", … {len(children) - len(names)} more" if len(children) > len(names) else ""
+    return f"{shown} {{{', '.join(names)}{more}}}"
+
+
 def presence(key: Info, total: int) -> str:
     """``k/n`` of one key of an item union, and how many of its values are null."""
     nulls = (key.get("types") or {}).get("null") or 0
@@ -203,14 +231,17 @@ def parsed_records(fmt: str, info: Info) -> Info | None:
 
 def suggests_grep(fmt: str, info: Info) -> bool:
     """Whether the pointer of this entry would suggest an error grep (so it is checked): not
-    a parsed log, whose errors are counted from its records, nor binary content."""
-    return fmt != "binary" and parsed_records(fmt, info) is None
+    a parsed log, whose errors are counted from its records, nor binary content, nor an API
+    model, whose error words name shapes (:func:`scratch.answers.pointer_api.api_model`)."""
+    from scratch.answers.pointer_api import api_model
+    return fmt != "binary" and parsed_records(fmt, info) is None and api_model(info) is None
 
 
 def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, tokens: int,
                   encoding: str, exact: bool, info: Info, companions: list[str],
                   warnings: list[str], partial: bool, existing: bool = False,
-                  sizer: EntrySizer | None = None, error_lines: Info | None = None) -> Pointer:
+                  sizer: EntrySizer | None = None, error_lines: Info | None = None,
+                  snapshot: Info | None = None) -> Pointer:
     """The pointer's data. With ``sizer`` (the new version's costs) every next call is one
     that fits the per-call cap: windows shrink, a value too big to print whole is asked for
     with ``fit``, and a call that cannot fit at all is left out.
@@ -218,7 +249,8 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     ``error_lines``: the error grep as checked over the content
     (:func:`scratch.answers.pointer_grep.check_error_grep`); the grep is suggested only when
     its words were found in values, not only in key names (None: not checked, not
-    suggested)."""
+    suggested). ``snapshot``: the last item of NDJSON whose lines are snapshots of one state
+    (:func:`scratch.answers.pointer_snapshot.snapshot_for`), summarized and read first."""
     ref = name
 
     def schema_cmd() -> Call | None:  # sized only for the formats that suggest it
@@ -237,7 +269,17 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
         pointer["partial"] = True
     nxt: list[Call | None] = []
     schema = info.get("schema")
-    if isinstance(schema, dict):
+    api = info.get("openapi")
+    if isinstance(schema, dict) and isinstance(api, dict):
+        # an API description: its operations, under paths, before anything its size points at
+        from scratch.answers.pointer_api import openapi_calls
+        pointer["schema"] = _outline(schema, depth=3)
+        pointer["openapi"] = api
+        nxt += [*openapi_calls(ref, api), schema_cmd()]
+        if api.get("schemas"):
+            nxt.append(call("iterate-over", ref=ref, path=str(api.get("schemas_path")),
+                            fields=["_key", "type"], limit=20))
+    elif isinstance(schema, dict):
         pointer["schema"] = _outline(schema, depth=3)
         arrays = array_nodes(schema)
         maps = record_maps(schema)
@@ -260,6 +302,9 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                 "samples": [{"index": s.get("index"), "value": s.get("value")}
                             for s in (items.get("samples") or [])[:3]],
             }
+            nested = nested_keys(items, keys)
+            if nested:  # an object's own fields (GeoJSON's properties.mag), outlined
+                pointer["array"]["nested"] = nested
             fields = pick_fields(items)
             nxt += [schema_cmd(), call("item-schema", ref=ref, path=path, depth=2)]
             kube = info.get("kubernetes")
@@ -275,10 +320,15 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
             sep = "" if path == "." else "."
             first = get_in(f"{path}{sep}0" if path != "." else "0")
             table = records_sql(ref, path, items, category)
-            if standing:  # the rows that stand out list items better than the first fields
-                nxt += [standing[0], counts, first, *standing[1:], listing, table]
+            flat = None if table else flat_table_sql(ref, path, items, category, size)
+            if snapshot is not None:  # a state per line: the last one is the question
+                pointer["snapshot"] = snapshot
+                nxt.insert(len(nxt) - 1, get_in("-1"))
+                nxt += [listing, counts, table, flat]
+            elif standing:  # the rows that stand out list items better than the first fields
+                nxt += [standing[0], counts, first, *standing[1:], listing, table, flat]
             else:
-                nxt += [listing, counts, table, first]
+                nxt += [listing, counts, table, first, flat]
         else:
             kube = info.get("kubernetes")
             if isinstance(kube, dict):  # one object (a Pod)
@@ -392,16 +442,23 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3,
     if arr and detail >= 1:
         keys = list(arr["keys"].items())
         shown = keys[: (30 if detail >= 2 else 12)]
+        nested = arr.get("nested") or {}
         out.append(f"items of {arr['path']} ({arr['length']}): keys "
-                   + ", ".join(f"{k} {v}" for k, v in shown)
+                   + ", ".join(_with_nested(k, f"{k} {v}", nested, detail) for k, v in shown)
                    + (f", … {len(keys) - len(shown)} more" if len(keys) > len(shown) else ""))
         samples = arr["samples"][: (3 if detail >= 3 else 1 if detail >= 2 else 0)]
         width = 300 if detail >= 3 else 160
         for s in samples:
             out.append(f"  {sample_label(s.get('index'), arr['length'])}: "
                        f"{_cut(s.get('value'), width)}")
+    if p.get("snapshot") and detail >= 1:
+        from scratch.answers.pointer_snapshot import snapshot_lines
+        out += snapshot_lines(p["snapshot"], int(arr["length"] if arr else 0), detail)
     if p.get("kubernetes") and detail >= 1:
         out += kube_lines(p["kubernetes"], detail)
+    if p.get("openapi") and detail >= 1:
+        from scratch.answers.pointer_api import openapi_lines
+        out += openapi_lines(p["openapi"], detail)
     text = p.get("text")
     if text and detail >= 1:
         if text.get("timestamp_format"):
@@ -530,6 +587,19 @@ def shape_pointer(p: Pointer, detail: int, calls: int | None = None) -> Pointer:
         if detail == 1:
             out["kubernetes"] = {k: (v[:3] if isinstance(v, list) and k != "short" else v)
                                  for k, v in kube.items() if k not in ("kinds", "path")}
+    snap = p.get("snapshot")
+    if snap and detail < 1:
+        out.pop("snapshot", None)
+    elif snap:  # as snapshot_lines shows it
+        from scratch.answers.pointer_snapshot import ROWS
+        out["snapshot"] = {**snap, "outline": snap["outline"][:ROWS if detail >= 3 else
+                                                               8 if detail == 2 else 4]}
+    api = p.get("openapi")
+    if api and detail < 1:
+        out.pop("openapi", None)
+    elif api and detail == 1:  # as openapi_lines shows it
+        out["openapi"] = {**api, "methods": api.get("methods", [])[:4],
+                          "tags": api.get("tags", [])[:4], "deprecated_examples": []}
     if p.get("records") and detail >= 1:
         top = 5 if detail >= 2 else 3
         rec = dict(p["records"])
@@ -551,6 +621,12 @@ def shape_pointer(p: Pointer, detail: int, calls: int | None = None) -> Pointer:
         out["array"] = {**arr, "keys": dict(shown),
                         "samples": arr["samples"][: (3 if detail >= 3 else 1 if detail >= 2
                                                      else 0)]}
+        limit = NESTED_SHOWN.get(min(detail, 3), 0)
+        if arr.get("nested") and limit:
+            out["array"]["nested"] = {k: v[:limit] for k, v in arr["nested"].items()
+                                      if k in out["array"]["keys"]}
+        else:
+            out["array"].pop("nested", None)
         if len(keys) > len(shown):
             out["array"]["keys_more"] = len(keys) - len(shown)
     text = p.get("text")
