@@ -228,7 +228,8 @@ def test_empty_stdin_binary_and_invalid_utf8(scratch_home: Path) -> None:
     assert cli("write", "e", "--allow-empty", input=b"").code == 0
     blob = bytes(range(256)) * 4
     cli("write", "bin", input=blob)
-    assert cli("read", "bin").out == blob  # piped: byte-exact
+    assert cli("read", "bin", "--raw").out == blob  # byte-exact when asked (issue 30 item 11)
+    assert b"\x00" not in cli("read", "bin").out  # else a note, never NUL bytes on stdout
     bad = b"caf\xe9 latin-1\n"
     cli("write", "latin", input=bad)
     assert (scratch_home / "agents/default/files/latin").read_bytes() == bad

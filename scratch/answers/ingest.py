@@ -370,6 +370,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         meter = Meter(ctx, rendering)
         target = open_target(ctx, name)
         try:
+            from scratch.answers.pointer_binary import binary_for
             from scratch.answers.pointer_grep import error_lines_for
             from scratch.answers.pointer_snapshot import snapshot_for
             pointer = build_pointer(
@@ -378,7 +379,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 companions=companion_names, warnings=norm.warnings, partial=opts.partial,
                 existing=existing or main["unchanged"], sizer=EntrySizer(meter, target),
                 error_lines=error_lines_for(target, norm.format, index.info),
-                snapshot=snapshot_for(target, index.info))
+                snapshot=snapshot_for(target, index.info),
+                binary=binary_for(target, norm.format))
         finally:
             target.index.close()
             index.close()

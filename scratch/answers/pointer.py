@@ -68,6 +68,7 @@ class Pointer(TypedDict, total=False):
     kubernetes: Info  # what stands out in Kubernetes objects (scratch.index.kube)
     snapshot: Info  # the last of NDJSON snapshots (scratch.answers.pointer_snapshot)
     openapi: Info  # an API description's operations (scratch.index.openapi)
+    binary: Info  # what binary content is, its first bytes (scratch.answers.pointer_binary)
     error_lines: Info  # the checked error grep: pattern, lines, in_values
     companions: list[str]
     next: list[Call]
@@ -241,7 +242,7 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                   encoding: str, exact: bool, info: Info, companions: list[str],
                   warnings: list[str], partial: bool, existing: bool = False,
                   sizer: EntrySizer | None = None, error_lines: Info | None = None,
-                  snapshot: Info | None = None) -> Pointer:
+                  snapshot: Info | None = None, binary: Info | None = None) -> Pointer:
     """The pointer's data. With ``sizer`` (the new version's costs) every next call is one
     that fits the per-call cap: windows shrink, a value too big to print whole is asked for
     with ``fit``, and a call that cannot fit at all is left out.
@@ -250,7 +251,9 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     (:func:`scratch.answers.pointer_grep.check_error_grep`); the grep is suggested only when
     its words were found in values, not only in key names (None: not checked, not
     suggested). ``snapshot``: the last item of NDJSON whose lines are snapshots of one state
-    (:func:`scratch.answers.pointer_snapshot.snapshot_for`), summarized and read first."""
+    (:func:`scratch.answers.pointer_snapshot.snapshot_for`), summarized and read first.
+    ``binary``: what a binary content is (:func:`scratch.answers.pointer_binary.binary_for`):
+    shown, with its strings as the next call instead of any range of its lines."""
     ref = name
 
     def schema_cmd() -> Call | None:  # sized only for the formats that suggest it
@@ -371,10 +374,16 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
         # matching lines can be far longer than the average: --fit takes what fits, with next
         nxt.append(call("grep", ref=ref, pattern=error_lines["pattern"], ignore_case=True,
                         max_count=20, fit=True))
-    nxt.append(call("slice", ref=ref, start=1, end=min(40, lines)) if sizer is None
-               else sizer.first_lines(40))
-    if lines > 40:
-        nxt.append(call("tail", ref=ref, lines=40) if sizer is None else sizer.last_lines(40))
+    if binary is not None:  # its strings, never a range of its lines (raw bytes, NUL too)
+        from scratch.answers.pointer_binary import binary_calls
+        pointer["binary"] = binary
+        nxt += binary_calls(ref)
+    else:
+        nxt.append(call("slice", ref=ref, start=1, end=min(40, lines)) if sizer is None
+                   else sizer.first_lines(40))
+        if lines > 40:
+            nxt.append(call("tail", ref=ref, lines=40) if sizer is None
+                       else sizer.last_lines(40))
     if companions:
         pointer["companions"] = companions
         nxt.append(call("head", ref=companions[0]))
@@ -498,6 +507,9 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3,
             start = (text.get("last_lines_start") or 0) + len(text["last_lines"]) - len(last)
             out.append(f"last lines (from line {start}):" if start else "last lines:")
             out += [f"  {_cut(line, width)}" for line in last]
+    if p.get("binary"):  # at every detail: it is all a binary pointer says
+        from scratch.answers.pointer_binary import binary_lines
+        out += binary_lines(p["binary"])
     if p.get("companions"):
         out.append("embedded documents stored as: " + ", ".join(p["companions"][:5]))
     found = p.get("error_lines")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
 
@@ -117,9 +116,6 @@ def to_call(cmd: Command, given: dict[str, object]) -> Call:
             continue
         check(cmd, p, value)
         args[p.name] = cast("ArgValue", value)  # a str, int, bool, list[str] or bytes
-    for p in params(cmd):
-        if p.arg.supplied == "terminal" and sys.stdout.isatty():
-            args[p.name] = True
     return Call(cmd.name, args)
 
 

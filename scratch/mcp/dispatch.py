@@ -12,8 +12,7 @@ Invariants:
 - A ScratchError never escapes; any other exception becomes ``internal_error`` with a
   message (never a traceback), and nothing half-done is left: the core's writes are atomic.
 - What the session decides is never a tool argument: ``get_usage_stats`` counts the session's
-  own agent only (as ``list_calls`` lists its calls only), and ``read`` shows binary content
-  as text only when asked (``raw``).
+  own agent only (as ``list_calls`` lists its calls only).
 """
 
 from __future__ import annotations
@@ -51,10 +50,7 @@ class ToolOutcome(NamedTuple):
 
 def core_call(spec: ToolSpec, args: CoreArgs, ctx: Context) -> Call:
     """The core call of a tool call whose arguments were checked (``args``: core names)."""
-    if spec.command == "read":
-        # the answer goes into a model: binary content only as a notice unless raw is asked
-        args = {**args, "terminal": True}
-    elif spec.command in ("stats", "calls"):
+    if spec.command in ("stats", "calls"):
         args = {**args, "agent": ctx.agent}  # one agent's figures: no other agent is named
     return Call(spec.command, args)
 

@@ -77,10 +77,8 @@ class LogRows:
     def field_path(self, text: str) -> ParsedPath:
         """A field name as it is (``a.b`` is the field ``a.b`` when there is one), anything
         else as a path."""
-        from scratch.query.paths import ParsedPath, parse_path
-        if text in self.columns:
-            return ParsedPath(text, "dot", (text,))
-        return parse_path(text)
+        from scratch.query.paths import parse_field
+        return parse_field(text, self.columns)
 
     def _read(self, offset: int, end: int) -> list[Row]:
         from scratch.formats.logformats import records
