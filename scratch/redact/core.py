@@ -91,8 +91,9 @@ def _apply(buf: Any, hits: list[Hit], key: bytes, binary: bool, out: Any) -> lis
     for hit in hits:
         if hit.start < pos:
             continue
-        line += buf.count(b"\n", pos, hit.start)
-        out.write(buf[pos:hit.start])
+        segment = buf[pos:hit.start]  # bytes (a map has no count of its own)
+        line += segment.count(b"\n")
+        out.write(segment)
         value = bytes(buf[hit.start:hit.end])
         mark = marker(hit.rule, value, key)
         out.write(b"*" * len(value) if binary else mark.encode("utf-8"))
@@ -164,7 +165,7 @@ def relocate(redaction: Redaction, content: Any) -> Redaction:
         text = m.group(0).decode("utf-8")
         if text != pending[0]["marker"]:
             continue  # a marker that was in the input already
-        line += content.count(b"\n", pos, m.start())
+        line += content[pos:m.start()].count(b"\n")
         pos = m.start()
         out.append({**pending.pop(0), "line": line})
     out.extend(pending)  # binary content: no markers, the lines stay
