@@ -18,12 +18,15 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from scratch.redact.scan import Hit
 
 MAX_DOCUMENT = 256 << 20
+_YAML_DOCS = re.compile(rb"(?m)^---[ \t]*(?:#.*)?\r?$")
+_YAML_SECRET = re.compile(rb"(?m)^[ \t-]*kind:[ \t]*[\"']?Secret[\"']?[ \t]*\r?$")
 ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 
 
@@ -62,10 +65,16 @@ def _parse(data: bytes) -> list[Any]:
         pass
     import yaml
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return [d for d in yaml.load_all(data, Loader=loader) if d is not None]  # noqa: S506
-    except yaml.YAMLError:
-        return []
+    out: list[Any] = []
+    # only the documents that hold a Secret are parsed (a big install manifest holds a few)
+    for doc in _YAML_DOCS.split(data):
+        if _YAML_SECRET.search(doc) is None:
+            continue
+        try:
+            out.extend(d for d in yaml.load_all(doc, Loader=loader) if d is not None)  # noqa: S506
+        except yaml.YAMLError:
+            continue
+    return out
 
 
 def path_text(path: list[str | int]) -> str:

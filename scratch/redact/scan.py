@@ -84,11 +84,24 @@ def _line_end(buf: Any, pos: int, ceiling: int) -> tuple[int, bool]:
     return (ceiling, ceiling < len(buf)) if found < 0 else (found, False)
 
 
+_PLACEHOLDER_WORDS = (b"insert", b"your_", b"your-", b"replace", b"changeme_", b"example",
+                      b"placeholder", b"notapassword", b"dummy")
+
+
 def _is_plain(value: bytes) -> bool:
+    """A value under a secret-named key that holds no secret: a boolean or number, a mask
+    (``****``, ``XXXX``), a placeholder (``<token>``, ``${TOKEN}``, ``insert_key_here``)."""
     low = value.strip().lower()
     if low in _PLAIN_VALUES or not low:
         return True
-    return low.lstrip(b"-").replace(b".", b"", 1).isdigit()
+    if low.lstrip(b"-").replace(b".", b"", 1).isdigit():
+        return True
+    if (low.startswith(b"<") and low.endswith(b">")) or low.startswith((b"${", b"$(", b"{{")):
+        return True
+    masked = sum(low.count(c) for c in (b"x", b"*", b"#", b"."))
+    if masked * 10 >= len(low) * 6:
+        return True
+    return any(w in low for w in _PLACEHOLDER_WORDS)
 
 
 def _secret_of(rule: Rule, m: Any) -> tuple[int, int]:
@@ -207,6 +220,33 @@ class Scan:
     kube_secret: bool
 
 
+_IDENT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_KEY_CACHE: dict[bytes, bool] = {}
+
+
+def _innocent_key(rs: RuleSet, buf: Any, m: Any) -> bool:
+    """A hit that is only a key and an ``=`` or ``:`` (the prefilter's part for the rules by
+    place) whose whole key neither names a secret nor holds a gitleaks keyword (``"passed":``
+    in nginx's stats): no rule can find anything from it, so its window is not checked."""
+    hit = m.group(0)
+    if not hit.endswith((b":", b"=")) or hit[:4].lower() == b"name":
+        return False
+    start = m.start()
+    floor = max(0, start - 64)
+    while start > floor and buf[start - 1] in _IDENT:
+        start -= 1
+    end = m.end() - 1
+    key = bytes(buf[start:end]).strip(b"\"' \t")
+    found = _KEY_CACHE.get(key)
+    if found is None:
+        text = key.decode("latin-1")
+        found = not secret_key_name(text) and not text.lower().startswith("name") \
+            and not rs.gitleaks_keyword_in(text.lower())
+        if len(_KEY_CACHE) < 50000:
+            _KEY_CACHE[key] = found
+    return found
+
+
 def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | None = None,
          rules: RuleSet | None = None, memo: dict[bytes, list[Hit]] | None = None) -> Scan:
     """Find secrets in ``buf`` (bytes or a map of a file) whose prefilter hit starts in
@@ -222,6 +262,8 @@ def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | Non
     for m in pre.finditer(buf, lo, hi):
         pos = m.start()
         if pos < covered:
+            continue
+        if _innocent_key(rs, buf, m):
             continue
         start, cut_start = _line_start(buf, pos, max(0, pos - MARGIN))
         if not cut_start and start > 0:

@@ -60,8 +60,7 @@ def write(ctx: Context, name: Annotated[str, NAME],
                 f"{rec['lines']:,} line{'' if rec['lines'] == 1 else 's'}")
         text = f"{name}: version {rec['version']} ({size})\n"
     if told is not None:
-        text += f"{name}: {sentence(told)}; scratch redactions {name} lists them\n" \
-            if "rules" in told else f"{name}: {sentence(told)}\n"
+        text += f"{name}: {sentence(told)}\n"
     return Result("write", data=out, text=text)
 
 
