@@ -330,16 +330,16 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         if redaction.findings:  # their lines in the stored form (JSON may be laid out anew)
             from scratch.redact.core import relocate
             redaction = relocate(redaction, prepared)
-        extra = opts.info or {}
-        if extra and policy.enabled:  # what the caller adds (an MCP result's words) is stored
+        added = opts.info or {}
+        if added and policy.enabled:  # what the caller adds (an MCP result's words) is stored
             from scratch.redact.core import redact_value
             from scratch.redact.markers import store_key
-            extra = redact_value(extra, store_key(ctx.root), allowed=policy.allowed())
+            added = redact_value(added, store_key(ctx.root), allowed=policy.allowed())
         info = {"format": norm.format, "tool": opts.tool, "tokens": total,
                 "encoding": spec.name, "base_tokens": {spec.base: base_total},
                 "partial": opts.partial, "layout": norm.layout,
                 "source_sha256": spooled.sha256, "bytes_received": spooled.size,
-                "warnings": norm.warnings, **extra}
+                "warnings": norm.warnings, **added}
         items = [Pending(name, prepared, "output", info, blob, size, lines, binary, redaction)]
         companion_names: list[str] = []
         given = [Companion(emb.slug, emb.text.encode("utf-8", errors="surrogatepass"),

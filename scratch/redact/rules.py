@@ -362,7 +362,7 @@ PLACE_RULES: tuple[Rule, ...] = (
     # connection strings)
     Rule("secret-assignment", r'(?:^|[\s;&?,"\'(\[{:/])(?:export[ \t]+)?(' + _KEY
          + r')[ \t]{0,3}=[ \t]{0,3}(?:"([^"\n]{1,1000})"|\'([^\'\n]{1,1000})\'|'
-         r'([^\s"\'&;,(){}\[\]<>]{1,1000})(?:[\s"\'&;,)\]]|$))',
+         r'([^\s"\'&;,(){}\[\]<>]{1,1000}))',
          ("pass", "pwd", "secret", "token", "key", "credential", "auth"), place=True),
     # scheme://user:password@host
     Rule("url-password", r'[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^/\s:@"\'<>]{0,256}:'

@@ -144,6 +144,9 @@ def check_window(rs: RuleSet, window: bytes, allowed: Allowed | None = None,
                 start, end = _place_value(rule, m)
                 if key is not None and start >= 0 and reference_value(key, window[start:end]):
                     continue
+                if rule.id == "secret-assignment" and window[end:end + 1] in (b"{", b"(",
+                                                                              b"[", b"<"):
+                    continue  # "token=Token{9f4e}": an object's name, not a value
             else:
                 key = None
                 start, end = _secret_of(rule, m)

@@ -12,7 +12,7 @@ lines above it (list items as ``*``).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import REF
 from scratch.answers.kernel.result import Result, Table
@@ -36,12 +36,14 @@ def redactions(ctx: Context, ref: Annotated[str, REF], limit: Annotated[int, LIM
     target = open_target(ctx, ref, logs=True)
     try:
         kept = target.info.get("redaction")
-        fmt = str(target.info.get("format") or ("ndjson" if target.kind == "log" else ""))
+        # the format stored with the version, else the one its index was built for
+        fmt = str(target.info.get("format") or ("ndjson" if target.kind == "log"
+                                                else target.key.rsplit(".", 1)[-1]))
         path = target.path
     finally:
         target.index.close()
     label = target.name if target.version is None else f"{target.name}@{target.version}"
-    data: dict[str, Any] = {"name": target.name, "version": target.version}
+    data: dict[str, object] = {"name": target.name, "version": target.version}
     if not isinstance(kept, dict):
         data.update(recorded=False, count=0, findings=[])
         return Result("redactions", data=data, text=(
@@ -50,7 +52,7 @@ def redactions(ctx: Context, ref: Annotated[str, REF], limit: Annotated[int, LIM
     if kept.get("redacted") is False or (target.kind == "log" and kept.get("unredacted")):
         data.update(recorded=True, count=int(kept.get("count") or 0), findings=[],
                     unredacted=str(kept.get("unredacted")))
-    findings: list[dict[str, Any]] = [dict(f) for f in kept.get("findings") or []]
+    findings: list[dict[str, object]] = [dict(f) for f in kept.get("findings") or []]
     count = int(kept.get("count") or len(findings))
     rules = dict(kept.get("rules") or {})
     if findings and target.kind != "log":
@@ -71,7 +73,7 @@ def redactions(ctx: Context, ref: Annotated[str, REF], limit: Annotated[int, LIM
             else ""
         lines.append(f"{label}: {count} value{'' if count == 1 else 's'} redacted at capture"
                      + (f" ({listed})" if listed else "") + f"{source}")
-    for miss in data.get("missed", ()):
+    for miss in kept.get("missed") or ():
         lines.append(f"not redacted (not found in the text): {miss}")
     if kept.get("truncated"):
         lines.append(f"only the first {len(findings)} findings were kept")
@@ -87,9 +89,9 @@ def redactions(ctx: Context, ref: Annotated[str, REF], limit: Annotated[int, LIM
                   table=table, notices=tuple(lines) if table else ())
 
 
-def _add_paths(findings: list[dict[str, Any]], path: Path, fmt: str) -> None:
+def _add_paths(findings: list[dict[str, object]], path: Path, fmt: str) -> None:
     """The JSON/YAML path of each finding that has none (see the module docstring)."""
-    wanted = {int(f["line"]) for f in findings if "path" not in f and "line" in f}
+    wanted = {_int(f.get("line")) for f in findings if "path" not in f and "line" in f}
     if not wanted:
         return
     try:
@@ -106,17 +108,35 @@ def _add_paths(findings: list[dict[str, Any]], path: Path, fmt: str) -> None:
     else:
         return
     for f in findings:
-        if "path" not in f and int(f.get("line", 0)) in found:
-            paths = found[int(f["line"])]
-            if paths:
-                f["path"] = paths.pop(0)
+        line = _int(f.get("line"))
+        if "path" not in f and line in found and found[line]:
+            f["path"] = found[line].pop(0)
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else int(str(value or 0))
+
+
+class _Level:
+    """One open object or array while reading JSON text: its key or index so far."""
+
+    __slots__ = ("array", "index", "key", "expect_key")
+
+    def __init__(self, array: bool) -> None:
+        self.array = array
+        self.index = 0
+        self.key = ""
+        self.expect_key = not array
+
+    def label(self) -> str:
+        return str(self.index) if self.array else self.key
 
 
 def _json_paths(data: bytes, lines: set[int]) -> dict[int, list[str]]:
     """For each line in ``lines``, the paths of the marked string values on it, in order."""
     out: dict[int, list[str]] = {}
     last = max(lines)
-    stack: list[list[Any]] = []  # [kind, key or index, expecting a key]
+    stack: list[_Level] = []
     line = 1
     record = 0  # NDJSON: the record's index
     for m in _TOKEN.finditer(data):
@@ -129,24 +149,24 @@ def _json_paths(data: bytes, lines: set[int]) -> dict[int, list[str]]:
                 record += 1
             continue
         if tok == b"{":
-            stack.append(["obj", None, True])
+            stack.append(_Level(False))
         elif tok == b"[":
-            stack.append(["arr", 0, False])
+            stack.append(_Level(True))
         elif tok in (b"}", b"]"):
             if stack:
                 stack.pop()
         elif tok == b",":
-            if stack and stack[-1][0] == "arr":
-                stack[-1][1] += 1
+            if stack and stack[-1].array:
+                stack[-1].index += 1
             elif stack:
-                stack[-1][2] = True
+                stack[-1].expect_key = True
         elif tok == b":":
             if stack:
-                stack[-1][2] = False
-        elif stack and stack[-1][0] == "obj" and stack[-1][2]:
-            stack[-1][1] = tok[1:-1].decode("utf-8", "replace")
+                stack[-1].expect_key = False
+        elif stack and not stack[-1].array and stack[-1].expect_key:
+            stack[-1].key = tok[1:-1].decode("utf-8", "replace")
         elif line in lines and _MARK in tok:
-            parts = [str(s[1]) for s in stack]
+            parts = [s.label() for s in stack]
             if record and not parts:
                 parts = [str(record)]
             out.setdefault(line, []).append(".".join(parts))
