@@ -449,15 +449,13 @@ NOISY_KEYWORDS = frozenset({"s.", "api", "ey", "auth", "key", "sk", "_pub", "sec
 # A leading part of a pattern that only widens a match to the left: dropped from the
 # prefilter (any match of the whole implies one of the rest).
 _LEADING = ("(?i)[\\w.-]{0,50}?", "[\\w.-]{0,50}?", "\\b")
-# generic-api-key: its pattern up to the shortest value it accepts
-GENERIC_PREFILTER = ("(?i)(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|"
-                     "secret|token)(?:[ \\t\\w.-]{0,20})[\\s'\"]{0,3}(?:=|>|:{1,3}=|\\|\\||:|=>|"
-                     "\\?=|,)[\\x60'\"\\s=]{0,5}(?:[\\w.=-]{10}|[a-z0-9][a-z0-9+/]{11})")
 # the rules by place: what each of their finds begins with or holds
 PLACE_PREFILTER = (
-    # a secret-looking key, then = or : (field, YAML line, assignment, env name)
-    "(?i:pass|pwd|secret|token|key|credential|auth|cookie)[A-Za-z0-9_.\\-]{0,60}"
-    "(?:\\\\{0,3}[\"'])?[ \\t]{0,8}[:=]",
+    # a secret-looking key (a bare "key" names no secret: "apiKey", "x_key" may), then = or
+    # : and the start of a value (not an object, a list or the end of the line)
+    "(?:(?i:pass|pwd|secret|token|credential|auth|cookie)|[A-Za-z0-9][_.\\-]?(?i:key))"
+    "[A-Za-z0-9_.\\-]{0,60}(?:\\\\{0,3}[\"'])?[ \\t]{0,8}[:=][ \\t]{0,8}"
+    "(?:\\\\{0,3}[\"'])?[^\\s{\\[,:]",
     # an env entry's name that says secret (its value may come on the next line)
     "(?i)name\\\\{0,3}[\"']?[ \\t]{0,8}:[ \\t]{0,8}\\\\{0,3}[\"']?[A-Za-z0-9_.\\-]{0,60}"
     "(?:pass|pwd|secret|token|key|credential|auth)",
@@ -492,9 +490,7 @@ def prefilter_pattern(rules: Sequence[Rule]) -> str:
     for rule in rules:
         if rule.place:
             continue
-        if rule.id == "generic-api-key":
-            parts.append(GENERIC_PREFILTER)
-        elif not rule.keywords or NOISY_KEYWORDS.intersection(rule.keywords):
+        if not rule.keywords or NOISY_KEYWORDS.intersection(rule.keywords):
             parts.append(_strip_leading(rule.regex))
         else:
             words.update(rule.keywords)

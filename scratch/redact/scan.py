@@ -223,28 +223,57 @@ class Scan:
     kube_secret: bool
 
 
+_ANCHORS: list[Any] = []
+
+
+def _anchor_kind(hit: bytes) -> str | None:
+    """Which of the prefilter's parts for the rules by place ``hit`` is wholly: ``key`` (a
+    key, = or :, a value's start), ``name`` (an env entry's name), else None."""
+    if not _ANCHORS:
+        from scratch.redact.rules import PLACE_PREFILTER, compile_bytes
+        _ANCHORS.extend(compile_bytes(p.encode("latin-1")) for p in PLACE_PREFILTER[:2])
+    if _ANCHORS[0].fullmatch(hit) is not None:
+        return "key"
+    if _ANCHORS[1].fullmatch(hit) is not None:
+        return "name"
+    return None
+
+
 _IDENT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _KEY_CACHE: dict[bytes, bool] = {}
 
 
 def _innocent_key(rs: RuleSet, buf: Any, m: Any) -> bool:
-    """A hit that is only a key and an ``=`` or ``:`` (the prefilter's part for the rules by
-    place) whose whole key neither names a secret nor holds a gitleaks keyword (``"passed":``
-    in nginx's stats): no rule can find anything from it, so its window is not checked."""
+    """A hit of the prefilter's parts for the rules by place (a key, ``=`` or ``:`` and the
+    start of a value; or an env entry's ``name``) whose whole key (or name) neither names a
+    secret nor holds a gitleaks keyword (``"passed": 3`` in nginx's stats; a volume named
+    ``default-token-x2b9``): no rule can find anything from it, so no window is checked."""
     hit = m.group(0)
-    if not hit.endswith((b":", b"=")) or hit[:4].lower() == b"name":
-        return False
     start = m.start()
-    floor = max(0, start - 64)
-    while start > floor and buf[start - 1] in _IDENT:
-        start -= 1
-    end = m.end() - 1
-    key = bytes(buf[start:end]).strip(b"\"' \t")
+    kind = _anchor_kind(hit)
+    if kind is None:
+        return False
+    if kind == "name":  # the name's whole value
+        at = m.start() + 4
+        while at < m.end() and buf[at] not in _IDENT:
+            at += 1
+        end = at
+        limit = min(len(buf), at + 100)
+        while end < limit and buf[end] in _IDENT:
+            end += 1
+        key = bytes(buf[at:end])
+    else:
+        cut = hit.find(b"=") if b"=" in hit else hit.rfind(b":")
+        if cut < 0:
+            return False
+        floor = max(0, start - 64)
+        while start > floor and buf[start - 1] in _IDENT:
+            start -= 1
+        key = bytes(buf[start:m.start() + cut]).strip(b"\\\"' \t")
     found = _KEY_CACHE.get(key)
     if found is None:
         text = key.decode("latin-1")
-        found = not secret_key_name(text) and not text.lower().startswith("name") \
-            and not rs.gitleaks_keyword_in(text.lower())
+        found = not secret_key_name(text) and not rs.gitleaks_keyword_in(text.lower())
         if len(_KEY_CACHE) < 50000:
             _KEY_CACHE[key] = found
     return found
@@ -262,11 +291,17 @@ def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | Non
     covered = -1
     kube = False
     size = len(buf)
-    for m in pre.finditer(buf, lo, hi):
+    at = lo
+    while at < hi:
+        m = pre.search(buf, at, hi)
+        if m is None:
+            break
         pos = m.start()
+        at = max(m.end(), pos + 1)
         if pos < covered:
             continue
         if _innocent_key(rs, buf, m):
+            at = max(m.end() - 1, pos + 1)  # the value's first byte may start a token
             continue
         start, cut_start = _line_start(buf, pos, max(0, pos - MARGIN))
         if not cut_start and start > 0:
