@@ -190,9 +190,9 @@ def test_redact_text_and_values_for_short_strings() -> None:
     text, findings = redact_text(f"run -- curl -H 'Authorization: Bearer {GH}'", KEY)
     assert GH not in text and len(findings) == 1
     assert redact_text("items.0.metadata.name", KEY) == ("items.0.metadata.name", [])
-    value = redact_value({"args": {"content": f"token={GH}", "n": 3}, GH: [GH, True]}, KEY)
+    value = redact_value({"args": {"content": f"token={GH}", "n": 3}, "list": [GH, True]}, KEY)
     assert GH not in json.dumps(value)
-    assert value["args"]["n"] == 3
+    assert value["args"]["n"] == 3 and value["list"][1] is True
 
 
 def test_the_store_key_is_private_and_stable(tmp_path: Path) -> None:

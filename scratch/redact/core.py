@@ -193,13 +193,12 @@ def redact_text(text: str, key: bytes, *, allowed: Allowed | None = None
 
 
 def redact_value(value: Any, key: bytes, *, allowed: Allowed | None = None) -> Any:
-    """Every string in a JSON-like value (keys included) redacted; the value's shape kept."""
+    """Every string value in a JSON-like value redacted (mapping keys are field and argument
+    names, kept); the value's shape kept."""
     if isinstance(value, str):
         return redact_text(value, key, allowed=allowed)[0]
     if isinstance(value, Mapping):
-        return {redact_text(str(k), key, allowed=allowed)[0]: redact_value(v, key,
-                                                                          allowed=allowed)
-                for k, v in value.items()}
+        return {k: redact_value(v, key, allowed=allowed) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact_value(v, key, allowed=allowed) for v in value]
     return value

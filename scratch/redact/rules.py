@@ -322,17 +322,19 @@ def _rules_from_toml(data: dict[str, Any]) -> tuple[list[Rule], Allow]:
 
 # -- scratch's rules by place ----------------------------------------------------------------
 
-# a JSON string's body (escapes kept), bounded; \\?" lets a key sit in JSON that is itself
+# a JSON string's body (escapes kept); \\?" lets a key sit in JSON that is itself
 # inside a JSON string (kubectl's last-applied-configuration annotation)
-_STR = r'(?:[^"\\\n]|\\[^"\n]){1,1000}'
+_STR = r'(?:[^"\\\n]|\\[^"\n])+'
 _QUOTE = r'\\{0,3}"'
 _KEY = (r'[A-Za-z0-9_.\-]{0,60}(?i:pass|pwd|secret|token|key|credential|auth|cookie)'
         r'[A-Za-z0-9_.\-]{0,60}')
 
+# (no counted repetition of more than a few: RE2 copies its body once per count, and a
+# thousand copies take long to compile; the windows the rules run on bound every length)
 PLACE_RULES: tuple[Rule, ...] = (
     # "password": "value" in JSON (and in JSON kept inside a string)
     Rule("secret-field", _QUOTE + r'(' + _KEY + r')' + _QUOTE + r'\s{0,8}:\s{0,8}' + _QUOTE
-         + r'((?:[^"\\\n]|\\[^"\\\n]|\\\\[^"\\\n]){1,1000}?)' + _QUOTE,
+         + r'((?:[^"\\\n]|\\[^"\\\n]|\\\\[^"\\\n])+?)' + _QUOTE,
          ("pass", "pwd", "secret", "token", "key", "credential", "auth", "cookie"),
          secret_group=2, place=True),
     # {"name": "DB_PASSWORD", "value": "..."} (either order), JSON or JSON inside a string
@@ -348,31 +350,31 @@ PLACE_RULES: tuple[Rule, ...] = (
          place=True),
     # - name: DB_PASSWORD / value: ... (YAML)
     Rule("env-secret", r'(?m)^[ \t]*-?[ \t]*name:[ \t]*["\']?(' + _KEY + r')["\']?[ \t]*\r?\n'
-         r'[ \t]*value:[ \t]*(?:"((?:[^"\\\n]|\\.){1,1000})"|\'([^\'\n]{1,1000})\'|'
-         r'([^\s"\'|>&*#{\[][^\n]{0,1000}?))[ \t]*\r?$',
+         r'[ \t]*value:[ \t]*(?:"((?:[^"\\\n]|\\.)+)"|\'([^\'\n]+)\'|'
+         r'([^\s"\'|>&*#{\[][^\n]*?))[ \t]*\r?$',
          ("pass", "pwd", "secret", "token", "key", "credential", "auth"), place=True,
          multiline=True),
     # password: value (YAML and "Key: value" text lines)
     Rule("secret-field", r'(?m)^[ \t]*-?[ \t]*["\']?(' + _KEY + r')["\']?[ \t]*:[ \t]+'
-         r'(?:"((?:[^"\\\n]|\\.){1,1000})"|\'([^\'\n]{1,1000})\'|'
-         r'([^\s"\'|>&*#{\[!%@`][^\n]{0,1000}?))[ \t]*\r?$',
+         r'(?:"((?:[^"\\\n]|\\.)+)"|\'([^\'\n]+)\'|'
+         r'([^\s"\'|>&*#{\[!%@`][^\n]*?))[ \t]*\r?$',
          ("pass", "pwd", "secret", "token", "key", "credential", "auth", "cookie"),
          place=True),
     # DB_PASSWORD=value, AWS_SECRET_ACCESS_KEY=..., ?token=... (env, logfmt, query strings,
     # connection strings)
     Rule("secret-assignment", r'(?:^|[\s;&?,"\'(\[{:/])(?:export[ \t]+)?(' + _KEY
-         + r')[ \t]{0,3}=[ \t]{0,3}(?:"([^"\n]{1,1000})"|\'([^\'\n]{1,1000})\'|'
-         r'([^\s"\'&;,(){}\[\]<>]{1,1000}))',
+         + r')[ \t]{0,3}=[ \t]{0,3}(?:"([^"\n]+)"|\'([^\'\n]+)\'|'
+         r'([^\s"\'&;,(){}\[\]<>]+))',
          ("pass", "pwd", "secret", "token", "key", "credential", "auth"), place=True),
     # scheme://user:password@host
-    Rule("url-password", r'[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^/\s:@"\'<>]{0,256}:'
-         r'([^/\s@"\'<>]{1,256})@', ("://",), place=True),
+    Rule("url-password", r'[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^/\s:@"\'<>]*:'
+         r'([^/\s@"\'<>]+)@', ("://",), place=True),
     # Authorization: Bearer xyz / Basic xyz / a raw token
     Rule("authorization-header", r'(?i)\b(?:proxy-)?authorization\\{0,3}["\']?[ \t]{0,8}[:=]'
          r'[ \t]{0,8}\\{0,3}["\']?(?:(?:bearer|basic|token|digest|negotiate|apikey|sso-key)'
-         r'[ \t]+)?([A-Za-z0-9._~+/=:\-]{6,1000})', ("authorization",), place=True,
+         r'[ \t]+)?([A-Za-z0-9._~+/=:\-]{6,})', ("authorization",), place=True,
          priority=2),
-    Rule("authorization-header", r'(?i)\bbearer[ \t]+([A-Za-z0-9._~+/\-]{16,1000}=*)',
+    Rule("authorization-header", r'(?i)\bbearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)',
          ("bearer",), place=True, priority=2),
 )
 
@@ -459,7 +461,7 @@ PLACE_PREFILTER = (
     # an env entry's name that says secret (its value may come on the next line)
     "(?i)name\\\\{0,3}[\"']?[ \\t]{0,8}:[ \\t]{0,8}\\\\{0,3}[\"']?[A-Za-z0-9_.\\-]{0,60}"
     "(?:pass|pwd|secret|token|key|credential|auth)",
-    "://[^/\\s:@\"'<>]{0,256}:[^/\\s@\"'<>]{1,256}@",
+    "://[^/\\s:@\"'<>]*:[^/\\s@\"'<>]+@",
     "(?i)authorization",
     "(?i)bearer[ \\t]+[A-Za-z0-9._~+/\\-]{16}",
     # a Kubernetes Secret (the document pass, scratch.redact.kube)
