@@ -16,8 +16,9 @@ Invariants:
 - The file is 0600, opened without following links (a link placed there is refused).
 - Redacted in one place: :func:`_append` passes the whole record, every string value in it
   (whatever fields a record grows; field and argument names are kept), through
-  :func:`scratch.redact.redact_value` with the store's marker key before it is written; a call's own arguments that carried a token
-  (``run -- curl -H "Authorization: Bearer ..."``) reach the file as markers.
+  :func:`scratch.redact.redact_value` with the store's marker key before it is written: a
+  call's own arguments that carried a token (``run -- curl -H "Authorization: Bearer ..."``)
+  reach the file as markers.
 - Bounded: when the file passes ``max_bytes`` its oldest lines are dropped (cut at a line
   boundary, keeping about three quarters of ``max_bytes`` so the rewrite is rare), the file
   replaced atomically, and the number of records dropped so far added up in ``calls.dropped``
