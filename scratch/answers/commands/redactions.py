@@ -69,8 +69,10 @@ def redactions(ctx: Context, ref: Annotated[str, REF], limit: Annotated[int, LIM
         lines.append(f"{label}: stored unredacted ({data['unredacted']})")
     if count or "unredacted" not in data:
         listed = ", ".join(f"{r} {n}" for r, n in rules.items())
-        source = f" by the {kept['rule_set']} rules and scratch's" if kept.get("rule_set") \
-            else ""
+        rule_set = kept.get("rule_set")
+        source = (" by scratch's rules only: gitleaks' were missing (the secretscreen package "
+                  "is not installed)" if rule_set == "none"
+                  else f" by the {rule_set} rules and scratch's" if rule_set else "")
         lines.append(f"{label}: {count} value{'' if count == 1 else 's'} redacted at capture"
                      + (f" ({listed})" if listed else "") + f"{source}")
     for miss in kept.get("missed") or ():
