@@ -77,6 +77,11 @@ SETTINGS: dict[str, Setting] = {
            "outputs bigger than this stay local: left out of every push"),
         _s("ledger.max_bytes", int, 8 * MiB, "largest an agent's call ledger "
            "(state/agents/NAME/calls.jsonl) grows before its oldest calls are dropped"),
+        _s("redact.enabled", bool, True, "redact secrets in every capture before it is stored "
+           "(ingest, run, write, log append, the proxy, hooks; see man scratch-redactions)"),
+        _s("redact.tools", dict, {}, "table: tool-name glob -> true/false, redaction for that "
+           "tool's captures (longest pattern wins; on a tie, redaction)"),
+        _s("redact.allow", list, [], "RE2 patterns: a value one of them finds is kept as it is"),
         _s("ledger.sync_log", str, "", "a log each sync first appends the synced agents' new "
            "calls to, so the remote gets them (empty: the ledger stays in this store)"),
     ]
@@ -150,6 +155,20 @@ def _coerce_servers(value: Any, source: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def _coerce_switches(key: str, value: Any, source: str) -> dict[str, bool]:
+    """A table of tool-name glob -> true/false (``[redact.tools]``)."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key} must be a table, got {type(value).__name__} ({source})",
+                          key=key, source=source)
+    out: dict[str, bool] = {}
+    for pattern, flag in value.items():
+        if not isinstance(flag, bool):
+            raise ConfigError(f"{key}.{pattern} must be true or false, got {flag!r} ({source})",
+                              key=f"{key}.{pattern}", source=source)
+        out[str(pattern)] = flag
+    return out
+
+
 _BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True,
                "false": False, "0": False, "no": False, "off": False}
 
@@ -159,6 +178,18 @@ def _coerce(key: str, value: Any, source: str) -> Any:
     typ = setting.type
     if key == "mcp.servers":
         return _coerce_servers(value, source)
+    if key == "redact.tools":
+        return _coerce_switches(key, value, source)
+    if typ is list:
+        if isinstance(value, str):  # the environment: patterns one a line
+            value = [v for v in value.split("\n") if v]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{key} must be a list of strings ({source})", key=key,
+                              source=source)
+        if key == "redact.allow":
+            from scratch.redact.policy import check_allow
+            check_allow(list(value))
+        return list(value)
     if typ is dict:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{key} must be a table, got {type(value).__name__} ({source})",
@@ -233,7 +264,8 @@ def load_config(root: Path | None, environ: Mapping[str, str] | None = None,
     the defaults."""
     environ = os.environ if environ is None else environ
     cfg = Config(
-        values={k: (dict(s.default) if isinstance(s.default, dict) else s.default)
+        values={k: (dict(s.default) if isinstance(s.default, dict) else
+                    list(s.default) if isinstance(s.default, list) else s.default)
                 for k, s in SETTINGS.items()},
         sources={k: "default" for k in SETTINGS},
     )

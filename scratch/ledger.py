@@ -14,6 +14,11 @@ Invariants:
   costs the record, never the answer. It writes one line with one ``write()`` on an
   ``O_APPEND`` descriptor, under the ledger's lock (so ``seq`` is unique and increasing).
 - The file is 0600, opened without following links (a link placed there is refused).
+- Redacted in one place: :func:`_append` passes the whole record, every string value in it
+  (whatever fields a record grows; field and argument names are kept), through
+  :func:`scratch.redact.redact_value` with the store's marker key before it is written: a
+  call's own arguments that carried a token (``run -- curl -H "Authorization: Bearer ..."``)
+  reach the file as markers.
 - Bounded: when the file passes ``max_bytes`` its oldest lines are dropped (cut at a line
   boundary, keeping about three quarters of ``max_bytes`` so the rewrite is rare), the file
   replaced atomically, and the number of records dropped so far added up in ``calls.dropped``
@@ -30,7 +35,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 import orjson
 
@@ -88,6 +93,7 @@ class Record(TypedDict):
     entry: str | None
     version: int | None
     ms: float
+    unredacted: NotRequired[str]  # a capture stored without redaction: why (flag, setting)
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "Tally",
@@ -223,7 +229,7 @@ def _append(root: Path, record: Record, max_bytes: int) -> int:
             if last is None:
                 last = _read_dropped(directory)
             record["seq"] = last + 1
-            line = orjson.dumps(record) + b"\n"
+            line = orjson.dumps(_redacted(root, record)) + b"\n"
             if torn:  # a line a killed writer left unfinished: end it, so ours stands alone
                 line = b"\n" + line
             written = os.write(fd, line)
@@ -235,6 +241,14 @@ def _append(root: Path, record: Record, max_bytes: int) -> int:
         if max_bytes > 0 and size > max_bytes:
             _cut(root, directory, path, max_bytes)
     return record["seq"]
+
+
+def _redacted(root: Path, record: Record) -> object:
+    """``record`` with every string in it redacted (see the module docstring): the one place
+    the ledger's write path redacts, so fields added to records later are covered too."""
+    from scratch.redact.core import redact_value
+    from scratch.redact.markers import store_key
+    return redact_value(record, store_key(root))
 
 
 def _last_seq(fd: int, size: int) -> tuple[int | None, bool]:

@@ -37,6 +37,12 @@ class Threshold:
         return out
 
 
+def glob_matches(pattern: str, tool: str) -> bool:
+    """Whether ``pattern`` (``*`` and ``?`` only, whole name, case-sensitive) matches
+    ``tool``: the rule of every tool-name table (thresholds, ``[redact.tools]``)."""
+    return _matches(pattern, tool)
+
+
 def _matches(pattern: str, tool: str) -> bool:
     # only * and ? are special (fnmatch would also take [...] classes, which tool names
     # containing brackets would trip over)
@@ -83,4 +89,5 @@ def resolve_server_threshold(server: str, tool: str, servers: dict[str, dict[str
                      "thresholds")
 
 
-__all__ = ["DEFAULT_MIN_TOKENS", "Threshold", "resolve_server_threshold", "resolve_threshold"]
+__all__ = ["DEFAULT_MIN_TOKENS", "Threshold", "glob_matches", "resolve_server_threshold",
+           "resolve_threshold"]

@@ -28,7 +28,7 @@ def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
         "diff", "grep_all", "history", "append_log", "read_log", "tail_log", "list_files", "read_file",
         "restore", "delete_file", "summarize_file", "write_file",
         "budget", "budget_reset", "budget_set_window", "budget_used", "list_calls", "ingest",
-        "get_usage_stats", "sync", "sync_status"]
+        "redactions", "get_usage_stats", "sync", "sync_status"]
     params = {t.name: [p.name for p in t.params] for t in TOOLS}
     assert params["head"][:2] == ["file", "lines"]
     assert params["slice"][:3] == ["file", "start", "end"]
@@ -40,7 +40,7 @@ def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
     assert params["sql"][:2] == ["file", "query"]
     assert params["write_file"][:2] == ["path", "content"]
     assert params["read_file"][:2] == ["path", "since_version"]
-    assert params["append_log"] == ["path", "entry"]
+    assert params["append_log"] == ["path", "entry", "no_redact"]
     assert params["read_log"][:2] == ["path", "since_entry"]
 
 
@@ -79,7 +79,7 @@ def test_arguments_become_core_arguments_with_defaults_filled_in() -> None:
     assert to_core_args(BY_NAME["restore"], {"path": "notes", "version": 2}) == {
         "ref": "notes@2"}
     assert to_core_args(BY_NAME["append_log"], {"path": "ev", "entry": "x"}) == {
-        "name": "ev", "entries": [b"x"]}
+        "name": "ev", "entries": [b"x"], "no_redact": False}
     assert to_core_args(BY_NAME["grep_all"], {"pattern": "x"})["all"] is True
     assert to_core_args(BY_NAME["get_in"], {"file": "p", "path": ".", "limit": None}) == {
         "ref": "p", "path": ".", "offset": 0, "fit": False, "keys": False, "count": False}

@@ -71,9 +71,9 @@ elif point == "before-index":  # committed, its index not moved into .git/index 
 elif point == "log-before-commit":
     st.git.commit = die
 if point.startswith("log"):
-    logs.append(st, "lg", [b"killed-1", b"killed-2"])
+    logs.append(st, "lg", [b"killed-1", b"killed-2"], redaction=Redaction())
 else:
-    st.write("a", b"v2\\n")
+    st.write("a", b"v2\\n", redaction=Redaction())
 """
 
 

@@ -35,6 +35,7 @@ class LogCursor(TypedDict):
     next_id: int
     count: int
     first_id: NotRequired[int]
+    redaction: NotRequired[dict[str, Any]]  # what redaction found in its appends (logs.py)
 
 
 class EntryMeta(TypedDict):

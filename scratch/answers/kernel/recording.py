@@ -97,6 +97,47 @@ def _touched(call: Call, produced: Candidate | Result | None,
     return None, None
 
 
+def redaction_meta(ctx: Context, call: Call, produced: Candidate | Result | None,
+                   result: Result) -> Result:
+    """``result`` with ``meta["redacted"]`` when the entry it answered about had values
+    redacted at capture (or was stored unredacted) and nothing said so yet."""
+    if "redacted" in result.meta or not ctx.has_store():
+        return result
+    data = result.data
+    if isinstance(data, Mapping) and "redacted" in data:
+        return result  # a capture's own answer says it in its data
+    try:
+        entry, version = _touched(call, produced, result)
+        if entry is None:
+            return result
+        meta = ctx.store().load_meta(entry)
+        if meta is None:
+            return result
+        from scratch.answers.kernel.fitting import redaction_summary
+        if meta["kind"] == "log":
+            cursor = meta.get("log")
+            told = redaction_summary({"redaction": cursor.get("redaction") if cursor else None})
+        else:
+            versions = meta["versions"]
+            if not versions:
+                return result
+            chosen = versions[version - 1] if version and 0 < version <= len(versions) \
+                else versions[-1]
+            told = redaction_summary(chosen.get("info"))
+    except Exception:  # noqa: BLE001 - said when it can be; the answer stands regardless
+        return result
+    return result if told is None else result.with_meta({"redacted": told})
+
+
+def _unredacted(result: Result | None) -> str | None:
+    """Why a capture was stored without redaction (its answer says so under ``redacted``)."""
+    data = result.data if result is not None else None
+    told = data.get("redacted") if isinstance(data, Mapping) else None
+    if isinstance(told, Mapping) and "unredacted" in told:
+        return str(told["unredacted"])
+    return None
+
+
 def charged(meta: Meta | None) -> int:
     """The tokens a call charged to the context: its price, when the budget was charged."""
     if not meta or "budget" not in meta:
@@ -141,6 +182,9 @@ def record_call(ctx: Context, call: Call, started: float, *, result: Result | No
                           code=code, message=message, suggestions=suggestions,
                           tokens=charged(meta), intercepted=intercepted(meta),
                           entry=entry, version=version, ms=ms)
+        unredacted = _unredacted(result)
+        if unredacted is not None:
+            rec["unredacted"] = unredacted
         ledger.append(ctx.root, rec, max_bytes=int(ctx.config.get(
             "ledger.max_bytes", ledger.DEFAULT_MAX_BYTES)))
     except Exception:  # noqa: BLE001,S110 - the record is lost, never the answer

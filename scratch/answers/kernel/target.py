@@ -218,6 +218,9 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         key = f"log-{key}-{size}"
         fmt = "ndjson"
         info: dict[str, object] = {}
+        kept = meta["log"].get("redaction") if meta.get("log") else None
+        if kept:  # what redaction found in its appends (scratch.store.logs)
+            info["redaction"] = kept
         binary = False
     else:
         ver = _version(store, name, meta, version)
