@@ -23,11 +23,13 @@ hooks_app = typer.Typer(name="hooks", help="Capture big tool results where agent
 app.add_typer(hooks_app, name="hooks")
 
 HOOK_HELP = (
-    "Read a client's hook payload on stdin (what its settings run after each tool call): a "
-    "result below its tool's threshold ([thresholds], matched on the client's tool name, e.g. "
-    "Bash or 'mcp__github__*') passes untouched; at or over it, it is stored and the answer "
-    "holds the client's replacement field with the pointer, whose next commands run as "
-    "printed from the model's shell. Exit status always 0; on any failure nothing is "
+    "Answer a client's hook call (what 'scratch hooks install' makes it run after each tool "
+    "call): a big result is stored and the model reads its pointer instead.\n\n"
+    "The payload comes on stdin. A result below its tool's threshold ([thresholds], matched "
+    "on the client's tool name, e.g. Bash or 'mcp__github__*') passes untouched; at or over "
+    "it, it is stored and the answer holds the client's replacement field with the pointer, "
+    "whose next commands run as printed from the model's shell. Exit status always 0; on "
+    "any failure nothing is "
     "replaced, one line goes to stderr and one record to the call ledger. Options after "
     "CLIENT: --timeout SECONDS (the client's hook timeout: scratch gives up at 80% of it), "
     "--store DIR, --agent NAME (default: the client's name).\n\n"

@@ -304,13 +304,13 @@ def wrap_cmd(ctx: Context,
 
 
 @command("install", target=mcp_app,
-         help="Register 'scratch mcp serve' with an MCP client: claude-code (~/.claude.json), "
-         "claude-desktop (claude_desktop_config.json), cursor (~/.cursor/mcp.json), vscode "
-         "(.vscode/mcp.json here), codex (~/.codex/config.toml), gemini-cli "
-         "(~/.gemini/settings.json) or windsurf (~/.codeium/windsurf/mcp_config.json).\n\n"
-         "The entry \"scratch\" names this store (--store), a non-default agent (--agent) "
-         "and the tools it offers (--tools, default all: the agent can store outputs and "
-         "files itself; explore when something else stores them, such as 'scratch hooks' or "
+         help="Register 'scratch mcp serve' with an MCP client (claude-code, claude-desktop, "
+         "cursor, vscode, codex, gemini-cli or windsurf) in its own config file.\n\n"
+         "The files: ~/.claude.json, claude_desktop_config.json, ~/.cursor/mcp.json, "
+         ".vscode/mcp.json here, ~/.codex/config.toml, ~/.gemini/settings.json and "
+         "~/.codeium/windsurf/mcp_config.json. The entry \"scratch\" names this store "
+         "(--store), a non-default agent (--agent) and the tools it offers (--tools, default "
+         "all: the agent can store outputs and files itself; explore when something else stores them, such as 'scratch hooks' or "
          "'scratch mcp proxy') explicitly, since the client starts servers with an "
          "environment of its own. The file is copied to FILE.scratch-backup first (once: an "
          "existing backup is kept; a TOML file keeps its comments and layout); an existing "
