@@ -22,7 +22,6 @@ Only the standard library: this runs on every tool call (see :mod:`scratch.hooks
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 JSONObject = dict[str, Any]  # a payload as the client sent it: checked where read
@@ -32,17 +31,22 @@ GEMINI_LEAD = ("scratch stored this tool's output (the call succeeded; this is n
                "error). Explore it with the commands below.\n")
 
 
-@dataclass
 class Found:
-    """The result a payload carries, as scratch stores it."""
+    """The result a payload carries, as scratch stores it. (A plain class: importing
+    dataclasses would cost every tool call more than the rest of the pass-through.)"""
 
-    tool: str  # the client's tool name (thresholds match on it)
-    text: str | None = None  # the text to store, when the payload holds it
-    path: str | None = None  # a file holding the whole of it (Claude Code's spill file)
-    mcp: JSONObject | None = None  # an MCP tool result, read as the proxy reads one
-    partial: bool = False  # the tool was interrupted: what came is stored, said partial
-    stderr: str = ""  # Bash: shown beside the pointer, never stored instead of it
-    info: JSONObject = field(default_factory=dict)  # where it came from (command, file, URL)
+    __slots__ = ("tool", "text", "path", "mcp", "partial", "stderr", "info")
+
+    def __init__(self, tool: str, *, text: str | None = None, path: str | None = None,
+                 mcp: JSONObject | None = None, partial: bool = False, stderr: str = "",
+                 info: JSONObject | None = None) -> None:
+        self.tool = tool  # the client's tool name (thresholds match on it)
+        self.text = text  # the text to store, when the payload holds it
+        self.path = path  # a file holding the whole of it (Claude Code's spill file)
+        self.mcp = mcp  # an MCP tool result, read as the proxy reads one
+        self.partial = partial  # the tool was interrupted: what came is stored, said partial
+        self.stderr = stderr  # Bash: shown beside the pointer, never stored instead of it
+        self.info = info or {}  # where it came from (command, file, URL)
 
     def size(self) -> int:
         """Bytes of UTF-8 the stored text has at least (exact for text and files; for an
