@@ -145,13 +145,17 @@ def test_each_next_command_runs_as_printed_in_a_fresh_shell(home: Path, tmp_path
     pointer = json.loads(done.stdout)["hookSpecificOutput"]["updatedToolOutput"]["stdout"]
     nexts = [line.strip() for line in pointer.split("next:\n", 1)[1].splitlines()]
     assert len(nexts) >= 3
-    fresh = {"PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin", "HOME": str(home),
-             "PYTHONPATH": str(REPO)}
+    # a `scratch` on PATH that runs this checkout, as an install would
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "scratch"
+    shim.write_text(f"#!/bin/sh\nexec {shlex.join(PY)} \"$@\"\n")
+    shim.chmod(0o755)
+    fresh = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(REPO)}
     for line in nexts:
         assert line.startswith(f"scratch --store {store} --agent claude-code --session {SID} ")
-        words = shlex.split(line)
-        ran = subprocess.run([*PY, *words[1:]], env=fresh, capture_output=True, text=True,
-                             timeout=120, check=False)
+        ran = subprocess.run(["/bin/sh", "-c", line], env=fresh, capture_output=True,
+                             text=True, timeout=120, check=False)
         assert ran.returncode == 0, (line, ran.stderr)
         assert ran.stdout.strip()
     # the reads were charged to the client's session, where the pointer was
@@ -203,6 +207,7 @@ def test_a_long_stderr_stays_visible_and_whole_in_the_store(home: Path,
     assert "warning: deprecated field 1999\n" in shown and "scratch cut" in shown
     assert shown.endswith(f"[scratch: the whole stderr is stored as {name}.stderr]\n")
     assert f"{name}.stderr" in entries(scratch_home)
+    assert len(done.stdout.decode()) < 10_000  # Claude Code spills longer hook output
 
 
 def test_an_interrupted_command_is_stored_as_partial(home: Path, scratch_home: Path) -> None:

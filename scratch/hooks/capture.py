@@ -31,7 +31,10 @@ if TYPE_CHECKING:
     from scratch.hooks.identity import HookIdentity
     from scratch.tokens import EncodingSpec
 
-STDERR_KEPT = 8 * 1024  # bytes of a Bash stderr shown whole beside the pointer
+# bytes of a Bash stderr shown whole beside the pointer: with a pointer (at most 800 tokens)
+# the whole answer stays under the 10,000 characters past which Claude Code spills a hook's
+# output to a file
+STDERR_KEPT = 4 * 1024
 
 
 class Shown(NamedTuple):
