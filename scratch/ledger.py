@@ -50,9 +50,9 @@ MESSAGE_CHARS = 300
 PREVIEW_ITEMS = 10  # items of a list argument kept in its preview
 TAIL_BYTES = 4096  # read from the end to find the last seq
 
-Interface = Literal["cli", "mcp-stdio", "mcp-http", "proxy"]
+Interface = Literal["cli", "mcp-stdio", "mcp-http", "proxy", "hook"]
 Outcome = Literal["ok", "refused", "error"]
-INTERFACES: tuple[str, ...] = ("cli", "mcp-stdio", "mcp-http", "proxy")
+INTERFACES: tuple[str, ...] = ("cli", "mcp-stdio", "mcp-http", "proxy", "hook")
 OUTCOMES: tuple[str, ...] = ("ok", "refused", "error")
 # an argument as the ledger keeps it: a JSON value, strings cut to a preview
 ArgPreview = str | int | float | bool | None | list["ArgPreview"] | dict[str, "ArgPreview"]

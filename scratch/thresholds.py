@@ -13,14 +13,15 @@ the upstream tool's name; when none of its patterns matches, ``[thresholds]`` de
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 DEFAULT_MIN_TOKENS = 5120
 
 
-@dataclass(frozen=True)
-class Threshold:
+class Threshold(NamedTuple):
+    """(A NamedTuple, not a dataclass: ``scratch hook`` decides on it for every tool call a
+    client makes, and importing dataclasses costs that path more than the rest of it.)"""
+
     tool: str
     min_tokens: int
     pattern: str | None

@@ -1,6 +1,7 @@
 """The layers of scratch hold: each imports only those below it, and no imports go in circles.
 
-    interfaces   scratch.cli, scratch.mcp, scratch.docs, scratch.ui, scratch.__main__
+    interfaces   scratch.cli, scratch.mcp, scratch.docs, scratch.ui, scratch.hooks,
+                 scratch.__main__
     answers      scratch.answers
     query        scratch.query, scratch.diffing
     index        scratch.index (the normaliser included: it ends in the index's analysis)
@@ -47,7 +48,7 @@ LAYERS = [
     ("query", ("scratch.query", "scratch.diffing")),
     ("answers", ("scratch.answers",)),
     ("interfaces", ("scratch.cli", "scratch.mcp", "scratch.docs", "scratch.ui",
-                    "scratch.__main__")),
+                    "scratch.hooks", "scratch.__main__")),
 ]
 RANK = {member: i for i, (_, members) in enumerate(LAYERS) for member in members}
 

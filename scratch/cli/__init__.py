@@ -51,6 +51,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),
     "mcp": "mcp_cmds",
     "ui": "ui_cmds",
+    **dict.fromkeys(("hook", "hooks"), "hooks_cmds"),
 }
 _VALUED_GLOBALS = {"--store", "--agent", "--session", "--model", "--encoding"}
 
@@ -112,6 +113,12 @@ def _plain_help(typer_app: typer.Typer) -> None:
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv):
+        # what a client runs after every tool call: no command tree (scratch.__main__ answers
+        # it before this module is even imported; this is for entry points made before it)
+        from scratch.cli.spelling import shell_line
+        from scratch.hooks.run import main as hook
+        sys.exit(hook(argv[1:], speller=lambda: shell_line))
     if os.environ.get("_SCRATCH_COMPLETE"):  # a shell asking for completions, not a command
         from scratch.docs.completion import respond
         sys.exit(respond(os.environ["_SCRATCH_COMPLETE"], command_tree))

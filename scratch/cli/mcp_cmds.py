@@ -25,6 +25,9 @@ DEFAULT_RATE = 600
 DEFAULT_MAX_BODY = 32 << 20
 KEPT_INDEXES = 32  # indexes a server keeps open between calls (each a few open maps)
 KEPT_SQL_SESSIONS = 4  # sql sessions of columnar copies a server keeps open (DuckDB, attached)
+# what 'mcp install' registers: every tool, so an agent given scratch the documented way can
+# store its own outputs and files (ingest, write_file), not only read what something else stored
+INSTALL_TOOLS = "all"
 
 
 @command("serve", target=mcp_app,
@@ -301,18 +304,23 @@ def wrap_cmd(ctx: Context,
 
 
 @command("install", target=mcp_app,
-         help="Register 'scratch mcp serve' with an MCP client: claude-code (~/.claude.json), "
-         "claude-desktop (claude_desktop_config.json), cursor (~/.cursor/mcp.json) or vscode "
-         "(.vscode/mcp.json here).\n\nThe entry \"scratch\" names this store (--store) and a "
-         "non-default agent (--agent) explicitly, since the client starts servers with an "
+         help="Register 'scratch mcp serve' with an MCP client (claude-code, claude-desktop, "
+         "cursor, vscode, codex, gemini-cli or windsurf) in its own config file.\n\n"
+         "The files: ~/.claude.json, claude_desktop_config.json, ~/.cursor/mcp.json, "
+         ".vscode/mcp.json here, ~/.codex/config.toml, ~/.gemini/settings.json and "
+         "~/.codeium/windsurf/mcp_config.json. The entry \"scratch\" names this store "
+         "(--store), a non-default agent (--agent) and the tools it offers (--tools, default "
+         "all: the agent can store outputs and files itself; explore when something else "
+         "stores them, such as 'scratch hooks' or "
+         "'scratch mcp proxy') explicitly, since the client starts servers with an "
          "environment of its own. The file is copied to FILE.scratch-backup first (once: an "
-         "existing backup is kept); an existing \"scratch\" entry is replaced only with "
-         "--force. Restart the client to load it.\n\n"
-         "Example: scratch mcp install claude-code")
+         "existing backup is kept; a TOML file keeps its comments and layout); an existing "
+         "\"scratch\" entry is replaced only with --force. Restart the client to load it.\n\n"
+         "Example: scratch mcp install claude-code --tools explore")
 def install_cmd(ctx: Context,
                 client_name: Annotated[str, typer.Argument(
-                    metavar="CLIENT", help="claude-code, claude-desktop, cursor or vscode.",
-                    show_default=False)],
+                    metavar="CLIENT", help="claude-code, claude-desktop, cursor, vscode, "
+                    "codex, gemini-cli or windsurf.", show_default=False)],
                 config: Annotated[Optional[str], typer.Option(
                     "--config", metavar="FILE", help="The client's config file to edit "
                     "(default: the client's own; e.g. a project's .mcp.json for Claude Code).",
@@ -321,13 +329,18 @@ def install_cmd(ctx: Context,
                     "--print", help="Print the JSON to add instead of editing a file.")]
                 = False,
                 force: Annotated[bool, typer.Option(
-                    "--force", help="Replace an existing \"scratch\" entry.")] = False):
+                    "--force", help="Replace an existing \"scratch\" entry.")] = False,
+                tools: Annotated[str, typer.Option(
+                    "--tools", metavar="SET", help="The tools the server offers: all (every "
+                    "tool, ingest and write_file among them), explore (reading stored "
+                    "entries) or files (versioned files and logs).")] = INSTALL_TOOLS):
     from pathlib import Path
 
     from scratch.answers.kernel.result import Result
     from scratch.clientfiles import client_named, install_entry, scratch_command, snippet
     client = client_named(client_name)
-    entry = client.entry(scratch_command(), ctx.root, ctx.agent)
+    toolset = _toolset(ctx, tools, "mcp.tools", ("explore", "files", "all"))
+    entry = client.entry(scratch_command(), ctx.root, ctx.agent, toolset)
     path = Path(config).expanduser().absolute() if config else client.default_file()
     if print_only:
         return Result("mcp install", data={"client": client.name, "file": str(path),
@@ -341,5 +354,5 @@ def install_cmd(ctx: Context,
     how = "replaced" if done["replaced"] else "added"
     backup = f"; backup: {done['backup']}" if done["backup"] else ""
     return Result("mcp install", data=done, text=(
-        f"{path}: {how} 'scratch' (scratch mcp serve on store {ctx.root}, agent "
-        f"{ctx.agent!r}){backup}; restart {client.label} to load it\n"))
+        f"{path}: {how} 'scratch' (scratch mcp serve --tools {toolset} on store {ctx.root}, "
+        f"agent {ctx.agent!r}){backup}; restart {client.label} to load it\n"))
