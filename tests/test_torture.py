@@ -58,6 +58,7 @@ import os, sys
 from pathlib import Path
 from scratch.store import Store
 from scratch.store import logs
+from scratch.redact.records import Redaction
 st = Store.open(Path(sys.argv[1]), "default")
 point = sys.argv[2]
 def die(*a, **k):
