@@ -76,6 +76,7 @@ class PurgeRecord(TypedDict):
     versions: dict[str, list[str]]  # path -> blob ids removed there (retention)
     blobs: list[str]
     reason: NotRequired[str]
+    numbers: NotRequired[dict[str, list[int]]]  # path -> the version numbers of ``versions``
 
 
 class TargetRow(TypedDict):
@@ -93,6 +94,12 @@ class HistoryCounts(TypedDict):
     dropped: int  # left out: they held only what goes
     blobs: int  # objects of content taken out of trees
     refs: int  # refs moved
+
+
+class UnkeptRow(TypedDict):
+    agent: str
+    name: str
+    versions: list[int]  # versions of a kept entry whose bytes leave history
 
 
 class CacheRow(TypedDict):
@@ -114,6 +121,7 @@ class PurgeReport(TypedDict):
     purge: str | None
     entries: list[TargetRow]
     namespaces: list[str]
+    unkept: list[UnkeptRow]
     history: HistoryCounts
     caches: list[CacheRow]
     ledger: dict[str, int]
@@ -160,6 +168,7 @@ class Plan:
             "dry_run": dry_run, "purge": None if dry_run else self.record["id"],
             "entries": [t.row() for t in self.targets],
             "namespaces": self.record["namespaces"],
+            "unkept": unkept_rows(self.record),
             "history": {"commits": self.outcome.commits, "rewritten": self.outcome.rewritten,
                         "dropped": self.outcome.dropped, "blobs": len(self.outcome.blobs),
                         "refs": len(self.moves)},
@@ -168,6 +177,20 @@ class Plan:
             "ledger": self.ledger,
             "remotes": self.remotes,
         }
+
+
+def _split(path: str) -> tuple[str, str]:
+    """(agent, name) of an entry's content path ``agents/A/files/NAME``."""
+    _agents, agent, _files, name = path.split("/", 3)
+    return agent, name
+
+
+def unkept_rows(record: PurgeRecord) -> list[UnkeptRow]:
+    out: list[UnkeptRow] = []
+    for path, numbers in sorted((record.get("numbers") or {}).items()):
+        agent, name = _split(path)
+        out.append({"agent": agent, "name": name, "versions": sorted(numbers)})
+    return out
 
 
 def kill_point(step: str) -> None:
@@ -265,7 +288,8 @@ def agents_of(root: Path, git: Plumbing) -> list[str]:
 
 
 def new_record(entries: list[tuple[str, str]], namespaces: list[str],
-               versions: dict[str, list[str]] | None = None, reason: str = "") -> PurgeRecord:
+               versions: dict[str, list[str]] | None = None, reason: str = "",
+               numbers: dict[str, list[int]] | None = None) -> PurgeRecord:
     paths = sorted(p for agent, name in entries for p in entry_paths(agent, name))
     record: PurgeRecord = {
         "scratch_purge": RECORD_VERSION, "id": os.urandom(8).hex(), "time": utc_now(),
@@ -276,6 +300,8 @@ def new_record(entries: list[tuple[str, str]], namespaces: list[str],
         "blobs": []}
     if reason:
         record["reason"] = reason
+    if numbers:
+        record["numbers"] = {p: sorted(n) for p, n in sorted(numbers.items())}
     return record
 
 
@@ -352,9 +378,8 @@ def plan_record(store: Store, git: Plumbing, record: PurgeRecord, targets: list[
                                    agents_of(store.root, git)))
     state = scrub.state_paths(store.root, namespaces)
     ledger: dict[str, int] = {}
-    for agent in sorted({t.agent for t in targets if t.agent not in namespaces}):
-        names = {t.name for t in targets if t.agent == agent}
-        found = scrub.ledger_matches(store.root, agent, names)
+    for agent, (names, versions) in sorted(_ledger_targets(record).items()):
+        found = scrub.ledger_matches(store.root, agent, names, versions)
         if found:
             ledger[agent] = found
     for agent in namespaces:
@@ -479,17 +504,26 @@ def finish(store: Store, git: Plumbing, journal: dict[str, Any]) -> None:
     scrub.remove(scrub.state_paths(root, namespaces))
     scrub.sweep_temporaries(root)
     kill_point("caches")
-    by_agent: dict[str, set[str]] = {}
-    for entry in record["entries"]:
-        if entry["agent"] not in namespaces:
-            by_agent.setdefault(entry["agent"], set()).add(entry["name"])
-    for agent, names in sorted(by_agent.items()):
-        scrub.scrub_ledger(root, agent, names, record["id"])
+    for agent, (names, versions) in sorted(_ledger_targets(record).items()):
+        scrub.scrub_ledger(root, agent, names, versions, record["id"])
     kill_point("ledger")
     git.prune_unreachable()
     kill_point("pruned")
     save_leases(root, journal.get("leases") or load_leases(root))
     (root / "state" / JOURNAL).unlink(missing_ok=True)
+
+
+def _ledger_targets(record: PurgeRecord) -> dict[str, tuple[set[str], dict[str, set[int]]]]:
+    """Per agent (not a purged namespace: its ledger goes whole), the entries whose ledger
+    records are scrubbed, and the versions of kept entries whose records are."""
+    out: dict[str, tuple[set[str], dict[str, set[int]]]] = {}
+    for entry in record["entries"]:
+        if entry["agent"] not in record["namespaces"]:
+            out.setdefault(entry["agent"], (set(), {}))[0].add(entry["name"])
+    for path, numbers in (record.get("numbers") or {}).items():
+        agent, name = _split(path)
+        out.setdefault(agent, (set(), {}))[1].setdefault(name, set()).update(numbers)
+    return out
 
 
 def _remove_empty_dirs(top: Path) -> None:
@@ -600,6 +634,12 @@ def apply_records(store: Store, records: list[PurgeRecord],
         "paths": sorted({p for r in records for p in r["paths"]}),
         "folders": sorted({f for r in records for f in r["folders"]}), "versions": {},
         "blobs": sorted({b for r in records for b in r["blobs"]} | outcome.blobs)}
+    numbers: dict[str, set[int]] = {}
+    for r in records:
+        for path, ns in (r.get("numbers") or {}).items():
+            numbers.setdefault(path, set()).update(ns)
+    if numbers:
+        merged["numbers"] = {p: sorted(n) for p, n in sorted(numbers.items())}
     journal = {"scratch_purge_journal": 1, "record": merged, "refs": moves,
                "targets": [{"agent": e["agent"], "name": e["name"], "kind": "unknown"}
                            for e in entries], "leases": load_leases(store.root)}

@@ -133,28 +133,36 @@ def names_entry(text: str, name: str) -> bool:
     return False
 
 
-def touches(record: Record, names: set[str]) -> bool:
-    """Whether a ledger record touched one of ``names``: the entry it read or wrote, or an
-    argument or suggestion naming it. The records of purges and gcs are left: they name
-    entries and nothing of what they held."""
-    if record.get("command") in ("purge", "gc"):
+def touches(record: Record, names: set[str],
+            versions: dict[str, set[int]] | None = None) -> bool:
+    """Whether a ledger record touched one of ``names`` (the entry it read or wrote, or an
+    argument or suggestion naming it) or one of ``versions`` ({name: version numbers}: the
+    version it read, or ``NAME@N`` in an argument). The records of purges and gcs are left:
+    they name entries and nothing of what they held."""
+    if record.get("command") in ("purge", "gc") or "purged" in record:
         return False
     if record.get("entry") in names:
         return True
+    versions = versions or {}
+    entry = record.get("entry")
+    if entry in versions and record.get("version") in versions[str(entry)]:
+        return True
+    refs = {f"{n}@{v}" for n, vs in versions.items() for v in vs}
     for text in _strings([record.get("args"), record.get("suggestions")]):
-        if any(names_entry(text, n) for n in names):
+        if any(names_entry(text, n) for n in names) or any(
+                text == r or text.endswith("=" + r) for r in refs):
             return True
     return False
 
 
-def ledger_matches(root: Path, agent: str, names: set[str]) -> int:
+def ledger_matches(root: Path, agent: str, names: set[str],
+                   versions: dict[str, set[int]] | None = None) -> int:
     """How many of ``agent``'s ledger records :func:`scrub_ledger` would scrub."""
     from scratch import ledger
-    return sum(1 for rec in ledger.read(root, agent=agent)
-               if touches(rec, names) and "purged" not in rec)
+    return sum(1 for rec in ledger.read(root, agent=agent) if touches(rec, names, versions))
 
 
-def scrub_ledger(root: Path, agent: str, names: set[str], mark: str) -> int:
+def scrub_ledger(root: Path, agent: str, names: set[str], versions: dict[str, set[int]],
+                 mark: str) -> int:
     from scratch import ledger
-    return ledger.scrub(root, agent,
-                        lambda rec: touches(rec, names) and "purged" not in rec, mark)
+    return ledger.scrub(root, agent, lambda rec: touches(rec, names, versions), mark)

@@ -75,6 +75,10 @@ def purge_text(r: PurgeReport) -> str:
                          f", companion of {e['companion_of']}" if e["companion_of"] else ""))
         out.append(f"  {e['name']} (agent {e['agent']}): {e['kind']}, "
                    f"{_plural(e['versions'], 'version')}{extra}")
+    for u in r["unkept"]:
+        out.append(f"  {u['name']} (agent {u['agent']}): version"
+                   f"{'s' if len(u['versions']) > 1 else ''} "
+                   f"{', '.join(map(str, u['versions']))} (the entry stays)")
     h = r["history"]
     out.append(f"history: {h['rewritten']:,} of {_plural(h['commits'], 'commit')} "
                f"{'rewritten' if h['rewritten'] != 1 else 'rewritten'}, "
