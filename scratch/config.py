@@ -79,12 +79,12 @@ SETTINGS: dict[str, Setting] = {
            "(state/agents/NAME/calls.jsonl) grows before its oldest calls are dropped"),
         _s("ledger.sync_log", str, "", "a log each sync first appends the synced agents' new "
            "calls to, so the remote gets them (empty: the ledger stays in this store)"),
-        _s("retention.max_age", str, "", "scratch gc removes entries unchanged for longer than "
-           "this, as rm does (history kept): 30d, 12h, 2w; empty: kept forever"),
-        _s("retention.keep_versions", int, 0, "scratch gc keeps only the newest N versions of "
-           "a file or output readable (history keeps the rest); 0: every version"),
-        _s("cache.max_bytes", int, 0, "scratch gc holds the store's cache/ under this many "
-           "bytes, removing the oldest first; 0: no limit"),
+        _s("retention.max_age", str, "", "gc removes entries unchanged for longer than this, "
+           "as rm does (history kept): 30d, 12h, 2w; empty: kept forever"),
+        _s("retention.keep_versions", int, 0, "gc keeps only the newest N versions of a file "
+           "or output readable (history keeps the rest); 0: every version"),
+        _s("cache.max_bytes", int, 0, "gc holds the store's cache/ under this many bytes, "
+           "removing the oldest first; 0: no limit"),
     ]
 }
 

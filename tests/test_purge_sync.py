@@ -48,7 +48,7 @@ def test_a_purge_reaches_the_remote_and_every_store_that_syncs(tmp_path: Path) -
     assert dry["remotes"] == [{"remote": "origin", "url": str(remote), "rewritten": True,
                                "pruned": True}]
     text = on(a, "purge", "--dry-run", "secret.md").text
-    assert ("remote origin: history replaced at the next scratch sync (force with lease; a "
+    assert ("remote origin: history replaced at the next sync (force with lease; a "
             "local path: pruned there too)\n") in text
     done = ok(a, "purge", "secret.md")
     clean(a)

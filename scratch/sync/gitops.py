@@ -80,10 +80,54 @@ class ObjectReader:
         """(type, bytes) of object ``sha``; a missing one is ``object_missing``."""
         self._in.write(sha.encode() + b"\n")
         self._in.flush()
-        header = self._out.readline().split()
-        if len(header) != 3:
+        return self._answer(sha)
+
+    def read_many(self, shas: Iterable[str]) -> dict[str, tuple[str, bytes]]:
+        """(type, bytes) of each object, asked for all at once: a thread writes the ids
+        while this one reads the answers (one round trip, whatever their number)."""
+        import threading
+
+        wanted = list(dict.fromkeys(shas))
+        if not wanted:
+            return {}
+        failed: list[BaseException] = []
+
+        def ask() -> None:
+            try:
+                self._in.write("".join(s + "\n" for s in wanted).encode())
+                self._in.flush()
+            except BaseException as exc:  # reported by the reading side
+                failed.append(exc)
+
+        writer = threading.Thread(target=ask, name="scratch-cat-file", daemon=True)
+        writer.start()
+        found: dict[str, tuple[str, bytes]] = {}
+        missing = []
+        for sha in wanted:  # every answer is read, so the writer never blocks
+            answer = self._next()
+            if answer is None:
+                missing.append(sha)
+            else:
+                found[sha] = answer
+        writer.join()
+        if failed:
+            raise failed[0]
+        if missing:
+            raise StoreError(f"git object {missing[0]} is missing from the store",
+                             code="object_missing", object=missing[0])
+        return found
+
+    def _answer(self, sha: str) -> tuple[str, bytes]:
+        answer = self._next()
+        if answer is None:
             raise StoreError(f"git object {sha} is missing from the store",
                              code="object_missing", object=sha)
+        return answer
+
+    def _next(self) -> tuple[str, bytes] | None:
+        header = self._out.readline().split()
+        if len(header) != 3:
+            return None  # "<id> missing"
         size = int(header[2])
         data = self._out.read(size)
         self._out.read(1)  # the newline after each object

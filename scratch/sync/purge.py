@@ -347,7 +347,7 @@ def plan_record(store: Store, git: Plumbing, record: PurgeRecord, targets: list[
     refs = git.all_refs()
     if git.detached_head() is not None:
         raise StoreError("the store's HEAD names no branch (a git command run on it left it "
-                         "so); run 'scratch git checkout main' first", code="store_head_detached")
+                         "so): check out its branch main again first", code="store_head_detached")
     tips = [sha for sha, kind in refs.values() if kind == "commit"]
     first = filter_of(record)
     rewriter = Rewriter(git, [first])

@@ -135,17 +135,55 @@ class Rewriter:
         self._trees: dict[tuple[str, int, bool], str | None] = {}  # (tree, trie, root) -> new
         self._records: dict[str, frozenset[bytes]] = {}  # purges/ subtree -> record names
         self._new: dict[str, tuple[str, bytes]] = {}  # objects made: id -> (type, data)
+        self._cache: dict[str, tuple[str, bytes]] = {}  # objects read, by id
+        self._parsed: dict[str, list[tuple[bytes, bytes, bytes]]] = {}  # trees, by id
         self._commit_tree: dict[str, str] = {}
         self._reader: ObjectReader | None = None
         self.carriers: set[str] = set()  # blob ids seen in carrier trees
 
     # -- reading ------------------------------------------------------------------------------
     def _read(self, sha: str) -> tuple[str, bytes]:
-        made = self._new.get(sha)
-        if made is not None:
-            return made
+        found = self._new.get(sha) or self._cache.get(sha)
+        if found is not None:
+            return found
         assert self._reader is not None
-        return self._reader.read(sha)
+        found = self._cache[sha] = self._reader.read(sha)
+        return found
+
+    def _prefetch(self, shas: Iterable[str]) -> None:
+        """Read every object of ``shas`` not read yet, in one round trip."""
+        assert self._reader is not None
+        wanted = [s for s in dict.fromkeys(shas) if s not in self._cache and s not in self._new]
+        if wanted:
+            self._cache.update(self._reader.read_many(wanted))
+
+    def _entries(self, tree: str) -> list[tuple[bytes, bytes, bytes]]:
+        found = self._parsed.get(tree)
+        if found is None:
+            found = self._parsed[tree] = parse_tree(self._read(tree)[1])
+        return found
+
+    def _prefetch_paths(self, roots: Iterable[str]) -> None:
+        """Read, level by level, every tree the filters will look into below ``roots``:
+        one round trip per level of the path tries, not one per tree."""
+        level = []
+        for root in dict.fromkeys(roots):
+            ids = self._filters_for(root)
+            if ids:
+                level.append((root, self._trie_for(ids)[0]))
+        seen: set[tuple[str, int]] = set()
+        while level:
+            following: list[tuple[str, _Node]] = []
+            for tree, node in level:
+                for mode, name, oid in self._entries(tree):
+                    rule = node.get(name)
+                    if isinstance(rule, _Node) and mode == TREE_MODE:
+                        key = (oid.hex(), id(rule))
+                        if key not in seen:
+                            seen.add(key)
+                            following.append((oid.hex(), rule))
+            self._prefetch(t for t, _n in following)
+            level = following
 
     def _put(self, kind: str, data: bytes) -> str:
         sha = object_id(kind, data)
@@ -156,7 +194,7 @@ class Rewriter:
     def _filters_for(self, root_tree: str) -> frozenset[str]:
         """The ids of the filters that apply to a commit with this root tree: those whose
         record the tree does not hold."""
-        entries = parse_tree(self._read(root_tree)[1])
+        entries = self._entries(root_tree)
         held: frozenset[bytes] = frozenset()
         for mode, name, sha in entries:
             if _carrier_entry(mode, name, sha):
@@ -166,7 +204,7 @@ class Rewriter:
                 known = self._records.get(sub)
                 if known is None:
                     known = self._records[sub] = frozenset(
-                        n for _m, n, _s in parse_tree(self._read(sub)[1]))
+                        n for _m, n, _s in self._entries(sub))
                 held = known
         return frozenset(f.purge for f in self.filters if f.record_name not in held)
 
@@ -184,7 +222,7 @@ class Rewriter:
         key = (sha, id(node), root)
         if key in self._trees:
             return self._trees[key]
-        entries = parse_tree(self._read(sha)[1])
+        entries = self._entries(sha)
         kept: list[tuple[bytes, bytes, bytes]] = []
         changed = False
         for mode, name, oid in entries:
@@ -226,18 +264,20 @@ class Rewriter:
         if mode != TREE_MODE:
             outcome.blobs.add(oid.hex())
             return
-        stack = [oid.hex()]
+        level = [oid.hex()]
         seen: set[str] = set()
-        while stack:
-            tree = stack.pop()
-            if tree in seen:
-                continue
-            seen.add(tree)
-            for m, _n, o in parse_tree(self._read(tree)[1]):
-                if m == TREE_MODE:
-                    stack.append(o.hex())
-                else:
-                    outcome.blobs.add(o.hex())
+        while level:  # one round trip per level of the folder
+            self._prefetch(level)
+            following = []
+            for tree in level:
+                for m, _n, o in self._entries(tree):
+                    if m == TREE_MODE:
+                        if o.hex() not in seen:
+                            seen.add(o.hex())
+                            following.append(o.hex())
+                    else:
+                        outcome.blobs.add(o.hex())
+            level = following
 
     # -- commits ------------------------------------------------------------------------------
     def run(self, tips: Iterable[str], exclude: Iterable[str] = ()) -> Outcome:
@@ -248,10 +288,19 @@ class Rewriter:
         with self.git.reader() as reader:
             self._reader = reader
             try:
+                self._prefetch(sha for sha, _parents in order)
+                roots = [self._read(sha)[1][5:45].decode() for sha, _parents in order]
+                self._prefetch(roots)
+                self._prefetch(oid.hex() for root in roots for mode, name, oid
+                               in self._entries(root)
+                               if name == RECORDS_DIR.encode() and mode == TREE_MODE)
+                self._prefetch_paths(roots)
                 for sha, parents in order:
                     self._rewrite_commit(sha, parents, outcome)
             finally:
                 self._reader = None
+                self._cache.clear()
+                self._parsed.clear()
         return outcome
 
     def _rewrite_commit(self, sha: str, parents: list[str], outcome: Outcome) -> None:

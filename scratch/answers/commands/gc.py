@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from scratch.sync.retention import GcReport
 
 DRY_RUN = Arg("Only say what would be removed; change nothing.", flags=("--dry-run",))
-PRUNE_HISTORY = Arg("Purge what retention removes from git history too (scratch purge: the "
+PRUNE_HISTORY = Arg("Purge what retention removes from git history too, as purge does (the "
                     "remotes' history is replaced at the next sync); without it, history "
                     "keeps every version.", flags=("--prune-history",))
 
@@ -76,9 +76,11 @@ def gc_text(r: GcReport) -> str:
 
 
 COMMAND = Command(
-    "gc", "Apply retention to every agent's entries: remove those unchanged for longer than "
-    "retention.max_age (as rm does), keep only the newest retention.keep_versions versions "
-    "readable, and hold the cache under cache.max_bytes (oldest first). --prune-history "
-    "purges what goes from git history too. Runs by itself once a day where retention is "
-    "configured (never pruning history).\n\nExample: scratch gc --dry-run",
+    "gc", "Apply retention (retention.max_age, retention.keep_versions, cache.max_bytes) to "
+    "every agent's entries.\n\n"
+    "Entries unchanged for longer than retention.max_age are removed as rm does; only the "
+    "newest retention.keep_versions versions stay readable; the cache is held under "
+    "cache.max_bytes, oldest first. --prune-history purges what goes from git history too. "
+    "Runs by itself once a day where retention is configured (never pruning history).\n\n"
+    "Example: scratch gc --dry-run",
     gc)

@@ -102,7 +102,7 @@ def purge_text(r: PurgeReport) -> str:
         if remote["rewritten"]:
             where = ("a local path: pruned there too" if remote["pruned"] else
                      "it keeps the old objects until it runs git gc")
-            out.append(f"remote {remote['remote']}: history replaced at the next scratch sync "
+            out.append(f"remote {remote['remote']}: history replaced at the next sync "
                        f"(force with lease; {where})")
         else:
             out.append(f"remote {remote['remote']}: not rewritten (its history, as last "
@@ -111,9 +111,9 @@ def purge_text(r: PurgeReport) -> str:
 
 
 COMMAND = Command(
-    "purge", "Remove entry NAME (with its companions), or the agent's whole namespace "
-    "(--namespace), or every entry (--all), from the store, its whole git history, its "
-    "caches and the call ledger; the next sync replaces each remote's history too. Cannot be "
-    "undone: --dry-run says exactly what goes.\n\n"
+    "purge", "Remove an entry from the store, its whole git history, its caches, the call "
+    "ledger and, at the next sync, its remotes.\n\n"
+    "NAME goes with its companions; --namespace takes the agent's whole namespace, --all "
+    "every entry. Cannot be undone: --dry-run says exactly what goes.\n\n"
     "Example: scratch purge --dry-run kubectl_get_secrets/20261206T101500Z-1a2b3c4d",
     purge)
