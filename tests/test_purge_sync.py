@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.purge_support import anywhere, history_holds, lost_found
 from tests.sync_support import bare, fsck_clean, git, ok, on, sync
 
@@ -114,3 +116,33 @@ def test_status_never_fetches_a_history_a_purge_replaces(tmp_path: Path) -> None
     assert "a purge here rewrote its history" in on(a, "sync", "--status").text
     sync(a)
     clean(remote)
+
+
+def test_the_synced_call_log_is_scrubbed_in_history_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCRATCH_LEDGER_SYNC_LOG", "calls")
+    remote = bare(tmp_path / "remote.git")
+    a, b = tmp_path / "a", tmp_path / "b"
+    for home in (a, b):
+        ok(home, "remote", "add", "origin", str(remote))
+    ok(a, "write", "secret.md", input=f"{MARKER}\n")
+    ok(a, "grep", "secret.md", MARKER)  # the marker is in the call's arguments
+    ok(a, "write", "other.md", input="other\n")
+    sync(a)
+    sync(b)  # B pushes its own calls
+    sync(a)  # so A has seen the remote's last commit when it purges
+    calls = [e["entry"] for e in ok(a, "log", "read", "calls")["entries"]]
+    assert any(c["command"] == "grep" and c["args"].get("pattern") == MARKER for c in calls)
+    assert anywhere(b, MARKER.encode())
+    dry = ok(a, "purge", "--dry-run", "secret.md")
+    assert dry["sync_logs"] == {"agents/default/logs/calls.jsonl": 2}  # the write, the grep
+    ok(a, "purge", "secret.md")
+    clean(a)
+    after = [e["entry"] for e in ok(a, "log", "read", "calls")["entries"]]
+    assert len(after) == len(calls)  # the same ids and lines, two of them scrubbed
+    assert [c["command"] for c in after] == [c["command"] for c in calls]
+    assert sum(1 for c in after if c.get("purged")) == 2
+    sync(a)
+    clean(remote)
+    sync(b)
+    clean(b)

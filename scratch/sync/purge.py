@@ -50,7 +50,7 @@ from scratch.store import Store, utc_now
 from scratch.sync import scrub
 from scratch.sync.gitops import Plumbing, TreeEntry
 from scratch.sync.merge import entry_paths
-from scratch.sync.rewrite import RECORDS_DIR, Filter, Outcome, Rewriter
+from scratch.sync.rewrite import RECORDS_DIR, Filter, LogScrub, Outcome, Rewriter
 
 if TYPE_CHECKING:
     from scratch.store.records import EntryMeta
@@ -77,6 +77,9 @@ class PurgeRecord(TypedDict):
     blobs: list[str]
     reason: NotRequired[str]
     numbers: NotRequired[dict[str, list[int]]]  # path -> the version numbers of ``versions``
+    # ledger.sync_log logs whose lines (call records) that touched the entries are scrubbed:
+    # path -> {"names": [...], "versions": {name: [numbers]}}
+    logs: NotRequired[dict[str, dict[str, Any]]]
 
 
 class TargetRow(TypedDict):
@@ -125,6 +128,7 @@ class PurgeReport(TypedDict):
     history: HistoryCounts
     caches: list[CacheRow]
     ledger: dict[str, int]
+    sync_logs: dict[str, int]  # ledger.sync_log path -> call records scrubbed in it
     remotes: list[RemoteRow]
     kept: NotRequired[list[str]]  # blob ids still held (other entries have the same bytes)
 
@@ -175,6 +179,7 @@ class Plan:
             "caches": [{"path": p.relative_to(root).as_posix(), "bytes": scrub.size_of(p)}
                        for p in self.caches + self.state],
             "ledger": self.ledger,
+            "sync_logs": dict(sorted(self.outcome.log_lines.items())),
             "remotes": self.remotes,
         }
 
@@ -204,9 +209,12 @@ def record_path(purge_id: str) -> str:
 
 
 def filter_of(record: PurgeRecord) -> Filter:
+    logs = {path: LogScrub(frozenset(rule.get("names") or ()),
+                           {n: frozenset(v) for n, v in (rule.get("versions") or {}).items()})
+            for path, rule in (record.get("logs") or {}).items()}
     return Filter(record["id"], frozenset(record["paths"]), frozenset(record["folders"]),
                   {p: frozenset(b) for p, b in record["versions"].items()},
-                  frozenset(record["blobs"]))
+                  frozenset(record["blobs"]), logs, str(record.get("time", "")))
 
 
 def parse_record(data: bytes) -> PurgeRecord | None:
@@ -349,6 +357,7 @@ def plan_record(store: Store, git: Plumbing, record: PurgeRecord, targets: list[
         raise StoreError("the store's HEAD names no branch (a git command run on it left it "
                          "so): check out its branch main again first", code="store_head_detached")
     tips = [sha for sha, kind in refs.values() if kind == "commit"]
+    _add_sync_logs(store.root, record)
     first = filter_of(record)
     rewriter = Rewriter(git, [first])
     outcome = rewriter.run(tips)
@@ -370,8 +379,8 @@ def plan_record(store: Store, git: Plumbing, record: PurgeRecord, targets: list[
         if new != sha:
             moves[ref] = (sha, new)
     head = refs.get(BRANCH, (None, ""))[0]
-    logs = {(t.agent, t.name) for t in targets if t.kind == "log"}
-    logs |= {(t.agent, t.name) for t in targets if t.kind == "unknown"}
+    logs = {(t.agent, t.name) for t in targets if t.kind in ("log", "unknown")}
+    logs |= _log_names(record)
     namespaces = record["namespaces"]
     caches = scrub.cache_paths(store.root, outcome.blobs, logs,
                                everything=bool(namespaces) and set(namespaces) == set(
@@ -389,6 +398,30 @@ def plan_record(store: Store, git: Plumbing, record: PurgeRecord, targets: list[
             ledger[agent] = found
     return Plan(record, targets, outcome, rewriter, moves, head, caches, state, ledger,
                 _remotes(store.root, moves), message, dict(extra or {}))
+
+
+def _add_sync_logs(root: Path, record: PurgeRecord) -> None:
+    """Name in ``record`` the ``ledger.sync_log`` log of each agent whose entries (or versions)
+    it purges: the call records synced there are scrubbed in every version of it."""
+    from scratch.config import load_config
+    logs: dict[str, dict[str, Any]] = {}
+    for agent, (names, versions) in sorted(_ledger_targets(record).items()):
+        log = str(load_config(root, agent=agent)["ledger.sync_log"] or "")
+        if log and log not in names:
+            logs[f"agents/{agent}/logs/{log}.jsonl"] = {
+                "names": sorted(names),
+                "versions": {n: sorted(v) for n, v in sorted(versions.items())}}
+    if logs:
+        record["logs"] = logs
+
+
+def _log_names(record: PurgeRecord) -> set[tuple[str, str]]:
+    """(agent, name) of the logs whose lines a purge scrubs (their index caches go)."""
+    out = set()
+    for path in record.get("logs") or {}:
+        _agents, agent, _logs, rest = path.split("/", 3)
+        out.add((agent, rest.removesuffix(".jsonl")))
+    return out
 
 
 def _remotes(root: Path, moves: dict[str, tuple[str, str | None]]) -> list[RemoteRow]:
@@ -498,6 +531,7 @@ def finish(store: Store, git: Plumbing, journal: dict[str, Any]) -> None:
     kill_point("files")
     targets = journal.get("targets", [])
     logs = {(t["agent"], t["name"]) for t in targets if t["kind"] in ("log", "unknown")}
+    logs |= _log_names(record)
     namespaces = record["namespaces"]
     every = bool(namespaces) and set(namespaces) >= set(agents_of(root, git))
     scrub.remove(scrub.cache_paths(root, record["blobs"], logs, everything=every))
@@ -640,6 +674,9 @@ def apply_records(store: Store, records: list[PurgeRecord],
             numbers.setdefault(path, set()).update(ns)
     if numbers:
         merged["numbers"] = {p: sorted(n) for p, n in sorted(numbers.items())}
+    logs = {path: rule for r in records for path, rule in (r.get("logs") or {}).items()}
+    if logs:
+        merged["logs"] = logs
     journal = {"scratch_purge_journal": 1, "record": merged, "refs": moves,
                "targets": [{"agent": e["agent"], "name": e["name"], "kind": "unknown"}
                            for e in entries], "leases": load_leases(store.root)}

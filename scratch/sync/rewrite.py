@@ -30,7 +30,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+import orjson
 
 from scratch.gitstore import EMPTY_TREE
 from scratch.sync.gitops import ObjectReader, object_id
@@ -45,6 +47,27 @@ TREE_MODE = b"40000"
 DROP = "drop"
 
 
+class LogScrub(NamedTuple):
+    """Lines of a log (``ledger.sync_log``: the call ledger's records, synced) to scrub: those
+    whose record touched one of ``names`` or ``versions`` ({name: version numbers})."""
+
+    names: frozenset[str]
+    versions: Mapping[str, frozenset[int]]
+
+
+class _LogRule(tuple[tuple[str, LogScrub], ...]):
+    """The log scrubs of several purges at one path, oldest purge first (a line is marked
+    with the first purge that takes it, as purging one after the other would)."""
+
+    path = ""
+
+
+def _log_rule(path: str, scrubs: tuple[tuple[str, LogScrub], ...]) -> _LogRule:
+    rule = _LogRule(scrubs)
+    rule.path = path
+    return rule
+
+
 @dataclass(frozen=True)
 class Filter:
     """What one purge removes (see the module docstring). Paths are relative to the store
@@ -55,20 +78,22 @@ class Filter:
     folders: frozenset[str] = frozenset()
     versions: Mapping[str, frozenset[str]] = field(default_factory=dict)
     blobs: frozenset[str] = frozenset()  # left out of carrier trees wherever they are
+    logs: Mapping[str, LogScrub] = field(default_factory=dict)  # log path -> lines to scrub
+    order: str = ""  # when the purge was made: filters apply oldest first
 
     @property
     def record_name(self) -> bytes:
         return f"{self.purge}.json".encode()
 
 
-class _Node(dict[bytes, "_Node | str | frozenset[bytes]"]):
+class _Node(dict[bytes, "_Node | str | frozenset[bytes] | _LogRule"]):
     """One level of the path trie of a set of filters."""
 
 
 def _trie(filters: Iterable[Filter]) -> _Node:
     root = _Node()
 
-    def put(path: str, leaf: str | frozenset[bytes]) -> None:
+    def put(path: str, leaf: str | frozenset[bytes] | _LogRule) -> None:
         parts = [p.encode("utf-8", "surrogateescape") for p in path.split("/")]
         node = root
         for part in parts[:-1]:
@@ -84,15 +109,19 @@ def _trie(filters: Iterable[Filter]) -> _Node:
             node[last] = leaf
         elif isinstance(old, frozenset) and isinstance(leaf, frozenset):
             node[last] = old | leaf
+        elif isinstance(old, _LogRule) and isinstance(leaf, _LogRule):
+            node[last] = _log_rule(path, old + leaf)
         # else: the path goes whole already, or a folder holds it (kept as the larger rule)
 
-    for f in filters:
+    for f in sorted(filters, key=lambda f: (f.order, f.purge)):
         for folder in f.folders:
             put(folder, DROP)
         for path in f.paths:
             put(path, DROP)
         for path, blobs in f.versions.items():
             put(path, frozenset(bytes.fromhex(b) for b in blobs))
+        for path, scrub in f.logs.items():
+            put(path, _log_rule(path, ((f.purge, scrub),)))
     return root
 
 
@@ -123,6 +152,7 @@ class Outcome:
     rewritten: int = 0  # given a new id
     dropped: int = 0  # left out (they held only what went)
     blobs: set[str] = field(default_factory=set)  # blob ids the filters took out of trees
+    log_lines: dict[str, int] = field(default_factory=dict)  # log path -> most lines scrubbed
 
 
 class Rewriter:
@@ -231,7 +261,13 @@ class Rewriter:
                 changed = True
                 self._note_dropped(mode, oid, outcome)
                 continue
-            if isinstance(rule, frozenset):
+            if isinstance(rule, _LogRule):
+                if mode != TREE_MODE:
+                    new_blob = self._scrub_log(oid.hex(), rule, outcome)
+                    if new_blob != oid.hex():
+                        changed = True
+                        oid = bytes.fromhex(new_blob)
+            elif isinstance(rule, frozenset):
                 if mode != TREE_MODE and oid in rule:
                     changed = True
                     outcome.blobs.add(oid.hex())
@@ -256,6 +292,38 @@ class Rewriter:
                 self._put("tree", b"")
         else:
             result = self._put("tree", b"".join(m + b" " + n + b"\0" + o for m, n, o in kept))
+        self._trees[key] = result
+        return result
+
+    def _scrub_log(self, blob: str, rule: _LogRule, outcome: Outcome) -> str:
+        """The id of log ``blob`` with the lines ``rule`` takes scrubbed, as the call ledger
+        scrubs a record (:func:`scratch.ledger.scrub`): ids, order and line count kept."""
+        key = (blob, id(rule), False)
+        if key in self._trees:
+            return str(self._trees[key])
+        from scratch.ledger import SCRUB_KEEPS
+        from scratch.sync.scrub import touches
+        lines = self._read(blob)[1].split(b"\n")
+        scrubbed = 0
+        for i, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            entry = record.get("entry") if isinstance(record, dict) else None
+            if not isinstance(entry, dict):
+                continue
+            for purge, scrub in rule:
+                versions = {n: set(v) for n, v in scrub.versions.items()}
+                if touches(entry, set(scrub.names), versions):  # type: ignore[arg-type]
+                    record["entry"] = {k: entry.get(k) for k in SCRUB_KEEPS} | {"purged": purge}
+                    lines[i] = orjson.dumps(record)
+                    scrubbed += 1
+                    break
+        result = self._put("blob", b"\n".join(lines)) if scrubbed else blob
+        outcome.log_lines[rule.path] = max(outcome.log_lines.get(rule.path, 0), scrubbed)
         self._trees[key] = result
         return result
 

@@ -98,6 +98,9 @@ def purge_text(r: PurgeReport) -> str:
         out.append(f"call ledger: {_plural(n, 'record')} of agent {agent} {verb}")
     if not r["ledger"]:
         out.append("call ledger: no record touched")
+    for path, n in r["sync_logs"].items():
+        out.append(f"synced call log {path} (ledger.sync_log): {_plural(n, 'record')} scrubbed "
+                   "in its history")
     for remote in r["remotes"]:
         if remote["rewritten"]:
             where = ("a local path: pruned there too" if remote["pruned"] else
