@@ -16,6 +16,7 @@ their records. Modules:
 - :mod:`~scratch.sync.report` -- the human text of a result
 - :mod:`~scratch.sync.rewrite` -- a history rewrite that leaves out paths and blobs
 - :mod:`~scratch.sync.purge` -- ``purge``: plan, journal, steps, records learnt from remotes
+- :mod:`~scratch.sync.leases` -- the remotes whose history the next sync replaces
 - :mod:`~scratch.sync.scrub` -- what a purge removes outside history (caches, ledger records)
 - :mod:`~scratch.sync.retention` -- ``gc``: retention settings, the daily run
 

@@ -147,8 +147,8 @@ def _without(tree: Tree, agents: set[str]) -> Tree:
 
 def _attempt(store: Store, git: Plumbing, remote: str, url: str,
              only: list[str] | None, replace: bool = False) -> dict[str, Any]:
-    from scratch.sync import purge
-    lease = purge.load_leases(store.root).get(remote)
+    from scratch.sync import leases
+    lease = leases.load(store.root).get(remote)
     with Transport(store.root, url) as tr:
         expect: str | None = None  # the remote's tip its history is replaced from
         raw_tip: str | None = None  # what a fetch brought, before the purges were applied
@@ -180,6 +180,9 @@ def _attempt(store: Store, git: Plumbing, remote: str, url: str,
             elif lease is not None:
                 _drop_lease(store, remote)  # it holds nothing purged (any more)
                 lease = None
+                from scratch.sync.transport import is_local, prune_local
+                if is_local(url):  # a sync killed after replacing it may not have pruned it
+                    prune_local(url)
         check_remote(git, remote, known, tip)
         theirs = git.tree(tip)
         if tip is not None:
@@ -303,10 +306,8 @@ def forget_fetched(git: Plumbing) -> None:
 
 
 def _drop_lease(store: Store, remote: str) -> None:
-    from scratch.sync import purge
-    leases = purge.load_leases(store.root)
-    if leases.pop(remote, None) is not None:
-        purge.save_leases(store.root, leases)
+    from scratch.sync import leases
+    leases.drop(store.root, remote)
 
 
 def _holds_purged(store: Store, remote: str, moved: bool) -> SyncError:

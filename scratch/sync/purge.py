@@ -49,6 +49,8 @@ from scratch.locking import atomic_write, temp_beside
 from scratch.store import Store, utc_now
 from scratch.sync import scrub
 from scratch.sync.gitops import Plumbing, TreeEntry
+from scratch.sync.leases import load as load_leases
+from scratch.sync.leases import save as save_leases
 from scratch.sync.merge import entry_paths
 from scratch.sync.rewrite import RECORDS_DIR, Filter, LogScrub, Outcome, Rewriter
 
@@ -57,7 +59,6 @@ if TYPE_CHECKING:
 
 RECORD_VERSION = 1
 JOURNAL = "purge.json"  # in state/
-LEASES = "purge-leases.json"  # in state/
 KILL_ENV = "SCRATCH_PURGE_KILL_AT"
 STEPS = ("objects", "journal", "refs", "files", "caches", "ledger", "pruned")
 BRANCH = "refs/heads/main"
@@ -485,22 +486,6 @@ def _new_leases(root: Path, moves: dict[str, tuple[str, str | None]],
         lease["purges"] = [*lease.get("purges", []), purge_id]
         leases[name] = lease
     return leases
-
-
-def load_leases(root: Path) -> dict[str, Any]:
-    try:
-        value = orjson.loads((root / "state" / LEASES).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def save_leases(root: Path, leases: dict[str, Any]) -> None:
-    path = root / "state" / LEASES
-    if leases:
-        atomic_write(path, orjson.dumps(leases, option=orjson.OPT_SORT_KEYS))
-    else:
-        path.unlink(missing_ok=True)
 
 
 def finish(store: Store, git: Plumbing, journal: dict[str, Any]) -> None:

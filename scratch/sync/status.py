@@ -32,8 +32,8 @@ def status(store: Store, remote: str, only: list[str] | None) -> dict[str, Any]:
     bases = git.refs(f"refs/scratch/sync/{remote}/")
     fetch_error = None
     note = None
-    from scratch.sync.purge import load_leases
-    lease = load_leases(store.root).get(remote)
+    from scratch.sync import leases
+    lease = leases.load(store.root).get(remote)
     tip: str | None
     with store.lock(), Transport(store.root, url) as tr:
         if lease is not None:  # nothing is fetched: its history is this store's, rewritten
