@@ -84,6 +84,12 @@ SETTINGS: dict[str, Setting] = {
         _s("redact.allow", list, [], "RE2 patterns: a value one of them finds is kept as it is"),
         _s("ledger.sync_log", str, "", "a log each sync first appends the synced agents' new "
            "calls to, so the remote gets them (empty: the ledger stays in this store)"),
+        _s("retention.max_age", str, "", "gc removes entries unchanged for longer than this, "
+           "as rm does (history kept): 30d, 12h, 2w; empty: kept forever"),
+        _s("retention.keep_versions", int, 0, "gc keeps only the newest N versions of a file "
+           "or output readable (history keeps the rest); 0: every version"),
+        _s("cache.max_bytes", int, 0, "gc holds the store's cache/ under this many bytes, "
+           "removing the oldest first; 0: no limit"),
     ]
 }
 
@@ -222,7 +228,25 @@ def _coerce(key: str, value: Any, source: str) -> Any:
     if isinstance(value, (int, float)) and value < 0:
         raise ConfigError(f"{key} must not be negative, got {value!r} ({source})",
                           key=key, source=source)
+    if key == "retention.max_age" and isinstance(value, str) and value \
+            and parse_duration(value) is None:
+        raise ConfigError(f"{key} must be a duration such as 30d, 12h or 2w (s, m, h, d, w), "
+                          f"got {value!r} ({source})", key=key, source=source)
     return value
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in ``30d``, ``12h``, ``2w``, ``90m``, ``45s`` (a positive whole or decimal
+    number and one unit); None when ``text`` is not one."""
+    text = text.strip()
+    number, unit = text[:-1], text[-1:]
+    if unit not in _UNITS or not number.replace(".", "", 1).isdigit():
+        return None
+    seconds = float(number) * _UNITS[unit]
+    return seconds if seconds > 0 else None
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

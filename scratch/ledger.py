@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, NotRequired, TypedDict
@@ -98,7 +98,8 @@ class Record(TypedDict):
 
 __all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "Tally",
            "agents", "append", "count", "dropped", "ledger_file", "make", "message_preview",
-           "now", "parse_since", "preview", "preview_args", "read", "sessions", "tally"]
+           "now", "parse_since", "preview", "preview_args", "read", "scrub", "sessions",
+           "tally"]
 
 
 # -- building a record ----------------------------------------------------------------------
@@ -319,6 +320,45 @@ def _cut(root: Path, directory: Path, path: Path, max_bytes: int) -> None:
     atomic_write(directory / DROPPED_NAME, orjson.dumps({"dropped": total}), fsync=False)
     atomic_write(path, kept, fsync=False)
     os.chmod(path, 0o600)
+
+
+# the fields a scrubbed record keeps (scrub): none of them can hold what a call read or wrote
+SCRUB_KEEPS = ("v", "seq", "time", "interface", "agent", "session", "command", "outcome", "code",
+               "tokens", "intercepted", "entry", "version", "ms")
+
+
+def scrub(root: Path, agent: str, picks: Callable[[Record], bool], mark: str) -> int:
+    """Empty the records of ``agent``'s ledger that ``picks`` chooses (``scratch purge``):
+    each keeps only :data:`SCRUB_KEEPS` (its seq, time, outcome and counts, so ``seq`` and the
+    tallies stay true) plus ``"purged": mark``; its arguments, message, suggestions and any
+    other field go. Under the ledger's lock, the file replaced atomically; how many records
+    were scrubbed. Lines that do not parse are dropped too (they could hold anything)."""
+    from scratch.locking import atomic_write, exclusive
+    from scratch.safefs import read_file
+    directory = agent_dir(root, agent)
+    path = directory / FILE_NAME
+    if not path.is_file():
+        return 0
+    with exclusive(directory / LOCK_NAME):
+        data = read_file(root, path)
+        out: list[bytes] = []
+        changed = 0
+        for raw in data.split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                changed += 1
+                continue
+            if isinstance(value, dict) and picks(value):  # type: ignore[arg-type]
+                value = {k: value.get(k) for k in SCRUB_KEEPS} | {"purged": mark}
+                changed += 1
+            out.append(orjson.dumps(value))
+        if changed:
+            atomic_write(path, b"".join(line + b"\n" for line in out), fsync=True)
+            os.chmod(path, 0o600)
+    return changed
 
 
 # -- reading --------------------------------------------------------------------------------

@@ -304,6 +304,7 @@ NOT_TOOL_ARGUMENTS = {
     ("read", "terminal"),  # set by dispatch: the answer goes into a model
     ("stats", "agent"),  # set by dispatch: the session's own agent
     ("sync", "all"),  # every agent's namespace: an agent must not act on other agents
+    ("sync", "replace_history"),  # force-pushing a remote's history is the person's choice
     ("write", "source"),  # a file on the server's disk
     ("log append", "lines"),  # the CLI's one ENTRY or stdin split at newlines
     ("ingest", "stream"), ("ingest", "progress"),  # the CLI's stdin and its progress line

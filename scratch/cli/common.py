@@ -133,6 +133,7 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
         # a person at a terminal, not an agent: the budget is shown but never refuses
         ctx.person = not json_mode and "agent" not in ctx.named and _stdout_is_terminal()
         auto = ctx.config["sync.auto"] and _auto_head(ctx)
+        retain = _retention_head(ctx)
         produced = body(ctx)
         after = None
         if isinstance(produced, Cleanup):
@@ -150,6 +151,9 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
         if auto:
             from scratch.sync.auto import after_command
             after_command(name, ctx.root, auto[0])
+        if retain:
+            from scratch.sync.retention import after_command as retention_after
+            retention_after(name, ctx.root, retain[0], ctx.config)
     except ScratchError as exc:
         if _debug():
             raise
@@ -183,6 +187,17 @@ def _stdout_is_terminal() -> bool:
 
 def _auto_head(ctx: Any) -> tuple[str | None]:
     """With ``sync.auto``: HEAD before the command, to tell afterwards whether it changed."""
+    from scratch.sync.auto import head_before
+    return (head_before(ctx.root),)
+
+
+def _retention_head(ctx: Any) -> tuple[str | None] | None:
+    """With retention configured: HEAD before the command (a changed store may start the
+    daily gc afterwards); None otherwise (nothing more is read)."""
+    cfg = ctx.config
+    if not (cfg["retention.max_age"] or cfg["retention.keep_versions"]
+            or cfg["cache.max_bytes"]):
+        return None
     from scratch.sync.auto import head_before
     return (head_before(ctx.root),)
 

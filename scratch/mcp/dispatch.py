@@ -96,9 +96,17 @@ def run_tool(name: str, arguments: JSON, session: Session,
         if auto:  # as after a CLI command: a change is synced in the background
             from scratch.sync.auto import after_command, head_before
             before = head_before(ctx.root)
+        from scratch.sync.retention import configured
+        retain = not spec.read_only and configured(ctx.config)
+        if retain:  # a change may start the daily gc (scratch.sync.retention)
+            from scratch.sync.auto import head_before as head_now
+            gc_before = head_now(ctx.root)
         result = execute(ctx, shown, core_call(spec, args, ctx))
         if auto:
             after_command(spec.command, ctx.root, before)
+        if retain:
+            from scratch.sync.retention import after_command as retention_after
+            retention_after(spec.command, ctx.root, gc_before, ctx.config)
         return _success(name, spec, shown, result)
     except ScratchError as exc:
         return _error(name, spec.command, exc)

@@ -27,6 +27,9 @@ class VersionInfo(TypedDict):
     binary: NotRequired[bool]
     message: str
     info: dict[str, Any]  # what the writer recorded (ingest: format, source, ...)
+    # why the version can no longer be read ("retention.keep_versions N"; "purge <id>" when
+    # its bytes left history too); absent: readable
+    removed: NotRequired[str]
 
 
 class LogCursor(TypedDict):

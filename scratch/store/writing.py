@@ -142,6 +142,25 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
                           note=f" Restored from version {version}.",
                           redaction=_restored(earlier))
 
+    def commit_retention(self, deletions: list[str], metas: list[tuple[str, EntryMeta]],
+                         message: str) -> None:
+        """One commit that deletes the entries ``deletions`` (as :meth:`remove` does: their
+        metadata kept, marked deleted) and saves ``metas`` (versions marked ``removed``);
+        ``scratch gc``'s. Lock held."""
+        changes: list[tuple[Path, bytes | Path | None]] = []
+        saved: list[tuple[str, EntryMeta]] = []
+        for name in deletions:
+            meta = self.require(name)
+            changes.append((self.content_path(name, meta["kind"]), None))
+            meta["deleted"] = True
+            saved.append((name, meta))
+        saved += metas
+        if not saved:
+            return
+        self._commit_files(changes, saved, message)
+        for path, _ in changes:
+            self._prune_empty_dirs(path.parent)
+
     def remove(self, name: str) -> Removed:
         with self.lock():
             meta = self.require(name)

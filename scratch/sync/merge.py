@@ -220,7 +220,9 @@ def merge_versions(name: str, ours: dict[str, Any], theirs: dict[str, Any]
              if key(v) not in t_keys]
     tail.sort(key=lambda t: t[:3])
     meta = _fresh(name, ours["kind"], [ours, theirs])
-    versions = [dict(v) for v in o_list[:k]]
+    # a version either side no longer keeps (retention, a purge) stays so
+    versions = [dict(v) | ({"removed": t_list[i]["removed"]} if t_list[i].get("removed")
+                           and not v.get("removed") else {}) for i, v in enumerate(o_list[:k])]
     report: dict[str, Any] = {"ours": [], "theirs": [], "renumbered": []}
     origin_kind = {"ours": ours["kind"], "theirs": theirs["kind"]}
     last_origin = "ours"

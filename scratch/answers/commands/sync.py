@@ -19,12 +19,17 @@ if TYPE_CHECKING:
 REMOTE = Arg("The remote; every remote when left out.", metavar="[REMOTE]", max_length=255,
              complete="remotes", show_default=False)
 ALL = Arg("Sync every agent's namespace, not only this agent's.", flags=("--all",), mcp=False)
+REPLACE_HISTORY = Arg("Replace the remote's history when it holds entries purged here (in "
+                      "commits another store pushed since): what it has is kept, less the "
+                      "purged entries; pushed with a lease on what was fetched.",
+                      flags=("--replace-history",), mcp=False)
 STATUS = Arg("Only show, per agent, what is ahead and behind, what would move and what exists "
              "only here.", flags=("--status",))
 
 
 def sync(ctx: Context, remote: Annotated[str | None, REMOTE] = None,
-         all: Annotated[bool, ALL] = False, status: Annotated[bool, STATUS] = False) -> Result:
+         all: Annotated[bool, ALL] = False, status: Annotated[bool, STATUS] = False,
+         replace_history: Annotated[bool, REPLACE_HISTORY] = False) -> Result:
     from scratch.sync import chosen_remotes, report
     store = ctx.store()
     agents = None if all else [ctx.agent]
@@ -37,7 +42,7 @@ def sync(ctx: Context, remote: Annotated[str | None, REMOTE] = None,
     from scratch.sync.ledger_export import export_calls
     if names:
         export_calls(store, agents)  # ledger.sync_log: the calls go with the sync
-    results = [sync_with(store, name, agents) for name in names]
+    results = [sync_with(store, name, agents, replace=replace_history) for name in names]
     warnings = tuple(w for r in results for w in r["warnings"])
     return Result("sync", data={"remotes": results},
                   text=lambda spell: report.sync_text(results, ctx.agent, spell),

@@ -266,7 +266,7 @@ def _version(store: Store, name: str, meta: EntryMeta, version: int | None) -> V
     what is not there is left to ``Store.resolve`` to report."""
     versions = meta.get("versions") or []
     wanted = len(versions) if version is None else version
-    if versions and 1 <= wanted <= len(versions):
+    if versions and 1 <= wanted <= len(versions) and not versions[wanted - 1].get("removed"):
         return Version(name, wanted, meta, versions[wanted - 1])
     return store.resolve(name, version)
 
