@@ -80,6 +80,7 @@ def _touched(call: Call, produced: Candidate | Result | None,
     name = getattr(target, "name", None)
     if isinstance(name, str):
         version = getattr(target, "version", None)
+        name = str(getattr(target, "prefix", "") or "") + name  # an artifact's: its reference
         return name, version if isinstance(version, int) else None
     data = result.data if result is not None else None
     if isinstance(data, Mapping) and isinstance(data.get("name"), str):
@@ -140,7 +141,8 @@ def record_call(ctx: Context, call: Call, started: float, *, result: Result | No
                           command=call.command, args=args_preview(call), outcome=outcome,
                           code=code, message=message, suggestions=suggestions,
                           tokens=charged(meta), intercepted=intercepted(meta),
-                          entry=entry, version=version, ms=ms)
+                          entry=entry, version=version, ms=ms, run=ctx.run,
+                          iteration=ctx.iteration, coordinator=ctx.coordinator)
         ledger.append(ctx.root, rec, max_bytes=int(ctx.config.get(
             "ledger.max_bytes", ledger.DEFAULT_MAX_BYTES)))
     except Exception:  # noqa: BLE001,S110 - the record is lost, never the answer
