@@ -137,8 +137,8 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     the result or the error, exit."""
     from scratch.cli import render
 
-    merged = {k: (common.get(k) if common.get(k) not in (None, False) else GLOBAL_DEFAULTS.get(k))
-              for k in dict(_COMMON_PARAMS)}
+    merged = {k: (common.get(k) if common.get(k) is not None and common.get(k) is not False
+                  else GLOBAL_DEFAULTS.get(k)) for k in dict(_COMMON_PARAMS)}
     json_mode = bool(merged.pop("json_output"))
     try:
         from scratch.answers.kernel.context import Context

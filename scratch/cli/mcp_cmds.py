@@ -111,7 +111,8 @@ def _toolset(ctx: Context, flag: Optional[str], key: str, choices: tuple[str, ..
     may be joined by commas."""
     from scratch.errors import UsageError
     choice = flag if flag is not None else str(ctx.config[key])
-    if flag is None and ctx.run is not None and ctx.config.sources.get(key) == "default":
+    if flag is None and ctx.run is not None and ctx.config.sources.get(key) == "default" \
+            and "run" in choices:  # mcp serve's (the proxy keeps its few tools)
         choice = f"{choice},run"
     if not all(part in choices for part in choice.split(",")):
         where = "--tools" if flag is not None else key
@@ -299,7 +300,8 @@ def proxy_cmd(ctx: Context,
                         session=ctx.session if ctx.session != "default" else None,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
-                        else None)
+                        else None, run=ctx.run,
+                        iteration=ctx.iteration if "iteration" in ctx.named else None)
     toolset = _toolset(ctx, tools, "mcp.proxy_tools", ("proxy", "explore", "files", "all"))
     ctx.store()
     _announce("proxy", ctx)
@@ -312,7 +314,26 @@ def proxy_cmd(ctx: Context,
         anyio.run(serve_proxy, state, [Upstream(s, timeout) for s in found], toolset)
     except KeyboardInterrupt:
         pass
+    finally:  # its client left: the worker finishes (what it intercepted, what it read)
+        _finish_sessions(state, "session_closed")
     return 0
+
+
+def _finish_sessions(state, reason):
+    """Every session the server still holds finishes its worker (scratch.runs.finish_worker),
+    recorded when it intercepted or extracted anything."""
+    from scratch import ledger
+    from scratch.runs import finish_worker
+    for session in state.forget_all():
+        try:
+            config = state.configs.get()
+            finish_worker(state.root, agent=session.agent, session=session.session,
+                          run=session.run, iteration=session.iteration,
+                          interface=session.interface, reason=reason, explicit=False,
+                          config=config, max_ledger_bytes=int(config.get(
+                              "ledger.max_bytes", ledger.DEFAULT_MAX_BYTES)))
+        except Exception:  # a store gone: the event is lost, never the exit
+            continue
 
 
 @command("wrap", target=mcp_app,

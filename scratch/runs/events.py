@@ -106,10 +106,9 @@ def check_iteration(root: Path, run: str, iteration: int) -> int:
 
 
 def append_event(store: RunStore, event: UsageEvent | IterationEvent) -> None:
-    """One event appended to the run's log (one commit)."""
+    """One event appended to the run's log (one commit), as it is."""
     from scratch.store.logs import append
-    body = {k: v for k, v in event.items() if k != "time"}
-    append(store, EVENTS, [orjson.dumps(body)])
+    append(store, EVENTS, [orjson.dumps(event)])
 
 
 def start_iteration(store: RunStore) -> int:

@@ -11,7 +11,7 @@ Layout under the store root (a git repository)::
     runs/<run>/meta/<name>.json        an artifact's metadata: versions, who put each, when
     runs/<run>/logs/events.jsonl       the run's events: iterations started, usage events
     cache/                             rebuildable: indexes, old versions materialised as files
-    state/                             budgets (a run's: state/runs/), counters, the ledger, the journal (not versioned)
+    state/                             budgets, counters, ledger, journal, swap lock (not versioned)
     .lock                              serialises write-then-commit across processes
 
 Invariants:

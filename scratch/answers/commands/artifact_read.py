@@ -73,9 +73,18 @@ def _rendering(rendering: Rendering | None) -> Rendering:
 
 
 class Whole(WholeEntry):
-    """The whole artifact, shown as ``read`` shows an entry."""
+    """The whole artifact, shown as ``read`` shows an entry, said to be inline."""
 
     command = "artifact read"
+
+    def page(self, k: int) -> Result:
+        from dataclasses import replace
+        shown = super().page(k)
+        data = shown.data if isinstance(shown.data, dict) else {}
+        run = self.target.prefix[len("artifact:"):-1]
+        return replace(shown, command="artifact read", data={
+            "artifact": self.target.name, "run": run, "ref": self.target.ref, "inline": True,
+            **{k: v for k, v in data.items() if k != "name"}})
 
 
 def _too_big_to_open(ctx: Context, run: str, name: str, ref: str) -> None:
@@ -144,7 +153,7 @@ def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter) -
     head = (f"artifact {target.name!r} of run {run!r} is ~{total:,} tokens, {why}: explore "
             f"it in place as {target.ref} (one stored copy; each call charged to this "
             "budget)\n")
-    extra = {"artifact": target.name, "run": run, "inline": False}
+    extra = {"artifact": target.name, "run": run, "ref": target.ref, "inline": False}
     if rendering.states_meta:
         data, tokens, detail = fit_data(
             pointer, total, lambda d: count_text(pointer_json(d, rendering.call_data), spec))

@@ -76,8 +76,8 @@ def _call_text(rec: Record, spell: Speller, width: int = 60) -> str:
     from scratch.answers.kernel.result import compact_json
     if rec.get("event"):
         a = rec["args"]
-        text = (f"{rec['event']}: {a.get('tokens_intercepted', 0):,} intercepted, "
-                f"{a.get('tokens_extracted', 0):,} extracted ({a.get('calls', 0)} calls)")
+        text = (f"{rec['event']} {a.get('tokens_intercepted', 0):,} intercepted "
+                f"{a.get('tokens_extracted', 0):,} extracted")
         return text if len(text) <= width else text[:width - 1] + "…"
     text = spell_recorded(recorded_call(rec["command"], rec["args"]),
                           spell).removeprefix("scratch ")
