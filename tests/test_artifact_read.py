@@ -92,6 +92,7 @@ def test_a_big_artifact_is_a_pointer_the_read_commands_explore_on_the_readers_bu
     pointer = data(r)
     charged.append(tokens(r))
     assert pointer["inline"] is False and pointer["ref"] == "artifact:r1/pods.json"
+    assert pointer["over"] == "per_call_cap"
     assert (pointer["name"], pointer["format"], pointer["lines"]) == (
         "artifact:r1/pods.json", "json", 8653)
     assert pointer["tokens"] > 10_000 >= charged[0]
@@ -215,7 +216,11 @@ def test_a_bad_run_id_is_refused_and_nothing_is_stored(shared: Path, run: str,
 
 def test_an_iteration_the_run_has_not_started_is_refused_with_how_to_start_it(
         shared: Path) -> None:
+    head_commit = commits(shared)
     err = error(cli("ls", "--json", "--run", "r1", "--iteration", "2"), 4)
+    refused = error(cli("artifact", "put", "r1", "x.json", "--json", "--run", "r1",
+                        "--iteration", "2", input=b"{}\n"), 4)
+    assert refused["code"] == "iteration_not_found" and commits(shared) == head_commit
     assert (err["code"], err["latest"], err["iteration"]) == ("iteration_not_found", 1, 2)
     assert [shell_of(s) for s in err["suggestions"]] == ["scratch runs iterate r1"]
     assert data(cli("runs", "iterate", "r1", "--json")) == {"run": "r1", "iteration": 2}
@@ -247,3 +252,23 @@ def test_the_environment_names_the_run(shared: Path, monkeypatch: pytest.MonkeyP
     assert r.code == 0 and orjson.loads(r.out)["data"]["name"] == "report.json"
     monkeypatch.setenv("SCRATCH_ITERATION", "5")
     assert error(cli("ls", "--json"), 4)["code"] == "iteration_not_found"
+
+
+def test_what_is_left_of_the_workers_budget_decides_too(shared: Path) -> None:
+    medium = PODS.read_bytes()[:20_000]  # ~5k tokens: under the per-call cap
+    data(as_("w1", "artifact", "put", "r1", "medium.txt", input=medium))
+    usable = int(data(as_("w2", "budget"))["usable"])
+    data(as_("w2", "budget", "used", str(usable - 3000)))
+    pointer = data(as_("w2", "artifact", "read", "r1", "medium.txt"))
+    assert pointer["inline"] is False and pointer["name"] == "artifact:r1/medium.txt"
+    assert pointer["over"] == "budget"
+    shown = as_("w2", "artifact", "read", "r1", "medium.txt")
+    assert shown.code == 0
+    # nothing left: even the pointer does not fit, refused as any answer, with the budget's
+    # own commands
+    data(as_("w2", "budget", "used", str(usable)))
+    spent = error(as_("w2", "artifact", "read", "r1", "medium.txt"), 3)
+    assert spent["code"] == "budget_exceeded"
+    assert [shell_of(s) for s in spent["suggestions"]][:1] == ["scratch budget"]
+    # and the other worker's budget is its own
+    assert data(as_("w3", "artifact", "read", "r1", "medium.txt"))["inline"] is True

@@ -91,6 +91,7 @@ def test_two_workers_and_a_coordinator_share_artifacts_over_stdio(home: Path) ->
             "file": "artifact:r1/pods.json"}}
         assert error_of(boss.call("head", {"file": "mine"}))["code"] == (
             "coordinator_has_no_scratchpad")
+        assert boss.resources().resources == []  # no entries of its own
         # outside the run: not found, whether it exists or not
         for args in ({"file": "artifact:r1/pods.json"}, {"file": "artifact:r1/none.json"}):
             err = error_of(outsider.call("head", args))

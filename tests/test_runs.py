@@ -68,6 +68,12 @@ def test_the_views_a_ui_calls(scratch_home: Path) -> None:
         ("boss", True, 0), ("w1", False, 0), ("w2", False, 1)]
     assert [(e["agent"], e["reason"], e["iteration"]) for e in info["usage"]] == [
         ("w2", "finish", 1)]
+    assert ok(scratch_home, "runs")["runs"] == rows
+    assert [r["run"] for r in ok(scratch_home, "runs", "--run", "r2")["runs"]] == ["r2"]
+    shown = on(scratch_home, "runs", "show", "r1").text
+    assert shown.startswith("run r1: 1 iteration, 1 artifact\nworkers:\n  boss (coordinator)")
+    assert on(scratch_home, "--json", "runs", "show", "r1", "--run", "r2").json["error"][
+        "code"] == "entry_not_found"
     assert runs.list_artifacts(scratch_home, "nope") == []
     assert runs.run_info(scratch_home, "nope")["workers"] == []
     with pytest.raises(InvalidName):

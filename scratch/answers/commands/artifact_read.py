@@ -5,8 +5,9 @@ Invariants:
   built once whoever reads it first); nothing is copied into the reader's scratchpad.
 - A worker gets the whole artifact when it fits its per-call cap and what is left of its own
   budget, priced and charged as ``read`` is; otherwise a pointer to the artifact itself (the
-  shape of its data and calls that fit, each naming ``artifact:RUN/NAME``), charged as the
-  pointer ingest shows: every read command then explores it with the worker's own budget.
+  shape of its data and calls that fit, each naming ``artifact:RUN/NAME``): every read command
+  then explores it with the worker's own budget. The pointer is charged like any answer, so
+  one the budget left cannot hold is refused (``budget_exceeded``, with the budget commands).
 - A coordinator (no scratchpad) gets the whole artifact, held to the per-call cap alone; one
   over it is refused (``artifact_too_large``, with the next step), sized from its bytes
   before anything is read when even its bytes are far over the cap.
@@ -60,7 +61,10 @@ def artifact_read(ctx: Context, run: Annotated[str | None, RUN],
         whole.close()
         raise _too_large(ref, run, name, tokens, meter.cap)
     try:
-        return _pointer(ctx, target, _rendering(rendering), meter)
+        # the pointer is an answer too: one the budget left cannot hold is refused as any is
+        from scratch.answers.kernel.candidate import Fixed
+        return Fixed(asked, _pointer(ctx, target, _rendering(rendering), meter),
+                     code="read_too_large")
     finally:
         whole.close()
 
@@ -153,7 +157,8 @@ def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter) -
     head = (f"artifact {target.name!r} of run {run!r} is ~{total:,} tokens, {why}: explore "
             f"it in place as {target.ref} (one stored copy; each call charged to this "
             "budget)\n")
-    extra = {"artifact": target.name, "run": run, "ref": target.ref, "inline": False}
+    extra = {"artifact": target.name, "run": run, "ref": target.ref, "inline": False,
+             "over": "budget" if limit.budget_binds else "per_call_cap"}
     if rendering.states_meta:
         data, tokens, detail = fit_data(
             pointer, total, lambda d: count_text(pointer_json(d, rendering.call_data), spec))
@@ -165,7 +170,7 @@ def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter) -
         data = shape_pointer(pointer, detail)
     out = {**extra, **data, "pointer_tokens": tokens}
     return Result("artifact read", data=out, text=text, style="pointer",
-                  charge=Charge(kind="pointer", enforce=False))
+                  charge=Charge(kind="pointer"))
 
 
 COMMAND = Command(

@@ -312,6 +312,8 @@ def _input_schema(name: str) -> JSONObject | None:
 
 
 def list_page(session: Session, cursor: str | None) -> tuple[list[EntryResource], str | None]:
+    if session.coordinator:  # no scratchpad: no entries of its own to list
+        return [], None
     try:
         return list_entries(session.context(), cursor)
     except ScratchError as exc:
