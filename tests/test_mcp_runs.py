@@ -246,3 +246,22 @@ def test_a_worker_behind_the_proxy_finishes_with_what_it_intercepted(home: Path)
     recs = [r for r in ledger.read(home, agent="w8") if not r.get("event")]
     assert event["tokens_intercepted"] == sum(r["intercepted"] for r in recs) > 0
     assert {(r["run"], r["iteration"]) for r in recs} == {("r1", 1)}
+
+
+@pytest.mark.parametrize("args, code, rc", [
+    (("--run", "../r1"), "invalid_run", 2),
+    (("--run", "r1/x"), "invalid_run", 2),
+    (("--run", "r1", "--iteration", "9"), "iteration_not_found", 4),
+    (("--coordinator",), "not_in_run", 2),
+])
+def test_a_server_or_token_of_a_bad_run_is_refused_before_anything(
+        home: Path, args: tuple[str, ...], code: str, rc: int) -> None:
+    tokens = home / "state" / "mcp" / "tokens.json"
+    for command in (["mcp", "serve", "--json", *args],
+                    ["mcp", "token", "add", "w9", "--json", *args]):
+        done = subprocess.run([*SCRATCH, *command], env=server_env(home), capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=60)
+        assert done.returncode == rc, (done.stdout, done.stderr)
+        assert json.loads(done.stdout)["error"]["code"] == code
+    assert not tokens.exists()
+    assert sorted(p.name for p in (home / "runs").iterdir()) == ["r1"]

@@ -69,6 +69,22 @@ def complete_agents(ctx: CompletionLine, incomplete: str) -> list[str]:
         return []
 
 
+def complete_artifacts(ctx: CompletionLine, incomplete: str) -> list[str]:
+    """Artifact names of the run given on the line (its RUN, else --run), in the store given
+    on the line (else the environment's)."""
+    try:
+        from scratch.names import find_store_root
+        from scratch.runs import list_artifacts
+        root, _ = find_store_root(ctx.params.get("store"))
+        run = ctx.params.get("run") or ctx.params.get("run_id") or os.environ.get("SCRATCH_RUN")
+        if not run:
+            return []
+        return [a["name"] for a in list_artifacts(root, str(run))
+                if a["name"].startswith(incomplete)]
+    except Exception:
+        return []
+
+
 def complete_remotes(ctx: CompletionLine, incomplete: str) -> list[str]:
     """Remote names of the store given on the line (else the environment's)."""
     try:

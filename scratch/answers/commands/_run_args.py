@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 # session's run, supplied by scratch.mcp.dispatch)
 RUN = Arg("The run's id (A-Z a-z 0-9 _ -).", metavar="RUN", max_length=128, mcp=False)
 ARTIFACT = Arg("The artifact's name, e.g. results/task-1.json (A-Z a-z 0-9 / _ . -).",
-               metavar="NAME", max_length=1024)
+               metavar="ARTIFACT", max_length=1024, complete="artifacts")
 
 
 def own_run(ctx: Context, run: str | None, what: str) -> str:

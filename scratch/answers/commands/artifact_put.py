@@ -61,10 +61,10 @@ def artifact_put(ctx: Context, run: Annotated[str | None, RUN],
 
 
 COMMAND = Command(
-    "artifact put", "Store artifact NAME of run RUN from FILE or stdin, for every worker of "
+    "artifact put", "Store artifact ARTIFACT of run RUN from FILE or stdin, for every worker of "
     "the run to read in place.\n\n"
     "Versioned like an entry (identical content makes no new version); read back with "
-    "'artifact read RUN NAME' or any read command as artifact:RUN/NAME.\n\n"
+    "'artifact read RUN ARTIFACT' or any read command as artifact:RUN/ARTIFACT.\n\n"
     "Example: scratch artifact put r1 results/task-1.json out.json",
     artifact_put,
     cli_input="inputs:artifact_put_input",

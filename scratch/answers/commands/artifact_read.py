@@ -174,7 +174,7 @@ def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter) -
 
 
 COMMAND = Command(
-    "artifact read", "Read artifact NAME of run RUN in place: whole when it fits the per-call "
+    "artifact read", "Read artifact ARTIFACT of run RUN in place: whole when it fits the per-call "
     "cap and what is left of the budget, else a pointer that read commands explore as "
     "artifact:RUN/NAME (one stored copy, each call charged to this budget).\n\n"
     "A coordinator (--coordinator) gets it whole, held to the per-call cap alone. "
