@@ -63,7 +63,9 @@ SETTINGS: dict[str, Setting] = {
         _s("mcp.servers", dict, {}, "tables [mcp.servers.NAME.scratchpad]: tool-name glob -> "
            "{ min_tokens = N } at which the MCP proxy stores a result of server NAME"),
         _s("mcp.tools", str, "explore", "the tools 'mcp serve' offers: explore (exploring a "
-           "stored entry), files (versioned files and logs) or all"),
+           "stored entry), files (versioned files and logs), run (a run's artifacts and "
+           "finish) or all, or several joined by commas (a server of a run adds run to the "
+           "default)"),
         _s("mcp.proxy_tools", str, "proxy", "scratch's tools 'mcp proxy' offers beside its "
            "servers': proxy (a few to explore a stored output), explore, files or all"),
         _s("sql.copy", str, "auto", "when sql makes the columnar copy of a table it reads "

@@ -9,7 +9,7 @@
     sync         scratch.sync (remotes, push, pull, merge: over the store alone)
     store        scratch.store, scratch.gitstore, scratch.locking, scratch.names, scratch.config,
                  scratch.spool, scratch.stats, scratch.ledger, scratch.thresholds,
-                 scratch.clientfiles
+                 scratch.clientfiles, scratch.runs
     foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
                  scratch.reindent, scratch.declare
@@ -38,7 +38,7 @@ LAYERS = [
                     "scratch.valuecounts", "scratch.reindent", "scratch.declare")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
                "scratch.config", "scratch.spool", "scratch.stats", "scratch.ledger",
-               "scratch.thresholds", "scratch.clientfiles")),
+               "scratch.thresholds", "scratch.clientfiles", "scratch.runs")),
     # sync needs the store only; it sits below answers, which will run it as a command
     ("sync", ("scratch.sync",)),
     ("tokens", ("scratch.tokens",)),

@@ -37,6 +37,10 @@ ENVIRONMENT: list[tuple[str, str]] = [
                       "in which the store is found).")),
     ("SCRATCH_AGENT", "The agent namespace when --agent is not given; default 'default'."),
     ("SCRATCH_SESSION", "The budget session when --session is not given; default 'default'."),
+    ("SCRATCH_RUN", "The run the agent works in when --run is not given (see RUNS AND "
+                    "ARTIFACTS in scratch(1))."),
+    ("SCRATCH_ITERATION", "The run's iteration when --iteration is not given; default the "
+                          "run's latest."),
     ("SCRATCH_MODEL", ("The model whose tokenizer prices every answer (config key 'model') "
                        "when --model is not given.")),
     ("SCRATCH_DEBUG", ("Set to 1 to let unexpected errors end with a Python traceback instead "

@@ -12,8 +12,9 @@ Invariants:
 - A ScratchError never escapes; any other exception becomes ``internal_error`` with a
   message (never a traceback), and nothing half-done is left: the core's writes are atomic.
 - What the session decides is never a tool argument: ``get_usage_stats`` counts the session's
-  own agent only (as ``list_calls`` lists its calls only), and ``read`` shows binary content
-  as text only when asked (``raw``).
+  own agent only (as ``list_calls`` lists its calls only), the artifact tools act in the
+  session's own run only, and ``read`` shows binary content as text only when asked
+  (``raw``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from scratch.answers.kernel.result import compact_json
 from scratch.calls import Call
 from scratch.errors import ScratchError, UsageError
 from scratch.mcp.rendering import Link, ToolText, error_object
-from scratch.mcp.specs import ArgumentError, CoreArgs, ToolSpec, spec_of, to_core_args
+from scratch.mcp.specs import (
+    RUN_COMMANDS,
+    ArgumentError,
+    CoreArgs,
+    ToolSpec,
+    spec_of,
+    to_core_args,
+)
 from scratch.mcp.wire import JSON, JSONObject
 
 if TYPE_CHECKING:
@@ -56,6 +64,8 @@ def core_call(spec: ToolSpec, args: CoreArgs, ctx: Context) -> Call:
         args = {**args, "terminal": True}
     elif spec.command in ("stats", "calls"):
         args = {**args, "agent": ctx.agent}  # one agent's figures: no other agent is named
+    elif spec.command in RUN_COMMANDS:
+        args = {**args, "run": ctx.run}  # the session's run: no other run is named
     return Call(spec.command, args)
 
 
