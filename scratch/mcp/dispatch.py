@@ -19,6 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.answers.kernel.result import compact_json
@@ -38,6 +39,7 @@ from scratch.mcp.wire import JSON, JSONObject
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.result import Result
+    from scratch.calls import ArgValue
     from scratch.mcp.serve.session import Session
 
 
@@ -57,8 +59,12 @@ class ToolOutcome(NamedTuple):
         return self.texts[0] if self.texts else ""
 
 
-def core_call(spec: ToolSpec, args: CoreArgs, ctx: Context) -> Call:
-    """The core call of a tool call whose arguments were checked (``args``: core names)."""
+def core_call(spec: ToolSpec, args: CoreArgs, ctx: Context,
+              supplied: Mapping[str, ArgValue] | None = None) -> Call:
+    """The core call of a tool call whose arguments were checked (``args``: core names), with
+    what the server hands the command in-process (``supplied``: the client's model)."""
+    if supplied:
+        args = {**args, **supplied}
     if spec.command == "read":
         # the answer goes into a model: binary content only as a notice unless raw is asked
         args = {**args, "terminal": True}
@@ -87,8 +93,10 @@ def wire_result(outcome: ToolOutcome) -> JSONObject:
 
 
 def run_tool(name: str, arguments: JSON, session: Session,
-             rendering: ToolText | None = None) -> ToolOutcome:
-    """Run one tool call for ``session``; never raises. ``name``: as the tool is offered."""
+             rendering: ToolText | None = None,
+             supplied: Mapping[str, ArgValue] | None = None) -> ToolOutcome:
+    """Run one tool call for ``session``; never raises. ``name``: as the tool is offered;
+    ``supplied``: arguments the server gives the command itself (see :func:`core_call`)."""
     spec = spec_of(name)
     if spec is None:
         return _error(name, "", UsageError(
@@ -106,7 +114,7 @@ def run_tool(name: str, arguments: JSON, session: Session,
         if auto:  # as after a CLI command: a change is synced in the background
             from scratch.sync.auto import after_command, head_before
             before = head_before(ctx.root)
-        result = execute(ctx, shown, core_call(spec, args, ctx))
+        result = execute(ctx, shown, core_call(spec, args, ctx, supplied))
         if auto:
             after_command(spec.command, ctx.root, before)
         return _success(name, spec, shown, result)

@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, TypeVar, TypeVarTuple, cast
 
 import mcp_types as types
 from mcp.server.caching import CacheHint
@@ -41,6 +41,7 @@ from scratch import __version__
 from scratch.errors import ScratchError
 from scratch.mcp import specs
 from scratch.mcp.dispatch import ToolOutcome, run_tool, wire_result
+from scratch.mcp.serve import sampling
 from scratch.mcp.serve.reqlog import RequestLog
 from scratch.mcp.serve.resources import (
     TEMPLATE,
@@ -55,6 +56,8 @@ from scratch.mcp.wire import JSON, JSONObject
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from starlette.requests import Request
+
+    from scratch.calls import ArgValue
 
     # what the SDK hands a handler: over HTTP ``request`` is the Starlette request
     Ctx = ServerRequestContext[JSONObject, Request]
@@ -198,8 +201,8 @@ def session_of(ctx: Ctx, state: ServerState, who: Identity | None = None) -> Ses
 HOLD_ENV = "SCRATCH_MCP_TEST_HOLD"
 
 
-def _held(folder: str, name: str, arguments: JSON,
-          session: Session) -> ToolOutcome:
+def _held(folder: str, name: str, arguments: JSON, session: Session,
+          supplied: dict[str, ArgValue] | None = None) -> ToolOutcome:
     import os
     hold = os.path.join(folder, f"hold-{name}")
     if os.path.exists(hold):
@@ -207,7 +210,7 @@ def _held(folder: str, name: str, arguments: JSON,
             pass
         while os.path.exists(hold):
             time.sleep(0.01)
-    return run_tool(name, arguments, session)
+    return run_tool(name, arguments, session, None, supplied)
 
 
 def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JSONObject]:
@@ -236,12 +239,24 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JS
         session = session_of(ctx, state, who)
         session.calls += 1
         start = time.perf_counter()
+        # summarize by_model: the client's own model, when it offers one (sampling); such a
+        # call waits for the client on its thread, never on the loop
+        offered = sampling.offered_model(ctx, session, params) if sampling.asks_model(
+            specs.spec_of(params.name).command, params.arguments) else None  # type: ignore[union-attr]
+        # (an in-process object the command takes as it is: not one of ArgValue's kinds)
+        supplied: dict[str, ArgValue] | None = (
+            None if offered is None else {"client_model": cast("ArgValue", offered)})
         if hold is not None:
-            outcome = await in_thread(_held, hold, params.name, params.arguments, session)
-        elif runs_inline(params.name, params.arguments, who.transport):
+            outcome = await in_thread(_held, hold, params.name, params.arguments, session,
+                                      supplied)
+        elif supplied is None and runs_inline(params.name, params.arguments, who.transport):
             outcome = run_tool(params.name, params.arguments, session)
         else:
-            outcome = await in_thread(run_tool, params.name, params.arguments, session)
+            outcome = await in_thread(run_tool, params.name, params.arguments, session, None,
+                                      supplied)
+        if isinstance(offered, sampling.RoundModel) and offered.pending and \
+                outcome.code == sampling.InputRequired.code:
+            return offered.input_required()  # type: ignore[return-value]
         took(params.name, params.arguments, time.perf_counter() - start)
         if fields is not None:
             fields.update(tokens=outcome.tokens, code=outcome.code,

@@ -98,7 +98,7 @@ class Session:
 
     __slots__ = ("server", "agent", "session", "client_name", "label", "interface", "run",
                  "iteration", "coordinator", "mcp_session", "log_level", "calls", "_store",
-                 "_busy", "_busy_lock")
+                 "_busy", "_busy_lock", "sampled_model")
 
     def __init__(self, server: ServerState, agent: str, session: str,
                  client_name: str | None = None, label: str = "",
@@ -114,6 +114,8 @@ class Session:
         self.mcp_session: object | None = None
         self.log_level = "debug"  # the least severe level the client asked to be sent
         self.calls = 0  # tool calls made: a session that made none has nothing to finish
+        # the model the client last answered a sampling request with (scratch.mcp.serve.sampling)
+        self.sampled_model: str | None = None
         self.interface = interface  # as the call ledger names it: mcp-stdio, mcp-http, proxy
         self.agent = agent
         self.session = session
