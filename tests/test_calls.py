@@ -345,12 +345,9 @@ def test_the_proxys_interceptions_and_relayed_calls_are_recorded(home: Path, tmp
     records = ledger.read(home, agent="default")
     assert [(r["interface"], r["command"], r["outcome"], r["code"]) for r in records] == [
         ("proxy", "upstream", "ok", None), ("proxy", "ingest", "ok", None),
-        ("proxy", "upstream", "error", "upstream_tool_error"), ("proxy", "calls", "ok", None),
-        # the client left: its worker finished with what it intercepted (scratch.runs)
-        ("proxy", "scratchpad_usage", "ok", None)]
-    assert records[-1]["args"]["tokens_intercepted"] == records[1]["intercepted"]
+        ("proxy", "upstream", "error", "upstream_tool_error"), ("proxy", "calls", "ok", None)]
     assert records[0]["args"] == {"server": "fx", "tool": "text"}
-    assert all(r["ms"] > 0 for r in records[:4])  # from the request sent to the answer
+    assert all(r["ms"] > 0 for r in records)  # from the request sent to the answer
     ingest = records[1]
     assert ingest["args"]["tool"] == "fx.text" and ingest["args"]["content"].endswith(" bytes>")
     assert (ingest["entry"], ingest["version"]) == (stored["stored"], 1)

@@ -320,11 +320,13 @@ def proxy_cmd(ctx: Context,
 
 
 def _finish_sessions(state, reason):
-    """Every session the server still holds finishes its worker (scratch.runs.finish_worker),
-    recorded when it intercepted or extracted anything."""
+    """Every session of a run the server still holds finishes its worker
+    (scratch.runs.finish_worker), recorded when it intercepted or extracted anything."""
     from scratch import ledger
     from scratch.runs import finish_worker
     for session in state.forget_all():
+        if session.run is None:  # no worker of a run: only an explicit finish records one
+            continue
         try:
             config = state.configs.get()
             finish_worker(state.root, agent=session.agent, session=session.session,

@@ -18,9 +18,10 @@ Invariants:
   sees its workers finish. The 2026-07-28 protocol has no standalone stream for log messages,
   so its sessions are not sent these; the run's events (``scratch runs show``) have them all.
 - A level a client set with ``logging/setLevel`` above ``info`` stops them.
-- A session that closes (stdio's end, an HTTP ``DELETE``, the server stopping) finishes its
-  worker (:func:`scratch.runs.finish_worker`, reason ``session_closed`` or
-  ``server_stopped``) when it made tool calls and they intercepted or extracted anything.
+- A session of a run that closes (stdio's end, an HTTP ``DELETE``, the server stopping)
+  finishes its worker (:func:`scratch.runs.finish_worker`, reason ``session_closed`` or
+  ``server_stopped``) when it made tool calls and they intercepted or extracted anything. A
+  session in no run is no worker: only its ``finish`` records an event.
 - Sending never fails a call and never stalls the server: a client gone is skipped.
 """
 
@@ -116,7 +117,7 @@ class EventHub:
 
     def finish(self, session: Session, reason: str) -> UsageEvent | None:
         """Finish the worker of a session that closed (see the module docstring)."""
-        if session.calls == 0:
+        if session.calls == 0 or session.run is None:  # no worker of a run
             return None
         from scratch import ledger
         from scratch.runs import finish_worker
