@@ -63,7 +63,9 @@ SETTINGS: dict[str, Setting] = {
         _s("mcp.servers", dict, {}, "tables [mcp.servers.NAME.scratchpad]: tool-name glob -> "
            "{ min_tokens = N } at which the MCP proxy stores a result of server NAME"),
         _s("mcp.tools", str, "explore", "the tools 'mcp serve' offers: explore (exploring a "
-           "stored entry), files (versioned files and logs) or all"),
+           "stored entry), files (versioned files and logs), run (a run's artifacts and "
+           "finish) or all, or several joined by commas (a server of a run adds run to the "
+           "default)"),
         _s("mcp.proxy_tools", str, "proxy", "scratch's tools 'mcp proxy' offers beside its "
            "servers': proxy (a few to explore a stored output), explore, files or all"),
         _s("sql.copy", str, "auto", "when sql makes the columnar copy of a table it reads "
@@ -71,6 +73,14 @@ SETTINGS: dict[str, Setting] = {
            "in the background after it), foreground, background or off"),
         _s("summarize.command", str, "",
            "command that summarizes content on stdin (e.g. an LLM CLI)"),
+        _s("summarize.llm_model", str, "", "the llm library's model that writes summarize "
+           "--by-model's summary when no MCP client offers its own (empty: llm's default)"),
+        _s("summarize.max_model_calls", int, 9, "most model calls one --by-model summary "
+           "makes: one per part that fits the model's window, one to combine them"),
+        _s("summarize.max_summary_tokens", int, 1000,
+           "longest answer --by-model asks of a model per call"),
+        _s("summarize.sampling_timeout", float, 120.0, "seconds the MCP server waits for the "
+           "client's model to answer one sampling request"),
         _s("sync.auto", bool, False,
            "after each change, sync every remote in the background (the sync command)"),
         _s("sync.max_file_bytes", int, 50 * MiB,

@@ -5,7 +5,9 @@ Each record (:class:`Record`) says when a call came, through which interface, fr
 and session, what it asked (argument values cut to a bounded preview; the bodies of writes
 never copied), how it ended (``ok``, ``refused`` or ``error`` with its code), the tokens it put
 into the context and those it stored instead, the entry and version it touched and how long it
-took.
+took; a call made as a worker of a run (:mod:`scratch.runs`) also names the run and its
+iteration (and ``coordinator`` for a coordinator's). A usage event (a worker finished:
+``event`` ``scratchpad_usage``) is a record too, its figures under ``args``, charging nothing.
 
 Invariants:
 - Standard library and orjson only (plus scratch's own small helpers): importable without the
@@ -94,6 +96,11 @@ class Record(TypedDict):
     version: int | None
     ms: float
     unredacted: NotRequired[str]  # a capture stored without redaction: why (flag, setting)
+    # only when set: a call of a worker of a run, and a usage event (scratch.runs)
+    run: NotRequired[str]
+    iteration: NotRequired[int]
+    coordinator: NotRequired[bool]
+    event: NotRequired[str]
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "Tally",
@@ -166,13 +173,25 @@ def make(*, interface: str, agent: str, session: str, command: str,
          args: dict[str, ArgPreview] | None = None, outcome: str = "ok", code: str | None = None,
          message: str | None = None, suggestions: list[Suggestion] | None = None,
          tokens: int = 0, intercepted: int = 0, entry: str | None = None,
-         version: int | None = None, ms: float = 0.0, at: str | None = None) -> Record:
-    """A record (``seq`` 0 until :func:`append` numbers it)."""
-    return Record(v=VERSION, seq=0, time=at or now(), interface=interface, agent=agent,
-                  session=session, command=command, args=args or {}, outcome=outcome,
-                  code=code, message=message_preview(message), suggestions=suggestions or [],
-                  tokens=int(tokens), intercepted=int(intercepted), entry=entry,
-                  version=version, ms=round(float(ms), 2))
+         version: int | None = None, ms: float = 0.0, at: str | None = None,
+         run: str | None = None, iteration: int | None = None, coordinator: bool = False,
+         event: str | None = None) -> Record:
+    """A record (``seq`` 0 until :func:`append` numbers it); ``run``, ``iteration``,
+    ``coordinator`` and ``event`` are written only when set."""
+    rec = Record(v=VERSION, seq=0, time=at or now(), interface=interface, agent=agent,
+                 session=session, command=command, args=args or {}, outcome=outcome,
+                 code=code, message=message_preview(message), suggestions=suggestions or [],
+                 tokens=int(tokens), intercepted=int(intercepted), entry=entry,
+                 version=version, ms=round(float(ms), 2))
+    if run is not None:
+        rec["run"] = run
+        if iteration is not None:
+            rec["iteration"] = int(iteration)
+        if coordinator:
+            rec["coordinator"] = True
+    if event is not None:
+        rec["event"] = event
+    return rec
 
 
 # -- where it lives -------------------------------------------------------------------------

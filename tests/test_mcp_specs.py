@@ -21,14 +21,15 @@ CONTRACT = ["head", "tail", "slice", "read", "grep", "schema", "get-in", "item-s
 
 
 def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
-    # by toolset (explore, files, session), then by command: the order of the declarations
+    # by toolset (explore, files, session, run), then by command: the order of the declarations
     assert [t.name for t in TOOLS] == [
         "get_in", "grep", "head", "item_schema", "iterate_over", "read", "schema",
         "slice", "sql", "summarize", "tail",
         "diff", "grep_all", "history", "append_log", "read_log", "tail_log", "list_files", "read_file",
         "restore", "delete_file", "summarize_file", "write_file",
         "budget", "budget_reset", "budget_set_window", "budget_used", "list_calls", "ingest",
-        "redactions", "get_usage_stats", "sync", "sync_status"]
+        "redactions", "get_usage_stats", "sync", "sync_status",
+        "list_artifacts", "write_artifact", "read_artifact", "finish"]
     params = {t.name: [p.name for p in t.params] for t in TOOLS}
     assert params["head"][:2] == ["file", "lines"]
     assert params["slice"][:3] == ["file", "start", "end"]
@@ -303,6 +304,9 @@ NOT_TOOL_ARGUMENTS = {
     ("sql", "key_field"),
     ("read", "terminal"),  # set by dispatch: the answer goes into a model
     ("stats", "agent"),  # set by dispatch: the session's own agent
+    # set by dispatch: the session's own run (the command line names it: RUN)
+    ("artifact put", "run"), ("artifact ls", "run"), ("artifact read", "run"),
+    ("artifact put", "source"),  # a file on the server's disk
     ("sync", "all"),  # every agent's namespace: an agent must not act on other agents
     ("sync", "replace_history"),  # force-pushing a remote's history is the person's choice
     ("write", "source"),  # a file on the server's disk

@@ -2,7 +2,9 @@
 
 History is git's, but which changes are new is not read from git's ancestry: it is read from
 a *base* per remote and agent, ``refs/scratch/sync/<remote>/<agent>``, the remote commit whose
-namespace of that agent this store last merged (or pushed). That is what lets ``--agent``
+namespace of that agent this store last merged (or pushed). A run's namespace (``runs/<run>/``:
+its artifacts and events) is synced the same way under the key ``run.<run>``
+(:func:`scratch.sync.merge.namespace_dir`). That is what lets ``--agent``
 sync one namespace and leave the others, on both sides, for later. Refs:
 
 - ``refs/remotes/<remote>/main``: the remote's branch as last fetched. A remote whose branch no
@@ -50,12 +52,12 @@ from typing import Any
 from scratch.calls import call
 from scratch.errors import SyncError
 from scratch.locking import temp_beside
-from scratch.names import validate_agent, validate_name
+from scratch.names import validate_agent, validate_name, validate_run
 from scratch.safefs import check_dirs, ensure_dir
 from scratch.store import Store
 from scratch.sync.agent_merge import merge_agent
 from scratch.sync.gitops import Plumbing, Tree, TreeEntry
-from scratch.sync.merge import Outcome, entry_paths
+from scratch.sync.merge import Outcome, entry_paths, namespace_dir, namespace_of
 from scratch.sync.remotes import remote_url
 from scratch.sync.transport import Transport
 
@@ -111,13 +113,14 @@ def check_layout(tree: Tree, remote: str) -> None:
         if path in LAYOUT_FILES or (is_record(path) and entry.mode == "100644"):
             continue
         parts = path.split("/")
-        if parts[0] != "agents" or len(parts) < 4 or parts[2] not in ("files", "logs", "meta"):
+        if parts[0] not in ("agents", "runs") or len(parts) < 4 \
+                or parts[2] not in ("files", "logs", "meta"):
             raise SyncError(f"{remote} holds history that is not a scratch store ({path!r} is "
                             "no entry of one); nothing was merged", code="sync_unrelated_history",
                             remote=remote, path=path,
                             suggestions=[call("remote list")])
         try:
-            validate_agent(parts[1])
+            (validate_agent if parts[0] == "agents" else validate_run)(parts[1])
             name = "/".join(parts[3:])
             suffix = {"logs": ".jsonl", "meta": ".json"}.get(parts[2], "")
             if not name.endswith(suffix):
@@ -132,17 +135,18 @@ def check_layout(tree: Tree, remote: str) -> None:
 
 
 def agents_in(*trees: Tree) -> set[str]:
+    """The keys of every namespace in ``trees``: agents' and runs' (:func:`namespace_of`)."""
     found = set()
     for tree in trees:
         for path in tree:
-            if path.startswith("agents/"):
-                found.add(path.split("/", 2)[1])
+            key = namespace_of(path)
+            if key is not None:
+                found.add(key)
     return found
 
 
 def _without(tree: Tree, agents: set[str]) -> Tree:
-    return {p: e for p, e in tree.items()
-            if not (p.startswith("agents/") and p.split("/", 2)[1] in agents)}
+    return {p: e for p, e in tree.items() if namespace_of(p) not in agents}
 
 
 def _attempt(store: Store, git: Plumbing, remote: str, url: str,
@@ -196,7 +200,8 @@ def _attempt(store: Store, git: Plumbing, remote: str, url: str,
         for agent in sorted(agents):
             base_commit = bases.get(base_ref(remote, agent))
             if base_commit not in base_trees:
-                base_trees[str(base_commit)] = git.tree(base_commit, f"agents/{agent}/") \
+                base_trees[str(base_commit)] = git.tree(base_commit,
+                                                        f"{namespace_dir(agent)}/") \
                     if base_commit else {}
             outcomes[agent] = merge_agent(agent, base_trees[str(base_commit)], ours, theirs,
                                           git.blobs)
@@ -353,8 +358,9 @@ def _local_only(tree: Tree, agents: set[str], limit: int) -> list[dict[str, Any]
     out = []
     for path, entry in tree.items():
         parts = path.split("/", 3)
-        if len(parts) == 4 and parts[2] == "files" and parts[1] in agents and entry.size > limit:
-            out.append({"agent": parts[1], "name": parts[3], "bytes": entry.size,
+        key = namespace_of(path)
+        if len(parts) == 4 and parts[2] == "files" and key in agents and entry.size > limit:
+            out.append({"agent": key, "name": parts[3], "bytes": entry.size,
                         "reason": "over sync.max_file_bytes"})
     return sorted(out, key=lambda r: (r["agent"], r["name"]))
 
@@ -365,8 +371,7 @@ def _push_tree(theirs: Tree, local: Tree, agents: set[str], local_only: list[dic
     stay local (those keep what the remote has); the purge records of both."""
     out = _without(theirs, agents)
     out.update({p: e for p, e in local.items() if is_record(p)})
-    out.update({p: e for p, e in local.items()
-                if p.startswith("agents/") and p.split("/", 2)[1] in agents})
+    out.update({p: e for p, e in local.items() if namespace_of(p) in agents})
     if not theirs and ".gitignore" in ours:
         out[".gitignore"] = ours[".gitignore"]
     for row in local_only:

@@ -19,7 +19,7 @@ from scratch.sync.engine import (
     tracking_ref,
 )
 from scratch.sync.gitops import Plumbing
-from scratch.sync.merge import Paths, entries_of, parse_log
+from scratch.sync.merge import Paths, entries_of, namespace_dir, parse_log
 from scratch.sync.remotes import remote_url
 from scratch.sync.transport import Transport
 
@@ -63,7 +63,7 @@ def status(store: Store, remote: str, only: list[str] | None) -> dict[str, Any]:
     rows = []
     for agent in agents:
         base_commit = bases.get(base_ref(remote, agent))
-        base = git.tree(base_commit, f"agents/{agent}/") if base_commit else {}
+        base = git.tree(base_commit, f"{namespace_dir(agent)}/") if base_commit else {}
         rows.append(_agent_status(git, agent, base, ours, theirs, limit))
     return {"remote": remote, "url": url, "fetched": fetch_error is None,
             "fetch_error": fetch_error, "tip": tip, "agents": rows, "purge": note}

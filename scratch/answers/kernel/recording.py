@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from scratch import ledger
 from scratch.errors import UsageError
-from scratch.names import split_ref
+from scratch.names import ARTIFACT_PREFIX, split_ref
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Candidate
@@ -78,13 +78,20 @@ def _touched(call: Call, produced: Candidate | Result | None,
     else the entry its arguments name."""
     target = getattr(produced, "target", None)
     name = getattr(target, "name", None)
+    # an artifact's answers name it in its run; the ledger keeps its reference
+    ref = call.args.get("ref")
+    prefix = ""
+    if isinstance(ref, str) and ref.startswith(ARTIFACT_PREFIX):
+        prefix = ref[:ref.find("/") + 1] if "/" in ref else ""
     if isinstance(name, str):
         version = getattr(target, "version", None)
-        return name, version if isinstance(version, int) else None
+        return prefix + name, version if isinstance(version, int) else None
     data = result.data if result is not None else None
     if isinstance(data, Mapping) and isinstance(data.get("name"), str):
         version = data.get("version")
-        return data["name"], version if isinstance(version, int) and not isinstance(
+        named = data["name"] if data["name"].startswith(ARTIFACT_PREFIX) else \
+            prefix + data["name"]
+        return named, version if isinstance(version, int) and not isinstance(
             version, bool) else None
     for key in ("ref", "name"):
         value = call.args.get(key)
@@ -181,7 +188,8 @@ def record_call(ctx: Context, call: Call, started: float, *, result: Result | No
                           command=call.command, args=args_preview(call), outcome=outcome,
                           code=code, message=message, suggestions=suggestions,
                           tokens=charged(meta), intercepted=intercepted(meta),
-                          entry=entry, version=version, ms=ms)
+                          entry=entry, version=version, ms=ms, run=ctx.run,
+                          iteration=ctx.iteration, coordinator=ctx.coordinator)
         unredacted = _unredacted(result)
         if unredacted is not None:
             rec["unredacted"] = unredacted
