@@ -249,3 +249,25 @@ def test_the_corpus_comes_back_byte_identical_but_for_credentials(corpus_dir: Pa
             if done.data != raw:
                 seen[rel] = done.redaction.by_rule()
     assert seen == CREDENTIALS
+
+
+def test_a_token_quoted_inside_a_json_string_keeps_the_json_valid() -> None:
+    # journald's MESSAGE holds Go's %#v of a struct: K8sAuthToken:\"<jwt>\" (seen in the
+    # corpus's journald sample, line 1192). gitleaks' jwt pattern takes a trailing backslash,
+    # and the marker once swallowed the escape of the closing quote.
+    import base64
+    part = base64.urlsafe_b64encode
+    jwt = (part(b'{"alg":"RS256","typ":"JWT"}').rstrip(b"=") + b"."
+           + part(b'{"iss":"kubernetes/serviceaccount","sub":"system:serviceaccount:kube'
+                  b'-system:calico-node"}').rstrip(b"=") + b"."
+           + b"Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVk")
+    doc = {"MESSAGE": f'Policy{{K8sAuthToken:"{jwt.decode()}", K8sClientKey:""}}',
+           "PRIORITY": "6"}
+    for data in (orjson.dumps(doc), json.dumps(doc, indent=1).encode(),
+                 b'{"m": "\\\\' + jwt + b'\\\\"}'):
+        done = redact_bytes(data, b"k" * 32)
+        assert [f["rule"] for f in done.redaction.findings] == ["jwt"], data
+        back = json.loads(done.data)
+        assert jwt.decode() not in json.dumps(back)
+    assert json.loads(redact_bytes(orjson.dumps(doc), b"k" * 32).data)["MESSAGE"].startswith(
+        'Policy{K8sAuthToken:"«redacted:jwt:')
