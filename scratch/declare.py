@@ -122,7 +122,7 @@ class Tool(NamedTuple):
 
 
 # the toolsets, in the order tools/list shows them
-TOOLSETS = ("explore", "files", "session")
+TOOLSETS = ("explore", "files", "session", "run")
 
 
 @dataclass(frozen=True, slots=True)

@@ -425,9 +425,10 @@ def test_a_crash_between_rename_and_commit_is_undone(scratch_home: Path) -> None
         "import os, sys\n"
         "from pathlib import Path\n"
         "from scratch.store import Store\n"
+        "from scratch.redact import Redaction\n"
         "st = Store.open(Path(sys.argv[1]), 'default')\n"
         "st.git.commit = lambda *a, **k: os._exit(9)\n"  # die after the files moved in
-        "st.write('a', b'v2\\n')\n"
+        "st.write('a', b'v2\\n', redaction=Redaction())\n"
     )
     cli("write", "a", input="v1\n")
     cli("write", "b", input="b1\n")

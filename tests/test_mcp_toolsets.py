@@ -107,7 +107,7 @@ def test_the_toolset_is_a_setting_refused_when_unknown(tmp_path: Path) -> None:
     done = subprocess.run([*SCRATCH, "mcp", "serve"], env=env, capture_output=True, text=True,
                           timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 2
-    assert "mcp.tools must be one of explore, files, all, not 'everything'" in done.stderr
+    assert "mcp.tools must be one of explore, files, run, all, not 'everything'" in done.stderr
 
 
 def test_the_proxy_renames_scratchs_tool_where_an_upstream_has_the_name(

@@ -60,6 +60,7 @@ class Pointer(TypedDict, total=False):
     already_stored: bool
     partial: bool
     partial_reason: str
+    redacted: dict[str, object]  # values redacted at capture: count and count per rule
     schema: list[Info]  # outline rows: path, type, length, lines, value, records, depth
     schema_more: int
     array: Info
@@ -436,6 +437,9 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3,
         out.append("PARTIAL: " + str(p.get("partial_reason") or (
             "the command failed, was killed or was interrupted mid-output; this is what "
             "arrived")))
+    if p.get("redacted"):
+        from scratch.answers.capture import sentence
+        out.append(sentence(p["redacted"]))
     for w in p.get("warnings", [])[:3]:
         out.append(f"warning: {w}")
     schema = p.get("schema")

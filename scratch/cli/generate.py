@@ -29,6 +29,7 @@ from scratch.cli.common import (
     app,
     command,
     complete_agents,
+    complete_artifacts,
     complete_names,
     complete_remotes,
     group_default,
@@ -40,7 +41,8 @@ _DONE: set[str] = set()
 
 _COMPLETE: dict[str, Callable[..., list[str]]] = {"names": complete_names,
                                                   "agents": complete_agents,
-                                                  "remotes": complete_remotes}
+                                                  "remotes": complete_remotes,
+                                                  "artifacts": complete_artifacts}
 _TYPES: dict[str, type] = {"str": str, "int": int, "bool": bool, "names": str, "bytes": str}
 
 

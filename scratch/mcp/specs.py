@@ -287,14 +287,18 @@ def __getattr__(name: str) -> object:  # TOOLS and BY_NAME, built when first rea
 # What ``--tools`` takes: a toolset of the declarations (Tool.toolset), ``all``, or ``proxy``:
 # the few tools that explore a stored output, which ``scratch mcp proxy`` offers beside its
 # upstreams' by default (each tool costs every conversation its share of tools/list).
-CHOICES = ("explore", "files", "all", "proxy")
+CHOICES = ("explore", "files", "run", "all", "proxy")
 PROXY_TOOLS = ("head", "slice", "grep", "schema", "get_in", "iterate_over")
 # what scratch's own tool is offered as when an upstream of the proxy has the name
 RENAMED_PREFIX = "scratch_"
 
 
 def toolset(choice: str) -> tuple[ToolSpec, ...]:
-    """The tools of one ``--tools`` choice, in tools/list order."""
+    """The tools of one ``--tools`` choice, in tools/list order; choices joined by commas
+    (``explore,run``) offer the tools of each."""
+    if "," in choice:
+        wanted = {t.name for part in choice.split(",") for t in toolset(part.strip())}
+        return tuple(t for t in tools() if t.name in wanted)
     if choice == "all":
         return tools()
     if choice == "proxy":
@@ -475,6 +479,11 @@ def not_offered(command: str, args: Mapping[str, ArgValue]) -> bool:
     return any(t.command == command for t in tools())
 
 
+# commands whose RUN (the command line's) is the session's over MCP: scratch.mcp.dispatch
+# supplies it, and a call of one is spelled without it
+RUN_COMMANDS = frozenset({"artifact put", "artifact ls", "artifact read"})
+
+
 def to_tool_call(command: str, args: CoreArgs) -> JSONObject | None:
     """A core call as an MCP tool call ``{"name", "arguments"}`` under the name the tool is
     offered as (None: no offered tool spells it, or the call sets an argument the tool has no
@@ -482,6 +491,8 @@ def to_tool_call(command: str, args: CoreArgs) -> JSONObject | None:
     tool = tool_for(command, args)
     if tool is None:
         return None
+    if command in RUN_COMMANDS:  # the session's run, never a tool argument
+        args = {k: v for k, v in args.items() if k != "run"}
     shape = SHAPE.get(tool.name)
     core = shape[1](dict(args)) if shape else args
     if set(core) - {p.core for p in tool.params} - set(tool.fixed):

@@ -54,6 +54,8 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
     except Exception as exc:  # a bug: the interface reports it; the ledger says it happened
         record_call(ctx, call, started, error=exc, produced=produced)
         raise
+    from scratch.answers.kernel.recording import redaction_meta
+    result = redaction_meta(ctx, call, produced, result)
     record(ctx, call.command, result.meta)
     record_call(ctx, call, started, result=result, produced=produced)
     return result
