@@ -55,7 +55,7 @@ class Arg(NamedTuple):
     none: a positional argument on the CLI, in signature order. ``negate``: the CLI flag of a
     True-default boolean that sets it False (``--no-numbers``), with ``negate_help``.
     ``cli`` / ``mcp``: whether the interface offers it (an argument neither offers is given by
-    the interface itself, e.g. ``terminal``, see ``supplied``). ``complete``: what CLI
+    the interface itself, see ``supplied``). ``complete``: what CLI
     completion offers (``names`` of entries, ``agents``). ``max_length`` / ``minimum`` /
     ``maximum`` / ``choices``: the range both interfaces check before anything runs.
     """
@@ -72,7 +72,7 @@ class Arg(NamedTuple):
     cli: bool = True
     mcp: bool = True
     complete: str = ""
-    supplied: str = ""  # an interface fact given by the interface (only "terminal" today)
+    supplied: str = ""  # an interface fact given by the interface (none today)
     show_default: bool = True
 
 
@@ -130,7 +130,7 @@ class Tool(NamedTuple):
 
 
 # the toolsets, in the order tools/list shows them
-TOOLSETS = ("explore", "files", "session")
+TOOLSETS = ("explore", "files", "session", "run")
 
 
 @dataclass(frozen=True, slots=True)

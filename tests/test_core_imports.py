@@ -9,7 +9,8 @@ from pathlib import Path
 
 import scratch
 
-INTERFACES = ("scratch.cli", "scratch.docs", "scratch.mcp", "scratch.ui", "scratch.__main__")
+INTERFACES = ("scratch.cli", "scratch.docs", "scratch.mcp", "scratch.ui", "scratch.hooks",
+              "scratch.__main__")
 
 
 def core_modules() -> list[str]:

@@ -133,6 +133,7 @@ class JsonEnvelope(Rendering):
     name = "json"
     states_meta = True
     text_prices = False
+    shows_data = True
 
     def spell(self, call: Call) -> str:
         return shell_line(call)

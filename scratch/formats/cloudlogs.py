@@ -52,6 +52,10 @@ def _hostport(text: str) -> tuple[str | None, int | None]:
     return host, as_int(port)
 
 
+# what these formats read as null (their field help says it field by field)
+NULLS = "'-' is NULL in a number field, text elsewhere"
+
+
 def _opt_int(text: str | None) -> int | None:
     return None if text is None or text == "-" else as_int(text)
 
@@ -158,7 +162,8 @@ ALB = fixed(
     'TLSv1.2 arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/'
     '73e2d6bc24d8a067 "Root=1-58337281-1d84f3d73c47ec4e58577259" "www.example.com" '
     '"arn:aws:acm:us-east-2:123456789012:certificate/12345678-1234-1234-1234-123456789012" 1 '
-    '2018-07-02T22:22:48.364000Z "authenticate,forward" "-" "-" "10.0.0.1:80" "200" "-" "-"')
+    '2018-07-02T22:22:48.364000Z "authenticate,forward" "-" "-" "10.0.0.1:80" "200" "-" "-"',
+    nulls=NULLS)
 
 # ------------------------------------------------------------------------ Classic ELB
 
@@ -209,7 +214,8 @@ ELB = fixed(
     "elb", "AWS Classic Load Balancer access log", ELB_DOC, _ELB_FIELDS, _elb,
     '2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.000073 '
     '0.001048 0.000057 200 200 0 29 "GET http://www.example.com:80/ HTTP/1.1" "curl/7.38.0" '
-    '- -')
+    '- -',
+    nulls=NULLS)
 
 # ----------------------------------------------------------------------------------- S3
 
@@ -270,6 +276,7 @@ S3 = fixed(
     'REST.GET.VERSIONING - "GET /awsexamplebucket1?versioning HTTP/1.1" 200 - 113 - 7 - "-" '
     '"S3Console/0.4" - s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/'
     'VLi31234= SigV2 ECDHE-RSA-AES128-GCM-SHA256 AuthHeader '
-    'awsexamplebucket1.s3.us-west-1.amazonaws.com TLSV1.1')
+    'awsexamplebucket1.s3.us-west-1.amazonaws.com TLSV1.1',
+    nulls="'-' is NULL in a number field (bytes_sent: 0), text elsewhere")
 
 FORMATS: tuple[LogFormat, ...] = (ALB, ELB, S3)

@@ -145,7 +145,8 @@ def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
 
     title = f"Zeek {path} log (TSV)" if path else "Zeek log (TSV)"
     return fixed("zeek", title, ZEEK_DOC, tuple(fields), row, "", comment="#",
-                 layout=dict(layout))
+                 layout=dict(layout), nulls=f"{unset!r} (Zeek's unset field) is NULL, "
+                                           f"{empty!r} an empty string or list")
 
 
 def zeek_bind(lines: list[str]) -> LogFormat | None:
@@ -254,7 +255,10 @@ def w3c_from_layout(layout: dict[str, Any]) -> LogFormat:
         return tuple(values)
 
     title = "W3C extended log" + (f" ({software})" if software else "")
-    return fixed("w3c", title, W3C_DOC, fields, row, "", comment="#", layout=dict(layout))
+    numbers = ", ".join(f.name for f in fields if f.type in ("integer", "number"))
+    return fixed("w3c", title, W3C_DOC, fields, row, "", comment="#", layout=dict(layout),
+                 nulls=f"'-' is NULL in a number field ({numbers}), text elsewhere"
+                 if numbers else "")
 
 
 def w3c_bind(lines: list[str]) -> LogFormat | None:

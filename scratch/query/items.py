@@ -621,6 +621,11 @@ def _field_value(item: Any, parsed: ParsedPath) -> tuple[Any, tuple[str | int, .
         matches = list(iter_matches(item, parsed, explain_missing=False))
     except KeyPathNotFound:
         return None, None  # a missing field is just null in a row
+    if parsed.function is not None:  # len(PATH): a number, never cut
+        from scratch.query.paths import apply_function
+        found = (matches[0].value if matches else None) if parsed.singular else \
+            [m.value for m in matches]
+        return apply_function(parsed, found), None
     if parsed.singular:
         return (matches[0].value, matches[0].location) if matches else (None, None)
     return [m.value for m in matches] or None, None

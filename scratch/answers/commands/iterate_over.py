@@ -248,7 +248,9 @@ class RowsAnswer(Candidate):
                      else "no rows shown" if self.count else "none to show")
             what = (f"{self.count:,} of {plural(self.selection.seen, noun, grouped=True)} "
                     "match the filter" if self.where else plural(self.count, noun, grouped=True))
-            order = f", by {self.sort}{' descending' if self.desc else ''}" if self.sort else ""
+            # ascending said too: the order an agent did not ask for is the one it misreads
+            order = (f", by {self.sort} {'descending' if self.desc else 'ascending'}"
+                     if self.sort else "")
             notices = (f"{what}{order}; {shown}",)
         nulls = (self.selection.null_warning,) if self.selection is not None else ()
         warnings = (*self.source.warnings, *self._absent(items), *(w for w in nulls if w))
@@ -362,7 +364,7 @@ def _plain(c: Call) -> str:
 
 PREVIEW_CHARS = 200  # a string cell longer than this is cut, with the get-in that shows it
 
-FIELDS = Arg("Comma-separated paths in each item (a.b,c).", flags=("--fields",),
+FIELDS = Arg("Comma-separated paths in each item (a.b,c; len(a): its size).", flags=("--fields",),
              metavar="A,B.C")
 WHERE = Arg("RFC 9535 filter on each item, e.g. @.status >= 500; also number(), lower(), "
             "upper().",
@@ -606,10 +608,11 @@ COMMAND = Command(
     "--where takes an RFC 9535 filter such as \"@.status.phase == 'Failed'\" and scans "
     "every item: --offset/--limit page the matching rows (a negative --offset counts "
     "from the end), and the answer says how many of all the items match. --sort orders "
-    "the rows by a field (numbers as numbers, nulls last).\n\n"
+    "the rows by a field, smallest first (numbers as numbers, nulls last); --desc, largest "
+    "first.\n\n"
     "--count gives just the number of items (matching --where); --count-by FIELD[,FIELD] "
     "gives value counts, biggest first: --limit of them (10 unless given), the rest as "
-    "'other', and the number of distinct values.\n\n"
+    "'other', and the number of distinct values; values tied for the most are said.\n\n"
     "A map of records (an object whose values are objects, such as an OpenAPI "
     "definitions) is rows too, each with its key in _key (--key-field picks the name). "
     "[*] flattens nested arrays across items: items[*].status.containerStatuses gives "

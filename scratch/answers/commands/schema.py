@@ -166,6 +166,10 @@ def _record_lines(rec: Info) -> list[str]:
         at = ", ".join(str(x) for x in rec["header_changes"])
         out.append(f"headers: the fields change at line {at} (each part is read with the "
                    "header above it)")
+    from scratch.answers.sources.log_records import nulls_of
+    nulls = nulls_of(rec)
+    if nulls:  # a '-' that reads as null surprises whoever expected the text
+        out.append(f"nulls: {nulls}")
     out.append("fields (records at .; lines that do not parse have _line and _raw only):")
     for f in field_rows(rec):
         types = "|".join(f["types"]) or f["type"]

@@ -129,9 +129,8 @@ def source_of(target: Target, path: str | None = None, key_field: str | None = N
         from scratch.answers.sources.log_records import LogRows, parsed_log
         rec = parsed_log(target)
         if rec is not None:
-            log = LogRows(target, rec)
-            return (Source.records(lambda: log.iter_rows(0, log.total)),
-                    f"the {plural(log.total, 'record', grouped=True)} of a {rec['format']} log")
+            log = LogRows(target, rec)  # its records: header lines are no rows
+            return Source.records(log.iter_records), log.about()
     if getattr(target.index, "layout", None) == "ndjson" and path in (None, ".", "$", ""):
         lines = plural(target.index.line_count, "line", grouped=True)
         return Source.ndjson(target.path), f"the {lines}"
@@ -191,6 +190,8 @@ def _with_copy(src: Source, target: Target, path: str | None,
     format and ``path`` (a new argument that changes which rows a path gives belongs here)."""
     from scratch.query.sqlcopy import copy_for
     extra = [target.format, path] if src.kind in ("rows", "lines") else []
+    if target.format == "log" and src.kind == "rows":
+        extra.append("records")  # a log's rows lost its header lines: copies made before differ
     return src.with_copy(copy_for(target.index.index_dir, src.kind, src.location,
                                   src.delimiter, src.columns, extra=str(extra)))
 
