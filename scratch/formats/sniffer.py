@@ -128,6 +128,29 @@ def _is_declared_log(lines: list[str]) -> bool:
     return fmt is not None and fmt.name in _LAYOUT_FORMATS
 
 
+# What the first bytes of common binary files say they are (their magic numbers)
+_MAGIC: tuple[tuple[int, bytes, str], ...] = (
+    (0, b"\x7fELF", "ELF executable or library"), (0, b"\x89PNG\r\n\x1a\n", "PNG image"),
+    (0, b"GIF8", "GIF image"), (0, b"\xff\xd8\xff", "JPEG image"),
+    (0, b"RIFF", "RIFF container (WAV, AVI, WebP)"), (0, b"%PDF-", "PDF document"),
+    (0, b"\x1f\x8b", "gzip data"), (0, b"PK\x03\x04", "zip archive"),
+    (0, b"BZh", "bzip2 data"), (0, b"\xfd7zXZ\x00", "xz data"),
+    (0, b"(\xb5/\xfd", "zstd data"), (0, b"7z\xbc\xaf\x27\x1c", "7-zip archive"),
+    (257, b"ustar", "tar archive"), (0, b"SQLite format 3\x00", "SQLite database"),
+    (0, b"\x00asm", "WebAssembly module"), (0, b"\xca\xfe\xba\xbe", "Java class or Mach-O"),
+    (0, b"\xcf\xfa\xed\xfe", "Mach-O executable"), (0, b"MZ", "Windows executable (PE)"),
+    (0, b"OggS", "Ogg media"), (0, b"\x1aE\xdf\xa3", "Matroska/WebM media"),
+    (4, b"ftyp", "MP4/QuickTime media"), (0, b"PAR1", "Parquet file"),
+)
+
+
+def binary_kind(head: bytes) -> str | None:
+    """What a binary content is by its first bytes (at least 262 of them for a tar archive),
+    or None when no known magic number starts it."""
+    return next((what for at, magic, what in _MAGIC if head[at:at + len(magic)] == magic),
+                None)
+
+
 def is_binary(data: bytes) -> bool:
     if b"\x00" in data:
         return True

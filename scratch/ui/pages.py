@@ -398,7 +398,7 @@ def pointer_box(site: Site, base: str, agent: str, name: str) -> Html:
     says which): MCP tool calls for an MCP client or the proxy, shell lines otherwise."""
     from scratch.errors import ScratchError
     stored = site.stored_by(agent, name)
-    mcp = stored is not None and stored["interface"] != "cli"
+    mcp = stored is not None and stored["interface"] not in ("cli", "hook")  # hook: shell
     try:
         text = site.pointer(agent, name, mcp=mcp)
     except ScratchError as exc:  # an entry whose index gives no pointer

@@ -86,10 +86,8 @@ class LogRows:
     def field_path(self, text: str) -> ParsedPath:
         """A field name as it is (``a.b`` is the field ``a.b`` when there is one), anything
         else as a path."""
-        from scratch.query.paths import ParsedPath, parse_path
-        if text in self.columns:
-            return ParsedPath(text, "dot", (text,))
-        return parse_path(text)
+        from scratch.query.paths import parse_field
+        return parse_field(text, self.columns)
 
     def _read(self, offset: int, end: int) -> list[Row]:
         from scratch.formats.logformats import records
@@ -128,6 +126,37 @@ class LogRows:
     def read(self, offset: int, end: int) -> list[Row]:
         return list(self.iter_rows(offset, end))
 
+    @property
+    def header_lines(self) -> int:
+        """The directive lines of a header format (Zeek's ``#fields`` ..., W3C's
+        ``#Fields:`` ...): lines of the file, but no records."""
+        return int(self.rec.get("directives") or 0)
+
+    def iter_records(self) -> Iterator[Row]:
+        """Every row but the header lines: the records, as a table holds them (``sql``),
+        :attr:`records` of them."""
+        comment = self.format.comment
+        rows = self.iter_rows(0, self.total)
+        if not comment or not self.header_lines:
+            return rows
+        return (r for r in rows if not (len(r) == 2 and "_raw" in r
+                                        and str(r["_raw"]).startswith(comment)))
+
+    @property
+    def records(self) -> int:
+        return max(0, self.total - self.header_lines)
+
+    def about(self) -> str:
+        """What the rows of :meth:`iter_records` are, and what of the text became null."""
+        from scratch.words import plural
+        out = f"the {plural(self.records, 'record', grouped=True)} of a {self.rec['format']} log"
+        if self.header_lines:
+            out += (f"; its {plural(self.header_lines, 'header line', grouped=True)} are "
+                    "not rows" if self.header_lines > 1 else "; its header line is no row")
+        if self.format.nulls:
+            out += f"; {self.format.nulls}"
+        return out
+
     def some_columns(self, n: int = 3) -> str:
         names = [c for c in self.columns if not c.startswith("_")]
         return ",".join(names[:n]) or "_raw"
@@ -147,6 +176,16 @@ def log_rows_of(target: Target, path: str, rec: RecordsInfo) -> LogRows:
                          suggestions=[rows.iterate_command(),
                                       call("schema", ref=target.ref)])
     return rows
+
+
+def nulls_of(rec: RecordsInfo) -> str:
+    """What a parsed log's format reads as null (empty: nothing to say)."""
+    from scratch.formats.logformats import get_format
+    layout = rec.get("layout")
+    try:
+        return get_format(str(rec["format"]), layout if isinstance(layout, dict) else None).nulls
+    except (KeyError, ValueError, TypeError):
+        return ""
 
 
 def field_rows(rec: RecordsInfo) -> list[Row]:
