@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from os import PathLike
     from typing import IO
 
@@ -31,11 +31,9 @@ if TYPE_CHECKING:
 Arg: TypeAlias = "str | int | float | bool | list[str] | None"
 # what an interface hands a command in-process besides: stdin, content and log entries as
 # bytes, a path, tokens' chunks of its input, an MCP proxy's companions, notices and _meta
-# info, a progress callback
+# info
 ArgValue: TypeAlias = ("Arg | Buffer | Sequence[Buffer] | PathLike[str] | IO[bytes]"
-                       " | Iterable[bytes] | tuple[object, ...] | Mapping[str, object] | Progress")
-# ingest's and run's progress callback: (stage, done, total or None)
-Progress: TypeAlias = "Callable[[str, int, int | None], None]"
+                       " | Iterable[bytes] | tuple[object, ...] | Mapping[str, object]")
 
 
 class Call(NamedTuple):

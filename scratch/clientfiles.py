@@ -9,8 +9,9 @@ Invariants:
   was before scratch first changed it).
 - A rewrite is atomic (a reader sees the old file or the new one) and keeps the file's
   permissions; a file scratch creates is private to its owner (0600: these files hold secrets).
-- Only the standard library and scratch's own errors and file helpers: the CLI imports this
-  without the MCP SDK.
+- Only the standard library and scratch's own errors and file helpers (and, for Codex's
+  ``config.toml``, tomlkit, which rewrites a TOML file keeping its comments and layout): the CLI
+  imports this without the MCP SDK.
 """
 
 from __future__ import annotations
@@ -107,11 +108,13 @@ ENTRY = "scratch"
 class Client:
     """Where one MCP client keeps its servers, and the shape of one stdio entry there."""
 
-    def __init__(self, name: str, label: str, table: str, typed: bool) -> None:
+    def __init__(self, name: str, label: str, table: str, typed: bool,
+                 toml: bool = False) -> None:
         self.name = name
         self.label = label  # as its users know it
         self.table = table  # the top-level key of the servers table
         self.typed = typed  # entries carry "type": "stdio"
+        self.toml = toml  # the file is TOML (Codex), else JSON
 
     def default_file(self, environ: dict[str, str] | None = None) -> Path:
         environ = dict(os.environ if environ is None else environ)
@@ -122,6 +125,12 @@ class Client:
             return home / ".cursor" / "mcp.json"
         if self.name == "vscode":
             return Path.cwd() / ".vscode" / "mcp.json"  # the workspace in the current directory
+        if self.name == "codex":
+            return Path(environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
+        if self.name == "gemini-cli":
+            return home / ".gemini" / "settings.json"
+        if self.name == "windsurf":
+            return home / ".codeium" / "windsurf" / "mcp_config.json"
         if sys.platform == "darwin":
             base = home / "Library" / "Application Support"
         elif sys.platform == "win32":
@@ -130,12 +139,16 @@ class Client:
             base = Path(environ.get("XDG_CONFIG_HOME") or home / ".config")
         return base / "Claude" / "claude_desktop_config.json"
 
-    def entry(self, command: list[str], store: Path, agent: str) -> dict[str, Any]:
+    def entry(self, command: list[str], store: Path, agent: str,
+              tools: str | None = None) -> dict[str, Any]:
         """The entry that runs ``scratch mcp serve`` on ``store`` as ``agent``, both given
-        explicitly: the client starts it with an environment of its own."""
+        explicitly: the client starts it with an environment of its own (``tools``: its
+        ``--tools`` set, when one is given)."""
         args = [*command[1:], "mcp", "serve", "--store", str(store)]
         if agent != "default":
             args += ["--agent", agent]
+        if tools is not None:
+            args += ["--tools", tools]
         entry: dict[str, Any] = {"command": command[0], "args": args}
         return {"type": "stdio", **entry} if self.typed else entry
 
@@ -145,6 +158,9 @@ CLIENTS = {c.name: c for c in (
     Client("claude-desktop", "Claude Desktop", "mcpServers", typed=False),
     Client("cursor", "Cursor", "mcpServers", typed=False),
     Client("vscode", "VS Code", "servers", typed=True),
+    Client("codex", "Codex", "mcp_servers", typed=False, toml=True),
+    Client("gemini-cli", "Gemini CLI", "mcpServers", typed=False),
+    Client("windsurf", "Windsurf", "mcpServers", typed=False),
 )}
 
 
@@ -163,14 +179,24 @@ def client_named(name: str) -> Client:
 
 
 def snippet(client: Client, entry: dict[str, Any]) -> str:
-    """The JSON to merge into the client's file, as ``--print`` shows it."""
+    """What to merge into the client's file, as ``--print`` shows it (JSON, or TOML)."""
+    if client.toml:
+        import tomlkit
+        return tomlkit.dumps({client.table: {ENTRY: entry}})
     return json.dumps({client.table: {ENTRY: entry}}, indent=2) + "\n"
+
+
+def _shown(old: Any) -> str:
+    return " ".join([str(old.get("command", "?")), *map(str, old.get("args", []))]) \
+        if isinstance(old, dict) else json.dumps(old)
 
 
 def install_entry(client: Client, path: Path, entry: dict[str, Any], *,
                   force: bool = False) -> dict[str, Any]:
     """Add (or with ``force`` replace) the ``scratch`` entry in ``path`` (see the module's
     invariants); what was done. An identical entry already there changes nothing."""
+    if client.toml:
+        return _install_toml(client, path, entry, force=force)
     data = read_object(path)
     created = data is None
     data = {} if data is None else data
@@ -187,13 +213,59 @@ def install_entry(client: Client, path: Path, entry: dict[str, Any], *,
     if old == entry:
         return done
     if old is not None and not force:
-        shown = " ".join([str(old.get("command", "?")), *map(str, old.get("args", []))]) \
-            if isinstance(old, dict) else json.dumps(old)
-        raise EntryExists(f"{path} already has an MCP server named {ENTRY!r} ({shown}); "
+        raise EntryExists(f"{path} already has an MCP server named {ENTRY!r} ({_shown(old)}); "
                           "--force replaces it (the file is backed up first)", path=str(path),
                           entry=ENTRY)
     backup = back_up(path)
     data[client.table] = {**table, ENTRY: entry}
     write_json(path, data)
+    done["backup"] = str(backup) if backup else None
+    return done
+
+
+def _install_toml(client: Client, path: Path, entry: dict[str, Any], *,
+                  force: bool = False) -> dict[str, Any]:
+    """:func:`install_entry` for a TOML file (Codex's ``[mcp_servers.scratch]``): the rest of
+    the file, comments and layout included, is kept byte for byte."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+    created = not path.exists() or path.stat().st_size == 0
+    try:
+        doc = tomlkit.parse(b"" if created else path.read_bytes())
+    except (TOMLKitError, UnicodeDecodeError) as exc:
+        raise ServerConfigError(f"{path} is not valid TOML: {exc}", path=str(path)) from None
+    except OSError as exc:
+        raise ScratchError(f"cannot read {path}: {exc.strerror}", code="permission_denied",
+                           path=str(path)) from None
+    servers = doc.get(client.table)
+    if servers is not None and not isinstance(servers, dict):
+        raise ServerConfigError(f"{path}: {client.table!r} is not a table", path=str(path))
+    old: Any = servers.get(ENTRY) if servers is not None else None
+    old_value = old.unwrap() if hasattr(old, "unwrap") else old
+    done = {"client": client.name, "file": str(path), "entry": ENTRY, "server": entry,
+            "created": created, "replaced": old is not None and old_value != entry,
+            "unchanged": old_value == entry, "backup": None}
+    if old_value == entry:
+        return done
+    if old is not None and not force:
+        raise EntryExists(f"{path} already has an MCP server named {ENTRY!r} "
+                          f"({_shown(old_value)}); --force replaces it (the file is backed up "
+                          "first)", path=str(path), entry=ENTRY)
+    table = tomlkit.table()
+    for key, value in entry.items():
+        table[key] = value
+    table.add(tomlkit.nl())
+    if servers is None:
+        outer = tomlkit.table(is_super_table=True)
+        outer.add(ENTRY, table)
+        doc.add(client.table, outer)
+    else:
+        servers[ENTRY] = table
+    backup = back_up(path)
+    from scratch.locking import atomic_write
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, tomlkit.dumps(doc).encode())
+    os.chmod(path, mode)
     done["backup"] = str(backup) if backup else None
     return done

@@ -63,7 +63,9 @@ SETTINGS: dict[str, Setting] = {
         _s("mcp.servers", dict, {}, "tables [mcp.servers.NAME.scratchpad]: tool-name glob -> "
            "{ min_tokens = N } at which the MCP proxy stores a result of server NAME"),
         _s("mcp.tools", str, "explore", "the tools 'mcp serve' offers: explore (exploring a "
-           "stored entry), files (versioned files and logs) or all"),
+           "stored entry), files (versioned files and logs), run (a run's artifacts and "
+           "finish) or all, or several joined by commas (a server of a run adds run to the "
+           "default)"),
         _s("mcp.proxy_tools", str, "proxy", "scratch's tools 'mcp proxy' offers beside its "
            "servers': proxy (a few to explore a stored output), explore, files or all"),
         _s("sql.copy", str, "auto", "when sql makes the columnar copy of a table it reads "
@@ -71,14 +73,35 @@ SETTINGS: dict[str, Setting] = {
            "in the background after it), foreground, background or off"),
         _s("summarize.command", str, "",
            "command that summarizes content on stdin (e.g. an LLM CLI)"),
+        _s("summarize.llm_model", str, "", "the llm library's model that writes summarize "
+           "--by-model's summary when no MCP client offers its own (empty: llm's default)"),
+        _s("summarize.max_model_calls", int, 9, "most model calls one --by-model summary "
+           "makes: one per part that fits the model's window, one to combine them"),
+        _s("summarize.max_summary_tokens", int, 1000,
+           "longest answer --by-model asks of a model per call"),
+        _s("summarize.sampling_timeout", float, 120.0, "seconds the MCP server waits for the "
+           "client's model to answer one sampling request"),
         _s("sync.auto", bool, False,
            "after each change, sync every remote in the background (the sync command)"),
         _s("sync.max_file_bytes", int, 50 * MiB,
            "outputs bigger than this stay local: left out of every push"),
+        _s("progress.after", float, 1.0, "seconds a command runs before it shows its progress "
+           "(on stderr at a terminal; to an MCP client that sent a progressToken); 0: at once"),
         _s("ledger.max_bytes", int, 8 * MiB, "largest an agent's call ledger "
            "(state/agents/NAME/calls.jsonl) grows before its oldest calls are dropped"),
+        _s("redact.enabled", bool, True, "redact secrets in every capture before it is stored "
+           "(ingest, run, write, log append, the proxy, hooks; see man scratch-redactions)"),
+        _s("redact.tools", dict, {}, "table: tool-name glob -> true/false, redaction for that "
+           "tool's captures (longest pattern wins; on a tie, redaction)"),
+        _s("redact.allow", list, [], "RE2 patterns: a value one of them finds is kept as it is"),
         _s("ledger.sync_log", str, "", "a log each sync first appends the synced agents' new "
            "calls to, so the remote gets them (empty: the ledger stays in this store)"),
+        _s("retention.max_age", str, "", "gc removes entries unchanged for longer than this, "
+           "as rm does (history kept): 30d, 12h, 2w; empty: kept forever"),
+        _s("retention.keep_versions", int, 0, "gc keeps only the newest N versions of a file "
+           "or output readable (history keeps the rest); 0: every version"),
+        _s("cache.max_bytes", int, 0, "gc holds the store's cache/ under this many bytes, "
+           "removing the oldest first; 0: no limit"),
     ]
 }
 
@@ -150,6 +173,20 @@ def _coerce_servers(value: Any, source: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def _coerce_switches(key: str, value: Any, source: str) -> dict[str, bool]:
+    """A table of tool-name glob -> true/false (``[redact.tools]``)."""
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key} must be a table, got {type(value).__name__} ({source})",
+                          key=key, source=source)
+    out: dict[str, bool] = {}
+    for pattern, flag in value.items():
+        if not isinstance(flag, bool):
+            raise ConfigError(f"{key}.{pattern} must be true or false, got {flag!r} ({source})",
+                              key=f"{key}.{pattern}", source=source)
+        out[str(pattern)] = flag
+    return out
+
+
 _BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True,
                "false": False, "0": False, "no": False, "off": False}
 
@@ -159,6 +196,18 @@ def _coerce(key: str, value: Any, source: str) -> Any:
     typ = setting.type
     if key == "mcp.servers":
         return _coerce_servers(value, source)
+    if key == "redact.tools":
+        return _coerce_switches(key, value, source)
+    if typ is list:
+        if isinstance(value, str):  # the environment: patterns one a line
+            value = [v for v in value.split("\n") if v]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{key} must be a list of strings ({source})", key=key,
+                              source=source)
+        if key == "redact.allow":
+            from scratch.redact.policy import check_allow
+            check_allow(list(value))
+        return list(value)
     if typ is dict:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{key} must be a table, got {type(value).__name__} ({source})",
@@ -191,7 +240,25 @@ def _coerce(key: str, value: Any, source: str) -> Any:
     if isinstance(value, (int, float)) and value < 0:
         raise ConfigError(f"{key} must not be negative, got {value!r} ({source})",
                           key=key, source=source)
+    if key == "retention.max_age" and isinstance(value, str) and value \
+            and parse_duration(value) is None:
+        raise ConfigError(f"{key} must be a duration such as 30d, 12h or 2w (s, m, h, d, w), "
+                          f"got {value!r} ({source})", key=key, source=source)
     return value
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in ``30d``, ``12h``, ``2w``, ``90m``, ``45s`` (a positive whole or decimal
+    number and one unit); None when ``text`` is not one."""
+    text = text.strip()
+    number, unit = text[:-1], text[-1:]
+    if unit not in _UNITS or not number.replace(".", "", 1).isdigit():
+        return None
+    seconds = float(number) * _UNITS[unit]
+    return seconds if seconds > 0 else None
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -233,7 +300,8 @@ def load_config(root: Path | None, environ: Mapping[str, str] | None = None,
     the defaults."""
     environ = os.environ if environ is None else environ
     cfg = Config(
-        values={k: (dict(s.default) if isinstance(s.default, dict) else s.default)
+        values={k: (dict(s.default) if isinstance(s.default, dict) else
+                    list(s.default) if isinstance(s.default, list) else s.default)
                 for k, s in SETTINGS.items()},
         sources={k: "default" for k in SETTINGS},
     )

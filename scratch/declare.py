@@ -40,6 +40,14 @@ if TYPE_CHECKING:
 KINDS = ("str", "int", "bool", "names", "bytes")
 
 
+def argument_word(word: str) -> bool:
+    """Whether a command-line word is an argument although it starts with ``-``: a dash and a
+    digit (``-1``, ``-1.server_zones``, ``-5``) is a negative index, a path or a number, never
+    an option, since no option of scratch is spelled so (a test holds every declared flag to
+    it). The CLI's parser and its completion both read words by this one rule."""
+    return len(word) > 1 and word[0] == "-" and word[1].isdigit()
+
+
 class Arg(NamedTuple):
     """What a signature cannot say about one argument.
 
@@ -47,7 +55,7 @@ class Arg(NamedTuple):
     none: a positional argument on the CLI, in signature order. ``negate``: the CLI flag of a
     True-default boolean that sets it False (``--no-numbers``), with ``negate_help``.
     ``cli`` / ``mcp``: whether the interface offers it (an argument neither offers is given by
-    the interface itself, e.g. ``terminal``, see ``supplied``). ``complete``: what CLI
+    the interface itself, see ``supplied``). ``complete``: what CLI
     completion offers (``names`` of entries, ``agents``). ``max_length`` / ``minimum`` /
     ``maximum`` / ``choices``: the range both interfaces check before anything runs.
     """
@@ -64,7 +72,7 @@ class Arg(NamedTuple):
     cli: bool = True
     mcp: bool = True
     complete: str = ""
-    supplied: str = ""  # an interface fact given by the interface (only "terminal" today)
+    supplied: str = ""  # an interface fact given by the interface (none today)
     show_default: bool = True
 
 
@@ -122,7 +130,7 @@ class Tool(NamedTuple):
 
 
 # the toolsets, in the order tools/list shows them
-TOOLSETS = ("explore", "files", "session")
+TOOLSETS = ("explore", "files", "session", "run")
 
 
 @dataclass(frozen=True, slots=True)

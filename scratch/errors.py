@@ -88,6 +88,12 @@ class ScratchError(Exception):
             self.code = code
         self.details: dict[str, Any] = details
 
+    def extend(self, text: str) -> None:
+        """Add ``text`` (its arguments marked as in a message) to the end of the message."""
+        self.template += text
+        self.message = spell_arguments(self.template, _quoted)
+        self.args = (self.message,)
+
     def spelled(self, spell: Callable[[str], str]) -> str:
         """The message with the arguments it names written by ``spell``."""
         return spell_arguments(self.template, spell)
@@ -130,6 +136,10 @@ class NotFound(ScratchError):
 
 class EntryNotFound(NotFound):
     code = "entry_not_found"
+    # where nothing else helps (no close name, not a short hash prefix) the interface ends the
+    # message with how its caller makes an entry (Rendering.entries_made, from the tools it
+    # offers): "path" when the name is a file on disk, "name" otherwise; not in to_dict
+    unmade: str | None = None
 
 
 class StoreNotFound(NotFound):

@@ -6,7 +6,10 @@ and session, what it asked (argument values cut to a bounded preview; the bodies
 never copied), how it ended (``ok``, ``refused`` or ``error`` with its code), the tokens it put
 into the context and those it stored instead, the entry and version it touched and how long it
 took, and the text the agent got back (``answer``: what the interface handed it, cut to a bound
-set by the per-call cap, :func:`answer_preview`; absent when the call had no answer).
+set by the per-call cap, :func:`answer_preview`; absent when the call had no answer); a call
+made as a worker of a run (:mod:`scratch.runs`) also names the run and its iteration (and
+``coordinator`` for a coordinator's). A usage event (a worker finished: ``event``
+``scratchpad_usage``) is a record too, its figures under ``args``, charging nothing.
 
 Invariants:
 - Standard library and orjson only (plus scratch's own small helpers): importable without the
@@ -15,6 +18,11 @@ Invariants:
   costs the record, never the answer. It writes one line with one ``write()`` on an
   ``O_APPEND`` descriptor, under the ledger's lock (so ``seq`` is unique and increasing).
 - The file is 0600, opened without following links (a link placed there is refused).
+- Redacted in one place: :func:`_append` passes the whole record, every string value in it
+  (whatever fields a record grows; field and argument names are kept), through
+  :func:`scratch.redact.redact_value` with the store's marker key before it is written: a
+  call's own arguments that carried a token (``run -- curl -H "Authorization: Bearer ..."``)
+  reach the file as markers.
 - Bounded: when the file passes ``max_bytes`` its oldest lines are dropped (cut at a line
   boundary, keeping about three quarters of ``max_bytes`` so the rewrite is rare), the file
   replaced atomically, and the number of records dropped so far added up in ``calls.dropped``
@@ -29,7 +37,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, NotRequired, TypedDict
@@ -50,9 +58,9 @@ TAIL_MAX = 1 << 22  # read back at most this far before reading the whole file
 ANSWER_CHARS_PER_TOKEN = 6  # an answer is kept up to this many characters a token of the cap
 ANSWER_CAP_DEFAULT = 10_000  # the cap the bound assumes when the per-call cap is off (0)
 
-Interface = Literal["cli", "mcp-stdio", "mcp-http", "proxy"]
+Interface = Literal["cli", "mcp-stdio", "mcp-http", "proxy", "hook"]
 Outcome = Literal["ok", "refused", "error"]
-INTERFACES: tuple[str, ...] = ("cli", "mcp-stdio", "mcp-http", "proxy")
+INTERFACES: tuple[str, ...] = ("cli", "mcp-stdio", "mcp-http", "proxy", "hook")
 OUTCOMES: tuple[str, ...] = ("ok", "refused", "error")
 # an argument as the ledger keeps it: a JSON value, strings cut to a preview
 ArgPreview = str | int | float | bool | None | list["ArgPreview"] | dict[str, "ArgPreview"]
@@ -94,12 +102,18 @@ class Record(TypedDict):
     version: int | None
     ms: float
     answer: NotRequired[str]  # what the agent got back (answer_preview), when it got an answer
+    unredacted: NotRequired[str]  # a capture stored without redaction: why (flag, setting)
+    # only when set: a call of a worker of a run, and a usage event (scratch.runs)
+    run: NotRequired[str]
+    iteration: NotRequired[int]
+    coordinator: NotRequired[bool]
+    event: NotRequired[str]
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "Tally",
            "agents", "answer_preview", "append", "count", "dropped", "ledger_file", "make",
            "message_preview", "now", "parse_since", "preview", "preview_args", "read", "scan",
-           "sessions", "tally"]
+           "scrub", "sessions", "tally"]
 
 
 # -- building a record ----------------------------------------------------------------------
@@ -178,9 +192,11 @@ def make(*, interface: str, agent: str, session: str, command: str,
          message: str | None = None, suggestions: list[Suggestion] | None = None,
          tokens: int = 0, intercepted: int = 0, entry: str | None = None,
          version: int | None = None, ms: float = 0.0, at: str | None = None,
-         answer: str | None = None) -> Record:
+         answer: str | None = None, run: str | None = None, iteration: int | None = None,
+         coordinator: bool = False, event: str | None = None) -> Record:
     """A record (``seq`` 0 until :func:`append` numbers it); ``answer`` is kept as given (cut
-    it with :func:`answer_preview`)."""
+    it with :func:`answer_preview`); ``answer``, ``run``, ``iteration``, ``coordinator`` and
+    ``event`` are written only when set."""
     rec = Record(v=VERSION, seq=0, time=at or now(), interface=interface, agent=agent,
                  session=session, command=command, args=args or {}, outcome=outcome,
                  code=code, message=message_preview(message), suggestions=suggestions or [],
@@ -188,6 +204,14 @@ def make(*, interface: str, agent: str, session: str, command: str,
                  version=version, ms=round(float(ms), 2))
     if answer is not None:
         rec["answer"] = answer
+    if run is not None:
+        rec["run"] = run
+        if iteration is not None:
+            rec["iteration"] = int(iteration)
+        if coordinator:
+            rec["coordinator"] = True
+    if event is not None:
+        rec["event"] = event
     return rec
 
 
@@ -246,7 +270,7 @@ def _append(root: Path, record: Record, max_bytes: int) -> int:
             if last is None:
                 last = _read_dropped(directory)
             record["seq"] = last + 1
-            line = orjson.dumps(record) + b"\n"
+            line = orjson.dumps(_redacted(root, record)) + b"\n"
             if torn:  # a line a killed writer left unfinished: end it, so ours stands alone
                 line = b"\n" + line
             written = os.write(fd, line)
@@ -258,6 +282,14 @@ def _append(root: Path, record: Record, max_bytes: int) -> int:
         if max_bytes > 0 and size > max_bytes:
             _cut(root, directory, path, max_bytes)
     return record["seq"]
+
+
+def _redacted(root: Path, record: Record) -> object:
+    """``record`` with every string in it redacted (see the module docstring): the one place
+    the ledger's write path redacts, so fields added to records later are covered too."""
+    from scratch.redact.core import redact_value
+    from scratch.redact.markers import store_key
+    return redact_value(record, store_key(root))
 
 
 def _last_seq(fd: int, size: int) -> tuple[int | None, bool]:
@@ -332,6 +364,45 @@ def _cut(root: Path, directory: Path, path: Path, max_bytes: int) -> None:
     atomic_write(directory / DROPPED_NAME, orjson.dumps({"dropped": total}), fsync=False)
     atomic_write(path, kept, fsync=False)
     os.chmod(path, 0o600)
+
+
+# the fields a scrubbed record keeps (scrub): none of them can hold what a call read or wrote
+SCRUB_KEEPS = ("v", "seq", "time", "interface", "agent", "session", "command", "outcome", "code",
+               "tokens", "intercepted", "entry", "version", "ms")
+
+
+def scrub(root: Path, agent: str, picks: Callable[[Record], bool], mark: str) -> int:
+    """Empty the records of ``agent``'s ledger that ``picks`` chooses (``scratch purge``):
+    each keeps only :data:`SCRUB_KEEPS` (its seq, time, outcome and counts, so ``seq`` and the
+    tallies stay true) plus ``"purged": mark``; its arguments, message, suggestions and any
+    other field go. Under the ledger's lock, the file replaced atomically; how many records
+    were scrubbed. Lines that do not parse are dropped too (they could hold anything)."""
+    from scratch.locking import atomic_write, exclusive
+    from scratch.safefs import read_file
+    directory = agent_dir(root, agent)
+    path = directory / FILE_NAME
+    if not path.is_file():
+        return 0
+    with exclusive(directory / LOCK_NAME):
+        data = read_file(root, path)
+        out: list[bytes] = []
+        changed = 0
+        for raw in data.split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                changed += 1
+                continue
+            if isinstance(value, dict) and picks(value):  # type: ignore[arg-type]
+                value = {k: value.get(k) for k in SCRUB_KEEPS} | {"purged": mark}
+                changed += 1
+            out.append(orjson.dumps(value))
+        if changed:
+            atomic_write(path, b"".join(line + b"\n" for line in out), fsync=True)
+            os.chmod(path, 0o600)
+    return changed
 
 
 # -- reading --------------------------------------------------------------------------------

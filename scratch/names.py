@@ -8,6 +8,10 @@ Invariants:
   Such a name can only ever map to a path inside its
   agent's directory; the store additionally refuses symlinks on the way (see ``scratch.store``).
 - A reference ``NAME@N`` names version N (N >= 1) of entry NAME.
+- A run id matches ``[A-Za-z0-9_-]{1,128}`` (so never ``..``, ``/`` or a control character:
+  it is one directory, ``runs/<run>``); an iteration is an integer >= 1.
+- ``artifact:RUN/NAME`` (and ``artifact:RUN/NAME@N``) names artifact NAME of run RUN: the
+  one form every read command takes for an artifact (:func:`split_artifact`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,64 @@ def validate_agent(agent: str) -> str:
             code="invalid_agent", agent=agent,
         )
     return agent
+
+
+RUN_RE = AGENT_RE  # one directory name, as an agent's
+MAX_ITERATION = 1 << 31
+ARTIFACT_PREFIX = "artifact:"
+
+
+def validate_run(run: str) -> str:
+    """Return ``run`` if it is a valid run id, else raise ``invalid_run`` naming the rule."""
+    if isinstance(run, str) and RUN_RE.fullmatch(run):
+        return run
+    text = run if isinstance(run, str) else ""
+    if not text:
+        rule = "the run id is empty"
+    elif ".." in text:
+        rule = "'..' is not allowed"
+    elif "/" in text or "\\" in text:
+        rule = "'/' is not allowed: a run id is one name, not a path"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in text):
+        rule = "control characters are not allowed"
+    elif len(text) > 128:
+        rule = f"run ids are at most 128 characters, this one has {len(text)}"
+    else:
+        odd = next(c for c in text if not RUN_RE.fullmatch(c))
+        rule = f"character {odd!r} is not allowed"
+    raise InvalidName(f"invalid run id {text[:140]!r}: {rule}; use 1-128 characters from "
+                      "A-Z a-z 0-9 _ -", code="invalid_run", run=text[:140], rule=rule)
+
+
+def validate_iteration(value: object) -> int:
+    """An iteration number (an int, or its decimal text as an environment gives it) >= 1;
+    else ``invalid_iteration``."""
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value.strip())
+    if number is None or not 1 <= number <= MAX_ITERATION:
+        raise UsageError(f"invalid iteration {value!r}: iterations are numbered from 1",
+                         code="invalid_iteration", iteration=str(value)[:40])
+    return number
+
+
+def split_artifact(name: str) -> tuple[str, str] | None:
+    """``artifact:RUN/NAME`` -> (run, name), both validated; None for anything else (an entry
+    of the agent's own). The version (``@N``) is split off before, by :func:`split_ref`."""
+    if not name.startswith(ARTIFACT_PREFIX):
+        return None
+    run, sep, rest = name[len(ARTIFACT_PREFIX):].partition("/")
+    if not sep:
+        raise UsageError(f"{name!r} names no artifact: use artifact:RUN/NAME",
+                         code="invalid_ref", ref=name)
+    return validate_run(run), validate_name(rest)
+
+
+def artifact_ref(run: str, name: str, version: int | None = None) -> str:
+    """The reference read commands take for artifact ``name`` of ``run``."""
+    return f"{ARTIFACT_PREFIX}{run}/{name}" + (f"@{version}" if version is not None else "")
 
 
 def validate_name(name: str) -> str:

@@ -47,7 +47,9 @@ HAVE_C = _c_reindent is not None
 
 _WS = re.compile(rb"[ \t\n\r]*")
 # a string with nothing but valid escapes and no raw control characters (UTF-8 checked apart)
-_STRING = re.compile(rb'"(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"')
+# possessive: a string cut short (a sniffed prefix ends inside one) fails in linear time; as
+# (?:[^"...]+|...)*" the engine tried every way to split the run before failing: minutes
+_STRING = re.compile(rb'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"')
 _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _INT_DIGITS = re.compile(rb"-?[0-9]+")
 _HEX = frozenset(b"0123456789abcdefABCDEF")

@@ -13,14 +13,15 @@ the upstream tool's name; when none of its patterns matches, ``[thresholds]`` de
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 DEFAULT_MIN_TOKENS = 5120
 
 
-@dataclass(frozen=True)
-class Threshold:
+class Threshold(NamedTuple):
+    """(A NamedTuple, not a dataclass: ``scratch hook`` decides on it for every tool call a
+    client makes, and importing dataclasses costs that path more than the rest of it.)"""
+
     tool: str
     min_tokens: int
     pattern: str | None
@@ -35,6 +36,12 @@ class Threshold:
         if self.server is not None:
             out = {"server": self.server, **out, "table": self.table}
         return out
+
+
+def glob_matches(pattern: str, tool: str) -> bool:
+    """Whether ``pattern`` (``*`` and ``?`` only, whole name, case-sensitive) matches
+    ``tool``: the rule of every tool-name table (thresholds, ``[redact.tools]``)."""
+    return _matches(pattern, tool)
 
 
 def _matches(pattern: str, tool: str) -> bool:
@@ -83,4 +90,5 @@ def resolve_server_threshold(server: str, tool: str, servers: dict[str, dict[str
                      "thresholds")
 
 
-__all__ = ["DEFAULT_MIN_TOKENS", "Threshold", "resolve_server_threshold", "resolve_threshold"]
+__all__ = ["DEFAULT_MIN_TOKENS", "Threshold", "glob_matches", "resolve_server_threshold",
+           "resolve_threshold"]

@@ -72,10 +72,24 @@ def count_bytes(data: bytes) -> int:
     return count_stream([data], spec())
 
 
-def shell_of(call: Any) -> str:
-    """A suggestion or ``next`` as the shell line that runs it (``--json`` gives objects with
-    the structured call and its ``shell`` line)."""
+JSON_FLAG = " --json"
+
+
+def printed_of(call: Any) -> str:
+    """A suggestion or ``next`` exactly as printed: ``--json`` gives objects with the
+    structured call and its ``shell`` line, which answers in --json (it ends ``--json``)."""
     return call["shell"] if isinstance(call, dict) else call
+
+
+def shell_of(call: Any) -> str:
+    """A suggestion or ``next`` as its shell line in either mode: a --json one's ``shell``
+    (checked to end in ``--json``, the mode it was sized for) without that flag, so one
+    expectation serves both modes; run it with ``--json`` to run it as printed."""
+    if not isinstance(call, dict):
+        return call
+    line = call["shell"]
+    assert line.endswith(JSON_FLAG), line
+    return line[:-len(JSON_FLAG)]
 
 
 def human_error(err: str) -> dict[str, Any]:
@@ -100,11 +114,13 @@ def ok_json(*args: str) -> Any:
     return r.json
 
 
-def error_of(r: Run, json_mode: bool) -> dict[str, Any]:
-    """The error a refused run printed, suggestions as shell lines, in either mode."""
+def error_of(r: Run, json_mode: bool, *, printed: bool = False) -> dict[str, Any]:
+    """The error a refused run printed, suggestions as shell lines, in either mode (as
+    :func:`shell_of` gives them, or ``printed`` exactly as printed)."""
     if json_mode:
         err = dict(r.json["error"])
-        err["suggestions"] = [shell_of(s) for s in err.get("suggestions", [])]
+        line = printed_of if printed else shell_of
+        err["suggestions"] = [line(s) for s in err.get("suggestions", [])]
         return err
     return human_error(r.err)
 

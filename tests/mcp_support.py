@@ -78,16 +78,16 @@ EVERY_TOOL = ("--tools", "all")
 
 def stdio_client(home: Path, *args: str, env: dict[str, str] | None = None,
                  client_name: str | None = None, structured: bool = False,
-                 tools: str = "all") -> McpClient:
+                 tools: str = "all", **client_kwargs: Any) -> McpClient:
     """A client of `scratch ARGS mcp serve --tools TOOLS` (``structured``: with
-    --structured)."""
+    --structured; ``client_kwargs``: the SDK Client's own, such as ``logging_callback``)."""
     from mcp import StdioServerParameters
     from mcp_types import Implementation
     serve = ["mcp", "serve", "--quiet", "--tools", tools,
              *(["--structured"] if structured else [])]
     params = StdioServerParameters(command=SCRATCH[0], args=[*SCRATCH[1:], *args, *serve],
                                    env=env or server_env(home))
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = dict(client_kwargs)
     if client_name:
         kwargs["client_info"] = Implementation(name=client_name, version="1.0")
     return McpClient(params, **kwargs)

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from scratch.redact import Redaction
 from scratch.store import Store
 from tests.helpers import Run, cli
 
@@ -94,17 +95,17 @@ def worker(home: str, remote: str, wid: int, ops: int, seed: int, out: str) -> N
         pick = rng.random()
         if pick < 0.4:
             text = f"w{wid}-{i}"
-            logs.append(store, "shared", [text.encode()])
+            logs.append(store, "shared", [text.encode()], redaction=Redaction())
             wrote["shared"].append(text)
         elif pick < 0.6:
             body = f"w{wid} op {i}\n"
-            store.write("shared.md", body.encode())
+            store.write("shared.md", body.encode(), redaction=Redaction())
             wrote["versions"].append(body)
         elif pick < 0.8:
-            store.write(f"own/w{wid}-{i % 5}.md", f"w{wid} {i}\n".encode())
+            store.write(f"own/w{wid}-{i % 5}.md", f"w{wid} {i}\n".encode(), redaction=Redaction())
         else:
             text = f"own w{wid}-{i}"
-            logs.append(store, f"log-w{wid}", [text.encode()])
+            logs.append(store, f"log-w{wid}", [text.encode()], redaction=Redaction())
             wrote["own"].append(text)
         if i % 10 == 9:
             try:
@@ -206,19 +207,19 @@ def kill_worker(home: str, remote: str, wid: int, ops: int, seed: int, kills: in
         pick = rng.random()
         if pick < 0.3:
             text = f"w{wid}-{i}"
-            logs.append(store, "shared", [text.encode()])
+            logs.append(store, "shared", [text.encode()], redaction=Redaction())
             wrote["shared"].append(text)
         elif pick < 0.45:
             body = f"w{wid} op {i}\n"
-            store.write("shared.md", body.encode())
+            store.write("shared.md", body.encode(), redaction=Redaction())
             wrote["versions"].append(body)
         elif pick < 0.6:
             name = f"own/w{wid}-{i % 5}.md"
-            store.write(name, f"w{wid} {i}\n".encode())
+            store.write(name, f"w{wid} {i}\n".encode(), redaction=Redaction())
             wrote["files"][name] = f"w{wid} {i}\n"
         elif pick < 0.8:
             text = f"own w{wid}-{i}"
-            logs.append(store, f"log-w{wid}", [text.encode()])
+            logs.append(store, f"log-w{wid}", [text.encode()], redaction=Redaction())
             wrote["own"].append(text)
         else:  # an ingest, through the command itself
             name = f"ingested/w{wid}-{i}"

@@ -259,7 +259,7 @@ def test_mcp_stdio_calls_are_recorded_and_list_calls_shows_only_the_agents_own(
         # the arguments as the tool call gave them, its defaults included
         (1, "mcp-stdio", "ops", session, "write", {"name": "pods",
                                                    "content": f"<{len(DOC)} bytes>",
-                                                   "allow_empty": False},
+                                                   "allow_empty": False, "no_redact": False},
          "ok", None, 0, 0, "pods", 1),
         (2, "mcp-stdio", "ops", session, "get-in",
          {"ref": "pods", "path": "items.2", "offset": 0, "fit": False, "keys": False,

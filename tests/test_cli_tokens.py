@@ -89,3 +89,22 @@ def test_corrupt_budget_file_resets_with_warning(scratch_home: Path) -> None:
     assert r.code == 0
     assert r.json["data"]["used"] == 0
     assert r.json["meta"]["warnings"]
+
+
+def test_an_unknown_model_warns_and_names_the_tokenizer_it_falls_back_to(
+        scratch_home: Path) -> None:
+    want = ("warning: unknown model 'foo': answers are priced with o200k_base (the default "
+            "tokenizer) and a 128,000-token context window; --encoding picks the tokenizer "
+            "(o200k_base, cl100k_base, gemma3, claude), config budget.windows the window")
+    r = cli("tokens", "--model", "foo", input="hello world")
+    assert (r.code, r.text) == (0, "2\n")
+    assert r.err.splitlines()[0] == want + " (model from --model)"
+    r = cli("budget", "--json", env={"SCRATCH_MODEL": "llama-3"})
+    assert r.code == 0 and r.json["data"]["tokenizer"] == "o200k_base"
+    assert r.err.splitlines()[0] == (want.replace("'foo'", "'llama-3'")
+                                     + " (model from env SCRATCH_MODEL)")
+    # a known model, no model, or a tokenizer chosen with --encoding: nothing to say
+    for args in (["--model", "gpt-4o"], ["--model", "openai/gpt-4.1-mini"], [],
+                 ["--model", "foo", "--encoding", "cl100k_base"]):
+        r = cli("tokens", *args, input="hello world")
+        assert r.code == 0 and "warning" not in r.err, args

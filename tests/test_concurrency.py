@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 
+from scratch.redact import Redaction
+
 
 def _worker(args: tuple[str, int, int]) -> None:
     home, worker, rounds = args
@@ -17,8 +19,8 @@ def _worker(args: tuple[str, int, int]) -> None:
 
     store = Store.open(Path(home), "default")
     for i in range(rounds):
-        store.write(f"w{worker}/f{i % 5}", f"worker {worker} round {i}\n".encode())
-        logs.append(store, "shared", [f"w{worker}-{i}".encode()])
+        store.write(f"w{worker}/f{i % 5}", f"worker {worker} round {i}\n".encode(), redaction=Redaction())
+        logs.append(store, "shared", [f"w{worker}-{i}".encode()], redaction=Redaction())
 
 
 def test_four_processes_fifty_writes_and_appends(scratch_home: Path) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import scratch
 
-INTERFACES = ("scratch.cli", "scratch.docs", "scratch.mcp", "scratch.ui", "scratch.__main__")
+INTERFACES = ("scratch.cli", "scratch.docs", "scratch.mcp", "scratch.ui", "scratch.hooks",
+              "scratch.__main__")
 
 
 def core_modules() -> list[str]:
@@ -67,7 +68,8 @@ def test_a_run_builds_only_its_own_command() -> None:
             "print(sorted(m for m in sys.modules if m.startswith('scratch.answers.commands.')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    assert out.strip().splitlines() == ["['scratch.cli.common', 'scratch.cli.generate']",
+    assert out.strip().splitlines() == ["['scratch.cli.common', 'scratch.cli.generate', "
+                                        "'scratch.cli.negative_paths']",
                                         "['scratch.answers.commands._args', "
                                         "'scratch.answers.commands.head']"]
 

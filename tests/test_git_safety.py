@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from scratch.gitstore import blob_sha
+from scratch.redact import Redaction
 from tests.helpers import cli
 
 
@@ -153,7 +154,7 @@ def test_a_stale_index_lock_is_cleared_at_once(scratch_home: Path,
     # not because of its age: it is new, and the age rule is pushed out of reach
     monkeypatch.setattr(gs, "STALE_LOCK_SECONDS", 1e9)
     store = _store(scratch_home)
-    store.write("a", b"2\n")
+    store.write("a", b"2\n", redaction=Redaction())
     assert not lock.exists()
     assert git(scratch_home, "status", "--porcelain") == ""
     assert git(scratch_home, "show", "HEAD:agents/default/files/a") == "2\n"
@@ -167,7 +168,7 @@ def test_a_stale_branch_lock_is_cleared_at_once(scratch_home: Path,
     lock = scratch_home / ".git/refs/heads/main.lock"
     lock.write_text("0" * 40 + "\n")
     monkeypatch.setattr(gs, "STALE_LOCK_SECONDS", 1e9)
-    _store(scratch_home).write("a", b"2\n")
+    _store(scratch_home).write("a", b"2\n", redaction=Redaction())
     assert not lock.exists()
     assert git(scratch_home, "show", "HEAD:agents/default/files/a") == "2\n"
 
@@ -218,7 +219,7 @@ def test_loose_objects_are_packed_as_gc_auto_would(scratch_home: Path,
                   .splitlines())
     assert int(counts["count"]) > 0 and counts["packs"] == "0"
     monkeypatch.setattr(gs, "LOOSE_OBJECTS_PER_FANOUT", -1)  # as if 17/ were full
-    _store(scratch_home).write("a", b"2\n")
+    _store(scratch_home).write("a", b"2\n", redaction=Redaction())
     counts = dict(line.split(": ") for line in git(scratch_home, "count-objects", "-v")
                   .splitlines())
     assert counts["count"] == "0" and int(counts["packs"]) >= 1

@@ -14,17 +14,18 @@ from pathlib import Path
 import pytest
 
 from scratch.gitstore import blob_sha
+from scratch.redact import Redaction
 from scratch.store import Store
 
 
 def _entry_history(home: Path) -> Store:
     store = Store.open(home)
-    store.write("notes", b"one\n")
-    store.write("notes", b"two\n")
-    store.write("other", b"x\n")
+    store.write("notes", b"one\n", redaction=Redaction())
+    store.write("notes", b"two\n", redaction=Redaction())
+    store.write("other", b"x\n", redaction=Redaction())
     store.remove("notes")
-    store.write("notes", b"three\nwith a second line\n")
-    store.write("notes-x", b"a neighbour, not in the history of notes\n")
+    store.write("notes", b"three\nwith a second line\n", redaction=Redaction())
+    store.write("notes-x", b"a neighbour, not in the history of notes\n", redaction=Redaction())
     return store
 
 
@@ -49,9 +50,9 @@ def test_path_history_agrees_with_gitpython(scratch_home: Path) -> None:
 def test_history_of_an_entry_that_became_a_folder_has_no_tree_as_a_blob(
         scratch_home: Path) -> None:
     store = Store.open(scratch_home)
-    store.write("m", b"file\n")
+    store.write("m", b"file\n", redaction=Redaction())
     store.remove("m")
-    store.write("m/k", b"inside\n")
+    store.write("m/k", b"inside\n", redaction=Redaction())
     history = store.git.path_history("agents/default/files/m")
     assert [c["blob"] for c in history] == [blob_sha(b"file\n"), None, None]
 

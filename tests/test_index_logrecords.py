@@ -84,13 +84,17 @@ def test_logfmt_fields_vary_and_facets_stop_past_the_cap(tmp_path: Path) -> None
     idx.close()
 
 
-def test_a_log_in_no_known_format_has_no_records(tmp_path: Path) -> None:
+def test_a_log_in_no_known_format_is_records_by_its_line_templates(tmp_path: Path) -> None:
+    """(tests/test_logtemplates.py tests the mined records themselves.)"""
     data = b"".join(b"2024-01-01 10:00:%02d something happened %d\n" % (i % 60, i)
                     for i in range(50))
     _, idx = _index(tmp_path, data)
     rec = records_info(idx)
-    assert rec is not None and rec["format"] is None
-    assert idx.section(SECTION) is None
+    assert rec is not None and rec["format"] == "templates"
+    assert rec["templates"] == [[1, "something happened <*>", 50]]
+    unparsed, ids = idx.section(SECTION), idx.section("records:templates")
+    assert unparsed is not None and ids is not None
+    assert (list(unparsed), list(ids)) == ([], [1] * 50)
     idx.close()
 
 

@@ -287,6 +287,48 @@ def test_pointer_on_pods_sample(scratch_home: Path) -> None:
     assert count(envelope) <= min(800, raw_tokens // 100, p["tokens"] // 100)
 
 
+def _pointer_content(text: str, name: str) -> str:
+    """A pointer's text up to its next calls, the entry's name in its first line written
+    NAME."""
+    first, rest = text.split("\nnext:\n")[0].split("\n", 1)
+    return first.replace(name, "NAME") + "\n" + rest
+
+
+@pytest.mark.parametrize("naming", ["tool", "name"])
+def test_one_pointer_on_every_interface_and_every_way_of_naming(tmp_path: Path,
+                                                                 naming: str) -> None:
+    """Issue 30 item 2: over MCP with an automatic name (``tool``) the pointer of the README's
+    sample was ``stored … / error words in 6 lines / next:``, sized on the JSON it never
+    shows and cut content before calls; it is now the CLI's, whatever the naming."""
+    from tests.mcp_support import server_env, stdio_client, text_of
+    raw = PODS.read_bytes()
+    named = ("--tool", "kubectl_get_pods") if naming == "tool" else ("pods",)
+    r = ingest(*named, input=raw)
+    assert r.code == 0, r.err
+    shell_name = r.text.split()[1]
+    home = tmp_path / "mcp-store"
+    client = stdio_client(home, env=server_env(home))
+    try:
+        args = {"tool": "kubectl_get_pods"} if naming == "tool" else {"name": "pods"}
+        result = client.call("ingest", {"content": raw.decode(), **args})
+    finally:
+        client.close()
+    assert not result.is_error, text_of(result)
+    mcp_text = text_of(result)
+    mcp_name = mcp_text.split()[1]
+    assert (AUTO_NAME.fullmatch(mcp_name) is not None) == (naming == "tool")
+    content = _pointer_content(r.text, shell_name)
+    assert _pointer_content(mcp_text, mcp_name) == content
+    for shown in ("schema:\n  .: object{4} L1-8653\n", "    items: array[60] L4-8649\n",
+                  "kubernetes (List): 60 pods (Running 53, Pending 5, Failed 2)\n",
+                  "  restarts: 25 of 60 pods, 185 in all", "CrashLoopBackOff 4",
+                  "\n  item 0: {"):
+        assert shown in content, shown
+    calls = mcp_text.split("\nnext:\n")[1].splitlines()
+    assert len(calls) >= 5 and calls[0] == (
+        f'  {{"name":"schema","arguments":{{"file":"{mcp_name}"}}}}')
+
+
 def test_raw_keeps_json_bytes(scratch_home: Path) -> None:
     data = json.dumps(json.loads(PODS.read_bytes()), separators=(",", ":")).encode()
     p = pointer("--raw", input=data)

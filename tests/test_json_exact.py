@@ -294,3 +294,18 @@ def test_a_big_document_too_deep_to_parse_is_kept_as_received(tmp_path: Path) ->
     assert n.parse_error is not None and n.parse_error["line"] == 1  # the input is one line
     assert 1_200_000 < n.parse_error["offset"] < len(doc)
     assert "nested too deeply" in n.warnings[0]
+
+
+def test_a_string_cut_short_fails_in_linear_time_without_the_c_code() -> None:
+    """The sniffer validates a 64 KB prefix, which often ends inside a string: the pure-Python
+    string pattern backtracked over every split of its words before failing (an OpenAPI
+    document of 1.4 MB took minutes to ingest without a compiler). Possessive now; in a
+    child process, so a regression stops at the timeout instead of hanging the run."""
+    import subprocess
+    import sys
+    code = ("from scratch.reindent import reindent_py\n"
+            "doc = b'{\"d\": \"' + b'words and more words, ' * 400\n"
+            "try:\n    reindent_py(doc, 0)\nexcept ValueError as e:\n    print(e.args[0])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert done.stdout.strip() == "Unterminated string"

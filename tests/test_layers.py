@@ -1,6 +1,7 @@
 """The layers of scratch hold: each imports only those below it, and no imports go in circles.
 
-    interfaces   scratch.cli, scratch.mcp, scratch.docs, scratch.ui, scratch.__main__
+    interfaces   scratch.cli, scratch.mcp, scratch.docs, scratch.ui, scratch.hooks,
+                 scratch.__main__, scratch.api (the Python API)
     answers      scratch.answers
     query        scratch.query, scratch.diffing
     index        scratch.index (the normaliser included: it ends in the index's analysis)
@@ -9,10 +10,10 @@
     sync         scratch.sync (remotes, push, pull, merge: over the store alone)
     store        scratch.store, scratch.gitstore, scratch.locking, scratch.names, scratch.config,
                  scratch.spool, scratch.stats, scratch.ledger, scratch.thresholds,
-                 scratch.clientfiles
+                 scratch.clientfiles, scratch.redact, scratch.runs
     foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
-                 scratch.reindent, scratch.declare
+                 scratch.reindent, scratch.declare, scratch.progress
 
 Every module or package directly in scratch/ is named in exactly one layer; what lies inside
 a package ranks with it. The import graph is read from the source: every ``import``,
@@ -35,10 +36,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "scratch"
 LAYERS = [
     ("foundation", ("scratch", "scratch.errors", "scratch.words", "scratch.calls",
                     "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
-                    "scratch.valuecounts", "scratch.reindent", "scratch.declare")),
+                    "scratch.valuecounts", "scratch.reindent", "scratch.declare",
+                    "scratch.progress")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
                "scratch.config", "scratch.spool", "scratch.stats", "scratch.ledger",
-               "scratch.thresholds", "scratch.clientfiles")),
+               "scratch.thresholds", "scratch.clientfiles", "scratch.redact", "scratch.runs")),
     # sync needs the store only; it sits below answers, which will run it as a command
     ("sync", ("scratch.sync",)),
     ("tokens", ("scratch.tokens",)),
@@ -47,7 +49,7 @@ LAYERS = [
     ("query", ("scratch.query", "scratch.diffing")),
     ("answers", ("scratch.answers",)),
     ("interfaces", ("scratch.cli", "scratch.mcp", "scratch.docs", "scratch.ui",
-                    "scratch.__main__")),
+                    "scratch.hooks", "scratch.__main__", "scratch.api")),
 ]
 RANK = {member: i for i, (_, members) in enumerate(LAYERS) for member in members}
 
@@ -57,6 +59,13 @@ PACKAGE_CYCLES = {
     ("scratch.cli", "scratch.docs"): "shell completion (cli -> docs.completion) answers from the "
                                      "live command tree that the docs read (docs.tree -> cli), "
                                      "itself generated from the command declarations",
+}
+
+# Imports that are not a layer's use of another, each with why. The only one: the package
+# re-exports the Python API (``from scratch import Scratchpad``) lazily, in a PEP 562
+# ``__getattr__`` that runs on first use of the name, never when scratch is imported.
+REEXPORTS = {
+    ("scratch", "scratch.api"): "the Python API's names, re-exported on first use",
 }
 
 MODULE, FUNCTION = "module", "function"
@@ -144,7 +153,10 @@ def imports_of(path: Path, modules: set[str], me: str) -> dict[str, str]:
 def imports(package: Path = PACKAGE) -> dict[str, dict[str, str]]:
     """Every module of ``package`` -> the scratch modules it imports, each with where."""
     paths = {module_name(p, package.parent): p for p in sorted(package.rglob("*.py"))}
-    return {me: imports_of(path, set(paths), me) for me, path in paths.items()}
+    found = {me: imports_of(path, set(paths), me) for me, path in paths.items()}
+    for me, dep in REEXPORTS if package == PACKAGE else ():
+        assert found[me].pop(dep, None) == FUNCTION, f"{me} no longer re-exports {dep}"
+    return found
 
 
 def graph(found: dict[str, dict[str, str]] | None = None) -> dict[str, set[str]]:

@@ -67,7 +67,7 @@ def test_head_fit_on_a_long_first_line_starts_the_pieces(scratch_home) -> None:
     assert r.code == 0
     d = r.json["data"]
     assert d["line_part"]["line"] == 1 and d["line_part"]["from_byte"] == 0
-    assert d["next"]["shell"] == (f"scratch slice h 1 2 --from-byte {d['line_part']['to_byte']} "
+    assert shell_of(d["next"]) == (f"scratch slice h 1 2 --from-byte {d['line_part']['to_byte']} "
                                   "--fit")
 
 

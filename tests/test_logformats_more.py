@@ -152,6 +152,32 @@ def test_zeek_over_sql_and_item_schema(logs: Path) -> None:
     assert '"id.resp_p": integer 21/30\n' in text
 
 
+def test_in_sql_a_zeek_logs_rows_are_its_records_and_describe_says_what_is_null(
+        logs: Path) -> None:
+    """Issue 30 item 9: the header lines (#separator ... #types, #close) were rows of the
+    table (30 rows, 21 records), and '-' became NULL without a word."""
+    d = cli("sql", "zeek_conn.log", "SELECT count(*), min(_line), max(_line) FROM entry",
+            "--json").json["data"]
+    assert d["rows"] == [[21, 9, 29]]
+    described = cli("sql", "zeek_conn.log", "--describe")
+    assert described.code == 0
+    assert "entry = zeek_conn.log: the 21 records of a zeek log; its 9 header lines are not " \
+           "rows; '-' (Zeek's unset field) is NULL, '(empty)' an empty string or list\n" \
+        in described.err
+    assert "\tentry\t_raw\t" not in described.text  # no row left without fields
+    assert cli("sql", "zeek_conn.log", "SELECT count(*) FROM entry WHERE service IS NULL",
+               "--json").json["data"]["rows"] == [[12]]
+    schema = cli("schema", "zeek_conn.log").text
+    assert "\nnulls: '-' (Zeek's unset field) is NULL, '(empty)' an empty string or list\n" \
+        in schema
+    w3c = cli("sql", "iis_w3c.log", "--describe").err
+    assert "the 210 records of a w3c log; its 44 header lines are not rows; '-' is NULL in " \
+           "a number field (s-port, sc-status, sc-substatus, sc-win32-status, sc-bytes, " \
+           "cs-bytes, time-taken), text elsewhere" in w3c
+    assert cli("sql", "iis_w3c.log", "SELECT count(*) FROM entry", "--json").json["data"][
+        "rows"] == [[210]]
+
+
 # ------------------------------------------------------------------------------------ W3C
 
 

@@ -126,7 +126,7 @@ def test_a_refusal_comes_from_the_index_and_suggests_pieces_that_run(
     # sizing the suggestions read windows of the line, not the line
     assert sum(spy.reads) < 200_000 and sum(spy.decoded) < 200_000, (spy.reads, spy.decoded)
     fit = f"scratch slice {args[1]} {line} {line} --fit"
-    shells = [s["shell"] for s in err["suggestions"]]
+    shells = [shell_of(s) for s in err["suggestions"]]
     assert fit in shells, shells
     follow = run(*shlex.split(fit)[1:], "--json")
     assert follow.code == 0

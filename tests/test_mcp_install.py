@@ -31,9 +31,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def _entry(client: str, store: Path, *extra: str) -> dict[str, object]:
+def _entry(client: str, store: Path, *extra: str, tools: str = "all") -> dict[str, object]:
     entry: dict[str, object] = {"command": CMD[0],
-                                "args": [*CMD[1:], "mcp", "serve", "--store", str(store), *extra]}
+                                "args": [*CMD[1:], "mcp", "serve", "--store", str(store), *extra,
+                                         "--tools", tools]}
     return {"type": "stdio", **entry} if client in ("claude-code", "vscode") else entry
 
 
@@ -64,8 +65,8 @@ def test_install_writes_the_clients_own_file(home: Path, scratch_home: Path,
     table = "servers" if client == "vscode" else "mcpServers"
     assert json.loads(path.read_text()) == {table: {"scratch": _entry(client, scratch_home)}}
     assert oct(path.stat().st_mode & 0o777) == "0o600"
-    assert run.text.startswith(f"{path}: added 'scratch' (scratch mcp serve on store "
-                               f"{scratch_home}, agent 'default'); restart ")
+    assert run.text.startswith(f"{path}: added 'scratch' (scratch mcp serve --tools all on "
+                               f"store {scratch_home}, agent 'default'); restart ")
     again = cli("mcp", "install", client)
     assert (again.code, again.text) == (0, f"{path}: already has this 'scratch' entry (store "
                                            f"{scratch_home})\n")
@@ -131,5 +132,75 @@ def test_a_malformed_file_is_refused_and_left_as_it_was(home: Path, content: str
 def test_an_unknown_client_is_a_usage_error(home: Path) -> None:
     run = cli("mcp", "install", "emacs")
     assert run.code == 2
-    assert ("unknown MCP client 'emacs': use one of claude-code, claude-desktop, cursor, vscode"
-            in run.err)
+    assert ("unknown MCP client 'emacs': use one of claude-code, claude-desktop, cursor, vscode, "
+            "codex, gemini-cli, windsurf" in run.err)
+
+
+@pytest.mark.parametrize("client, where", [("gemini-cli", ".gemini/settings.json"),
+                                           ("windsurf", ".codeium/windsurf/mcp_config.json")])
+def test_gemini_cli_and_windsurf(home: Path, scratch_home: Path, client: str,
+                                 where: str) -> None:
+    run = cli("mcp", "install", client, "--tools", "explore")
+    assert run.code == 0, run.err
+    assert json.loads((home / where).read_text()) == {
+        "mcpServers": {"scratch": _entry(client, scratch_home, tools="explore")}}
+
+
+CODEX = """# my Codex settings
+model = "o3"  # the one I like
+
+[mcp_servers.fs]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+env = { "DEBUG" = "1" }
+
+[profiles.fast]
+model = "o4-mini"
+"""
+
+
+def test_codex_config_toml_keeps_the_users_file(home: Path, scratch_home: Path) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(CODEX)
+    run = cli("mcp", "install", "codex")
+    assert run.code == 0, run.err
+    text = path.read_text()
+    # every line of the user's file is still there, comments included, in order
+    mine = [line for line in CODEX.splitlines() if line]
+    assert [line for line in text.splitlines() if line in mine] == mine
+    parsed = tomllib.loads(text)
+    assert parsed["mcp_servers"]["scratch"] == _entry("codex", scratch_home)
+    assert parsed["mcp_servers"]["fs"]["env"] == {"DEBUG": "1"}
+    assert parsed["profiles"] == {"fast": {"model": "o4-mini"}}
+    assert (path.parent / "config.toml.scratch-backup").read_text() == CODEX
+    again = cli("mcp", "install", "codex")
+    assert again.text.startswith(f"{path}: already has this 'scratch' entry")
+    refused = cli("--json", "mcp", "install", "codex", "--tools", "explore")
+    assert refused.code == 2 and refused.json["error"]["code"] == "entry_exists"
+    assert cli("mcp", "install", "codex", "--tools", "explore", "--force").code == 0
+    assert tomllib.loads(path.read_text())["mcp_servers"]["scratch"] == _entry(
+        "codex", scratch_home, tools="explore")
+
+
+def test_codex_print_and_a_new_file(home: Path, scratch_home: Path) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    run = cli("mcp", "install", "codex", "--print")
+    assert tomllib.loads(run.text) == {"mcp_servers": {"scratch": _entry("codex",
+                                                                         scratch_home)}}
+    assert cli("mcp", "install", "codex").code == 0
+    path = home / ".codex" / "config.toml"
+    assert tomllib.loads(path.read_text()) == {"mcp_servers": {"scratch": _entry(
+        "codex", scratch_home)}}
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    path.write_text("model = [unclosed\n")
+    bad = cli("mcp", "install", "codex", "--force")
+    assert bad.code == 2 and "is not valid TOML" in bad.err
+    assert path.read_text() == "model = [unclosed\n"
+
+
+def test_a_bad_tools_set_is_refused(home: Path) -> None:
+    run = cli("--json", "mcp", "install", "cursor", "--tools", "everything")
+    assert run.code == 2 and run.json["error"]["code"] == "invalid_argument"
+    assert not (home / ".cursor").exists()

@@ -189,3 +189,70 @@ def test_the_proxy_starts_in_reasonable_time(home: Path) -> None:
     finally:
         c.close()
     assert time.monotonic() - start < 60
+
+
+def _listed_tokens(tools: list[Any]) -> int:
+    """o200k_base tokens of a tools/list result holding ``tools``, as compact JSON."""
+    import orjson
+
+    from scratch.tokens.models import EncodingSpec
+    from scratch.tokens.tokenizer import count_text
+    return count_text(orjson.dumps({"tools": [dump(t) for t in tools]}).decode(),
+                      EncodingSpec("o200k_base", None, "o200k_base"))
+
+
+def test_behind_the_proxy_an_unknown_entry_says_which_upstream_tool_makes_one(
+        tmp_path: Path, home: Path) -> None:
+    """Issue 30 item 1, as an agent met it: behind the proxy (its default tools) with
+    server-filesystem, ``schema file=movies.json`` was entry_not_found with a hint naming
+    ingest and write, tools the proxy does not offer. The query tools' entry argument and the
+    error say how an entry comes to be, naming the upstream's tools; and the proxy's own tools
+    add at most 1,500 tokens to the upstream's list (item 3)."""
+    from mcp import StdioServerParameters
+
+    from scratch.mcp.specs import PROXY_TOOLS
+    files = tmp_path / "files"
+    files.mkdir()
+    movies = [{"title": f"movie {i}", "year": 1950 + i % 70, "genres": ["drama", "comedy"]}
+              for i in range(3000)]
+    (files / "movies.json").write_text(json.dumps(movies))
+    cmd = [*SCRATCH, "--store", str(home), "mcp", "proxy", "--name", "fs", "--",
+           node_bin("mcp-server-filesystem"), str(files)]
+    # run where the file is, as the agent's proxy did (the checkout imported, not a copy)
+    c = McpClient(StdioServerParameters(command=cmd[0], args=cmd[1:], cwd=str(files),
+                                        env=server_env(home, PYTHONPATH=str(REPO))),
+                  mode="legacy")
+    try:
+        tools = c.tools()
+        upstream = [t for t in tools if t.name not in PROXY_TOOLS]
+        upstream_names = {t.name for t in upstream}
+        assert {"read_text_file", "read_file", "write_file"} <= upstream_names
+        own = [t for t in tools if t.name in PROXY_TOOLS]
+        assert sorted(t.name for t in own) == sorted(PROXY_TOOLS)
+        for tool in own:
+            text = tool.input_schema["properties"]["file"]["description"]
+            assert text == ("Entry a pointer names: a big result of a fs tool (e.g. read_file) "
+                            "is stored, its pointer returned."), (tool.name, text)
+        added = _listed_tokens(tools) - _listed_tokens(upstream)
+        assert 0 < added <= 1500, added
+        refused = c.call("schema", {"file": "movies.json"})
+        assert refused.is_error
+        error = json.loads(refused.content[0].text)
+        assert error["code"] == "entry_not_found"
+        message = error["message"]
+        assert message.endswith(
+            "; that is a path on disk, not an entry; entries are stored tool outputs: call a "
+            "tool of fs (read_file, read_text_file, read_media_file, read_multiple_files, "
+            "list_directory, list_directory_with_sizes, directory_tree, search_files, … 6 "
+            "more): a result over its threshold is stored as an entry, and the pointer you "
+            "get instead names it"), message
+        assert "ingest" not in message and "write stores" not in message
+        # what the message says works: the upstream's read stores the file, its pointer names
+        # the entry, and the query that failed answers
+        read = c.call("read_text_file", {"path": str(files / "movies.json")})
+        name = read.meta["scratch"]["stored"]
+        assert name.startswith("fs.read_text_file/")
+        shape = c.text("schema", {"file": name})
+        assert "array[3000]" in shape
+    finally:
+        c.close()

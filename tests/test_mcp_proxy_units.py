@@ -130,3 +130,27 @@ def test_wrap_then_undo_restores_the_servers(tmp_path: Path) -> None:
     undone = run("--undo", str(path))
     assert undone.returncode == 0 and "restored fs" in undone.stdout
     assert json.loads(path.read_text()) == original
+
+
+def test_wrap_never_wraps_scratchs_own_server(tmp_path: Path) -> None:
+    """`mcp install` then `mcp wrap` on the same file: the proxy takes the place of scratch's
+    own server (it offers scratch's tools itself) instead of starting it as an upstream,
+    which showed the client scratch's tools twice (scratch_grep beside grep)."""
+    home = tmp_path / "store"
+    path = tmp_path / "mcp.json"
+    own = {"command": "/venv/bin/scratch", "args": ["mcp", "serve", "--store", str(home)]}
+    original = {"mcpServers": {"scratch": own, "fs": {"command": "npx", "args": ["pkg"]}}}
+    path.write_text(json.dumps(original))
+    out = subprocess.run([*SCRATCH, "--store", str(home), "mcp", "wrap", str(path)],
+                         env=server_env(home), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "fs now run behind entry 'scratch'" in out.stdout
+    wrapped = json.loads(path.read_text())
+    assert list(wrapped["mcpServers"]) == ["scratch"]
+    assert wrapped["mcpServers"]["scratch"]["args"][-6:-2] == ["mcp", "proxy", "--config",
+                                                             str(path)]
+    assert [s.name for s in load_servers(path, {})] == ["fs"]  # never scratch itself
+    undone = subprocess.run([*SCRATCH, "--store", str(home), "mcp", "wrap", "--undo",
+                             str(path)], env=server_env(home), capture_output=True, text=True)
+    assert undone.returncode == 0, undone.stderr
+    assert json.loads(path.read_text()) == original

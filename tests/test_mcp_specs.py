@@ -21,14 +21,15 @@ CONTRACT = ["head", "tail", "slice", "read", "grep", "schema", "get-in", "item-s
 
 
 def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
-    # by toolset (explore, files, session), then by command: the order of the declarations
+    # by toolset (explore, files, session, run), then by command: the order of the declarations
     assert [t.name for t in TOOLS] == [
         "get_in", "grep", "head", "item_schema", "iterate_over", "read", "schema",
         "slice", "sql", "summarize", "tail",
         "diff", "grep_all", "history", "append_log", "read_log", "tail_log", "list_files", "read_file",
         "restore", "delete_file", "summarize_file", "write_file",
         "budget", "budget_reset", "budget_set_window", "budget_used", "list_calls", "ingest",
-        "get_usage_stats", "sync", "sync_status"]
+        "redactions", "get_usage_stats", "sync", "sync_status",
+        "list_artifacts", "write_artifact", "read_artifact", "finish"]
     params = {t.name: [p.name for p in t.params] for t in TOOLS}
     assert params["head"][:2] == ["file", "lines"]
     assert params["slice"][:3] == ["file", "start", "end"]
@@ -40,7 +41,7 @@ def test_tool_names_follow_aura_and_scratchpad_mcp() -> None:
     assert params["sql"][:2] == ["file", "query"]
     assert params["write_file"][:2] == ["path", "content"]
     assert params["read_file"][:2] == ["path", "since_version"]
-    assert params["append_log"] == ["path", "entry"]
+    assert params["append_log"] == ["path", "entry", "no_redact"]
     assert params["read_log"][:2] == ["path", "since_entry"]
 
 
@@ -79,7 +80,7 @@ def test_arguments_become_core_arguments_with_defaults_filled_in() -> None:
     assert to_core_args(BY_NAME["restore"], {"path": "notes", "version": 2}) == {
         "ref": "notes@2"}
     assert to_core_args(BY_NAME["append_log"], {"path": "ev", "entry": "x"}) == {
-        "name": "ev", "entries": [b"x"]}
+        "name": "ev", "entries": [b"x"], "no_redact": False}
     assert to_core_args(BY_NAME["grep_all"], {"pattern": "x"})["all"] is True
     assert to_core_args(BY_NAME["get_in"], {"file": "p", "path": ".", "limit": None}) == {
         "ref": "p", "path": ".", "offset": 0, "fit": False, "keys": False, "count": False}
@@ -303,7 +304,11 @@ NOT_TOOL_ARGUMENTS = {
     ("sql", "key_field"),
     ("read", "terminal"),  # set by dispatch: the answer goes into a model
     ("stats", "agent"),  # set by dispatch: the session's own agent
+    # set by dispatch: the session's own run (the command line names it: RUN)
+    ("artifact put", "run"), ("artifact ls", "run"), ("artifact read", "run"),
+    ("artifact put", "source"),  # a file on the server's disk
     ("sync", "all"),  # every agent's namespace: an agent must not act on other agents
+    ("sync", "replace_history"),  # force-pushing a remote's history is the person's choice
     ("write", "source"),  # a file on the server's disk
     ("log append", "lines"),  # the CLI's one ENTRY or stdin split at newlines
     ("ingest", "stream"), ("ingest", "progress"),  # the CLI's stdin and its progress line

@@ -107,7 +107,7 @@ def test_the_toolset_is_a_setting_refused_when_unknown(tmp_path: Path) -> None:
     done = subprocess.run([*SCRATCH, "mcp", "serve"], env=env, capture_output=True, text=True,
                           timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 2
-    assert "mcp.tools must be one of explore, files, all, not 'everything'" in done.stderr
+    assert "mcp.tools must be one of explore, files, run, all, not 'everything'" in done.stderr
 
 
 def test_the_proxy_renames_scratchs_tool_where_an_upstream_has_the_name(
@@ -134,3 +134,121 @@ def test_the_proxy_renames_scratchs_tool_where_an_upstream_has_the_name(
         assert client.text("scratch_head", {"file": stored, "lines": 1}).startswith("1:")
     finally:
         client.close()
+
+
+# issue 30 items 1 and 3: how an entry comes to be, said from the tools a server offers, and
+# the price of what the proxy adds to its upstreams' list
+
+def _tokens(tools: list[object]) -> int:
+    from scratch.tokens.models import EncodingSpec
+    from scratch.tokens.tokenizer import count_text
+    return count_text(orjson.dumps({"tools": tools}).decode(),
+                      EncodingSpec("o200k_base", None, "o200k_base"))
+
+
+def _wire(tool: object) -> object:
+    return tool.model_dump(by_alias=True, mode="json", exclude_none=True)  # type: ignore[attr-defined]
+
+
+def test_the_proxy_adds_at_most_1500_tokens_and_says_how_an_entry_comes_to_be(
+        tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    from mcp import StdioServerParameters
+
+    from tests.data.mcp_upstreams.fixture_server import TOOLS
+    from tests.mcp_support import McpClient
+    params = StdioServerParameters(
+        command=SCRATCH[0], args=[*SCRATCH[1:], "mcp", "proxy", "--name", "fx", "--",
+                                  sys.executable, str(FIXTURE)],
+        env=server_env(tmp_path / "store"))
+    client = McpClient(params, mode="legacy")
+    try:
+        tools = client.tools()
+        theirs = {t.name for t in TOOLS}
+        upstream = [_wire(t) for t in tools if t.name in theirs]
+        added = _tokens([_wire(t) for t in tools]) - _tokens(upstream)
+        assert 0 < added <= BOUNDS["proxy"], added
+        own = [t for t in tools if t.name not in theirs]
+        assert {t.name for t in own} == {"scratch_head", *specs.PROXY_TOOLS} - {"head"}
+        for tool in own:
+            assert tool.input_schema["properties"]["file"]["description"] == (
+                "Entry a pointer names: a big result of a fx tool (e.g. text) is stored, its "
+                "pointer returned.")
+        refused = client.call("schema", {"file": "nope"})
+        assert refused.is_error
+        message = orjson.loads(refused.content[0].text)["message"]
+        assert message.endswith(
+            "(from $SCRATCH_HOME); entries are stored tool outputs: call a tool of fx (text, "
+            "head, json_doc, structured, image, error, progress, add_tool, … 12 more): a "
+            "result over its threshold is stored as an entry, and the pointer you get "
+            "instead names it"), message
+    finally:
+        client.close()
+
+
+def test_the_proxys_own_tools_stay_within_the_bound_whatever_the_upstreams_are_named(
+        serving: None) -> None:
+    """The longest names an entry argument gives for example (3 tokens of server, 3 of tool):
+    the addition still fits, with room left; longer names are not given."""
+    pytest.importorskip("mcp")
+    from scratch.mcp.proxy.server import own_tools
+    specs.serve(specs.offer("proxy"))
+    try:
+        specs.serve_upstream([specs.UpstreamTool("kube-ro", "list_namespaced_custom_objects_x",
+                                                 True),
+                              specs.UpstreamTool("kube-ro", "describe_pod", True)])
+        longest = own_tools()
+        assert "a kube-ro tool (e.g. describe_pod)" in orjson.dumps(longest).decode()
+        assert _tokens(longest) <= BOUNDS["proxy"] - 50
+        specs.serve_upstream([specs.UpstreamTool("x1y2z3w4", "q7z9x8w6v5t4r3p2", True)])
+        text = own_tools()[0]["inputSchema"]["properties"]["file"]["description"]
+        assert text == "Entry a pointer names: a big result of an upstream tool is stored, its " \
+            "pointer returned."
+    finally:
+        specs.serve_upstream([])
+
+
+@pytest.mark.parametrize("tools, said", [
+    ("files", "entries are stored tool outputs: write_file stores text you pass as a "
+              "versioned entry"),
+    ("all", "entries are stored tool outputs: ingest stores a tool's output you pass as "
+            "content; write_file stores text you pass as a versioned entry"),
+])
+def test_an_unknown_entry_says_how_this_servers_tools_make_one(tmp_path: Path, tools: str,
+                                                              said: str) -> None:
+    pytest.importorskip("mcp")
+    home = tmp_path / "store"
+    client = stdio_client(home, env=server_env(home), tools=tools)
+    try:
+        tool = "read_file" if tools == "files" else "head"
+        refused = client.call(tool, {"path" if tools == "files" else "file": "nope"})
+    finally:
+        client.close()
+    assert refused.is_error
+    assert orjson.loads(refused.content[0].text)["message"].endswith(
+        f"(from $SCRATCH_HOME); {said}")
+
+
+def test_a_server_whose_tools_store_nothing_says_so_and_names_none(tmp_path: Path,
+                                                                   serving: None) -> None:
+    """In-process, a server offering explore only (today's default): no ingest, no write."""
+    from scratch.mcp.dispatch import run_tool
+    from scratch.mcp.serve.session import ServerState
+    specs.serve(specs.offer("explore"))
+    state = ServerState(store=str(tmp_path / "store"))
+    session = state.session_for(("stdio",), "default", None, "stdio")
+    (tmp_path / "movies.json").write_text("[]")
+    import os
+    before = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        out = run_tool("schema", {"file": "movies.json"}, session)
+    finally:
+        os.chdir(before)
+    message = orjson.loads(out.text)["message"]
+    assert message.endswith(
+        "(from --store); that is a path on disk, not an entry; entries are stored tool "
+        "outputs, and no tool of this server stores one: a big output is stored by 'scratch "
+        "ingest' or 'scratch run' at a shell, or by 'scratch mcp proxy' in front of the "
+        "server that returns it"), message
+    assert orjson.loads(out.text)["suggestions"] == []

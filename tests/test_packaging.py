@@ -69,6 +69,8 @@ def test_a_missing_module_in_json_mode(tmp_path) -> None:
 
 
 def test_the_command_is_also_installed_under_the_distributions_name() -> None:
-    """`uvx scratch-mcp ...` runs the command named after the package."""
+    """`uvx scratch-mcp ...` runs the command named after the package; both enter through
+    scratch.__main__, which answers `scratch hook` before the CLI stack loads."""
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"scratch": "scratch.cli:main", "scratch-mcp": "scratch.cli:main"}
+    assert scripts == {"scratch": "scratch.__main__:main",
+                       "scratch-mcp": "scratch.__main__:main"}

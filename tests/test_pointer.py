@@ -84,9 +84,12 @@ def test_array_pointer_and_next_commands() -> None:
         "scratch iterate-over k/pods items --fields name,phase,namespace --limit 20",
         "scratch iterate-over k/pods items --count-by phase",
         "scratch get-in k/pods items.0",
+        "scratch sql k/pods 'SELECT phase, namespace, count(*) AS n FROM entry GROUP BY ALL "
+        "ORDER BY n DESC LIMIT 10'",
         "scratch slice k/pods 1 40",
         "scratch tail k/pods -n 40",
-    ]  # no error grep: none was checked to find anything; no SQL: no number to average
+    ]  # no error grep: none was checked to find anything; no number to average: flat records
+    # are a table, crossed by two categories (issue 30 item 10)
     text = render_pointer(p, shell_line)
     assert text.startswith("stored k/pods (version 1): json, 123,456 bytes, 4,000 lines, "
                            "100,000 tokens (o200k_base)\nschema:\n  .: object{2} L1-5004\n")

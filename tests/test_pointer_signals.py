@@ -71,10 +71,10 @@ def session(scratch_home: Path) -> Any:
 def test_a_podlist_pointer_shows_its_restarts_exit_codes_and_reasons(scratch_home: Path) -> None:
     text = pointer_text(PODS, "pods")
     assert PODS_SIGNALS in text
-    # each sample says which item it is; the last says so
-    assert "\n  item 0: {\"kind\":\"Pod\"" in text
-    assert "\n  item 3: {\"kind\":\"Pod\"" in text
-    assert "\n  item 6, the last: {\"kind\":\"Pod\"" in text
+    # the pods' own keys outlined (issue 30 item 10) leave room for one sample of the three
+    assert ", status 7/7 {phase, conditions, hostIP, podIP, podIPs, startTime, " \
+           "containerStatuses, qosClass}\n" in text
+    assert "\n  item 0: {\"kind\":\"Pod\"" in text and "\n  item 3: " not in text
     # the error grep finds "reason": "Error" in two values, and says so
     assert "\nerror words in 2 lines\nnext:\n" in text
     assert text.endswith("\nnext:\n"
@@ -140,8 +140,11 @@ def test_events_show_their_warning_reasons_and_null_counts(scratch_home: Path) -
     text = pointer_text(EVENTS, "events")
     assert "kubernetes (EventList): 5 objects\n  events: Normal 4, Warning 1; Warning reasons: " \
            "BackOff 1\n" in text
-    assert ("items of items (5): keys kind 5/5, apiVersion 5/5, metadata 5/5, involvedObject "
-            "5/5, reason 5/5, message 5/5, source 5/5, firstTimestamp 5/5 (1 null), "
+    # an object's own keys are outlined (issue 30 item 10)
+    assert ("items of items (5): keys kind 5/5, apiVersion 5/5, metadata 5/5 {name, "
+            "namespace, uid, resourceVersion, creationTimestamp, managedFields}, involvedObject "
+            "5/5 {kind, namespace, name, uid, apiVersion, resourceVersion, fieldPath}, reason "
+            "5/5, message 5/5, source 5/5 {component, host}, firstTimestamp 5/5 (1 null), "
             "lastTimestamp 5/5 (1 null), type 5/5, eventTime 5/5 (4 null), action 1/5, "
             "reportingComponent 5/5, reportingInstance 5/5, count 4/5\n") in text
     data = ingest(EVENTS, "events2")

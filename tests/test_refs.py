@@ -73,3 +73,87 @@ def test_a_log_named_where_a_file_is_wanted_offers_the_log_commands(scratch_home
     r = cli("get-in", "ev", "x", "--json")
     assert r.code == 2 and r.json["error"]["code"] == "wrong_kind"
     assert shells(r.json["error"]["suggestions"]) == ["scratch log read ev", "scratch tail ev"]
+
+
+# -- one way to name an entry everywhere (issue 30, item 8) ----------------------------------
+
+# every command that acts on an entry that exists (an argument completed with entry names),
+# with the arguments after the entry that make it answer; the entry's place is {}
+ON_AN_ENTRY = {
+    "diff": ["{}", "1", "1"],
+    "export": ["{}"],
+    "get-in": ["{}", "0.n"],
+    "grep": ["{}", "n"],
+    "head": ["{}", "-n", "1"],
+    "history": ["{}"],
+    "item-schema": ["{}", "."],
+    "iterate-over": ["{}", "."],
+    "read": ["{}"],
+    "restore": ["{}@1"],
+    "schema": ["{}"],
+    "slice": ["{}", "1", "1"],
+    "sql": ["{}", "SELECT count(*) FROM entry"],
+    "summarize": ["{}"],
+    "tail": ["{}", "-n", "1"],
+    "rm": ["{}"],  # last: it deletes
+}
+# commands whose entry argument names what they create or append to: a name as it is
+CREATING = {"write", "log append"}
+LOGS = {"log read", "log tail"}  # logs have no automatic names: their own names only
+
+
+def test_every_entry_argument_is_in_the_table() -> None:
+    from scratch.answers.kernel.catalogue import every_command
+    from scratch.declare import params
+    taking = {c.name for c in every_command() for p in params(c) if p.arg.complete == "names"}
+    assert taking == set(ON_AN_ENTRY) | CREATING | LOGS
+
+
+def test_every_command_on_an_entry_takes_every_way_of_naming_it(scratch_home: Path) -> None:
+    rows = [{"n": i} for i in range(120)]
+    full = ingest("swagger", rows)
+    digits = full[-8:]
+    for form in (full, "swagger", digits, digits[:4]):
+        for command, words in ON_AN_ENTRY.items():
+            if command == "rm":
+                continue
+            args = [w.format(form) for w in words]
+            r = cli(*command.split(), *args, "--json",
+                    env={"SCRATCH_BUDGET_MAX_EXTRACTION_TOKENS": "100000"})
+            assert r.code == 0, (command, args, r.out[:300])
+            name = r.json["data"].get("name")
+            if name is not None:
+                assert name == full, (command, args, name)
+    r = cli("rm", digits[:5], "--json")
+    assert r.code == 0 and r.json["data"]["name"] == full
+    # a deleted entry: its history and restore by its own name
+    assert cli("history", full).code == 0
+    r = cli("restore", f"{full}@1", "--json")
+    assert r.code == 0 and r.json["data"]["name"] == full
+
+
+def test_a_misspelt_name_gets_did_you_mean_on_every_command(scratch_home: Path) -> None:
+    full = ingest("swagger", [{"n": i} for i in range(120)])
+    cli("log", "append", "events", input='{"a": 1}\n')
+    for command, words in ON_AN_ENTRY.items():
+        args = [w.format("swager") for w in words]
+        r = cli(*command.split(), *args, "--json")
+        assert r.code == 4, (command, r.out[:300])
+        error = r.json["error"]
+        assert error["code"] == "entry_not_found"
+        assert "did you mean 'swagger'?" in error["message"], (command, error["message"])
+        first = error["suggestions"][0]
+        assert first["command"] == command, (command, first)
+        assert "swagger" in first["shell"] and "swager" not in first["shell"]
+        assert first["shell"].endswith(" --json")
+        assert cli(*shlex_split(first["shell"])[1:]).code in (0, 3), first["shell"]
+    for command in sorted(LOGS):
+        r = cli(*command.split(), "event", "--json")
+        assert r.code == 4 and "did you mean 'events'?" in r.json["error"]["message"]
+        assert r.json["error"]["suggestions"][0]["shell"] == f"scratch {command} events --json"
+    assert full.startswith("swagger/")
+
+
+def shlex_split(line: str) -> list[str]:
+    import shlex
+    return shlex.split(line)

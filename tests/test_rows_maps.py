@@ -19,7 +19,7 @@ from typing import Any
 
 from scratch.mcp.dispatch import run_tool
 from scratch.mcp.serve.session import ServerState
-from tests.helpers import cli, ok_json
+from tests.helpers import cli, ok_json, shell_of
 from tests.workload_support import DATA, DOC, NAMESPACES
 
 SWAGGER = "json/openapi/kubernetes-swagger-v1.27.json"
@@ -80,7 +80,7 @@ def test_key_field_names_the_key(wl: str) -> None:
     assert e["code"] == "invalid_argument" and e["argument"] == "key_field"
     assert e["message"] == ("the records at namespaces already have a field 'count', the one "
                             "a row would carry its key in; pick another name with --key-field")
-    assert [s["shell"] for s in e["suggestions"]] == [
+    assert [shell_of(s) for s in e["suggestions"]] == [
         "scratch iterate-over wl namespaces --fields shapes --key-field _count"]
     assert refused("iterate-over", wl, "namespaces", "--count", "--key-field", " x")[
         "code"] == "invalid_argument"
@@ -96,7 +96,7 @@ def test_a_record_with_a_key_field_keeps_it(scratch_home: Path) -> None:
         {"__key": "a", "n": 2}, {"__key": "b", "n": 3}]
     e = refused("item-schema", "m", ".", "--key-field", "n")
     assert e["code"] == "invalid_argument"
-    assert [s["shell"] for s in e["suggestions"]] == [
+    assert [shell_of(s) for s in e["suggestions"]] == [
         "scratch item-schema m . --key-field _n"]
 
 
@@ -162,7 +162,7 @@ def test_sql_without_a_path_points_at_the_maps(scratch_home: Path) -> None:
     assert e["message"] == ("this entry holds no array of items to query; give --path: the "
                             "path to an array or a map of records; servers is a map of 2 "
                             "records")
-    assert [s["shell"] for s in e["suggestions"]] == ["scratch sql s --path servers --describe",
+    assert [shell_of(s) for s in e["suggestions"]] == ["scratch sql s --path servers --describe",
                                                       "scratch schema s"]
     assert ok_json("sql", "s", "SELECT _key, up FROM entry ORDER BY up", "--path", "servers")[
         "data"]["rows"] == [["a", 3], ["b", 5]]
@@ -220,7 +220,7 @@ def test_not_an_array_suggests_calls_that_run(wl: str) -> None:
     assert e["code"] == "not_an_array"
     assert e["message"] == (". is object, not an array nor a map of records (2 of its 4 "
                             "values are not objects)")
-    shells = [s["shell"] for s in e["suggestions"]]
+    shells = [shell_of(s) for s in e["suggestions"]]
     assert shells == ["scratch get-in wl . --fit", "scratch get-in wl . --keys",
                       "scratch schema wl ."]
     for s in e["suggestions"]:  # each runs as it is
@@ -230,7 +230,7 @@ def test_not_an_array_suggests_calls_that_run(wl: str) -> None:
         assert cli(*line).code == 0, line
     scalar = refused("item-schema", wl, "pods")
     assert scalar["message"] == "pods is integer, not an array"
-    assert [s["shell"] for s in scalar["suggestions"]] == ["scratch get-in wl pods"]
+    assert [shell_of(s) for s in scalar["suggestions"]] == ["scratch get-in wl pods"]
     assert refused("sql", wl, "SELECT 1", "--path", "imageCount")["code"] == "not_an_array"
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from scratch.mcp.dispatch import run_tool
 from scratch.mcp.serve.session import ServerState
-from tests.helpers import cli
+from tests.helpers import cli, shell_of
 
 PODS = {"kind": "List",
         "items": [{"metadata": {"name": f"pod-{i}"},
@@ -54,7 +54,7 @@ def test_schema_path_missing_says_what_exists(store: Path) -> None:
     assert r.code == 4
     err = r.json["error"]
     assert err["code"] == "key_path_not_found"
-    assert [s["shell"] for s in err["suggestions"]] == ["scratch schema pods meta.count",
+    assert [shell_of(s) for s in err["suggestions"]] == ["scratch schema pods meta.count",
                                                         "scratch schema pods"]
 
 
@@ -131,12 +131,12 @@ def test_an_unknown_entry_name_suggests_the_close_ones(store: Path) -> None:
     assert err["message"] == (f"no entry named 'podz' for agent 'default' in store {store} "
                               "(from $SCRATCH_HOME); did you mean 'pods'?")
     assert err["close_names"] == ["pods"]
-    assert [s["shell"] for s in err["suggestions"]] == ["scratch get-in pods items.0",
+    assert [shell_of(s) for s in err["suggestions"]] == ["scratch get-in pods items.0",
                                                         "scratch ls"]
     r = cli("schema", "Pods@1")  # a case-only difference; the version asked is kept
     assert r.err.splitlines()[1:] == ["  scratch schema pods@1", "  scratch ls"]
     r = cli("head", "nothing-like-it", "--json")
-    assert [s["shell"] for s in r.json["error"]["suggestions"]] == ["scratch ls"]
+    assert [shell_of(s) for s in r.json["error"]["suggestions"]] == ["scratch ls"]
 
 
 def test_an_unknown_entry_name_over_mcp(store: Path) -> None:
@@ -194,8 +194,12 @@ def test_count_by_says_top_k_of_the_distinct_values(groups: str) -> None:
         r = cli("iterate-over", groups, "items", "--count-by", "c", *words)
         assert r.code == 0, r.err
         return r.err.splitlines()[0].rsplit(" (", 1)[0]
-    assert notice("--limit", "6") == "top 6 of 9 distinct values of c over 30 items"
-    assert notice() == "9 distinct values of c over 30 items, all shown"
+    # v0, v1 and v2 have 4 items each, the rest 3: the ties are said (issue 30 item 11)
+    assert notice("--limit", "6") == ("top 6 of 9 distinct values of c over 30 items; 3 values "
+                                      "tie for the most (4); the last shown ties with 3 values "
+                                      "not shown (3)")
+    assert notice() == ("9 distinct values of c over 30 items, all shown; 3 values tie for the "
+                        "most (4)")
     assert notice("--offset", "6", "--limit", "3") == (
         "9 distinct values of c over 30 items; values ranked 7..9 by count shown")
 
@@ -265,3 +269,101 @@ def test_rows_without_fields_over_mcp(store: Path) -> None:
     assert out.ok, out.text
     assert out.texts[0] == ("_index\t_line\tline\n"
                             "0\t1\tMar 27 13:06:00 web-1 sshd[1290]: session 0 opened\n")
+
+
+# issue 30 item 11: sizes as fields, ties said, --desc beside --sort, binary shown escaped
+
+GROUPS = {"groups": {f"g{i}": {"name": f"group {i}", "members": [f"u{j}" for j in range(i % 4)],
+                               "roles": {f"r{k}": k for k in range(i % 3)}} for i in range(9)}}
+
+
+def test_the_size_of_a_map_or_array_is_a_field(scratch_home: Path) -> None:
+    assert cli("write", "groups", input=json.dumps(GROUPS)).code == 0
+    r = cli("iterate-over", "groups", "groups", "--fields", "_key,len(members),length(roles)",
+            "--sort", "len(members)", "--desc", "--limit", "3", "--json")
+    assert r.code == 0, r.out
+    assert r.json["data"]["rows"] == [
+        {"_index": 3, "_key": "g3", "len(members)": 3, "length(roles)": 0},
+        {"_index": 7, "_key": "g7", "len(members)": 3, "length(roles)": 1},
+        {"_index": 2, "_key": "g2", "len(members)": 2, "length(roles)": 2}]
+    counted = cli("iterate-over", "groups", "groups", "--count-by", "len(members)", "--json")
+    assert [(v["value"], v["count"]) for v in counted.json["data"]["values"]] == [
+        (0, 3), (1, 2), (2, 2), (3, 2)]
+    got = cli("get-in", "groups", "groups", "--fields", "len(members),name", "--limit", "2",
+              "--json").json["data"]
+    assert json.loads(got["text"]) == [{"_key": "g0", "len(members)": 0, "name": "group 0"},
+                                       {"_key": "g1", "len(members)": 1, "name": "group 1"}]
+    # a name that is no field is null, with the warning a misspelt field gets
+    r = cli("iterate-over", "groups", "groups", "--fields", "len(nope)", "--limit", "1")
+    assert r.text.splitlines()[1] == "0\tg0\tnull"
+    assert "warning: field len(nope) is not in row 0 (keys of the rows: _key, name, members, " \
+           "roles)\n" in r.err
+
+
+def test_ties_at_the_top_of_a_count_by_are_said(scratch_home: Path) -> None:
+    rows = [{"node": n} for n in ["a"] * 4 + ["b"] * 4 + ["c"] * 2 + ["d"] * 2 + ["e"]]
+    assert cli("write", "nodes", input=json.dumps(rows)).code == 0
+    r = cli("iterate-over", "nodes", ".", "--count-by", "node", "--limit", "1")
+    assert r.text == "node\tcount\na\t4\n(other: 4 values)\t9\n"
+    assert "top 1 of 5 distinct values of node over 13 items; 2 values tie for the most " \
+           "(4), 1 of them not shown (" in r.err
+    data = cli("iterate-over", "nodes", ".", "--count-by", "node", "--limit", "3",
+               "--json").json["data"]
+    assert (data["top_tie"], data["tie_not_shown"]) == (2, 1)
+    r = cli("iterate-over", "nodes", ".", "--count-by", "node", "--limit", "3")
+    assert "; 2 values tie for the most (4); the last shown ties with 1 value not shown (2) (" \
+        in r.err
+    r = cli("iterate-over", "nodes", ".", "--count-by", "node", "--limit", "4", "--json")
+    assert "tie_not_shown" not in r.json["data"]
+
+
+def test_desc_is_shown_where_sort_is(scratch_home: Path) -> None:
+    assert "--sort F [--desc]" in cli("guide").text
+    assert "--sort orders the rows by a field, smallest first (numbers as numbers, nulls " \
+           "last); --desc, largest first." in " ".join(cli("iterate-over", "--help").text.split())
+    assert cli("write", "nodes", input=json.dumps([{"n": 2}, {"n": 1}])).code == 0
+    assert "2 items, by n ascending; 2 rows shown" in cli(
+        "iterate-over", "nodes", ".", "--sort", "n").err
+
+
+def _elf() -> bytes:
+    """The first 40 KB of a real executable (this interpreter; an ELF file on Linux)."""
+    import sys
+    data = Path(sys.executable).resolve().read_bytes()[:40_000]
+    if not data.startswith(b"\x7fELF"):
+        pytest.skip("the interpreter is not an ELF file here")
+    return data
+
+
+def _clean(out: bytes) -> bool:
+    """No NUL and no control byte but newline and tab."""
+    return not any(b < 0x20 and b not in (0x09, 0x0A) or b == 0x7F for b in out)
+
+
+def test_a_binary_entry_is_shown_escaped_and_its_pointer_never_dumps_it(
+        scratch_home: Path) -> None:
+    """Before, its pointer suggested a slice, which printed 7,365 tokens of raw ELF bytes
+    with NUL on stdout."""
+    elf = _elf()
+    r = cli("ingest", "elf", "--store-always", input=elf)
+    assert r.code == 0 and _clean(r.out)
+    assert "\nbinary: ELF executable or library; first bytes: \\x7fELF\\x02" in r.text
+    calls = [ln.strip() for ln in r.text.split("\nnext:\n")[1].splitlines()]
+    assert calls == ["scratch grep elf '([ -~]{8,})' --count-by 1 --limit 20"]
+    import shlex
+    ran = cli(*shlex.split(calls[0])[1:])
+    assert ran.code == 0 and _clean(ran.out) and "group 1\tcount\n" in ran.text
+    for args in (("slice", "elf", "1", "3"), ("head", "elf", "-n", "2"),
+                 ("tail", "elf", "-n", "2"), ("grep", "elf", "ELF", "-m", "1"),
+                 ("read", "elf")):
+        shown = cli(*args)
+        assert shown.code == 0 and _clean(shown.out), args
+    first = cli("slice", "elf", "1", "1").text
+    assert first.startswith("1:\\x7fELF\\x02\\x01\\x01") and " more bytes)\n" in first
+    assert len(first) < 256 * 4 + 40  # bounded: 256 bytes of the line, 4 characters each
+    assert cli("read", "elf").text.startswith(f"elf@1: binary content ({len(elf):,} bytes) "
+                                              "not shown as text;")
+    assert cli("read", "elf", "--raw").out == elf
+    assert cli("export", "elf").out == elf
+    out = run_tool("head", {"file": "elf", "lines": 1}, _session())
+    assert out.ok and out.text.startswith("1:\\x7fELF") and "\x00" not in out.text

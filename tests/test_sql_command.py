@@ -191,3 +191,89 @@ def test_an_engine_error_is_a_clear_sql_error() -> None:
     assert err is not None and err.code == "sql_error"
     assert err.message == "DuckDB could not read a table: Error when sniffing file x"
     assert _engine_error(ValueError("not DuckDB's")) is None
+
+
+# -- --describe of nested records (issue 30, item 6) -----------------------------------------
+
+V3 = Path("json") / "openapi" / "kubernetes-openapi-v3-api-v1.json"
+
+
+@pytest.fixture
+def openapi(corpus_dir: Path, scratch_home: Path) -> str:
+    ingest("v3", (corpus_dir / V3).read_bytes())
+    return "v3"
+
+
+def test_describe_gives_nested_columns_a_short_type(openapi: str) -> None:
+    r = cli("sql", openapi, "--describe", "--path", "paths", "--json")
+    assert r.code == 0, r.out
+    data = r.json["data"]
+    assert [(c["column"], c["type"]) for c in data["columns"]["entry"]] == [
+        ("_key", "VARCHAR"), ("get", "STRUCT(5 fields)"), ("parameters", "STRUCT(5 fields)[]"),
+        ("post", "STRUCT(6 fields)"), ("delete", "STRUCT(6 fields)"),
+        ("put", "STRUCT(6 fields)"), ("patch", "STRUCT(6 fields)"),
+        ("options", "STRUCT(4 fields)"), ("head", "STRUCT(4 fields)")]
+    assert data["outlined"] == ["get", "parameters", "post", "delete", "put", "patch",
+                                "options", "head"]
+    assert shell_of(data["expand"]) == "scratch sql v3 --path paths --describe --column get"
+    assert r.json["meta"]["tokens"]["count"] < 400  # the whole types: 1,344
+    # a short type stays whole; a long one inside a map is outlined
+    types = {c["column"]: c["type"] for c in sql(openapi, "--describe", "--path",
+                                                  "components.schemas")["columns"]["entry"]}
+    assert types["x-kubernetes-group-version-kind"] == (
+        'STRUCT("group" VARCHAR, kind VARCHAR, "version" VARCHAR)[]')
+    assert types["properties"] == "MAP(VARCHAR, STRUCT(12 fields))"
+    text = cli("sql", openapi, "--describe", "--path", "paths")
+    assert "8 types in short (STRUCT(n fields)); a column's fields: scratch sql v3 --path " \
+           "paths --describe --column get" in text.err.splitlines()
+
+
+def test_describe_column_opens_one_level(openapi: str) -> None:
+    data = sql(openapi, "--describe", "--path", "components.schemas", "--column", "properties")
+    assert [(c["column"], c["type"]) for c in data["columns"]["entry"]] == [
+        ("properties.description", "VARCHAR"), ("properties.type", "VARCHAR"),
+        ("properties.default", "JSON"), ("properties.$ref", "VARCHAR"),
+        ("properties.items", "STRUCT(4 fields)"), ("properties.format", "VARCHAR"),
+        ("properties.additionalProperties", "STRUCT(4 fields)"),
+        ("properties.x-kubernetes-map-type", "VARCHAR"),
+        ("properties.x-kubernetes-patch-merge-key", "VARCHAR"),
+        ("properties.x-kubernetes-patch-strategy", "VARCHAR"),
+        ("properties.x-kubernetes-list-map-keys", "VARCHAR[]"),
+        ("properties.x-kubernetes-list-type", "VARCHAR")]
+    r = cli("sql", openapi, "--describe", "--path", "components.schemas", "--column",
+            "properties")
+    assert "entry.properties is MAP(VARCHAR, STRUCT(12 fields)): the fields of its values" \
+        in r.err.splitlines()
+    deeper = sql(openapi, "--describe", "--path", "paths", "--column", "get.responses")
+    assert [(c["column"], c["type"]) for c in deeper["columns"]["entry"]] == [
+        ('get.responses."200"', "STRUCT(2 fields)")]
+    r = cli("sql", openapi, "--describe", "--path", "paths", "--column", "get.respnses",
+            "--json")
+    assert r.code == 4 and r.json["error"]["code"] == "key_path_not_found"
+    assert r.json["error"]["message"] == (
+        "get has no field 'respnses'; did you mean responses? (its fields: tags, description, "
+        "operationId, responses, parameters)")
+    r = cli("sql", openapi, "--column", "get", "--path", "paths", "--json")
+    assert r.code == 2 and r.json["error"]["argument"] == "column"
+    assert shell_of(r.json["error"]["suggestions"][0]) == (
+        "scratch sql v3 --path paths --describe --column get")
+
+
+def test_short_types_of_every_nested_kind() -> None:
+    from scratch.query.duck import duckdb_module
+    from scratch.query.sql import expand_type, short_type
+    con = duckdb_module().connect()
+    wide = "{" + ", ".join(f"'field_number_{i}': {i}" for i in range(9)) + "}"
+    con.execute(f"CREATE TABLE t AS SELECT {wide} AS s, [{wide}] AS l, "
+                f"map(['k'], [{wide}]) AS m, [[{wide}]]::STRUCT(field_number_0 INT, "
+                "field_number_1 INT, field_number_2 INT, field_number_3 INT, field_number_4 "
+                "INT, field_number_5 INT, field_number_6 INT, field_number_7 INT, "
+                "field_number_8 INT)[1][] AS a, {'x': 1} AS small")
+    kinds = dict((d[0], d[1]) for d in con.execute("SELECT * FROM t LIMIT 0").description)
+    assert {k: short_type(v) for k, v in kinds.items()} == {
+        "s": "STRUCT(9 fields)", "l": "STRUCT(9 fields)[]", "m": "MAP(VARCHAR, STRUCT(9 fields))",
+        "a": "STRUCT(9 fields)[1][]", "small": 'STRUCT(x INTEGER)'}
+    opened = expand_type(kinds["a"], [])
+    assert opened.steps == ["element", "element"] and len(opened.fields) == 9
+    with pytest.raises(KeyError):
+        expand_type(kinds["s"], ["nosuch"])

@@ -267,7 +267,8 @@ def test_status_shows_ahead_behind_and_local_only(trio: tuple[Path, Path, Path])
         "agents": [{"agent": "default", "ahead": 2, "behind": 1,
                     "outgoing": [{"name": "ev", "log_entries": 2}, {"name": "mine.md"}],
                     "incoming": [{"name": "other", "log_entries": 1}], "both": [],
-                    "local_only": [{"name": "mine.md", "reason": "not pushed yet"}]}]}]
+                    "local_only": [{"name": "mine.md", "reason": "not pushed yet"}]}],
+        "purge": None}]
     assert on(a, "sync", "--status").text.splitlines()[1:] == [
         "  default: ahead 2, behind 1, both changed 0",
         "    would send: ev (2 log entries)",
@@ -286,7 +287,7 @@ def test_sync_json_keys_are_stable(trio: tuple[Path, Path, Path]) -> None:
     assert list(doc["data"]["remotes"][0]) == [
         "remote", "url", "agents", "received", "sent", "logs", "versions", "kept_writes",
         "deduplicated", "conflicts", "warnings", "local_only", "fetched", "local_commit",
-        "pushed", "attempts"]
+        "pushed", "purges_applied", "replaced", "pruned", "attempts"]
 
 
 def test_an_entry_here_and_a_folder_there_are_both_kept(trio: tuple[Path, Path, Path]) -> None:

@@ -58,6 +58,7 @@ import os, sys
 from pathlib import Path
 from scratch.store import Store
 from scratch.store import logs
+from scratch.redact.records import Redaction
 st = Store.open(Path(sys.argv[1]), "default")
 point = sys.argv[2]
 def die(*a, **k):
@@ -71,9 +72,9 @@ elif point == "before-index":  # committed, its index not moved into .git/index 
 elif point == "log-before-commit":
     st.git.commit = die
 if point.startswith("log"):
-    logs.append(st, "lg", [b"killed-1", b"killed-2"])
+    logs.append(st, "lg", [b"killed-1", b"killed-2"], redaction=Redaction())
 else:
-    st.write("a", b"v2\\n")
+    st.write("a", b"v2\\n", redaction=Redaction())
 """
 
 

@@ -169,3 +169,89 @@ def test_each_message_over_mcp(store: Path) -> None:
                                     "where": "@.home_score == @.away_score"}, session)
     assert out.ok
     assert "null or missing" in json.dumps(out.structured) + " ".join(out.texts)
+
+
+# -- filters that failed silently (issue 30, item 5) ----------------------------------------
+
+def test_count_by_a_field_no_item_has_names_the_fields_that_exist(store: Path) -> None:
+    r = cli("iterate-over", "journal.ndjson", ".", "--count-by", "nosuchfield", "--json")
+    assert r.code == 4, r.text
+    error = r.json["error"]
+    assert error["code"] == "key_path_not_found" and error["argument"] == "count_by"
+    assert error["message"] == ("--count-by: field nosuchfield is in none of items 0..59 (keys "
+                                "of the items: PRIORITY, _SYSTEMD_UNIT, MESSAGE, _PID)")
+    assert "suggestions" not in error
+    r = cli("iterate-over", "journal.ndjson", ".", "--count-by", "PRIORTY", "--json")
+    assert r.code == 4
+    assert "did you mean PRIORITY?" in r.json["error"]["message"]
+    (fix,) = r.json["error"]["suggestions"]
+    assert fix["args"]["count_by"] == ["PRIORITY"]
+    # a field the filter's matches lack but other items have is counted, not refused
+    r = cli("iterate-over", "journal.ndjson", ".", "--count-by", "_PID", "--where",
+            "@.MESSAGE == 'm0'", "--json")
+    assert r.code == 0 and r.json["data"]["values"] == [
+        {"value": None, "type": "missing", "count": 1}]
+    # over MCP, the same refusal in its own spelling
+    session = ServerState().session_for("conn", "default", None, "test")
+    out = run_tool("iterate_over", {"file": "journal.ndjson", "path": ".",
+                                    "count_by": "nosuchfield"}, session)
+    assert not out.ok
+    assert json.loads(out.text)["message"].startswith("'count_by': field nosuchfield is in none")
+
+
+def test_a_bad_regex_is_refused_with_its_position(store: Path) -> None:
+    r = cli("iterate-over", "journal.ndjson", ".", "--count", "--where",
+            "search(@._SYSTEMD_UNIT, '[a-')", "--json")
+    assert r.code == 2, r.text
+    error = r.json["error"]
+    assert error["code"] == "invalid_pattern"
+    assert error["position"] == 25 and error["pattern"] == "[a-"
+    assert error["message"] == ("--where \"search(@._SYSTEMD_UNIT, '[a-')\": the pattern '[a-' "
+                                "of search() at position 25 is not a valid regular expression: "
+                                "unterminated character set (at position 3 of the pattern)")
+    # what the regex engine takes but I-Regexp (RFC 9485) does not: match() would be false
+    r = cli("iterate-over", "journal.ndjson", ".", "--count", "--where",
+            r"match(@._PID, '1\\d+')", "--json")
+    assert r.code == 2 and r.json["error"]["code"] == "invalid_pattern"
+    assert "I-Regexp (RFC 9485)" in r.json["error"]["message"]
+    assert _count("search(@._SYSTEMD_UNIT, '^[a-z]+[.]service$')")["data"]["count"] == 30
+
+
+def test_a_comparison_that_met_only_strings_says_so_and_suggests_number(store: Path) -> None:
+    got = _count("@.PRIORITY <= 3")
+    assert got["data"]["count"] == 0
+    assert got["meta"]["warnings"] == [
+        "@.PRIORITY <= 3 met only strings in @.PRIORITY (e.g. '0', '1', '2'), and a string "
+        "never compares with a number; number(@.PRIORITY) <= 3 reads them as numbers"]
+    r = cli("iterate-over", "journal.ndjson", ".", "--fields", "MESSAGE", "--where",
+            "3 >= @.PRIORITY", "--json")
+    assert r.json["meta"]["warnings"] == [
+        "3 >= @.PRIORITY met only strings in @.PRIORITY (e.g. '0', '1', '2'), and a string "
+        "never compares with a number; 3 >= number(@.PRIORITY) reads them as numbers"]
+    assert not _count("number(@.PRIORITY) <= 3")["meta"].get("warnings")
+    # strings that are no numbers: said, without number()
+    got = _count("@.MESSAGE > 3")
+    assert got["meta"]["warnings"] == [
+        "@.MESSAGE > 3 met only strings in @.MESSAGE (e.g. 'm0', 'm1', 'm2'), and a string "
+        "never compares with a number"]
+    # and the other way round: a quoted number against numbers
+    got = _count("@.home_score == '1'", ref="matches")
+    assert got["data"]["count"] == 0
+    assert got["meta"]["warnings"] == [
+        "@.home_score == '1' met only numbers in @.home_score (e.g. 1, 2, 0), and a number "
+        "never equals a string; @.home_score == 1 compares numbers"]
+
+
+def test_a_bare_field_name_suggests_the_item_path(store: Path) -> None:
+    error = _error("journal.ndjson", ".", "--count", "--where", "PRIORITY")
+    assert error["code"] == "invalid_path" and error["position"] == 0
+    assert error["message"] == ("--where 'PRIORITY' names PRIORITY at position 0 without @: a "
+                                "field of the item is @.PRIORITY")
+    assert error["suggestions"][0]["args"]["where"] == "@.PRIORITY"
+    error = _error("journal.ndjson", ".", "--count", "--where", "MESSAGE == 'm1' && !_PID")
+    assert error["message"] == ("--where \"MESSAGE == 'm1' && !_PID\" names MESSAGE at position 0 "
+                                "without @: a field of the item is @.MESSAGE, as in "
+                                "@.MESSAGE == 'm1' && !@._PID")
+    r = cli("iterate-over", "journal.ndjson", ".", "--count", "--where",
+            error["suggestions"][0]["args"]["where"], "--json")
+    assert r.code == 0 and r.json["data"]["count"] == 0

@@ -35,6 +35,10 @@ def budget_view(ctx: Context, action: str, value: int | None = None) -> Result:
             ("intercepted", f"{data['intercepted']:,}"), ("extracted", f"{data['extracted']:,}"),
             ("per-call cap", f"{data['max_extraction_tokens']:,}"),
             ("session", f"{ctx.agent}/{ctx.session}")]
+    if ctx.run is not None:  # a worker's budget is its run's and iteration's
+        data.update(run=ctx.run, iteration=ctx.iteration)
+        rows.append(("run", f"{ctx.run}, iteration {ctx.iteration}"
+                            + (" (coordinator)" if ctx.coordinator else "")))
     text = "".join(f"{k:<13}{v}\n" for k, v in rows)
     return Result(f"budget {action}" if action != "show" else "budget", data=data, text=text,
                   warnings=warnings)

@@ -31,9 +31,11 @@ CONTEXT = Arg("Lines of context around each change.", flags=("-U", "--unified"),
 
 def since_version(ctx: Context, ref: str, since: int, context: int = 3) -> Result:
     """REF (NAME or NAME@N) against version ``since`` of the same entry."""
+    from scratch.answers.kernel.target import entry_name
     from scratch.names import split_ref
     name, version = split_ref(ref)
     store = ctx.store()
+    name = entry_name(store, name, deleted=version is not None)
     new = store.resolve(name, version)
     old = store.resolve(name, since)
     return diff_result("read", store, name, old, new, context)
@@ -41,7 +43,9 @@ def since_version(ctx: Context, ref: str, since: int, context: int = 3) -> Resul
 
 def between(ctx: Context, name: str, a: int, b: int, context: int = 3) -> Result:
     """Versions ``a`` and ``b`` of NAME."""
+    from scratch.answers.kernel.target import entry_name
     store = ctx.store()
+    name = entry_name(store, name, deleted=True)
     return diff_result("diff", store, name, store.resolve(name, a), store.resolve(name, b),
                        context)
 

@@ -121,7 +121,8 @@ def count_by_items(source: Items, fields: Sequence[str], where: Where | None
         items: Iterator[Item] = (item for _, item in good(source.scan(), source.bad))
         return count_by(items, parsed, where=where, limit=None, names=list(fields))
 
-    if where is not None:
+    if where is not None or any(p.function for p in parsed):
+        # a filter is RFC 9535 and len(PATH) a size: only the items scanned here know them
         return python(), "python", time.monotonic() - started
     from scratch.index.countcache import cached_count_by
     target = source.target
@@ -185,12 +186,47 @@ def count_by_answer(asked: Call, counted: CountBy, *, command: str, code: str,
             return []
         return [[f"(other: {plural(k, 'value')})", *([""] * (len(fields) - 1)), str(n)]]
 
+    def top_tie() -> int:
+        """How many values share the biggest count, when more than one does."""
+        if len(buckets) < 2 or buckets[0].count != buckets[1].count:
+            return 0
+        return sum(1 for b in buckets if b.count == buckets[0].count)
+
+    def cut_tie(end: int) -> int:
+        """How many values not shown after ``end`` have the last shown one's count (more than
+        one: a long tail of values seen once is no tie worth a word)."""
+        if end <= 0 or end >= len(buckets):
+            return 0
+        last = buckets[end - 1].count
+        if last <= 1 and buckets[0].count > 1:
+            return 0
+        return sum(1 for b in buckets[end:] if b.count == last)
+
+    def ties(start: int, k: int) -> str:
+        """What ranking by count hides: a tie for the most, or a tie the window cuts."""
+        said = []
+        tied = top_tie()
+        if tied and start == 0 and k:
+            said.append(f"{tied:,} values tie for the most ({buckets[0].count:,})")
+        cut = cut_tie(start + k) if k else 0
+        if cut and not (tied and buckets[start + k - 1].count == buckets[0].count
+                        and start == 0):
+            said.append(f"the last shown ties with {plural(cut, 'value')} not shown "
+                        f"({buckets[start + k - 1].count:,})")
+        elif cut:
+            said[-1] += f", {cut:,} of them not shown"
+        return "; " + "; ".join(said) if said else ""
+
     def make_data(shown: list[Bucket], start: int, k: int) -> dict[str, object]:
         n, left = rest(start + k)
         data = {**base, "fields": fields, "total": counted.total, "distinct": distinct,
                 "offset": start, "values": [b.to_dict(fields) for b in shown],
                 "other": {"count": n, "distinct": left}, "engine": engine,
                 "seconds": round(seconds, 3)}
+        if top_tie():  # an agent taking the first value as "the most" would be wrong
+            data["top_tie"] = top_tie()
+        if k and cut_tie(start + k):
+            data["tie_not_shown"] = cut_tie(start + k)
         if items is not None:
             data["items"] = items
         return data
@@ -203,13 +239,14 @@ def count_by_answer(asked: Call, counted: CountBy, *, command: str, code: str,
             over += " matching the filter"
         values = plural(distinct, "distinct value", grouped=True)
         took = f"({seconds:.2f} s, {engine})"
+        tie = ties(start, k)
         if k and start == 0 and k < distinct:  # the most common ones: say how many of how many
-            return (f"top {k:,} of {values} of {subject} over {over} {took}",)
+            return (f"top {k:,} of {values} of {subject} over {over}{tie} {took}",)
         if k and start == 0:
-            return (f"{values} of {subject} over {over}, all shown {took}",)
+            return (f"{values} of {subject} over {over}, all shown{tie} {took}",)
         ranks = (f"values ranked {start + 1:,}..{start + k:,} by count shown" if k
                  else "none shown")
-        return (f"{values} of {subject} over {over}; {ranks} {took}",)
+        return (f"{values} of {subject} over {over}; {ranks}{tie} {took}",)
 
     return RowList(asked, command=command, code=code, columns=[*fields, "count"],
                    rows=buckets, offset=offset, limit=DEFAULT_TOP if limit is None else limit,

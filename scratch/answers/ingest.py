@@ -30,6 +30,11 @@ Invariants:
 - A caller may hand companions of its own (:class:`Companion`: the images of an MCP result,
   its JSON text blocks) and extra version info; they are committed with the output, in the
   same commit, named ``NAME.<slug>`` like embedded documents.
+- What is stored is redacted first (:mod:`scratch.redact`), unless the policy for the tool
+  says not to (``redact.*`` settings, ``no_redact``): the input is redacted before it is
+  normalised (a file into a file, memory bounded), each companion likewise, and each version
+  is committed with its record; the pointer says what was redacted (``redacted``). What passes
+  through below the threshold is not stored, so it is not redacted.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -60,6 +65,9 @@ if TYPE_CHECKING:
     from scratch.index import EntryIndex
     from scratch.index.analyze import Analysis
     from scratch.index.lines import LinesAhead
+    from scratch.redact.policy import Policy
+    from scratch.redact.records import Redaction
+    from scratch.store.records import WrittenVersion
     from scratch.tokens import EncodingSpec
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -96,6 +104,7 @@ class IngestOptions:
     companions: tuple[Companion, ...] = ()
     info: dict[str, object] | None = None  # added to the version info (where it came from)
     notices: tuple[str, ...] = ()  # said with the pointer
+    no_redact: bool = False  # store as given (the user said so; recorded)
 
 
 def tool_slug(tool: str | None) -> str:
@@ -138,13 +147,16 @@ def _rendering(rendering: Rendering | None) -> Rendering:
 
 def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
            progress: Progress | None = None, rendering: Rendering | None = None) -> Result:
+    """Store ``stream``'s output (or pass it through); ``progress``: where to say how far it
+    is (default: the call's reporter, :mod:`scratch.progress`)."""
+    from scratch import progress as reporting
+    progress = progress or reporting.report
     store = ctx.store()
     check_options(opts, store)
     from scratch.safefs import ensure_dir
 
     tmp_dir = ensure_dir(store.root, store.cache_dir / "tmp")  # never a symlink out
-    spooled = spool(stream, tmp_dir,
-                    progress=(lambda n: progress("read", n, None)) if progress else None)
+    spooled = spool(stream, tmp_dir, progress=lambda n: progress("read", n, None))
     try:
         return ingest_spooled(ctx, spooled, opts, progress, rendering)
     finally:
@@ -154,6 +166,8 @@ def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
 def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
                    progress: Progress | None = None, rendering: Rendering | None = None
                    ) -> Result:
+    from scratch import progress as reporting
+    progress = progress or reporting.report
     check_options(opts)
     store = ctx.store()
     tool = tool_slug(opts.tool)
@@ -177,7 +191,7 @@ def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
         # and a prefix that already reaches the threshold settles it
         prefix_bytes = max(64 * 1024, 16 * threshold.min_tokens)
         if spooled.size <= prefix_bytes:
-            counted = count_stream(spooled.chunks(), spec)
+            counted = count_stream(_chunks(spooled, progress), spec)
             if counted < threshold.min_tokens:
                 return _passthrough(spooled, threshold.min_tokens, counted)
             received = counted
@@ -186,7 +200,7 @@ def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
             cut = head.rfind(b"\n")
             counted = count_stream([head[: cut + 1] if cut > 0 else head], spec)
             if counted < threshold.min_tokens:
-                counted = count_stream(spooled.chunks(), spec)
+                counted = count_stream(_chunks(spooled, progress), spec)
                 if counted < threshold.min_tokens:
                     return _passthrough(spooled, threshold.min_tokens, counted)
                 received = counted
@@ -239,7 +253,18 @@ def _auto_folder(store: Store, tool: str) -> str:
     return "stdin.outputs"  # pragma: no cover - a thousand entries named after one tool
 
 
-def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int) -> int | None:
+def _chunks(spooled: Spooled, progress: Progress | None) -> Iterator[bytes]:
+    """The spooled input block by block, saying how much of it was counted."""
+    done = 0
+    for chunk in spooled.chunks():
+        yield chunk
+        done += len(chunk)
+        if progress is not None:
+            progress("count", done, spooled.size)
+
+
+def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int,
+                     progress: Progress | None = None) -> int | None:
     """Tokens of the input as received, or None when it surely has ``enough`` or more.
 
     Prefixes of growing size are counted first, so a big input costs a few hundred KB of
@@ -252,7 +277,7 @@ def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int) -> int |
         if count_stream([spooled.head(probe)], spec) >= enough + 64:
             return None
         probe *= 4
-    return count_stream(spooled.chunks(), spec)
+    return count_stream(_chunks(spooled, progress), spec)
 
 
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
@@ -278,15 +303,12 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     os.close(fd)
     prepared = Path(prepared_name)
     companions_tmp: list[Path] = []
+    from scratch.answers.capture import policy_for
+    policy = policy_for(ctx, opts.tool or "stdin", no_redact=opts.no_redact)
     writer: subprocess.Popen[bytes] | BlobWriter | None = None
     aheads: list[LinesAhead] = []  # big JSON's line pass, under way
     try:
-        source: BinaryIO
-        if spooled.data is not None:
-            source = io.BytesIO(spooled.data)
-        else:
-            assert spooled.path is not None
-            source = open(spooled.path, "rb")  # noqa: SIM115 (closed by the with below)
+        source, redaction = _redacted_input(ctx, spooled, policy, tmp_dir, companions_tmp)
         started: list[BlobWriter] = []
 
         def written(path: Path, blob: str, parts: tuple[bytes, ...]) -> None:
@@ -297,10 +319,16 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             started.append(store.git.write_blob_async(parts, blob))
             aheads.append(LinesAhead(parts, [spec.base], tmp_dir))
 
+        def storing(stage: str, done: int, total: int | None) -> None:
+            # the normalizer reads the spooled input again: that is storing it, of a known size
+            if progress is not None:
+                progress(*(("store", done, spooled.size) if stage == "read" else
+                           (stage, done, total)))
+
         try:
             with source:
                 norm = normalize(source, prepared, declared=opts.fmt, raw=opts.raw,
-                                 progress=progress, written=written)
+                                 progress=storing, written=written)
         finally:
             writer = started[0] if started else None
         if writer is None and prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
@@ -321,12 +349,20 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         base_total = index.total_tokens(spec.base)
         total = spec.scale(base_total) if base_total is not None else 0
         binary = norm.format == "binary"
+        if redaction.findings:  # their lines in the stored form (JSON may be laid out anew)
+            from scratch.redact.core import relocate
+            redaction = relocate(redaction, prepared)
+        added = opts.info or {}
+        if added and policy.enabled:  # what the caller adds (an MCP result's words) is stored
+            from scratch.redact.core import redact_value
+            from scratch.redact.markers import store_key
+            added = redact_value(added, store_key(ctx.root), allowed=policy.allowed())
         info = {"format": norm.format, "tool": opts.tool, "tokens": total,
                 "encoding": spec.name, "base_tokens": {spec.base: base_total},
                 "partial": opts.partial, "layout": norm.layout,
                 "source_sha256": spooled.sha256, "bytes_received": spooled.size,
-                "warnings": norm.warnings, **(opts.info or {})}
-        items = [Pending(name, prepared, "output", info, blob, size, lines, binary)]
+                "warnings": norm.warnings, **added}
+        items = [Pending(name, prepared, "output", info, blob, size, lines, binary, redaction)]
         companion_names: list[str] = []
         given = [Companion(emb.slug, emb.text.encode("utf-8", errors="surrogatepass"),
                            "json" if emb.kind == "json" else None, None)
@@ -341,8 +377,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             given.append(Companion(slug, extra.data, extra.fmt, extra.mime_type))
         for comp in given:
             cname = f"{name}.{comp.slug}"
-            path, citem = _companion(store, tmp_dir, cname, comp, spec.base, name,
-                                     paths.get(comp.slug))
+            path, citem = _companion(ctx, store, tmp_dir, cname, comp, spec.base, name,
+                                     paths.get(comp.slug), policy)
             companions_tmp.append(path)
             items.append(citem)
             companion_names.append(cname)
@@ -370,40 +406,51 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         meter = Meter(ctx, rendering)
         target = open_target(ctx, name)
         try:
+            from scratch.answers.pointer_binary import binary_for
             from scratch.answers.pointer_grep import error_lines_for
+            from scratch.answers.pointer_snapshot import snapshot_for
             pointer = build_pointer(
                 name=name, version=main["version"], fmt=norm.format, size=size, lines=lines,
                 tokens=total, encoding=spec.name, exact=spec.exact, info=index.info,
                 companions=companion_names, warnings=norm.warnings, partial=opts.partial,
                 existing=existing or main["unchanged"], sizer=EntrySizer(meter, target),
-                error_lines=error_lines_for(target, norm.format, index.info))
+                error_lines=error_lines_for(target, norm.format, index.info),
+                snapshot=snapshot_for(target, index.info),
+                binary=binary_for(target, norm.format))
         finally:
             target.index.close()
             index.close()
         reason = (opts.info or {}).get("partial_reason")
         if opts.partial and reason:
             pointer["partial_reason"] = str(reason)
+        from scratch.answers.capture import said
+        told = said(_stored_redaction(records, redaction))
+        if told is not None:
+            pointer["redacted"] = told
         # The size rule is about the output the tool printed. Re-rendered JSON can have far
         # more tokens than the minified bytes received, so judge the pointer by the smaller.
         judged = total
         if size != spooled.size:
             if received is None:
-                received = _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS)
+                received = _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS, progress)
             if received is not None:
                 judged = min(total, received)
-        if rendering.states_meta:
+        if rendering.shows_data:
             # the data is printed: it meets the same rule on its own (the envelope around
-            # it, and the warnings it repeats under meta, are reserved for)
+            # it, and the warnings it repeats under meta, are reserved for). An interface
+            # that shows the text (the CLI's, an MCP tool result's) is sized on the text:
+            # sizing the JSON it never shows cut its pointer to the bare minimum
             overhead = ENVELOPE_TOKENS + sum(count_text(w, spec) + 2 for w in norm.warnings)
-            data, pointer_tokens, detail = fit_data(
+            data, pointer_tokens, level = fit_data(
                 pointer, judged, lambda d: count_text(pointer_json(d, rendering.call_data),
                                                       spec), overhead)
-            text = render_pointer(pointer, rendering.spell, detail=detail)
+            text = render_pointer(pointer, rendering.spell, detail=level.detail,
+                                  calls=level.calls)
         else:
-            text, pointer_tokens, detail = fit_pointer(pointer, judged,
-                                                       lambda t: count_text(t, spec),
-                                                       rendering.spell)
-            data = shape_pointer(pointer, detail)
+            text, pointer_tokens, level = fit_pointer(pointer, judged,
+                                                      lambda t: count_text(t, spec),
+                                                      rendering.spell)
+            data = shape_pointer(pointer, level.detail, calls=level.calls)
     finally:
         if writer is not None:
             writer.wait()
@@ -429,6 +476,52 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     return Result("ingest", data=data, text=text_out, style="pointer",
                   warnings=tuple(norm.warnings), notices=notices,
                   charge=Charge(kind="pointer", enforce=False, stored=total))
+
+
+def _redacted_input(ctx: Context, spooled: Spooled, policy: Policy, tmp_dir: Path,
+                    temps: list[Path]) -> tuple[BinaryIO, Redaction]:
+    """The input to normalise, redacted as ``policy`` says, and the record of it: the input
+    itself when nothing was found (or redaction is off), else a redacted copy (a file, kept
+    in ``temps`` to be removed, when the input is one)."""
+    from scratch.redact.records import Redaction
+    if not policy.enabled:
+        redaction = Redaction.skipped(policy.reason)
+    elif spooled.data is not None:
+        from scratch.redact.core import redact_bytes
+        from scratch.redact.markers import store_key
+        done = redact_bytes(spooled.data, store_key(ctx.root), allowed=policy.allowed())
+        return io.BytesIO(done.data), done.redaction
+    else:
+        assert spooled.path is not None
+        from scratch.redact.core import redact_file
+        from scratch.redact.markers import store_key
+        fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-redact-{os.getpid()}-")
+        os.close(fd)
+        target = Path(name)
+        temps.append(target)
+        found = redact_file(spooled.path, target, store_key(ctx.root), allowed=policy.allowed())
+        if found is not None and found.findings:
+            return open(target, "rb"), found  # noqa: SIM115 (closed by the caller's with)
+        from scratch.redact.rules import rule_set
+        redaction = found or Redaction(rule_set=rule_set().source)
+    if spooled.data is not None:
+        return io.BytesIO(spooled.data), redaction
+    assert spooled.path is not None
+    return open(spooled.path, "rb"), redaction  # noqa: SIM115 (closed by the caller's with)
+
+
+def _stored_redaction(records: list[WrittenVersion], made: Redaction) -> Redaction:
+    """The record of the version the pointer describes: the one just made, or, when the
+    content was already stored (unchanged), the record kept with that version."""
+    from scratch.redact.records import Redaction
+    if not records or not records[0].get("unchanged"):
+        return made
+    kept = (records[0].get("info") or {}).get("redaction")
+    if isinstance(kept, dict) and kept.get("redacted") is False:
+        return Redaction.skipped(str(kept.get("unredacted", "")))
+    if isinstance(kept, dict) and isinstance(kept.get("findings"), list):
+        return Redaction(tuple(kept["findings"]))
+    return Redaction()
 
 
 def _build_index(store: Store, content: Path, blob: str, fmt: str, base: str,
@@ -457,14 +550,20 @@ def _index_or_text(store: Store, content: Path, blob: str, fmt: str, base: str,
         return _build_index(store, content, blob, "text", base, None, progress, ahead), "text"
 
 
-def _companion(store: Store, tmp_dir: Path, cname: str, comp: Companion, base: str,
-               parent: str, json_path: list[str | int] | None) -> tuple[Path, Pending]:
+def _companion(ctx: Context, store: Store, tmp_dir: Path, cname: str, comp: Companion,
+               base: str, parent: str, json_path: list[str | int] | None, policy: Policy
+               ) -> tuple[Path, Pending]:
+    from scratch.answers.capture import redact
     from scratch.index.normalizer import normalize
     validate_name(cname)
     fd, tmp_name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-companion-{os.getpid()}-")
     os.close(fd)
     path = Path(tmp_name)
-    norm = normalize(io.BytesIO(comp.data), path, declared=comp.fmt)
+    data, redaction = redact(ctx, comp.data, policy)
+    norm = normalize(io.BytesIO(data), path, declared=comp.fmt)
+    if redaction.findings:
+        from scratch.redact.core import relocate
+        redaction = relocate(redaction, path)
     blob, size = file_blob(path)
     index, norm.format = _index_or_text(store, path, blob, norm.format, base, norm.analysis,
                                         None, norm.warnings)
@@ -478,7 +577,7 @@ def _companion(store: Store, tmp_dir: Path, cname: str, comp: Companion, base: s
     if comp.mime_type:
         info["mime_type"] = comp.mime_type
     return path, Pending(cname, path, "output", info, blob, size, lines,
-                         norm.format == "binary")
+                         norm.format == "binary", redaction)
 
 
 def default_tool(command: list[str]) -> str:

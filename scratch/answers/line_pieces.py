@@ -118,7 +118,11 @@ class LinePiece(Candidate):
     def page(self, k: int) -> Result:
         piece = self._piece(k)
         to_byte = self.from_byte + len(piece)
-        text = piece.decode("utf-8", errors="replace")
+        if self.target.format == "binary" or self.target.binary:  # escaped, never raw bytes
+            from scratch.words import escape_bytes
+            text = escape_bytes(piece, limit=None)
+        else:
+            text = piece.decode("utf-8", errors="replace")
         shown = (f"{self.line}:" if self.numbers else "") + text + "\n"
         data: dict[str, object] = {
             "name": self.target.name, "version": self.target.version, "start": self.line,

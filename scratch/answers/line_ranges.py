@@ -8,6 +8,9 @@ Invariants:
 - A --fit page shows the first k lines of the range; ``next`` is ``slice REF last+1 END
   --fit``, END being the end asked for. When not even the first line fits it is answered in
   pieces (see :mod:`scratch.answers.line_pieces`).
+- Binary content (an entry stored as binary) is shown escaped and bounded: each line's first
+  :data:`scratch.words.BINARY_LINE_BYTES` bytes as :func:`scratch.words.escape_bytes` writes
+  them (no NUL or control byte on stdout or in a model's context), priced as shown.
 - A refusal offers the same command asking for fewer lines (``head -n K``, ``tail -n K``,
   ``slice START START+K-1``), --fit when it shows a line or a piece, and when not even one
   line fits: that line in pieces, the NDJSON item it holds, and the schema at a depth that
@@ -31,18 +34,38 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Step
 
 
-def format_lines(lines: list[bytes], start: int, numbers: bool) -> str:
+def line_text(raw: bytes, binary: bool = False, total: int | None = None) -> str:
+    """One stored line as shown: text decoded (U+FFFD for bytes that are not UTF-8), binary
+    content escaped and bounded (``total``: the line's length when ``raw`` is its start)."""
+    if binary:
+        from scratch.words import escape_bytes
+        return escape_bytes(raw, total=total)
+    return raw.decode("utf-8", errors="replace")
+
+
+def format_lines(lines: list[bytes], start: int, numbers: bool, binary: bool = False,
+                 totals: list[int] | None = None) -> str:
     out = []
     for i, raw in enumerate(lines):
-        text = raw.decode("utf-8", errors="replace")
+        text = line_text(raw, binary, totals[i] if totals else None)
         out.append(f"{start + i}:{text}" if numbers else text)
     return "\n".join(out) + ("\n" if out else "")
 
 
-def lines_data(target: Target, start: int, end: int, lines: list[bytes]) -> dict[str, object]:
-    return {"name": target.name, "version": target.version, "start": start, "end": end,
-            "total_lines": target.index.line_count,
-            "lines": [b.decode("utf-8", errors="replace") for b in lines]}
+def lines_data(target: Target, start: int, end: int, lines: list[bytes],
+               binary: bool = False, totals: list[int] | None = None) -> dict[str, object]:
+    out: dict[str, object] = {
+        "name": target.name, "version": target.version, "start": start, "end": end,
+        "total_lines": target.index.line_count,
+        "lines": [line_text(b, binary, totals[i] if totals else None)
+                  for i, b in enumerate(lines)]}
+    if binary:
+        out["binary"] = True
+    return out
+
+
+def is_binary(target: Target) -> bool:
+    return target.format == "binary" or target.binary
 
 
 class LineRange(Candidate):
@@ -64,6 +87,7 @@ class LineRange(Candidate):
         self.shrink_units = self.units
         self._owner = owner  # closes the target's index when done
         self._read: tuple[int, list[bytes]] = (start, [])
+        self.binary = is_binary(target)
         super().__init__(asked or self._call(start, end, fit), fit=fit)
 
     # -- calls ---------------------------------------------------------------------------------
@@ -98,22 +122,37 @@ class LineRange(Candidate):
     def _lines(self, k: int) -> list[bytes]:
         start, have = self._read
         if len(have) < k:
-            have = self.target.index.read_lines(self.start, self.start + k - 1)
+            if self.binary:  # each line up to its bound (and the byte that says it goes on)
+                from scratch.words import BINARY_LINE_BYTES
+                index = self.target.index
+                have = [index.read_line_part(n, 0, BINARY_LINE_BYTES + 1)
+                        for n in range(self.start, self.start + k)]
+            else:
+                have = self.target.index.read_lines(self.start, self.start + k - 1)
             self._read = (start, have)
         return have[:k]
 
     def page(self, k: int) -> Result:
         last = self.start + k - 1
         lines = self._lines(k)
-        text = format_lines(lines, self.start, self.numbers)
-        data = lines_data(self.target, self.start, last, lines)
+        totals = ([self.target.index.line_length(n) for n in range(self.start, last + 1)]
+                  if self.binary else None)
+        text = format_lines(lines, self.start, self.numbers, self.binary, totals)
+        data = lines_data(self.target, self.start, last, lines, self.binary, totals)
         return Result(self.command, data=data, text=text, price=self.text_price(k))
 
     def text_price(self, k: int) -> int | None:
+        if self.binary:  # escaped: priced as shown, not from the index's counts of the bytes
+            return None
         return range_cost(self.target, self.start, self.start + k - 1, self.target.spec,
                           numbers=self.numbers)
 
     def estimate(self, k: int) -> int | None:
+        if self.binary:  # at most 2 tokens an escaped byte (\x00 is two), each line bounded
+            from scratch.words import BINARY_LINE_BYTES
+            index = self.target.index
+            return sum(2 * min(index.line_length(n), BINARY_LINE_BYTES) + 8
+                       for n in range(self.start, self.start + k))
         return range_cost(self.target, self.start, self.start + k - 1, self.target.spec,
                           numbers=False)
 

@@ -14,13 +14,14 @@ most 800 tokens. Detail is dropped level by level until it fits.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from scratch.answers.pointer_counts import (
     breakdown,
     category_field,
     csv_category,
     csv_sql,
+    flat_table_sql,
     kube_calls,
     kube_lines,
     log_calls,
@@ -59,12 +60,16 @@ class Pointer(TypedDict, total=False):
     already_stored: bool
     partial: bool
     partial_reason: str
+    redacted: dict[str, object]  # values redacted at capture: count and count per rule
     schema: list[Info]  # outline rows: path, type, length, lines, value, records, depth
     schema_more: int
     array: Info
     text: Info
     records: Info
     kubernetes: Info  # what stands out in Kubernetes objects (scratch.index.kube)
+    snapshot: Info  # the last of NDJSON snapshots (scratch.answers.pointer_snapshot)
+    openapi: Info  # an API description's operations (scratch.index.openapi)
+    binary: Info  # what binary content is, its first bytes (scratch.answers.pointer_binary)
     error_lines: Info  # the checked error grep: pattern, lines, in_values
     companions: list[str]
     next: list[Call]
@@ -180,6 +185,31 @@ def pick_fields(items: Info, limit: int = 3) -> list[str]:
     return [s[3] for s in scored[:limit]]
 
 
+def nested_keys(items: Info, keys: list[Info]) -> dict[str, list[str]]:
+    """The child keys of each object-valued top-level key of an item union, in order."""
+    from scratch.answers.pointer_counts import children_of
+    out = {}
+    for k in keys:
+        if set(k.get("types") or {}) - {"null"} == {"object"}:
+            children = children_of(items, str(k["key"]))
+            if children:
+                out[str(k["key"])] = children
+    return out
+
+
+NESTED_SHOWN = {3: 8, 2: 8}  # an object key's child keys the items line names, by detail
+
+
+def _with_nested(key: str, shown: str, nested: dict[str, list[str]], detail: int) -> str:
+    children = nested.get(key)
+    limit = NESTED_SHOWN.get(min(detail, 3), 0)
+    if not children or not limit:
+        return shown
+    names = children[:limit]
+    more = f", … {len(children) - len(names)} more" if len(children) > len(names) else ""
+    return f"{shown} {{{', '.join(names)}{more}}}"
+
+
 def presence(key: Info, total: int) -> str:
     """``k/n`` of one key of an item union, and how many of its values are null."""
     nulls = (key.get("types") or {}).get("null") or 0
@@ -203,14 +233,17 @@ def parsed_records(fmt: str, info: Info) -> Info | None:
 
 def suggests_grep(fmt: str, info: Info) -> bool:
     """Whether the pointer of this entry would suggest an error grep (so it is checked): not
-    a parsed log, whose errors are counted from its records, nor binary content."""
-    return fmt != "binary" and parsed_records(fmt, info) is None
+    a parsed log, whose errors are counted from its records, nor binary content, nor an API
+    model, whose error words name shapes (:func:`scratch.answers.pointer_api.api_model`)."""
+    from scratch.answers.pointer_api import api_model
+    return fmt != "binary" and parsed_records(fmt, info) is None and api_model(info) is None
 
 
 def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, tokens: int,
                   encoding: str, exact: bool, info: Info, companions: list[str],
                   warnings: list[str], partial: bool, existing: bool = False,
-                  sizer: EntrySizer | None = None, error_lines: Info | None = None) -> Pointer:
+                  sizer: EntrySizer | None = None, error_lines: Info | None = None,
+                  snapshot: Info | None = None, binary: Info | None = None) -> Pointer:
     """The pointer's data. With ``sizer`` (the new version's costs) every next call is one
     that fits the per-call cap: windows shrink, a value too big to print whole is asked for
     with ``fit``, and a call that cannot fit at all is left out.
@@ -218,7 +251,10 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
     ``error_lines``: the error grep as checked over the content
     (:func:`scratch.answers.pointer_grep.check_error_grep`); the grep is suggested only when
     its words were found in values, not only in key names (None: not checked, not
-    suggested)."""
+    suggested). ``snapshot``: the last item of NDJSON whose lines are snapshots of one state
+    (:func:`scratch.answers.pointer_snapshot.snapshot_for`), summarized and read first.
+    ``binary``: what a binary content is (:func:`scratch.answers.pointer_binary.binary_for`):
+    shown, with its strings as the next call instead of any range of its lines."""
     ref = name
 
     def schema_cmd() -> Call | None:  # sized only for the formats that suggest it
@@ -237,7 +273,17 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
         pointer["partial"] = True
     nxt: list[Call | None] = []
     schema = info.get("schema")
-    if isinstance(schema, dict):
+    api = info.get("openapi")
+    if isinstance(schema, dict) and isinstance(api, dict):
+        # an API description: its operations, under paths, before anything its size points at
+        from scratch.answers.pointer_api import openapi_calls
+        pointer["schema"] = _outline(schema, depth=3)
+        pointer["openapi"] = api
+        nxt += [*openapi_calls(ref, api), schema_cmd()]
+        if api.get("schemas"):
+            nxt.append(call("iterate-over", ref=ref, path=str(api.get("schemas_path")),
+                            fields=["_key", "type"], limit=20))
+    elif isinstance(schema, dict):
         pointer["schema"] = _outline(schema, depth=3)
         arrays = array_nodes(schema)
         maps = record_maps(schema)
@@ -260,6 +306,9 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
                 "samples": [{"index": s.get("index"), "value": s.get("value")}
                             for s in (items.get("samples") or [])[:3]],
             }
+            nested = nested_keys(items, keys)
+            if nested:  # an object's own fields (GeoJSON's properties.mag), outlined
+                pointer["array"]["nested"] = nested
             fields = pick_fields(items)
             nxt += [schema_cmd(), call("item-schema", ref=ref, path=path, depth=2)]
             kube = info.get("kubernetes")
@@ -275,10 +324,15 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
             sep = "" if path == "." else "."
             first = get_in(f"{path}{sep}0" if path != "." else "0")
             table = records_sql(ref, path, items, category)
-            if standing:  # the rows that stand out list items better than the first fields
-                nxt += [standing[0], counts, first, *standing[1:], listing, table]
+            flat = None if table else flat_table_sql(ref, path, items, category, size)
+            if snapshot is not None:  # a state per line: the last one is the question
+                pointer["snapshot"] = snapshot
+                nxt.insert(len(nxt) - 1, get_in("-1"))
+                nxt += [listing, counts, table, flat]
+            elif standing:  # the rows that stand out list items better than the first fields
+                nxt += [standing[0], counts, first, *standing[1:], listing, table, flat]
             else:
-                nxt += [listing, counts, table, first]
+                nxt += [listing, counts, table, first, flat]
         else:
             kube = info.get("kubernetes")
             if isinstance(kube, dict):  # one object (a Pod)
@@ -321,10 +375,16 @@ def build_pointer(*, name: str, version: int, fmt: str, size: int, lines: int, t
         # matching lines can be far longer than the average: --fit takes what fits, with next
         nxt.append(call("grep", ref=ref, pattern=error_lines["pattern"], ignore_case=True,
                         max_count=20, fit=True))
-    nxt.append(call("slice", ref=ref, start=1, end=min(40, lines)) if sizer is None
-               else sizer.first_lines(40))
-    if lines > 40:
-        nxt.append(call("tail", ref=ref, lines=40) if sizer is None else sizer.last_lines(40))
+    if binary is not None:  # its strings, never a range of its lines (raw bytes, NUL too)
+        from scratch.answers.pointer_binary import binary_calls
+        pointer["binary"] = binary
+        nxt += binary_calls(ref)
+    else:
+        nxt.append(call("slice", ref=ref, start=1, end=min(40, lines)) if sizer is None
+                   else sizer.first_lines(40))
+        if lines > 40:
+            nxt.append(call("tail", ref=ref, lines=40) if sizer is None
+                       else sizer.last_lines(40))
     if companions:
         pointer["companions"] = companions
         nxt.append(call("head", ref=companions[0]))
@@ -363,9 +423,10 @@ def outline_rows(schema: list[Info], detail: int) -> tuple[list[Info],
     return [schema[i] for i in chosen], max(0, len(rows) - limit)
 
 
-def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
+def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3,
+                   calls: int | None = None) -> str:
     """Plain text for the agent, its calls spelled by ``spell``. ``detail`` 3 is everything,
-    0 the bare minimum."""
+    0 the bare minimum; ``calls``: how many next calls (default: as many as the detail has)."""
     head = (f"stored {p['name']} (version {p['version']}): {p['format']}, {p['bytes']:,} bytes, "
             f"{p['lines']:,} lines, {p['tokens']:,} tokens ({p['encoding']}"
             f"{'' if p['exact'] else ', estimate'})")
@@ -376,6 +437,9 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
         out.append("PARTIAL: " + str(p.get("partial_reason") or (
             "the command failed, was killed or was interrupted mid-output; this is what "
             "arrived")))
+    if p.get("redacted"):
+        from scratch.answers.capture import sentence
+        out.append(sentence(p["redacted"]))
     for w in p.get("warnings", [])[:3]:
         out.append(f"warning: {w}")
     schema = p.get("schema")
@@ -391,16 +455,23 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
     if arr and detail >= 1:
         keys = list(arr["keys"].items())
         shown = keys[: (30 if detail >= 2 else 12)]
+        nested = arr.get("nested") or {}
         out.append(f"items of {arr['path']} ({arr['length']}): keys "
-                   + ", ".join(f"{k} {v}" for k, v in shown)
+                   + ", ".join(_with_nested(k, f"{k} {v}", nested, detail) for k, v in shown)
                    + (f", … {len(keys) - len(shown)} more" if len(keys) > len(shown) else ""))
         samples = arr["samples"][: (3 if detail >= 3 else 1 if detail >= 2 else 0)]
         width = 300 if detail >= 3 else 160
         for s in samples:
             out.append(f"  {sample_label(s.get('index'), arr['length'])}: "
                        f"{_cut(s.get('value'), width)}")
+    if p.get("snapshot") and detail >= 1:
+        from scratch.answers.pointer_snapshot import snapshot_lines
+        out += snapshot_lines(p["snapshot"], int(arr["length"] if arr else 0), detail)
     if p.get("kubernetes") and detail >= 1:
         out += kube_lines(p["kubernetes"], detail)
+    if p.get("openapi") and detail >= 1:
+        from scratch.answers.pointer_api import openapi_lines
+        out += openapi_lines(p["openapi"], detail)
     text = p.get("text")
     if text and detail >= 1:
         if text.get("timestamp_format"):
@@ -440,13 +511,17 @@ def render_pointer(p: Pointer, spell: Speller, *, detail: int = 3) -> str:
             start = (text.get("last_lines_start") or 0) + len(text["last_lines"]) - len(last)
             out.append(f"last lines (from line {start}):" if start else "last lines:")
             out += [f"  {_cut(line, width)}" for line in last]
+    if p.get("binary"):  # at every detail: it is all a binary pointer says
+        from scratch.answers.pointer_binary import binary_lines
+        out += binary_lines(p["binary"])
     if p.get("companions"):
         out.append("embedded documents stored as: " + ", ".join(p["companions"][:5]))
     found = p.get("error_lines")
     if found:
         out.append(error_lines_text(found))
     out.append("next:")
-    out += [f"  {spell(c)}" for c in p["next"][: (8 if detail >= 2 else 5)]]
+    shown = p["next"][: default_calls(detail) if calls is None else calls]
+    out += [f"  {spell(c)}" for c in shown]
     return "\n".join(out) + "\n"
 
 
@@ -475,6 +550,14 @@ def records_lines(p: Pointer, detail: int) -> list[str]:
     for label, values, more in rec.get("breakdown") or []:
         shown = values[:top]
         left = more + len(values) - len(shown)
+        if label == "templates":  # one a line: "#3 ×428 install <*> <none> <*>"
+            out.append(f"  {plural(len(values) + more, 'line template', grouped=True)} "
+                       "(Drain), the commonest:")
+            out += [f"    #{v.get('id')} ×{n:,} {_cut(str(v.get('text')), 100)}"
+                    for v, n in shown if isinstance(v, dict)]
+            if left:
+                out.append(f"    … {left:,} more")
+            continue
         out.append(f"  {label}: " + ", ".join(f"{_cut(v, 40)} {n:,}" for v, n in shown)
                    + (f", … {left} more" if left else ""))
     return out
@@ -511,9 +594,9 @@ def pointer_cap(raw_tokens: int) -> int:
     return min(cap, max(raw_tokens - 1, 1))
 
 
-def shape_pointer(p: Pointer, detail: int) -> Pointer:
-    """The pointer's data cut to what ``render_pointer(p, detail=detail)`` shows, for
-    ``--json``: same keys, fewer entries; ``*_more`` counts say what was left out."""
+def shape_pointer(p: Pointer, detail: int, calls: int | None = None) -> Pointer:
+    """The pointer's data cut to what ``render_pointer(p, detail=detail, calls=calls)`` shows,
+    for ``--json``: same keys, fewer entries; ``*_more`` counts say what was left out."""
     out: Pointer = {**p}  # the figures as they are; the parts below cut to the detail
     out.pop("schema", None)
     out.pop("array", None)
@@ -528,6 +611,19 @@ def shape_pointer(p: Pointer, detail: int) -> Pointer:
         if detail == 1:
             out["kubernetes"] = {k: (v[:3] if isinstance(v, list) and k != "short" else v)
                                  for k, v in kube.items() if k not in ("kinds", "path")}
+    snap = p.get("snapshot")
+    if snap and detail < 1:
+        out.pop("snapshot", None)
+    elif snap:  # as snapshot_lines shows it
+        from scratch.answers.pointer_snapshot import ROWS
+        out["snapshot"] = {**snap, "outline": snap["outline"][:ROWS if detail >= 3 else
+                                                               8 if detail == 2 else 4]}
+    api = p.get("openapi")
+    if api and detail < 1:
+        out.pop("openapi", None)
+    elif api and detail == 1:  # as openapi_lines shows it
+        out["openapi"] = {**api, "methods": api.get("methods", [])[:4],
+                          "tags": api.get("tags", [])[:4], "deprecated_examples": []}
     if p.get("records") and detail >= 1:
         top = 5 if detail >= 2 else 3
         rec = dict(p["records"])
@@ -549,6 +645,12 @@ def shape_pointer(p: Pointer, detail: int) -> Pointer:
         out["array"] = {**arr, "keys": dict(shown),
                         "samples": arr["samples"][: (3 if detail >= 3 else 1 if detail >= 2
                                                      else 0)]}
+        limit = NESTED_SHOWN.get(min(detail, 3), 0)
+        if arr.get("nested") and limit:
+            out["array"]["nested"] = {k: v[:limit] for k, v in arr["nested"].items()
+                                      if k in out["array"]["keys"]}
+        else:
+            out["array"].pop("nested", None)
         if len(keys) > len(shown):
             out["array"]["keys_more"] = len(keys) - len(shown)
     text = p.get("text")
@@ -573,40 +675,60 @@ def shape_pointer(p: Pointer, detail: int) -> Pointer:
             if more > 0:
                 t["headings_more"] = more
         out["text"] = t
-    out["next"] = p["next"][: (8 if detail >= 2 else 5)]
+    out["next"] = p["next"][: default_calls(detail) if calls is None else calls]
     return out
 
 
+class Level(NamedTuple):
+    """How much of a pointer is shown: the detail of its content (3 everything, 0 the bare
+    minimum) and how many of its next calls."""
+
+    detail: int
+    calls: int
+
+
+# The levels a pointer steps down, most first. Its next calls are cut to the first five
+# before its content is: a call's spelling differs by interface and name (a tool call's JSON
+# with an automatic name costs twice a shell line with a short one), and cutting content first
+# gave the same output a thinner pointer on one interface than on another.
+LADDER = (Level(3, 8), Level(2, 8), Level(2, 5), Level(1, 5), Level(0, 5))
+
+
+def default_calls(detail: int) -> int:
+    return 8 if detail >= 2 else 5
+
+
 def fit_data(p: Pointer, raw_tokens: int, count: Callable[[Pointer], int],
-             overhead: int = 0) -> tuple[Pointer, int, int]:
+             overhead: int = 0) -> tuple[Pointer, int, Level]:
     """The most detailed :func:`shape_pointer` whose JSON as printed (``count`` measures it,
     its calls spelled), plus ``overhead`` tokens (the envelope around it), meets the size
-    invariant; that JSON's token count, and the detail."""
+    invariant; that JSON's token count, and the level (:data:`LADDER`)."""
     cap = pointer_cap(raw_tokens) - overhead
     data: Pointer = {}
     n = 0
-    detail = 3
-    for detail in (3, 2, 1, 0):
-        data = shape_pointer(p, detail)
+    level = LADDER[0]
+    for level in LADDER:
+        data = shape_pointer(p, level.detail, calls=level.calls)
         n = count(data)
         if n <= cap:
             break
-    return data, n, detail
+    return data, n, level
 
 
 def fit_pointer(p: Pointer, raw_tokens: int, count: Callable[[str], int],
-                spell: Speller) -> tuple[str, int, int]:
+                spell: Speller) -> tuple[str, int, Level]:
     """The most detailed rendering that meets the size invariant, its token count and its
-    detail."""
+    level (:data:`LADDER`; the last when none does)."""
     cap = pointer_cap(raw_tokens)
     text = ""
     n = 0
-    for detail in (3, 2, 1, 0):
-        text = render_pointer(p, spell, detail=detail)
+    level = LADDER[0]
+    for level in LADDER:
+        text = render_pointer(p, spell, detail=level.detail, calls=level.calls)
         n = count(text)
         if n <= cap:
-            return text, n, detail
-    return text, n, 0
+            break
+    return text, n, level
 
 
 def pointer_json(data: Pointer, call_data: Callable[[Call], object]) -> str:

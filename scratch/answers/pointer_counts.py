@@ -47,6 +47,7 @@ CATEGORY_HINTS = ("phase", "status", "state", "level", "severity", "priority", "
                   "reason", "code", "method", "identifier", "unit", "component", "category",
                   "country", "region", "namespace")
 TOP = 5
+TEMPLATES = "templates"  # the records format of a log read by its mined line templates
 EXACT_CODES = 6  # an access log with at most this many status codes shows them all
 
 
@@ -124,9 +125,20 @@ def status_codes(values: list[tuple[Item, int]], field: str = "status"
     return rows
 
 
+def _templates(rec: Info) -> list[tuple[Item, int]]:
+    """A mined log's templates, the most lines first: ``[({"id", "text"}, lines), ...]``."""
+    if rec.get("format") != TEMPLATES:
+        return []
+    return [(v, n) for v, n in _facet(rec, "_template") if isinstance(v, dict)]
+
+
 def breakdown(rec: Info) -> list[tuple[str, list[tuple[Item, int]], int]]:
     """``[(label, [(value, count), ...], values left out), ...]`` for the pointer."""
     out: list[tuple[str, list[tuple[Item, int]], int]] = []
+    if rec.get("format") == TEMPLATES:  # a mined log: its commonest templates
+        templates = _templates(rec)
+        return [("templates", templates[:TOP], max(0, len(templates) - TOP))] \
+            if templates else []
     status_field = _status(rec)
     if status_field is not None:
         out += status_codes(_facet(rec, status_field), status_field)
@@ -180,8 +192,33 @@ def _errors(rec: Info) -> tuple[str, str] | None:
     return None
 
 
+def template_calls(ref: str, rec: Info) -> list[Call]:
+    """The next calls for a mined log: the count by template, the rows of its commonest
+    template with variable parts (its timestamp and parts), and per day the lines of each
+    template when its timestamps are ISO 8601 (else the tables' columns)."""
+    out = [call("iterate-over", ref=ref, path=".", count_by=["_template"])]
+    timed = any(f.get("name") == "timestamp" for f in rec.get("fields") or [])
+    for value, _ in _templates(rec):
+        text = str(value.get("text") or "")
+        n = text.count("<*>")
+        if n:
+            fields = (["timestamp"] if timed else []) + [f"p{k}" for k in range(1, min(n, 4) + 1)]
+            out.append(call("iterate-over", ref=ref, path=".", fields=fields,
+                            where=f"@._template.id == {value.get('id')}", limit=20))
+            break
+    if timed and rec.get("timestamp_format") == "iso8601":
+        out.append(call("sql", ref=ref, query="SELECT substr(CAST(timestamp AS VARCHAR), 1, 10) "
+                        "AS day, _template.id AS template, count(*) AS n FROM entry "
+                        "GROUP BY ALL ORDER BY day, n DESC LIMIT 20"))
+    else:
+        out.append(call("sql", ref=ref, describe=True))
+    return out
+
+
 def log_calls(ref: str, rec: Info) -> list[Call]:
     """The next calls for a parsed log: count-by, its errors' rows, a SQL query."""
+    if rec.get("format") == TEMPLATES:
+        return template_calls(ref, rec)
     out: list[Call] = []
     status_field = _status(rec)
     by = status_field or (_first(rec, _levels(rec)) or _first(rec, _components(rec)))
@@ -219,12 +256,15 @@ def sql_call(ref: str, rec: Info, errors: tuple[str, str] | None) -> Call:
     return call("sql", ref=ref, describe=True)
 
 
-def category_field(items: Info) -> str | None:
-    """The key of an array's items that reads most like a category (see the module)."""
+def category_field(items: Info, besides: str | None = None) -> str | None:
+    """The key of an array's items that reads most like a category (see the module), other
+    than ``besides``."""
     keys = items.get("keys") or []
     total = items.get("scanned") or items.get("count") or 1
     best: tuple[int, int, str] | None = None
     for pos, k in enumerate(keys):
+        if k["key"] == besides:
+            continue
         types = set((k.get("types") or {}).keys())
         if not types or types - {"string", "integer", "boolean", "null"}:
             continue
@@ -334,18 +374,22 @@ def _sql_name(path: str) -> str:
                     + '"' for p in parts)
 
 
-def _measure(candidates: list[tuple[str, set[str], int]], total: int) -> str | None:
-    """The first top-level numeric field present in most rows that is not an identifier."""
+def _measure(candidates: list[tuple[str, set[str], int]], total: int,
+             body: str | None = None) -> str | None:
+    """The first top-level numeric field present in most rows that is not an identifier
+    (else one of the record's ``body``, see :func:`record_body`)."""
     for name, types, count in candidates:
-        if "." in name:  # a nested number (a pod's grace period) is rarely what one averages
-            continue
-        words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", name)  # Geoname ID, restartCount
-        lower = name.lower()
+        if "." in name and not (body is not None and name.startswith(body + ".")
+                                and "." not in name[len(body) + 1:]):
+            continue  # a nested number (a pod's grace period) is rarely what one averages
+        leaf = name.rsplit(".", 1)[-1]
+        words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+", leaf)  # Geoname ID, restartCount
+        lower = leaf.lower()
         if types and types <= {*NUMBER_TYPES, "null"} and types & set(NUMBER_TYPES) \
                 and count * 2 >= total \
                 and not any(w.lower() in NOT_MEASURES for w in words) \
                 and not any(h in lower for h in NOT_MEASURE_PARTS) and not lower.endswith("id") \
-                and not (name.isupper() and len(name) <= 5):  # GAUL, FIPS, M49: codes
+                and not (leaf.isupper() and len(leaf) <= 5):  # GAUL, FIPS, M49: codes
             return name
     return None
 
@@ -355,20 +399,64 @@ def group_sql(ref: str, category: str | None, measure: str | None) -> Call:
     answer); without both, the tables' columns (``describe``)."""
     if category is None or measure is None:
         return call("sql", ref=ref, describe=True)
-    alias = re.sub(r"[^a-z0-9_]+", "_", measure.lower()).strip("_") or "value"
+    alias = re.sub(r"[^a-z0-9_]+", "_", measure.rsplit(".", 1)[-1].lower()).strip("_") \
+        or "value"
     return call("sql", ref=ref, query=f"SELECT {_sql_name(category)}, count(*) AS n, "
                 f"round(avg({_sql_name(measure)}), 2) AS avg_{alias} FROM entry "
                 f"GROUP BY ALL ORDER BY n DESC LIMIT 10")
 
 
 SQL_KEYS = 60  # records with more top-level keys than this are no table to group
+SCALARS = frozenset({"string", "integer", "number", "boolean", "null"})
+FLAT_SHARE = 0.8  # records are flat when this share of their top-level keys hold scalars
+
+
+def children_of(items: Info, key: str) -> list[str]:
+    """The direct child keys of the object-valued top-level key ``key`` of an item union (a
+    quoted one, ``"hg.nginx.org"``, as its name)."""
+    prefix = key + "."
+    out = []
+    for k in items.get("keys") or []:
+        rest = str(k["key"])[len(prefix):] if str(k["key"]).startswith(prefix) else ""
+        if rest.startswith('"') and rest.endswith('"') and '"' not in rest[1:-1]:
+            out.append(rest[1:-1])
+        elif rest and "." not in rest and '"' not in rest:
+            out.append(rest)
+    return out
+
+
+BODY_OTHERS = 3  # the other object keys of a record with a body hold at most this many keys
+
+
+def record_body(items: Info) -> str | None:
+    """The top-level key whose object holds the record's fields (GeoJSON's ``properties``):
+    the one object key with more than :data:`BODY_OTHERS` child keys, and more than the
+    record's own scalar keys; None when there is no such key, or more than one (a pod's
+    metadata, spec and status: a nested number there is rarely what one averages)."""
+    tops = [k for k in items.get("keys") or [] if "." not in k["key"]]
+    objects = [(len(children_of(items, k["key"])), k["key"]) for k in tops
+               if set(k.get("types") or {}) - {"null"} == {"object"}]
+    big = [(n, key) for n, key in objects if n > BODY_OTHERS]
+    scalars = sum(1 for k in tops if set(k.get("types") or {}) <= SCALARS)
+    if len(big) != 1 or big[0][0] <= scalars:
+        return None
+    return str(big[0][1])
+
+
+def flat_records(items: Info) -> bool:
+    """Whether an array's items are flat records: objects whose top-level keys mostly hold
+    scalars (a table as it is)."""
+    tops = [k for k in items.get("keys") or [] if "." not in k["key"]]
+    flat = sum(1 for k in tops if set(k.get("types") or {}) <= SCALARS)
+    return bool(tops) and flat >= FLAT_SHARE * len(tops)
 
 
 def records_sql(ref: str, path: str, items: Info, category: str | None) -> Call | None:
     """The SQL next call of an array of records (see :func:`group_sql`): only for a table
     DuckDB reads well, the root array (or NDJSON lines) or the array under a top-level key
     (a deeper one sits in a document DuckDB must read whole), whose items are objects with
-    a modest set of top-level keys, and only with a category to group by; else None."""
+    a modest set of top-level keys, and only with a category to group by and a measure (of
+    the record's body too, GeoJSON's ``properties.mag``); else None."""
     types = items.get("types") or {}
     columns = [k for k in items.get("keys") or [] if "." not in k["key"]]
     if "." in path.strip(".") or "[" in path or not types or \
@@ -377,10 +465,32 @@ def records_sql(ref: str, path: str, items: Info, category: str | None) -> Call 
     total = items.get("scanned") or items.get("count") or 1
     keys = [(k["key"], set((k.get("types") or {}).keys()), int(k.get("count") or 0))
             for k in items.get("keys") or [] if "*" not in k["key"]]
-    measure = _measure(keys, total)
+    body = record_body(items)
+    measure = _measure(keys, total) or (_measure(keys, total, body) if body else None)
     if category is None or '"' in category or measure is None:  # the count-by says it all
         return None
     return group_sql(ref, category, measure)
+
+
+NESTED_TABLE_BYTES = 16 << 20  # a document DuckDB reads whole for a deeper array, at most
+
+
+def flat_table_sql(ref: str, path: str, items: Info, category: str | None,
+                   doc_bytes: int | None = None) -> Call | None:
+    """The SQL next call of flat records that :func:`records_sql` gives none: they are a
+    table as they are, so two categories crossed (what one count-by does not), else the
+    table's columns; None for records that are not flat, or not a table DuckDB reads well
+    (deeper in a document of more than :data:`NESTED_TABLE_BYTES`, ``doc_bytes``)."""
+    types = items.get("types") or {}
+    if not flat_records(items) or "[" in path or not types or \
+            max(types, key=lambda t: types[t]) != "object" or \
+            ("." in path.strip(".") and (doc_bytes is None or doc_bytes > NESTED_TABLE_BYTES)):
+        return None
+    second = category_field(items, besides=category) if category else None
+    if category is None or second is None or '"' in category + second:
+        return call("sql", ref=ref, describe=True)
+    return call("sql", ref=ref, query=f"SELECT {_sql_name(category)}, {_sql_name(second)}, "
+                "count(*) AS n FROM entry GROUP BY ALL ORDER BY n DESC LIMIT 10")
 
 
 def csv_sql(ref: str, header: list[str], column_info: list[Info], rows: int,

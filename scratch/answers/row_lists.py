@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
-from scratch.answers.kernel.result import Result, Table
+from scratch.answers.kernel.result import Result, Table, Words
 from scratch.calls import Call
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class RowList(Candidate, Generic[R]):
                  rows: Sequence[R], offset: int, limit: int | None, fit: bool,
                  cells: Callable[[R], list[str]], make_data: MakeData[R],
                  tail: Callable[[int], list[list[str]]] | None = None,
-                 notices: Callable[[int, int], tuple[str, ...]] | None = None,
+                 notices: Callable[[int, int], tuple[str | Words, ...]] | None = None,
                  warnings: tuple[str, ...] = (), alternatives: Iterable[Alternative] = (),
                  on_close: Callable[[], None] | None = None) -> None:
         from scratch.query.aggregate import resolve_window

@@ -9,9 +9,12 @@ import typer
 from scratch.cli.common import (
     GLOBAL_DEFAULTS,
     AgentOpt,
+    CoordinatorOpt,
     EncodingOpt,
+    IterationOpt,
     JsonOpt,
     ModelOpt,
+    RunOpt,
     SessionOpt,
     StoreOpt,
     app,
@@ -33,12 +36,16 @@ def main_callback(
     session: SessionOpt = None,
     model: ModelOpt = None,
     encoding: EncodingOpt = None,
+    run_id: RunOpt = None,
+    iteration: IterationOpt = None,
+    coordinator: CoordinatorOpt = False,
     version: Annotated[Optional[bool], typer.Option(
         "--version", callback=_version, is_eager=True, help="Print the version and exit.")] = None,
 ) -> None:
     """Common options given before the command apply to it (after it they win)."""
     GLOBAL_DEFAULTS.update(json_output=json_output, store=store, agent=agent, session=session,
-                           model=model, encoding=encoding)
+                           model=model, encoding=encoding, run_id=run_id, iteration=iteration,
+                           coordinator=coordinator)
 
 
 # The commands of the CLI alone (they run no answer of the core: set-up, the MCP servers, the
@@ -51,8 +58,10 @@ COMMAND_MODULES = {
     **dict.fromkeys(("completions", "guide"), "docs_cmds"),
     "mcp": "mcp_cmds",
     "ui": "ui_cmds",
+    **dict.fromkeys(("hook", "hooks"), "hooks_cmds"),
 }
-_VALUED_GLOBALS = {"--store", "--agent", "--session", "--model", "--encoding"}
+_VALUED_GLOBALS = {"--store", "--agent", "--session", "--model", "--encoding", "--run",
+                   "--iteration"}
 
 
 def _command_of(args: list[str]) -> str | None:
@@ -112,6 +121,12 @@ def _plain_help(typer_app: typer.Typer) -> None:
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv):
+        # what a client runs after every tool call: no command tree (scratch.__main__ answers
+        # it before this module is even imported; this is for entry points made before it)
+        from scratch.cli.spelling import shell_line
+        from scratch.hooks.run import main as hook
+        sys.exit(hook(argv[1:], speller=lambda: shell_line))
     if os.environ.get("_SCRATCH_COMPLETE"):  # a shell asking for completions, not a command
         from scratch.docs.completion import respond
         sys.exit(respond(os.environ["_SCRATCH_COMPLETE"], command_tree))

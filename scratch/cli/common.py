@@ -1,7 +1,8 @@
 """Shared CLI plumbing: the app, common options declared once, and the command runner.
 
 Every command is declared with :func:`command`, which adds the common options (``--json``,
-``--store``, ``--agent``, ``--session``, ``--model``, ``--encoding``) to its signature, builds the
+``--store``, ``--agent``, ``--session``, ``--model``, ``--encoding``, ``--run``,
+``--iteration``, ``--coordinator``) to its signature, builds the
 :class:`~scratch.context.Context`, calls the operation, and hands the Result (or the error) to
 ``scratch.cli.render``. Command bodies therefore never print and never catch errors themselves.
 """
@@ -11,7 +12,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, NamedTuple, Optional, Protocol
+from typing import Annotated, Any, Optional, Protocol
 
 import typer
 
@@ -68,6 +69,22 @@ def complete_agents(ctx: CompletionLine, incomplete: str) -> list[str]:
         return []
 
 
+def complete_artifacts(ctx: CompletionLine, incomplete: str) -> list[str]:
+    """Artifact names of the run given on the line (its RUN, else --run), in the store given
+    on the line (else the environment's)."""
+    try:
+        from scratch.names import find_store_root
+        from scratch.runs import list_artifacts
+        root, _ = find_store_root(ctx.params.get("store"))
+        run = ctx.params.get("run") or ctx.params.get("run_id") or os.environ.get("SCRATCH_RUN")
+        if not run:
+            return []
+        return [a["name"] for a in list_artifacts(root, str(run))
+                if a["name"].startswith(incomplete)]
+    except Exception:
+        return []
+
+
 def complete_remotes(ctx: CompletionLine, incomplete: str) -> list[str]:
     """Remote names of the store given on the line (else the environment's)."""
     try:
@@ -100,9 +117,22 @@ EncodingOpt = Annotated[Optional[str], typer.Option(
     help="Tokenizer override: o200k_base, cl100k_base, gemma3, claude.",
     rich_help_panel=COMMON, show_default=False)]
 
+RunOpt = Annotated[Optional[str], typer.Option(
+    "--run", metavar="RUN", help="Work as a worker of this run (else $SCRATCH_RUN): its "
+    "artifacts are readable as artifact:RUN/NAME, its budget is the run's.",
+    rich_help_panel=COMMON, show_default=False)]
+IterationOpt = Annotated[Optional[int], typer.Option(
+    "--iteration", metavar="N", help="The run's iteration (else $SCRATCH_ITERATION, or the "
+    "latest); one not started is refused.", rich_help_panel=COMMON, show_default=False)]
+CoordinatorOpt = Annotated[bool, typer.Option(
+    "--coordinator", help="As the run's coordinator: no scratchpad; artifacts whole, held to "
+    "the per-call cap.", rich_help_panel=COMMON)]
+
 _COMMON_PARAMS: list[tuple[str, Any]] = [
     ("json_output", JsonOpt), ("store", StoreOpt), ("agent", AgentOpt),
     ("session", SessionOpt), ("model", ModelOpt), ("encoding", EncodingOpt),
+    # run_id: the command's own RUN argument (artifact put RUN NAME) is "run"
+    ("run_id", RunOpt), ("iteration", IterationOpt), ("coordinator", CoordinatorOpt),
 ]
 GLOBAL_DEFAULTS: dict[str, Any] = {}
 
@@ -111,45 +141,49 @@ def _debug() -> bool:
     return os.environ.get("SCRATCH_DEBUG", "") not in ("", "0")
 
 
-class Cleanup(NamedTuple):
-    """A call to run, and what to do once it ran (stop a progress bar)."""
-
-    call: Any
-    after: Callable[[], None]
-
-
 def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     """Build the context, run ``body(ctx)`` (a Call goes through the answers pipeline), render
     the result or the error, exit."""
     from scratch.cli import render
 
-    merged = {k: (common.get(k) if common.get(k) not in (None, False) else GLOBAL_DEFAULTS.get(k))
-              for k in dict(_COMMON_PARAMS)}
+    merged = {k: (common.get(k) if common.get(k) is not None and common.get(k) is not False
+                  else GLOBAL_DEFAULTS.get(k)) for k in dict(_COMMON_PARAMS)}
     json_mode = bool(merged.pop("json_output"))
     try:
         from scratch.answers.kernel.context import Context
         from scratch.calls import Call
-        ctx = Context.build(**merged)
+        ctx = Context.build(
+            store=merged["store"], agent=merged["agent"], session=merged["session"],
+            model=merged["model"], encoding=merged["encoding"], run=merged["run_id"],
+            iteration=merged["iteration"], coordinator=bool(merged["coordinator"]))
+        said = ctx.model_warning()  # priced with a tokenizer nobody chose: say so, once
+        if said:
+            sys.stderr.write(f"warning: {said}\n")
+            sys.stderr.flush()
         # a person at a terminal, not an agent: the budget is shown but never refuses
         ctx.person = not json_mode and "agent" not in ctx.named and _stdout_is_terminal()
         auto = ctx.config["sync.auto"] and _auto_head(ctx)
-        produced = body(ctx)
-        after = None
-        if isinstance(produced, Cleanup):
-            produced, after = produced
-        if isinstance(produced, Call):
-            from scratch.answers.kernel.registry import execute
-            rendering = render.JsonEnvelope() if json_mode else render.ShellText()
-            try:
-                produced = execute(ctx, rendering, produced)
-            finally:
-                if after is not None:
-                    after()
+        retain = _retention_head(ctx)
+        line = None if json_mode else _progress_line(ctx)
+        from scratch.progress import reporting
+        try:
+            with reporting(line):
+                produced = body(ctx)
+                if isinstance(produced, Call):
+                    from scratch.answers.kernel.registry import execute
+                    rendering = render.JsonEnvelope() if json_mode else render.ShellText()
+                    produced = execute(ctx, rendering, produced)
+        finally:
+            if line is not None:
+                line.close()  # wiped before the answer is printed
         code = produced if isinstance(produced, int) else render.render(produced,
                                                                         json_mode=json_mode)
         if auto:
             from scratch.sync.auto import after_command
             after_command(name, ctx.root, auto[0])
+        if retain:
+            from scratch.sync.retention import after_command as retention_after
+            retention_after(name, ctx.root, retain[0], ctx.config)
     except ScratchError as exc:
         if _debug():
             raise
@@ -174,6 +208,21 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     raise typer.Exit(code)
 
 
+def _progress_line(ctx: Any) -> Any:
+    """The line that shows a long command's progress to a person: on stderr when stderr is a
+    terminal (never in --json, never into a pipe or a file), once the command has run
+    config ``progress.after`` seconds (:mod:`scratch.progress`)."""
+    try:
+        if not os.isatty(sys.stderr.fileno()):
+            return None
+        width = os.get_terminal_size(sys.stderr.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # replaced or closed (a test's capture)
+        return None
+    from scratch.progress import Shown, TerminalLine
+    return TerminalLine(sys.stderr, Shown(after=float(ctx.config["progress.after"])),
+                        width=width or 80)
+
+
 def _stdout_is_terminal() -> bool:
     try:
         return os.isatty(sys.stdout.fileno())
@@ -183,6 +232,17 @@ def _stdout_is_terminal() -> bool:
 
 def _auto_head(ctx: Any) -> tuple[str | None]:
     """With ``sync.auto``: HEAD before the command, to tell afterwards whether it changed."""
+    from scratch.sync.auto import head_before
+    return (head_before(ctx.root),)
+
+
+def _retention_head(ctx: Any) -> tuple[str | None] | None:
+    """With retention configured: HEAD before the command (a changed store may start the
+    daily gc afterwards); None otherwise (nothing more is read)."""
+    cfg = ctx.config
+    if not (cfg["retention.max_age"] or cfg["retention.keep_versions"]
+            or cfg["cache.max_bytes"]):
+        return None
     from scratch.sync.auto import head_before
     return (head_before(ctx.root),)
 
@@ -229,9 +289,11 @@ def group_default(group: typer.Typer, name: str, action: Callable[[Any], Any]) -
     given before it on to the subcommand (as the top-level options are)."""
     def main(typer_ctx: typer.Context, json_output: JsonOpt = False, store: StoreOpt = None,
              agent: AgentOpt = None, session: SessionOpt = None, model: ModelOpt = None,
-             encoding: EncodingOpt = None) -> None:
+             encoding: EncodingOpt = None, run_id: RunOpt = None,
+             iteration: IterationOpt = None, coordinator: CoordinatorOpt = False) -> None:
         common = {"json_output": json_output, "store": store, "agent": agent,
-                  "session": session, "model": model, "encoding": encoding}
+                  "session": session, "model": model, "encoding": encoding, "run_id": run_id,
+                  "iteration": iteration, "coordinator": coordinator}
         if typer_ctx.invoked_subcommand is not None:
             GLOBAL_DEFAULTS.update({k: v for k, v in common.items() if v})
             return

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
 
@@ -30,6 +29,7 @@ from scratch.cli.common import (
     app,
     command,
     complete_agents,
+    complete_artifacts,
     complete_names,
     complete_remotes,
     group_default,
@@ -41,7 +41,8 @@ _DONE: set[str] = set()
 
 _COMPLETE: dict[str, Callable[..., list[str]]] = {"names": complete_names,
                                                   "agents": complete_agents,
-                                                  "remotes": complete_remotes}
+                                                  "remotes": complete_remotes,
+                                                  "artifacts": complete_artifacts}
 _TYPES: dict[str, type] = {"str": str, "int": int, "bool": bool, "names": str, "bytes": str}
 
 
@@ -117,9 +118,6 @@ def to_call(cmd: Command, given: dict[str, object]) -> Call:
             continue
         check(cmd, p, value)
         args[p.name] = cast("ArgValue", value)  # a str, int, bool, list[str] or bytes
-    for p in params(cmd):
-        if p.arg.supplied == "terminal" and sys.stdout.isatty():
-            args[p.name] = True
     return Call(cmd.name, args)
 
 
@@ -165,11 +163,18 @@ def register(cmd: Command, *, group_help: str = "") -> None:
     body.__name__ = cmd.name.replace(" ", "_").replace("-", "_") + "_cmd"
     words = cmd.words
     settings = dict(cmd.cli_settings) or None
+    # every command reads -1, -2.name, -5 as arguments (a command handing its words on
+    # unparsed, run's, keeps them as given)
+    extra_kwargs: dict[str, Any] = {}
+    if not extra:
+        from scratch.cli.negative_paths import ArgumentWords
+        extra_kwargs["cls"] = ArgumentWords
     if len(words) == 1:
-        command(words[0], aliases=cmd.aliases, help=cmd.help, context_settings=settings)(body)
+        command(words[0], aliases=cmd.aliases, help=cmd.help, context_settings=settings,
+                **extra_kwargs)(body)
         return
     command(words[1], aliases=cmd.aliases, target=_group(words[0], group_help), help=cmd.help,
-            context_settings=settings)(body)
+            context_settings=settings, **extra_kwargs)(body)
 
 
 def register_group_default(cmd: Command) -> None:

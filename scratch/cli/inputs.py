@@ -40,3 +40,19 @@ def log_append_input(ctx: Any, c: Call) -> Call:
     else:
         raw = [data[:-1] if data.endswith(b"\n") else data]
     return Call(c.command, {"name": c.args["name"], "entries": raw})
+
+
+def artifact_put_input(ctx: Any, c: Call) -> Call:
+    """``artifact put RUN NAME [FILE|-]``: as ``write``'s, the run and the name checked before
+    the input is read."""
+    from scratch.names import validate_run
+    from scratch.runs import check_artifact_name
+
+    args = dict(c.args)
+    validate_run(str(args["run"]))
+    check_artifact_name(str(args["name"]))  # a bad name is refused before stdin is read
+    source = args.pop("source", None)
+    data = read_input(None if source is None else str(source),
+                      limit=ctx.config["limits.max_write_bytes"], what="content",
+                      allow_empty=bool(args.get("allow_empty")))
+    return Call(c.command, {**args, "content": data})

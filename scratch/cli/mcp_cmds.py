@@ -25,6 +25,9 @@ DEFAULT_RATE = 600
 DEFAULT_MAX_BODY = 32 << 20
 KEPT_INDEXES = 32  # indexes a server keeps open between calls (each a few open maps)
 KEPT_SQL_SESSIONS = 4  # sql sessions of columnar copies a server keeps open (DuckDB, attached)
+# what 'mcp install' registers: every tool, so an agent given scratch the documented way can
+# store its own outputs and files (ingest, write_file), not only read what something else stored
+INSTALL_TOOLS = "all"
 
 
 @command("serve", target=mcp_app,
@@ -60,8 +63,10 @@ def serve_cmd(ctx: Context,
                   "costs the model fewer tokens.")] = False,
               tools: Annotated[Optional[str], typer.Option(
                   "--tools", metavar="SET", help="The tools offered: explore (exploring a "
-                  "stored entry), files (versioned files and logs) or all (default: config "
-                  "mcp.tools, explore).", show_default=False)] = None):
+                  "stored entry), files (versioned files and logs), run (a run's artifacts "
+                  "and finish) or all, or several joined by commas (default: config "
+                  "mcp.tools, explore; explore,run for a server of a run).",
+                  show_default=False)] = None):
     import anyio
 
     from scratch.errors import UsageError
@@ -74,10 +79,14 @@ def serve_cmd(ctx: Context,
                         session=ctx.session if ctx.session != "default" else None,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
-                        else None, structured=structured)
+                        else None, structured=structured, run=ctx.run,
+                        iteration=ctx.iteration if "iteration" in ctx.named else None,
+                        coordinator=ctx.coordinator)
     from scratch.mcp import specs
-    specs.serve(specs.offer(_toolset(ctx, tools, "mcp.tools", ("explore", "files", "all"))))
-    ctx.store()  # create the store now, not on the first call
+    specs.serve(specs.offer(_toolset(ctx, tools, "mcp.tools",
+                                     ("explore", "files", "run", "all"))))
+    from scratch.store import Store
+    Store.open(ctx.root, ctx.agent, ctx.config)  # create the store now, not on the first call
     _announce("serve", ctx)
     from scratch.answers.kernel.kept_indexes import keep_indexes
     keep_indexes(KEPT_INDEXES)  # a warm server keeps recently used indexes open
@@ -100,10 +109,15 @@ def serve_cmd(ctx: Context,
 
 
 def _toolset(ctx: Context, flag: Optional[str], key: str, choices: tuple[str, ...]) -> str:
-    """The --tools of a server: the flag, else the config key (or its environment variable)."""
+    """The --tools of a server: the flag, else the config key (or its environment variable),
+    else, for a server of a run, its default with the run's tools (``explore,run``). Choices
+    may be joined by commas."""
     from scratch.errors import UsageError
     choice = flag if flag is not None else str(ctx.config[key])
-    if choice not in choices:
+    if flag is None and ctx.run is not None and ctx.config.sources.get(key) == "default" \
+            and "run" in choices:  # mcp serve's (the proxy keeps its few tools)
+        choice = f"{choice},run"
+    if not all(part in choices for part in choice.split(",")):
         where = "--tools" if flag is not None else key
         raise UsageError(f"{where} must be one of {', '.join(choices)}, not {choice!r}",
                          code="invalid_argument", argument="tools", choices=list(choices))
@@ -133,8 +147,12 @@ def _announce(command: str, ctx: Context) -> None:
     import sys
 
     from scratch.names import how_chosen
+    role = ("" if ctx.run is None else f", {'coordinator' if ctx.coordinator else 'worker'} "
+            f"of run {ctx.run!r}" + (f" iteration {ctx.iteration}" if "iteration" in ctx.named
+                                     else ""))
     print(f"scratch mcp {command}: store {ctx.root} ({how_chosen(ctx.root_source)}), agent "
-          f"{ctx.agent!r} ({how_chosen(_agent_source(ctx))})", file=sys.stderr, flush=True)
+          f"{ctx.agent!r} ({how_chosen(_agent_source(ctx))}){role}", file=sys.stderr,
+          flush=True)
 
 
 async def _serve_http(state, log, bind, rate_limit, max_body, origins):
@@ -143,20 +161,33 @@ async def _serve_http(state, log, bind, rate_limit, max_body, origins):
     from scratch.mcp.auth import TokenTable
     from scratch.mcp.serve.http import build_app, check_bind, parse_bind, serve_http
     from scratch.mcp.serve.ratelimit import RateLimiter
-    from scratch.mcp.serve.server import build_server
+    from scratch.mcp.serve.server import build_server, in_thread
     host, port = parse_bind(bind)
     tokens = TokenTable(state.root)
     check_bind(host, tokens)
+
+    async def ended(token, sid):
+        """A client ended its session: its worker finishes, the run's other sessions hear."""
+        session = state.forget(("http", token.id if token else None, sid),
+                               token.agent if token else state.agent)
+        if session is not None and state.hub is not None:
+            await in_thread(state.hub.finish, session, "session_closed")
+            await state.hub.deliver()
+
     app = build_app(build_server(state, log), host=host, tokens=tokens,
                     limiter=RateLimiter(rate_limit), log=log, max_body=max_body,
-                    origins=origins)
+                    origins=origins, on_end=ended)
 
     def announce(url: str) -> None:
         who = (f"{len(tokens)} token(s)" if len(tokens) else
                f"no tokens: every local client acts as agent {state.agent!r}")
         print(f"scratch mcp: serving {url} ({who})", file=sys.stderr, flush=True)
 
-    await serve_http(app, host, port, announce)
+    try:
+        await serve_http(app, host, port, announce)
+    finally:  # every session still open finishes its worker
+        if state.hub is not None:
+            await in_thread(state.hub.finish_all, "server_stopped")
 
 
 AgentArg = Annotated[str, typer.Argument(metavar="AGENT", help="Agent the token acts as.")]
@@ -164,16 +195,25 @@ AgentArg = Annotated[str, typer.Argument(metavar="AGENT", help="Agent the token 
 
 @command("add", target=token_app,
          help="Create a bearer token for AGENT and print it once (only its hash is kept).\n\n"
-         "Example: scratch mcp token add ops")
+         "With --run RUN the token's sessions are workers of that run (--iteration N: of that "
+         "iteration, else of the latest when a session starts; --coordinator: its "
+         "coordinator).\n\n"
+         "Example: scratch mcp token add ops --run r1")
 def token_add(ctx: Context, for_agent: AgentArg):
     from scratch.answers.kernel.result import Result
     from scratch.mcp.auth import add_token
-    ctx.store()
-    token, info = add_token(ctx.root, for_agent)
+    from scratch.store import Store
+    Store.open(ctx.root, ctx.agent, ctx.config)  # the store (a coordinator has no pad)
+    token, info = add_token(ctx.root, for_agent, run=ctx.run,
+                            iteration=ctx.iteration if "iteration" in ctx.named else None,
+                            coordinator=ctx.coordinator)
+    role = ("" if info.run is None else
+            f" in run {info.run}" + (f" (iteration {info.iteration})" if info.iteration else "")
+            + (" as its coordinator" if info.coordinator else ""))
     return Result("mcp token add", data={"token": token, **info._asdict()},
                   text=token + "\n",
-                  notices=(f"token {info.id} for agent {for_agent}: shown once, keep it; send it "
-                           "as 'Authorization: Bearer TOKEN'",))
+                  notices=(f"token {info.id} for agent {for_agent}{role}: shown once, keep "
+                           "it; send it as 'Authorization: Bearer TOKEN'",))
 
 
 @command("list", target=token_app, help="List the tokens: id, agent, created (never the "
@@ -183,7 +223,15 @@ def token_list(ctx: Context):
     from scratch.mcp.auth import list_tokens
     rows = list_tokens(ctx.root)
     return Result("mcp token list", data={"tokens": [r._asdict() for r in rows]},
-                  table=Table(["id", "agent", "created"], [list(r) for r in rows]))
+                  table=Table(["id", "agent", "created", "run"],
+                              [[r.id, r.agent, r.created, _role(r)] for r in rows]))
+
+
+def _role(token):
+    if token.run is None:
+        return "-"
+    return (token.run + (f" iteration {token.iteration}" if token.iteration else "")
+            + (" coordinator" if token.coordinator else ""))
 
 
 @command("remove", target=token_app, help="Revoke every token of AGENT (or the one token with "
@@ -255,7 +303,8 @@ def proxy_cmd(ctx: Context,
                         session=ctx.session if ctx.session != "default" else None,
                         model=ctx.config["model"] if flags["model"] == "--model" else None,
                         encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
-                        else None)
+                        else None, run=ctx.run,
+                        iteration=ctx.iteration if "iteration" in ctx.named else None)
     toolset = _toolset(ctx, tools, "mcp.proxy_tools", ("proxy", "explore", "files", "all"))
     ctx.store()
     _announce("proxy", ctx)
@@ -268,7 +317,28 @@ def proxy_cmd(ctx: Context,
         anyio.run(serve_proxy, state, [Upstream(s, timeout) for s in found], toolset)
     except KeyboardInterrupt:
         pass
+    finally:  # its client left: the worker finishes (what it intercepted, what it read)
+        _finish_sessions(state, "session_closed")
     return 0
+
+
+def _finish_sessions(state, reason):
+    """Every session of a run the server still holds finishes its worker
+    (scratch.runs.finish_worker), recorded when it intercepted or extracted anything."""
+    from scratch import ledger
+    from scratch.runs import finish_worker
+    for session in state.forget_all():
+        if session.run is None:  # no worker of a run: only an explicit finish records one
+            continue
+        try:
+            config = state.configs.get()
+            finish_worker(state.root, agent=session.agent, session=session.session,
+                          run=session.run, iteration=session.iteration,
+                          interface=session.interface, reason=reason, explicit=False,
+                          config=config, max_ledger_bytes=int(config.get(
+                              "ledger.max_bytes", ledger.DEFAULT_MAX_BYTES)))
+        except Exception:  # a store gone: the event is lost, never the exit
+            continue
 
 
 @command("wrap", target=mcp_app,
@@ -301,18 +371,23 @@ def wrap_cmd(ctx: Context,
 
 
 @command("install", target=mcp_app,
-         help="Register 'scratch mcp serve' with an MCP client: claude-code (~/.claude.json), "
-         "claude-desktop (claude_desktop_config.json), cursor (~/.cursor/mcp.json) or vscode "
-         "(.vscode/mcp.json here).\n\nThe entry \"scratch\" names this store (--store) and a "
-         "non-default agent (--agent) explicitly, since the client starts servers with an "
+         help="Register 'scratch mcp serve' with an MCP client (claude-code, claude-desktop, "
+         "cursor, vscode, codex, gemini-cli or windsurf) in its own config file.\n\n"
+         "The files: ~/.claude.json, claude_desktop_config.json, ~/.cursor/mcp.json, "
+         ".vscode/mcp.json here, ~/.codex/config.toml, ~/.gemini/settings.json and "
+         "~/.codeium/windsurf/mcp_config.json. The entry \"scratch\" names this store "
+         "(--store), a non-default agent (--agent) and the tools it offers (--tools, default "
+         "all: the agent can store outputs and files itself; explore when something else "
+         "stores them, such as 'scratch hooks' or "
+         "'scratch mcp proxy') explicitly, since the client starts servers with an "
          "environment of its own. The file is copied to FILE.scratch-backup first (once: an "
-         "existing backup is kept); an existing \"scratch\" entry is replaced only with "
-         "--force. Restart the client to load it.\n\n"
-         "Example: scratch mcp install claude-code")
+         "existing backup is kept; a TOML file keeps its comments and layout); an existing "
+         "\"scratch\" entry is replaced only with --force. Restart the client to load it.\n\n"
+         "Example: scratch mcp install claude-code --tools explore")
 def install_cmd(ctx: Context,
                 client_name: Annotated[str, typer.Argument(
-                    metavar="CLIENT", help="claude-code, claude-desktop, cursor or vscode.",
-                    show_default=False)],
+                    metavar="CLIENT", help="claude-code, claude-desktop, cursor, vscode, "
+                    "codex, gemini-cli or windsurf.", show_default=False)],
                 config: Annotated[Optional[str], typer.Option(
                     "--config", metavar="FILE", help="The client's config file to edit "
                     "(default: the client's own; e.g. a project's .mcp.json for Claude Code).",
@@ -321,13 +396,18 @@ def install_cmd(ctx: Context,
                     "--print", help="Print the JSON to add instead of editing a file.")]
                 = False,
                 force: Annotated[bool, typer.Option(
-                    "--force", help="Replace an existing \"scratch\" entry.")] = False):
+                    "--force", help="Replace an existing \"scratch\" entry.")] = False,
+                tools: Annotated[str, typer.Option(
+                    "--tools", metavar="SET", help="The tools the server offers: all (every "
+                    "tool, ingest and write_file among them), explore (reading stored "
+                    "entries) or files (versioned files and logs).")] = INSTALL_TOOLS):
     from pathlib import Path
 
     from scratch.answers.kernel.result import Result
     from scratch.clientfiles import client_named, install_entry, scratch_command, snippet
     client = client_named(client_name)
-    entry = client.entry(scratch_command(), ctx.root, ctx.agent)
+    toolset = _toolset(ctx, tools, "mcp.tools", ("explore", "files", "all"))
+    entry = client.entry(scratch_command(), ctx.root, ctx.agent, toolset)
     path = Path(config).expanduser().absolute() if config else client.default_file()
     if print_only:
         return Result("mcp install", data={"client": client.name, "file": str(path),
@@ -341,5 +421,5 @@ def install_cmd(ctx: Context,
     how = "replaced" if done["replaced"] else "added"
     backup = f"; backup: {done['backup']}" if done["backup"] else ""
     return Result("mcp install", data=done, text=(
-        f"{path}: {how} 'scratch' (scratch mcp serve on store {ctx.root}, agent "
-        f"{ctx.agent!r}){backup}; restart {client.label} to load it\n"))
+        f"{path}: {how} 'scratch' (scratch mcp serve --tools {toolset} on store {ctx.root}, "
+        f"agent {ctx.agent!r}){backup}; restart {client.label} to load it\n"))

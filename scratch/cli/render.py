@@ -3,8 +3,11 @@
 - ``--json``: exactly one JSON document on stdout (the versioned envelope), for success and
   failure alike. A refusal's suggestions and a page's ``next`` are objects
   ``{"command", "args", "shell"}``: the structured form and the shell line that runs it
-  (``next`` once, under ``data``). The pointer's next commands are shell lines: eight call
-  objects would not leave a pointer of 1% of its output room for the shape of the data.
+  (``next`` once, under ``data``). They were sized for the ``--json`` answer (which costs
+  other tokens than the text one), so their shell line says ``--json``: run as printed, it
+  answers in the mode it was sized for. The pointer's next commands are shell lines (sized
+  for no mode): eight call objects would not leave a pointer of 1% of its output room for
+  the shape of the data.
 - Human mode: data on stdout, diagnostics on stderr (warnings, notices, ``more: NEXT``, the
   token footer; an error as one line ``error [code]: message`` and its suggestions, one shell
   line each). Rich formatting only when stdout is a terminal and ``NO_COLOR`` is unset; plain
@@ -39,8 +42,14 @@ def _dumps(obj: Any, pretty: bool = False) -> bytes:
 
 
 def call_json(c: Call) -> dict[str, Any]:
-    """A call in --json: what to run, as data and as the shell line."""
-    return {"command": c.command, "args": c.args, "shell": shell_line(c)}
+    """A call in --json: what to run, as data and as the shell line that runs it in --json,
+    the mode a suggestion or ``next`` was sized in (see the module)."""
+    return {"command": c.command, "args": c.args, "shell": json_shell_line(c)}
+
+
+def json_shell_line(c: Call) -> str:
+    """``c``'s shell line answering in --json."""
+    return shell_line(c) + " --json"
 
 
 def _calls_spelled(value: Any) -> Any:
@@ -124,6 +133,7 @@ class JsonEnvelope(Rendering):
     name = "json"
     states_meta = True
     text_prices = False
+    shows_data = True
 
     def spell(self, call: Call) -> str:
         return shell_line(call)
@@ -167,15 +177,27 @@ def _err(line: str) -> None:
 
 
 def _rich_table(table: Table) -> None:
+    """A table in a terminal: boxed by rich when every column can be as wide as its longest
+    word, so no cell breaks a word (entry names, hashes, paths stay whole to copy); else the
+    plain aligned columns a pipe gets, whose long lines the terminal wraps without cutting
+    a name with box characters."""
     from rich.console import Console
     from rich.table import Table as RichTable
 
+    console = Console()
+    cells = [[col, *("" if row[i] is None else str(row[i]) for row in table.rows)]
+             for i, col in enumerate(table.columns)]
+    widths = [max((len(word) for cell in column for word in cell.split()), default=0)
+              for column in cells]
+    if sum(widths) + 3 * len(widths) + 1 > console.width:  # the box takes 3 a column, and 1
+        _write_out(table_text(table))
+        return
     rt = RichTable(title=table.title, header_style="bold")
-    for col in table.columns:
-        rt.add_column(col, overflow="fold")
+    for col, width in zip(table.columns, widths, strict=True):
+        rt.add_column(col, overflow="fold", min_width=width)
     for row in table.rows:
         rt.add_row(*["" if v is None else str(v) for v in row])
-    Console().print(rt)
+    console.print(rt)
 
 
 def _rich_text(text: str, style: str | None) -> None:

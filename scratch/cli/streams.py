@@ -1,50 +1,24 @@
 """CLI hooks (``Command.cli_input``) that hand a command its input stream: stdin for ingest
-and tokens, and the progress bar a long ingest shows on a terminal."""
+and tokens (a long ingest shows its progress as every command does: scratch.cli.common)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from scratch.calls import Call
-from scratch.cli.common import Cleanup
 from scratch.errors import UsageError
 
 CHUNK = 1 << 20
 
 
-def _progress() -> tuple[Any, Callable[[str, int, int | None], None] | None]:
-    """A rich progress bar on stderr when stderr is a terminal, else None."""
-    if not sys.stderr.isatty():
-        return None, None
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                   TransferSpeedColumn(), console=Console(stderr=True), transient=True)
-    task = bar.add_task("reading", total=None)
-
-    def update(stage: str, done: int, total: int | None) -> None:
-        if not bar.live.is_started and done > (8 << 20):
-            bar.start()
-        bar.update(task, description=stage, completed=done, total=total)
-    return bar, update
-
-
-def with_progress(made: Call) -> Call | Cleanup:
-    """``made`` with a progress bar on a terminal, stopped once it ran."""
-    bar, update = _progress()
-    if bar is None:
-        return made
-    return Cleanup(made.with_args(progress=update), bar.stop)
-
-
-def ingest_stdin(ctx: Any, made: Call) -> Call | Cleanup:
+def ingest_stdin(ctx: Any, made: Call) -> Call:
     """``ingest``: the output is stdin, never a terminal."""
     if sys.stdin is None or sys.stdin.isatty():
         raise UsageError("no input: stdin is a terminal; pipe a tool's output into scratch "
                          "ingest", code="no_input")
-    return with_progress(made.with_args(stream=sys.stdin.buffer))
+    return made.with_args(stream=sys.stdin.buffer)
 
 
 def _stdin_chunks() -> Iterator[bytes]:

@@ -21,10 +21,9 @@ def run_words(ctx: Any, made: Call, *, extra_args: list[str]) -> Any:
     """``run [OPTIONS] [NAME] -- CMD [ARGS]...``: the words after the options are the command
     to run (the parser keeps them as extra arguments, unparsed; a NAME before ``--`` became
     ``--name`` in :func:`scratch.cli.argv.rewrite_run_argv`)."""
-    from scratch.cli.streams import with_progress
     from scratch.errors import UsageError
 
     words = list(extra_args)
     if not words:
         raise UsageError("nothing to run: run [NAME] -- CMD ARGS...", code="invalid_argument")
-    return with_progress(made.with_args(words=words))
+    return made.with_args(words=words)

@@ -25,7 +25,7 @@ tool. REF is a name, NAME@VERSION, or a prefix of the hash in an automatic name.
 1. scratch schema REF                     paths, types, array lengths, line ranges
 2. scratch item-schema REF PATH           keys of an array's items: presence k/n, nulls
 3. scratch iterate-over REF PATH --fields a,b.c --limit 20    one row per item
-   (--where EXPR scans all items; --sort F; --count; --count-by F: value counts)
+   (--where EXPR scans all items; --sort F [--desc]; --count; --count-by F: value counts)
    scratch get-in REF PATH                one value: items.-1.name, /items/3, or $..name
    scratch sql REF "SELECT ... FROM entry"   SQL over the items (--describe: columns)
 4. scratch grep REF PATTERN -m 20         matching lines with context

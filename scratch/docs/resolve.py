@@ -3,8 +3,9 @@
 Shell completion (:mod:`scratch.docs.completion`) hands over the words before the cursor and the
 word being typed. They are read command by command over the :class:`~scratch.docs.model.CommandDoc`
 records the way click's parser reads a real run (options with their values, ``--opt=value``,
-clusters of short options such as ``-iC 3``, ``--`` ending the options, arguments in order, then a
-group's subcommand), except that reading never fails: it stops quietly at a word it cannot place
+clusters of short options such as ``-iC 3``, ``--`` ending the options, arguments in order (a word
+of a dash and a digit among them, :func:`scratch.declare.argument_word`), then a group's
+subcommand), except that reading never fails: it stops quietly at a word it cannot place
 (an unknown option, an option missing its value), so a half-typed line still completes. Then:
 
 1. a word starting with ``-`` (before any ``--``) completes the option names of the command;
@@ -29,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from scratch.declare import argument_word
 from scratch.docs.model import CommandDoc, ParamDoc
 
 
@@ -96,7 +98,9 @@ class _Reader:
                 word = queue.pop(0)
                 if word == "--":
                     break
-                if word[:1] in self.prefixes and len(word) > 1:
+                if argument_word(word) and word not in self.short and word not in self.long:
+                    loose.append(word)  # -1, -2.name: an argument, as the CLI reads it
+                elif word[:1] in self.prefixes and len(word) > 1:
                     self._option(word, queue, loose, reading.given)
                 elif self.doc.interspersed:
                     loose.append(word)

@@ -52,6 +52,10 @@ def _hostport(text: str) -> tuple[str | None, int | None]:
     return host, as_int(port)
 
 
+# what these formats read as null (their field help says it field by field)
+NULLS = "'-' is NULL in a number field, text elsewhere"
+
+
 def _opt_int(text: str | None) -> int | None:
     return None if text is None or text == "-" else as_int(text)
 
@@ -78,8 +82,8 @@ def _s(name: str, doc: str, facet: bool = False) -> Field:
     return Field(name, "string", doc, facet)
 
 
-def _i(name: str, doc: str, facet: bool = False) -> Field:
-    return Field(name, "integer", doc, facet)
+def _i(name: str, doc: str, facet: bool = False, status: bool = False) -> Field:
+    return Field(name, "integer", doc, facet, status)
 
 
 def _n(name: str, doc: str) -> Field:
@@ -109,7 +113,7 @@ _ALB_FIELDS = (
     _n("request_processing_time", "seconds (-1: could not dispatch)"),
     _n("target_processing_time", "seconds (-1: could not dispatch or no response)"),
     _n("response_processing_time", "seconds (-1)"),
-    _i("elb_status_code", "status the load balancer returned", True),
+    _i("elb_status_code", "status the load balancer returned", True, status=True),
     _i("target_status_code", "status the target returned (null for -)", True),
     _i("received_bytes", "request bytes"), _i("sent_bytes", "response bytes"),
     *_REQUEST_FIELDS,
@@ -158,7 +162,8 @@ ALB = fixed(
     'TLSv1.2 arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/'
     '73e2d6bc24d8a067 "Root=1-58337281-1d84f3d73c47ec4e58577259" "www.example.com" '
     '"arn:aws:acm:us-east-2:123456789012:certificate/12345678-1234-1234-1234-123456789012" 1 '
-    '2018-07-02T22:22:48.364000Z "authenticate,forward" "-" "-" "10.0.0.1:80" "200" "-" "-"')
+    '2018-07-02T22:22:48.364000Z "authenticate,forward" "-" "-" "10.0.0.1:80" "200" "-" "-"',
+    nulls=NULLS)
 
 # ------------------------------------------------------------------------ Classic ELB
 
@@ -173,7 +178,8 @@ _ELB_FIELDS = (
     _n("request_processing_time", "seconds (-1: could not dispatch)"),
     _n("backend_processing_time", "seconds (-1)"),
     _n("response_processing_time", "seconds (-1)"),
-    _i("elb_status_code", "status the load balancer returned (null for -)", True),
+    _i("elb_status_code", "status the load balancer returned (null for -)", True,
+       status=True),
     _i("backend_status_code", "status the instance returned (null for -)", True),
     _i("received_bytes", "request bytes"), _i("sent_bytes", "response bytes"),
     *_REQUEST_FIELDS,
@@ -208,7 +214,8 @@ ELB = fixed(
     "elb", "AWS Classic Load Balancer access log", ELB_DOC, _ELB_FIELDS, _elb,
     '2015-05-13T23:39:43.945958Z my-loadbalancer 192.168.131.39:2817 10.0.0.1:80 0.000073 '
     '0.001048 0.000057 200 200 0 29 "GET http://www.example.com:80/ HTTP/1.1" "curl/7.38.0" '
-    '- -')
+    '- -',
+    nulls=NULLS)
 
 # ----------------------------------------------------------------------------------- S3
 
@@ -223,7 +230,7 @@ _S3_FIELDS = (
     _s("operation", "SOAP.operation, REST.HTTP_method.resource_type ...", True),
     _s("key", "object key (URL-encoded), - if none"),
     _s("request_uri", "the HTTP request line, - if none"),
-    _i("http_status", "response status (null for -)", True),
+    _i("http_status", "response status (null for -)", True, status=True),
     _s("error_code", "S3 error code, - if none", True),
     _i("bytes_sent", "response bytes without protocol overhead (- counts as 0)"),
     _i("object_size", "object size (null for -)"),
@@ -269,6 +276,7 @@ S3 = fixed(
     'REST.GET.VERSIONING - "GET /awsexamplebucket1?versioning HTTP/1.1" 200 - 113 - 7 - "-" '
     '"S3Console/0.4" - s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/'
     'VLi31234= SigV2 ECDHE-RSA-AES128-GCM-SHA256 AuthHeader '
-    'awsexamplebucket1.s3.us-west-1.amazonaws.com TLSV1.1')
+    'awsexamplebucket1.s3.us-west-1.amazonaws.com TLSV1.1',
+    nulls="'-' is NULL in a number field (bytes_sent: 0), text elsewhere")
 
 FORMATS: tuple[LogFormat, ...] = (ALB, ELB, S3)

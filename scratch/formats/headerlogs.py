@@ -114,7 +114,8 @@ def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
     for i, (name, zt) in enumerate(zip(names, ztypes, strict=True)):
         kind = _zeek_type(zt)
         facet = zt in ("enum", "bool") or (name in _ZEEK_FACETS and kind != "array")
-        fields.append(Field(name, kind, f"Zeek {zt}", facet=facet))
+        fields.append(Field(name, kind, f"Zeek {zt}", facet=facet,
+                            status=name == "status_code" and kind == "integer"))
         m = _ZEEK_CONTAINER.match(zt)
         if m is not None:
             elem = _zeek_scalar(_zeek_type(m.group(1)))
@@ -144,7 +145,8 @@ def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
 
     title = f"Zeek {path} log (TSV)" if path else "Zeek log (TSV)"
     return fixed("zeek", title, ZEEK_DOC, tuple(fields), row, "", comment="#",
-                 layout=dict(layout))
+                 layout=dict(layout), nulls=f"{unset!r} (Zeek's unset field) is NULL, "
+                                           f"{empty!r} an empty string or list")
 
 
 def zeek_bind(lines: list[str]) -> LogFormat | None:
@@ -227,7 +229,8 @@ def _w3c_tokens(line: str) -> list[str] | None:
 def w3c_from_layout(layout: dict[str, Any]) -> LogFormat:
     names: list[str] = [str(x) for x in layout["fields"]]
     width = len(names)
-    fields = tuple(Field(n, _w3c_type(n), "W3C field", facet=n in _W3C_FACETS) for n in names)
+    fields = tuple(Field(n, _w3c_type(n), "W3C field", facet=n in _W3C_FACETS,
+                         status=n in ("sc-status", "status")) for n in names)
     ints = [i for i, f in enumerate(fields) if f.type == "integer"]
     nums = [i for i, f in enumerate(fields) if f.type == "number"]
     software = layout.get("software")
@@ -252,7 +255,10 @@ def w3c_from_layout(layout: dict[str, Any]) -> LogFormat:
         return tuple(values)
 
     title = "W3C extended log" + (f" ({software})" if software else "")
-    return fixed("w3c", title, W3C_DOC, fields, row, "", comment="#", layout=dict(layout))
+    numbers = ", ".join(f.name for f in fields if f.type in ("integer", "number"))
+    return fixed("w3c", title, W3C_DOC, fields, row, "", comment="#", layout=dict(layout),
+                 nulls=f"'-' is NULL in a number field ({numbers}), text elsewhere"
+                 if numbers else "")
 
 
 def w3c_bind(lines: list[str]) -> LogFormat | None:

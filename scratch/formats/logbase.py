@@ -35,6 +35,9 @@ class Field:
     type: str  # a JSON type name: string, integer, number, boolean, array
     doc: str
     facet: bool = False  # worth value counts at index time (status, level, program...)
+    # the HTTP status of a request: what tells a failed one (5xx) from a refused one (4xx)
+    # and from a success, in a log whose lines have no level (summarize counts errors by it)
+    status: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ class LogFormat:
     row: RowParser | None = field(default=None, compare=False, repr=False)
     comment: str = ""  # directive lines start with it (header formats)
     layout: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    # what the format reads as null (or empty), said where a user reads types (sql --describe,
+    # schema): a '-' that turns into NULL surprises whoever expected the text
+    nulls: str = ""
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -68,11 +74,11 @@ def zipped(names: tuple[str, ...], row: RowParser) -> Parser:
 
 
 def fixed(name: str, title: str, doc: str, fields: tuple[Field, ...], row: RowParser,
-          example: str, *, comment: str = "", layout: dict[str, Any] | None = None
-          ) -> LogFormat:
+          example: str, *, comment: str = "", layout: dict[str, Any] | None = None,
+          nulls: str = "") -> LogFormat:
     names = tuple(f.name for f in fields)
     return LogFormat(name, title, doc, fields, zipped(names, row), example, row=row,
-                     comment=comment, layout=layout)
+                     comment=comment, layout=layout, nulls=nulls)
 
 
 def regex_row(pattern: re.Pattern[str], ints: Iterable[int] = ()) -> RowParser:

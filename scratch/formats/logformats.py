@@ -91,7 +91,7 @@ _ACCESS_FIELDS = (
           facet=True),
     Field("path", "string", "request target"),
     Field("protocol", "string", "HTTP/1.1 ...", facet=True),
-    Field("status", "integer", "response status", facet=True),
+    Field("status", "integer", "response status", facet=True, status=True),
     Field("body_bytes_sent", "integer", "bytes sent without headers (- counts as 0)"),
 )
 _NGINX_DOC = "https://nginx.org/en/docs/http/ngx_http_log_module.html#log_format"

@@ -25,7 +25,9 @@ their shape:
    row of non-empty, non-numeric names.
 7. ``markdown``: headings, fences, lists, links or tables, with at least one heading or fence.
 8. ``log`` (weak): at least 30% of lines carry a timestamp or a level marker.
-9. ``text``: anything else, including invalid UTF-8 and empty input.
+9. ``text``: anything else, including empty input and invalid UTF-8 (unless at least half
+   of its first lines carry a timestamp near their start: a log with a stray bad byte is a
+   log, read with U+FFFD for the bad bytes, and stored byte for byte like any log).
 """
 
 from __future__ import annotations
@@ -83,8 +85,9 @@ def sniff(prefix: bytes, *, complete: bool | None = None) -> str:
     if is_binary(data):
         return "binary"
     text = _decode(data, complete)
-    if text is None:
-        return "text"  # invalid UTF-8: stored byte-exact as text
+    if text is None:  # invalid UTF-8: stored byte-exact, as a log when its lines are one
+        lines = data.decode("utf-8", "replace").splitlines()[:_SAMPLE_LINES]
+        return "log" if log_score(lines)[0] >= 0.5 else "text"
     if text.startswith("\ufeff"):
         text = text[1:]
     stripped = text.lstrip()
@@ -123,6 +126,29 @@ def _is_declared_log(lines: list[str]) -> bool:
 
     fmt, _, _ = detect(lines)
     return fmt is not None and fmt.name in _LAYOUT_FORMATS
+
+
+# What the first bytes of common binary files say they are (their magic numbers)
+_MAGIC: tuple[tuple[int, bytes, str], ...] = (
+    (0, b"\x7fELF", "ELF executable or library"), (0, b"\x89PNG\r\n\x1a\n", "PNG image"),
+    (0, b"GIF8", "GIF image"), (0, b"\xff\xd8\xff", "JPEG image"),
+    (0, b"RIFF", "RIFF container (WAV, AVI, WebP)"), (0, b"%PDF-", "PDF document"),
+    (0, b"\x1f\x8b", "gzip data"), (0, b"PK\x03\x04", "zip archive"),
+    (0, b"BZh", "bzip2 data"), (0, b"\xfd7zXZ\x00", "xz data"),
+    (0, b"(\xb5/\xfd", "zstd data"), (0, b"7z\xbc\xaf\x27\x1c", "7-zip archive"),
+    (257, b"ustar", "tar archive"), (0, b"SQLite format 3\x00", "SQLite database"),
+    (0, b"\x00asm", "WebAssembly module"), (0, b"\xca\xfe\xba\xbe", "Java class or Mach-O"),
+    (0, b"\xcf\xfa\xed\xfe", "Mach-O executable"), (0, b"MZ", "Windows executable (PE)"),
+    (0, b"OggS", "Ogg media"), (0, b"\x1aE\xdf\xa3", "Matroska/WebM media"),
+    (4, b"ftyp", "MP4/QuickTime media"), (0, b"PAR1", "Parquet file"),
+)
+
+
+def binary_kind(head: bytes) -> str | None:
+    """What a binary content is by its first bytes (at least 262 of them for a tar archive),
+    or None when no known magic number starts it."""
+    return next((what for at, magic, what in _MAGIC if head[at:at + len(magic)] == magic),
+                None)
 
 
 def is_binary(data: bytes) -> bool:

@@ -203,12 +203,17 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
 
 
 def _add_kubernetes(info: dict[str, Any], value: Any) -> None:
-    """``info["kubernetes"]``: what stands out in Kubernetes objects (:mod:`scratch.index.kube`)."""
+    """``info["kubernetes"]``: what stands out in Kubernetes objects (:mod:`scratch.index.kube`);
+    ``info["openapi"]``: an API description's operations (:mod:`scratch.index.openapi`)."""
     from scratch.index.kube import kube_signals
+    from scratch.index.openapi import openapi_signals
 
     kube = kube_signals(value)
     if kube is not None:
         info["kubernetes"] = kube
+    api = openapi_signals(value)
+    if api is not None:
+        info["openapi"] = api
 
 
 def _too_deep(data: bytes, what: str, line_no: int | None = None,
@@ -361,6 +366,7 @@ def analyze_yaml(path: Path) -> Analysis:
     from scratch.index.kube import kube_signals
     schema: SummaryNode | None = None
     kube = None
+    api = None
     warnings: list[str] = []
     if values is not None:
         with no_gc():  # the values are dropped before the GC comes back
@@ -368,10 +374,14 @@ def analyze_yaml(path: Path) -> Analysis:
             spans = record_paths(b, SUMMARY_DEPTH)
             schema = summarize_value(value, lines_of=spans.get)
             kube = kube_signals(value)
+            from scratch.index.openapi import openapi_signals
+            api = openapi_signals(value)
             del values, value
     else:
         schema = summarize_records(b)
     info = {"schema": schema, "layout": "yaml", "documents": docs}
     if kube is not None:
         info["kubernetes"] = kube
+    if api is not None:
+        info["openapi"] = api
     return Analysis("yaml", info=info, builder=b, layout="yaml", warnings=warnings)

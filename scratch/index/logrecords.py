@@ -78,11 +78,13 @@ def _ranked(counts: dict[Any, int]) -> list[list[Any]]:
 
 
 def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
-    """``(info["records"], sections)`` for the log at ``path`` (one pass after detection)."""
+    """``(info["records"], sections)`` for the log at ``path`` (one pass after detection);
+    a log in no known format is mined for line templates
+    (:mod:`scratch.index.logtemplates`)."""
     sample = list(itertools.islice(iter_text_lines(path), DETECT_LINES))
     fmt, hits, looked = detect(sample)
     if fmt is None:
-        return {"format": None, "detected": [hits, looked]}, {}
+        return _mined(path, sample, [hits, looked])
     del sample
     if fmt.dynamic:
         info = _scan_dynamic(path, fmt)
@@ -100,6 +102,45 @@ def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
     if fmt.layout is not None:
         out["layout"] = fmt.layout  # what get_format() rebuilds a header format from
     return out, {SECTION: unparsed}
+
+
+def _mined(path: Path, sample: list[str], detected: list[int]
+           ) -> tuple[dict[str, Any], dict[str, array]]:
+    """The records of a log in no known format: its lines by their mined templates, or
+    ``{"format": None, ...}`` with the reason when it has no template structure."""
+    from scratch.index import logtemplates as T
+
+    ts = T.timestamp_format_of(sample)
+    del sample
+    found = T.mine(itertools.chain.from_iterable(_line_lists(path)), ts)
+    if found.structure is not None:
+        return {"format": None, "detected": detected,
+                "templates": {"reason": found.structure, "miner": T.settings()}}, {}
+    n, templates, unparsed = found.lines, found.templates, found.unparsed
+    templated = n - found.blank - len(unparsed)
+    slots = [T.Template.of(tid, text).slots for tid, text, _ in templates]
+    fields: list[dict[str, Any]] = [_field("_line", "integer", n, {"integer": n})]
+    if found.with_timestamp:
+        fields.append(_field("timestamp", "string", found.with_timestamp,
+                             {"string": found.with_timestamp}))
+    fields.append(_field("_template", "object", templated, {"object": templated}))
+    for k in range(max((len(s) for s in slots), default=0)):
+        present = sum(t[2] for t, s in zip(templates, slots, strict=True) if len(s) > k)
+        fields.append(_field(f"p{k + 1}", "string", present, {"string": present}))
+    if n - templated:
+        fields.append(_field("_raw", "string", n - templated, {"string": n - templated}))
+    facets: dict[str, dict[str, Any]] = {}
+    if len(templates) <= FACET_MAX:  # the count by template, answered from the index
+        facets["_template"] = {
+            "distinct": len(templates),
+            "values": [[T.template_value(tid, text), count] for tid, text, count in
+                       sorted(templates, key=lambda t: (-t[2], t[0]))]}
+    out = {"format": T.FORMAT, "title": T.TITLE, "doc": T.DOC, "records": n,
+           "parsed": templated, "unparsed": len(unparsed), "blank": found.blank,
+           "fields": fields, "facets": facets, "detected": detected,
+           "unparsed_examples": list(unparsed[:UNPARSED_EXAMPLES]),
+           "timestamp_format": ts, "miner": T.settings(), "templates": templates}
+    return out, {SECTION: unparsed, T.SECTION: found.ids}
 
 
 def _line_lists(path: Path) -> Iterator[list[str]]:

@@ -6,7 +6,10 @@ Invariants:
   run it against. The token itself is printed once, by ``scratch mcp token add``.
 - The file is 0600 under the store's ``state/`` (0700), written atomically under a lock; a
   server re-reads it when it changes, so a token added or removed applies to the next request.
-- The agent of an HTTP request is the agent its token was issued to, and nothing else.
+- The agent of an HTTP request is the agent its token was issued to, and nothing else; so is
+  its run (a token made with ``--run``: the worker, or with ``--coordinator`` the coordinator,
+  of that run; with ``--iteration`` of that iteration, else of the run's latest when a session
+  starts).
 """
 
 from __future__ import annotations
@@ -32,6 +35,17 @@ class TokenInfo(NamedTuple):
     id: str
     agent: str
     created: str
+    run: str | None = None
+    iteration: int | None = None
+    coordinator: bool = False
+
+
+def _info(row: JSONObject) -> TokenInfo:
+    run, iteration = row.get("run"), row.get("iteration")
+    return TokenInfo(str(row["id"]), str(row["agent"]), str(row.get("created", "")),
+                     run if isinstance(run, str) else None,
+                     iteration if isinstance(iteration, int) else None,
+                     row.get("coordinator") is True)
 
 
 def tokens_file(root: Path) -> Path:
@@ -63,24 +77,36 @@ def _save(path: Path, rows: list[JSONObject]) -> None:
     os.chmod(path, 0o600)
 
 
-def add_token(root: Path, agent: str) -> tuple[str, TokenInfo]:
-    """A new token for ``agent``: (the token, to show once; its record)."""
+def add_token(root: Path, agent: str, *, run: str | None = None, iteration: int | None = None,
+              coordinator: bool = False) -> tuple[str, TokenInfo]:
+    """A new token for ``agent`` (in ``run``, as its coordinator when ``coordinator``): (the
+    token, to show once; its record)."""
     validate_agent(agent)
+    if run is not None:
+        from scratch.names import validate_run
+        validate_run(run)
     from scratch.store import utc_now
     token = PREFIX + secrets.token_urlsafe(32)
-    info = TokenInfo(f"t-{secrets.token_hex(4)}", agent, utc_now())
+    info = TokenInfo(f"t-{secrets.token_hex(4)}", agent, utc_now(), run,
+                     iteration if run is not None else None, coordinator and run is not None)
     path = tokens_file(root)
     with exclusive(path.with_name(".tokens.lock")):
         rows = _load(path)
-        rows.append({"id": info.id, "agent": agent, "created": info.created,
-                     "sha256": _digest(token)})
+        row: JSONObject = {"id": info.id, "agent": agent, "created": info.created,
+                           "sha256": _digest(token)}
+        if info.run is not None:
+            row["run"] = info.run
+            if info.iteration is not None:
+                row["iteration"] = info.iteration
+            if info.coordinator:
+                row["coordinator"] = True
+        rows.append(row)
         _save(path, rows)
     return token, info
 
 
 def list_tokens(root: Path) -> list[TokenInfo]:
-    return [TokenInfo(r["id"], r["agent"], r.get("created", "")) for r in
-            _load(tokens_file(root))]
+    return [_info(r) for r in _load(tokens_file(root))]
 
 
 def remove_tokens(root: Path, who: str) -> list[TokenInfo]:
@@ -93,7 +119,7 @@ def remove_tokens(root: Path, who: str) -> list[TokenInfo]:
             raise NotFound(f"no MCP token for agent or id {who!r}", code="token_not_found",
                            agent=who)
         _save(path, [r for r in rows if r not in gone])
-    return [TokenInfo(r["id"], r["agent"], r.get("created", "")) for r in gone]
+    return [_info(r) for r in gone]
 
 
 class TokenTable:
@@ -128,4 +154,4 @@ class TokenTable:
                 found = row
         if found is None:
             return None
-        return TokenInfo(found["id"], found["agent"], found.get("created", ""))
+        return _info(found)

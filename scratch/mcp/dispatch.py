@@ -12,24 +12,33 @@ Invariants:
 - A ScratchError never escapes; any other exception becomes ``internal_error`` with a
   message (never a traceback), and nothing half-done is left: the core's writes are atomic.
 - What the session decides is never a tool argument: ``get_usage_stats`` counts the session's
-  own agent only (as ``list_calls`` lists its calls only), and ``read`` shows binary content
-  as text only when asked (``raw``).
+  own agent only (as ``list_calls`` lists its calls only), and the artifact tools act in
+  the session's own run only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.answers.kernel.result import compact_json
 from scratch.calls import Call
 from scratch.errors import ScratchError, UsageError
 from scratch.mcp.rendering import Link, ToolText, error_object
-from scratch.mcp.specs import ArgumentError, CoreArgs, ToolSpec, spec_of, to_core_args
+from scratch.mcp.specs import (
+    RUN_COMMANDS,
+    ArgumentError,
+    CoreArgs,
+    ToolSpec,
+    spec_of,
+    to_core_args,
+)
 from scratch.mcp.wire import JSON, JSONObject
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.result import Result
+    from scratch.calls import ArgValue
     from scratch.mcp.serve.session import Session
 
 
@@ -49,13 +58,16 @@ class ToolOutcome(NamedTuple):
         return self.texts[0] if self.texts else ""
 
 
-def core_call(spec: ToolSpec, args: CoreArgs, ctx: Context) -> Call:
-    """The core call of a tool call whose arguments were checked (``args``: core names)."""
-    if spec.command == "read":
-        # the answer goes into a model: binary content only as a notice unless raw is asked
-        args = {**args, "terminal": True}
-    elif spec.command in ("stats", "calls"):
+def core_call(spec: ToolSpec, args: CoreArgs, ctx: Context,
+              supplied: Mapping[str, ArgValue] | None = None) -> Call:
+    """The core call of a tool call whose arguments were checked (``args``: core names), with
+    what the server hands the command in-process (``supplied``: the client's model)."""
+    if supplied:
+        args = {**args, **supplied}
+    if spec.command in ("stats", "calls"):
         args = {**args, "agent": ctx.agent}  # one agent's figures: no other agent is named
+    elif spec.command in RUN_COMMANDS:
+        args = {**args, "run": ctx.run}  # the session's run: no other run is named
     return Call(spec.command, args)
 
 
@@ -77,8 +89,10 @@ def wire_result(outcome: ToolOutcome) -> JSONObject:
 
 
 def run_tool(name: str, arguments: JSON, session: Session,
-             rendering: ToolText | None = None) -> ToolOutcome:
-    """Run one tool call for ``session``; never raises. ``name``: as the tool is offered."""
+             rendering: ToolText | None = None,
+             supplied: Mapping[str, ArgValue] | None = None) -> ToolOutcome:
+    """Run one tool call for ``session``; never raises. ``name``: as the tool is offered;
+    ``supplied``: arguments the server gives the command itself (see :func:`core_call`)."""
     spec = spec_of(name)
     if spec is None:
         return _error(name, "", UsageError(
@@ -96,9 +110,17 @@ def run_tool(name: str, arguments: JSON, session: Session,
         if auto:  # as after a CLI command: a change is synced in the background
             from scratch.sync.auto import after_command, head_before
             before = head_before(ctx.root)
-        result = execute(ctx, shown, core_call(spec, args, ctx))
+        from scratch.sync.retention import configured
+        retain = not spec.read_only and configured(ctx.config)
+        if retain:  # a change may start the daily gc (scratch.sync.retention)
+            from scratch.sync.auto import head_before as head_now
+            gc_before = head_now(ctx.root)
+        result = execute(ctx, shown, core_call(spec, args, ctx, supplied))
         if auto:
             after_command(spec.command, ctx.root, before)
+        if retain:
+            from scratch.sync.retention import after_command as retention_after
+            retention_after(spec.command, ctx.root, gc_before, ctx.config)
         return _success(name, spec, shown, result)
     except ScratchError as exc:
         return _error(name, spec.command, exc)

@@ -73,6 +73,68 @@ def calls_data(value: object) -> JSON:
     return value
 
 
+# how many upstream tools a hint names (the rest are counted)
+NAMED_MAKERS = 8
+# an entry argument of the proxy's tools names its server and one tool for example while their
+# names take at most this many tokens (o200k_base, the yardstick of the tool list's price), so
+# the list's price stays bounded whatever the upstreams are called
+EXAMPLE_TOKENS = 6
+
+def maker_names(limit: int) -> tuple[list[str], int]:
+    """Up to ``limit`` of the proxy's upstream tools by the name offered, the reading ones
+    first, and how many more there are."""
+    from scratch.mcp.specs import upstream_tools
+    names = [t.name for t in upstream_tools()]
+    return names[:limit], max(0, len(names) - limit)
+
+
+def upstream_servers() -> list[str]:
+    from scratch.mcp.specs import upstream_tools
+    return list(dict.fromkeys(t.server for t in upstream_tools()))
+
+
+def entries_made(*, on_disk: bool) -> str:
+    """How the caller of this server makes an entry, from the tools it offers: a proxy's
+    upstream tools (a result over its threshold is stored, and its pointer names the entry),
+    ``ingest``, ``write_file``; or that none of its tools can."""
+    from scratch.mcp.specs import offered_name
+    ways = []
+    names, more = maker_names(NAMED_MAKERS)
+    if names:
+        listed = ", ".join(names) + (f", … {more} more" if more else "")
+        ways.append(f"call a tool of {' or '.join(upstream_servers())} ({listed}): a result "
+                    "over its threshold is stored as an entry, and the pointer you get "
+                    "instead names it")
+    ingest, write = offered_name("ingest"), offered_name("write_file")
+    if ingest:
+        ways.append(f"{ingest} stores a tool's output you pass as content")
+    if write:
+        ways.append(f"{write} stores text you pass as a versioned entry")
+    where = "that is a path on disk, not an entry; " if on_disk else ""
+    if not ways:
+        return (f"{where}entries are stored tool outputs, and no tool of this server stores "
+                "one: a big output is stored by 'scratch ingest' or 'scratch run' at a shell, "
+                "or by 'scratch mcp proxy' in front of the server that returns it")
+    return f"{where}entries are stored tool outputs: " + "; ".join(ways)
+
+
+def entry_argument_text() -> str:
+    """What an entry argument of the proxy's own tools says: how an entry comes to be, with
+    its server and one of its tools for example (the entry_not_found hint names more)."""
+    from scratch.tokens import count_text, resolve_encoding
+    spec = resolve_encoding(None, "o200k_base")
+    left = EXAMPLE_TOKENS
+    servers = upstream_servers()
+    tools = "an upstream tool"
+    if len(servers) == 1 and count_text(servers[0], spec) <= left // 2:
+        tools = f"a {servers[0]} tool"
+        left -= count_text(servers[0], spec)
+    example = next((f" (e.g. {n})" for n in maker_names(NAMED_MAKERS)[0]
+                    if count_text(n, spec) <= left), "")
+    return f"Entry a pointer names: a big result of {tools}{example} is stored, its pointer " \
+           "returned."
+
+
 def error_object(error: ScratchError) -> JSONObject:
     """The error object of a refusal or failure: ``code``, ``message``, the details, and the
     suggestions as tool calls (only those a tool can run; advice text stays text)."""
@@ -168,6 +230,9 @@ class ToolText(Rendering):
     def spell(self, call: Call) -> str:
         return spell_call(call)
 
+    def entries_made(self, *, on_disk: bool) -> str | None:
+        return entries_made(on_disk=on_disk)
+
     def call_data(self, call: Call) -> JSON:
         """``call`` as a tool call; None when the tool that spells it is not offered (the
         pointer leaves it out)."""
@@ -233,6 +298,7 @@ class ToolJson(ToolText):
     text block, the same object as compact JSON."""
 
     name = "mcp-json"
+    shows_data = True  # the {"data", "meta"} envelope, not the text
 
     def envelope(self, result: Result) -> JSONObject:
         data = result.data
@@ -274,6 +340,9 @@ class ResourcePage(Rendering):
 
     def spell(self, call: Call) -> str:
         return spell_call(call)
+
+    def entries_made(self, *, on_disk: bool) -> str | None:
+        return entries_made(on_disk=on_disk)
 
     def call_data(self, call: Call) -> JSON:
         if not_offered(call.command, call.args):

@@ -104,9 +104,11 @@ class ToolSpec(NamedTuple):
         return out
 
     def input_schema(self) -> JSONObject:
+        """The schema tools/list shows: each argument's without the limits only the server
+        checks (:data:`CHECKED_ONLY`)."""
         props: JSONObject = {}
         for p in self.params:
-            schema = dict(p.schema)
+            schema = {k: v for k, v in p.schema.items() if k not in CHECKED_ONLY}
             # a flag left out is off: "default": false would say nothing a model needs, on
             # every flag of every tool in every conversation
             if p.default is not MISSING and p.default is not None and p.default is not False:
@@ -118,6 +120,12 @@ class ToolSpec(NamedTuple):
         if required:
             out["required"] = required
         return out
+
+
+# Keywords of an argument's schema that the server checks (to_core_args) and tools/list leaves
+# out: a model never writes a 1,024-character entry name, and every conversation pays each
+# token of the list (they were a tenth of the proxy's). A call over one is refused by name.
+CHECKED_ONLY = frozenset({"maxLength", "minLength"})
 
 
 # -- argument schemas, declared once -----------------------------------------------------------
@@ -279,14 +287,18 @@ def __getattr__(name: str) -> object:  # TOOLS and BY_NAME, built when first rea
 # What ``--tools`` takes: a toolset of the declarations (Tool.toolset), ``all``, or ``proxy``:
 # the few tools that explore a stored output, which ``scratch mcp proxy`` offers beside its
 # upstreams' by default (each tool costs every conversation its share of tools/list).
-CHOICES = ("explore", "files", "all", "proxy")
+CHOICES = ("explore", "files", "run", "all", "proxy")
 PROXY_TOOLS = ("head", "slice", "grep", "schema", "get_in", "iterate_over")
 # what scratch's own tool is offered as when an upstream of the proxy has the name
 RENAMED_PREFIX = "scratch_"
 
 
 def toolset(choice: str) -> tuple[ToolSpec, ...]:
-    """The tools of one ``--tools`` choice, in tools/list order."""
+    """The tools of one ``--tools`` choice, in tools/list order; choices joined by commas
+    (``explore,run``) offer the tools of each."""
+    if "," in choice:
+        wanted = {t.name for part in choice.split(",") for t in toolset(part.strip())}
+        return tuple(t for t in tools() if t.name in wanted)
     if choice == "all":
         return tools()
     if choice == "proxy":
@@ -324,6 +336,28 @@ def offer(choice: str, taken: frozenset[str] | set[str] = frozenset()) -> dict[s
             name = RENAMED_PREFIX + name
         out[t.name] = name
     return out
+
+
+class UpstreamTool(NamedTuple):
+    """A tool of an upstream server of ``scratch mcp proxy``, whose big results are stored."""
+
+    server: str
+    name: str  # as the proxy offers it
+    read_only: bool  # its readOnlyHint: a reading tool is the likely maker of a big result
+
+
+_UPSTREAM: list[UpstreamTool] = []  # the proxy's upstream tools (empty: not a proxy)
+
+
+def serve_upstream(tools: list[UpstreamTool]) -> None:
+    """The upstream tools this process (``scratch mcp proxy``) offers beside its own, from
+    now on: what a hint says makes an entry."""
+    _UPSTREAM[:] = tools
+
+
+def upstream_tools() -> list[UpstreamTool]:
+    """The proxy's upstream tools, the reading ones first (each kept in listed order)."""
+    return sorted(_UPSTREAM, key=lambda t: not t.read_only)
 
 
 def served() -> list[tuple[str, ToolSpec]]:
@@ -445,6 +479,11 @@ def not_offered(command: str, args: Mapping[str, ArgValue]) -> bool:
     return any(t.command == command for t in tools())
 
 
+# commands whose RUN (the command line's) is the session's over MCP: scratch.mcp.dispatch
+# supplies it, and a call of one is spelled without it
+RUN_COMMANDS = frozenset({"artifact put", "artifact ls", "artifact read"})
+
+
 def to_tool_call(command: str, args: CoreArgs) -> JSONObject | None:
     """A core call as an MCP tool call ``{"name", "arguments"}`` under the name the tool is
     offered as (None: no offered tool spells it, or the call sets an argument the tool has no
@@ -452,6 +491,8 @@ def to_tool_call(command: str, args: CoreArgs) -> JSONObject | None:
     tool = tool_for(command, args)
     if tool is None:
         return None
+    if command in RUN_COMMANDS:  # the session's run, never a tool argument
+        args = {k: v for k, v in args.items() if k != "run"}
     shape = SHAPE.get(tool.name)
     core = shape[1](dict(args)) if shape else args
     if set(core) - {p.core for p in tool.params} - set(tool.fixed):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scratch.errors import OutOfRange, UsageError, argument
-from scratch.query.paths import ParsedPath, iter_matches, parse_path
+from scratch.query.paths import ParsedPath, iter_matches, parse_field
 from scratch.valuecounts import MISSING, CountBy, key_order, rank, tally, value_key
 
 # ------------------------------------------------------------------------------ field access
@@ -37,7 +37,16 @@ def field_getter(path: str | ParsedPath) -> Callable[[Any], Any]:
     Plain dot paths are walked directly (integers index arrays, negative from the end, and are
     keys on objects); paths with wildcards or filters give the list of matches (MISSING when
     nothing matches)."""
-    parsed = parse_path(path) if isinstance(path, str) else path
+    parsed = parse_field(path) if isinstance(path, str) else path
+    if parsed.function is not None:  # len(PATH): the size of what the path names
+        from scratch.query.paths import apply_function
+        inner = field_getter(parsed._replace(function=None))
+
+        def sized(item: Any) -> Any:
+            value = inner(item)
+            return MISSING if value is MISSING else apply_function(parsed, value)
+
+        return sized
     segments = parsed.segments
     if segments is not None and parsed.singular and all(
             isinstance(s, (str, int)) for s in segments):

@@ -13,7 +13,10 @@ Imported only by the functions that run a query: importing this module imports n
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 NEEDED = ("connect", "Error", "StatementType", "InterruptException", "PermissionException",
           "ConversionException", "InvalidInputException")
@@ -31,3 +34,26 @@ def duckdb_module() -> ModuleType:
     import duckdb
 
     return duckdb
+
+
+
+def show_progress(con: Any) -> None:
+    """Let ``con`` measure how far its statements are (read by :func:`watched`), when someone
+    listens (:mod:`scratch.progress`); before its configuration is locked. DuckDB prints none
+    of it itself."""
+    from scratch import progress
+    if progress.active():
+        con.execute("SET enable_progress_bar = true")
+        con.execute("SET enable_progress_bar_print = false")
+
+
+@contextlib.contextmanager
+def watched(con: Any, stage: str) -> Iterator[None]:
+    """``con``'s statement, run in this context, reports its progress as ``stage`` (DuckDB's
+    ``query_progress``, polled from a thread; nothing without a listener)."""
+    from scratch import progress
+    end = progress.watching(lambda: float(con.query_progress()), stage, stop=lambda: False)
+    try:
+        yield
+    finally:
+        end()

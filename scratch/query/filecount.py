@@ -104,7 +104,10 @@ def count_by_file(path: Path, kind: str, fields: Sequence[str], *, limit: int | 
                                             "autoload_known_extensions": False,
                                             "preserve_insertion_order": False})
     try:
-        rows = con.execute(sql).fetchall()
+        from scratch.query.duck import show_progress, watched
+        show_progress(con)
+        with watched(con, "query"):
+            rows = con.execute(sql).fetchall()
     except duckdb.Error:
         return None
     finally:

@@ -454,13 +454,94 @@ def _checked(fixed: str) -> str | None:
     return fixed
 
 
+_BARE_NAME = None  # a name standing alone in a filter (compiled on first use)
+
+
+def _bare_names(text: str) -> list[tuple[int, str]]:
+    """(position, name) of the names in ``text`` outside its strings that stand alone: not
+    after ``@``/``$``/``.``/``[``, not a function called, not ``true``/``false``/``null``
+    (``deprecated`` meant as ``@.deprecated``)."""
+    import re
+    global _BARE_NAME
+    if _BARE_NAME is None:
+        _BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    outside = "".join(c if (i, c) in set(_unquoted(text)) else " " for i, c in enumerate(text))
+    found = []
+    for m in _BARE_NAME.finditer(outside):
+        before = outside[:m.start()].rstrip()[-1:]
+        after = outside[m.end():].lstrip()[:1]
+        if before in ("@", "$", ".", "[") or (m.start() and outside[m.start() - 1] in "@$."):
+            continue
+        if after == "(" or m.group(0) in ("true", "false", "null"):
+            continue
+        found.append((m.start(), m.group(0)))
+    return found
+
+
+def _bare_name_error(text: str) -> WhereError | None:
+    """The refusal of a filter naming a field without ``@.``, when adding it compiles."""
+    names = _bare_names(text)
+    if not names:
+        return None
+    fixed = text
+    for at, name in reversed(names):
+        fixed = fixed[:at] + _item_path(name) + fixed[at + len(name):]
+    fix = _checked(fixed)
+    if fix is None:
+        return None
+    at, name = names[0]
+    also = "" if fix == _item_path(name) else f", as in {fix}"
+    return WhereError(f"{argument('where')} {text!r} names {name} at position {at} without "
+                      f"@: a field of the item is {_item_path(name)}{also}", fix=fix,
+                      path=text, position=at)
+
+
+def _check_patterns(text: str, query: Any, offset: int) -> None:
+    """Refuse a ``match()``/``search()`` whose pattern is no valid I-Regexp (RFC 9485): RFC
+    9535 makes such a test false for every item, so a typo would answer "0 match" without a
+    word. The position is the pattern's in ``text``, plus where in the pattern it fails."""
+    from jsonpath_rfc9535.filter_expressions import FunctionExtension, StringLiteral
+    for segment in query.segments:
+        for selector in segment.selectors:
+            for node in _nodes(getattr(selector, "expression", None)):
+                if not (isinstance(node, FunctionExtension) and node.name in ("match", "search")
+                        and len(node.args) == 2 and isinstance(node.args[1], StringLiteral)):
+                    continue
+                literal = node.args[1]
+                problem = _regex_problem(literal.value)
+                if problem is None:
+                    continue
+                reason, inside = problem
+                at = max(0, min(len(text), literal.token.index - offset))
+                where_in = f" (at position {inside} of the pattern)" if inside is not None else ""
+                raise InvalidPattern(
+                    f"{argument('where')} {text!r}: the pattern {literal.value!r} of "
+                    f"{node.name}() at position {at} is not a valid regular expression: "
+                    f"{reason}{where_in}", code="invalid_pattern", path=text, position=at,
+                    pattern=literal.value, argument="where")
+
+
+def _regex_problem(pattern: str) -> tuple[str, int | None] | None:
+    """Why ``pattern`` is no I-Regexp match()/search() can use (and where in it), or None."""
+    import regex
+    from iregexp_check import check
+    try:  # the engine match() and search() run the pattern on, for the reason and position
+        regex.compile(pattern, regex.VERSION1)
+    except regex.error as exc:
+        return str(exc.msg), exc.pos
+    if not check(pattern):
+        return "it uses syntax I-Regexp (RFC 9485) does not have", None
+    return None
+
+
 def compile_where(text: str) -> Where:
     """Compile ``@.a == 1 && @.b`` (also accepted: ``?@.a == 1``, ``[?@.a == 1]``).
 
     Besides RFC 9535's functions, ``number(@.x)``, ``lower(@.x)`` and ``upper(@.x)`` (see
     :func:`where_env`). Errors: ``invalid_path`` with the 0-based position in ``text``; a
-    :class:`WhereError` (with the likely fix) for ``=`` meant as ``==``, ``$`` meant as ``@``
-    and a filter that reads no field of the item.
+    :class:`WhereError` (with the likely fix) for ``=`` meant as ``==``, ``$`` meant as ``@``,
+    a field named without ``@.`` and a filter that reads no field of the item;
+    ``invalid_pattern`` for a ``match()``/``search()`` pattern that is no regular expression.
     """
     body = text.strip()
     lead = len(text) - len(text.lstrip())
@@ -476,12 +557,16 @@ def compile_where(text: str) -> Where:
     except InvalidPattern:
         at = _lone_equals(text)
         if at is None:
+            bare = _bare_name_error(text)
+            if bare is not None:
+                raise bare from None
             raise
         fixed = text[:at] + "==" + text[at + 1:]
         raise WhereError(f"{argument('where')} {text!r} has = at position {at}: use == to "
                          "compare", fix=_checked(fixed),
                          path=text, position=at) from None
     _check_reads_item(text, query)
+    _check_patterns(text, query, 3 - lead)
     return Where(text, query, _direct_test(query), _field_pairs(query))
 
 
@@ -536,6 +621,11 @@ def _field_value(item: Any, parsed: ParsedPath) -> tuple[Any, tuple[str | int, .
         matches = list(iter_matches(item, parsed, explain_missing=False))
     except KeyPathNotFound:
         return None, None  # a missing field is just null in a row
+    if parsed.function is not None:  # len(PATH): a number, never cut
+        from scratch.query.paths import apply_function
+        found = (matches[0].value if matches else None) if parsed.singular else \
+            [m.value for m in matches]
+        return apply_function(parsed, found), None
     if parsed.singular:
         return (matches[0].value, matches[0].location) if matches else (None, None)
     return [m.value for m in matches] or None, None
@@ -737,6 +827,94 @@ def where_paths(where: Where) -> list[tuple[str, ParsedPath]]:
         for selector in segment.selectors:
             walk(getattr(selector, "expression", None), False)
     return list(out.items())
+
+
+def _compared(where: Where) -> list[tuple[str, ParsedPath, str, Any, str]]:
+    """The comparisons of one item field with a literal in ``where``, as (the field as
+    written, its path, the operator, the literal's value, the comparison as written)."""
+    from jsonpath_rfc9535.filter_expressions import (
+        ComparisonExpression,
+        FilterExpressionLiteral,
+        RelativeFilterQuery,
+    )
+
+    from scratch.pathnames import format_jsonpath
+    out = []
+    for segment in where._query.segments:
+        for selector in segment.selectors:
+            for node in _nodes(getattr(selector, "expression", None)):
+                if not isinstance(node, ComparisonExpression):
+                    continue
+                sides = [(node.left, node.right), (node.right, node.left)]
+                for field_side, literal in sides:
+                    if not (isinstance(field_side, RelativeFilterQuery)
+                            and isinstance(literal, FilterExpressionLiteral)):
+                        continue
+                    try:
+                        parsed = parse_path("$" + str(field_side)[1:])
+                    except InvalidPattern:
+                        continue
+                    if not (parsed.singular and parsed.segments):
+                        continue
+                    name = "@" + format_jsonpath(parsed.segments)[1:]
+                    shown = _quote(literal.value) if literal.value is not None else "null"
+                    text = (f"{name} {node.operator} {shown}" if field_side is node.left
+                            else f"{shown} {node.operator} {name}")
+                    out.append((name, parsed, node.operator, literal.value, text))
+    return out
+
+
+def _number_like(value: str) -> bool:
+    return _number(value) is not _nothing()
+
+
+def _nothing() -> Any:
+    from jsonpath_rfc9535 import NOTHING
+    return NOTHING
+
+
+def comparison_warnings(where: Where, items: Iterable[Any]) -> list[str]:
+    """Warnings for a ``--where`` comparison that meets only values of another type than its
+    literal in ``items`` (a sample of the array): ``@.PRIORITY <= 3`` where PRIORITY holds
+    strings (journald's) is false for every item, as RFC 9535 has it, so the answer would be
+    0 without a word. Says what the field holds and the comparison that reads it
+    (``number(@.PRIORITY) <= 3``, or the literal unquoted)."""
+    pool = list(items)
+    out: list[str] = []
+    seen: set[str] = set()
+    for name, parsed, _operator, literal, text in _compared(where):
+        if text in seen or literal is None or isinstance(literal, bool):
+            continue
+        values = [v for item in pool for v in _values(item, parsed) if v is not None]
+        if not values:
+            continue
+        if isinstance(literal, (int, float)) and all(isinstance(v, str) for v in values):
+            seen.add(text)
+            numbers = sum(1 for v in values if _number_like(v))
+            shown = ", ".join(_quote(v) for v in list(dict.fromkeys(values))[:3])
+            if numbers:
+                fixed = text.replace(name, f"number({name})", 1)
+                out.append(f"{text} met only strings in {name} (e.g. {shown}), and a string "
+                           f"never compares with a number; {fixed} reads them as numbers")
+            else:
+                out.append(f"{text} met only strings in {name} (e.g. {shown}), and a string "
+                           "never compares with a number")
+        elif isinstance(literal, str) and all(isinstance(v, (int, float)) and
+                                              not isinstance(v, bool) for v in values):
+            seen.add(text)
+            shown = ", ".join(json.dumps(v) for v in list(dict.fromkeys(values))[:3])
+            hint = (f"; {text.replace(_quote(literal), literal, 1)} compares numbers"
+                    if _number_like(literal) else "")
+            out.append(f"{text} met only numbers in {name} (e.g. {shown}), and a number "
+                       f"never equals a string{hint}")
+    return out
+
+
+def _values(item: Any, parsed: ParsedPath) -> list[Any]:
+    try:
+        return [m.value for m in iter_matches(item, parsed, explain_missing=False)]
+    except (InvalidPattern, KeyPathNotFound, RecursionError):
+        return []
 
 
 def _either(options: list[str]) -> str:

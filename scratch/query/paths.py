@@ -147,6 +147,8 @@ class ParsedPath(NamedTuple):
     segments: tuple[Segment, ...] | None
     jsonpath: str | None = None
     compiled: JSONPathQuery | None = None  # the library's compiled query, when one was built
+    # a field's function of the value the path names (parse_field): "length", or None
+    function: str | None = None
 
     @property
     def singular(self) -> bool:
@@ -385,6 +387,30 @@ def parse_path(text: str, *, syntax: str = "auto") -> ParsedPath:
             return _dot(text, segs)
         return ParsedPath(text, "jsonpath", _plain_chain(query), text, query)
     return _dot(text, _parse_dot(text))
+
+
+# ``len(PATH)`` or ``length(PATH)`` as a field: the size of what PATH names (RFC 9535's
+# length(): an array's items, an object's members, a string's characters; null otherwise)
+_FIELD_FUNCTION = re.compile(r"(len|length)\((.+)\)\Z", re.DOTALL)
+
+
+def parse_field(text: str, columns: Sequence[str] = ()) -> ParsedPath:
+    """A field of ``--fields``, ``--sort`` or ``--count-by``: a path (``columns``: names taken
+    as they are, a CSV column ``a.b``), or ``len(PATH)`` / ``length(PATH)``, the size of the
+    map, array or string at PATH (``--fields _key,len(members)``)."""
+    m = _FIELD_FUNCTION.match(text.strip())
+    if m is None:
+        return ParsedPath(text, "dot", (text,)) if text in columns else parse_path(text)
+    inner = m.group(2).strip()
+    parsed = ParsedPath(inner, "dot", (inner,)) if inner in columns else parse_path(inner)
+    return parsed._replace(text=text, function="length")
+
+
+def apply_function(parsed: ParsedPath, value: Any) -> Any:
+    """``value`` through the field's function (:func:`parse_field`); as it is without one."""
+    if parsed.function != "length":
+        return value
+    return len(value) if isinstance(value, (list, dict, str)) else None
 
 
 def _dot(text: str, segs: tuple[Segment, ...]) -> ParsedPath:

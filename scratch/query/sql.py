@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scratch.errors import LimitExceeded, UsageError
 
@@ -138,9 +138,12 @@ def _ident(name: str) -> str:
 def _write_ndjson(rows: Iterable[Mapping[str, Any]], out: Path) -> None:
     import orjson
 
+    from scratch.progress import report
     with open(out, "wb") as fh:
         buf: list[bytes] = []
-        for row in rows:
+        for n, row in enumerate(rows, 1):
+            if not n % 10_000:
+                report("rows", n)
             try:
                 buf.append(orjson.dumps(row, default=str))
             except TypeError:  # integers beyond 64 bits: the stdlib writes them exactly
@@ -251,6 +254,8 @@ class _Session:
                 "autoinstall_known_extensions": False, "autoload_known_extensions": False,
                 "allow_community_extensions": False, "allow_unsigned_extensions": False,
                 "python_enable_replacements": False, "max_memory": MAX_MEMORY})
+            from scratch.query.duck import show_progress
+            show_progress(self.con)
             plans = self._plans(tables)
             files = sorted({str(f) for _, fs in plans.values() for f in fs})
             self.con.execute("SET allowed_paths = [" + ", ".join(_q(f) for f in files) + "]")
@@ -470,10 +475,12 @@ def _run(tables: Mapping[str, Source], query: str, row_limit: int, time_limit: f
             timer.daemon = True
             timer.start()
             try:
-                cur = s.con.execute(query)
-                columns = [d[0] for d in cur.description or []]
-                types = [str(d[1]) for d in cur.description or []]
-                rows = cur.fetchmany(row_limit + 1) if row_limit else cur.fetchmany(1)
+                from scratch.query.duck import watched
+                with watched(s.con, "query"):
+                    cur = s.con.execute(query)
+                    columns = [d[0] for d in cur.description or []]
+                    types = [str(d[1]) for d in cur.description or []]
+                    rows = cur.fetchmany(row_limit + 1) if row_limit else cur.fetchmany(1)
                 break
             except duckdb.InterruptException:
                 raise SqlTimeout(f"the query ran past the time limit of {time_limit:g} s and "
@@ -581,8 +588,10 @@ def _copy_damaged(exc: BaseException) -> bool:
 
 
 def describe(tables: Mapping[str, Source], *, tmp_dir: Path | None = None,
-             copies: str = "off") -> dict[str, list[tuple[str, str]]]:
-    """``{table: [(column, DuckDB type), ...]}`` (``copies`` as for :func:`run_sql`)."""
+             copies: str = "off") -> dict[str, list[tuple[str, Any]]]:
+    """``{table: [(column, DuckDB type), ...]}`` (``copies`` as for :func:`run_sql`); each
+    type a DuckDB type object: ``str()`` spells it whole, :func:`short_type` in short,
+    :func:`expand_type` lists the fields one level inside it."""
     for mode in (copies, copies):
         try:
             return _describe(tables, tmp_dir, mode)
@@ -592,16 +601,20 @@ def describe(tables: Mapping[str, Source], *, tmp_dir: Path | None = None,
 
 
 def _describe(tables: Mapping[str, Source], tmp_dir: Path | None, copies: str
-              ) -> dict[str, list[tuple[str, str]]]:
+              ) -> dict[str, list[tuple[str, Any]]]:
     from scratch.query.duck import duckdb_module
     duckdb = duckdb_module()
 
-    out: dict[str, list[tuple[str, str]]] = {}
+    out: dict[str, list[tuple[str, Any]]] = {}
     with _Session(tables, tmp_dir, copies) as s:
         for name in tables:
             while True:
                 try:
-                    rows = s.con.execute(f"DESCRIBE {_ident(name)}").fetchall()
+                    from scratch.query.duck import watched
+                    # the columns' type objects (DESCRIBE gives only their whole text)
+                    with watched(s.con, "query"):
+                        found = s.con.execute(f"SELECT * FROM {_ident(name)} LIMIT 0"
+                                              ).description
                     break
                 except duckdb.Error as exc:
                     if s.copied and _copy_damaged(exc):
@@ -610,9 +623,98 @@ def _describe(tables: Mapping[str, Source], tmp_dir: Path | None, copies: str
                     if _retryable(exc) and s.fallback():
                         continue
                     raise _classify(exc, f"DESCRIBE {name}") from None
-            out[name] = [(str(r[0]), str(r[1])) for r in rows]
+            out[name] = [(str(d[0]), d[1]) for d in found or ()]
         s.build_missing()
     return out
+
+
+# ------------------------------------------------------------------------- column types
+
+SHORT_TYPE_CHARS = 60  # a column type longer than this is described in short
+
+
+def short_type(kind: Any) -> str:
+    """A DuckDB type as ``--describe`` lists it: whole when at most :data:`SHORT_TYPE_CHARS`
+    characters, else in short, every STRUCT inside it as ``STRUCT(42 fields)``
+    (``MAP(VARCHAR, STRUCT(11 fields))``, ``STRUCT(3 fields)[]``): the whole type of a
+    nested record costs thousands of tokens (an OpenAPI document's ``paths``)."""
+    text = str(kind)
+    return text if len(text) <= SHORT_TYPE_CHARS else _outline(kind)
+
+
+def outlined(kind: Any) -> bool:
+    """Whether :func:`short_type` leaves parts of ``kind`` out."""
+    return short_type(kind) != str(kind)
+
+
+_NESTED = ("struct", "map", "list", "array", "union")
+
+
+def _children(kind: Any) -> list[tuple[str, Any]]:
+    """A nested type's children (name, type); none for another (DuckDB refuses to list them)."""
+    if str(getattr(kind, "id", "")) not in _NESTED:
+        return []
+    return list(kind.children)
+
+
+def _outline(kind: Any) -> str:
+    tag = str(getattr(kind, "id", ""))
+    children = _children(kind)
+    if tag == "struct":
+        return f"STRUCT({len(children)} field{'' if len(children) == 1 else 's'})"
+    if tag == "map" and len(children) == 2:
+        return f"MAP({_outline(children[0][1])}, {_outline(children[1][1])})"
+    if tag == "list" and children:
+        return f"{_outline(children[0][1])}[]"
+    if tag == "array" and children:
+        size = dict(children).get("size")
+        return f"{_outline(children[0][1])}[{size}]"
+    if tag == "union":
+        members = [c for c in children if c[0]]
+        return f"UNION({len(members)} member{'' if len(members) == 1 else 's'})"
+    return str(kind)
+
+
+def _inside(kind: Any) -> tuple[Any, list[str]]:
+    """The type a value of ``kind`` holds records of, through maps (their values) and lists
+    (their elements), and the steps taken (``value``, ``element``)."""
+    steps: list[str] = []
+    while True:
+        tag = str(getattr(kind, "id", ""))
+        children = _children(kind)
+        if tag == "map" and len(children) == 2:
+            kind = children[1][1]
+            steps.append("value")
+        elif tag in ("list", "array") and children:
+            kind = children[0][1]
+            steps.append("element")
+        else:
+            return kind, steps
+
+
+class Expanded(NamedTuple):
+    """One column opened a level: ``fields`` of the records it holds (name, type), reached
+    from ``kind`` (the type at the path) through ``steps`` (maps' values, lists' elements)."""
+
+    kind: Any
+    steps: list[str]
+    fields: list[tuple[str, Any]]
+
+
+def expand_type(kind: Any, names: Sequence[str]) -> Expanded:
+    """The fields one level inside the struct at ``names`` (struct field names, after the
+    column's own) of a column of type ``kind``, stepping through maps and lists on the way.
+    A name no struct there has raises ``KeyError`` with the fields that are (``args[1]``)."""
+    for i, name in enumerate(names):
+        inner, _ = _inside(kind)
+        fields = _children(inner) if str(getattr(inner, "id", "")) == "struct" else []
+        found = [t for n, t in fields if n == name]
+        if not found:
+            raise KeyError(i, [n for n, _ in fields])
+        kind = found[0]
+    inner, steps = _inside(kind)
+    fields = _children(inner) if str(getattr(inner, "id", "")) == "struct" else []
+    return Expanded(kind, steps, fields)
 
 
 # ---------------------------------------------------------------------------------- JSON

@@ -197,13 +197,16 @@ def build(copy: Copy, bodies: Sequence[str], files: Sequence[Path | str]) -> boo
     try:
         con = duckdb.connect(str(tmp), config=_config())
         try:
+            from scratch.query.duck import show_progress, watched
+            show_progress(con)
             con.execute("SET allowed_paths = [" + ", ".join(_q(str(f)) for f in files) + "]")
             con.execute("SET allowed_directories = []")
             con.execute("SET enable_external_access = false")
             con.execute("SET lock_configuration = true")
             for body in bodies:
                 try:
-                    con.execute(f"CREATE OR REPLACE TABLE {TABLE} AS {body}")
+                    with watched(con, "copy"):
+                        con.execute(f"CREATE OR REPLACE TABLE {TABLE} AS {body}")
                     break
                 except duckdb.Error:
                     continue

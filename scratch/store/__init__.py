@@ -7,8 +7,11 @@ Layout under the store root (a git repository)::
     agents/<agent>/files/<name>        current content of a file or output entry, byte-exact
     agents/<agent>/logs/<name>.jsonl   an append-only log, one JSON object per line
     agents/<agent>/meta/<name>.json    entry metadata: kind, versions (blob ids), log cursor
+    runs/<run>/files/<name>            an artifact of run <run>, read in place by its workers
+    runs/<run>/meta/<name>.json        an artifact's metadata: versions, who put each, when
+    runs/<run>/logs/events.jsonl       the run's events: iterations started, usage events
     cache/                             rebuildable: indexes, old versions materialised as files
-    state/                             budgets, counters, the journal and swap lock (not versioned)
+    state/                             budgets, counters, ledger, journal, swap lock (not versioned)
     .lock                              serialises write-then-commit across processes
 
 Invariants:

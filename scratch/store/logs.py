@@ -17,18 +17,27 @@ Invariants:
   journal existed) has no trailing newline: readers ignore it and the next append cuts it off.
 - The log file is opened without following a symlink and refused if hard-linked
   (:mod:`scratch.safefs`): an append must never write to a file outside the store.
+- An append comes with its :class:`~scratch.redact.Redaction` (entries already redacted, or
+  why not; a finding's ``line`` is the entry's place in the batch, kept as its ``id``): the
+  metadata's ``log.redaction`` adds up the counts per rule and keeps the first findings
+  (:data:`scratch.redact.records.MAX_KEPT`), and an append without one is refused
+  (``TypeError``), as for versions (:mod:`scratch.store.writing`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from scratch.errors import LimitExceeded, UsageError, argument
+from scratch.redact.records import MAX_KEPT, Redaction
 from scratch.store import Store, new_meta, utc_now
+
+if TYPE_CHECKING:
+    from scratch.store.records import LogCursor
 
 
 def parse_entry(text: str) -> Any:
@@ -54,8 +63,13 @@ def _decode(raw: bytes, position: int) -> str:
             code="invalid_utf8", entry=position, byte_offset=exc.start) from None
 
 
-def append(store: Store, name: str, raw_entries: Iterable[bytes]) -> dict[str, Any]:
-    """Append entries to log ``name`` (created on first use). Returns first/last id and count."""
+def append(store: Store, name: str, raw_entries: Iterable[bytes], *, redaction: Redaction
+           ) -> dict[str, Any]:
+    """Append entries (already redacted, as ``redaction`` says) to log ``name`` (created on
+    first use). Returns first/last id and count."""
+    if not isinstance(redaction, Redaction):
+        raise TypeError(f"{name!r}: log entries reach the store only with their redaction "
+                        "record (scratch.redact.Redaction)")
     limit = store.config["limits.max_log_entry_bytes"]
     texts: list[str] = []
     for position, raw in enumerate(raw_entries, start=1):
@@ -94,6 +108,7 @@ def append(store: Store, name: str, raw_entries: Iterable[bytes]) -> dict[str, A
         meta["log"]["next_id"] = last + 1
         meta["log"]["count"] += len(texts)
         meta["log"]["first_id"] = meta["log"].get("first_id") or first
+        _record_redaction(meta["log"], redaction, first)
         what = f"entry {first}" if len(texts) == 1 else f"{len(texts)} entries, ids {first}-{last}"
         message = f"Append {what} to log {name} (agent {store.agent})."
         fd = _open_log(store, path)
@@ -117,6 +132,27 @@ def append(store: Store, name: str, raw_entries: Iterable[bytes]) -> dict[str, A
         finally:
             os.close(fd)
     return {"name": name, "first_id": first, "last_id": last, "count": len(texts)}
+
+
+def _record_redaction(log: LogCursor, redaction: Redaction, first: int) -> None:
+    """Add one append's redaction record to the log's running one (see the module)."""
+    kept = log.setdefault("redaction", {"count": 0, "rules": {}, "findings": [],
+                                        "unredacted_appends": 0})
+    if redaction.unredacted is not None:
+        kept["unredacted_appends"] = kept.get("unredacted_appends", 0) + 1
+        kept["unredacted"] = redaction.unredacted
+        return
+    kept["count"] = kept.get("count", 0) + redaction.count
+    for rule, n in redaction.by_rule().items():
+        kept["rules"][rule] = kept["rules"].get(rule, 0) + n
+    findings = kept.setdefault("findings", [])
+    for f in redaction.findings:
+        if len(findings) >= MAX_KEPT:
+            kept["truncated"] = True
+            break
+        entry: dict[str, Any] = dict(f)
+        entry["id"] = first + int(entry.pop("line", 1)) - 1
+        findings.append(entry)
 
 
 def _open_log(store: Store, path: Any) -> int:

@@ -67,8 +67,8 @@ class Store(StoreWriting):
 
     def _check_layout(self) -> None:
         """The store's own directories are real directories: a symlink at ``cache/``,
-        ``state/``, ``agents/`` or ``.git`` would send writes outside the store."""
-        for top in (".git", "agents", "cache", "state", "cache/index", "cache/blobs",
+        ``state/``, ``agents/``, ``runs/`` or ``.git`` would send writes outside the store."""
+        for top in (".git", "agents", "runs", "cache", "state", "cache/index", "cache/blobs",
                     "cache/tmp", "cache/summaries"):
             check_dirs(self.root, self.root / top / "x")
 

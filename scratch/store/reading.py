@@ -79,6 +79,15 @@ class StoreReading(StoreMetadata):
             raise VersionNotFound(
                 f"{name!r} has no version {version}; it has versions 1-{len(versions)}",
                 name=name, version=version, latest=len(versions))
+        removed = versions[version - 1].get("removed")
+        if removed:
+            kept = [v["version"] for v in versions if not v.get("removed")]
+            raise VersionNotFound(
+                f"{name!r} version {version} is no longer kept ({removed}); "
+                + (f"versions {kept[0]}-{kept[-1]} are" if len(kept) > 1 else
+                   f"version {kept[0]} is" if kept else "none is") + " readable",
+                code="version_removed", name=name, version=version, reason=removed,
+                latest=len(versions))
         return Version(name, version, meta, versions[version - 1])
 
     def read_bytes(self, ver: Version) -> bytes:

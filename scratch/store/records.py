@@ -27,6 +27,9 @@ class VersionInfo(TypedDict):
     binary: NotRequired[bool]
     message: str
     info: dict[str, Any]  # what the writer recorded (ingest: format, source, ...)
+    # why the version can no longer be read ("retention.keep_versions N"; "purge <id>" when
+    # its bytes left history too); absent: readable
+    removed: NotRequired[str]
 
 
 class LogCursor(TypedDict):
@@ -35,6 +38,7 @@ class LogCursor(TypedDict):
     next_id: int
     count: int
     first_id: NotRequired[int]
+    redaction: NotRequired[dict[str, Any]]  # what redaction found in its appends (logs.py)
 
 
 class EntryMeta(TypedDict):

@@ -198,15 +198,16 @@ class StoreTransactions(StoreMetadata):
 
     def _sweep_entries(self) -> None:
         """Remove the temporary files (``.tmp-*``) a killed writer left among the entries of
-        every agent (lock held, so no live writer has any)."""
-        agents = self.root / "agents"
-        try:
-            names = os.listdir(agents)
-        except OSError:
-            return
-        for agent in names:
+        every agent and every run (lock held, so no live writer has any)."""
+        spaces = []
+        for top in ("agents", "runs"):
+            try:
+                spaces += [self.root / top / name for name in os.listdir(self.root / top)]
+            except OSError:
+                continue
+        for space in spaces:
             for sub in ("files", "meta", "logs"):
-                for dirpath, _dirs, files in os.walk(agents / agent / sub):
+                for dirpath, _dirs, files in os.walk(space / sub):
                     for fname in files:
                         if fname.startswith(".tmp-"):
                             try:

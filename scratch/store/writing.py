@@ -8,6 +8,11 @@ Invariants:
 - The items of one :meth:`StoreWriting.commit_versions` call become one commit, checked
   against the quotas before any file is written; ``limits.max_write_bytes`` refuses a write
   before the lock is taken.
+- Content becomes a version only with its :class:`~scratch.redact.Redaction` (what redaction
+  found in it, or why it was stored as given): :meth:`StoreWriting.write` needs one and
+  :meth:`StoreWriting.commit_versions` refuses an item without one (``TypeError``: a bug of
+  the caller, never the user's input), so no new way in can skip redaction unnoticed. The
+  record is kept in the version's info under ``redaction``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from scratch.calls import call
 from scratch.errors import LimitExceeded, UsageError
 from scratch.gitstore import blob_sha
 from scratch.names import validate_name
+from scratch.redact.records import Redaction
 from scratch.store.metadata import count_lines, is_binary, new_meta, utc_now
 from scratch.store.quotas import StoreQuotas
 from scratch.store.reading import StoreReading
@@ -39,14 +45,17 @@ class Pending(NamedTuple):
     size: int
     lines: int
     binary: bool
+    redaction: Redaction  # what redaction did to this content (see the module docstring)
 
 
 class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
     """Making versions, restoring one, removing an entry."""
 
-    def write(self, name: str, data: bytes, *, kind: str = "file", info: dict[str, Any] | None
-              = None, verb: str = "Write", note: str = "") -> WrittenVersion:
-        """Store ``data`` as the next version of ``name``. Returns the version record."""
+    def write(self, name: str, data: bytes, *, redaction: Redaction, kind: str = "file",
+              info: dict[str, Any] | None = None, verb: str = "Write", note: str = ""
+              ) -> WrittenVersion:
+        """Store ``data`` (already redacted, as ``redaction`` says) as the next version of
+        ``name``. Returns the version record."""
         validate_name(name)
         limit = self.config["limits.max_write_bytes"]
         if len(data) > limit:
@@ -55,7 +64,7 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
                 code="write_too_large", limit="limits.max_write_bytes", limit_value=limit,
                 attempted=len(data))
         item = Pending(name, data, kind, info or {}, blob_sha(data), len(data), count_lines(data),
-                       is_binary(data))
+                       is_binary(data), redaction)
         with self.lock():
             return self.commit_versions([item], verb=verb, note=note)[0]
 
@@ -73,6 +82,9 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
         new_entries = 0
         old_bytes = new_bytes = 0
         for item in items:
+            if not isinstance(getattr(item, "redaction", None), Redaction):
+                raise TypeError(f"{item.name!r}: content reaches the store only with its "
+                                "redaction record (scratch.redact.Redaction)")
             validate_name(item.name)
             meta = self.load_meta(item.name)
             if meta is not None and meta["kind"] == "log" and not meta.get("deleted"):
@@ -99,7 +111,8 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
             line = message or f"{verb} {item.name} (agent {self.agent}), version {number}.{note}"
             record: VersionInfo = {"version": number, "time": utc_now(), "blob": item.blob,
                       "bytes": item.size, "lines": item.lines, "binary": item.binary,
-                      "message": line, "info": item.info}
+                      "message": line,
+                      "info": {**item.info, "redaction": item.redaction.info()}}
             meta["versions"].append(record)
             changes.append((self.content_path(item.name), item.content))
             blobs[self.rel(changes[-1][0])] = item.blob
@@ -123,8 +136,30 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
     def restore(self, name: str, version: int) -> WrittenVersion:
         ver = self.resolve(name, version, kinds=("file", "output"))
         data = self.read_bytes(ver)
-        return self.write(name, data, kind=ver.meta["kind"], info=ver.info.get("info"),
-                          verb="Restore", note=f" Restored from version {version}.")
+        info = dict(ver.info.get("info") or {})
+        earlier = info.pop("redaction", None)
+        return self.write(name, data, kind=ver.meta["kind"], info=info, verb="Restore",
+                          note=f" Restored from version {version}.",
+                          redaction=_restored(earlier))
+
+    def commit_retention(self, deletions: list[str], metas: list[tuple[str, EntryMeta]],
+                         message: str) -> None:
+        """One commit that deletes the entries ``deletions`` (as :meth:`remove` does: their
+        metadata kept, marked deleted) and saves ``metas`` (versions marked ``removed``);
+        ``scratch gc``'s. Lock held."""
+        changes: list[tuple[Path, bytes | Path | None]] = []
+        saved: list[tuple[str, EntryMeta]] = []
+        for name in deletions:
+            meta = self.require(name)
+            changes.append((self.content_path(name, meta["kind"]), None))
+            meta["deleted"] = True
+            saved.append((name, meta))
+        saved += metas
+        if not saved:
+            return
+        self._commit_files(changes, saved, message)
+        for path, _ in changes:
+            self._prune_empty_dirs(path.parent)
 
     def remove(self, name: str) -> Removed:
         with self.lock():
@@ -137,3 +172,13 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
         removed: Removed = {"name": name, "kind": meta["kind"], "deleted": True,
                             "versions": len(meta["versions"])}
         return removed
+
+
+def _restored(earlier: object) -> Redaction:
+    """A restored version's record: the findings of the version it copies (its bytes are
+    that version's, redacted when it was captured), else "from the store"."""
+    if isinstance(earlier, dict) and earlier.get("redacted") is False:
+        return Redaction.skipped(str(earlier.get("unredacted") or "restored"))
+    if isinstance(earlier, dict) and isinstance(earlier.get("findings"), list):
+        return Redaction(tuple(earlier["findings"]), rule_set=str(earlier.get("rule_set", "")))
+    return Redaction.from_store()

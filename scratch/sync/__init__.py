@@ -2,7 +2,9 @@
 
 git is the distributed engine: a remote is any git repository (a bare repository's path,
 ``ssh://``, ``https://``); sync fetches, merges by the rules of :mod:`scratch.sync.merge`,
-and pushes, never forcing. Modules:
+and pushes, never forcing (but to replace a remote's history after a purge, with a lease).
+Purge and retention live here too: they rewrite the history sync carries, and sync carries
+their records. Modules:
 
 - :mod:`~scratch.sync.remotes` -- ``remote add/list/remove`` (URLs in ``.git/config``)
 - :mod:`~scratch.sync.transport` -- fetch and push, and which git config they may use
@@ -12,6 +14,11 @@ and pushes, never forcing. Modules:
 - :mod:`~scratch.sync.status` -- ``sync`` with ``status``: what would move, without moving it
 - :mod:`~scratch.sync.auto` -- ``sync.auto``: a detached process after each change
 - :mod:`~scratch.sync.report` -- the human text of a result
+- :mod:`~scratch.sync.rewrite` -- a history rewrite that leaves out paths and blobs
+- :mod:`~scratch.sync.purge` -- ``purge``: plan, journal, steps, records learnt from remotes
+- :mod:`~scratch.sync.leases` -- the remotes whose history the next sync replaces
+- :mod:`~scratch.sync.scrub` -- what a purge removes outside history (caches, ledger records)
+- :mod:`~scratch.sync.retention` -- ``gc``: retention settings, the daily run
 
 Invariant: the store is only ever changed the way any change is (journal, swap, one ref
 move), so a sync killed at any point leaves a store that opens whole, with nothing half

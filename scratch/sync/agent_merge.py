@@ -25,6 +25,7 @@ from scratch.sync.merge import (
     merge_log_meta,
     merge_versions,
     moved_ids,
+    namespace_dir,
     parse_log,
     stand_in,
 )
@@ -74,7 +75,7 @@ def merge_agent(agent: str, base: Tree, ours: Tree, theirs: Tree, read: Reader) 
 def _resolve_clashes(out: Outcome, agent: str, o_all: dict[str, Paths], read: Reader) -> None:
     """A name that is an entry on one side and a folder of entries on the other cannot be
     both: the entry that came from theirs moves to ``<name>.conflict-<hash>``."""
-    prefix = f"agents/{agent}/files/"
+    prefix = f"{namespace_dir(agent)}/files/"
     names = {p[len(prefix):] for p in out.paths if p.startswith(prefix)}
     clashing: dict[str, str] = {}  # theirs's entry -> the folder part that must change
     for name in names:

@@ -16,7 +16,10 @@ at the next sync, never loses them); an agent with no new calls gets no commit.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from scratch.redact.records import Redaction
 
 if TYPE_CHECKING:
     from scratch.store import Store
@@ -48,10 +51,28 @@ def export_calls(store: Store, agents: list[str] | None) -> dict[str, int]:
         new = [r for r in ledger.read(store.root, agent=agent) if r["seq"] > last]
         if not new:
             continue
-        logs.append(AgentStore(store.root, agent, store.config), log,
-                    [orjson.dumps({k: v for k, v in r.items() if k != "answer"})
-                     for r in new])
+        lines, redaction = _redacted(
+            store.root, [orjson.dumps({k: v for k, v in r.items() if k != "answer"})
+                         for r in new])
+        logs.append(AgentStore(store.root, agent, store.config), log, lines,
+                    redaction=redaction)
         atomic_write(mark, str(max(r["seq"] for r in new)).encode(), fsync=False)
         os.chmod(mark, 0o600)
         out[agent] = len(new)
     return out
+
+
+def _redacted(root: Path, lines: list[bytes]) -> tuple[list[bytes], Redaction]:
+    """The records as the log keeps them: redacted again (records written before the ledger
+    redacted its own are caught here), each finding's ``line`` its place in the batch."""
+    from scratch.redact.core import redact_bytes
+    from scratch.redact.markers import store_key
+    from scratch.redact.records import Finding
+    key = store_key(root)
+    out: list[bytes] = []
+    findings: list[Finding] = []
+    for i, line in enumerate(lines, start=1):
+        done = redact_bytes(line, key)
+        out.append(done.data)
+        findings.extend({**f, "line": i} for f in done.redaction.findings)
+    return out, Redaction(tuple(findings))

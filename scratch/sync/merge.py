@@ -52,14 +52,35 @@ class Paths(NamedTuple):
         return tuple(e.sha if e else None for e in self)
 
 
+# A namespace is synced under a key: an agent's name (``agents/<agent>/``), or ``run.<run>``
+# for a run's (``runs/<run>/``: its artifacts and events, scratch.runs). No agent name has a
+# dot, so the two never meet; the key names the namespace in base refs and reports.
+RUN_KEY = "run."
+
+
+def namespace_dir(key: str) -> str:
+    """The folder of the namespace synced under ``key``."""
+    return f"runs/{key[len(RUN_KEY):]}" if key.startswith(RUN_KEY) else f"agents/{key}"
+
+
+def namespace_of(path: str) -> str | None:
+    """The key of the namespace ``path`` lies in (None: in none, such as ``.gitignore``)."""
+    top, _, rest = path.partition("/")
+    name = rest.partition("/")[0]
+    if not name:
+        return None
+    return name if top == "agents" else f"{RUN_KEY}{name}" if top == "runs" else None
+
+
 def entry_paths(agent: str, name: str) -> tuple[str, str, str]:
-    base = f"agents/{agent}"
+    base = namespace_dir(agent)
     return f"{base}/meta/{name}.json", f"{base}/files/{name}", f"{base}/logs/{name}.jsonl"
 
 
 def entries_of(tree: Tree, agent: str) -> dict[str, Paths]:
-    """The entries of ``agent`` in ``tree`` (already checked by the caller's layout check)."""
-    prefix = f"agents/{agent}/"
+    """The entries of ``agent`` (a namespace's key) in ``tree`` (already checked by the
+    caller's layout check)."""
+    prefix = f"{namespace_dir(agent)}/"
     found: dict[str, list[TreeEntry | None]] = {}
     for path, entry in tree.items():
         if not path.startswith(prefix):
@@ -220,7 +241,9 @@ def merge_versions(name: str, ours: dict[str, Any], theirs: dict[str, Any]
              if key(v) not in t_keys]
     tail.sort(key=lambda t: t[:3])
     meta = _fresh(name, ours["kind"], [ours, theirs])
-    versions = [dict(v) for v in o_list[:k]]
+    # a version either side no longer keeps (retention, a purge) stays so
+    versions = [dict(v) | ({"removed": t_list[i]["removed"]} if t_list[i].get("removed")
+                           and not v.get("removed") else {}) for i, v in enumerate(o_list[:k])]
     report: dict[str, Any] = {"ours": [], "theirs": [], "renumbered": []}
     origin_kind = {"ours": ours["kind"], "theirs": theirs["kind"]}
     last_origin = "ours"

@@ -54,4 +54,6 @@ def remove(root: Path, name: str) -> dict[str, Any]:
     git.config_remove_section(f"remote.{name}")
     git.delete_refs(f"refs/remotes/{name}/")
     git.delete_refs(f"refs/scratch/sync/{name}/")
+    from scratch.sync import leases
+    leases.drop(root, name)  # a purge's pending rewrite of it: not this remote's any more
     return {"name": name, "url": url, "removed": True}

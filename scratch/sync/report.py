@@ -32,6 +32,14 @@ def sync_text(results: list[dict[str, Any]], own: str, spell: Callable[[Call], s
             tail = "up to date"
         out.append(f"sync {r['remote']} (agent{'s' if len(agents) != 1 else ''} "
                    f"{', '.join(agents) or 'none'}): {moved}; {tail}")
+        for purge_id in r.get("purges_applied") or ():
+            out.append(f"  purge {purge_id} made by another store: applied here (its entries "
+                       "are gone from this store and its history)")
+        if r.get("replaced"):
+            out.append(f"  {r['remote']}'s history replaced (purged entries removed; force "
+                       "with lease)" + ("; its unreachable objects pruned" if r.get("pruned")
+                                        else "; it keeps unreachable objects until it runs "
+                                        "git gc"))
         for log in r["logs"]:
             name = _who(log, agents)
             for move in log["renumbered"]:
@@ -67,6 +75,8 @@ def status_text(results: list[dict[str, Any]]) -> str:
     for r in results:
         stale = "" if r["fetched"] else f" (as last fetched: {r['fetch_error']})"
         out.append(f"{r['remote']} {r['url']}{stale}")
+        if r.get("purge"):
+            out.append(f"  {r['purge']}")
         if not r["agents"]:
             out.append("  no agents")
         for a in r["agents"]:

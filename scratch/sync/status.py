@@ -15,10 +15,11 @@ from scratch.sync.engine import (
     base_ref,
     check_layout,
     check_remote,
+    forget_fetched,
     tracking_ref,
 )
 from scratch.sync.gitops import Plumbing
-from scratch.sync.merge import Paths, entries_of, parse_log
+from scratch.sync.merge import Paths, entries_of, namespace_dir, parse_log
 from scratch.sync.remotes import remote_url
 from scratch.sync.transport import Transport
 
@@ -30,27 +31,65 @@ def status(store: Store, remote: str, only: list[str] | None) -> dict[str, Any]:
     known = git.resolve(tracking_ref(remote))
     bases = git.refs(f"refs/scratch/sync/{remote}/")
     fetch_error = None
+    note = None
+    from scratch.sync import leases
+    lease = leases.load(store.root).get(remote)
+    tip: str | None
     with store.lock(), Transport(store.root, url) as tr:
-        try:
-            tip = tr.fetch({k: v for k, v in {"h": head, "k": known, **bases}.items() if v})
-        except SyncError as exc:
-            tip, fetch_error = known, exc.message
+        if lease is not None:  # nothing is fetched: its history is this store's, rewritten
+            tip = str(lease["rewritten"])
+            note = ("a purge here rewrote its history: the next sync replaces it (force with "
+                    "lease), unless it moved meanwhile")
         else:
-            check_remote(git, remote, known, tip)
-            if tip is not None:
-                check_layout(git.tree(tip), remote)
-                if tip != known:
-                    git.update_refs([(tracking_ref(remote), tip, known)])
+            try:
+                tip = tr.fetch({k: v for k, v in {"h": head, "k": known, **bases}.items()
+                                if v})
+            except SyncError as exc:
+                tip, fetch_error = known, exc.message
+            else:
+                note = _purge_note(store, git, tip)
+                if note is not None and note.startswith("it holds"):
+                    forget_fetched(git)
+                    tip = known
+                elif note is None:
+                    check_remote(git, remote, known, tip)
+                if tip is not None:
+                    check_layout(git.tree(tip), remote)
+                    if tip != known and note is None:
+                        git.update_refs([(tracking_ref(remote), tip, known)])
     ours, theirs = git.tree(head), git.tree(tip)
     agents = sorted(set(only) if only is not None else agents_in(ours, theirs))
     limit = store.config["sync.max_file_bytes"]
     rows = []
     for agent in agents:
         base_commit = bases.get(base_ref(remote, agent))
-        base = git.tree(base_commit, f"agents/{agent}/") if base_commit else {}
+        base = git.tree(base_commit, f"{namespace_dir(agent)}/") if base_commit else {}
         rows.append(_agent_status(git, agent, base, ours, theirs, limit))
     return {"remote": remote, "url": url, "fetched": fetch_error is None,
-            "fetch_error": fetch_error, "tip": tip, "agents": rows}
+            "fetch_error": fetch_error, "tip": tip, "agents": rows, "purge": note}
+
+
+def _purge_note(store: Store, git: Plumbing, tip: str | None) -> str | None:
+    """What a sync would do about purges with what was fetched (None: nothing)."""
+    from scratch.sync import purge
+    from scratch.sync.rewrite import Rewriter
+    if tip is None:
+        return None
+    ours = purge.records_in(git, store.git.head())
+    theirs = purge.records_in(git, tip)
+    unapplied = [i for i in theirs if i not in ours]
+    if unapplied:
+        return (f"the next sync applies {len(unapplied)} purge"
+                f"{'s' if len(unapplied) != 1 else ''} made by another store "
+                f"({', '.join(sorted(unapplied))}) to this store's history")
+    if not ours:
+        return None
+    rewriter = Rewriter(git, [purge.filter_of(r) for _i, r in sorted(ours.items())])
+    mine = [sha for sha, kind in git.all_refs().values() if kind == "commit"]
+    if rewriter.run([tip], exclude=mine).mapping.get(tip, tip) != tip:
+        return ("it holds entries purged here, in commits another store pushed: the next sync "
+                "refuses unless given --replace-history")
+    return None
 
 
 def _agent_status(git: Plumbing, agent: str, base: Any, ours: Any, theirs: Any,

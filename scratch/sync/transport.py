@@ -176,12 +176,29 @@ class Transport:
         except FileNotFoundError:
             return None
 
-    def push(self, new: str, haves: dict[str, str]) -> bool:
-        """Push ``new`` to the remote's branch, never forced: True if it took it, False if it
-        refused because it moved on (fetch, merge and try again); other failures raise."""
+    def remote_tip(self) -> str | None:
+        """The remote's branch tip, read without fetching anything (None: it has none)."""
+        proc = self._run("ls-remote", "--end-of-options", self.url, BRANCH)
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace").strip()
+            raise SyncError(f"reading {self.url} failed: {_last_lines(err)}",
+                            code="sync_fetch_failed", url=self.url, stage="fetch",
+                            git_error=err[-2000:])
+        for line in proc.stdout.decode().splitlines():
+            sha, _, ref = line.partition("\t")
+            if ref == BRANCH:
+                return sha
+        return None
+
+    def push(self, new: str, haves: dict[str, str], lease: str | None = None) -> bool:
+        """Push ``new`` to the remote's branch: True if it took it, False if it refused
+        because it moved on (fetch, merge and try again); other failures raise. Never forced,
+        but with ``lease`` (a purge replacing the remote's history): forced only if the
+        branch is still exactly ``lease`` (``--force-with-lease``)."""
         self._haves(haves)
-        proc = self._run("push", "--no-verify", "--porcelain", "--quiet", "--end-of-options",
-                         self.url, f"{new}:{BRANCH}")
+        forced = [f"--force-with-lease={BRANCH}:{lease}"] if lease else []
+        proc = self._run("push", "--no-verify", "--porcelain", "--quiet", *forced,
+                         "--end-of-options", self.url, f"{new}:{BRANCH}")
         if proc.returncode == 0:
             return True
         out = proc.stdout.decode(errors="replace")
@@ -198,6 +215,34 @@ class Transport:
         raise SyncError(f"pushing to {self.url} failed: {_last_lines(err or out)}",
                         code="sync_push_failed", url=self.url, stage="push",
                         git_error=(err or out)[-2000:])
+
+
+def prune_local(url: str) -> None:
+    """Remove the objects a local-path remote no longer reaches (after its history was
+    replaced): its reflogs expired, what it reaches repacked, the rest pruned. Run with
+    :func:`scratch.gitstore.safe_environment` (no global or system config, no hook, no
+    program of any config). Like any ``git prune``, not to be run while another machine
+    pushes to it."""
+    from scratch.gitstore import SAFE_CONFIG, safe_environment
+    path = url[len("file://"):] if url.lower().startswith("file://") else url
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(safe_environment())
+    env["GIT_DIR"] = path
+    for args in (("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all"),
+                 ("repack", "-a", "-d", "-q", "--no-write-bitmap-index"),
+                 ("prune", "--expire=now")):
+        proc = subprocess.run(["git", *SAFE_CONFIG, *args], cwd=path, env=env,
+                              capture_output=True)
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace").strip()
+            raise SyncError(f"pruning {url} failed: {_last_lines(err)}",
+                            code="sync_prune_failed", url=url, git_error=err[-2000:])
+    for rel in ("info/commit-graph", "info/commit-graphs", "pack/multi-pack-index"):
+        cache = Path(path) / "objects" / rel
+        if cache.is_dir():
+            shutil.rmtree(cache, ignore_errors=True)
+        else:
+            cache.unlink(missing_ok=True)
 
 
 def _last_lines(text: str, n: int = 2) -> str:

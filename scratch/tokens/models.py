@@ -7,7 +7,7 @@ Invariants:
   removed: ``ft:`` (fine-tunes), ``namespace/`` (``openai/gpt-4o``, ``models/gemini-2.5-pro``)
   and Bedrock-style ``anthropic.`` / ``us.anthropic.`` ids.
 - Every model resolves: unknown ids price with ``o200k_base`` (the encoding of current OpenAI
-  models) and take the caller's default context window.
+  models) and take the caller's default context window, and :func:`unknown_model` says so.
 - ``claude`` is never exact: its count is ``ceil(cl100k_base count x factor)``.
 """
 
@@ -142,6 +142,19 @@ class EncodingSpec(NamedTuple):
     def to_dict(self) -> dict[str, object]:
         return {"encoding": self.name, "model": self.model, "base": self.base,
                 "factor": self.factor, "exact": self.exact}
+
+
+def unknown_model(model: str | None, encoding: str | None, window: int) -> str | None:
+    """What to say when ``model`` is in no table, so its answers are priced with the default
+    tokenizer (and ``window``, the default window) without anyone having chosen them; None for
+    a known model, no model, or a tokenizer given explicitly (``encoding``)."""
+    if not model or encoding:
+        return None
+    if _longest_prefix(normalize_model(model), _ENCODING_PREFIXES) is not None:
+        return None
+    return (f"unknown model {model!r}: answers are priced with {DEFAULT_ENCODING} (the "
+            f"default tokenizer) and a {window:,}-token context window; --encoding picks the "
+            f"tokenizer ({', '.join(ENCODINGS)}), config budget.windows the window")
 
 
 def encoding_for_model(model: str | None) -> str:

@@ -178,7 +178,7 @@ def pointer_box(site: Site, base: str, agent: str, name: str) -> Html:
     from scratch.errors import ScratchError
     from scratch.ui.pages import call_url
     stored = site.stored_by(agent, name)
-    mcp = stored is not None and stored["interface"] != "cli"
+    mcp = stored is not None and stored["interface"] not in ("cli", "hook")  # hook: shell
     try:
         text = site.pointer(agent, name, mcp=mcp)
     except ScratchError as exc:  # an entry whose index gives no pointer

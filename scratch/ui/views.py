@@ -474,6 +474,8 @@ class Site:
         from scratch.answers.kernel.fitting import Meter
         from scratch.answers.kernel.target import open_target
         from scratch.answers.pointer import build_pointer, fit_pointer
+        from scratch.answers.pointer_binary import binary_for
+        from scratch.answers.pointer_snapshot import snapshot_for
         from scratch.answers.sizing import EntrySizer
         from scratch.tokens import count_text
         ctx = self.context(agent)
@@ -497,7 +499,9 @@ class Site:
                 warnings=[str(w) for w in warnings] if isinstance(warnings, list) else [],
                 partial=bool(info.get("partial")),
                 sizer=EntrySizer(Meter(ctx, rendering), target),
-                error_lines=self._checked_grep(agent, target, fmt))
+                error_lines=self._checked_grep(agent, target, fmt),
+                snapshot=snapshot_for(target, target.index.info),
+                binary=binary_for(target, fmt))
             text, _, _ = fit_pointer(pointer, tokens, lambda t: count_text(t, spec),
                                      rendering.spell)
             return text

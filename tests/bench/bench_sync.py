@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from scratch.gitstore import blob_sha  # noqa: E402
+from scratch.redact import Redaction  # noqa: E402
 from scratch.store import Pending, Store, count_lines  # noqa: E402
 
 
@@ -65,7 +66,7 @@ def setup(tmp: Path) -> tuple[Path, Path, Path]:
     a, b = tmp / "a", tmp / "b"
     for home in (a, b):
         scratch(home, "remote", "add", "origin", str(remote))
-    Store.open(a).write("seed.md", b"seed\n")
+    Store.open(a).write("seed.md", b"seed\n", redaction=Redaction())
     scratch(a, "sync")
     scratch(b, "sync")
     return a, b, remote
@@ -78,7 +79,7 @@ def add_entries(home: Path, n: int) -> None:
         for i in range(start, min(n, start + 100)):
             data = f"entry {i}\n".encode() * 20
             items.append(Pending(f"bench/e{i:05d}.txt", data, "file", {}, blob_sha(data),
-                                 len(data), count_lines(data), False))
+                                 len(data), count_lines(data), False, Redaction()))
         with store.lock():
             store.commit_versions(items, verb="Write")
 
@@ -119,7 +120,7 @@ def bench_big(mb: int) -> dict[str, float]:
         line = b'{"id": %d, "host": "node-%03d", "status": "Running", "bytes": %d}\n'
         data = b"".join(line % (i, i % 997, i * 7919 % 100003)
                         for i in range((mb << 20) // 64))[: mb << 20]
-        Store.open(a).write("big/output.json", data, kind="output")
+        Store.open(a).write("big/output.json", data, kind="output", redaction=Redaction())
         remote_copy = copy(remote, tmp / "remote-copy.git")
         a_copy = copy(a / ".git", tmp / "a-copy.git")
         b_copy = copy(b / ".git", tmp / "b-copy.git")

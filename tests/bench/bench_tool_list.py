@@ -7,7 +7,9 @@ Counts the ``tools/list`` result as the server sends it (compact JSON, the SDK's
 tool dumped as on the wire) with scratch's own offline counter, for every ``--tools`` choice of
 ``scratch mcp serve`` and of ``scratch mcp proxy`` (what scratch adds to its upstreams' list).
 Targets (issue 22): ``mcp serve`` by default (explore) at most 2,500 tokens; the proxy's
-addition by default (proxy) at most 1,500.
+addition by default (proxy) at most 1,500 (issue 30: as the proxy lists its tools, whose entry
+argument names an upstream server and tool; ``proxy+fs`` with server-filesystem's names,
+``proxy+longest`` with the longest names it gives for example).
 """
 
 from __future__ import annotations
@@ -36,6 +38,27 @@ def tool_list_tokens(choice: str, encoding: str = "o200k_base") -> tuple[int, in
     return len(listed), count_text(text, EncodingSpec(encoding, None, encoding))
 
 
+def proxy_listed_tokens(server: str, tool: str, encoding: str = "o200k_base"
+                        ) -> tuple[int, int]:
+    """(tools, tokens) of scratch's own tools as ``scratch mcp proxy`` lists them beside an
+    upstream ``server`` offering ``tool`` (read-only)."""
+    import orjson
+
+    from scratch.mcp import specs
+    from scratch.mcp.proxy.server import own_tools
+    from scratch.tokens.models import EncodingSpec
+    from scratch.tokens.tokenizer import count_text
+    specs.serve(specs.offer("proxy", {tool}))
+    specs.serve_upstream([specs.UpstreamTool(server, tool, True)])
+    try:
+        listed = own_tools()
+    finally:
+        specs.serve(None)
+        specs.serve_upstream([])
+    text = orjson.dumps({"tools": listed}).decode()
+    return len(listed), count_text(text, EncodingSpec(encoding, None, encoding))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--encoding", default="o200k_base")
@@ -50,6 +73,12 @@ def main() -> None:
         bound = BOUNDS.get(choice)
         mark = "" if bound is None else f"{bound:,} {'ok' if tokens <= bound else 'OVER'}"
         print(f"{choice:<10} {n:>5} {tokens:>7,}  {role:<28} {mark}")
+    for label, server, tool in (("proxy+fs", "fs", "read_file"),
+                                ("proxy+longest", "kube-ro", "describe_pod")):
+        n, tokens = proxy_listed_tokens(server, tool, a.encoding)
+        bound = BOUNDS[PROXY_DEFAULT]
+        print(f"{label:<14} {n:>1} {tokens:>7,}  {'mcp proxy, as listed':<28} "
+              f"{bound:,} {'ok' if tokens <= bound else 'OVER'}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ Every file under ../shared/corpus (except MANIFEST.md and LICENSE files) is inge
 - ``stored``: tokens of the stored form (JSON is pretty-printed, so it can differ),
 - ``pointer``: tokens of the rendered pointer (the real tokenizer, as ingest prints it),
 - ``json``: tokens of the pointer's data as ``--json`` prints it (without the ~60-token
-  envelope around it),
+  envelope around it): the data of an ingest sized as ``--json`` sizes it (the CLI's JSON
+  rendering), which shows the data and fits it on its own, not the data of the text's level,
 - ``ratio``: pointer / raw, and whether the size invariant holds (pointer < raw; for raw
   >= 50k tokens also pointer <= 1% of raw and <= 800), for the printed pointer and for the
   ``--json`` one (data plus envelope). Files under the default threshold
@@ -66,6 +67,7 @@ def main() -> int:
 
         from scratch.answers.ingest import IngestOptions, ingest
         from scratch.answers.kernel.context import Context
+        from scratch.cli.render import JsonEnvelope
         from scratch.cli.spelling import shell_line
         from scratch.tokens import count_stream, count_text
 
@@ -85,8 +87,12 @@ def main() -> int:
             if "format" not in data:  # passed through (an embedded document's own name, ...)
                 print(f"{rel:70} not stored: passed through")
                 continue
-            # the calls as the CLI's --json prints them: shell lines
-            json_tokens = count_text(orjson.dumps(data, default=shell_line).decode(), spec)
+            # the data as --json prints it: sized by the JSON rendering (the same content again:
+            # the same entry, "already stored"), its calls shell lines
+            with open(path, "rb") as fh:
+                shown = ingest(ctx, fh, IngestOptions(name=f"c{i}", store_always=True),
+                               rendering=JsonEnvelope()).data
+            json_tokens = count_text(orjson.dumps(shown, default=shell_line).decode(), spec)
             row = {"file": rel, "bytes": len(raw_bytes), "format": data["format"], "raw": raw,
                    "stored": data["tokens"], "pointer": data["pointer_tokens"],
                    "json": json_tokens,

@@ -6,6 +6,9 @@ this folder. The help of a group that is no command itself is here.
 """
 
 GROUPS: dict[str, str] = {
+    "artifact": "The artifacts of a run: put one, list them, read one in place (whole when it "
+                "fits, else a pointer read commands explore as artifact:RUN/NAME).\n\n"
+                "Example: scratch artifact ls r1",
     "log": "Append-only logs: append, read with a cursor, tail.\n\n"
            "Example: scratch log tail events -n 5",
     "remote": "The git remotes this store syncs with (a bare repository's path, ssh://, "

@@ -23,3 +23,5 @@ LIMIT = Arg("At most this many lines (items).", flags=("--limit",), metavar="N",
 # their key in _key (__key when a record has _key)
 KEY_FIELD = Arg("In a map of records, the field each row's key goes in (default _key).",
                 flags=("--key-field",), metavar="NAME", max_length=256, mcp=False)
+# a capture stored as given (recorded so in the version and the call ledger)
+NO_REDACT = Arg("Store as given: do not redact secrets.", flags=("--no-redact",))

@@ -73,8 +73,14 @@ def spell_recorded(c: Call, spell: Speller) -> str:
 
 def _call_text(rec: Record, spell: Speller, width: int = 60) -> str:
     """The call as this interface spells it (``head pods -n 50`` on the CLI, without the
-    program's name; a tool and its arguments over MCP), cut to ``width``."""
+    program's name; a tool and its arguments over MCP), cut to ``width``; a usage event
+    (:mod:`scratch.runs.usage`) as its figures."""
     from scratch.answers.kernel.result import compact_json
+    if rec.get("event"):
+        a = rec["args"]
+        text = (f"{rec['event']} {a.get('tokens_intercepted', 0):,} intercepted "
+                f"{a.get('tokens_extracted', 0):,} extracted")
+        return text if len(text) <= width else text[:width - 1] + "…"
     text = spell_recorded(recorded_call(rec["command"], rec["args"]),
                           spell).removeprefix("scratch ")
     if text.startswith("{"):  # a tool call (MCP): its name, then its arguments

@@ -20,6 +20,8 @@ B = Arg("Newer version.", metavar="B", minimum=1)
 
 def diff(ctx: Context, name: Annotated[str, NAME], a: Annotated[int, A], b: Annotated[int, B],
          context: Annotated[int, CONTEXT] = 3) -> Candidate:
+    from scratch.answers.kernel.target import entry_name
+    name = entry_name(ctx.store(), name, deleted=True)
     asked = call("diff", name=name, a=a, b=b, context=None if context == 3 else context)
     return changes.diff_candidate(changes.between(ctx, name, a, b, context), asked, context,
                                   code="diff_too_large")

@@ -24,11 +24,11 @@ OUTPUT = Arg("Write to this file instead of stdout.", flags=("-o", "--output"), 
 def export(ctx: Context, ref: Annotated[str, REF],
            output: Annotated[str | None, OUTPUT] = None) -> Result:
     """The stored bytes of REF exactly, to ``output`` or stdout: no cap, no charge."""
-    from scratch.answers.kernel.target import resolve_name
+    from scratch.answers.kernel.target import entry_name
     from scratch.names import split_ref
     store = ctx.store()
     name, version = split_ref(ref)
-    name = resolve_name(store, name)
+    name = entry_name(store, name, deleted=version is not None)
     meta = store.require(name, allow_deleted=version is not None)
     if meta["kind"] == "log":
         path = store.content_path(name, "log")

@@ -462,6 +462,4 @@ COMMAND = Command(
     tools=(Tool("get_in", "The value at path of a JSON/YAML/CSV entry (items.-1: the last).",
                 names={"ref": "file"},
                 args=("ref", "path", "offset", "limit", "fit", "keys", "fields", "count")),),
-    aliases=("get_in",),
-    cli_input="negative_paths:path_or_option",
-    cli_settings={"ignore_unknown_options": True})
+    aliases=("get_in",))

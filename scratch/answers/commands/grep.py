@@ -152,9 +152,14 @@ def _line_tokens(target: Target, ln: GrepLine) -> int:
     return target.index.range_tokens(ln.lineno, ln.lineno, target.spec.base) or 0
 
 
-def _marked(ln: GrepLine) -> str:
-    """A line as shown: a window of a long line with ``…`` where the line goes on."""
-    text = ln.display()
+def _marked(ln: GrepLine, binary: bool = False) -> str:
+    """A line as shown: a window of a long line with ``…`` where the line goes on; a line of
+    binary content escaped and bounded (:func:`scratch.words.escape_bytes`)."""
+    if binary:
+        from scratch.words import escape_bytes
+        text = escape_bytes(ln.text)
+    else:
+        text = ln.display()
     if not ln.windowed:
         return text
     return ("…" if ln.from_byte else "") + text + ("…" if ln.to_byte < ln.line_bytes else "")
@@ -189,26 +194,29 @@ def _region_cost(target: Target, region: Region, prefix: str, numbers: bool = Tr
     return cost + 1  # the "--" separator
 
 
-def render_regions(regions: list[Region], prefix: str = "") -> str:
+def render_regions(regions: list[Region], prefix: str = "", binary: bool = False) -> str:
     """``N:line`` for matches, ``N-line`` for context; like GNU grep, ``--`` separates regions
-    only when they carry context (numbered match lines alone already show the gaps)."""
+    only when they carry context (numbered match lines alone already show the gaps).
+    ``binary``: the lines are binary content, shown escaped."""
     out: list[str] = []
     separate = any(not line.match for region in regions for line in region.lines)
     for i, region in enumerate(regions):
         if i and separate:
             out.append("--")
         for line in region.lines:
-            out.append(f"{prefix}{line.lineno}{':' if line.match else '-'}{_marked(line)}")
+            out.append(f"{prefix}{line.lineno}{':' if line.match else '-'}"
+                       f"{_marked(line, binary)}")
     return "\n".join(out) + ("\n" if out else "")
 
 
-def regions_data(regions: list[Region]) -> list[dict[str, object]]:
+def regions_data(regions: list[Region], binary: bool = False) -> list[dict[str, object]]:
     return [{"start": r.first_lineno, "end": r.last_lineno,
-             "lines": [_line_data(ln) for ln in r.lines]} for r in regions]
+             "lines": [_line_data(ln, binary) for ln in r.lines]} for r in regions]
 
 
-def _line_data(ln: GrepLine) -> dict[str, object]:
-    out: dict[str, object] = {"line": ln.lineno, "text": ln.display(), "match": ln.match}
+def _line_data(ln: GrepLine, binary: bool = False) -> dict[str, object]:
+    text = _marked(ln, binary) if binary else ln.display()
+    out: dict[str, object] = {"line": ln.lineno, "text": text, "match": ln.match}
     if ln.windowed:  # a window of a long line: which bytes of it (as slice --from-byte counts)
         out["line_part"] = {"line": ln.lineno, "from_byte": ln.from_byte, "to_byte": ln.to_byte,
                             "line_bytes": ln.line_bytes}
@@ -271,6 +279,8 @@ class GrepAnswer(Candidate):
         self.options = options
         self.from_line = from_line
         self._owner = owner
+        from scratch.answers.line_ranges import is_binary
+        self.binary = is_binary(target)  # its lines shown escaped, priced as shown
         self.matches = sum(r.match_count for r in regions)  # asked for by most steps
         self._details = details or {"matches": self.matches}
         self.lines = [(ri, ln) for ri, region in enumerate(regions) for ln in region.lines]
@@ -320,7 +330,7 @@ class GrepAnswer(Candidate):
         data: dict[str, object] = {"name": self.target.name, "version": self.target.version,
                                 "matches": self.matches if regions is self.regions
                                 else sum(r.match_count for r in regions),
-                                "regions": regions_data(regions)}
+                                "regions": regions_data(regions, self.binary)}
         notices: tuple[str, ...] = ("no matches",) if not regions and self.resume(k) is None \
             else ()
         meta: Meta = {}
@@ -329,7 +339,7 @@ class GrepAnswer(Candidate):
             meta["total_matches"] = total
             notices = (f"{plural(total, 'matching line', grouped=True)} in the whole entry; "
                        f"this search stops at the first {self.options.max_count}",)
-        return Result("grep", data=data, text=render_regions(regions),
+        return Result("grep", data=data, text=render_regions(regions, binary=self.binary),
                       notices=notices + _window_notices(self.target, regions,
                                                          self.options.invert),
                       price=self.text_price(k), meta=meta)
@@ -368,6 +378,8 @@ class GrepAnswer(Candidate):
     def text_price(self, k: int) -> int | None:
         if not self.cuts:
             return 0
+        if self.binary:  # escaped: priced as shown, not from the index's counts of the bytes
+            return None
         return max(0, self._cost_sums[self.cuts[min(k, len(self.cuts)) - 1]] - 1)
 
     def estimate(self, k: int) -> int | None:
@@ -512,9 +524,11 @@ class GrepAll(Candidate):
     def page(self, k: int) -> Result:
         parts: list[str] = []
         entries: list[EntryMatches] = []
+        from scratch.answers.line_ranges import is_binary
         for target, regions in self.found:
-            parts.append(render_regions(regions, f"{target.name}:"))
-            entries.append({"name": target.name, "regions": regions_data(regions),
+            binary = is_binary(target)
+            parts.append(render_regions(regions, f"{target.name}:", binary))
+            entries.append({"name": target.name, "regions": regions_data(regions, binary),
                             "matches": sum(r.match_count for r in regions)})
         data = {"pattern": self.pattern, "entries": entries,
                 "matches": sum(e["matches"] for e in entries)}
@@ -522,6 +536,9 @@ class GrepAll(Candidate):
                       notices=() if entries else ("no matches",))
 
     def text_price(self, k: int) -> int | None:
+        from scratch.answers.line_ranges import is_binary
+        if any(is_binary(t) for t, _ in self.found):
+            return None  # escaped binary lines: priced as shown
         return sum(_region_cost(t, r, f"{t.name}:") for t, regions in self.found
                    for r in regions)
 

@@ -13,7 +13,10 @@ if TYPE_CHECKING:
 
 
 def history(ctx: Context, name: Annotated[str, NAME]) -> Result:
-    rows = ctx.store().history(name)
+    from scratch.answers.kernel.target import entry_name
+    store = ctx.store()
+    name = entry_name(store, name, deleted=True)
+    rows = store.history(name)
     table = Table(["version", "time", "bytes", "lines", "commit", "message"],
                   [[r["version"], r["time"], r["bytes"], r["lines"], r["commit"], r["message"]]
                    for r in rows])

@@ -6,12 +6,13 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Annotated, BinaryIO
 
+from scratch.answers.commands._args import NO_REDACT
 from scratch.answers.commands._store_args import FORMAT, OUTPUT_NAME, RAW, STORE_ALWAYS, TOOL
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
 
 if TYPE_CHECKING:
-    from scratch.answers.ingest import Companion, Progress
+    from scratch.answers.ingest import Companion
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.rendering import Rendering
     from scratch.answers.kernel.result import Result
@@ -24,9 +25,10 @@ def ingest(ctx: Context, name: Annotated[str | None, OUTPUT_NAME] = None,
            format: Annotated[str | None, FORMAT] = None,
            raw: Annotated[bool, RAW] = False,
            store_always: Annotated[bool, STORE_ALWAYS] = False,
-           content: Annotated[bytes | None, CONTENT] = None, *,
-           stream: BinaryIO | None = None, progress: Progress | None = None,
-           rendering: Rendering | None = None, partial: bool = False,
+           content: Annotated[bytes | None, CONTENT] = None,
+           no_redact: Annotated[bool, NO_REDACT] = False, *,
+           stream: BinaryIO | None = None, rendering: Rendering | None = None,
+           partial: bool = False,
            companions: tuple[Companion, ...] = (), info: dict[str, object] | None = None,
            notices: tuple[str, ...] = ()) -> Result:
     """The output on ``stream`` (the CLI's stdin) or given as ``content``, passed through or
@@ -41,8 +43,8 @@ def ingest(ctx: Context, name: Annotated[str | None, OUTPUT_NAME] = None,
         stream = io.BytesIO(content)
     opts = IngestOptions(name=name, tool=tool, fmt=format, raw=raw, store_always=store_always,
                          partial=partial, companions=tuple(companions), info=info,
-                         notices=tuple(notices))
-    return store_output(ctx, stream, opts, progress=progress, rendering=rendering)
+                         notices=tuple(notices), no_redact=no_redact)
+    return store_output(ctx, stream, opts, rendering=rendering)
 
 
 COMMAND = Command(
@@ -54,6 +56,6 @@ COMMAND = Command(
     tools=(Tool("ingest", "Store a big tool output and get a short pointer (format, size in "
                 "tokens, schema outline, next calls) instead of the output; below the tool's "
                 "threshold the content comes back as it is.",
-                args=("content", "tool", "name", "store_always", "format", "raw"),
+                args=("content", "tool", "name", "store_always", "format", "raw", "no_redact"),
                 required=("content",), read_only=False, idempotent=True, toolset="session"),),
     cli_input="streams:ingest_stdin")

@@ -52,8 +52,9 @@ from scratch.words import plural
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Step
     from scratch.answers.kernel.result import Speller
-    from scratch.query.items import Where
+    from scratch.query.items import Absent, Where
     from scratch.query.paths import ParsedPath
+    from scratch.valuecounts import CountBy
 
 SAMPLE_ROWS = 20  # rows rendered to estimate a refused window's cost
 WHERE_SAMPLE = 200  # items a --where key is looked for in, to warn about a misspelling
@@ -247,7 +248,9 @@ class RowsAnswer(Candidate):
                      else "no rows shown" if self.count else "none to show")
             what = (f"{self.count:,} of {plural(self.selection.seen, noun, grouped=True)} "
                     "match the filter" if self.where else plural(self.count, noun, grouped=True))
-            order = f", by {self.sort}{' descending' if self.desc else ''}" if self.sort else ""
+            # ascending said too: the order an agent did not ask for is the one it misreads
+            order = (f", by {self.sort} {'descending' if self.desc else 'ascending'}"
+                     if self.sort else "")
             notices = (f"{what}{order}; {shown}",)
         nulls = (self.selection.null_warning,) if self.selection is not None else ()
         warnings = (*self.source.warnings, *self._absent(items), *(w for w in nulls if w))
@@ -361,7 +364,7 @@ def _plain(c: Call) -> str:
 
 PREVIEW_CHARS = 200  # a string cell longer than this is cut, with the get-in that shows it
 
-FIELDS = Arg("Comma-separated paths in each item (a.b,c).", flags=("--fields",),
+FIELDS = Arg("Comma-separated paths in each item (a.b,c; len(a): its size).", flags=("--fields",),
              metavar="A,B.C")
 WHERE = Arg("RFC 9535 filter on each item, e.g. @.status >= 500; also number(), lower(), "
             "upper().",
@@ -497,6 +500,7 @@ def _count_by(target: Target, source: Items, path: str, by: list[str], where: st
     from scratch.query.items import compile_where
     flt = compile_where(where) if where else None
     counted, engine, seconds = count_by_items(source, by, flt)
+    check_counted_fields(source, by, counted, asked)
     return count_by_answer(asked, counted, command="iterate-over",
                            code="iterate_over_too_large", base=_base(target, path, where),
                            noun=source.noun, items=source.total,
@@ -504,6 +508,47 @@ def _count_by(target: Target, source: Items, path: str, by: list[str], where: st
                            fit=fit, warnings=(*source.warnings, *where_warnings(
                                source, flt, counted.total)),
                            on_close=target.index.close)
+
+
+def check_counted_fields(source: Items, by: list[str], counted: CountBy, asked: Call) -> None:
+    """Refuse a ``--count-by`` field that no item has: every item counted lacks it, and so
+    does every item of the first :data:`WHERE_SAMPLE` (not only those the filter kept).
+    Answering ``(missing) 60`` would read as a count; the error names the keys the items
+    have, and with one close key suggests the call with it."""
+    from scratch.errors import KeyPathNotFound
+    from scratch.query.items import absent_field, absent_warning
+    if not counted.total or not counted.buckets:
+        return
+    for i, name in enumerate(by):
+        if any(b.types[i] != "missing" for b in counted.buckets) or counted.other:
+            continue
+        n = min(source.total or 0, WHERE_SAMPLE)
+        fetched = source.fetch(list(range(n))) if n else {}
+        sample = [fetched[k] for k in range(n) if k in fetched]
+        bad = source.bad.keys()
+        a = absent_field(sample, name, source.field_path(name), skip=bad)
+        if a is None:
+            continue  # the first items have it: the filter kept only items without it
+        noun = "item" if source.noun == "item" else "row"
+        said = absent_warning(a, 0, max(0, n - 1), noun=noun, columns=source.table is not None)
+        if n < (source.total or 0):
+            said += f"; none of the {counted.total:,} {noun}s counted has it either"
+        suggestions = []
+        if a.rest is not None and len(a.near) == 1:
+            near = list(by)
+            near[i] = _near_field(a, source.table is not None)
+            suggestions.append(asked.with_args(count_by=near))
+        raise KeyPathNotFound(f"{argument('count_by')}: {said}", argument="count_by",
+                              field=name, suggestions=suggestions or None)
+
+
+def _near_field(a: Absent, columns: bool) -> str:
+    """The field ``a`` names with its one close key in place of the missing one."""
+    from scratch.pathnames import format_path
+    segments = [*a.at, a.near[0], *(a.rest or ())]
+    if columns and len(segments) == 1:
+        return str(segments[0])
+    return format_path(segments)
 
 
 def absent_warnings(items: list[Item], fields: list[str], parsed: list[ParsedPath],
@@ -515,7 +560,12 @@ def absent_warnings(items: list[Item], fields: list[str], parsed: list[ParsedPat
     item has, when a key close to them exists: a key absent from a window is normal, and
     ``!@.metadata.deletionTimestamp`` is about absence. ``spread``: the items are rows picked
     from across the array (a selection), not a window."""
-    from scratch.query.items import absent_field, absent_warning, where_paths
+    from scratch.query.items import (
+        absent_field,
+        absent_warning,
+        comparison_warnings,
+        where_paths,
+    )
     if not items:
         return ()
     last = offset + len(items) - 1
@@ -531,6 +581,9 @@ def absent_warnings(items: list[Item], fields: list[str], parsed: list[ParsedPat
         a = absent_field(items, text, p, skip=skip, offset=offset)
         if a is not None and a.near:
             out.append(absent_warning(a, offset, last, noun=noun, where=True, columns=columns))
+    if flt is not None:  # a comparison that meets only values of another type is never true
+        out += comparison_warnings(flt, (item for i, item in enumerate(items, offset)
+                                         if i not in skip))
     return tuple(out)
 
 
@@ -555,10 +608,11 @@ COMMAND = Command(
     "--where takes an RFC 9535 filter such as \"@.status.phase == 'Failed'\" and scans "
     "every item: --offset/--limit page the matching rows (a negative --offset counts "
     "from the end), and the answer says how many of all the items match. --sort orders "
-    "the rows by a field (numbers as numbers, nulls last).\n\n"
+    "the rows by a field, smallest first (numbers as numbers, nulls last); --desc, largest "
+    "first.\n\n"
     "--count gives just the number of items (matching --where); --count-by FIELD[,FIELD] "
     "gives value counts, biggest first: --limit of them (10 unless given), the rest as "
-    "'other', and the number of distinct values.\n\n"
+    "'other', and the number of distinct values; values tied for the most are said.\n\n"
     "A map of records (an object whose values are objects, such as an OpenAPI "
     "definitions) is rows too, each with its key in _key (--key-field picks the name). "
     "[*] flattens nested arrays across items: items[*].status.containerStatuses gives "

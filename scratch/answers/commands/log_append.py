@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers.commands._args import NAME
+from scratch.answers.commands._args import NAME, NO_REDACT
 from scratch.answers.kernel.result import Result
 from scratch.declare import Arg, Command, Param, Tool
 from scratch.errors import UsageError, argument
@@ -20,7 +20,8 @@ LINES = Arg("Append each non-empty line as its own entry.", flags=("--lines",), 
 
 
 def append(ctx: Context, name: Annotated[str, NAME], entry: Annotated[str | None, ENTRY] = None,
-           lines: Annotated[bool, LINES] = False, *,
+           lines: Annotated[bool, LINES] = False,
+           no_redact: Annotated[bool, NO_REDACT] = False, *,
            entries: list[bytes] | list[str] | None = None) -> Result:
     """Append ``entry`` (each non-empty line of it with ``lines``), or ``entries`` as the
     interface read them (the CLI's stdin, the tool's entry)."""
@@ -33,10 +34,17 @@ def append(ctx: Context, name: Annotated[str, NAME], entry: Annotated[str | None
             entries = [line for line in entries[0].splitlines() if line.strip()]
     raw = [e.encode("utf-8", errors="surrogateescape") if isinstance(e, str) else e
            for e in entries]
-    rec = logs.append(ctx.store(), name, raw)
+    from scratch.answers.capture import policy_for, redact_entries, said, sentence
+    raw, redaction = redact_entries(ctx, raw, policy_for(ctx, None, no_redact=no_redact))
+    rec = logs.append(ctx.store(), name, raw, redaction=redaction)
     what = (f"entry {rec['first_id']}" if rec["count"] == 1
             else f"{rec['count']} entries, ids {rec['first_id']}-{rec['last_id']}")
-    return Result("log append", data=rec, text=f"{name}: appended {what}\n")
+    text = f"{name}: appended {what}\n"
+    told = said(redaction)
+    if told is not None:
+        rec["redacted"] = told
+        text += f"{name}: {sentence(told)}\n"
+    return Result("log append", data=rec, text=text)
 
 
 def _to_core(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
@@ -44,13 +52,19 @@ def _to_core(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
     entry = args["entry"]
     entries = [entry if isinstance(entry, bytes)
                else str(entry).encode("utf-8", errors="surrogateescape")]
-    return {"name": args["name"], "entries": entries}
+    out: dict[str, ArgValue] = {"name": args["name"], "entries": entries}
+    if args.get("no_redact") is not None:
+        out["no_redact"] = args["no_redact"]
+    return out
 
 
 def _from_core(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
     entries = args.get("entries")
     first = entries[0] if isinstance(entries, list) and entries else ""
-    return {"name": args.get("name"), "entry": first}
+    out: dict[str, ArgValue] = {"name": args.get("name"), "entry": first}
+    if args.get("no_redact"):
+        out["no_redact"] = args["no_redact"]
+    return out
 
 
 COMMAND = Command(
@@ -64,5 +78,6 @@ COMMAND = Command(
                 # one entry, always given: text, stored as its UTF-8 bytes
                 own=(Param("entry", "bytes", False, True, None,
                            Arg("The entry.", max_length=1 << 20)),),
-                args=("name", "entry"), reshape=(_to_core, _from_core), read_only=False,
+                args=("name", "entry", "no_redact"), reshape=(_to_core, _from_core),
+                read_only=False,
                 toolset="files"),))

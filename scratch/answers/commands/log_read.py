@@ -21,7 +21,10 @@ LIMIT = Arg("At most this many entries.", flags=("--limit",), metavar="N", minim
 
 def read(ctx: Context, name: Annotated[str, NAME], since: Annotated[int, SINCE] = 0,
          limit: Annotated[int, LIMIT] = 100, fit: Annotated[bool, FIT] = False) -> Candidate:
-    rec = logs.read(ctx.store(), name, since, limit)
+    from scratch.answers.kernel.target import entry_name
+    store = ctx.store()
+    name = entry_name(store, name)
+    rec = logs.read(store, name, since, limit)
     return LogEntries(name, rec["entries"], since=since, limit=limit,
                       has_more=rec["has_more"], fit=fit, warnings=tuple(rec["warnings"]))
 

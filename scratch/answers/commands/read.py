@@ -5,8 +5,10 @@ Invariants:
   the schema at a depth that fits, the most first lines that fit (``head`` with K lines) and
   ``read`` with fit, which pages the entry by lines (see :mod:`scratch.answers.line_ranges`).
 - Binary content is priced as the ~4 bytes a token of text averages, so it cannot slip past
-  the cap and the budget; it is not shown as text on a terminal (or to a model) unless
-  ``raw``.
+  the cap and the budget; it is not shown unless ``raw`` (on a terminal, to a model, or to an
+  agent's pipe alike: an agent reads stdout through a pipe, and NUL bytes in its context are
+  a dump, not an answer); its lines are shown escaped by head, tail and slice, and its bytes
+  exactly by export.
 - A diff is priced as :mod:`scratch.answers.changes` says.
 """
 
@@ -94,22 +96,19 @@ class WholeEntry(Candidate):
 SINCE_VERSION = Arg("Show only what changed since this version.", flags=("--since-version",),
                     metavar="N", minimum=1, show_default=False)
 RAW = Arg("Show binary content as text.", flags=("--raw",))
-TERMINAL = Arg("The answer is read on a terminal or by a model, not piped: binary content "
-               "becomes a note.", supplied="terminal", cli=False, mcp=False)
 
 
 def read(ctx: Context, ref: Annotated[str, REF],
          since_version: Annotated[int | None, SINCE_VERSION] = None,
          context: Annotated[int, CONTEXT] = 3, raw: Annotated[bool, RAW] = False,
-         fit: Annotated[bool, FIT] = False, *, terminal: Annotated[bool, TERMINAL] = False
-         ) -> Candidate | Result:
+         fit: Annotated[bool, FIT] = False) -> Candidate | Result:
     if since_version is not None:
         return read_since(ctx, ref, since_version, context)
     asked = call("read", ref=ref, raw=raw or None, fit=fit or None)
     target = open_target(ctx, ref)
     if target.format == "binary" or target.binary:
         size = target.path.stat().st_size
-        if terminal and not raw:
+        if not raw:
             target.index.close()
             info = {"name": target.name, "version": target.version, "binary": True,
                     "bytes": size}
@@ -137,7 +136,8 @@ def read_since(ctx: Context, ref: str, since: int, context: int = 3) -> Candidat
 COMMAND = Command(
     "read", "The whole content of REF (NAME or NAME@N) if it fits the per-call cap and budget, "
     "or with --since-version N what changed since version N as a compact diff.\n\n"
-    "Binary content is not printed to a terminal unless --raw.\n\n"
+    "Binary content is not printed unless --raw (head, tail and slice show its lines "
+    "escaped; export writes its bytes).\n\n"
     "Example: scratch read notes/plan.md --since-version 2",
     read,
     tools=(Tool("read", "A whole entry, if it fits (since_version: what changed).",

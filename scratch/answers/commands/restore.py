@@ -15,16 +15,20 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.calls import ArgValue
 
-REF = Arg("Entry and the version to bring back.", metavar="NAME@N", max_length=1024)
+REF = Arg("Entry and the version to bring back.", metavar="NAME@N", max_length=1024,
+          complete="names")
 VERSION = Arg("The version to bring back.", minimum=1)
 
 
 def restore(ctx: Context, ref: Annotated[str, REF]) -> Result:
+    from scratch.answers.kernel.target import entry_name
     name, version = split_ref(ref)
     if version is None:
         raise UsageError("restore needs a version: restore NAME@N", code="invalid_ref",
                          suggestions=[call("history", name=name)])
-    rec = ctx.store().restore(name, version)
+    store = ctx.store()
+    name = entry_name(store, name, deleted=True)
+    rec = store.restore(name, version)
     data = {"name": name, "restored_from": version, "version": rec["version"],
             "unchanged": rec["unchanged"]}
     text = (f"{name}: version {version} is already the current content\n" if rec["unchanged"]

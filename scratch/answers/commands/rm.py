@@ -14,7 +14,10 @@ if TYPE_CHECKING:
 
 
 def rm(ctx: Context, name: Annotated[str, NAME]) -> Result:
-    rec = ctx.store().remove(name)
+    from scratch.answers.kernel.target import entry_name
+    store = ctx.store()
+    name = entry_name(store, name)
+    rec = store.remove(name)
     if rec["kind"] == "log":
         return Result("rm", data=rec, text=f"Deleted log {name}\n")
     back = call("restore", ref=f"{name}@{rec['versions']}")

@@ -9,6 +9,7 @@ import subprocess
 import threading
 from typing import IO, TYPE_CHECKING, Annotated, cast
 
+from scratch.answers.commands._args import NO_REDACT
 from scratch.answers.commands._store_args import FORMAT, RAW, STORE_ALWAYS, TOOL
 from scratch.answers.kernel.result import Meta, Result
 from scratch.declare import Arg, Command
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.rendering import Rendering
-    from scratch.calls import Progress
+    from scratch.progress import Progress
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
 
@@ -151,17 +152,18 @@ def run(ctx: Context, tool: Annotated[str | None, TOOL] = None,
         format: Annotated[str | None, FORMAT] = None, raw: Annotated[bool, RAW] = False,
         store_always: Annotated[bool, STORE_ALWAYS] = False,
         name: Annotated[str | None, NAME] = None,
-        words: Annotated[list[str] | None, WORDS] = None, *, progress: Progress | None = None,
+        no_redact: Annotated[bool, NO_REDACT] = False,
+        words: Annotated[list[str] | None, WORDS] = None, *,
         rendering: Rendering | None = None) -> Result:
     """``run``: see :func:`run_command`."""
     words = words or []
     return run_command(ctx, words, name=name, tool=tool, fmt=format, raw=raw,
-                       store_always=store_always, progress=progress, rendering=rendering)
+                       store_always=store_always, rendering=rendering, no_redact=no_redact)
 
 
 def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str | None,
                 fmt: str | None, raw: bool, store_always: bool, progress: Progress | None = None,
-                rendering: Rendering | None = None) -> Result:
+                rendering: Rendering | None = None, no_redact: bool = False) -> Result:
     """The command's stderr goes straight to ours; its stdout is spooled, then ingested.
 
     The exit status is only known once stdout closes, so the output is spooled first and
@@ -169,12 +171,14 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     scratch itself was interrupted (SIGINT, SIGTERM) while reading it; then scratch exits with
     128 + that signal's number.
     """
+    from scratch import progress as reporting
     from scratch.answers.ingest import IngestOptions, check_options, default_tool, ingest_spooled
     from scratch.spool import spool
+    progress = progress or reporting.report
     if not words:
         raise UsageError("nothing to run: no command was given", code="invalid_argument")
     opts = IngestOptions(name=name, tool=tool or default_tool(words), fmt=fmt, raw=raw,
-                         store_always=store_always)
+                         store_always=store_always, no_redact=no_redact)
     store = ctx.store()
     check_options(opts, store)  # a bad NAME or format must not cost a command run and output
     tmp_dir = store.cache_dir / "tmp"
@@ -200,8 +204,7 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
         assert proc.stdout is not None
         try:
             pipe = cast("IO[bytes]", WakingPipe(proc.stdout.fileno(), interrupts))
-            spooled = spool(pipe, tmp_dir,
-                            progress=(lambda n: progress("read", n, None)) if progress else None)
+            spooled = spool(pipe, tmp_dir, progress=lambda n: progress("read", n, None))
             code = proc.wait()
         except KeyboardInterrupt:  # only where no handler could be installed
             proc.send_signal(signal.SIGINT)

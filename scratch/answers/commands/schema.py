@@ -19,7 +19,7 @@ import json
 from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import REF
-from scratch.answers.kernel.candidate import SHRINK, Candidate, Step
+from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate, Step
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
@@ -143,6 +143,10 @@ def _log_lines(info: Info) -> list[str]:
     rec = _records(info)
     if rec is not None:
         out += _record_lines(rec)
+    else:  # in no known format, and the miner found no templates: say why
+        mined = (info.get("records") or {}).get("templates")
+        if isinstance(mined, dict) and mined.get("reason"):
+            out.append(f"line templates: none ({mined['reason']})")
     return out
 
 
@@ -166,6 +170,10 @@ def _record_lines(rec: Info) -> list[str]:
         at = ", ".join(str(x) for x in rec["header_changes"])
         out.append(f"headers: the fields change at line {at} (each part is read with the "
                    "header above it)")
+    from scratch.answers.sources.log_records import nulls_of
+    nulls = nulls_of(rec)
+    if nulls:  # a '-' that reads as null surprises whoever expected the text
+        out.append(f"nulls: {nulls}")
     out.append("fields (records at .; lines that do not parse have _line and _raw only):")
     for f in field_rows(rec):
         types = "|".join(f["types"]) or f["type"]
@@ -289,7 +297,14 @@ class SchemaAnswer(Candidate):
         return SchemaAnswer(self.target, k, owner=False, path=self.path)
 
     def plan(self) -> list[Step]:
-        return [SHRINK]
+        # a shape too wide for any depth (hundreds of keys at the top) still has a way in:
+        # the entry's first lines that fit, so a refusal never ends without a call that runs
+        total = self.target.index.line_count
+        steps: list[Step] = [SHRINK]
+        if total:
+            steps.append(Alternative(call=call("head", ref=self.target.ref, lines=total),
+                                     shrink=True, last_resort=True))
+        return steps
 
     def close(self) -> None:
         if self._owner:

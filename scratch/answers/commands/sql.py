@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Annotated
 from scratch.answers.commands._args import FIT, KEY_FIELD, REF
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.result import Words
 from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.row_lists import RowList, cell_text
 from scratch.calls import Call, call
@@ -128,9 +129,8 @@ def source_of(target: Target, path: str | None = None, key_field: str | None = N
         from scratch.answers.sources.log_records import LogRows, parsed_log
         rec = parsed_log(target)
         if rec is not None:
-            log = LogRows(target, rec)
-            return (Source.records(lambda: log.iter_rows(0, log.total)),
-                    f"the {plural(log.total, 'record', grouped=True)} of a {rec['format']} log")
+            log = LogRows(target, rec)  # its records: header lines are no rows
+            return Source.records(log.iter_records), log.about()
     if getattr(target.index, "layout", None) == "ndjson" and path in (None, ".", "$", ""):
         lines = plural(target.index.line_count, "line", grouped=True)
         return Source.ndjson(target.path), f"the {lines}"
@@ -190,6 +190,8 @@ def _with_copy(src: Source, target: Target, path: str | None,
     format and ``path`` (a new argument that changes which rows a path gives belongs here)."""
     from scratch.query.sqlcopy import copy_for
     extra = [target.format, path] if src.kind in ("rows", "lines") else []
+    if target.format == "log" and src.kind == "rows":
+        extra.append("records")  # a log's rows lost its header lines: copies made before differ
     return src.with_copy(copy_for(target.index.index_dir, src.kind, src.location,
                                   src.delimiter, src.columns, extra=str(extra)))
 
@@ -219,8 +221,10 @@ TABLE = Arg("More entries as tables: comma-separated NAME=REF.", flags=("--table
 SQL_PATH = Arg("The array (map of records, items[*].lines) whose items are the rows "
                "(default: the largest).",
                flags=("--path",), metavar="PATH")
-DESCRIBE = Arg("List the columns and types instead.",
+DESCRIBE = Arg("List the columns and types instead (nested ones in short).",
                flags=("--describe",))
+COLUMN = Arg("With describe: this column's fields, one level in (a.b: deeper).",
+             flags=("--column",), metavar="COLUMN", max_length=4096)
 OFFSET = Arg("Skip this many rows; negative: from the end.",
              flags=("--offset",), metavar="N")
 LIMIT = Arg("At most this many rows (a query keeps 10,000).",
@@ -230,9 +234,16 @@ LIMIT = Arg("At most this many rows (a query keeps 10,000).",
 def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUERY] = None,
         table: Annotated[list[str] | None, TABLE] = None,
         path: Annotated[str | None, SQL_PATH] = None,
-        describe: Annotated[bool, DESCRIBE] = False, offset: Annotated[int, OFFSET] = 0,
+        describe: Annotated[bool, DESCRIBE] = False,
+        column: Annotated[str | None, COLUMN] = None, offset: Annotated[int, OFFSET] = 0,
         limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT] = False,
         key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
+    if column is not None and not describe:
+        raise UsageError(f"{argument('column')} opens a column of {argument('describe')}: "
+                         "give both", code="invalid_argument", argument="column",
+                         suggestions=[call("sql", ref=ref, describe=True, column=column,
+                                           path=path, table=split_tables(table) or None,
+                                           key_field=key_field)])
     if describe and query:
         raise UsageError(f"{argument('describe')} lists the tables' columns; give it without "
                          f"{argument('query')}", code="invalid_argument", argument="describe")
@@ -245,7 +256,7 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
                          code="invalid_argument", argument="limit")
     names = split_tables(table)
     asked = call("sql", ref=ref, query=query, table=names or None, path=path,
-                 describe=describe or None, offset=offset or None, limit=limit,
+                 describe=describe or None, column=column, offset=offset or None, limit=limit,
                  fit=fit or None, key_field=key_field)
     target = open_target(ctx, ref, logs=True)
     opened: list[Target] = []
@@ -267,7 +278,7 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
         copies = copy_mode(ctx)
         if describe:
             return _describe(asked, sources, about, base, tmp, offset=offset, limit=limit,
-                             fit=fit, on_close=close, copies=copies)
+                             fit=fit, on_close=close, copies=copies, column=column)
         return _query(asked, sources, str(query), base, tmp, ref=target.ref, offset=offset,
                       limit=limit, fit=fit, on_close=close, copies=copies)
     except BaseException:
@@ -333,8 +344,11 @@ def _query(asked: Call, sources: dict[str, Source], query: str, base: Mapping[st
 
 def _describe(asked: Call, sources: dict[str, Source], about: dict[str, str],
               base: Mapping[str, object], tmp: Path, *, offset: int, limit: int | None, fit: bool,
-              on_close: Callable[[], None], copies: str = "off") -> Candidate:
-    from scratch.query.sql import describe
+              on_close: Callable[[], None], copies: str = "off",
+              column: str | None = None) -> Candidate:
+    """The tables' columns and their types, a nested type in short (a record of 42 fields
+    is ``STRUCT(42 fields)``); with ``column``, the fields one level inside that column."""
+    from scratch.query.sql import describe, outlined, short_type
     try:
         described = describe(sources, tmp_dir=tmp, copies=copies)
     except ScratchError:
@@ -344,22 +358,92 @@ def _describe(asked: Call, sources: dict[str, Source], about: dict[str, str],
         if err is None:
             raise
         raise err from None
-    rows = [(table, column, kind) for table, cols in described.items()
-            for column, kind in cols]
+    said: list[str | Words] = []
+    extra: dict[str, object] = {}
+    if column is not None:
+        rows, opened = _opened(described, column)
+        said += opened
+        extra["column"] = column
+    else:
+        rows = [(table, name, short_type(kind)) for table, cols in described.items()
+                for name, kind in cols]
+        short = [name for cols in described.values() for name, kind in cols if outlined(kind)]
+        if short:
+            first = call("sql", ref=asked.args["ref"], describe=True, column=short[0],
+                         path=asked.args.get("path"), table=asked.args.get("table"),
+                         key_field=asked.args.get("key_field"))
+            extra.update(outlined=short, expand=first)
+            said.append(Words((f"{plural(len(short), 'type')} in short (STRUCT(n fields)); "
+                               "a column's fields: ", first)))
 
     def make_data(shown: list[tuple[str, str, str]], start: int, k: int) -> dict[str, object]:
         tables: dict[str, list[dict[str, str]]] = {}
-        for table, column, kind in shown:
-            tables.setdefault(table, []).append({"column": column, "type": kind})
-        return {**base, "columns": tables, "offset": start, "column_count": len(rows)}
+        for table, name, kind in shown:
+            tables.setdefault(table, []).append({"column": name, "type": kind})
+        return {**base, "columns": tables, "offset": start, "column_count": len(rows), **extra}
 
-    def notices(start: int, k: int) -> tuple[str, ...]:
-        return tuple(f"{table} = {what}" for table, what in about.items())
+    def notices(start: int, k: int) -> tuple[str | Words, ...]:
+        return (*(f"{table} = {what}" for table, what in about.items()), *said)
 
     return RowList(asked, command="sql", code="sql_too_large",
                    columns=["table", "column", "type"], rows=rows, offset=offset, limit=limit,
                    fit=fit, cells=lambda r: [cell_text(x) for x in r], make_data=make_data,
                    notices=notices, on_close=on_close)
+
+
+def _opened(described: Mapping[str, list[tuple[str, object]]], column: str
+            ) -> tuple[list[tuple[str, str, str]], list[str | Words]]:
+    """The rows of ``--describe --column COLUMN``: the fields one level inside the column (a
+    dot path goes deeper through its records' fields; maps and lists are stepped through),
+    in every table that has it; and what the column is."""
+    from scratch.errors import KeyPathNotFound
+    from scratch.pathnames import format_path
+    from scratch.query.paths import parse_path
+    from scratch.query.sql import expand_type, short_type
+    segments: list[object] = list(parse_path(column).segments or [])
+    if not segments:
+        raise UsageError(f"{argument('column')} names a column (and its fields: a.b), not "
+                         f"{column!r}", code="invalid_argument", argument="column")
+    names = [str(x) for x in segments]
+    rows: list[tuple[str, str, str]] = []
+    said: list[str | Words] = []
+    columns: list[str] = []
+    for table, cols in described.items():
+        kinds = dict(cols)
+        columns += [c for c in kinds if c not in columns]
+        if names[0] not in kinds:
+            continue
+        try:
+            opened = expand_type(kinds[names[0]], names[1:])
+        except KeyError as exc:
+            at, fields = exc.args
+            where = format_path(names[:at + 1])
+            raise KeyPathNotFound(_no_such(f"{where} has no field {names[at + 1]!r}",
+                                           names[at + 1], fields, "its fields"),
+                                  argument="column", column=column) from None
+        path = format_path(names)
+        how = {"value": "values", "element": "elements"}
+        through = " of its ".join(how[s] for s in opened.steps)
+        if opened.fields:
+            said.append(f"{table}.{path} is {short_type(opened.kind)}: "
+                        + (f"the fields of its {through}" if through else "its fields"))
+            rows += [(table, format_path([*names, name]), short_type(kind))
+                     for name, kind in opened.fields]
+        else:
+            said.append(f"{table}.{path} holds no record to open")
+            rows.append((table, path, str(opened.kind)))
+    if not rows:
+        raise KeyPathNotFound(_no_such(f"no table has a column {names[0]!r}", names[0], columns,
+                                       "the columns"), argument="column", column=column)
+    return rows, said
+
+
+def _no_such(what: str, name: str, known: list[str], label: str) -> str:
+    from scratch.query.items import close_keys
+    near = close_keys(name, known)
+    shown = ", ".join(known[:20]) + (f", ... {len(known) - 20} more" if len(known) > 20 else "")
+    return (what + (f"; did you mean {' or '.join(near)}?" if near else "")
+            + f" ({label}: {shown})")
 
 
 COMMAND = Command(
@@ -370,7 +454,9 @@ COMMAND = Command(
     "largest array of objects; --path may name a map of records, or items[*].lines for "
     "nested arrays flattened), NDJSON lines, CSV/TSV rows, a parsed log's records, or text "
     "lines as (line, text).\n\n"
-    "--describe lists each table's columns and types. Rows print as a tab-separated table "
+    "--describe lists each table's columns and types (a nested one in short: STRUCT(42 "
+    "fields), MAP(VARCHAR, STRUCT(11 fields))); --describe --column NAME lists the fields "
+    "one level inside column NAME (NAME.field for deeper). Rows print as a tab-separated table "
     "(--json: columns, types and rows); --fit pages them.\n\n"
     "Example: scratch sql access \"SELECT status, count(*) AS n FROM entry GROUP BY status "
     "ORDER BY n DESC\"\n\n"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from scratch.answers.commands._args import REF
 from scratch.answers.commands.schema import schema_text
@@ -33,19 +33,24 @@ from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
 from scratch.calls import call
-from scratch.declare import Command, Tool
+from scratch.declare import Arg, Command, Tool
 from scratch.errors import LimitExceeded, ScratchError
 from scratch.locking import atomic_write
 from scratch.words import plural
 
 if TYPE_CHECKING:
+    from scratch.answers.model_summary import SummaryModel, Unavailable
     from scratch.answers.sources.items import Info
 
 SMALL_ENTRY_TOKENS = 1000
-LOCAL_VERSION = "v2"  # of the local summary's content (v2: Kubernetes signals); in its key
+LOCAL_VERSION = "v3"  # of the local summary's content (v3: request logs by status); in its key
 ERROR_WORDS = r"error|fail|fatal|exception|denied|panic|refused|timed? ?out"
 ERROR_LEVELS = ("FATAL", "CRITICAL", "ERROR", "SEVERE", "PANIC", "WARN", "WARNING")
 
+
+# a model that was asked and did not answer (scratch.answers.model_summary)
+MODEL_FAILURES = frozenset({"sampling_refused", "sampling_timeout", "sampling_failed",
+                            "sampling_unavailable", "summary_model_failed"})
 
 TOP_VALUES = 10  # value counts listed per field; the rest is one "N more" figure
 MAX_DISTINCT = 1000  # a field with more distinct values is not a category
@@ -118,6 +123,10 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
         for key in ("timestamp_format", "time_range", "levels", "columns", "headings"):
             if info.get(key):
                 lines.append(f"{key}: {_j(info[key])}")
+        if rec is not None:
+            status = _status_summary(target, rec)
+            if status is not None:  # requests fail by their status, not by words in a URL
+                return "\n".join(lines + status) + "\n"
     sample: list[str] = []
     for level in ERROR_LEVELS:
         section = index.section(f"level:{level}")
@@ -135,6 +144,54 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+SAMPLE_LINES = 10  # error lines a summary shows
+
+
+def _status_summary(target: Target, rec: Info) -> list[str] | None:
+    """A request log's errors by HTTP status (its format's status field, see
+    :class:`scratch.formats.logbase.Field`): the server errors (5xx) and the client errors
+    (4xx) counted by code, and a sample of the 5xx lines. None when the format has no status
+    field."""
+    from scratch.answers.sources.log_records import LogRows
+    rows = LogRows(target, rec)
+    field = next((f.name for f in rows.format.fields if f.status), None)
+    if field is None:
+        return None
+    facet = (rec.get("facets") or {}).get(field) or {}
+    counts: dict[int, int] = {}
+    if facet.get("values"):
+        for value, n in facet["values"]:
+            if isinstance(value, int) and not isinstance(value, bool):
+                counts[value] = counts.get(value, 0) + int(n)
+    else:  # too many distinct values for a facet: count them here
+        for row in rows.iter_rows(0, rows.total):
+            value = row.get(field)
+            if isinstance(value, int) and not isinstance(value, bool):
+                counts[value] = counts.get(value, 0) + 1
+    requests = sum(counts.values())
+    out = []
+    for low, label in ((500, "server errors (status 5xx)"), (400, "client errors (4xx)")):
+        codes = sorted(((c, n) for c, n in counts.items() if low <= c < low + 100),
+                       key=lambda p: (-p[1], p[0]))
+        total = sum(n for _, n in codes)
+        shown = ", ".join(f"{c} {n:,}" for c, n in codes) if codes else "none"
+        out.append(f"{label}: {total:,} of {plural(requests, 'request', grouped=True)}"
+                   + (f": {shown}" if codes else ""))
+    sample = []
+    for row in rows.iter_rows(0, rows.total):
+        value = row.get(field)
+        if isinstance(value, int) and value >= 500 and row.get("_line"):
+            lineno = int(row["_line"])
+            raw = target.index.read_lines(lineno, lineno)[0]
+            sample.append(f"  {lineno}: {raw.decode('utf-8', errors='replace')[:200]}")
+            if len(sample) >= SAMPLE_LINES:
+                break
+    if sample:
+        out.append(f"error lines (sample, {field} 5xx):")
+        out += sample
+    return out
+
+
 def _records(target: Target) -> Info | None:
     from scratch.answers.sources.log_records import parsed_log
     return parsed_log(target)
@@ -150,6 +207,14 @@ def _records_summary(rec: Info) -> list[str]:
              + (f", {rec['blank']:,} blank" if rec.get("blank") else "")
              + (", " + plural(int(rec["directives"]), "header line", grouped=True)
                 if rec.get("directives") else "")]
+    if rec.get("format") == "templates":  # a mined log: its templates, the commonest first
+        templates = sorted(rec.get("templates") or [], key=lambda t: (-t[2], t[0]))
+        lines.append(f"{plural(len(templates), 'line template', grouped=True)} (Drain), "
+                     "the commonest (#id ×lines text):")
+        lines += [f"  #{tid} ×{n:,} {text[:200]}" for tid, text, n in templates[:TOP_VALUES]]
+        if len(templates) > TOP_VALUES:
+            lines.append(f"  … {len(templates) - TOP_VALUES:,} more")
+        return lines
     lines.append("values of " + ", ".join(f["name"] for f in rec.get("fields") or []
                                           if not f["name"].startswith("_")) + ":")
     for name, facet in (rec.get("facets") or {}).items():
@@ -241,16 +306,62 @@ def command_summary(ctx: Context, target: Target, command: str) -> str:
     return "\n\n".join(answers) + "\n"
 
 
-def summarize(ctx: Context, ref: Annotated[str, REF]) -> Candidate:
+BY_MODEL = Arg("A summary written by a model: the MCP client's own (sampling) when it offers "
+               "one, else llm's (the llm extra); else the local one, saying why. Cached per "
+               "version and model.", flags=("--by-model",))
+
+
+def summarize(ctx: Context, ref: Annotated[str, REF],
+              by_model: Annotated[bool, BY_MODEL] = False, *,
+              client_model: SummaryModel | Unavailable | None = None) -> Candidate:
+    """``client_model``: the model an interface offers for ``by_model`` (over MCP, the
+    client's through sampling, or why it cannot); nothing is sent to any model without
+    ``by_model``."""
     target = open_target(ctx, ref)
     try:
-        return _summary(ctx, target, ref)
+        return _summary(ctx, target, ref, client_model if by_model else False)
     except BaseException:
         target.index.close()
         raise
 
 
-def _summary(ctx: Context, target: Target, ref: str) -> Candidate:
+def _by_model(ctx: Context, target: Target, tokens: int,
+              offered: SummaryModel | Unavailable | None) -> Result | list[Unavailable]:
+    """The model-written summary's result, or why no model could write it."""
+    from scratch.answers.model_summary import Unavailable, cached, write_summary
+    if offered is not None and not isinstance(offered, Unavailable):
+        chosen: SummaryModel = offered  # the client's own (sampling)
+    else:  # else the user's, through llm
+        from scratch.answers.llm_model import llm_model
+        found_model = llm_model(ctx)
+        if isinstance(found_model, Unavailable):
+            return [offered, found_model] if offered is not None else [found_model]
+        chosen = found_model
+    found = cached(ctx, target, chosen)
+    hit = found is not None
+    if found is None:
+        try:
+            found = write_summary(ctx, target, chosen, tokens)
+        except ScratchError as exc:  # the next step: the summary no model has to write
+            if exc.code in MODEL_FAILURES:
+                exc.details["suggestions"] = [call("summarize", ref=target.ref)]
+            raise
+    calls = plural(found["model_calls"], "model call")
+    text = (f"{target.name}: summary by {found['model']} ({found['source']}, {calls}"
+            + ("" if found["complete"] else
+               f"; read lines {found['lines_read'][0]:,}-{found['lines_read'][1]:,} of "
+               f"{found['lines']:,}") + ")\n" + found["summary"])
+    warnings = [] if found["complete"] else [
+        f"the model read lines {found['lines_read'][0]:,}-{found['lines_read'][1]:,} of "
+        f"{found['lines']:,}: summarize.max_model_calls allows no more parts"]
+    data = {"name": target.name, "version": target.version, "mode": "model",
+            "summary": found["summary"], "cached": hit, "command": None,
+            **{k: v for k, v in found.items() if k != "summary"}}
+    return Result("summarize", data=data, text=text, meta={"cached": hit}, warnings=warnings)
+
+
+def _summary(ctx: Context, target: Target, ref: str,
+             offered: SummaryModel | Unavailable | None | Literal[False]) -> Candidate:
     spec = ctx.encoding()
     base = target.index.total_tokens(spec.base) or 0
     tokens = spec.scale(base)
@@ -260,6 +371,12 @@ def _summary(ctx: Context, target: Target, ref: str) -> Candidate:
             "summary",
             code="entry_too_small", tokens=tokens, limit=SMALL_ENTRY_TOKENS,
             suggestions=[call("read", ref=target.ref)])
+    reasons: list[Unavailable] = []
+    if offered is not False:
+        made = _by_model(ctx, target, tokens, offered)
+        if isinstance(made, Result):
+            return _fixed(target, ref, made, by_model=True)
+        reasons = made
     command = ctx.config["summarize.command"]
     mode = "local" if not command else "cmd-" + hashlib.sha1(command.encode()).hexdigest()[:12]
     key = f"{target.key}-{mode}-{spec.name}"
@@ -275,7 +392,19 @@ def _summary(ctx: Context, target: Target, ref: str) -> Candidate:
         atomic_write(cache, text.encode(), fsync=False)
     data = {"name": target.name, "version": target.version, "mode": mode, "summary": text,
             "cached": cached, "command": command or None}
-    result = Result("summarize", data=data, text=text, meta={"cached": cached})
+    warnings: list[str] = []
+    if reasons:  # a model summary was asked and no model could write it
+        data["no_model"] = [{"code": r.code, "reason": r.reason, "next": r.next}
+                            for r in reasons]
+        warnings = [f"{r.code}: no model summary: {r.reason}; next: {r.next}"
+                    for r in reasons]
+    result = Result("summarize", data=data, text=text, meta={"cached": cached},
+                    warnings=warnings)
+    return _fixed(target, ref, result)
+
+
+def _fixed(target: Target, ref: str, result: Result, *, by_model: bool = False) -> Candidate:
+    """The summary as an answer: priced, with smaller answers when it does not fit."""
     from scratch.answers.commands.schema import schema_candidate
     from scratch.answers.line_ranges import LineRange
     total = target.index.line_count
@@ -284,20 +413,30 @@ def _summary(ctx: Context, target: Target, ref: str) -> Candidate:
         smaller.append(Alternative(candidate=lambda cap: LineRange(
             target, 1, total, command="head", numbers=True, fit=False, owner=False),
             shrink=True))
-    return Fixed(call("summarize", ref=ref), result, code="summarize_too_large",
+    return Fixed(call("summarize", ref=ref, by_model=by_model or None), result,
+                 code="summarize_too_large",
                  alternatives=smaller, on_close=target.index.close)
 
 
 COMMAND = Command(
-    "summarize", "A deterministic local summary of REF, cached per version.\n\n"
+    "summarize", "A deterministic local summary of REF, cached per version; or, with "
+    "--by-model, one written by a model.\n\n"
     "Format, size, outline, value counts of low-cardinality fields, numeric and time "
     "ranges, log levels and sample error lines; or, with summarize.command configured, "
     "that command's answer over the content in pieces.\n\n"
-    "Example: scratch summarize 1a2b",
+    "With --by-model a model writes it: over MCP the client's own model (sampling), when the "
+    "client declared that capability; else the model of the llm library (the llm extra: "
+    "summarize.llm_model, else llm's default model); else the local summary, with the "
+    "reason and the next step. Nothing is sent to a model without --by-model. Content larger "
+    "than the model's window is summarized in parts that fit, then combined: at most "
+    "summarize.max_model_calls calls. Cached per version and model; priced like any "
+    "answer.\n\n"
+    "Example: scratch summarize 1a2b --by-model",
     summarize,
     tools=(Tool("summarize", "A local summary of an entry: outline, value counts, ranges, "
-                "errors.", names={"ref": "file"}),
+                "errors; by_model: written by your own model (sampling).",
+                names={"ref": "file"}),
            Tool("summarize_file", "A deterministic local summary of a file.",
-                names={"ref": "path"}, primary=False, toolset="files")))
+                names={"ref": "path"}, args=("ref",), primary=False, toolset="files")))
 
 __all__ = ["COMMAND", "summarize"]

@@ -1,7 +1,8 @@
 """sync: fetch, merge and push the agent's namespace with the store's remotes; or (status) only
 say what would move.
 
-Over MCP an agent syncs its own namespace only: ``all`` (every agent's) is not offered there,
+An agent in a run syncs its run's namespace (its artifacts and events) with its own. Over MCP
+an agent syncs its own namespace (and its run's) only: ``all`` (every agent's) is not offered there,
 since an agent must not act on other agents. Where the store is pushed is the person's choice
 (``remote add``, on the command line only).
 """
@@ -15,19 +16,27 @@ from scratch.declare import Arg, Command, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
+    from scratch.store import Store
 
 REMOTE = Arg("The remote; every remote when left out.", metavar="[REMOTE]", max_length=255,
              complete="remotes", show_default=False)
 ALL = Arg("Sync every agent's namespace, not only this agent's.", flags=("--all",), mcp=False)
+REPLACE_HISTORY = Arg("Replace the remote's history when it holds entries purged here (in "
+                      "commits another store pushed since): what it has is kept, less the "
+                      "purged entries; pushed with a lease on what was fetched.",
+                      flags=("--replace-history",), mcp=False)
 STATUS = Arg("Only show, per agent, what is ahead and behind, what would move and what exists "
              "only here.", flags=("--status",))
 
 
 def sync(ctx: Context, remote: Annotated[str | None, REMOTE] = None,
-         all: Annotated[bool, ALL] = False, status: Annotated[bool, STATUS] = False) -> Result:
+         all: Annotated[bool, ALL] = False, status: Annotated[bool, STATUS] = False,
+         replace_history: Annotated[bool, REPLACE_HISTORY] = False) -> Result:
     from scratch.sync import chosen_remotes, report
-    store = ctx.store()
-    agents = None if all else [ctx.agent]
+    from scratch.sync.merge import RUN_KEY
+    store = ctx.store() if not ctx.coordinator else _store_of(ctx)
+    # this agent's namespace, and its run's (the artifacts every worker of it shares)
+    agents = None if all else [ctx.agent] + ([RUN_KEY + ctx.run] if ctx.run else [])
     names = chosen_remotes(store.root, remote)
     if status:
         from scratch.sync.status import status as sync_status
@@ -35,13 +44,19 @@ def sync(ctx: Context, remote: Annotated[str | None, REMOTE] = None,
         return Result("sync", data={"status": rows}, text=report.status_text(rows))
     from scratch.sync.engine import sync as sync_with
     from scratch.sync.ledger_export import export_calls
-    if names:
-        export_calls(store, agents)  # ledger.sync_log: the calls go with the sync
-    results = [sync_with(store, name, agents) for name in names]
+    if names:  # ledger.sync_log: the calls go with the sync (an agent's, not a run's)
+        export_calls(store, None if agents is None else [ctx.agent])
+    results = [sync_with(store, name, agents, replace=replace_history) for name in names]
     warnings = tuple(w for r in results for w in r["warnings"])
     return Result("sync", data={"remotes": results},
                   text=lambda spell: report.sync_text(results, ctx.agent, spell),
                   warnings=warnings)
+
+
+def _store_of(ctx: Context) -> Store:
+    """A coordinator's store (it has no scratchpad, but syncs its run)."""
+    from scratch.store import Store
+    return Store.open(ctx.root, ctx.agent, ctx.config)
 
 
 COMMAND = Command(

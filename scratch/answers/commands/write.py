@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers.commands._args import NAME
+from scratch.answers.commands._args import NAME, NO_REDACT
 from scratch.answers.kernel.result import Result
 from scratch.declare import Arg, Command, Param, Tool
 from scratch.errors import UsageError, argument
@@ -22,7 +22,8 @@ ALLOW_EMPTY = Arg("Store empty content instead of refusing it.", flags=("--allow
 def write(ctx: Context, name: Annotated[str, NAME],
           content: Annotated[bytes | None, CONTENT] = None,
           source: Annotated[str | None, SOURCE] = None,
-          allow_empty: Annotated[bool, ALLOW_EMPTY] = False) -> Result:
+          allow_empty: Annotated[bool, ALLOW_EMPTY] = False,
+          no_redact: Annotated[bool, NO_REDACT] = False) -> Result:
     """Store ``content`` (or the bytes of the file ``source``) as the next version of NAME.
 
     Every interface is held to the same limits here: content over ``limits.max_write_bytes``
@@ -44,14 +45,22 @@ def write(ctx: Context, name: Annotated[str, NAME],
     elif not content and not allow_empty:
         raise UsageError(f"the content was empty: nothing to store ({argument('allow_empty')} "
                          "stores an empty file)", code="empty_input", argument="allow_empty")
-    rec = ctx.store().write(name, content)
-    out = {k: rec[k] for k in ("name", "version", "bytes", "lines", "unchanged")}
+    from scratch.answers.capture import policy_for, redact, said, sentence
+    content, redaction = redact(ctx, content, policy_for(ctx, None, no_redact=no_redact))
+    rec = ctx.store().write(name, content, redaction=redaction)
+    out: dict[str, object] = {k: rec[k] for k in ("name", "version", "bytes", "lines",
+                                                  "unchanged")}
+    told = said(redaction)
+    if told is not None:
+        out["redacted"] = told
     if rec["unchanged"]:
         text = f"{name}: unchanged (version {rec['version']})\n"
     else:
         size = (f"{rec['bytes']:,} byte{'' if rec['bytes'] == 1 else 's'}, "
                 f"{rec['lines']:,} line{'' if rec['lines'] == 1 else 's'}")
         text = f"{name}: version {rec['version']} ({size})\n"
+    if told is not None:
+        text += f"{name}: {sentence(told)}\n"
     return Result("write", data=out, text=text)
 
 

@@ -9,7 +9,7 @@ Every command is one module of :mod:`scratch.answers.commands` named after it (`
 - ``describe`` has no side effects on the budget: it returns a candidate answer, or for
   commands that are not priced (writes, listings) their result.
 - The arguments a call may carry are the declaration's, plus the keyword-only parameters of the
-  answer function that the interface supplies itself (``rendering``, ``stream``, ``progress``).
+  answer function that the interface supplies itself (``rendering``, ``stream``).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def commands_under(word: str) -> list[Command]:
 
 def _supplied(fn: object) -> frozenset[str]:
     """The keyword-only parameters of an answer function that are not declared arguments: the
-    interface gives them (how it prints, its input stream, a progress callback)."""
+    interface gives them (how it prints, its input stream)."""
     names = {p.name for p in list(inspect.signature(fn).parameters.values())[1:]  # type: ignore[arg-type]
              if p.kind is p.KEYWORD_ONLY}
     return frozenset(names)

@@ -232,7 +232,13 @@ def _deliver(meter: Meter, c: Candidate) -> Result:
 
 def charge(meter: Meter, result: Result, c: Candidate | None = None) -> Result:
     """Price ``result`` exactly as printed and record it in the budget (refused, with ``c``'s
-    suggestions, when it does not fit after all)."""
+    suggestions, when it does not fit after all). An answer about an entry whose values were
+    redacted at capture (or that was stored unredacted) says so under ``meta["redacted"]``,
+    priced with the rest, when the candidate holds its target (else
+    :func:`scratch.answers.kernel.recording.redaction_meta` adds it, unpriced)."""
+    told = redaction_summary(getattr(getattr(c, "target", None), "info", None))
+    if told is not None and "redacted" not in result.meta:
+        result = result.with_meta({"redacted": told})
     from scratch.answers.kernel.result import ANSWER
     how = result.charge or ANSWER
     spec = meter.spec
@@ -265,6 +271,20 @@ def charge(meter: Meter, result: Result, c: Candidate | None = None) -> Result:
         budget.record_intercepted(intercepted)
         meta["intercepted"] = intercepted
     return result.with_meta(meta)
+
+
+def redaction_summary(info: object) -> dict[str, object] | None:
+    """What a version's info (or a log's) says of its redaction, when there is something to
+    say: values redacted, or stored unredacted."""
+    kept = info.get("redaction") if isinstance(info, dict) else None
+    if not isinstance(kept, dict):
+        return None
+    from scratch.redact.records import summary
+    told = summary(kept)
+    if told is None or (not told.get("count") and "unredacted" not in told):
+        return None
+    told.pop("carried", None)
+    return told
 
 
 def _meta(result: Result, spec: EncodingSpec, view: BudgetView, tokens: int,

@@ -2,7 +2,9 @@
 cost now, and the ``meta`` figures every priced answer reports.
 
 Invariants:
-- The budget of (agent, session) lives in ``state/budget/<agent>/<session>.json``; every
+- The budget of (agent, session) lives in ``state/budget/<agent>/<session>.json``, and that of a
+  worker of a run in ``state/runs/<run>/iteration-<n>/budget/<agent>/<session>.json`` (each
+  worker of each iteration has its own, sized to its own model's window); every
   check-and-record is one locked operation in :class:`scratch.tokens.Budget`.
 - What one answer may cost now is the per-call cap (``budget.max_extraction_tokens``; 0 or less
   means none) or what is left of the budget, whichever is smaller.
@@ -13,6 +15,8 @@ Invariants:
   answer is sized again on limits read under the lock (``limits_for(ctx, fresh=True)``).
 - A person at a terminal (:attr:`Context.person`) is not an agent: the budget is charged and
   shown, but never refuses; only the per-call cap limits an answer (it protects the screen).
+  Nor does it bind a run's coordinator (:attr:`Context.coordinator`), which has no scratchpad:
+  what it reads is held to the per-call cap alone.
 - The budget speaks before it runs out: once an answer leaves :data:`WARN_AT` or more of the
   usable budget used, ``meta["budget"]["warning"]`` says how much (the CLI's footer shows it).
 """
@@ -31,7 +35,8 @@ if TYPE_CHECKING:
 WARN_AT = (0.95, 0.80, 0.50)  # shares of the usable budget used that a footer warns about
 
 
-_PATHS: dict[tuple[Path, str, str], Path] = {}  # (root, agent, session) -> its state file
+# (root, agent, session, run, iteration) -> its state file
+_PATHS: dict[tuple[Path, str, str, str | None, int | None], Path] = {}
 
 
 def budget_for(ctx: Context) -> Budget:
@@ -39,12 +44,15 @@ def budget_for(ctx: Context) -> Budget:
     cfg = ctx.config
     window = context_window(cfg["model"] or None, cfg["budget.windows"],
                             cfg["budget.context_window"])
-    key = (ctx.root, ctx.agent, ctx.session)
+    key = (ctx.root, ctx.agent, ctx.session, ctx.run, ctx.iteration)
     path = _PATHS.get(key)
     if path is None:  # made once per session: a warm server asks for it in every answer
         if len(_PATHS) > 1024:
             _PATHS.clear()
-        path = _PATHS[key] = ctx.root / "state" / "budget" / ctx.agent / f"{ctx.session}.json"
+        base = ctx.root / "state"
+        if ctx.run is not None:
+            base = base / "runs" / ctx.run / f"iteration-{ctx.iteration}"
+        path = _PATHS[key] = base / "budget" / ctx.agent / f"{ctx.session}.json"
     return Budget(path, window=window, safety_margin=cfg["budget.safety_margin"],
                   max_extraction_tokens=cfg["budget.max_extraction_tokens"], root=ctx.root)
 
@@ -111,9 +119,10 @@ def limits_for(ctx: Context, *, fresh: bool = False) -> Limits:
     budget = budget_for(ctx)
     per_call = int(ctx.config["budget.max_extraction_tokens"])
     kept = None if fresh else budget.kept_view()
+    unbound = ctx.person or ctx.coordinator
     if kept is not None:
-        return Limits(budget_view(kept[0]), per_call, kept[1], ctx.person)
-    return Limits(budget_view(budget.status()), per_call, person=ctx.person)
+        return Limits(budget_view(kept[0]), per_call, kept[1], unbound)
+    return Limits(budget_view(budget.status()), per_call, person=unbound)
 
 
 def token_meta(count: int, spec: EncodingSpec) -> TokenMeta:

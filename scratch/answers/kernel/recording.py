@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from scratch import ledger
 from scratch.errors import UsageError
-from scratch.names import split_ref
+from scratch.names import ARTIFACT_PREFIX, split_ref
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Candidate
@@ -83,13 +83,20 @@ def _touched(call: Call, produced: Candidate | Result | None,
     else the entry its arguments name."""
     target = getattr(produced, "target", None)
     name = getattr(target, "name", None)
+    # an artifact's answers name it in its run; the ledger keeps its reference
+    ref = call.args.get("ref")
+    prefix = ""
+    if isinstance(ref, str) and ref.startswith(ARTIFACT_PREFIX):
+        prefix = ref[:ref.find("/") + 1] if "/" in ref else ""
     if isinstance(name, str):
         version = getattr(target, "version", None)
-        return name, version if isinstance(version, int) else None
+        return prefix + name, version if isinstance(version, int) else None
     data = result.data if result is not None else None
     if isinstance(data, Mapping) and isinstance(data.get("name"), str):
         version = data.get("version")
-        return data["name"], version if isinstance(version, int) and not isinstance(
+        named = data["name"] if data["name"].startswith(ARTIFACT_PREFIX) else \
+            prefix + data["name"]
+        return named, version if isinstance(version, int) and not isinstance(
             version, bool) else None
     for key in ("ref", "name"):
         value = call.args.get(key)
@@ -100,6 +107,47 @@ def _touched(call: Call, produced: Candidate | Result | None,
                 return value[:255], None
             return base[:255], number
     return None, None
+
+
+def redaction_meta(ctx: Context, call: Call, produced: Candidate | Result | None,
+                   result: Result) -> Result:
+    """``result`` with ``meta["redacted"]`` when the entry it answered about had values
+    redacted at capture (or was stored unredacted) and nothing said so yet."""
+    if "redacted" in result.meta or not ctx.has_store():
+        return result
+    data = result.data
+    if isinstance(data, Mapping) and "redacted" in data:
+        return result  # a capture's own answer says it in its data
+    try:
+        entry, version = _touched(call, produced, result)
+        if entry is None:
+            return result
+        meta = ctx.store().load_meta(entry)
+        if meta is None:
+            return result
+        from scratch.answers.kernel.fitting import redaction_summary
+        if meta["kind"] == "log":
+            cursor = meta.get("log")
+            told = redaction_summary({"redaction": cursor.get("redaction") if cursor else None})
+        else:
+            versions = meta["versions"]
+            if not versions:
+                return result
+            chosen = versions[version - 1] if version and 0 < version <= len(versions) \
+                else versions[-1]
+            told = redaction_summary(chosen.get("info"))
+    except Exception:  # noqa: BLE001 - said when it can be; the answer stands regardless
+        return result
+    return result if told is None else result.with_meta({"redacted": told})
+
+
+def _unredacted(result: Result | None) -> str | None:
+    """Why a capture was stored without redaction (its answer says so under ``redacted``)."""
+    data = result.data if result is not None else None
+    told = data.get("redacted") if isinstance(data, Mapping) else None
+    if isinstance(told, Mapping) and "unredacted" in told:
+        return str(told["unredacted"])
+    return None
 
 
 def charged(meta: Meta | None) -> int:
@@ -160,7 +208,11 @@ def record_call(ctx: Context, call: Call, started: float, *, result: Result | No
                           command=call.command, args=args_preview(call), outcome=outcome,
                           code=code, message=message, suggestions=suggestions,
                           tokens=charged(meta), intercepted=intercepted(meta),
-                          entry=entry, version=version, ms=ms, answer=answer)
+                          entry=entry, version=version, ms=ms, answer=answer, run=ctx.run,
+                          iteration=ctx.iteration, coordinator=ctx.coordinator)
+        unredacted = _unredacted(result)
+        if unredacted is not None:
+            rec["unredacted"] = unredacted
         ledger.append(ctx.root, rec, max_bytes=int(ctx.config.get(
             "ledger.max_bytes", ledger.DEFAULT_MAX_BYTES)))
     except Exception:  # noqa: BLE001,S110 - the record is lost, never the answer

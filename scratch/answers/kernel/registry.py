@@ -48,11 +48,14 @@ def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
         if exc.command is None:
             exc.command = call.command
         _retry_with_close_names(exc, call)
+        _say_how_entries_are_made(exc, rendering)
         record_call(ctx, call, started, error=exc, produced=produced)
         raise
     except Exception as exc:  # a bug: the interface reports it; the ledger says it happened
         record_call(ctx, call, started, error=exc, produced=produced)
         raise
+    from scratch.answers.kernel.recording import redaction_meta
+    result = redaction_meta(ctx, call, produced, result)
     record(ctx, call.command, result.meta)
     record_call(ctx, call, started, result=result, produced=produced, rendering=rendering)
     return result
@@ -72,6 +75,18 @@ def _retry_with_close_names(exc: Exception, asked: Call) -> None:
             rest = [s for s in exc.details.get("suggestions") or [] if s.command != "head"]
             exc.details["suggestions"] = retries + rest
             return
+
+
+def _say_how_entries_are_made(exc: Exception, rendering: Rendering) -> None:
+    """An unknown entry name nothing else explains: the message ends with how the caller
+    makes an entry, as the interface says it from the tools it offers (an MCP server offers
+    no ``write`` and may offer no ``ingest``; the proxy's are its upstreams' tools)."""
+    from scratch.errors import EntryNotFound
+    if not isinstance(exc, EntryNotFound) or exc.unmade is None:
+        return
+    said = rendering.entries_made(on_disk=exc.unmade == "path")
+    if said:
+        exc.extend("; " + said)
 
 
 def record(ctx: Context, command: str, meta: Meta) -> None:

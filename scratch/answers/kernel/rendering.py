@@ -11,6 +11,8 @@ Invariants:
   own count and the budget after it) says so with ``states_meta``.
 - ``text_prices``: the rendering prints a result's ``text`` and nothing else that costs, so a
   price the index already knows (``Result.price``) is its cost.
+- ``shows_data``: of a result with both ``text`` and ``data`` (a pointer), the rendering shows
+  the data (as JSON), not the text; what is sized to a rule (the pointer's) is what is shown.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Rendering:
     name = "text"
     states_meta = False
     text_prices = True
+    shows_data = False
 
     def spell(self, call: Call) -> str:
         raise NotImplementedError
@@ -38,6 +41,15 @@ class Rendering:
         """A call as structured output carries it (the pointer's ``next`` in JSON); here its
         command and arguments, an interface's own spelling in an override."""
         return {"command": call.command, "args": call.args}
+
+    def entries_made(self, *, on_disk: bool) -> str | None:
+        """How a caller of this interface makes an entry, said where a name is unknown
+        (``on_disk``: the name is a file on disk); None: nothing to say. Here the commands a
+        shell has (an MCP rendering says it from the tools its server offers)."""
+        if not on_disk:
+            return None
+        return ("that is a path on disk: entries are stored first (write stores a file as a "
+                "versioned entry, ingest stores a tool's output from stdin)")
 
     def cost(self, result: Result, spec: EncodingSpec) -> int:
         if self.text_prices and result.price is not None:

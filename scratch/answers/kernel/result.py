@@ -132,6 +132,7 @@ class Meta(TypedDict, total=False):
     total_matches: int  # grep -m: the matching lines in all, when it stopped early
     command_exit: int  # run: the command's exit status (128 + N when killed by signal N)
     interrupted: str  # run: the signal that interrupted scratch (SIGINT, SIGTERM)
+    redacted: dict[str, object]  # an entry's values redacted at capture: count, per rule
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -1,7 +1,10 @@
 """Resolve a REF to a file plus its index, and price line ranges from that index.
 
 REF is ``NAME``, ``NAME@VERSION``, or a unique prefix of the 8-hex hash that ends an automatic
-name (``kubectl_get/20261130T071502Z-1a2b3c4d`` is also reachable as ``1a2b``).
+name (``kubectl_get/20261130T071502Z-1a2b3c4d`` is also reachable as ``1a2b``); or, for an
+artifact of a run, ``artifact:RUN/NAME`` (``@VERSION`` too): read in place from the run's
+namespace, by a reader of that run only (:mod:`scratch.runs.access`), with the reader's own
+budget and encoding.
 
 Invariants:
 - The index of a stored version is keyed by the version's blob id and stored format
@@ -25,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.context import Context
 from scratch.errors import EntryNotFound, UsageError
-from scratch.names import split_ref
+from scratch.names import ARTIFACT_PREFIX, split_artifact, split_ref
 from scratch.store import Store, Version
 
 if TYPE_CHECKING:
@@ -41,7 +44,7 @@ class Target:
     """One resolved REF: the entry, its version and its index."""
 
     __slots__ = ("name", "version", "kind", "path", "index", "store", "info", "latest", "binary",
-                 "key", "spec")
+                 "key", "spec", "prefix")
 
     def __init__(self, name: str, version: int | None, kind: str, path: Path, index: EntryIndex,
                  store: Store, info: dict[str, object], latest: bool, binary: bool, key: str,
@@ -58,6 +61,7 @@ class Target:
         # what the content's caches are keyed by: ``<blob>.<format>``, or ``log-<hash>-<size>``
         self.key = key
         self.spec = spec  # the agent's encoding (scratch.tokens.EncodingSpec)
+        self.prefix = ""  # an artifact's: "artifact:RUN/" (the name is the run's entry's)
 
     def __repr__(self) -> str:
         return f"Target({self.name!r}, version={self.version!r}, kind={self.kind!r})"
@@ -65,7 +69,8 @@ class Target:
     @property
     def ref(self) -> str:
         """The REF that names exactly this content (the bare name for the current one)."""
-        return self.name if self.latest else f"{self.name}@{self.version}"
+        bare = self.prefix + self.name
+        return bare if self.latest else f"{bare}@{self.version}"
 
     @property
     def format(self) -> str:
@@ -104,7 +109,32 @@ def resolve_name(store: Store, name: str) -> str:
     latest = _latest_output(rows, name)
     if latest is not None:
         return latest
-    raise _not_found(store, name, [r["name"] for r in rows])
+    raise _not_found(store, name, [r["name"] for r in rows] + _tools(rows))
+
+
+def _tools(rows: list[ListRow]) -> list[str]:
+    """The tools whose outputs are stored under automatic names (``<tool>/<time>-<hash>``):
+    each name means its latest output, so a close one is worth suggesting too."""
+    tools: dict[str, None] = {}
+    for row in rows:
+        folder, _, leaf = row["name"].rpartition("/")
+        if folder and row.get("kind") == "output" and HASH_SUFFIX.search(leaf):
+            tools[folder.removesuffix(".outputs")] = None
+    return list(tools)
+
+
+def entry_name(store: Store, name: str, *, deleted: bool = False) -> str:
+    """The entry ``name`` names, the one way every command that acts on an existing entry
+    reads it (history, rm, restore, diff, export, log read ... as schema and head do): the
+    entry itself, a unique prefix of the hash of an automatic name, or a tool's name for its
+    latest output (:func:`resolve_name`); ``deleted``: a deleted entry's own name counts
+    too (its history, restoring it). Not found: the error names the close entries and
+    tools, and the answers pipeline suggests the call asked with each."""
+    if deleted and _valid(name):
+        meta = store.load_meta(name)
+        if meta is not None:
+            return name
+    return resolve_name(store, name)
 
 
 def _ambiguous(name: str, hits: list[str]) -> None:
@@ -148,24 +178,27 @@ def _not_found(store: Store, name: str, names: list[str] | None = None) -> Entry
     from scratch.calls import call
     suggestions = [call("ls")]
     hint = ""
+    unmade: str | None = "name"  # how entries are made is said by the interface (registry)
     close = close_names(name, names or [])
     if close:  # the caller's own call with each close name is offered (answers pipeline)
         hint = "; did you mean " + " or ".join(repr(n) for n in close) + "?"
         suggestions = [call("head", ref=n) for n in close] + suggestions
+        unmade = None
     elif re.fullmatch(f"[0-9a-f]{{1,{MIN_PREFIX - 1}}}", name.partition(".")[0]):
         hint = (f"; a hash prefix needs at least {MIN_PREFIX} hex digits "
                 f"({name.partition('.')[0]!r} has {len(name.partition('.')[0])})")
+        unmade = None
     elif _on_disk(name):
         import os
         leaf = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(name.rstrip("/"))) or "file"
         leaf = leaf.lstrip(".") or "file"
-        hint = ("; that is a path on disk: entries are stored first (write stores a file as "
-                "a versioned entry, ingest stores a tool's output from stdin)")
+        unmade = "path"
         suggestions = [call("write", name=leaf, source=name), call("ls")]
     from scratch.names import where
     error = EntryNotFound(f"no entry named {name!r} {where(store.root, store.agent)}{hint}",
                           name=name, agent=store.agent, store=str(store.root),
                           suggestions=suggestions)
+    error.unmade = unmade
     if close:
         error.details["close_names"] = close
     return error
@@ -191,13 +224,19 @@ def _on_disk(name: str) -> bool:
 def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
     from scratch.index import EntryIndex, IndexInvalid, build_index, open_version_index
 
-    store = ctx.store()
     name, version = split_ref(ref)
-    # an entry's own name (the common case) is loaded once; anything else is resolved
-    meta = store.load_meta(name) if _valid(name) else None
-    if meta is None or meta.get("deleted"):
-        name = resolve_name(store, name)
-        meta = store.require(name, allow_deleted=version is not None)
+    artifact = split_artifact(name)
+    store: Store
+    meta: EntryMeta | None
+    if artifact is not None:  # a run's artifact, by its exact name
+        store, name, meta = _artifact(ctx, *artifact, version)
+    else:
+        store = ctx.store()
+        # an entry's own name (the common case) is loaded once; anything else is resolved
+        meta = store.load_meta(name) if _valid(name) else None
+        if meta is None or meta.get("deleted"):
+            name = entry_name(store, name, deleted=version is not None)
+            meta = store.require(name, allow_deleted=version is not None)
     spec = ctx.encoding()
     base = spec.base
     index_root = store.cache_dir / "index"
@@ -218,6 +257,9 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         key = f"log-{key}-{size}"
         fmt = "ndjson"
         info: dict[str, object] = {}
+        kept = meta["log"].get("redaction") if meta.get("log") else None
+        if kept:  # what redaction found in its appends (scratch.store.logs)
+            info["redaction"] = kept
         binary = False
     else:
         ver = _version(store, name, meta, version)
@@ -230,16 +272,18 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
         blob = str(ver.info["blob"])
         key = f"{blob}.{fmt}"
         version = ver.version
+    from scratch.progress import report  # an index built here (first use, a synced entry)
+
     def opener() -> EntryIndex:
         try:
             if blob is not None:
-                return open_version_index(path, index_root, blob, fmt, base)
+                return open_version_index(path, index_root, blob, fmt, base, progress=report)
             try:
                 opened = EntryIndex.open(path, index_root / key, fmt)
                 opened.add_base(base)
                 return opened
             except IndexInvalid:
-                return build_index(path, index_root / key, fmt, bases=[base])
+                return build_index(path, index_root / key, fmt, bases=[base], progress=report)
         except PermissionError:
             # a read-only store still answers: index into a private temporary directory
             import atexit
@@ -254,8 +298,24 @@ def open_target(ctx: Context, ref: str, *, logs: bool = False) -> Target:
     if isinstance(index, KeptIndex):  # maybe opened by a call priced in another encoding
         index.add_base(base)
     latest = version is None or version == len(meta["versions"])
-    return Target(name, version, meta["kind"], path, index, store, info, latest, binary, key,
-                  spec)
+    target = Target(name, version, meta["kind"], path, index, store, info, latest, binary, key,
+                    spec)
+    if artifact is not None:
+        target.prefix = f"{ARTIFACT_PREFIX}{artifact[0]}/"
+    return target
+
+
+def _artifact(ctx: Context, run: str, name: str, version: int | None
+              ) -> tuple[Store, str, EntryMeta]:
+    """The run's namespace, the artifact's name and metadata, for a reader of ``run``: another
+    run's artifact, and one that is not there, are ``entry_not_found`` alike."""
+    from scratch.runs import RunStore, artifact_not_found, check_member
+    check_member(ctx.run, run, name, ctx.agent)
+    space = RunStore.open_run(ctx.root, run, ctx.agent, ctx.config)
+    meta = space.load_meta(name)
+    if meta is None or meta["kind"] == "log" or (meta.get("deleted") and version is None):
+        raise artifact_not_found(run, name, ctx.agent, ctx.run)
+    return space, name, meta
 
 
 def _version(store: Store, name: str, meta: EntryMeta, version: int | None) -> Version:
@@ -263,7 +323,7 @@ def _version(store: Store, name: str, meta: EntryMeta, version: int | None) -> V
     what is not there is left to ``Store.resolve`` to report."""
     versions = meta.get("versions") or []
     wanted = len(versions) if version is None else version
-    if versions and 1 <= wanted <= len(versions):
+    if versions and 1 <= wanted <= len(versions) and not versions[wanted - 1].get("removed"):
         return Version(name, wanted, meta, versions[wanted - 1])
     return store.resolve(name, version)
 

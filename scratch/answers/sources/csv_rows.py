@@ -140,10 +140,8 @@ class CsvRows:
     def field_path(self, text: str) -> ParsedPath:
         """A --fields entry as a path into a row: a column name as it is (``a.b`` is the column
         ``a.b`` when there is one), anything else as a path."""
-        from scratch.query.paths import ParsedPath, parse_path
-        if text in self.columns or text == self.rest_key:
-            return ParsedPath(text, "dot", (text,))
-        return parse_path(text)
+        from scratch.query.paths import parse_field
+        return parse_field(text, [*self.columns, self.rest_key])
 
     def _row(self, rec: list[str]) -> Row:
         row: Row = {}

@@ -99,8 +99,8 @@ class JsonItems:
                             "key": self.at.key_field}]
 
     def field_path(self, text: str) -> ParsedPath:
-        from scratch.query.paths import parse_path
-        return parse_path(text)
+        from scratch.query.paths import parse_field
+        return parse_field(text)
 
     def line(self, k: int) -> int | None:
         return None

@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from scratch.answers.kernel.target import Target
 from scratch.calls import Call, call
-from scratch.errors import UsageError
+from scratch.errors import IndexInvalid, UsageError
 
 if TYPE_CHECKING:
     from scratch.answers.sources.items import Item, Row
     from scratch.formats.logbase import LogFormat
+    from scratch.index.logtemplates import Template
     from scratch.query.paths import ParsedPath
 
 # ``info["records"]`` of a parsed log's index (JSON the index stored: format, records,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 RecordsInfo: TypeAlias = "dict[str, Item]"
 
 CHUNK_LINES = 8192  # lines read per stored-lines read when records are streamed
+TEMPLATES = "templates"  # the format of a log read by its mined line templates
 
 
 def parsed_log(target: Target) -> RecordsInfo | None:
@@ -58,14 +60,21 @@ class LogRows:
         self.target = target
         self.index = target.index
         self.rec = rec
-        layout = rec.get("layout")
         name = str(rec["format"])
-        self.format = get_format(name, layout if isinstance(layout, dict) else None)
-        # (first line, format) of each part of a header format's file, by line
-        self.parts: list[tuple[int, LogFormat]] = [(1, self.format)]
-        for seg in rec.get("segments") or []:
-            if isinstance(seg, list) and len(seg) == 2 and isinstance(seg[1], dict):
-                self.parts.append((int(seg[0]), get_format(name, seg[1])))
+        # a log in no known format: its lines by their mined templates (logtemplates)
+        self.templates: dict[int, Template] | None = None
+        self.parts: list[tuple[int, LogFormat]] = []
+        if name == TEMPLATES:
+            from scratch.index.logtemplates import kept_templates
+            self.templates = kept_templates(rec)
+        else:
+            layout = rec.get("layout")
+            self.format = get_format(name, layout if isinstance(layout, dict) else None)
+            # (first line, format) of each part of a header format's file, by line
+            self.parts = [(1, self.format)]
+            for seg in rec.get("segments") or []:
+                if isinstance(seg, list) and len(seg) == 2 and isinstance(seg[1], dict):
+                    self.parts.append((int(seg[0]), get_format(name, seg[1])))
         self.total = min(int(rec.get("records") or 0), self.index.line_count)
         self.columns = [str(f["name"]) for f in rec.get("fields") or []]
         self.rest_key = "_raw"
@@ -77,10 +86,8 @@ class LogRows:
     def field_path(self, text: str) -> ParsedPath:
         """A field name as it is (``a.b`` is the field ``a.b`` when there is one), anything
         else as a path."""
-        from scratch.query.paths import ParsedPath, parse_path
-        if text in self.columns:
-            return ParsedPath(text, "dot", (text,))
-        return parse_path(text)
+        from scratch.query.paths import parse_field
+        return parse_field(text, self.columns)
 
     def _read(self, offset: int, end: int) -> list[Row]:
         from scratch.formats.logformats import records
@@ -88,6 +95,16 @@ class LogRows:
             return []
         raw = self.index.read_lines(offset + 1, end)
         lines = [b.decode("utf-8", "replace") for b in raw]
+        if self.templates is not None:
+            from scratch.index.logtemplates import SECTION
+            from scratch.index.logtemplates import records as mined
+            ids = self.index.section(SECTION)
+            if ids is None or len(ids) < end:
+                raise IndexInvalid("the index has no template of each line",
+                                   reason="no_templates")
+            ts = self.rec.get("timestamp_format")
+            return list(mined(lines, ids[offset:end], self.templates,
+                              ts if isinstance(ts, str) else None, first_line=offset + 1))
         if len(self.parts) == 1:
             return list(records(lines, self.format, first_line=offset + 1))
         out: list[Row] = []
@@ -109,6 +126,37 @@ class LogRows:
     def read(self, offset: int, end: int) -> list[Row]:
         return list(self.iter_rows(offset, end))
 
+    @property
+    def header_lines(self) -> int:
+        """The directive lines of a header format (Zeek's ``#fields`` ..., W3C's
+        ``#Fields:`` ...): lines of the file, but no records."""
+        return int(self.rec.get("directives") or 0)
+
+    def iter_records(self) -> Iterator[Row]:
+        """Every row but the header lines: the records, as a table holds them (``sql``),
+        :attr:`records` of them."""
+        comment = self.format.comment
+        rows = self.iter_rows(0, self.total)
+        if not comment or not self.header_lines:
+            return rows
+        return (r for r in rows if not (len(r) == 2 and "_raw" in r
+                                        and str(r["_raw"]).startswith(comment)))
+
+    @property
+    def records(self) -> int:
+        return max(0, self.total - self.header_lines)
+
+    def about(self) -> str:
+        """What the rows of :meth:`iter_records` are, and what of the text became null."""
+        from scratch.words import plural
+        out = f"the {plural(self.records, 'record', grouped=True)} of a {self.rec['format']} log"
+        if self.header_lines:
+            out += (f"; its {plural(self.header_lines, 'header line', grouped=True)} are "
+                    "not rows" if self.header_lines > 1 else "; its header line is no row")
+        if self.format.nulls:
+            out += f"; {self.format.nulls}"
+        return out
+
     def some_columns(self, n: int = 3) -> str:
         names = [c for c in self.columns if not c.startswith("_")]
         return ",".join(names[:n]) or "_raw"
@@ -128,6 +176,16 @@ def log_rows_of(target: Target, path: str, rec: RecordsInfo) -> LogRows:
                          suggestions=[rows.iterate_command(),
                                       call("schema", ref=target.ref)])
     return rows
+
+
+def nulls_of(rec: RecordsInfo) -> str:
+    """What a parsed log's format reads as null (empty: nothing to say)."""
+    from scratch.formats.logformats import get_format
+    layout = rec.get("layout")
+    try:
+        return get_format(str(rec["format"]), layout if isinstance(layout, dict) else None).nulls
+    except (KeyError, ValueError, TypeError):
+        return ""
 
 
 def field_rows(rec: RecordsInfo) -> list[Row]:

@@ -20,6 +20,9 @@ entry for entry and untouched (secrets stay in the file they were in), under
 ``"scratchProxy": {"mcpServers": ...}``, and one entry ``scratch`` runs
 ``scratch mcp proxy --config FILE``, which reads them from there. Unwrapping moves them back
 and removes that entry; entries added since are kept. Wrapping twice changes nothing.
+scratch's own server (``scratch mcp serve``, as ``mcp install`` writes it) is never wrapped:
+it is stashed (so unwrapping restores it) and the proxy, which offers scratch's tools itself,
+takes its place; the proxy never starts it as an upstream.
 """
 
 from __future__ import annotations
@@ -145,8 +148,8 @@ def load_servers(path: str | Path, environ: dict[str, str] | None = None
     table = _table(read_json(p), str(p))
     out = []
     for name, entry in table.items():
-        if _is_proxy(entry):
-            continue  # the proxy does not proxy itself
+        if _is_own(entry):
+            continue  # the proxy does not proxy itself, nor scratch's own server
         spec = parse_entry(str(name), entry, environ)
         if spec is not None:
             out.append(spec)
@@ -181,10 +184,20 @@ def command_name(argv: list[str]) -> str:
     return NAME_BAD.sub("-", pick).strip("-.") or "upstream"
 
 
-def _is_proxy(entry: JSON) -> bool:
+def _is_scratch(entry: JSON, verb: str) -> bool:
     args = entry.get("args") if isinstance(entry, dict) else None
-    return isinstance(args, list) and "proxy" in args[:4] and "mcp" in args[:3] and any(
+    return isinstance(args, list) and verb in args[:4] and "mcp" in args[:3] and any(
         "scratch" in str(w) for w in [entry.get("command", ""), *args[:2]])
+
+
+def _is_proxy(entry: JSON) -> bool:
+    return _is_scratch(entry, "proxy")
+
+
+def _is_own(entry: JSON) -> bool:
+    """scratch's own server (``scratch mcp serve``, as ``mcp install`` writes it, or the
+    proxy): never an upstream of the proxy, whose own tools already include scratch's."""
+    return _is_proxy(entry) or _is_scratch(entry, "serve")
 
 
 def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> JSONObject:
@@ -204,11 +217,15 @@ def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> JSONObje
         if isinstance(entry, dict) and entry.get("disabled") is True:
             continue  # left where it is: the client does not start it either
         stash[name] = entry
-    wrapped = [n for n in moved if n in stash and stash[n] is live.get(n)]
+    # scratch's own server (mcp install's entry) is stashed too, so --undo puts it back, but
+    # not wrapped: the proxy offers scratch's tools itself, under the same entry name
+    wrapped = [n for n in moved if n in stash and stash[n] is live.get(n)
+               and not _is_own(stash[n])]
+    replaced = [n for n in moved if n in stash and stash[n] is live.get(n) and n not in wrapped]
     if not wrapped and PROXY_ENTRY in live:
         return {"file": str(p), "wrapped": [], "backup": None, "unchanged": True}
     backup = back_up(p)
-    rest = {n: e for n, e in live.items() if n not in wrapped}
+    rest = {n: e for n, e in live.items() if n not in wrapped and n not in replaced}
     entry_name = PROXY_ENTRY if PROXY_ENTRY not in rest or _is_proxy(rest[PROXY_ENTRY]) \
         else "scratch-proxy"
     cmd = _scratch_command()
@@ -218,8 +235,8 @@ def wrap_file(path: str | Path, extra_args: list[str] | None = None) -> JSONObje
         proxy_entry = {"type": "stdio", **proxy_entry}
     data[key] = {**rest, entry_name: proxy_entry}
     _write(p, data)
-    return {"file": str(p), "wrapped": sorted(stash), "entry": entry_name,
-            "backup": str(backup), "unchanged": False}
+    return {"file": str(p), "wrapped": sorted(n for n in stash if not _is_own(stash[n])),
+            "entry": entry_name, "backup": str(backup), "unchanged": False}
 
 
 def unwrap_file(path: str | Path) -> JSONObject:

@@ -352,6 +352,10 @@ class Front:
         return state.session_for(("stdio",), state.agent, self.client_name, "")
 
 
+# the prefix of the _meta keys the protocol reserves for a connection's own envelope
+RESERVED_META = "io.modelcontextprotocol/"
+
+
 class Relayed:
     """One relayed tool call, from the request sent on to the answer written back. Handled
     in callbacks of the loop (no task), except a result that needs storing."""
@@ -365,9 +369,18 @@ class Relayed:
         sent = {**params, "name": route.tool}
         meta = params.get("_meta")
         self.token = meta.get("progressToken") if isinstance(meta, dict) else None
-        if self.token is not None:
-            assert isinstance(meta, dict)
-            sent["_meta"] = {**meta, "progressToken": self.uid}
+        if isinstance(meta, dict):
+            # the keys the protocol reserves belong to the client's own connection (a client
+            # that probed for 2026-07-28 and fell back to the handshake still stamps them),
+            # not to the upstream's, opened with the handshake: an SDK server there refuses
+            # a request that carries them
+            kept = {k: v for k, v in meta.items() if not k.startswith(RESERVED_META)}
+            if self.token is not None:
+                kept["progressToken"] = self.uid
+            if kept:
+                sent["_meta"] = kept
+            else:
+                del sent["_meta"]
         self.task: asyncio.Task[None] | None = None
         loop = asyncio.get_running_loop()
         self.timer = loop.call_later(upstream.timeout, self.timed_out)

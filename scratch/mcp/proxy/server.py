@@ -96,10 +96,13 @@ class Proxy:
         listed = [(u.name, u.tools) for u in self.upstreams.values()]
         offered = specs.offer(self.toolset, {t["name"] for _, tools in listed for t in tools})
         specs.serve(offered)
-        self.own_tools = [tool_of(spec, name).model_dump(by_alias=True, mode="json",
-                                                         exclude_none=True)
-                          for name, spec in specs.served()]
         self.tools, self.routes, self.renamed = route_tools(listed, set(offered.values()))
+        # what makes an entry here, for every hint and description that says so
+        specs.serve_upstream([specs.UpstreamTool(
+            self.routes[t["name"]].server, t["name"],
+            isinstance(t.get("annotations"), dict) and t["annotations"].get("readOnlyHint")
+            is True) for t in self.tools])
+        self.own_tools = own_tools()
 
     async def start_all(self) -> None:
         async def one(u: Upstream) -> None:
@@ -169,6 +172,24 @@ class Proxy:
         print(f"scratch mcp proxy: serving {len(self.tools)} tools of {len(up)} server(s) "
               f"({', '.join(up) or 'none up'}) beside scratch's {len(self.own_tools)}",
               file=sys.stderr, flush=True)
+
+
+def own_tools() -> list[JSONObject]:
+    """scratch's own tools as the proxy lists them (after :func:`specs.serve` and
+    :func:`specs.serve_upstream`): an entry argument says how an entry comes to be here (a
+    big result of an upstream tool is stored, and its pointer names it), which an agent
+    cannot guess from ``Entry: NAME``."""
+    from scratch.mcp.rendering import entry_argument_text
+    text = entry_argument_text()
+    out = []
+    for name, spec in specs.served():
+        tool = tool_of(spec, name).model_dump(by_alias=True, mode="json", exclude_none=True)
+        props = tool["inputSchema"]["properties"]
+        for p in spec.params:
+            if p.core == "ref":
+                props[p.name] = {**props[p.name], "description": text}
+        out.append(tool)
+    return out
 
 
 async def _quiet_start(u: Upstream, tg: TaskGroup) -> None:

@@ -15,6 +15,8 @@ Every request to the app goes, in this order, through:
 4. The SDK's transport, which caps the body (413 over ``--max-body``) and speaks MCP.
 
 Each refusal above is one line in the request log; requests that reach MCP are logged there.
+A ``DELETE`` that ends a session (answered below 400) is handed on (``on_end``): its worker
+finishes (:mod:`scratch.mcp.serve.events`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import ipaddress
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.result import compact_json
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
     from scratch.mcp.wire import JSONObject
 
 MCP_PATH = "/mcp"
+# called when a client ends its session (DELETE): the token (None: no tokens) and session id
+SessionEnd = Callable[["TokenInfo | None", str], Awaitable[None]]
 
 
 def is_loopback(host: str) -> bool:
@@ -110,8 +114,10 @@ class Door:
     """The ASGI app in front of the SDK's (see the module docstring for the order)."""
 
     def __init__(self, app: ASGIApp, *, tokens: TokenTable, limiter: RateLimiter,
-                 log: RequestLog | None, loopback: bool, origins: list[str]) -> None:
+                 log: RequestLog | None, loopback: bool, origins: list[str],
+                 on_end: SessionEnd | None = None) -> None:
         self.app = app
+        self.on_end = on_end
         self.tokens = tokens
         self.limiter = limiter
         self.log = log
@@ -159,6 +165,10 @@ class Door:
             await send(message)
 
         await self.app(scope, receive, watch)
+        sid = headers.get("mcp-session-id")
+        if (self.on_end is not None and scope.get("method") == "DELETE" and sid and status
+                and status[0] < 400):
+            await self.on_end(token, sid)
         if status and status[0] in (403, 413, 421) and self.log is not None:
             outcome = {403: "forbidden", 413: "too_large", 421: "forbidden"}[status[0]]
             self._log(outcome, status[0], start, token)
@@ -192,7 +202,8 @@ def _authenticate(scope: Scope, token: TokenInfo) -> None:
 
 
 def build_app(server: Server[JSONObject], *, host: str, tokens: TokenTable, limiter: RateLimiter,
-              log: RequestLog | None, max_body: int, origins: list[str]) -> Door:
+              log: RequestLog | None, max_body: int, origins: list[str],
+              on_end: SessionEnd | None = None) -> Door:
     loopback = is_loopback(host)
     # The Door checks origins; on a loopback bind the SDK also checks Host (DNS rebinding),
     # and is given the same origins so its own Origin check agrees with the Door's.
@@ -200,7 +211,7 @@ def build_app(server: Server[JSONObject], *, host: str, tokens: TokenTable, limi
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security,
                                      max_request_body_size=max_body, host=host)
     return Door(app, tokens=tokens, limiter=limiter, log=log, loopback=loopback,
-                origins=origins)
+                origins=origins, on_end=on_end)
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -18,17 +18,21 @@ imports this module. Invariants:
 - The session of a request: stdio is one connection; over HTTP it is the token's agent and the
   ``Mcp-Session-Id`` (the 2026-07-28 protocol has no sessions: there it is the token's).
 - Every request is one line in the request log (:mod:`scratch.mcp.serve.reqlog`), never content.
+- A usage event a call records (the ``finish`` tool) goes to the clients as a log
+  notification, and a session that closes finishes its worker (:mod:`scratch.mcp.serve.events`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import contextvars
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, TypeVar, TypeVarTuple, cast
 
 import mcp_types as types
 from mcp.server.caching import CacheHint
@@ -39,6 +43,7 @@ from scratch import __version__
 from scratch.errors import ScratchError
 from scratch.mcp import specs
 from scratch.mcp.dispatch import ToolOutcome, run_tool, wire_result
+from scratch.mcp.serve import sampling
 from scratch.mcp.serve.reqlog import RequestLog
 from scratch.mcp.serve.resources import (
     TEMPLATE,
@@ -54,6 +59,8 @@ if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from starlette.requests import Request
 
+    from scratch.calls import ArgValue
+
     # what the SDK hands a handler: over HTTP ``request`` is the Starlette request
     Ctx = ServerRequestContext[JSONObject, Request]
 
@@ -65,7 +72,12 @@ RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for resources/read of an unkn
 def instructions() -> str:
     """The server's instructions, naming only the tools it offers (the --tools set)."""
     by_tool = {spec.name: name for name, spec in specs.served()}  # tool -> name offered
-    store = ("Store a big text with ingest (or a proxy stores it for you) and use the pointer "
+    from scratch.mcp.rendering import NAMED_MAKERS, maker_names
+    makers, more = maker_names(NAMED_MAKERS)
+    store = (f"A big result of an upstream tool ({', '.join(makers)}{', …' if more else ''}) "
+             "is stored and you get a pointer to it instead: explore the entry it names"
+             if makers else
+             "Store a big text with ingest (or a proxy stores it for you) and use the pointer "
              "it returns" if "ingest" in by_tool else
              "A big output is stored for you (by a proxy, a hook or 'scratch run'): use the "
              "pointer it returns")
@@ -127,6 +139,56 @@ def took(name: str, arguments: JSON, seconds: float) -> None:
     _LAST_MS[key] = seconds * 1000
 
 
+class Notifier:
+    """Progress notifications of one call, for a client that sent a ``progressToken``: each
+    report the call's work makes (:mod:`scratch.progress`) that is worth showing becomes a
+    ``notifications/progress`` sent from the event loop, its ``progress`` rising through the
+    stages (stages done, plus the share of the current one) and its ``message`` what a
+    person at a terminal reads. :meth:`sent` waits for them, so all precede the result."""
+
+    def __init__(self, ctx: Ctx, loop: asyncio.AbstractEventLoop, after: float) -> None:
+        from scratch.progress import Shown
+        self.ctx = ctx
+        self.loop = loop
+        self.shown = Shown(after=after, every=0.2)
+        self.stages = 0
+        self.last = 0.0
+        self.pending: list[concurrent.futures.Future[None]] = []
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        from scratch.progress import describe
+        new = stage != self.shown.stage
+        if not self.shown.wanted(stage):
+            return
+        if new and self.last:
+            self.stages += 1
+        share = min(done / total, 0.999) if total else 0.0
+        value = max(self.stages + share, self.last + 0.001)
+        self.last = value
+        message = describe(stage, done, total, self.shown.elapsed())
+        self.pending.append(asyncio.run_coroutine_threadsafe(
+            self.ctx.session.report_progress(round(value, 3), None, message), self.loop))
+
+    async def sent(self) -> None:
+        for future in self.pending:
+            with contextlib.suppress(Exception):  # a client gone: its result goes nowhere too
+                await asyncio.wrap_future(future)
+
+
+def _progress_token(ctx: Ctx) -> object:
+    meta = getattr(ctx, "meta", None)
+    if isinstance(meta, dict):
+        return meta.get("progress_token", meta.get("progressToken"))
+    return getattr(meta, "progress_token", None)
+
+
+def _reported(notifier: Notifier | None, fn: Callable[[], T]) -> T:
+    """``fn()`` with its progress reports going to ``notifier`` (on a worker thread)."""
+    from scratch.progress import reporting
+    with reporting(notifier):
+        return fn()
+
+
 def tool_of(spec: specs.ToolSpec, name: str | None = None) -> types.Tool:
     """``spec`` as tools/list shows it, offered as ``name`` (default: its own)."""
     a = spec.annotations()
@@ -144,13 +206,16 @@ def call_result(outcome: ToolOutcome) -> types.CallToolResult:
 
 
 class Identity:
-    """Who sent a request: the agent, the token's id (HTTP) and the connection's key."""
+    """Who sent a request: the agent, the token's id (HTTP), the connection's key, and the
+    run the token names (None: the server's)."""
 
-    __slots__ = ("agent", "token_id", "key", "transport")
+    __slots__ = ("agent", "token_id", "key", "transport", "run")
 
     def __init__(self, agent: str, token_id: str | None, key: ConnectionKey,
-                 transport: str) -> None:
+                 transport: str, run: tuple[str | None, int | None, bool] | None = None
+                 ) -> None:
         self.agent, self.token_id, self.key, self.transport = agent, token_id, key, transport
+        self.run = run
 
 
 def identity_of(ctx: Ctx, state: ServerState) -> Identity:
@@ -159,7 +224,8 @@ def identity_of(ctx: Ctx, state: ServerState) -> Identity:
     if isinstance(scope, dict) and "scratch.token" in scope:
         token = scope["scratch.token"]
         sid = request.headers.get("mcp-session-id") if request is not None else None
-        return Identity(token.agent, token.id, ("http", token.id, sid), "http")
+        run = (token.run, token.iteration, token.coordinator) if token.run else None
+        return Identity(token.agent, token.id, ("http", token.id, sid), "http", run)
     if isinstance(scope, dict):  # HTTP without tokens (loopback only)
         sid = request.headers.get("mcp-session-id") if request is not None else None
         return Identity(state.agent, None, ("http", None, sid), "http")
@@ -179,7 +245,10 @@ def session_of(ctx: Ctx, state: ServerState, who: Identity | None = None) -> Ses
     fields = _LOG_FIELDS.get()
     if fields is not None:
         fields.update(agent=who.agent, token=who.token_id, transport=who.transport)
-    return state.session_for(who.key, who.agent, _client_name(ctx), who.token_id or "")
+    found = state.session_for(who.key, who.agent, _client_name(ctx), who.token_id or "",
+                              who.run)
+    found.mcp_session = getattr(ctx, "session", None)  # its channel for notifications
+    return found
 
 
 # A test hook, off unless this variable names a folder: a call of tool T waits on its worker
@@ -189,8 +258,8 @@ def session_of(ctx: Ctx, state: ServerState, who: Identity | None = None) -> Ses
 HOLD_ENV = "SCRATCH_MCP_TEST_HOLD"
 
 
-def _held(folder: str, name: str, arguments: JSON,
-          session: Session) -> ToolOutcome:
+def _held(folder: str, name: str, arguments: JSON, session: Session,
+          supplied: dict[str, ArgValue] | None = None) -> ToolOutcome:
     import os
     hold = os.path.join(folder, f"hold-{name}")
     if os.path.exists(hold):
@@ -198,13 +267,19 @@ def _held(folder: str, name: str, arguments: JSON,
             pass
         while os.path.exists(hold):
             time.sleep(0.01)
-    return run_tool(name, arguments, session)
+    return run_tool(name, arguments, session, None, supplied)
 
 
 def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JSONObject]:
     import os
+    import warnings
+
+    from scratch.mcp.serve.events import EventHub
     tools = [tool_of(spec, name) for name, spec in specs.served()]
     hold = os.environ.get(HOLD_ENV) or None
+    if state.hub is None:
+        state.hub = EventHub(state)
+    hub = state.hub
 
     async def list_tools(ctx: Ctx, params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
@@ -219,18 +294,45 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JS
                            data={"code": "unknown_tool", "tool": params.name})
         who = identity_of(ctx, state)
         session = session_of(ctx, state, who)
+        session.calls += 1
         start = time.perf_counter()
+        notifier = None
+        if _progress_token(ctx) is not None:  # the client asked to hear how far a call is
+            notifier = Notifier(ctx, asyncio.get_running_loop(),
+                                float(session.context().config["progress.after"]))
+        name, arguments = params.name, params.arguments
+        # summarize by_model: the client's own model, when it offers one (sampling); such a
+        # call waits for the client on its thread, never on the loop
+        offered = sampling.offered_model(ctx, session, params) if sampling.asks_model(
+            specs.spec_of(name).command, arguments) else None  # type: ignore[union-attr]
+        # (an in-process object the command takes as it is: not one of ArgValue's kinds)
+        supplied: dict[str, ArgValue] | None = (
+            None if offered is None else {"client_model": cast("ArgValue", offered)})
         if hold is not None:
-            outcome = await in_thread(_held, hold, params.name, params.arguments, session)
-        elif runs_inline(params.name, params.arguments, who.transport):
-            outcome = run_tool(params.name, params.arguments, session)
+            outcome = await in_thread(_reported, notifier,
+                                      lambda: _held(hold, name, arguments, session, supplied))
+        elif notifier is None and supplied is None and runs_inline(name, arguments,
+                                                                   who.transport):
+            outcome = run_tool(name, arguments, session)
         else:
-            outcome = await in_thread(run_tool, params.name, params.arguments, session)
+            outcome = await in_thread(_reported, notifier,
+                                      lambda: run_tool(name, arguments, session, None, supplied))
+        if notifier is not None:
+            await notifier.sent()
+        if isinstance(offered, sampling.RoundModel) and offered.pending and \
+                outcome.code == sampling.InputRequired.code:
+            return offered.input_required()  # type: ignore[return-value]
         took(params.name, params.arguments, time.perf_counter() - start)
         if fields is not None:
             fields.update(tokens=outcome.tokens, code=outcome.code,
                           outcome="ok" if outcome.ok else "tool_error")
+        if hub is not None:  # a usage event this call recorded: to its clients
+            await hub.deliver(session, ctx)
         return call_result(outcome)
+
+    async def set_level(ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        session_of(ctx, state).log_level = str(params.level)
+        return types.EmptyResult()
 
     async def list_resources(ctx: Ctx, params: types.PaginatedRequestParams | None
                              ) -> types.ListResourcesResult:
@@ -262,17 +364,20 @@ def build_server(state: ServerState, log: RequestLog | None = None) -> Server[JS
     # keep them (without a hint a 2026-07-28 client lists the tools again before every call);
     # the resource list changes with every write and stays uncached.
     static = CacheHint(ttl_ms=3_600_000, scope="public")
-    server: Server[JSONObject] = Server(
-        "scratch", version=__version__, title="scratch",
-        cache_hints={"tools/list": static, "resources/templates/list": static},
-        # the 2026-07-28 HTTP transport checks each call's Mcp-Param-* headers against the
-        # tool's schema: hand it the schema instead of having it run tools/list per call
-        get_tool_input_schema=_input_schema,
-        description="A git-backed scratchpad for agents: big outputs stored once, explored "
-                    "cheaply, every answer priced in tokens.",
-        instructions=instructions(),
-        on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-        on_list_resource_templates=list_templates, on_read_resource=read_resource)
+    with warnings.catch_warnings():  # logging/setLevel: deprecated as of 2026-07-28, still
+        warnings.simplefilter("ignore")  # what declares the log messages usage events ride
+        server: Server[JSONObject] = Server(
+            "scratch", version=__version__, title="scratch",
+            cache_hints={"tools/list": static, "resources/templates/list": static},
+            # the 2026-07-28 HTTP transport checks each call's Mcp-Param-* headers against the
+            # tool's schema: hand it the schema instead of having it run tools/list per call
+            get_tool_input_schema=_input_schema,
+            description="A git-backed scratchpad for agents: big outputs stored once, explored "
+                        "cheaply, every answer priced in tokens.",
+            instructions=instructions(),
+            on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+            on_list_resource_templates=list_templates, on_read_resource=read_resource,
+            on_set_logging_level=set_level)
     # No OpenTelemetry span per message (the SDK's documented opt-out: drop its middleware);
     # scratch has its own request log, and the span costs every call.
     server.middleware.clear()
@@ -287,6 +392,8 @@ def _input_schema(name: str) -> JSONObject | None:
 
 
 def list_page(session: Session, cursor: str | None) -> tuple[list[EntryResource], str | None]:
+    if session.coordinator:  # no scratchpad: no entries of its own to list
+        return [], None
     try:
         return list_entries(session.context(), cursor)
     except ScratchError as exc:
@@ -353,7 +460,12 @@ async def serve_stdio(state: ServerState, log: RequestLog | None) -> None:
 
     from scratch.mcp.serve.stdio import pipe_streams
     server = build_server(state, log)
-    async with pipe_streams() as pipes:
-        streams = stdio_server(*pipes.for_sdk()) if pipes is not None else stdio_server()
-        async with streams as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+    try:
+        async with pipe_streams() as pipes:
+            streams = stdio_server(*pipes.for_sdk()) if pipes is not None else stdio_server()
+            async with streams as (read_stream, write_stream):
+                await server.run(read_stream, write_stream,
+                                 server.create_initialization_options())
+    finally:  # the one client left: its worker finishes (scratch.mcp.serve.events)
+        if state.hub is not None:
+            await in_thread(state.hub.finish_all, "session_closed")

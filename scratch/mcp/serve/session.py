@@ -3,7 +3,9 @@
 Invariants:
 - A :class:`Session` is one MCP client connection's view: its agent (fixed when the session is
   made: ``--agent``/``SCRATCH_AGENT`` on stdio, the bearer token over HTTP; never a tool
-  argument), its budget session, and the model that prices its answers.
+  argument), its budget session, and the model that prices its answers; likewise its run
+  (:mod:`scratch.runs`): the server's ``--run``/``--iteration``/``--coordinator`` on stdio, the
+  token's over HTTP, the run's latest iteration when none is named, fixed when it is made.
 - Budget sessions: every connection gets its own (``mcp-<16 hex>``) unless the server was
   started with ``--session NAME`` (or ``SCRATCH_SESSION``), which all its connections share.
 - The model: ``--model`` > ``SCRATCH_MODEL`` > ``scratch.toml`` > the family of the client's
@@ -33,6 +35,7 @@ from scratch.mcp.serve.resources import ingest_link
 from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent
 
 if TYPE_CHECKING:
+    from scratch.mcp.serve.events import EventHub
     from scratch.store import Store
 
 # A client's declared name -> the model family that prices it (substring, lower case). Only
@@ -93,14 +96,26 @@ class ConfigCache:
 class Session:
     """One client connection: agent, budget session, client name; builds a Context per call."""
 
-    __slots__ = ("server", "agent", "session", "client_name", "label", "interface", "_store",
-                 "_busy", "_busy_lock")
+    __slots__ = ("server", "agent", "session", "client_name", "label", "interface", "run",
+                 "iteration", "coordinator", "mcp_session", "log_level", "calls", "_store",
+                 "_busy", "_busy_lock", "sampled_model")
 
     def __init__(self, server: ServerState, agent: str, session: str,
                  client_name: str | None = None, label: str = "",
-                 interface: str = "mcp-stdio") -> None:
+                 interface: str = "mcp-stdio", run: str | None = None,
+                 iteration: int | None = None, coordinator: bool = False) -> None:
         validate_agent(agent)
         self.server = server
+        self.run = run  # the run this connection works in (checked by whoever made it)
+        self.iteration = iteration
+        self.coordinator = coordinator
+        # the SDK's session object of its latest request, whose standalone channel carries
+        # notifications that belong to no request (scratch.mcp.serve.events)
+        self.mcp_session: object | None = None
+        self.log_level = "debug"  # the least severe level the client asked to be sent
+        self.calls = 0  # tool calls made: a session that made none has nothing to finish
+        # the model the client last answered a sampling request with (scratch.mcp.serve.sampling)
+        self.sampled_model: str | None = None
         self.interface = interface  # as the call ledger names it: mcp-stdio, mcp-http, proxy
         self.agent = agent
         self.session = session
@@ -120,10 +135,12 @@ class Session:
             model = model_for_client(self.client_name)
             if model:
                 config.set_override("model", model, f"client {self.client_name}")
-        store = self._opened(configs.generation, config)
+        # a coordinator has no scratchpad: no store of its agent's is opened for it
+        store = None if self.coordinator else self._opened(configs.generation, config)
         ctx = Context(root=self.server.root, root_source=self.server.root_source,
                       agent=self.agent, session=self.session, config=config, store=store,
-                      interface=self.interface)
+                      interface=self.interface, run=self.run, iteration=self.iteration,
+                      coordinator=self.coordinator)
         with self._busy_lock:
             if self._busy == 0 and store is not None:
                 store.trim_pins(KEPT_PINS)
@@ -162,8 +179,13 @@ class ServerState:
 
     def __init__(self, *, store: str | None = None, agent: str | None = None,
                  session: str | None = None, model: str | None = None,
-                 encoding: str | None = None, structured: bool = False) -> None:
+                 encoding: str | None = None, structured: bool = False,
+                 run: str | None = None, iteration: int | None = None,
+                 coordinator: bool = False) -> None:
         self.root, self.root_source = find_store_root(store)
+        # the run of the stdio connection, and of HTTP ones whose token names none (checked
+        # by the command that starts the server); its iteration None: the latest, per session
+        self.run, self.iteration, self.coordinator = run, iteration, coordinator
         self.structured = structured  # answers as structuredContent too (see mcp.rendering)
         self.agent = agent or os.environ.get("SCRATCH_AGENT") or DEFAULT_AGENT
         validate_agent(self.agent)
@@ -174,6 +196,7 @@ class ServerState:
         from scratch.tokens.budget import keep_states
         keep_states(True)  # budgets sized on the state last seen, checked at the charge
         self.proxy = False  # serving `scratch mcp proxy`: its calls are the ledger's "proxy"
+        self.hub: EventHub | None = None  # usage events to clients (made by the server)
         self._sessions: dict[tuple[str, ConnectionKey], Session] = {}
         self._lock = threading.Lock()
         self._warm: set[str] = set()
@@ -182,25 +205,43 @@ class ServerState:
         return self.shared_session or f"mcp-{secrets.token_hex(8)}"
 
     def session_for(self, key: ConnectionKey, agent: str, client_name: str | None,
-                    label: str) -> Session:
+                    label: str, run: tuple[str | None, int | None, bool] | None = None
+                    ) -> Session:
         """The session of connection ``key`` (made on first use). ``key`` includes the agent,
-        so no two agents ever share one."""
+        so no two agents ever share one. ``run``: (run, iteration, coordinator) of the
+        connection (None: the server's)."""
         full = (agent, key)
         with self._lock:
             found = self._sessions.get(full)
             if found is None:
                 interface = ("proxy" if self.proxy else
                              "mcp-http" if key[:1] == ("http",) else "mcp-stdio")
+                in_run, iteration, coordinator = run or (self.run, self.iteration,
+                                                         self.coordinator)
+                if in_run is not None and iteration is None:  # the run's latest, now
+                    from scratch.runs import latest_iteration
+                    iteration = latest_iteration(self.root, in_run)
                 found = Session(self, agent, self.session_name(), client_name, label,
-                                interface)
+                                interface, in_run, iteration, coordinator)
                 self._sessions[full] = found
             elif client_name and not found.client_name:
                 found.client_name = client_name
             return found
 
-    def forget(self, key: ConnectionKey, agent: str) -> None:
+    def forget(self, key: ConnectionKey, agent: str) -> Session | None:
         with self._lock:
-            self._sessions.pop((agent, key), None)
+            return self._sessions.pop((agent, key), None)
+
+    def sessions(self) -> list[tuple[ConnectionKey, Session]]:
+        """Every session open now, with its connection's key."""
+        with self._lock:
+            return [(key, found) for (_agent, key), found in self._sessions.items()]
+
+    def forget_all(self) -> list[Session]:
+        with self._lock:
+            gone = list(self._sessions.values())
+            self._sessions.clear()
+        return gone
 
     def warm(self, ctx: Context) -> None:
         """Load the tokenizer that prices ``ctx``'s answers with its native counter, once.

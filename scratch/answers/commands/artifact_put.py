@@ -1,0 +1,79 @@
+"""artifact put: store an artifact of a run, versioned like an entry, for every worker of it.
+
+Invariants:
+- An artifact is stored through the store's one write path (:meth:`scratch.store.Store.write`
+  on the run's namespace, :class:`scratch.runs.RunStore`): limits, quotas, journal, one commit
+  naming it, the agent and the run; identical content makes no new version.
+- The run id and the name are checked before any input is read; a refusal stores nothing.
+- A worker puts into its own run only; the version records who put it, in which iteration.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from scratch.answers.commands._run_args import ARTIFACT, RUN, own_run, run_iteration
+from scratch.answers.commands.write import ALLOW_EMPTY, CONTENT, SOURCE
+from scratch.answers.kernel.result import Result
+from scratch.declare import Command, Param, Tool
+from scratch.errors import UsageError, argument
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
+
+
+def artifact_put(ctx: Context, run: Annotated[str | None, RUN],
+                 name: Annotated[str, ARTIFACT],
+                 content: Annotated[bytes | None, CONTENT] = None,
+                 source: Annotated[str | None, SOURCE] = None,
+                 allow_empty: Annotated[bool, ALLOW_EMPTY] = False) -> Result:
+    """Store ``content`` (or the bytes of the file ``source``) as the next version of artifact
+    NAME of RUN, held to the limits ``write`` is held to."""
+    from scratch.names import artifact_ref
+    from scratch.runs import RunStore, check_artifact_name
+    run = own_run(ctx, run, "artifact put")
+    check_artifact_name(name)
+    limit = ctx.config["limits.max_write_bytes"]
+    if content is None:
+        if source is None:
+            raise UsageError(f"no content given: {argument('content')} or "
+                             f"{argument('source')}", code="no_input", argument="content")
+        from scratch.answers.inputs import read_file
+        content = read_file(source, limit=limit, what="content", allow_empty=allow_empty)
+    elif not content and not allow_empty:
+        raise UsageError(f"the content was empty: nothing to store ({argument('allow_empty')} "
+                         "stores an empty artifact)", code="empty_input", argument="allow_empty")
+    iteration = run_iteration(ctx, run)
+    space = RunStore.open_run(ctx.root, run, ctx.agent, ctx.config)
+    from scratch.answers.capture import policy_for, redact, said
+    content, redaction = redact(ctx, content, policy_for(ctx, None))
+    rec = space.write(name, content, redaction=redaction, info={"run": run, "agent": ctx.agent,
+                                           "iteration": iteration},
+                      verb="Put artifact", note=f" Run {run}, iteration {iteration}.")
+    ref = artifact_ref(run, name)
+    out = {"run": run, "name": name, "ref": ref, "version": rec["version"],
+           "bytes": rec["bytes"], "lines": rec["lines"], "unchanged": rec["unchanged"]}
+    told = said(redaction)
+    if told is not None:
+        out["redacted"] = told
+    if rec["unchanged"]:
+        text = f"{ref}: unchanged (version {rec['version']})\n"
+    else:
+        text = (f"{ref}: version {rec['version']} ({rec['bytes']:,} byte"
+                f"{'' if rec['bytes'] == 1 else 's'}, {rec['lines']:,} line"
+                f"{'' if rec['lines'] == 1 else 's'})\n")
+    return Result("artifact put", data=out, text=text)
+
+
+COMMAND = Command(
+    "artifact put", "Store artifact ARTIFACT of run RUN from FILE or stdin, for every worker of "
+    "the run to read in place.\n\n"
+    "Versioned like an entry (identical content makes no new version); read back with "
+    "'artifact read RUN ARTIFACT' or any read command as artifact:RUN/ARTIFACT.\n\n"
+    "Example: scratch artifact put r1 results/task-1.json out.json",
+    artifact_put,
+    cli_input="inputs:artifact_put_input",
+    tools=(Tool("write_artifact", "Store an artifact of this run for every worker of it to "
+                "read (versioned; identical content makes no new version).",
+                own=(Param("content", "bytes", False, True, None, CONTENT),),
+                read_only=False, idempotent=True, toolset="run"),))

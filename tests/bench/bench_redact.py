@@ -1,0 +1,100 @@
+"""Ingest with redaction on vs off, side by side (a script, not collected by pytest).
+
+Inputs are gen_inputs.py's: a ``kubectl get pods -A -o json`` PodList built from the corpus'
+pods and a log of the Loghub samples, at ``--bytes`` each (100 MB by default; cached under
+``--data-dir``). Each round ingests each input twice, redaction on (the default) and off
+(``SCRATCH_REDACT_ENABLED=0``), in alternating order, each into a fresh store, as a cold
+``scratch ingest --store-always`` process reading the file on stdin; the figure is the median
+wall time over ``--rounds`` rounds and the ratio on/off (target: at most 1.15x). The redaction
+pass alone (``scratch.redact.core.redact_file`` on the file, in this process) is timed too.
+
+    python tests/bench/bench_redact.py [--bytes 1e8] [--rounds 3] [--data-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+TARGET = 1.15
+
+
+def ingest_once(path: Path, tool: str, redact: bool) -> float:
+    home = Path(tempfile.mkdtemp(prefix="bench-redact-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRATCH_")}
+    env.update(SCRATCH_HOME=str(home / "store"), SCRATCH_REDACT_ENABLED="1" if redact else "0",
+               XDG_CACHE_HOME=str(home / "cache"))
+    try:
+        # the store and the rule cache exist before the timed run, as they do in use
+        subprocess.run([sys.executable, "-m", "scratch", "write", "seed", "--no-redact"],
+                       input=b"seed\n", env=env, check=True, capture_output=True, cwd=REPO)
+        subprocess.run([sys.executable, "-m", "scratch", "ingest", "--store-always",
+                        "--tool", "warm"], input=b"password=warm1234\n", env=env, check=True,
+                       capture_output=True, cwd=REPO)
+        with open(path, "rb") as stdin:
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "scratch", "ingest", "--store-always",
+                                   "--tool", tool], stdin=stdin, env=env, capture_output=True,
+                                  cwd=REPO)
+            took = time.perf_counter() - started
+        if done.returncode != 0:
+            sys.exit(f"ingest failed: {done.stderr.decode(errors='replace')}")
+        return took
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bytes", type=float, default=1e8)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--data-dir", type=Path, default=HERE / "data")
+    args = ap.parse_args()
+    from gen_inputs import ensure
+
+    from scratch.redact.core import redact_file
+    rows = []
+    for kind, tool in (("pods", "kubectl_get_pods"), ("log", "loghub")):
+        path, meta = ensure(kind, int(args.bytes), args.data_dir)
+        on: list[float] = []
+        off: list[float] = []
+        for r in range(args.rounds):
+            order = (True, False) if r % 2 == 0 else (False, True)
+            for redact in order:
+                (on if redact else off).append(ingest_once(path, tool, redact))
+        with tempfile.TemporaryDirectory() as tmp:
+            started = time.perf_counter()
+            found = redact_file(path, Path(tmp) / "out", b"\0" * 32)
+            alone = time.perf_counter() - started
+        m_on, m_off = statistics.median(on), statistics.median(off)
+        ratio = m_on / m_off
+        rows.append((kind, meta["bytes"], m_on, m_off, ratio, alone,
+                     0 if found is None else found.count))
+        print(f"{kind}: {meta['bytes'] / 1e6:.0f} MB, on {m_on:.2f} s, off {m_off:.2f} s, "
+              f"ratio {ratio:.2f}x ({'pass' if ratio <= TARGET else 'FAIL'} <= {TARGET}x); "
+              f"runs on {', '.join(f'{t:.2f}' for t in on)} / off "
+              f"{', '.join(f'{t:.2f}' for t in off)}; redaction pass alone {alone:.2f} s "
+              f"({meta['bytes'] / 1e6 / alone:.0f} MB/s), {rows[-1][6]} values found",
+              flush=True)
+    print()
+    print("| input | bytes | redaction on | off | ratio | target | pass alone |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | ---: |")
+    for kind, nbytes, m_on, m_off, ratio, alone, _ in rows:
+        print(f"| {kind} | {nbytes:,} | {m_on:.2f} s | {m_off:.2f} s | {ratio:.2f}x | "
+              f"<= {TARGET}x {'pass' if ratio <= TARGET else 'FAIL'} | {alone:.2f} s |")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
