@@ -72,6 +72,34 @@ def _esc_chars(text: str) -> str:
     return "".join(out)
 
 
+# What a page shows for a character a device has no glyph for (man under LANG=C renders with
+# -Tascii): groff warns and drops it otherwise.
+ASCII_FALLBACK = {"\u00ab": "<<", "\u00bb": ">>", "\u00b7": ".", "\u240d": "<CR>",
+                  "\u2014": "--", "\u2013": "-", "\u2026": "...", "\u2192": "->",
+                  "\u2190": "<-", "\u00d7": "x", "\u2264": "<=", "\u2265": ">=",
+                  "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                  "\u2248": "~", "\u2022": "*", "\u00a0": " "}
+
+
+def with_fallbacks(source: str) -> str:
+    """``source`` (a page) with a ``.char`` fallback, after its ``.TH`` line, for each
+    non-ASCII character it uses, defined only where the device lacks the glyph."""
+    used = sorted({int(m, 16) for m in re.findall(r"\\\[u([0-9A-F]{4,5})\]", source)})
+    if not used:
+        return source
+    defs = []
+    for code in used:
+        ch = chr(code)
+        plain = ASCII_FALLBACK.get(ch)
+        if plain is None:
+            import unicodedata
+            plain = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode() or "?"
+        defs.append(f".if !c\\[u{code:04X}] .char \\[u{code:04X}] {_esc_chars(plain)}")
+    head, th, rest = source.partition("\n.TH ")
+    line, nl, body = rest.partition("\n")
+    return head + th + line + nl + "\n".join(defs) + "\n" + body
+
+
 def _guard(lines: str) -> str:
     """``\\&`` before a line that would start with a control character (``.`` or ``'``)."""
     return "\n".join("\\&" + line if line[:1] in (".", "'") else line
@@ -466,7 +494,7 @@ def page(doc: CommandDoc, all_docs: list[CommandDoc], version: str) -> str:
     else:
         related = [d.page for d in all_docs if d.path] + list(TOPICS) + ["git"]
     out += see_also(related)
-    return "\n".join(out) + "\n"
+    return with_fallbacks("\n".join(out) + "\n")
 
 
 # Pages of no command: a topic's page is its manual file's sections (page name -> summary)
@@ -486,7 +514,7 @@ def topic_page(name: str, summary: str, version: str) -> str:
     for section, lines in manual(text):
         out += [f".SH {esc(section)}"] + lines
     out += see_also(["scratch"])
-    return "\n".join(out) + "\n"
+    return with_fallbacks("\n".join(out) + "\n")
 
 
 def pages(docs: list[CommandDoc], version: str) -> dict[str, str]:
