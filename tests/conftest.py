@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
+# ../shared/corpus beside the checkout, or wherever $SCRATCH_CORPUS says (benchmarks and
+# tests/readme_figures.py look in the same places)
+CORPUS = Path(os.environ.get("SCRATCH_CORPUS") or REPO.parent / "shared" / "corpus")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -76,7 +78,7 @@ def wl(scratch_home: Path) -> str:
 @pytest.fixture
 def corpus_dir() -> Path:
     if not CORPUS.is_dir():
-        pytest.skip("../shared/corpus is not present")
+        pytest.skip(f"the corpus is not present at {CORPUS} (set SCRATCH_CORPUS to where it is)")
     return CORPUS
 
 

@@ -22,8 +22,7 @@ from scratch.query.grep import (
     iter_selected_lines,
     matching_line_numbers,
 )
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from tests.conftest import CORPUS  # ../shared/corpus, or $SCRATCH_CORPUS
 
 TEXT = b"".join(f"line {i} {'ERROR' if i in (5, 9, 20) else 'ok'}\n".encode() for i in range(1, 31))
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +19,7 @@ from scratch.query.items import compile_where, item_schema, iterate_rows
 from scratch.query.paths import evaluate, parse_path
 from scratch.query.schema import schema_of_value
 from scratch.query.summary import find_record_arrays, summarize_values
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from tests.conftest import CORPUS  # ../shared/corpus, or $SCRATCH_CORPUS
 
 
 def _load(rel: str) -> Any:

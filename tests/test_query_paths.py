@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,8 +12,7 @@ from scratch.errors import ExitCode, InvalidPattern, KeyPathNotFound
 from scratch.jsonvalues import json_type
 from scratch.pathnames import WILDCARD, format_jsonpath, format_path, format_pointer
 from scratch.query.paths import evaluate, locate, parse_path, resolve
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from tests.conftest import CORPUS  # ../shared/corpus, or $SCRATCH_CORPUS
 
 
 def _load(rel: str) -> Any:

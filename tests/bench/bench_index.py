@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import resource
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ from pathlib import Path
 import orjson
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("SCRATCH_CORPUS") or ROOT.parent / "shared" / "corpus")
 
 
 def make_podlist(mb: int) -> dict[str, object]:

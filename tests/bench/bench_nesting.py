@@ -29,8 +29,8 @@ sys.path.insert(0, str(REPO))
 
 from tests.nesting_support import cases  # noqa: E402
 
-JTS = REPO.parent / "shared/corpus/suites/jsontestsuite/test_parsing" \
-    / "n_structure_100000_opening_arrays.json"
+JTS = Path(os.environ.get("SCRATCH_CORPUS") or REPO.parent / "shared" / "corpus") \
+    / "suites/jsontestsuite/test_parsing/n_structure_100000_opening_arrays.json"
 
 
 def flat_json(size: int) -> bytes:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import uuid
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("SCRATCH_CORPUS") or REPO.parent / "shared" / "corpus")
 VERSION = 1  # bump when the generated content changes, so cached files are rebuilt
 
 PODS = Path("k8s/honeycomb/pods.json")

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
+DEFAULT_CORPUS = Path(os.environ.get("SCRATCH_CORPUS") or REPO.parent / "shared" / "corpus")
 SKIP_NAMES = {"MANIFEST.md", "LICENSE"}
 DEFAULT_MIN_TOKENS = 5120
 ENVELOPE = 60  # tokens of the --json envelope around the data (measured 56-58)
