@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -73,3 +74,47 @@ def test_every_runnable_block_of_the_readme_runs(tmp_path: Path) -> None:
                          text=True, timeout=240)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert ran.stdout.strip().startswith("ran ")
+
+
+# ---------------------------------------------------------------------------------------------
+# the README's figures are made by tests/readme_figures.py, and it stays short
+
+def _figures() -> ModuleType:
+    sys.path.insert(0, str(REPO / "tests"))
+    import readme_figures
+    return readme_figures
+
+
+def test_the_readme_is_at_most_300_lines() -> None:
+    assert len((REPO / "README.md").read_text().splitlines()) <= 300
+
+
+@pytest.mark.parametrize("name", ["sample", "footer", "toolsets", "guide", "commands"])
+def test_each_figure_is_what_the_script_makes(name: str) -> None:
+    figures = _figures()
+    shown = figures.in_readme((REPO / "README.md").read_text())
+    assert name in shown, f"the README has no figure {name}"
+    assert shown[name] == figures.FIGURES[name](), (
+        f"README figure {name} drifted: python3 tests/readme_figures.py --write")
+
+
+@pytest.mark.corpus
+def test_the_pointer_table_is_what_the_script_makes(corpus_dir: Path) -> None:
+    figures = _figures()
+    shown = figures.in_readme((REPO / "README.md").read_text())
+    assert shown["pointer-table"] == figures.pointer_table(), (
+        "the README's pointer table drifted: python3 tests/readme_figures.py --write")
+
+
+def test_the_script_knows_every_figure_the_readme_names() -> None:
+    figures = _figures()
+    shown = figures.in_readme((REPO / "README.md").read_text())
+    assert set(shown) == set(figures.FIGURES)
+
+
+def test_a_command_in_no_group_fails_the_command_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    figures = _figures()
+    groups = [g for g in figures.COMMAND_GROUPS if "ui" not in g[0]]
+    monkeypatch.setattr(figures, "COMMAND_GROUPS", groups)
+    with pytest.raises(SystemExit, match="commands in no README group: ui"):
+        figures.commands()
