@@ -1,6 +1,6 @@
 /* Exact re-indentation of JSON text: the C half of scratch.reindent.
  *
- * reindent(data[, limit]) -> (body, lines, flags) validates ``data`` as strict RFC 8259 JSON in UTF-8
+ * reindent(data[, limit[, max_depth]]) -> (body, lines, flags) validates ``data`` as strict RFC 8259 JSON in UTF-8
  * and writes it in the canonical layout (2-space indent, ": " after keys, one scalar or bracket
  * per line, "{}"/"[]" for empty containers, no final newline) with every token copied verbatim:
  * numbers as written, string escapes as written, duplicate keys in order. Only whitespace
@@ -11,7 +11,10 @@
  *
  * Invalid input raises ValueError(message, offset) with the same messages, at the same byte
  * offsets, as the pure-Python version (scratch/reindent.py); a test holds both to it.
- * Nesting depth is not limited (an explicit stack, no recursion), and the work runs without the
+ * With ``max_depth`` > 0 the bracket that opens level max_depth + 1 raises
+ * ValueError("nested too deeply", offset): the depth bound of scratch.formats.nesting, checked in
+ * the same pass (an error before that bracket is the one raised, as there).
+ * Otherwise nesting depth is not limited (an explicit stack, no recursion), and the work runs without the
  * GIL so ingest can parse the document with orjson on the other core meanwhile.
  */
 
@@ -81,7 +84,12 @@ typedef struct {
     size_t err_pos;
     int flags;
     size_t lines;
+    size_t max_depth; /* 0: any depth; else an opener past this depth fails (DEEP) */
 } Scan;
+
+/* The message of the error raised at the first "[" or "{" that opens level max_depth + 1
+ * (brackets of empty containers count, as in scratch.formats.nesting.too_deep). */
+static const char DEEP[] = "nested too deeply";
 
 static inline void skip_ws(Scan *sc) {
     const unsigned char *s = sc->s;
@@ -244,6 +252,7 @@ static int run(Scan *sc, Out *o) {
             unsigned char c = s[sc->pos];
             if (c == '{' || c == '[') {
                 unsigned char close = c == '{' ? '}' : ']';
+                if (sc->max_depth && depth >= sc->max_depth) { fail(sc, DEEP, sc->pos); goto done; }
                 sc->pos++;
                 skip_ws(sc);
                 if (sc->pos < n && s[sc->pos] == close) {
@@ -323,9 +332,10 @@ done:
 
 static PyObject *reindent(PyObject *self, PyObject *args) {
     Py_buffer view;
-    Py_ssize_t limit = -1;
-    if (!PyArg_ParseTuple(args, "y*|n", &view, &limit)) return NULL;
-    Scan sc = {(const unsigned char *)view.buf, (size_t)view.len, 0, NULL, 0, 0, 1};
+    Py_ssize_t limit = -1, max_depth = 0;
+    if (!PyArg_ParseTuple(args, "y*|nn", &view, &limit, &max_depth)) return NULL;
+    Scan sc = {(const unsigned char *)view.buf, (size_t)view.len, 0, NULL, 0, 0, 1,
+               max_depth > 0 ? (size_t)max_depth : 0};
     /* room for the usual case (input already indented) without a reallocation */
     size_t cap = (size_t)view.len + (size_t)view.len / 8 + 64;
     size_t max = limit < 0 ? (size_t)-1 : (size_t)limit;
@@ -572,7 +582,7 @@ static PyObject *prefix_sums(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"reindent", reindent, METH_VARARGS,
-     "reindent(data[, limit]) -> (body, lines, flags): strict JSON re-indented, tokens "
+     "reindent(data[, limit[, max_depth]]) -> (body, lines, flags): strict JSON re-indented, tokens "
      "verbatim."},
     {"scan_lines", scan_lines, METH_VARARGS,
      "scan_lines(chunk, base, texts) -> (ends, uniq, ids, glued): the lines of a chunk."},

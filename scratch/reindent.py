@@ -36,7 +36,8 @@ from scratch.errors import JsonError
 BIG_INT = 1
 TOO_BIG = 2  # the body would pass the limit given: not written (the input is still checked)
 
-_Impl = Callable[[bytes, int], tuple[bytes, int, int]]
+_Impl = Callable[[bytes, int, int], tuple[bytes, int, int]]
+DEEP = "nested too deeply"  # the message of an opener past ``max_depth`` (both implementations)
 
 try:
     from scratch._reindent import reindent as _c_reindent  # type: ignore[import-not-found]
@@ -126,11 +127,11 @@ def _scan_string(s: bytes, pos: int) -> int:
     return end
 
 
-def reindent_py(data: bytes, limit: int = -1) -> tuple[bytes, int, int]:
+def reindent_py(data: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int]:
     """The pure-Python implementation: ``(body, lines, flags)``; raises ``ValueError(message,
     offset)`` like the C one (:func:`reindent` turns that into :class:`JsonError`)."""
     try:
-        return _run(bytes(data), limit)
+        return _run(bytes(data), limit, max_depth)
     except _Fail as exc:
         raise ValueError(exc.message, exc.pos) from None
 
@@ -157,7 +158,7 @@ class _Body:
         self.parts.append(piece)
 
 
-def _run(s: bytes, limit: int = -1) -> tuple[bytes, int, int]:
+def _run(s: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int]:
     n = len(s)
     body = _Body(limit)
     put = body.put
@@ -175,6 +176,8 @@ def _run(s: bytes, limit: int = -1) -> tuple[bytes, int, int]:
                 raise _Fail("Expecting value", pos)
             c = s[pos]
             if c == 0x7B or c == 0x5B:
+                if max_depth > 0 and len(stack) >= max_depth:
+                    raise _Fail(DEEP, pos)
                 close = 0x7D if c == 0x7B else 0x5D
                 pos = ws(s, pos + 1).end()  # type: ignore[union-attr]
                 if pos < n and s[pos] == close:
@@ -265,17 +268,22 @@ def _position(data: bytes, pos: int) -> tuple[int, int]:
     return data.count(b"\n", 0, pos) + 1, column
 
 
-def reindent(data: bytes, *, limit: int = -1, impl: _Impl | None = None
+def reindent(data: bytes, *, limit: int = -1, max_depth: int = 0, impl: _Impl | None = None
              ) -> tuple[bytes, int, int]:
     """``(body, lines, flags)`` of ``data`` (see the module docstring); raises
     :class:`JsonError`. A body over ``limit`` bytes (when >= 0) is not written: ``b""`` and
-    the flag :data:`TOO_BIG`. ``impl`` picks an implementation (tests); default: C when
-    built."""
+    the flag :data:`TOO_BIG`. ``max_depth`` > 0 bounds the nesting in the same pass: the
+    ``[``/``{`` that opens level ``max_depth + 1`` raises the error of
+    :func:`scratch.formats.nesting.too_deep` at its offset (a syntax error before it is the one
+    raised, as there). ``impl`` picks an implementation (tests); default: C when built."""
     run = impl or _c_reindent or reindent_py
     try:
-        return run(data, limit)  # type: ignore[no-any-return]
+        return run(data, limit, max_depth)  # type: ignore[no-any-return]
     except ValueError as exc:
         message, pos = exc.args
+        if message == DEEP:
+            from scratch.formats.nesting import nested_too_deeply
+            message = f"JSON {nested_too_deeply(pos, max_depth)}"
         line, column = _position(data, pos)
         raise JsonError(message, line, column, pos) from None
 

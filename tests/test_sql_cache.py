@@ -387,3 +387,22 @@ def test_no_spool_goes_through_a_symlinked_copies_directory(scratch_home: Path,
     d = sql("notes", "SELECT count(*) FROM entry", copy="background")
     assert d["rows"] == [[150_000]] and d["from_copy"] == []
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="no idle scheduling class here")
+def test_the_background_builder_runs_at_the_lowest_priority() -> None:
+    # what the detached builder calls first (sqlcopy._main): the idle class and nice 19, so
+    # the agent's next query is not kept waiting by a copy being built; in a child, since the
+    # priority of a process can only go down
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read)
+        sqlcopy.lower_priority()
+        os.write(write, json.dumps([os.sched_getscheduler(0), os.nice(0)]).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        got = json.loads(fh.read())
+    os.waitpid(pid, 0)
+    assert got == [os.SCHED_IDLE, 19]

@@ -150,13 +150,13 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
 
     data: bytes | None = None
     if value is _MISSING:
+        from scratch.formats.nesting import MAX_DEPTH
+
         data = path.read_bytes()
-        deep = _too_deep(data, "JSON")
-        if deep is not None:
-            return Analysis("json", ok=False, error=deep)
         try:
-            # canonical only if the body is the stored text: no need to write a longer one
-            body, text_lines, flags = reindent(data, limit=len(data))
+            # canonical only if the body is the stored text: no need to write a longer one;
+            # nested deeper than MAX_DEPTH is refused in the same pass
+            body, text_lines, flags = reindent(data, limit=len(data), max_depth=MAX_DEPTH)
             value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
         except JsonError as exc:
             return Analysis("json", ok=False, error=_err(exc.reason, exc.line, exc.column,

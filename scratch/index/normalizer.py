@@ -174,16 +174,17 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
                     written: Written | None = None) -> Normalized:
     from scratch.errors import JsonError
     from scratch.formats.jsontext import parse_value
+    from scratch.formats.nesting import MAX_DEPTH
     from scratch.reindent import BIG_INT, TOO_BIG, reindent
 
     data, origin = _read_all(source, prefix, ended, progress)
     n = len(data)
-    deep = _too_deep(data)
-    if deep is not None:
-        return _not_json(data, dest, detected, declared, deep)
     limit = AMPLIFICATION * n + (1 << 20)
     try:
-        body, lines, flags = reindent(data, limit=limit)
+        # one pass: validation, layout and the depth bound (nested deeper than MAX_DEPTH is
+        # text, found before anything parses it recursively; the layout of a document ``d``
+        # deep would take ``d**2`` bytes, which ``limit`` bounds meanwhile)
+        body, lines, flags = reindent(data, limit=limit, max_depth=MAX_DEPTH)
     except JsonError as exc:
         return _not_json(data, dest, detected, declared, exc)
     if (n >= PARALLEL_BYTES and not raw and origin is not None and not flags & TOO_BIG
@@ -200,27 +201,6 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         return _not_json(data, dest, detected, declared, exc)
     return _finish_json(data, body, lines, flags, value, engine, dest, detected, declared, raw,
                         progress)
-
-
-def _too_deep(data: bytes) -> Any:
-    """The :class:`JsonError` to store ``data`` as text with, when it nests deeper than
-    :data:`scratch.formats.nesting.MAX_DEPTH` (found before anything parses it recursively or
-    lays it out: the layout of a document ``d`` deep takes ``d**2`` bytes), else None. A
-    syntax error before that bracket is the one reported."""
-    from scratch.errors import JsonError
-    from scratch.formats.nesting import nested_too_deeply, position, too_deep
-    from scratch.reindent import reindent
-
-    offset = too_deep(data)
-    if offset is None:
-        return None
-    try:
-        reindent(data[:offset + 1], limit=0)  # validation only: no layout is written
-    except JsonError as exc:
-        if exc.offset is not None and exc.offset < offset:
-            return exc
-    line, column = position(data, offset)
-    return JsonError(f"JSON {nested_too_deeply(offset)}", line, column, offset)
 
 
 def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,

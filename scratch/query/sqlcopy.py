@@ -27,7 +27,9 @@ Invariants:
 - When (:data:`MODES`, config ``sql.copy``): ``auto`` builds tables of at most
   :data:`FOREGROUND_BYTES` before the query (a few milliseconds) and bigger ones in a detached
   background process after the answer, so the first query costs what a query of the stored
-  file costs; ``foreground`` always builds before the query; ``background`` always after;
+  file costs; that process runs at the lowest priority (:func:`lower_priority`: the idle
+  scheduling class, nice 19), so it yields the CPUs to the agent's next query;
+  ``foreground`` always builds before the query; ``background`` always after;
   ``off`` never makes or reads a copy.
 - The builder's DuckDB is locked down like a query's: no extension, no Python variables, and
   file access only to the files the view reads.
@@ -270,9 +272,19 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": here + (os.pathsep + rest if rest else "")}
 
 
+def lower_priority() -> None:
+    """Make this process (and the threads it starts after, DuckDB's among them) yield the CPU
+    to every other: the agent's next query must not wait behind a copy being built. The idle
+    scheduling class where the system has one (Linux: it runs only when a CPU would otherwise
+    be idle), and the lowest nice value in any case."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(19)
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # type: ignore[attr-defined]
+
+
 def _main(argv: Sequence[str]) -> int:
-    with contextlib.suppress(OSError):
-        os.nice(10)  # the answer that started it is still being written: let it go first
+    lower_priority()  # the answer that started it, and the next query, go first
     spec = json.loads(argv[0])
     copy = Copy(Path(spec["copy"]))
     try:

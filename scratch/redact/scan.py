@@ -224,44 +224,56 @@ class Scan:
 
 
 _ANCHORS: list[Any] = []
+_KINDS: dict[bytes, str | None] = {}
 
 
 def _anchor_kind(hit: bytes) -> str | None:
     """Which of the prefilter's parts for the rules by place ``hit`` is wholly: ``key`` (a
-    key, = or :, a value's start), ``name`` (an env entry's name), else None."""
+    key, = or :, a value's start), ``name`` (an env entry's name), else None. Remembered by
+    the hit's bytes: an output of alike items hits the same few thousand times."""
+    found = _KINDS.get(hit, _MISSING)
+    if found is not _MISSING:
+        return found  # type: ignore[return-value]
     if not _ANCHORS:
         from scratch.redact.rules import PLACE_PREFILTER, compile_bytes
         _ANCHORS.extend(compile_bytes(p.encode("latin-1")) for p in PLACE_PREFILTER[:2])
-    if _ANCHORS[0].fullmatch(hit) is not None:
-        return "key"
-    if _ANCHORS[1].fullmatch(hit) is not None:
-        return "name"
-    return None
+    kind = ("key" if _ANCHORS[0].fullmatch(hit) is not None else
+            "name" if _ANCHORS[1].fullmatch(hit) is not None else None)
+    if len(_KINDS) < 50000:
+        _KINDS[hit] = kind
+    return kind
 
 
+_MISSING = object()
 _IDENT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_NOT_IDENT = None  # a compiled pattern: the first byte that is not in _IDENT
 _KEY_CACHE: dict[bytes, bool] = {}
 
 
-def _innocent_key(rs: RuleSet, buf: Any, m: Any) -> bool:
+def _ident_end(buf: Any, at: int, limit: int) -> int:
+    """The end of the run of identifier bytes (:data:`_IDENT`) from ``at``, at most ``limit``."""
+    global _NOT_IDENT
+    if _NOT_IDENT is None:
+        import re
+        _NOT_IDENT = re.compile(rb"[^A-Za-z0-9_.\-]")
+    m = _NOT_IDENT.search(buf, at, limit)
+    return limit if m is None else m.start()
+
+
+def _innocent_key(rs: RuleSet, buf: Any, hit: bytes, start: int, end: int) -> bool:
     """A hit of the prefilter's parts for the rules by place (a key, ``=`` or ``:`` and the
     start of a value; or an env entry's ``name``) whose whole key (or name) neither names a
     secret nor holds a gitleaks keyword (``"passed": 3`` in nginx's stats; a volume named
-    ``default-token-x2b9``): no rule can find anything from it, so no window is checked."""
-    hit = m.group(0)
-    start = m.start()
+    ``default-token-x2b9``): no rule can find anything from it, so no window is checked.
+    ``hit`` is the prefilter's match, ``buf[start:end]``."""
     kind = _anchor_kind(hit)
     if kind is None:
         return False
     if kind == "name":  # the name's whole value
-        at = m.start() + 4
-        while at < m.end() and buf[at] not in _IDENT:
+        at = start + 4
+        while at < end and buf[at] not in _IDENT:
             at += 1
-        end = at
-        limit = min(len(buf), at + 100)
-        while end < limit and buf[end] in _IDENT:
-            end += 1
-        key = bytes(buf[at:end])
+        key = bytes(buf[at:_ident_end(buf, at, min(len(buf), at + 100))])
     else:
         cut = hit.find(b"=") if b"=" in hit else hit.rfind(b":")
         if cut < 0:
@@ -269,7 +281,7 @@ def _innocent_key(rs: RuleSet, buf: Any, m: Any) -> bool:
         floor = max(0, start - 64)
         while start > floor and buf[start - 1] in _IDENT:
             start -= 1
-        key = bytes(buf[start:m.start() + cut]).strip(b"\\\"' \t")
+        key = bytes(buf[start:end - len(hit) + cut]).strip(b"\\\"' \t")
     found = _KEY_CACHE.get(key)
     if found is None:
         text = key.decode("latin-1")
@@ -282,10 +294,15 @@ def _innocent_key(rs: RuleSet, buf: Any, m: Any) -> bool:
 def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | None = None,
          rules: RuleSet | None = None, memo: dict[bytes, list[Hit]] | None = None) -> Scan:
     """Find secrets in ``buf`` (bytes or a map of a file) whose prefilter hit starts in
-    ``[lo, hi)``; spans are offsets in ``buf``."""
+    ``[lo, hi)``; spans are offsets in ``buf``.
+
+    The prefilter is asked through the binding's own ``RE2.Match`` (one C call a hit, the
+    GIL released during it), not the wrapper's generator and match object: an output of
+    alike items hits it tens of thousands of times, where that overhead was most of the
+    scan."""
     rs = rules or rule_set()
     hi = len(buf) if hi is None else hi
-    pre = rs.prefilter()
+    search = _searcher(rs.prefilter())
     memo = {} if memo is None else memo
     hits: list[Hit] = []
     covered = -1
@@ -293,22 +310,21 @@ def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | Non
     size = len(buf)
     at = lo
     while at < hi:
-        m = pre.search(buf, at, hi)
-        if m is None:
+        pos, m_end = search(buf, at, hi)
+        if pos < 0:
             break
-        pos = m.start()
-        at = max(m.end(), pos + 1)
+        at = max(m_end, pos + 1)
         if pos < covered:
             continue
-        if _innocent_key(rs, buf, m):
-            at = max(m.end() - 1, pos + 1)  # the value's first byte may start a token
+        if _innocent_key(rs, buf, bytes(buf[pos:m_end]), pos, m_end):
+            at = max(m_end - 1, pos + 1)  # the value's first byte may start a token
             continue
         start, cut_start = _line_start(buf, pos, max(0, pos - MARGIN))
         if not cut_start and start > 0:
             start, cut_start = _line_start(buf, start - 1, max(0, pos - MARGIN))
-        end, cut_end = _line_end(buf, m.end(), min(size, m.end() + MARGIN))
+        end, cut_end = _line_end(buf, m_end, min(size, m_end + MARGIN))
         if not cut_end and end < size:
-            end, cut_end = _line_end(buf, end + 1, min(size, m.end() + MARGIN))
+            end, cut_end = _line_end(buf, end + 1, min(size, m_end + MARGIN))
         window = bytes(buf[start:end])
         if b"-----" in window and b"begin" in window.lower():
             end = min(size, end + BLOCK_REACH)
@@ -331,6 +347,29 @@ def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | Non
             hits.append(Hit(h.start + start, h.end + start, h.rule, h.priority, h.key))
     unique = {(h.start, h.end, h.rule): h for h in hits}
     return Scan(resolve(list(unique.values())), kube)
+
+
+def _searcher(pattern: Any) -> Callable[[Any, int, int], tuple[int, int]]:
+    """``search(buf, at, hi) -> (start, end)`` of ``pattern``'s first match in ``buf[at:hi]``
+    (``(-1, -1)``: none), straight through the binding's ``RE2.Match`` when it has one."""
+    regexp = getattr(pattern, "_regexp", None)
+    match = getattr(regexp, "Match", None)
+    if match is not None:
+        from re2 import _re2
+
+        unanchored = _re2.RE2.Anchor.UNANCHORED
+
+        def direct(buf: Any, at: int, hi: int) -> tuple[int, int]:
+            span: tuple[int, int] = match(unanchored, buf, at, hi)[0]
+            return span
+
+        return direct
+
+    def wrapped(buf: Any, at: int, hi: int) -> tuple[int, int]:
+        m = pattern.search(buf, at, hi)
+        return (-1, -1) if m is None else (m.start(), m.end())
+
+    return wrapped
 
 
 _GATE: list[Any] = []
