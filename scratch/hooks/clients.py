@@ -69,8 +69,16 @@ class Found:
         return size
 
 
+UTF8_STEP = 1 << 20  # characters encoded at a time when a length or a stream needs bytes
+
+
 def utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", errors="surrogatepass"))
+    """Bytes of ``text`` in UTF-8, without an encoded copy of the whole of it (an ASCII str,
+    which the interpreter flags, is its own length; else it is encoded a slice at a time)."""
+    if text.isascii():
+        return len(text)
+    return sum(len(text[i:i + UTF8_STEP].encode("utf-8", errors="surrogatepass"))
+               for i in range(0, len(text), UTF8_STEP))
 
 
 def _blocks(value: Any) -> list[Any] | None:

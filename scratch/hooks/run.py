@@ -125,6 +125,7 @@ def main(argv: list[str], *, stdin: IO[bytes] | None = None, stdout: IO[str] | N
             out.write(quiet)
             return 0
         from scratch.hooks.capture import capture
+        _forget(payload, found)
         deadline = started + opts.timeout * DEADLINE_SHARE
         with Deadline(deadline, root):
             _hold_for_tests()
@@ -160,6 +161,26 @@ def _parse(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise BadPayload(f"the payload is not JSON ({exc})") from None
+
+
+def _forget(payload: dict[str, Any], found: Found) -> None:
+    """Blank the payload's copies of the text about to be stored (the answer is built from
+    the payload's other fields), so that once ingest has spooled it nothing holds it: a
+    100 MB result is not kept in memory while ingest indexes it."""
+    text = found.text
+    if text is None:
+        return
+    resp = payload.get("tool_response")
+    holders = [resp, resp.get("file") if isinstance(resp, dict) else None]
+    for holder in holders:
+        if not isinstance(holder, dict):
+            continue
+        for key, value in holder.items():
+            if key == "stderr":  # shown beside the pointer, whatever it holds
+                continue
+            if value is text or (isinstance(value, str) and len(value) == len(text)
+                                 and value == text):
+                holder[key] = ""
 
 
 def process_start() -> float:
