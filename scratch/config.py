@@ -89,6 +89,10 @@ SETTINGS: dict[str, Setting] = {
            "(on stderr at a terminal; to an MCP client that sent a progressToken); 0: at once"),
         _s("ledger.max_bytes", int, 8 * MiB, "largest an agent's call ledger "
            "(state/agents/NAME/calls.jsonl) grows before its oldest calls are dropped"),
+        _s("hooks.hint_builtin", bool, True, "Codex's hook (hooks install codex) hints a run "
+           "under scratch before the usually big commands it knows (kubectl get -o json, "
+           "journalctl, aws, gh api, cat of a big file...); false: only before tools with "
+           "[thresholds] patterns"),
         _s("redact.enabled", bool, True, "redact secrets in every capture before it is stored "
            "(ingest, run, write, log append, the proxy, hooks; see man scratch-redactions)"),
         _s("redact.tools", dict, {}, "table: tool-name glob -> true/false, redaction for that "

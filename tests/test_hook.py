@@ -439,3 +439,43 @@ def test_the_pass_through_imports_no_cli_mcp_or_tokenizer(tmp_path: Path) -> Non
     assert eval(out[1]) == ["scratch", "scratch.__main__", "scratch.config", "scratch.errors",
                             "scratch.hooks", "scratch.hooks.clients", "scratch.hooks.identity",
                             "scratch.hooks.run", "scratch.names", "scratch.thresholds"]
+
+
+# -- big payloads: no whole copies -------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["plain ascii\n" * 50_000,
+                                  "héllo wörld ✓ 𝄞\n" * 40_000,
+                                  "lone \udc80 surrogate 𝄞" * 30_000, ""])
+def test_a_text_streams_as_its_exact_utf8_bytes(text: str) -> None:
+    """The hook hands ingest the payload's text a slice at a time: the bytes are exactly the
+    whole encoding's, however a read cuts them, and each read keeps to the size asked."""
+    from scratch.hooks.capture import TextStream
+    from scratch.hooks.clients import utf8_len
+    whole = text.encode("utf-8", errors="surrogatepass")
+    assert utf8_len(text) == len(whole)
+    for size in (1, 7, 1 << 20):
+        stream = TextStream(text)
+        parts = []
+        while block := stream.read(size):
+            assert len(block) <= max(size, 4)
+            parts.append(block)
+        assert b"".join(parts) == whole
+        assert stream.read(size) == b""
+    assert TextStream(text).readall() == whole
+
+
+def test_the_stored_text_is_let_go_of_before_ingest_indexes_it(home: Path,
+                                                               scratch_home: Path) -> None:
+    """The payload's copies of a stored result are blanked before ingest reads it, so only the
+    stream holds it, and the answer still carries every other field exactly."""
+    from scratch.hooks.clients import ClaudeCode
+    from scratch.hooks.run import _forget
+    payload = bash_payload(PODS, "some warning\n")
+    payload["tool_response"]["note"] = PODS[:100]
+    found = ClaudeCode().found(payload)
+    assert found is not None and found.text is payload["tool_response"]["stdout"]
+    _forget(payload, found)
+    assert payload["tool_response"] == {"stdout": "", "stderr": "some warning\n",
+                                        "interrupted": False, "isImage": False,
+                                        "note": PODS[:100]}
+    assert found.text == PODS

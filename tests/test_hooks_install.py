@@ -180,8 +180,8 @@ def test_bad_input_is_refused_and_loses_nothing(home: Path, scratch_home: Path) 
     run = cli("hooks", "install", "claude-code", "--json")
     assert run.code == 2 and run.json["error"]["code"] == "server_config_error"
     assert path.read_text() == "{not json"
-    unknown = cli("hooks", "install", "codex", "--json")
+    unknown = cli("hooks", "install", "windsurf", "--json")
     assert unknown.code == 2 and unknown.json["error"]["code"] == "invalid_argument"
-    assert "claude-code, gemini-cli, cursor" in unknown.json["error"]["message"]
+    assert "claude-code, gemini-cli, cursor, codex" in unknown.json["error"]["message"]
     empty = cli("hooks", "install", "claude-code", "--tools", ",", "--json")
     assert empty.json["error"]["code"] == "invalid_argument"

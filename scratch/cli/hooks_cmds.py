@@ -18,6 +18,8 @@ hooks_app = typer.Typer(name="hooks", help="Capture big tool results where agent
                         "install scratch's hook in a client's settings (Claude Code, Gemini "
                         "CLI, Cursor), so every result at or over its tool's threshold is "
                         "stored and the model reads the pointer instead.\n\n"
+                        "Codex cannot replace a result: its hook hints, before each usually "
+                        "big Bash command, to run it under 'scratch run'.\n\n"
                         "Example: scratch hooks install claude-code",
                         no_args_is_help=True)
 app.add_typer(hooks_app, name="hooks")
@@ -30,7 +32,12 @@ HOOK_HELP = (
     "it, it is stored and the answer holds the client's replacement field with the pointer, "
     "whose next commands run as printed from the model's shell. Exit status always 0; on "
     "any failure nothing is "
-    "replaced, one line goes to stderr and one record to the call ledger. Options after "
+    "replaced, one line goes to stderr and one record to the call ledger. For codex it runs "
+    "before each Bash command (PreToolUse) and stores nothing: when the command's output is "
+    "usually big (kubectl get -o json, journalctl, aws/az/gcloud listings, gh api, cat of a "
+    "big file, or a tool with a [thresholds] pattern; config hooks.hint_builtin) it answers "
+    "additionalContext telling the model to run it as 'scratch run -- CMD', spelled to run; "
+    "never a decision that blocks it. Options after "
     "CLIENT: --timeout SECONDS (the client's hook timeout: scratch gives up at 80% of it), "
     "--store DIR, --agent NAME (default: the client's name).\n\n"
     "Example: scratch hook claude-code --timeout 60 < payload.json")
@@ -39,7 +46,7 @@ HOOK_HELP = (
 @app.command("hook", help=HOOK_HELP, context_settings={
     "allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": ["--help"]})
 def hook_cmd(client_name: Annotated[str, typer.Argument(
-                 metavar="CLIENT", help="claude-code, gemini-cli or cursor.",
+                 metavar="CLIENT", help="claude-code, gemini-cli, cursor or codex.",
                  show_default=False)],
              options: Annotated[Optional[List[str]], typer.Argument(
                  metavar="[--timeout SECONDS] [--store DIR] [--agent NAME]", hidden=True,
@@ -57,14 +64,17 @@ SettingsOpt = Annotated[Optional[str], typer.Option(
 @command("install", target=hooks_app,
          help="Add scratch's hook to a client's settings: claude-code (PostToolUse, "
          "~/.claude/settings.json), gemini-cli (AfterTool, ~/.gemini/settings.json) or cursor "
-         "(postToolUse on MCP tools, ~/.cursor/hooks.json).\n\nIt runs 'scratch hook CLIENT' "
+         "(postToolUse on MCP tools, ~/.cursor/hooks.json) or codex (PreToolUse on Bash).\n\n"
+         "For codex the hook only hints (see 'scratch hook'); it goes in ~/.codex/config.toml "
+         "(its comments kept), or the hooks.json beside it when that exists; Codex runs it "
+         "once you trust it (/hooks).\n\nIt runs 'scratch hook CLIENT' "
          "for Bash, Read, WebFetch, Grep and every MCP tool (the client's names; --tools "
          "narrows them). The file is copied to FILE.scratch-backup first (once); a scratch "
          "hook already there is replaced only with --force; the user's own hooks are kept.\n\n"
          "Example: scratch hooks install claude-code --settings project")
 def install_cmd(ctx: Context,
                 client_name: Annotated[str, typer.Argument(
-                    metavar="CLIENT", help="claude-code, gemini-cli or cursor.",
+                    metavar="CLIENT", help="claude-code, gemini-cli, cursor or codex.",
                     show_default=False)],
                 settings: SettingsOpt = None,
                 tools: Annotated[Optional[str], typer.Option(
@@ -95,11 +105,16 @@ def install_cmd(ctx: Context,
     agent = ctx.agent if ctx.agent != "default" else None
     group = spec.group(hook_command(spec.name, store, agent, timeout), timeout, names)
     path = spec.path(settings)
+    trust = (("Codex runs a new or changed hook only once you trust it: open /hooks in "
+              "Codex",) if spec.name == "codex" else ())
     if print_only:
+        from scratch.hooks.settings import is_toml, toml_block
+        shown = (toml_block(spec, group) if is_toml(path) else
+                 json.dumps({"hooks": {spec.event: [group]}}, indent=2) + "\n")
         return Result("hooks install", data={"client": spec.name, "file": str(path),
                                              "event": spec.event, "hook": group},
-                      text=json.dumps({"hooks": {spec.event: [group]}}, indent=2) + "\n",
-                      notices=(f"add this to {path} ({spec.label}'s settings)",))
+                      text=shown,
+                      notices=(f"add this to {path} ({spec.label}'s settings)", *trust))
     done = install(spec, path, group, force=force)
     if done["unchanged"]:
         return Result("hooks install", data=done,
@@ -108,7 +123,7 @@ def install_cmd(ctx: Context,
     backup = f"; backup: {done['backup']}" if done["backup"] else ""
     return Result("hooks install", data=done, text=(
         f"{path}: {how} scratch's {spec.event} hook for {group['matcher']} (store "
-        f"{ctx.root}, agent {agent or spec.name!r}){backup}\n"))
+        f"{ctx.root}, agent {agent or spec.name!r}){backup}\n"), notices=trust)
 
 
 @command("uninstall", target=hooks_app,
@@ -116,7 +131,7 @@ def install_cmd(ctx: Context,
          "Example: scratch hooks uninstall claude-code")
 def uninstall_cmd(ctx: Context,
                   client_name: Annotated[str, typer.Argument(
-                      metavar="CLIENT", help="claude-code, gemini-cli or cursor.",
+                      metavar="CLIENT", help="claude-code, gemini-cli, cursor or codex.",
                       show_default=False)],
                   settings: SettingsOpt = None):
     from scratch.answers.kernel.result import Result

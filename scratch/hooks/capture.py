@@ -5,7 +5,8 @@ execute` running ``ingest``), as for the CLI and the MCP proxy: secrets are reda
 the call lands in the agent's call ledger (interface ``hook``), storing is counted and the
 pointer charged to the client's session. The result streams in: a file the client spilled
 (Claude Code's ``persistedOutputPath``) is read by ingest's spool straight from disk; a text in
-the payload is handed over as its bytes. An MCP result is read as the proxy reads one
+the payload is read as its UTF-8 bytes a slice at a time (:class:`TextStream`: never a whole
+encoded copy) and let go once ingest has spooled it. An MCP result is read as the proxy reads one
 (:func:`scratch.mcp.proxy.extract.extract`): its JSON and markdown blocks and its images are
 stored as companions of the entry.
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scratch.answers.kernel.rendering import Rendering
+from scratch.hooks.clients import UTF8_STEP
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -60,6 +62,40 @@ class HookText(Rendering):
     def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         return count_text(f"error [{error.code}]: {error.message}\n", spec)
+
+
+class TextStream(io.RawIOBase):
+    """A str read as its UTF-8 bytes (lone surrogates kept, as ``surrogatepass`` encodes
+    them), at most ``size`` bytes a read, each read encoding one slice: the whole encoded
+    copy a ``BytesIO`` would need is never made. At its end the str is let go."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self._text: str | None = text
+        self._at = 0
+        self._wide = 1 if text.isascii() else 4  # most bytes one character takes
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        text = self._text
+        if text is None:
+            return b""
+        step = UTF8_STEP if size is None or size < 0 else max(1, size // self._wide)
+        piece = text[self._at:self._at + step]
+        self._at += len(piece)
+        if self._at >= len(text):
+            self._text = None
+        return piece.encode("utf-8", errors="surrogatepass")
+
+    def readall(self) -> bytes:
+        return b"".join(iter(lambda: self.read(UTF8_STEP), b""))
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
 
 
 def spelled_globals(root: Path, root_source: str, who: HookIdentity) -> list[str]:
@@ -122,13 +158,14 @@ def _ingest_args(client: HookClient, payload: dict[str, Any], found: Found,
     args: dict[str, Any] = {"tool": found.tool, "partial": found.partial}
     notices: list[str] = []
     if found.mcp is not None:
-        args["stream"] = io.BytesIO(_mcp_content(found.mcp, args, info, notices))
+        args["stream"] = TextStream(_mcp_content(found.mcp, args, info, notices))
     elif found.path is not None:
         args["stream"] = open(found.path, "rb")  # noqa: SIM115 (closed by capture)
         info["spilled_file"] = found.path
     else:
         assert found.text is not None
-        args["stream"] = io.BytesIO(found.text.encode("utf-8", errors="surrogatepass"))
+        args["stream"] = TextStream(found.text)
+        found.text = None  # the stream holds the only reference left: spooled, it is freed
     if found.partial:
         info["partial_reason"] = "the tool was interrupted: its output stops where it stopped"
     args["info"] = {"hook": info}
@@ -138,7 +175,7 @@ def _ingest_args(client: HookClient, payload: dict[str, Any], found: Found,
 
 
 def _mcp_content(result: dict[str, Any], args: dict[str, Any], info: dict[str, Any],
-                 notices: list[str]) -> bytes:
+                 notices: list[str]) -> str:
     """An MCP result's text as the proxy stores it; its documents and attachments go into
     ``args`` as companions."""
     from scratch.answers.ingest import Companion
@@ -160,7 +197,7 @@ def _mcp_content(result: dict[str, Any], args: dict[str, Any], info: dict[str, A
     if ex.links:
         info["resource_links"] = [{k: v for k, v in link.items()
                                    if k in ("uri", "name", "mimeType")} for link in ex.links]
-    return text.encode("utf-8", errors="surrogatepass")
+    return text
 
 
 def _stderr(found: Found, args: dict[str, Any]) -> str | None:
@@ -177,4 +214,4 @@ def _stderr(found: Found, args: dict[str, Any]) -> str | None:
     return cut_text(found.stderr, STDERR_KEPT)
 
 
-__all__ = ["HookText", "Shown", "capture", "spelled_globals"]
+__all__ = ["HookText", "Shown", "TextStream", "capture", "spelled_globals"]

@@ -15,6 +15,10 @@ One :class:`HookClient` per client whose hooks can replace a tool's result (``ho
   result the model reads (it reads it as a blocked call, so the reason says the call worked).
 - Cursor (``postToolUse``): ``tool_output`` is the result as a JSON string; only an MCP tool's
   result can be replaced (``updated_mcp_tool_output``); a Shell result cannot.
+- Codex (``PreToolUse``): no hook can replace a result (openai/codex#38135), so scratch answers
+  before a Bash command instead: ``hookSpecificOutput.additionalContext`` (Codex 0.129 and
+  later, openai/codex PR 20692) tells the model to run a usually big command under ``scratch
+  run`` (:mod:`scratch.hooks.hint`); ``found`` is never asked.
 
 Only the standard library: this runs on every tool call (see :mod:`scratch.hooks.run`).
 """
@@ -69,8 +73,16 @@ class Found:
         return size
 
 
+UTF8_STEP = 1 << 20  # characters encoded at a time when a length or a stream needs bytes
+
+
 def utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", errors="surrogatepass"))
+    """Bytes of ``text`` in UTF-8, without an encoded copy of the whole of it (an ASCII str,
+    which the interpreter flags, is its own length; else it is encoded a slice at a time)."""
+    if text.isascii():
+        return len(text)
+    return sum(len(text[i:i + UTF8_STEP].encode("utf-8", errors="surrogatepass"))
+               for i in range(0, len(text), UTF8_STEP))
 
 
 def _blocks(value: Any) -> list[Any] | None:
@@ -117,6 +129,8 @@ class HookClient:
     label = ""
     event = ""
     agent = ""  # the scratch agent its captures go to unless the hook names one
+    hint = False  # answers before a tool runs with a hint (scratch.hooks.hint), stores nothing
+    note = ""  # a hint's words on what the client does with a big output
 
     def found(self, payload: JSONObject) -> Found | None:
         """What the payload's tool returned, when it is a result scratch may store."""
@@ -259,12 +273,34 @@ class Cursor(HookClient):
         return {"updated_mcp_tool_output": mcp_replacement(found.mcp, pointer)}
 
 
-HOOK_CLIENTS: dict[str, HookClient] = {c.name: c for c in (ClaudeCode(), GeminiCli(), Cursor())}
+class Codex(HookClient):
+    name = "codex"
+    label = "Codex"
+    event = "PreToolUse"
+    agent = "codex"
+    hint = True
+    note = "Codex keeps only about 10 KiB of a command's output, cut from the middle"
+
+    def found(self, payload: JSONObject) -> Found | None:
+        return None  # nothing to store before the command runs
+
+    def answer(self, payload: JSONObject, found: Found, pointer: str,
+               stderr: str | None = None) -> JSONObject:
+        return self.hinted(pointer)
+
+    def hinted(self, text: str) -> JSONObject:
+        """The answer that adds ``text`` to what the model reads before the command runs;
+        never a decision (the command is not blocked)."""
+        return {"hookSpecificOutput": {"hookEventName": self.event, "additionalContext": text}}
+
+
+HOOK_CLIENTS: dict[str, HookClient] = {c.name: c for c in (ClaudeCode(), GeminiCli(), Cursor(),
+                                                            Codex())}
 
 
 def hook_client(name: str) -> HookClient | None:
     return HOOK_CLIENTS.get(name)
 
 
-__all__ = ["HOOK_CLIENTS", "Found", "HookClient", "hook_client", "mcp_replacement",
-           "mcp_result", "utf8_len"]
+__all__ = ["HOOK_CLIENTS", "UTF8_STEP", "Codex", "Found", "HookClient", "hook_client",
+           "mcp_replacement", "mcp_result", "utf8_len"]

@@ -32,11 +32,11 @@ def clean(value: str) -> str:
 
 def identity(payload: dict[str, Any], client: str, agent: str | None = None) -> HookIdentity:
     """The (agent, session, worker) of one hook payload of ``client``: Claude Code and Gemini
-    CLI name the session ``session_id``, Cursor ``conversation_id``; Claude Code names a
-    subagent ``agent_id`` (absent on the main thread)."""
+    CLI and Codex name the session ``session_id``, Cursor ``conversation_id``; Claude Code and
+    Codex name a subagent ``agent_id`` (absent on the main thread)."""
     raw = payload.get("session_id") or payload.get("conversation_id") or "unknown"
     session = clean(str(raw))
-    worker_raw = payload.get("agent_id") if client == "claude-code" else None
+    worker_raw = payload.get("agent_id") if client in ("claude-code", "codex") else None
     worker = clean(str(worker_raw)) if worker_raw else None
     budget = clean(f"{session}-{worker}") if worker else session
     return HookIdentity(agent or client, session, worker, budget)

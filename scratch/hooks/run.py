@@ -1,4 +1,5 @@
-"""``scratch hook CLIENT``: what a client's hook settings run after every tool call.
+"""``scratch hook CLIENT``: what a client's hook settings run after every tool call (for Codex,
+before every Bash command: :mod:`scratch.hooks.hint`).
 
 It reads the client's payload on stdin. A result below its tool's threshold (the
 ``[thresholds]`` globs, matched on the client's tool name: ``Bash``, ``mcp__github__*``)
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
-from scratch.hooks.clients import HOOK_CLIENTS, Found, HookClient
+from scratch.hooks.clients import HOOK_CLIENTS, Codex, Found, HookClient
 from scratch.hooks.identity import HookIdentity, identity
 
 if TYPE_CHECKING:
@@ -110,6 +111,8 @@ def main(argv: list[str], *, stdin: IO[bytes] | None = None, stdout: IO[str] | N
         if not isinstance(payload, dict):
             raise BadPayload("the payload is not a JSON object")
         who = identity(payload, client.name, opts.agent)
+        if client.hint:
+            return _hint(client, payload, who, opts, out)
         found = client.found(payload)
         if found is None:
             out.write(quiet)
@@ -125,6 +128,7 @@ def main(argv: list[str], *, stdin: IO[bytes] | None = None, stdout: IO[str] | N
             out.write(quiet)
             return 0
         from scratch.hooks.capture import capture
+        _forget(payload, found)
         deadline = started + opts.timeout * DEADLINE_SHARE
         with Deadline(deadline, root):
             _hold_for_tests()
@@ -160,6 +164,50 @@ def _parse(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise BadPayload(f"the payload is not JSON ({exc})") from None
+
+
+def _hint(client: HookClient, payload: dict[str, Any], who: HookIdentity, opts: Options,
+          out: IO[str]) -> int:
+    """Before a tool runs: the client's hint when the command's output is usually big
+    (:mod:`scratch.hooks.hint`), else nothing; never a decision that blocks it."""
+    if payload.get("hook_event_name", client.event) != client.event \
+            or payload.get("tool_name") != "Bash":
+        return 0
+    from scratch.names import find_store_root, validate_agent
+    validate_agent(who.agent)
+    root, root_source = find_store_root(opts.store)
+    from scratch.config import load_config
+    from scratch.hooks.hint import hint
+    config = load_config(root, agent=who.agent)
+    store = None
+    if root_source == "--store" and find_store_root(None)[0] != root:
+        store = str(root)
+    text = hint(payload, who, config, store, client.note)
+    if text is not None:
+        import json
+        assert isinstance(client, Codex)
+        out.write(json.dumps(client.hinted(text), ensure_ascii=False) + "\n")
+    return 0
+
+
+def _forget(payload: dict[str, Any], found: Found) -> None:
+    """Blank the payload's copies of the text about to be stored (the answer is built from
+    the payload's other fields), so that once ingest has spooled it nothing holds it: a
+    100 MB result is not kept in memory while ingest indexes it."""
+    text = found.text
+    if text is None:
+        return
+    resp = payload.get("tool_response")
+    holders = [resp, resp.get("file") if isinstance(resp, dict) else None]
+    for holder in holders:
+        if not isinstance(holder, dict):
+            continue
+        for key, value in holder.items():
+            if key == "stderr":  # shown beside the pointer, whatever it holds
+                continue
+            if value is text or (isinstance(value, str) and len(value) == len(text)
+                                 and value == text):
+                holder[key] = ""
 
 
 def process_start() -> float:

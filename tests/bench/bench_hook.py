@@ -12,7 +12,10 @@ In one run, on temporary stores:
 2. Storing a result of M MB (default 100): ``scratch hook claude-code`` with that text as a
    Bash result in the payload, against ``scratch ingest --tool Bash`` of the same bytes from a
    file, each into a fresh store, in alternating rounds; the best of each and their ratio (the
-   goal: at most 1.3x).
+   goal: at most 1.3x). Beside the times, each process's peak resident set (``ru_maxrss`` of
+   that one child, from ``wait4``) and the hook's less the size of its payload: what reading
+   the payload costs above ingest's own (the payload is parsed once, its text streamed to the
+   spool a slice at a time and let go).
 
 Both are run as a client runs them: a new process with the payload on stdin, the command
 being this checkout's ``python -m scratch``. Not collected by pytest; asserts nothing.
@@ -27,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -43,16 +47,37 @@ def payload(stdout: str) -> bytes:
 
 def timed(argv: list[str], data: bytes | None, env: dict[str, str],
           stdin_file: Path | None = None) -> float:
-    start = time.perf_counter()
-    if stdin_file is not None:
-        with open(stdin_file, "rb") as fh:
-            done = subprocess.run(argv, stdin=fh, env=env, capture_output=True, check=False)
-    else:
-        done = subprocess.run(argv, input=data, env=env, capture_output=True, check=False)
-    took = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{argv} failed: {done.stderr.decode()[-500:]}")
-    return took
+    return measured(argv, data, env, stdin_file)[0]
+
+
+def measured(argv: list[str], data: bytes | None, env: dict[str, str],
+             stdin_file: Path | None = None) -> tuple[float, float]:
+    """(seconds, peak resident set in MB) of one run of ``argv``: the payload written to its
+    stdin from a thread (or a file as its stdin), the process reaped with ``wait4`` so the
+    peak is this child's alone."""
+    with tempfile.TemporaryFile() as err, (open(stdin_file, "rb") if stdin_file is not None
+                                           else open(os.devnull, "rb")) as given:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdin=given if stdin_file is not None else
+                                subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err,
+                                env=env)
+        writer = None
+        if stdin_file is None:
+            def feed() -> None:
+                assert proc.stdin is not None
+                with proc.stdin:
+                    proc.stdin.write(data or b"")
+            writer = threading.Thread(target=feed)
+            writer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        took = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if writer is not None:
+            writer.join()
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"{argv} failed: {err.read().decode()[-500:]}")
+    return took, usage.ru_maxrss / 1024  # Linux reports KiB
 
 
 def big_text(mb: int) -> str:
@@ -96,17 +121,26 @@ def main() -> None:
         raw.write_text(text)
         data = payload(text)
         del text
-        hooked, ingested = [], []
+        hooked, ingested, hook_rss, ingest_rss = [], [], [], []
         for r in range(opts.rounds):
             s1, s2 = Path(tmp) / f"h{r}", Path(tmp) / f"i{r}"
-            hooked.append(timed([*SCRATCH, "hook", "claude-code", "--timeout", "3600",
-                                 "--store", str(s1)], data, env))
-            ingested.append(timed([*SCRATCH, "--store", str(s2), "ingest", "--tool", "Bash"],
-                                  None, env, stdin_file=raw))
+            took, rss = measured([*SCRATCH, "hook", "claude-code", "--timeout", "3600",
+                                  "--store", str(s1)], data, env)
+            hooked.append(took)
+            hook_rss.append(rss)
+            took, rss = measured([*SCRATCH, "--store", str(s2), "ingest", "--tool", "Bash"],
+                                 None, env, stdin_file=raw)
+            ingested.append(took)
+            ingest_rss.append(rss)
         h, i = min(hooked), min(ingested)
+        payload_mb = len(data) / 2**20
         print(f"store {len(data) / 1e6:.0f} MB payload ({raw.stat().st_size / 1e6:.0f} MB of "
               f"output): hook {h:.2f} s; scratch ingest {i:.2f} s; ratio {h / i:.2f} "
               "(goal <= 1.3)")
+        print(f"peak RSS: hook {max(hook_rss):.0f} MB; scratch ingest {max(ingest_rss):.0f} MB"
+              f"; the hook above ingest {max(hook_rss) - max(ingest_rss):.0f} MB for a "
+              f"{payload_mb:.0f} MB payload ({(max(hook_rss) - max(ingest_rss)) / payload_mb:.2f}"
+              " x its size)")
 
 
 if __name__ == "__main__":
