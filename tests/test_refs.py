@@ -95,6 +95,8 @@ ON_AN_ENTRY = {
     "sql": ["{}", "SELECT count(*) FROM entry"],
     "summarize": ["{}"],
     "tail": ["{}", "-n", "1"],
+    "redactions": ["{}"],
+    "purge": ["{}", "--dry-run"],
     "rm": ["{}"],  # last: it deletes
 }
 # commands whose entry argument names what they create or append to: a name as it is

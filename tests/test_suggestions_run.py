@@ -53,6 +53,7 @@ def store(scratch_home: Path) -> Path:
                                         f"changed {i}\n" for i in range(900)))
     cli("log", "append", "ev", "--lines", input="".join(f"event {i} " + "word " * 40 + "\n"
                                                         for i in range(400)))
+    assert cli("artifact", "put", "r1", "doc.json", input=json.dumps(doc)).code == 0
     return scratch_home
 
 
@@ -212,6 +213,10 @@ KINDS: dict[str, tuple[list[str], int]] = {
     "log_tail_too_large": (["log", "tail", "ev", "-n", "300"], CAP),
     "sql_too_large": (["sql", "doc", "SELECT * FROM entry"], CAP),
     "summarize_too_large": (["summarize", "nd"], 200),
+    # a run's coordinator reading an artifact whole: its suggestions repeat --run and
+    # --coordinator, the flags the call was given
+    "artifact_too_large": (["--run", "r1", "--coordinator", "artifact", "read", "r1", "doc.json"],
+                           CAP),
     "budget_exceeded": (["head", "doc", "-n", "50"], CAP),
 }
 

@@ -57,7 +57,7 @@ def test_remote_add_list_remove(tmp_path: Path) -> None:
     assert none.code == 2 and none.json["error"]["code"] == "no_remote"
     assert none.json["error"]["suggestions"] == [{
         "command": "remote add", "args": {"name": "origin", "url": "URL"},
-        "shell": "scratch remote add origin URL"}]
+        "shell": f"scratch remote add origin URL --store {home} --json"}]
 
 
 def test_first_sync_pushes_and_another_store_receives(trio: tuple[Path, Path, Path]) -> None:

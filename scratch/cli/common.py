@@ -141,6 +141,24 @@ def _debug() -> bool:
     return os.environ.get("SCRATCH_DEBUG", "") not in ("", "0")
 
 
+# the common options a suggestion must repeat to run as printed: the store, agent, session,
+# run and tokenizer this call was given by flag (the environment's are the shell's already)
+_REPEATED = (("store", "--store"), ("agent", "--agent"), ("session", "--session"),
+             ("model", "--model"), ("encoding", "--encoding"), ("run_id", "--run"),
+             ("coordinator", "--coordinator"))  # not --iteration: it names one that may not exist
+
+
+def _common_words(merged: Mapping[str, Any]) -> list[str]:
+    words: list[str] = []
+    for key, flag in _REPEATED:
+        value = merged.get(key)
+        if value is True:
+            words.append(flag)
+        elif value is not None and value is not False:
+            words += [flag, str(value)]
+    return words
+
+
 def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     """Build the context, run ``body(ctx)`` (a Call goes through the answers pipeline), render
     the result or the error, exit."""
@@ -149,6 +167,8 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     merged = {k: (common.get(k) if common.get(k) is not None and common.get(k) is not False
                   else GLOBAL_DEFAULTS.get(k)) for k in dict(_COMMON_PARAMS)}
     json_mode = bool(merged.pop("json_output"))
+    from scratch.cli.spelling import set_common_words
+    set_common_words(_common_words(merged))
     try:
         from scratch.answers.kernel.context import Context
         from scratch.calls import Call

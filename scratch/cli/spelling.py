@@ -30,6 +30,16 @@ class Spelling(NamedTuple):
 
 _DECLARED: dict[str, Spelling] = {}
 
+# The common options (``--agent w2``, ``--run r1`` ...) the command being answered was given by
+# flag: every line spelled for it repeats them, so a suggestion run as printed acts on the same
+# store, agent, session and run (set once per CLI process by scratch.cli.common.run).
+_COMMON_WORDS: tuple[str, ...] = ()
+
+
+def set_common_words(words: list[str]) -> None:
+    global _COMMON_WORDS
+    _COMMON_WORDS = tuple(words)
+
 
 def _declared(command: str) -> Command | None:
     from scratch.answers.kernel.catalogue import declaration
@@ -112,7 +122,21 @@ def shell_words(c: Call) -> list[str]:
             words += [flag, _word(value)]
     if args:
         raise KeyError(f"{c.command}: no shell spelling for {sorted(args)}")
-    return words
+    return words + [w for w in _repeated(words)]
+
+
+def _repeated(words: list[str]) -> list[str]:
+    """The common words a line does not already hold (``artifact put RUN`` names its run)."""
+    out: list[str] = []
+    i = 0
+    while i < len(_COMMON_WORDS):
+        flag = _COMMON_WORDS[i]
+        takes = i + 1 < len(_COMMON_WORDS) and not _COMMON_WORDS[i + 1].startswith("--")
+        part = list(_COMMON_WORDS[i:i + 2]) if takes else [flag]
+        if flag not in words:
+            out += part
+        i += len(part)
+    return out
 
 
 def shell_line(c: Call) -> str:

@@ -117,10 +117,11 @@ def _too_large(ref: str, run: str, name: str, tokens: int | None, cap: int, *,
         f"artifact {name!r} of run {run!r} is {how}, over the per-call cap of {cap:,} "
         "(budget.max_extraction_tokens); a coordinator gets artifacts whole, so: have a "
         "worker of the run read it (it gets a pointer to explore in place) and report, or "
-        f"read a part of it: head {ref} -n 50, schema {ref}, grep {ref} PATTERN",
+        f"read a part of it: schema {ref}, head {ref} -n 50, grep {ref} PATTERN",
         code="artifact_too_large", run=run, name=name, estimated_tokens=tokens,
         bytes=size, per_call_limit=cap,
-        suggestions=[call("head", ref=ref, lines=50), call("schema", ref=ref)])
+        # its shape first: a 50-line head of a one-line JSON artifact is the whole of it
+        suggestions=[call("schema", ref=ref), call("head", ref=ref, lines=50)])
 
 
 def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter) -> Result:

@@ -39,6 +39,10 @@ def purge(ctx: Context, name: Annotated[str | None, NAME] = None,
     with store.lock():
         finished = purging.finish_pending(store)
         try:
+            if name is not None:  # named as every command names an entry (a deleted one too)
+                from scratch.answers.kernel.target import entry_name
+                from scratch.names import validate_name
+                name = entry_name(store, validate_name(name), deleted=True)
             plan = purging.plan(store, name=name, namespace=namespace, every=all)
         except EntryNotFound:
             if finished is not None and name is not None and any(
