@@ -24,7 +24,7 @@ def next_calls(path: Path) -> list[str]:
 def run_all(calls: list[str]) -> None:
     for c in calls:
         cli("budget", "reset")
-        r = cli(*shlex.split(c)[1:], "--json", env=CAP)
+        r = cli(*shlex.split(c)[1:], env=CAP)  # as printed: sized for the mode it names
         assert r.code == 0, (c, r.out[:500])
 
 

@@ -154,6 +154,8 @@ def _status_summary(target: Target, rec: Info) -> list[str] | None:
     field."""
     from scratch.answers.sources.log_records import LogRows
     rows = LogRows(target, rec)
+    if rows.templates is not None:  # mined line templates: no format, so no status field
+        return None
     field = next((f.name for f in rows.format.fields if f.status), None)
     if field is None:
         return None

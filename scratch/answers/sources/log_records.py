@@ -135,7 +135,7 @@ class LogRows:
     def iter_records(self) -> Iterator[Row]:
         """Every row but the header lines: the records, as a table holds them (``sql``),
         :attr:`records` of them."""
-        comment = self.format.comment
+        comment = self.format.comment if self.templates is None else None
         rows = self.iter_rows(0, self.total)
         if not comment or not self.header_lines:
             return rows
@@ -153,7 +153,7 @@ class LogRows:
         if self.header_lines:
             out += (f"; its {plural(self.header_lines, 'header line', grouped=True)} are "
                     "not rows" if self.header_lines > 1 else "; its header line is no row")
-        if self.format.nulls:
+        if self.templates is None and self.format.nulls:
             out += f"; {self.format.nulls}"
         return out
 
