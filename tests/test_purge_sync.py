@@ -92,7 +92,9 @@ def test_a_remote_that_moved_since_the_purge_is_refused_until_asked(tmp_path: Pa
     assert err["message"].startswith("origin moved since this store's purge: another store "
                                      "pushed to it, and what it has still holds entries purged "
                                      "here (secret.md (agent default))")
-    assert [s["shell"] for s in err["suggestions"]] == ["scratch sync origin --replace-history"]
+    # as printed, it runs on the same store (its --store repeated) and answers in JSON
+    assert [s["shell"] for s in err["suggestions"]] == [
+        f"scratch sync origin --replace-history --store {a} --json"]
     assert git(remote, "rev-parse", "main").stdout.strip() == moved  # untouched
     clean(a)  # what the refused fetch brought is gone again
     replaced = ok(a, "sync", "--replace-history")["remotes"][0]

@@ -66,8 +66,9 @@ def test_a_remote_that_rewrote_its_history_is_refused_never_forced(tmp_path: Pat
     assert r.code == 1
     err = r.json["error"]
     assert err["code"] == "sync_remote_rewritten" and err["remote"] == "origin"
-    assert [s["shell"] for s in err["suggestions"]] == ["scratch remote remove origin",
-                                                        "scratch remote add origin URL"]
+    assert [s["shell"] for s in err["suggestions"]] == [
+        f"scratch remote remove origin --store {a} --json",
+        f"scratch remote add origin URL --store {a} --json"]
     assert git(remote, "rev-parse", "main").stdout.strip() == other  # untouched
     assert not (a / "agents/default/files/g.md").exists()
     assert git(a, "rev-parse", "HEAD~1").stdout == before

@@ -388,7 +388,7 @@ def plan_record(store: Store, git: Plumbing, record: PurgeRecord, targets: list[
                                    agents_of(store.root, git)))
     state = scrub.state_paths(store.root, namespaces)
     ledger: dict[str, int] = {}
-    for agent, (names, versions) in sorted(_ledger_targets(record).items()):
+    for agent, (names, versions) in sorted(_ledger_scrubs(record).items()):
         found = scrub.ledger_matches(store.root, agent, names, versions)
         if found:
             ledger[agent] = found
@@ -523,7 +523,7 @@ def finish(store: Store, git: Plumbing, journal: dict[str, Any]) -> None:
     scrub.remove(scrub.state_paths(root, namespaces))
     scrub.sweep_temporaries(root)
     kill_point("caches")
-    for agent, (names, versions) in sorted(_ledger_targets(record).items()):
+    for agent, (names, versions) in sorted(_ledger_scrubs(record).items()):
         scrub.scrub_ledger(root, agent, names, versions, record["id"])
     kill_point("ledger")
     git.prune_unreachable()
@@ -542,6 +542,16 @@ def _ledger_targets(record: PurgeRecord) -> dict[str, tuple[set[str], dict[str, 
     for path, numbers in (record.get("numbers") or {}).items():
         agent, name = _split(path)
         out.setdefault(agent, (set(), {}))[1].setdefault(name, set()).update(numbers)
+    return out
+
+
+def _ledger_scrubs(record: PurgeRecord) -> dict[str, tuple[set[str], dict[str, set[int]]]]:
+    """:func:`_ledger_targets`, and the sync logs whose lines the purge scrubs: a call that
+    read one kept its answer (the ledger keeps what each call showed), which could quote the
+    purged calls' arguments."""
+    out = _ledger_targets(record)
+    for agent, name in _log_names(record):
+        out.setdefault(agent, (set(), {}))[0].add(name)
     return out
 
 
