@@ -13,7 +13,7 @@
                  scratch.clientfiles, scratch.redact, scratch.runs
     foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
-                 scratch.reindent, scratch.declare, scratch.progress
+                 scratch.reindent, scratch.declare, scratch.progress, scratch.meta
 
 Every module or package directly in scratch/ is named in exactly one layer; what lies inside
 a package ranks with it. The graph is read from the source and counts every reference of one
@@ -45,7 +45,7 @@ LAYERS = [
     ("foundation", ("scratch", "scratch.errors", "scratch.words", "scratch.calls",
                     "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
                     "scratch.valuecounts", "scratch.reindent", "scratch.declare",
-                    "scratch.progress")),
+                    "scratch.progress", "scratch.meta")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
                "scratch.config", "scratch.spool", "scratch.stats", "scratch.ledger",
                "scratch.thresholds", "scratch.clientfiles", "scratch.redact", "scratch.runs")),
