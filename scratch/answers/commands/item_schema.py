@@ -24,7 +24,8 @@ from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
-from scratch.answers.sources.arrays import table_of, window_end
+from scratch.answers.sources.arrays import window_end
+from scratch.answers.sources.base import table_of
 from scratch.answers.sources.items import JsonItems
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
