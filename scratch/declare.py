@@ -141,10 +141,10 @@ class Command:
     page's text (first paragraph: the summary; ``Example:`` lines). ``answer``: the function,
     ``answer(ctx, **args)``. ``aliases``: hidden CLI spellings (``get_in``). ``layouts``: other
     positional layouts on the CLI, chosen by a flag (grep's ``--all`` takes only PATTERN).
-    ``cli_input``: a hook of the CLI's (``module:function`` under :mod:`scratch.cli`) that turns
-    what a command line gives (a FILE or stdin) into core arguments; ``cli``: offered on the
-    command line at all. ``group_help``: when the command is a group's own (``budget``, ``log``),
-    the group's help.
+    ``cli``: offered on the command line at all (what a command line gives besides its
+    words, a FILE or stdin, the CLI turns into core arguments itself: the input hooks of
+    :mod:`scratch.cli.generate`, registered there by command name). ``group_help``: when the
+    command is a group's own (``budget``, ``log``), the group's help.
     """
 
     name: str
@@ -153,7 +153,6 @@ class Command:
     tools: tuple[Tool, ...] = ()
     aliases: tuple[str, ...] = ()
     layouts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    cli_input: str = ""
     cli: bool = True
     group_help: str = ""
     # click context settings (ignore_unknown_options)

@@ -184,3 +184,15 @@ def test_the_toolset_order_is_the_tool_list_order() -> None:
     ranks = [TOOLSETS.index(toolset[t.name]) for t in tools() if t.name in toolset]
     assert ranks == sorted(ranks)
     assert json.dumps([t.name for t in tools()])  # every tool has a name
+
+
+def test_every_cli_input_hook_is_a_declared_command_s() -> None:
+    """The CLI registers its input hooks by command name: a name that no command declares (one
+    renamed or removed) would leave its command reading no FILE or stdin."""
+    from scratch.answers.kernel.catalogue import every_command
+    from scratch.cli.generate import input_hooks
+
+    declared = {c.name for c in every_command() if c.cli}
+    assert sorted(input_hooks()) == ["artifact put", "config threshold", "ingest", "log append",
+                                     "run", "tokens", "write"]
+    assert set(input_hooks()) <= declared
