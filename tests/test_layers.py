@@ -498,3 +498,17 @@ def summary() -> list[str]:
 
 if __name__ == "__main__":
     print("\n".join(summary()))
+
+
+def test_every_step_a_lower_layer_suggests_is_done_by_a_declared_command() -> None:
+    """Below the answers layer a suggestion names a step (``suggest(Step.LIST_ENTRIES)``); the
+    answers layer registers the command that does each, and each is a declared command."""
+    import scratch.answers  # noqa: F401  (registers the steps' commands)
+    from scratch.answers.kernel.catalogue import every_command
+    from scratch.calls import Step, call, doer, suggest
+
+    declared = {c.name for c in every_command()}
+    doers = {step: doer(step) for step in Step}
+    assert [step for step, command in doers.items() if command not in declared] == []
+    assert suggest(Step.LIST_ENTRIES, prefix="k/", limit=None) == call("ls", prefix="k/")
+    assert suggest(Step.SET_BUDGET_USED, tokens=5) == call("budget used", tokens=5)
