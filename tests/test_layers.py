@@ -15,17 +15,17 @@
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
                  scratch.reindent, scratch.declare, scratch.progress, scratch.meta
 
-Every module or package directly in scratch/ is named in exactly one layer; what lies inside
-a package ranks with it. The graph is read from the source and counts every reference of one
+Every module or package directly in scratch/ is named in exactly one layer; what lies inside a
+package ranks with it. The graph is read from the source and counts every reference of one
 module to another: every ``import``, module-level or inside a function (both run, so both must
 go downwards and never in a circle; the function-level ones are counted apart), the imports
 under ``TYPE_CHECKING`` (they never run, but the module still leans on the other's types), and
-the strings that name a module (``"scratch.answers.commands"``, a ``"module:function"`` hook,
-the submodules a package's ``__init__`` loads lazily by name) or, below the answers layer, a
-command (``call("ls")``, a suggestion: the command is a module of the answers layer). :func:`imports` keeps
-the imports that run; :func:`references` adds the rest, and the checks run on it. Packages of
-one layer may import each other but not both ways, except the pairs in
-:data:`PACKAGE_CYCLES`. Run this file alone to print the graph's summary:
+the strings that name a module (``"scratch.answers.commands"``, not a module's own package; a
+``"module:function"`` hook, the submodules a package's ``__init__`` loads lazily by name) or,
+below the answers layer, a command (``call("ls")``, a suggestion: the command is a module of
+the answers layer). :func:`imports` keeps the imports that run; :func:`references` adds the
+rest, and the checks run on it. Packages of one layer may import each other but not both ways,
+except the pairs in :data:`PACKAGE_CYCLES`. Run this file alone to print the graph's summary:
 ``python tests/test_layers.py``.
 """
 
@@ -155,7 +155,9 @@ class Names:
 
     def named(self, text: str, me: str, package: bool) -> str | None:
         if text in self.paths:
-            return text
+            # a module's own package, named where its data files lie (importlib.resources), is
+            # loaded before the module itself: no reference that could go round
+            return None if me.startswith(text + ".") else text
         if package and f"{me}.{text}" in self.paths:
             return f"{me}.{text}"
         if ":" in text:

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from mcp.server.session import ServerSession
     from mcp.server.subscriptions import InMemorySubscriptionBus
 
-    from scratch.mcp.serve.server import Ctx
+    from scratch.mcp.wire import Ctx
 
 
 class Proxy:
