@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from scratch.calls import ArgValue
+    from scratch.calls import ArgValue, Call
 
 # the kinds of value a core argument takes, as both interfaces spell them
 KINDS = ("str", "int", "bool", "names", "bytes")
@@ -234,6 +234,24 @@ def param(command: Command, name: str) -> Param:
         if p.name == name:
             return p
     raise KeyError(f"{command.name} has no argument {name!r}")
+
+
+def left_out(p: Param, value: object) -> bool:
+    """Whether a call leaves out ``value`` of ``p``: None, or (for an argument that is not
+    required) the declared default or an empty list. The one rule every call a command was asked
+    (the CLI's, an MCP tool's, the asked call an answer repeats in its suggestions) follows,
+    so that two ways of asking the same thing are one call."""
+    return value is None or (not p.required and (value == p.default or value == []))
+
+
+def asked(command: Command, args: Mapping[str, object]) -> Call:
+    """The call of ``command`` with ``args`` as it was asked: only its declared arguments, each
+    left out as :func:`left_out` says. The answers pipeline hands it to an answer function that
+    takes ``asked`` (its refusals' and pages' calls are this call with arguments changed)."""
+    from scratch.calls import Call
+
+    return Call(command.name, {p.name: args[p.name] for p in params(command)  # type: ignore[misc]
+                               if p.name in args and not left_out(p, args[p.name])})
 
 
 def check(command: Command, p: Param, value: object) -> None:

@@ -33,7 +33,7 @@ from scratch.cli.common import (
     complete_remotes,
     group_default,
 )
-from scratch.declare import Command, Param, check, params
+from scratch.declare import Command, Param, check, left_out, params
 
 _GROUPS: dict[str, typer.Typer] = {}
 _DONE: set[str] = set()
@@ -113,7 +113,7 @@ def to_call(cmd: Command, given: dict[str, object]) -> Call:
     args: dict[str, ArgValue] = {}
     for p in declared:
         value = _core_value(p, values.get(p.name))
-        if value is None or (not p.required and value == p.default):
+        if left_out(p, value):
             continue
         check(cmd, p, value)
         args[p.name] = cast("ArgValue", value)  # a str, int, bool, list[str] or bytes

@@ -140,10 +140,9 @@ DEPTH = Arg("List keys down to this depth.", flags=("--depth",),
 def item_schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
                 offset: Annotated[int, OFFSET] = 0, limit: Annotated[int | None, LIMIT] = None,
                 depth: Annotated[int | None, DEPTH] = None,
-                key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
+                key_field: Annotated[str | None, KEY_FIELD] = None, *, asked: Call
+                ) -> Candidate:
     from scratch.answers.sources.arrays import suggest_key_field
-    asked = call("item-schema", ref=ref, path=path, offset=offset or None, limit=limit,
-                 depth=depth, key_field=key_field)
     target = open_target(ctx, ref)
     try:
         return ItemSchema(target, path, offset=offset, limit=limit, depth=depth, asked=asked,
