@@ -19,12 +19,10 @@ if TYPE_CHECKING:
 def tail(ctx: Context, ref: Annotated[str, REF], lines: Annotated[int, LINES] = 50,
          fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True,
          *, asked: Call) -> Candidate | Result:
-    target = open_target(ctx, ref, logs=True)
+    target = open_target(ctx, ref, logs=True)  # opened once: counted here, read by line_range
     total = target.index.line_count
-    target.index.close()
     return line_range(ctx, ref, max(1, total - lines + 1), total, command="tail",
-                      numbers=numbers, fit=fit,
-                      asked=asked)
+                      numbers=numbers, fit=fit, asked=asked, target=target)
 
 
 COMMAND = Command(
