@@ -124,7 +124,10 @@ class Tool(NamedTuple):
     reshape: tuple[Callable[[dict[str, ArgValue]], dict[str, ArgValue]],
                    Callable[[dict[str, ArgValue]], dict[str, ArgValue]]] | None = None
     helps: Mapping[str, str] = {}
-    toolset: str = "explore"  # one of TOOLSETS: what a server offers by default, and the order
+    # one of TOOLSETS: what a server offers by default, and the order; None: none (a new tool
+    # is offered only by ``--tools all`` until its declaration says which set it joins, so no
+    # session pays for it unasked)
+    toolset: str | None = None
     required: tuple[str, ...] = ()
     own: tuple[Param, ...] = ()
 

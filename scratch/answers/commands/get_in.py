@@ -459,5 +459,6 @@ COMMAND = Command(
     get_in,
     tools=(Tool("get_in", "The value at path of a JSON/YAML/CSV entry (items.-1: the last).",
                 names={"ref": "file"},
-                args=("ref", "path", "offset", "limit", "fit", "keys", "fields", "count")),),
+                args=("ref", "path", "offset", "limit", "fit", "keys", "fields", "count"),
+                toolset="explore"),),
     aliases=("get_in",))

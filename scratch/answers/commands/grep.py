@@ -597,7 +597,7 @@ COMMAND = Command(
                 args=("ref", *_GREP_ARGS, "from_line", "count", "count_by", "offset", "limit",
                       "fit"),
                 defaults={"context": 3}, default_unless={"context": ("count", "count_by")},
-                required=("ref", "pattern")),
+                required=("ref", "pattern"), toolset="explore"),
            Tool("grep_all", "Search every entry of this agent for a pattern.", args=_GREP_ARGS,
                 defaults={"context": 3}, default_unless={"context": ("count", "count_by")},
                 fixed={"all": True}, required=("pattern",), toolset="files")),

@@ -27,4 +27,4 @@ COMMAND = Command(
     "Example: scratch head kubectl_get/20261130T071502Z-1a2b3c4d -n 20",
     head,
     tools=(Tool("head", "The first lines of an entry (structured data: try schema first).",
-                names={"ref": "file"}),))
+                names={"ref": "file"}, toolset="explore"),))

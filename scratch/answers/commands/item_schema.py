@@ -169,5 +169,5 @@ COMMAND = Command(
     tools=(Tool("item_schema", "The keys of the items of the array at path, with types and "
                 "presence.",
                 names={"ref": "file", "depth": "max_depth"},
-                helps={"path": ROWS_PATH_HELP}),),
+                helps={"path": ROWS_PATH_HELP}, toolset="explore"),),
     aliases=("item_schema",))

@@ -629,5 +629,5 @@ COMMAND = Command(
                 names={"ref": "file"},
                 helps={"path": ROWS_PATH_HELP},
                 args=("ref", "path", "fields", "offset", "limit", "where", "sort", "desc",
-                      "count", "count_by", "fit")),),
+                      "count", "count_by", "fit"), toolset="explore"),),
     aliases=("iterate_over",))

@@ -141,7 +141,7 @@ COMMAND = Command(
     "Example: scratch read notes/plan.md --since-version 2",
     read,
     tools=(Tool("read", "A whole entry, if it fits (since_version: what changed).",
-                names={"ref": "file"}),
+                names={"ref": "file"}, toolset="explore"),
            Tool("read_file", "The current content of a file (or path@VERSION), or with "
                 "since_version only what changed since that version.", names={"ref": "path"},
                 args=("ref", "since_version", "fit"), primary=False, toolset="files")))

@@ -352,4 +352,4 @@ COMMAND = Command(
     schema,
     tools=(Tool("schema", "An entry's shape: paths with types and sizes, CSV columns, log levels, "
                 "headings.",
-                names={"ref": "file", "depth": "max_depth"}),))
+                names={"ref": "file", "depth": "max_depth"}, toolset="explore"),))

@@ -36,4 +36,4 @@ COMMAND = Command(
     "Example: scratch slice 1a2b 120 180",
     slice_,
     tools=(Tool("slice", "Lines start..end of an entry (1-indexed, inclusive).",
-                names={"ref": "file"}),))
+                names={"ref": "file"}, toolset="explore"),))

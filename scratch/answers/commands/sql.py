@@ -463,4 +463,4 @@ COMMAND = Command(
     tools=(Tool("sql", "A read-only DuckDB SELECT over an entry's rows as table entry (a text: "
                 "line, text).",
                 names={"ref": "file", "table": "tables"},
-                helps={"query": "SELECT ... FROM entry (and tables)."}),))
+                helps={"query": "SELECT ... FROM entry (and tables)."}, toolset="explore"),))

@@ -30,4 +30,4 @@ COMMAND = Command(
     "Example: scratch tail app-log -n 40",
     tail,
     tools=(Tool("tail", "The last lines of an entry.",
-                names={"ref": "file"}),))
+                names={"ref": "file"}, toolset="explore"),))
