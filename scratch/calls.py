@@ -11,6 +11,11 @@ Invariants:
   ``no_numbers``), and holds only what the call sets: an argument left out takes the
   command's default in every interface.
 - A call is a value: two calls with the same command and arguments are the same suggestion.
+- Below the answers layer (the store, sync, tokens, runs) a suggestion names a :class:`Step`,
+  what to do next, never a command: the answers layer says which of its commands does each
+  step (:func:`does`, filled when :mod:`scratch.answers` is imported) and :func:`suggest`
+  makes the call. Every interface runs commands through the answers layer, so every call it
+  shows names a command.
 - An argument is what an interface's user can set (:data:`Arg`: a string, a number, a boolean,
   a list of strings), or, for the calls an interface builds itself, what it hands the command
   in-process (ingest's stream, content and companions, run's progress callback: :data:`ArgValue`).
@@ -18,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 if TYPE_CHECKING:
@@ -75,3 +81,42 @@ def unique(calls: list[Call], *, without: Call | None = None) -> list[Call]:
             seen.add(k)
             out.append(c)
     return out
+
+
+class Step(Enum):
+    """What a layer below the answers layer suggests doing next, said by what it does (see the
+    module docstring)."""
+
+    LIST_ENTRIES = "list the entries"
+    REMOVE_ENTRY = "remove an entry"
+    READ_LOG = "read a log"
+    SYNC = "sync with a remote"
+    LIST_REMOTES = "list the remotes"
+    ADD_REMOTE = "add a remote"
+    REMOVE_REMOTE = "remove a remote"
+    SHOW_BUDGET = "show the budget"
+    SET_BUDGET_USED = "set what the budget has used"
+    RESET_BUDGET = "reset the budget"
+    SET_BUDGET_WINDOW = "set the budget's window"
+    LIST_ARTIFACTS = "list a run's artifacts"
+    NEXT_ITERATION = "start a run's next iteration"
+
+
+_DOERS: dict[Step, str] = {}
+
+
+def does(doers: Mapping[Step, str]) -> None:
+    """Register which command does each step (the answers layer's, by the command's name)."""
+    _DOERS.update(doers)
+
+
+def doer(step: Step) -> str | None:
+    """The command registered for ``step``, None while none is (the answers layer unloaded)."""
+    return _DOERS.get(step)
+
+
+def suggest(step: Step, **args: ArgValue) -> Call:
+    """The call that does ``step`` with ``args`` (None left out, as :func:`call`). Used with no
+    answers layer loaded (a lower layer on its own, never an interface), the call names the
+    step's own words, as no command."""
+    return call(_DOERS.get(step, step.value), **args)

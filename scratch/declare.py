@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from scratch.calls import ArgValue
+    from scratch.calls import ArgValue, Call
 
 # the kinds of value a core argument takes, as both interfaces spell them
 KINDS = ("str", "int", "bool", "names", "bytes")
@@ -124,7 +124,10 @@ class Tool(NamedTuple):
     reshape: tuple[Callable[[dict[str, ArgValue]], dict[str, ArgValue]],
                    Callable[[dict[str, ArgValue]], dict[str, ArgValue]]] | None = None
     helps: Mapping[str, str] = {}
-    toolset: str = "explore"  # one of TOOLSETS: what a server offers by default, and the order
+    # one of TOOLSETS: what a server offers by default, and the order; None: none (a new tool
+    # is offered only by ``--tools all`` until its declaration says which set it joins, so no
+    # session pays for it unasked)
+    toolset: str | None = None
     required: tuple[str, ...] = ()
     own: tuple[Param, ...] = ()
 
@@ -141,10 +144,10 @@ class Command:
     page's text (first paragraph: the summary; ``Example:`` lines). ``answer``: the function,
     ``answer(ctx, **args)``. ``aliases``: hidden CLI spellings (``get_in``). ``layouts``: other
     positional layouts on the CLI, chosen by a flag (grep's ``--all`` takes only PATTERN).
-    ``cli_input``: a hook of the CLI's (``module:function`` under :mod:`scratch.cli`) that turns
-    what a command line gives (a FILE or stdin) into core arguments; ``cli``: offered on the
-    command line at all. ``group_help``: when the command is a group's own (``budget``, ``log``),
-    the group's help.
+    ``cli``: offered on the command line at all (what a command line gives besides its
+    words, a FILE or stdin, the CLI turns into core arguments itself: the input hooks of
+    :mod:`scratch.cli.generate`, registered there by command name). ``group_help``: when the
+    command is a group's own (``budget``, ``log``), the group's help.
     """
 
     name: str
@@ -153,7 +156,6 @@ class Command:
     tools: tuple[Tool, ...] = ()
     aliases: tuple[str, ...] = ()
     layouts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    cli_input: str = ""
     cli: bool = True
     group_help: str = ""
     # click context settings (ignore_unknown_options)
@@ -235,6 +237,24 @@ def param(command: Command, name: str) -> Param:
         if p.name == name:
             return p
     raise KeyError(f"{command.name} has no argument {name!r}")
+
+
+def left_out(p: Param, value: object) -> bool:
+    """Whether a call leaves out ``value`` of ``p``: None, or (for an argument that is not
+    required) the declared default or an empty list. The one rule every call a command was asked
+    (the CLI's, an MCP tool's, the asked call an answer repeats in its suggestions) follows,
+    so that two ways of asking the same thing are one call."""
+    return value is None or (not p.required and (value == p.default or value == []))
+
+
+def asked(command: Command, args: Mapping[str, object]) -> Call:
+    """The call of ``command`` with ``args`` as it was asked: only its declared arguments, each
+    left out as :func:`left_out` says. The answers pipeline hands it to an answer function that
+    takes ``asked`` (its refusals' and pages' calls are this call with arguments changed)."""
+    from scratch.calls import Call
+
+    return Call(command.name, {p.name: args[p.name] for p in params(command)  # type: ignore[misc]
+                               if p.name in args and not left_out(p, args[p.name])})
 
 
 def check(command: Command, p: Param, value: object) -> None:

@@ -18,7 +18,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scratch.answers.kernel.result import Meta
+    from scratch.meta import Meta
 
 _MARK = "\x1f"
 _MARKED = re.compile(_MARK + "([a-z_]+)" + _MARK)

@@ -42,12 +42,21 @@ import zlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TypedDict
 
 from scratch.errors import StoreError
 
-if TYPE_CHECKING:
-    from scratch.store.records import GitCommit
+
+class GitCommit(TypedDict):
+    """A commit that touched a path, as :meth:`GitStore.path_history` gives it (a record of
+    the store's too: :mod:`scratch.store.records`)."""
+
+    commit: str  # full id
+    time: str  # committer time, ISO 8601 in the local time zone
+    timestamp: int  # the same, seconds since the epoch
+    message: str  # stripped
+    blob: str | None  # the path's blob at that commit; None: not a file there (deleted)
+
 
 GITIGNORE = ("# scratch keeps caches, locks and budget state out of history\n"
              "/cache/\n/state/\n/.lock\n")

@@ -184,3 +184,30 @@ def test_the_toolset_order_is_the_tool_list_order() -> None:
     ranks = [TOOLSETS.index(toolset[t.name]) for t in tools() if t.name in toolset]
     assert ranks == sorted(ranks)
     assert json.dumps([t.name for t in tools()])  # every tool has a name
+
+
+def test_every_cli_input_hook_is_a_declared_command_s() -> None:
+    """The CLI registers its input hooks by command name: a name that no command declares (one
+    renamed or removed) would leave its command reading no FILE or stdin."""
+    from scratch.answers.kernel.catalogue import every_command
+    from scratch.cli.generate import input_hooks
+
+    declared = {c.name for c in every_command() if c.cli}
+    assert sorted(input_hooks()) == ["artifact put", "config threshold", "ingest", "log append",
+                                     "run", "tokens", "write"]
+    assert set(input_hooks()) <= declared
+
+
+def test_a_declared_tool_without_a_toolset_is_in_none(folder: Path, tmp_path: Path) -> None:
+    """A tool whose declaration names no toolset joins none: no default tool list pays for it;
+    ``all`` (and a server offering it by name) still has it, after every toolset's tools."""
+    (folder / "echo_words.py").write_text(
+        THROWAWAY.replace(', toolset="session")', ")"))
+    assert 'toolset="session"' not in (folder / "echo_words.py").read_text()
+    probe = ("from scratch.declare import TOOLSETS\nfrom scratch.mcp import specs\n"
+             "print(specs.declared().toolset['echo_words'])\n"
+             "print([c for c in TOOLSETS if 'echo_words' in {t.name for t in specs.toolset(c)}])\n"
+             "print([t.name for t in specs.toolset('all')][-1])\n")
+    out = _python(folder, probe, home=tmp_path / "store")
+    assert (out.returncode, out.stdout.splitlines()) == (0, ["None", "[]", "echo_words"]), \
+        out.stderr

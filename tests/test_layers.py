@@ -13,14 +13,19 @@
                  scratch.clientfiles, scratch.redact, scratch.runs
     foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
-                 scratch.reindent, scratch.declare, scratch.progress
+                 scratch.reindent, scratch.declare, scratch.progress, scratch.meta
 
-Every module or package directly in scratch/ is named in exactly one layer; what lies inside
-a package ranks with it. The import graph is read from the source: every ``import``,
-module-level or inside a function (both run, so both must go downwards and never in a
-circle; the function-level ones are counted apart), ``TYPE_CHECKING`` blocks left out: they
-never run. Packages of one layer may import each other but not both ways, except the pairs
-in :data:`PACKAGE_CYCLES`. Run this file alone to print the graph's summary:
+Every module or package directly in scratch/ is named in exactly one layer; what lies inside a
+package ranks with it. The graph is read from the source and counts every reference of one
+module to another: every ``import``, module-level or inside a function (both run, so both must
+go downwards and never in a circle; the function-level ones are counted apart), the imports
+under ``TYPE_CHECKING`` (they never run, but the module still leans on the other's types), and
+the strings that name a module (``"scratch.answers.commands"``, not a module's own package; a
+``"module:function"`` hook, the submodules a package's ``__init__`` loads lazily by name) or,
+below the answers layer, a command (``call("ls")``, a suggestion: the command is a module of
+the answers layer). :func:`imports` keeps the imports that run; :func:`references` adds the
+rest, and the checks run on it. Packages of one layer may import each other but not both ways,
+except the pairs in :data:`PACKAGE_CYCLES`. Run this file alone to print the graph's summary:
 ``python tests/test_layers.py``.
 """
 
@@ -28,16 +33,19 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "scratch"
+if __name__ == "__main__":  # run alone: read the declarations of this checkout's scratch
+    sys.path.insert(0, str(PACKAGE.parent))
 
 # bottom to top; names are the members directly in scratch/ ("scratch" is its __init__)
 LAYERS = [
     ("foundation", ("scratch", "scratch.errors", "scratch.words", "scratch.calls",
                     "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
                     "scratch.valuecounts", "scratch.reindent", "scratch.declare",
-                    "scratch.progress")),
+                    "scratch.progress", "scratch.meta")),
     ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
                "scratch.config", "scratch.spool", "scratch.stats", "scratch.ledger",
                "scratch.thresholds", "scratch.clientfiles", "scratch.redact", "scratch.runs")),
@@ -69,6 +77,9 @@ REEXPORTS = {
 }
 
 MODULE, FUNCTION = "module", "function"
+# the references that are not imports that run (see the module docstring)
+TYPES, NAMED = "types", "by name"
+STRENGTH = {MODULE: 3, FUNCTION: 2, TYPES: 1, NAMED: 0}  # one edge, shown as its strongest
 
 
 def module_name(path: Path, root: Path = PACKAGE.parent) -> str:
@@ -110,20 +121,76 @@ def _type_checking(node: ast.AST) -> bool:
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def imports_of(path: Path, modules: set[str], me: str) -> dict[str, str]:
+def _top_level_names(path: Path) -> set[str]:
+    """The names ``path`` defines at module level (functions, classes, assignments)."""
+    out = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return out
+
+
+class Names:
+    """What a string may name: a module of the package by its dotted name, a
+    ``"module:function"`` hook (the module named by its last parts, the function defined in
+    it), a submodule of the package whose ``__init__`` the string is in, or a command."""
+
+    def __init__(self, paths: dict[str, Path], commands: dict[str, str]) -> None:
+        self.paths = paths
+        self.commands = commands
+        self._defined: dict[str, set[str]] = {}
+
+    def hook(self, text: str) -> str | None:
+        where, _, function = text.partition(":")
+        if not re.fullmatch(r"[a-z_][a-z0-9_.]*", where) or not function.isidentifier():
+            return None
+        found = [m for m in self.paths if m == where or m.endswith("." + where)]
+        for m in found:
+            if function in self._defined.setdefault(m, _top_level_names(self.paths[m])):
+                return m
+        return None
+
+    def named(self, text: str, me: str, package: bool) -> str | None:
+        if text in self.paths:
+            # a module's own package, named where its data files lie (importlib.resources), is
+            # loaded before the module itself: no reference that could go round
+            return None if me.startswith(text + ".") else text
+        if package and f"{me}.{text}" in self.paths:
+            return f"{me}.{text}"
+        if ":" in text:
+            return self.hook(text)
+        return None
+
+
+def imports_of(path: Path, modules: set[str], me: str, names: Names | None = None
+               ) -> dict[str, str]:
     """The scratch modules that ``path`` (module ``me``) imports, each with where:
     :data:`MODULE` if any import of it runs when the module loads, else :data:`FUNCTION`
     (only inside a function). A ``from package import name`` of a submodule counts as that
-    submodule."""
+    submodule. With ``names``, every reference: also :data:`TYPES` (imported under
+    ``TYPE_CHECKING`` only) and :data:`NAMED` (named only in a string, see :class:`Names`;
+    a command, below the answers layer, as the one a ``call(...)`` or ``Call(...)`` names)."""
     tree = ast.parse(path.read_text())
     out: dict[str, str] = {}
+    docs = _docstrings(tree)
+    below_answers = names is not None and layer_of(me) < RANK["scratch.answers"]
+    called = {id(node.args[0]) for node in ast.walk(tree) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Name) and node.func.id in ("call", "Call")
+              and node.args}
 
     def add(name: str, where: str) -> None:
-        if name != me and name in modules and out.get(name) != MODULE:
+        if (name != me and name in modules
+                and STRENGTH[where] > STRENGTH.get(out.get(name, ""), -1)):
             out[name] = where
 
     def visit(node: ast.AST, where: str) -> None:
         if _type_checking(node):
+            if names is not None:
+                for child in node.body:
+                    visit(child, TYPES)
             for child in node.orelse:
                 visit(child, where)
             return
@@ -142,7 +209,14 @@ def imports_of(path: Path, modules: set[str], me: str) -> dict[str, str]:
                 for alias in node.names:
                     sub = f"{base}.{alias.name}"
                     add(sub if sub in modules else base, where)
-        inner = FUNCTION if isinstance(node, _FUNCTIONS) else where
+        elif (names is not None and isinstance(node, ast.Constant)
+              and isinstance(node.value, str) and id(node) not in docs):
+            named = names.named(node.value, me, path.name == "__init__.py")
+            if named is not None:
+                add(named, NAMED)
+            elif below_answers and id(node) in called and node.value in names.commands:
+                add(names.commands[node.value], NAMED)
+        inner = FUNCTION if isinstance(node, _FUNCTIONS) and where != TYPES else where
         for child in ast.iter_child_nodes(node):
             visit(child, inner)
 
@@ -150,18 +224,37 @@ def imports_of(path: Path, modules: set[str], me: str) -> dict[str, str]:
     return out
 
 
-def imports(package: Path = PACKAGE) -> dict[str, dict[str, str]]:
-    """Every module of ``package`` -> the scratch modules it imports, each with where."""
+def commands_by_name(package: Path = PACKAGE) -> dict[str, str]:
+    """Every declared command's name -> the module of the answers layer that declares it."""
+    if package != PACKAGE:
+        return {}
+    from scratch.answers.kernel.catalogue import PACKAGE as COMMANDS
+    from scratch.answers.kernel.catalogue import every_command
+    from scratch.answers.kernel.catalogue import module_name as command_module
+
+    return {c.name: f"{COMMANDS}.{command_module(c.name)}" for c in every_command()}
+
+
+def imports(package: Path = PACKAGE, *, everything: bool = False
+            ) -> dict[str, dict[str, str]]:
+    """Every module of ``package`` -> the scratch modules it imports, each with where; with
+    ``everything``, every reference (see :func:`imports_of`)."""
     paths = {module_name(p, package.parent): p for p in sorted(package.rglob("*.py"))}
-    found = {me: imports_of(path, set(paths), me) for me, path in paths.items()}
+    names = Names(paths, commands_by_name(package)) if everything else None
+    found = {me: imports_of(path, set(paths), me, names) for me, path in paths.items()}
     for me, dep in REEXPORTS if package == PACKAGE else ():
         assert found[me].pop(dep, None) == FUNCTION, f"{me} no longer re-exports {dep}"
     return found
 
 
+def references(package: Path = PACKAGE) -> dict[str, dict[str, str]]:
+    """Every module of ``package`` -> every scratch module it refers to, each with how."""
+    return imports(package, everything=True)
+
+
 def graph(found: dict[str, dict[str, str]] | None = None) -> dict[str, set[str]]:
-    """Module -> the modules it imports, wherever the import is."""
-    return {m: set(deps) for m, deps in (imports() if found is None else found).items()}
+    """Module -> the modules it refers to, however (every reference by default)."""
+    return {m: set(deps) for m, deps in (references() if found is None else found).items()}
 
 
 def cycles(g: dict[str, set[str]]) -> list[list[str]]:
@@ -219,8 +312,10 @@ def upward(found: dict[str, dict[str, str]]) -> list[str]:
     for m, deps in sorted(found.items()):
         for d, where in sorted(deps.items()):
             if layer_of(d) > layer_of(m):
+                how = {FUNCTION: " in a function", TYPES: " for types only",
+                       NAMED: " by name in a string"}.get(where, "")
                 out.append(f"{m} ({LAYERS[layer_of(m)][0]}) imports {d} "
-                           f"({LAYERS[layer_of(d)][0]}){' in a function' * (where == FUNCTION)}")
+                           f"({LAYERS[layer_of(d)][0]}){how}")
     return out
 
 
@@ -231,7 +326,7 @@ def test_every_member_of_the_package_is_in_exactly_one_layer() -> None:
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
-    assert upward(imports()) == []
+    assert upward(references()) == []
 
 
 def test_no_imports_go_in_circles() -> None:
@@ -262,6 +357,42 @@ def test_a_function_level_import_counts_in_every_check(tmp_path: Path) -> None:
     assert upward(found) == ["scratch.errors (foundation) imports scratch.index.lines "
                              "(index) in a function"]
     assert cycles(graph(found)) == [["scratch.errors", "scratch.index.lines"]]
+
+
+def test_types_only_imports_and_names_in_strings_count_too(tmp_path: Path) -> None:
+    """Every reference is an edge: an import under ``TYPE_CHECKING``, a ``"module:function"``
+    hook, a submodule a package's ``__init__`` loads by name, a module's dotted name, and below
+    the answers layer a command a ``call(...)`` names (the graph of a throwaway package)."""
+    pkg = tmp_path / "scratch"
+    for folder in ("index", "answers", "answers/commands", "cli"):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cli" / "words.py").write_text("def run_words():\n    pass\n")
+    (pkg / "answers" / "commands" / "ls.py").write_text("")
+    (pkg / "answers" / "x.py").write_text('HOOK = "words:run_words"\n'
+                                          'OTHER = "words:no_such_function"\n')
+    (pkg / "index" / "__init__.py").write_text('HOME = {"load": "lines"}\n')
+    (pkg / "index" / "lines.py").write_text(
+        "from typing import TYPE_CHECKING\n\n"
+        'ERRORS = "scratch.errors"\n\n'
+        "if TYPE_CHECKING:\n    from scratch.answers import x\n\n"
+        'def f():\n    return call("ls"), "ls"\n')
+    (pkg / "errors.py").write_text('"""scratch.index.lines, in a docstring, names nothing."""\n')
+    paths = {module_name(p, tmp_path): p for p in sorted(pkg.rglob("*.py"))}
+    names = Names(paths, {"ls": "scratch.answers.commands.ls"})
+    found = {me: imports_of(path, set(paths), me, names) for me, path in paths.items()}
+    assert found["scratch.index.lines"] == {"scratch.answers.x": TYPES, "scratch.errors": NAMED,
+                                            "scratch.answers.commands.ls": NAMED}
+    assert found["scratch.index"] == {"scratch.index.lines": NAMED}
+    assert found["scratch.answers.x"] == {"scratch.cli.words": NAMED}
+    assert found["scratch.errors"] == {}
+    assert upward(found) == [
+        "scratch.answers.x (answers) imports scratch.cli.words (interfaces) by name in a string",
+        "scratch.index.lines (index) imports scratch.answers.commands.ls (answers) by name in a "
+        "string",
+        "scratch.index.lines (index) imports scratch.answers.x (answers) for types only"]
+    assert imports(pkg)["scratch.index.lines"] == {}  # the imports that run: none of these
 
 
 def command_words() -> tuple[str, ...]:
@@ -338,34 +469,48 @@ def test_the_literal_check_finds_a_command_line(tmp_path: Path) -> None:
 
 def summary() -> list[str]:
     """What ``python tests/test_layers.py`` prints."""
-    found = imports()
+    found = references()
     g = graph(found)
+    kinds = (MODULE, FUNCTION, TYPES, NAMED)
 
-    def counts(modules: list[str]) -> tuple[int, int]:
+    def counts(modules: list[str]) -> list[int]:
         wheres = [w for m in modules for w in found[m].values()]
-        return wheres.count(MODULE), wheres.count(FUNCTION)
+        return [wheres.count(kind) for kind in kinds]
 
-    def share(part: int, whole: int) -> str:
-        return f"{100 * part // whole if whole else 0}%"
-
-    top, inner = counts(list(found))
-    lines = [f"{len(g)} modules, {top + inner} imports between them: {top} module-level, "
-             f"{inner} function-level ({share(inner, top + inner)})",
-             f"  {'layer':<11} {'modules':>7} {'module-level':>13} {'function-level':>15}"]
+    every = counts(list(found))
+    lines = [f"{len(g)} modules, {sum(every)} references between them: {every[0]} module-level "
+             f"imports, {every[1]} function-level, {every[2]} for types only, {every[3]} by "
+             "name in a string",
+             f"  {'layer':<11} {'modules':>7} {'module-level':>13} {'function-level':>15} "
+             f"{'types only':>11} {'by name':>8}"]
     for rank, (name, _) in enumerate(LAYERS):
         members = [m for m in found if layer_of(m) == rank]
-        top, inner = counts(members)
-        lines.append(f"  {name:<11} {len(members):>7} {top:>13} {inner:>9} "
-                     f"({share(inner, top + inner):>4})")
+        top, inner, typed, named = counts(members)
+        lines.append(f"  {name:<11} {len(members):>7} {top:>13} {inner:>15} {typed:>11} "
+                     f"{named:>8}")
     listed = [f"{' <-> '.join(pair)} (listed: {why})" for pair, why in PACKAGE_CYCLES.items()
               if pair in package_cycles(g)]
     unlisted = [" <-> ".join(c) for c in package_cycles(g) if c not in PACKAGE_CYCLES]
-    lines += ["cycles: " + (str(cycles(g)) if cycles(g) else "none"),
+    ups = upward(found)
+    lines += [f"cycles: {len(cycles(g))}" + "".join(f"\n  {c}" for c in cycles(g)),
               "package cycles: " + "; ".join(unlisted + listed or ["none"]),
-              "upward imports (function-level included): "
-              + ("; ".join(upward(found)) or "none")]
+              f"upward references: {len(ups)}" + "".join(f"\n  {u}" for u in ups)]
     return lines
 
 
 if __name__ == "__main__":
     print("\n".join(summary()))
+
+
+def test_every_step_a_lower_layer_suggests_is_done_by_a_declared_command() -> None:
+    """Below the answers layer a suggestion names a step (``suggest(Step.LIST_ENTRIES)``); the
+    answers layer registers the command that does each, and each is a declared command."""
+    import scratch.answers  # noqa: F401  (registers the steps' commands)
+    from scratch.answers.kernel.catalogue import every_command
+    from scratch.calls import Step, call, doer, suggest
+
+    declared = {c.name for c in every_command()}
+    doers = {step: doer(step) for step in Step}
+    assert [step for step, command in doers.items() if command not in declared] == []
+    assert suggest(Step.LIST_ENTRIES, prefix="k/", limit=None) == call("ls", prefix="k/")
+    assert suggest(Step.SET_BUDGET_USED, tokens=5) == call("budget used", tokens=5)

@@ -35,8 +35,8 @@ def listed_tokens(choice: str) -> int:
 
 @pytest.fixture
 def serving() -> Iterator[None]:
-    yield
-    specs.serve(None)  # every tool again, for the other tests of this process
+    with specs.serving():  # what the test serves ends with it: every tool again after
+        yield
 
 
 @pytest.mark.parametrize("choice", sorted(BOUNDS))
@@ -193,19 +193,16 @@ def test_the_proxys_own_tools_stay_within_the_bound_whatever_the_upstreams_are_n
     pytest.importorskip("mcp")
     from scratch.mcp.proxy.server import own_tools
     specs.serve(specs.offer("proxy"))
-    try:
-        specs.serve_upstream([specs.UpstreamTool("kube-ro", "list_namespaced_custom_objects_x",
-                                                 True),
-                              specs.UpstreamTool("kube-ro", "describe_pod", True)])
-        longest = own_tools()
-        assert "a kube-ro tool (e.g. describe_pod)" in orjson.dumps(longest).decode()
-        assert _tokens(longest) <= BOUNDS["proxy"] - 50
-        specs.serve_upstream([specs.UpstreamTool("x1y2z3w4", "q7z9x8w6v5t4r3p2", True)])
-        text = own_tools()[0]["inputSchema"]["properties"]["file"]["description"]
-        assert text == "Entry a pointer names: a big result of an upstream tool is stored, its " \
-            "pointer returned."
-    finally:
-        specs.serve_upstream([])
+    specs.serve_upstream([specs.UpstreamTool("kube-ro", "list_namespaced_custom_objects_x",
+                                             True),
+                          specs.UpstreamTool("kube-ro", "describe_pod", True)])
+    longest = own_tools()
+    assert "a kube-ro tool (e.g. describe_pod)" in orjson.dumps(longest).decode()
+    assert _tokens(longest) <= BOUNDS["proxy"] - 50
+    specs.serve_upstream([specs.UpstreamTool("x1y2z3w4", "q7z9x8w6v5t4r3p2", True)])
+    text = own_tools()[0]["inputSchema"]["properties"]["file"]["description"]
+    assert text == "Entry a pointer names: a big result of an upstream tool is stored, its " \
+        "pointer returned."
 
 
 @pytest.mark.parametrize("tools, said", [

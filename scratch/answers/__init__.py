@@ -11,3 +11,13 @@ that prints them.
 
 This package imports nothing of the interfaces (typer, rich, the MCP SDK).
 """
+
+from scratch.calls import Step, does  # noqa: E402  (after the docstring: what this layer does)
+
+# the command of this layer that does each step a layer below it may suggest (scratch.calls)
+does({Step.LIST_ENTRIES: "ls", Step.REMOVE_ENTRY: "rm", Step.READ_LOG: "log read",
+      Step.SYNC: "sync", Step.LIST_REMOTES: "remote list", Step.ADD_REMOTE: "remote add",
+      Step.REMOVE_REMOTE: "remote remove", Step.SHOW_BUDGET: "budget",
+      Step.SET_BUDGET_USED: "budget used", Step.RESET_BUDGET: "budget reset",
+      Step.SET_BUDGET_WINDOW: "budget set-window", Step.LIST_ARTIFACTS: "artifact ls",
+      Step.NEXT_ITERATION: "runs iterate"})

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.target import Target, open_target
-from scratch.calls import call
+from scratch.calls import Call
 from scratch.errors import InvalidPattern, UsageError, argument
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def count_matches(target: Target, options: GrepOptions, from_line: int = 1) -> i
 def counting(ctx: Context, ref: str | None, pattern: str | None, *, all: bool, count: bool,
               count_by: str | int | None, ignore_case: bool, fixed: bool,
               max_count: int | None, invert: bool, fit: bool, from_line: int, offset: int,
-              limit: int | None, context: int) -> Candidate:
+              limit: int | None, context: int, asked: Call) -> Candidate:
     import time
 
     from scratch.answers.counting import count_by_answer, count_result
@@ -91,11 +91,6 @@ def counting(ctx: Context, ref: str | None, pattern: str | None, *, all: bool, c
     from scratch.query.grep import GrepOptions
     options = GrepOptions(pattern=pattern, ignore_case=ignore_case, fixed=fixed, invert=invert,
                           max_count=max_count)
-    asked = call("grep", ref=ref, pattern=pattern, ignore_case=ignore_case or None,
-                 fixed=fixed or None, invert=invert or None, max_count=max_count,
-                 from_line=None if from_line == 1 else from_line, count=count or None,
-                 count_by=None if count_by is None else str(count_by),
-                 offset=offset or None, limit=limit, fit=fit or None)
     target = open_target(ctx, ref, logs=True)
     base = {"name": target.name, "version": target.version, "pattern": pattern}
     try:

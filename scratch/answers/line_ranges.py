@@ -209,9 +209,13 @@ def line_alternatives(target: Target, line: int, *, unless_shrunk: bool = False
 
 def line_range(ctx: Context, ref: str, start: int, end: int | None, *, command: str,
                numbers: bool = True, fit: bool = False, from_byte: int | None = None,
-               asked: Call | None = None) -> Candidate | Result:
-    """The candidate answer of lines ``start..end`` (None: to the end) of REF."""
-    target = open_target(ctx, ref, logs=True)
+               asked: Call | None = None, target: Target | None = None
+               ) -> Candidate | Result:
+    """The candidate answer of lines ``start..end`` (None: to the end) of REF, read from
+    ``target`` when the caller opened it already (tail: to count its lines), which it then
+    owns."""
+    if target is None:
+        target = open_target(ctx, ref, logs=True)
     total = target.index.line_count
     if total == 0 and command in ("head", "tail"):
         target.index.close()

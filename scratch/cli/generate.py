@@ -14,7 +14,6 @@ Only this module and :mod:`scratch.cli.common` build Typer commands for the answ
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
@@ -34,7 +33,7 @@ from scratch.cli.common import (
     complete_remotes,
     group_default,
 )
-from scratch.declare import Command, Param, check, params
+from scratch.declare import Command, Param, check, left_out, params
 
 _GROUPS: dict[str, typer.Typer] = {}
 _DONE: set[str] = set()
@@ -114,11 +113,29 @@ def to_call(cmd: Command, given: dict[str, object]) -> Call:
     args: dict[str, ArgValue] = {}
     for p in declared:
         value = _core_value(p, values.get(p.name))
-        if value is None or (not p.required and value == p.default):
+        if left_out(p, value):
             continue
         check(cmd, p, value)
         args[p.name] = cast("ArgValue", value)  # a str, int, bool, list[str] or bytes
     return Call(cmd.name, args)
+
+
+# the CLI's own step for a command: what a command line gives besides its words (a FILE,
+# stdin, the words after "--") turned into the core's arguments; ctx, the call made -> the call
+InputHook = Callable[..., Call]
+_HOOKS: dict[str, InputHook] = {}
+
+
+def input_hooks() -> dict[str, InputHook]:
+    """Command name -> its input hook; registered here, on the CLI side, by name (the
+    declarations below never name the CLI). The hooks' modules load on first use."""
+    if not _HOOKS:
+        from scratch.cli import inputs, streams, words
+        _HOOKS.update({"write": inputs.write_input, "log append": inputs.log_append_input,
+                       "artifact put": inputs.artifact_put_input,
+                       "ingest": streams.ingest_stdin, "tokens": streams.tokens_stdin,
+                       "config threshold": words.threshold_words, "run": words.run_words})
+    return _HOOKS
 
 
 def _group(word: str, help_text: str, *, runs_alone: bool = False) -> typer.Typer:
@@ -151,9 +168,8 @@ def register(cmd: Command, *, group_help: str = "") -> None:
     def body(ctx: object, **given: object) -> object:
         parsed = given.pop("cli_context", None)
         made = to_call(cmd, given)
-        if cmd.cli_input:
-            module, _, function = cmd.cli_input.partition(":")
-            hook = getattr(importlib.import_module(f"scratch.cli.{module}"), function)
+        hook = input_hooks().get(cmd.name)
+        if hook is not None:
             if extra:
                 return hook(ctx, made, extra_args=list(getattr(parsed, "args", ())))
             return hook(ctx, made)

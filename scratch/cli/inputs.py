@@ -1,8 +1,8 @@
 """What a command line gives besides its words (a FILE, stdin) turned into core arguments.
 
-Each hook is named by a declaration's ``Command.cli_input`` and called with the context and
-the call the command line made; it returns the call to run. Limits and messages are those of
-:func:`scratch.cli.common.read_input`: a terminal on stdin is refused, so is empty input
+Each hook is registered by command name in :func:`scratch.cli.generate.input_hooks` and called with
+the context and the call the command line made; it returns the call to run. Limits and messages are
+those of :func:`scratch.cli.common.read_input`: a terminal on stdin is refused, so is empty input
 unless it may be empty.
 """
 

@@ -31,8 +31,6 @@ from scratch.calls import Call
 from scratch.cli.spelling import shell_line
 from scratch.errors import ScratchError
 
-JSON_ENVELOPE_VERSION = 1
-
 
 def _dumps(obj: Any, pretty: bool = False) -> bytes:
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)
@@ -63,21 +61,10 @@ def _calls_spelled(value: Any) -> Any:
 
 
 def envelope_ok(result: Result) -> dict[str, Any]:
-    """The success envelope; its keys are pinned by a test."""
-    data = result.data
-    if isinstance(data, dict):
-        data = {k: _calls_spelled(v) for k, v in data.items()}
-    meta = dict(result.meta)
-    if result.next is not None:
-        nxt = call_json(result.next)
-        if isinstance(data, dict):
-            data["next"] = nxt
-        else:
-            meta["next"] = nxt
-    if result.warnings:
-        meta["warnings"] = list(result.warnings)
-    return {"scratch": JSON_ENVELOPE_VERSION, "ok": True, "command": result.command,
-            "data": data, "meta": meta}
+    """The success envelope (built where every interface's is: kernel.rendering.envelope);
+    its keys are pinned by a test."""
+    from scratch.answers.kernel.rendering import envelope
+    return envelope(result, _calls_spelled, call_json)
 
 
 def _spell(error: ScratchError, command: str | None = None) -> Any:
@@ -97,8 +84,8 @@ def error_object(error: ScratchError, command: str | None = None) -> dict[str, A
 
 def envelope_error(command: str, error: ScratchError) -> dict[str, Any]:
     """The failure envelope; ``error`` holds at least ``code`` and ``message``."""
-    return {"scratch": JSON_ENVELOPE_VERSION, "ok": False, "command": command,
-            "error": error_object(error, command)}
+    from scratch.answers.kernel.rendering import error_envelope
+    return error_envelope(command, error_object(error, command))
 
 
 def envelope_text(result: Result) -> str:

@@ -1,5 +1,6 @@
-"""CLI hooks (``Command.cli_input``) that hand a command its input stream: stdin for ingest
-and tokens (a long ingest shows its progress as every command does: scratch.cli.common)."""
+"""CLI input hooks (registered in :func:`scratch.cli.generate.input_hooks`) that hand a command its
+input stream: stdin for ingest and tokens (a long ingest shows its progress as every command does:
+scratch.cli.common)."""
 
 from __future__ import annotations
 

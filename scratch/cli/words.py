@@ -1,5 +1,6 @@
-"""CLI hooks (``Command.cli_input``) for command lines whose words the declaration alone cannot
-place: an optional positional before a needed one, and a command line to run after ``--``."""
+"""CLI input hooks (registered in :func:`scratch.cli.generate.input_hooks`) for command lines whose
+words the declaration alone cannot place: an optional positional before a needed one, and a command
+line to run after ``--``."""
 
 from __future__ import annotations
 

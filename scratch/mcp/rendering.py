@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-from scratch.answers.kernel.rendering import Rendering, footer, table_text
+from scratch.answers.kernel.rendering import Rendering, envelope, footer, table_text
 from scratch.answers.kernel.result import Result, compact_json, spelled
 from scratch.calls import Call
 from scratch.errors import ScratchError
@@ -301,23 +301,10 @@ class ToolJson(ToolText):
     shows_data = True  # the {"data", "meta"} envelope, not the text
 
     def envelope(self, result: Result) -> JSONObject:
-        data = result.data
-        if isinstance(data, dict):
-            data = {k: calls_data(v) for k, v in data.items()}
-        elif data is None and result.text is not None:
-            data = {"text": answer_text(result)}
-        meta = dict(result.meta)
-        if result.next is not None:
-            nxt = calls_data(result.next)
-            if isinstance(data, dict):
-                data["next"] = nxt
-            else:
-                meta["next"] = nxt
-        if result.warnings:
-            meta["warnings"] = list(result.warnings)
-        if result.notices:
-            meta["notices"] = [str(spelled(n, spell_call)) for n in result.notices]
-        return {"data": data, "meta": meta}
+        """The answer's ``{"data", "meta"}`` (built where every interface's envelope is:
+        :func:`scratch.answers.kernel.rendering.envelope`), calls as tool calls."""
+        return envelope(result, calls_data, calls_data, versioned=False, text_data=answer_text,
+                        spell_notice=lambda n: str(spelled(n, spell_call)))
 
     def show(self, result: Result) -> Shown:
         envelope = self.envelope(result)

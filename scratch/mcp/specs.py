@@ -26,7 +26,8 @@ Nothing here imports the MCP SDK: the table also serves tests and documentation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final, NamedTuple, cast
 
 from scratch.declare import TOOLSETS, Arg, Tool, params
@@ -179,9 +180,8 @@ def _fields_from_core(value: ArgValue) -> str:
     return str(value)
 
 
-# Tool-level conversions for the tools whose arguments are not one-to-one with the core's,
-# filled from the declarations (Tool.reshape).
-SHAPE: dict[str, tuple[Callable[[CoreArgs], CoreArgs], Callable[[CoreArgs], CoreArgs]]] = {}
+# a tool's conversions when its arguments are not one-to-one with the core's (Tool.reshape)
+Shape = tuple[Callable[[CoreArgs], CoreArgs], Callable[[CoreArgs], CoreArgs]]
 
 
 def _schema(p: DeclaredParam, help_text: str) -> JSONObject:
@@ -226,47 +226,54 @@ def _declared_param(tool: Tool, p: DeclaredParam) -> Param:
                  to_core=to_core, from_core=from_core)
 
 
-def _declared_tools() -> list[ToolSpec]:
-    from scratch.answers.kernel.catalogue import every_command
+class Declared:
+    """Every tool the command declarations declare, read from them once (on first use):
+    the tools in toolset order, by name, each one's toolset (None: it joins none, and is
+    offered only by ``all`` or by name) and its reshaping."""
 
-    out = []
-    for cmd in every_command():
-        declared = {p.name: p for p in params(cmd) if p.arg.mcp}
-        for tool in cmd.tools:
-            own = {**declared, **{p.name: p for p in tool.own}}
-            names = tool.args if tool.args is not None else tuple(
-                n for n in own if n not in tool.fixed)
-            spec = ToolSpec(tool.name, cmd.name, tool.description,
-                            tuple(_declared_param(tool, own[n]) for n in names),
-                            read_only=tool.read_only, destructive=tool.destructive,
-                            idempotent=tool.idempotent, primary=tool.primary,
-                            fixed=dict(tool.fixed))
-            out.append((TOOLSETS.index(tool.toolset), spec))
-            _TOOLSET[tool.name] = tool.toolset
-            if tool.reshape is not None:
-                SHAPE[tool.name] = tool.reshape
-    return [spec for _, spec in sorted(out, key=lambda o: o[0])]
+    def __init__(self) -> None:
+        from scratch.answers.kernel.catalogue import every_command
+
+        out: list[tuple[int, ToolSpec]] = []
+        self.toolset: dict[str, str | None] = {}
+        self.shape: dict[str, Shape] = {}
+        for cmd in every_command():
+            declared = {p.name: p for p in params(cmd) if p.arg.mcp}
+            for tool in cmd.tools:
+                own = {**declared, **{p.name: p for p in tool.own}}
+                names = tool.args if tool.args is not None else tuple(
+                    n for n in own if n not in tool.fixed)
+                spec = ToolSpec(tool.name, cmd.name, tool.description,
+                                tuple(_declared_param(tool, own[n]) for n in names),
+                                read_only=tool.read_only, destructive=tool.destructive,
+                                idempotent=tool.idempotent, primary=tool.primary,
+                                fixed=dict(tool.fixed))
+                rank = TOOLSETS.index(tool.toolset) if tool.toolset else len(TOOLSETS)
+                out.append((rank, spec))
+                self.toolset[tool.name] = tool.toolset
+                if tool.reshape is not None:
+                    self.shape[tool.name] = tool.reshape
+        self.tools = tuple(spec for _, spec in sorted(out, key=lambda o: o[0]))
+        self.by_name = {t.name: t for t in self.tools}
 
 
+_DECLARED: list[Declared] = []  # the one Declared of this process, once built
 
-_BUILT: list[tuple[ToolSpec, ...]] = []
+
+def declared() -> Declared:
+    """The declared tools (built from the command declarations on first use)."""
+    if not _DECLARED:
+        _DECLARED.append(Declared())
+    return _DECLARED[0]
 
 
 def tools() -> tuple[ToolSpec, ...]:
-    """Every tool, in toolset order: built from the command declarations on first use."""
-    if not _BUILT:
-        declared = _declared_tools()
-        _BUILT.append(tuple(declared))
-    return _BUILT[0]
-
-
-_INDEX: list[dict[str, ToolSpec]] = []
+    """Every tool, in toolset order (a tool of no toolset last)."""
+    return declared().tools
 
 
 def by_name() -> dict[str, ToolSpec]:
-    if not _INDEX:
-        _INDEX.append({t.name: t for t in tools()})
-    return _INDEX[0]
+    return declared().by_name
 
 
 if TYPE_CHECKING:  # module attributes built when first read (__getattr__)
@@ -306,24 +313,48 @@ def toolset(choice: str) -> tuple[ToolSpec, ...]:
     if choice not in TOOLSETS:
         raise UsageError(f"no toolset {choice!r}; one of {', '.join(CHOICES)}",
                          code="invalid_argument", argument="tools", choices=list(CHOICES))
-    return tuple(t for t in tools() if _TOOLSET[t.name] == choice)
+    return tuple(t for t in tools() if declared().toolset[t.name] == choice)
 
 
-_TOOLSET: dict[str, str] = {}  # tool name -> its declared toolset, filled by _declared_tools
-# the tools this process serves, tool name -> the name offered (empty: every tool as named;
-# one process serves one server, ``mcp serve`` or ``mcp proxy``, which sets it once)
-_SERVED: dict[str, str] = {}
-_EXPOSED: dict[str, str] = {}  # the name offered -> tool name
+class Serving:
+    """What this process serves (one process serves one server, ``mcp serve`` or ``mcp
+    proxy``, which sets it once; a test sets its own with :func:`serving`): ``offered``, tool
+    name -> the name offered (empty: every tool as named), ``exposed`` the reverse, and the
+    proxy's ``upstream`` tools (empty: not a proxy)."""
+
+    def __init__(self, offered: Mapping[str, str] | None = None,
+                 upstream: Sequence[UpstreamTool] = ()) -> None:
+        self.offered: dict[str, str] = dict(offered or {})
+        self.exposed = {v: k for k, v in self.offered.items()}
+        self.upstream = list(upstream)
+
+
+_SERVING: list[Serving] = []  # the one Serving of this process (none set: every tool)
+
+
+def current() -> Serving:
+    """What this process serves now."""
+    if not _SERVING:
+        _SERVING.append(Serving())
+    return _SERVING[0]
 
 
 def serve(offered: Mapping[str, str] | None) -> None:
     """Offer only these tools (tool name -> the name offered), from now on, in every tools/list,
     pointer, suggestion and ``next`` of this process; None: every tool under its own name."""
-    _SERVED.clear()
-    _EXPOSED.clear()
-    if offered is not None:
-        _SERVED.update(offered)
-        _EXPOSED.update({v: k for k, v in offered.items()})
+    _SERVING[:] = [Serving(offered, current().upstream)]
+
+
+@contextmanager
+def serving(offered: Mapping[str, str] | None = None, upstream: Sequence[UpstreamTool] = ()
+            ) -> Iterator[Serving]:
+    """Serve ``offered`` (and ``upstream``) inside the block, what was served before after it."""
+    before = current()
+    _SERVING[:] = [Serving(offered, upstream)]
+    try:
+        yield _SERVING[0]
+    finally:
+        _SERVING[:] = [before]
 
 
 def offer(choice: str, taken: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
@@ -346,39 +377,39 @@ class UpstreamTool(NamedTuple):
     read_only: bool  # its readOnlyHint: a reading tool is the likely maker of a big result
 
 
-_UPSTREAM: list[UpstreamTool] = []  # the proxy's upstream tools (empty: not a proxy)
-
-
 def serve_upstream(tools: list[UpstreamTool]) -> None:
     """The upstream tools this process (``scratch mcp proxy``) offers beside its own, from
     now on: what a hint says makes an entry."""
-    _UPSTREAM[:] = tools
+    _SERVING[:] = [Serving(current().offered, tools)]
 
 
 def upstream_tools() -> list[UpstreamTool]:
     """The proxy's upstream tools, the reading ones first (each kept in listed order)."""
-    return sorted(_UPSTREAM, key=lambda t: not t.read_only)
+    return sorted(current().upstream, key=lambda t: not t.read_only)
 
 
 def served() -> list[tuple[str, ToolSpec]]:
     """(the name offered, the tool) of every tool this process serves, in tools/list order."""
-    if not _SERVED:
+    offered = current().offered
+    if not offered:
         return [(t.name, t) for t in tools()]
-    return [(_SERVED[t.name], t) for t in tools() if t.name in _SERVED]
+    return [(offered[t.name], t) for t in tools() if t.name in offered]
 
 
 def offered_name(name: str) -> str | None:
     """The name tool ``name`` is offered as (None: it is not offered)."""
-    if not _SERVED:
+    offered = current().offered
+    if not offered:
         return name if name in by_name() else None
-    return _SERVED.get(name)
+    return offered.get(name)
 
 
 def spec_of(exposed: str) -> ToolSpec | None:
     """The tool offered as ``exposed`` (None: no tool this process offers has the name)."""
-    if not _SERVED:
+    now = current()
+    if not now.offered:
         return by_name().get(exposed)
-    name = _EXPOSED.get(exposed)
+    name = now.exposed.get(exposed)
     return by_name()[name] if name is not None else None
 
 
@@ -467,14 +498,14 @@ def to_core_args(tool: ToolSpec, arguments: JSON) -> CoreArgs:
     for p in left_out:
         if not isinstance(p.default, _Missing) and p.default_applies(given):
             out[p.core] = p.default
-    shape = SHAPE.get(tool.name)
+    shape = declared().shape.get(tool.name)
     return shape[0](out) if shape else out
 
 
 def not_offered(command: str, args: Mapping[str, ArgValue]) -> bool:
     """Whether a tool spells the call but this process does not offer it (a suggestion of it
     is left out: it would name a tool the client cannot call)."""
-    if not _SERVED or tool_for(command, args) is not None:
+    if not current().offered or tool_for(command, args) is not None:
         return False
     return any(t.command == command for t in tools())
 
@@ -493,7 +524,7 @@ def to_tool_call(command: str, args: CoreArgs) -> JSONObject | None:
         return None
     if command in RUN_COMMANDS:  # the session's run, never a tool argument
         args = {k: v for k, v in args.items() if k != "run"}
-    shape = SHAPE.get(tool.name)
+    shape = declared().shape.get(tool.name)
     core = shape[1](dict(args)) if shape else args
     if set(core) - {p.core for p in tool.params} - set(tool.fixed):
         return None  # an argument no parameter of the tool carries (write from a file)

@@ -10,9 +10,16 @@ Protocols). mypy's ``disallow_any_explicit`` is on for all of :mod:`scratch.mcp`
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 JSON: TypeAlias = Any  # type: ignore[explicit-any]  # see the module: the JSON edge, by name
 JSONObject: TypeAlias = dict[str, JSON]
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+    from starlette.requests import Request
+
+    # what the SDK hands a request handler: over HTTP ``request`` is the Starlette request
+    Ctx: TypeAlias = ServerRequestContext[JSONObject, Request]
 
 __all__ = ["JSON", "JSONObject"]

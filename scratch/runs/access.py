@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from scratch.calls import call
+from scratch.calls import Step, suggest
 from scratch.errors import EntryNotFound, UsageError
 from scratch.names import artifact_ref, validate_iteration, validate_run
 from scratch.runs.events import check_iteration, latest_iteration
@@ -62,7 +62,7 @@ def no_scratchpad(agent: str, run: str | None) -> UsageError:
                       "has no scratchpad: it reads the run's artifacts (artifact ls, artifact "
                       "read); without --coordinator the agent uses its own entries",
                       code="coordinator_has_no_scratchpad", agent=agent, run=run,
-                      suggestions=[call("artifact ls", run=run)] if run else [])
+                      suggestions=[suggest(Step.LIST_ARTIFACTS, run=run)] if run else [])
 
 
 def check_member(reader_run: str | None, run: str, name: str, agent: str) -> None:
@@ -80,7 +80,7 @@ def artifact_not_found(run: str, name: str, agent: str, reader_run: str | None
         return EntryNotFound(f"no artifact {ref!r} for agent {agent!r} in run {reader_run!r}",
                              name=ref, agent=agent, run=reader_run)
     return EntryNotFound(f"no artifact {name!r} in run {run!r}", name=ref, run=run,
-                         suggestions=[call("artifact ls", run=run)])
+                         suggestions=[suggest(Step.LIST_ARTIFACTS, run=run)])
 
 
 def run_not_visible(run: str, agent: str, reader_run: str) -> EntryNotFound:

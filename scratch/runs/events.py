@@ -20,7 +20,7 @@ from typing import Literal, TypedDict
 
 import orjson
 
-from scratch.calls import call
+from scratch.calls import Step, suggest
 from scratch.errors import NotFound, ScratchError
 from scratch.runs.space import EVENTS, RunStore, run_dir
 
@@ -101,7 +101,7 @@ def check_iteration(root: Path, run: str, iteration: int) -> int:
             f"run {run!r} has {plural(latest, 'iteration')}: iteration {iteration} does not "
             f"exist; start the next one (iteration {latest + 1}) with 'runs iterate'",
             run=run, iteration=iteration, latest=latest,
-            suggestions=[call("runs iterate", run=run)])
+            suggestions=[suggest(Step.NEXT_ITERATION, run=run)])
     return iteration
 
 

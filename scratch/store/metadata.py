@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from scratch.calls import call
+from scratch.calls import Step, suggest
 from scratch.errors import EntryNotFound, InvalidName, UsageError
 from scratch.gitstore import blob_sha
 from scratch.locking import atomic_write
@@ -109,8 +109,9 @@ class StoreMetadata(StorePaths):
         if meta is None or (meta.get("deleted") and not allow_deleted):
             raise EntryNotFound(f"no entry named {name!r} {where(self.root, self.agent)}",
                                 name=name, agent=self.agent, store=str(self.root),
-                                suggestions=[call("ls", prefix=name.rsplit("/", 1)[0] + "/")
-                                             if "/" in name else call("ls")])
+                                suggestions=[suggest(Step.LIST_ENTRIES,
+                                                     prefix=name.rsplit("/", 1)[0] + "/")
+                                             if "/" in name else suggest(Step.LIST_ENTRIES)])
         if meta["kind"] not in kinds:
             raise UsageError(f"{name!r} is a {meta['kind']}, this command takes "
                              f"{' or '.join(kinds)}", code="wrong_kind", name=name,
@@ -122,7 +123,7 @@ class StoreMetadata(StorePaths):
         if meta["kind"] == "log":
             raise UsageError(f"{name!r} is a log: logs have entries, not versions",
                              code="wrong_kind", name=name,
-                             suggestions=[call("log read", name=name)])
+                             suggestions=[suggest(Step.READ_LOG, name=name)])
         commits = version_commits(self.git.path_history(self.rel(self.content_path(name))))
         rows: list[HistoryRow] = []
         at = 0

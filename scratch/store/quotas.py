@@ -14,7 +14,7 @@ import contextlib
 import os
 from typing import TYPE_CHECKING
 
-from scratch.calls import call
+from scratch.calls import Step, suggest
 from scratch.errors import QuotaExceeded
 from scratch.store.listing import StoreListing
 
@@ -88,7 +88,7 @@ class StoreQuotas(StoreListing):
                 f"agent {self.agent!r} has {use['files'] + use['logs']} entries; quota.files is "
                 f"{q_files}", limit="quota.files", limit_value=q_files,
                 current=use["files"] + use["logs"], attempted=new_entries,
-                suggestions=[call("ls")])
+                suggestions=[suggest(Step.LIST_ENTRIES)])
         after = use["bytes"] - old_bytes + new_bytes
         if after > q_bytes:
             raise QuotaExceeded(

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from scratch.gitstore import GitCommit as GitCommit  # made there; a record of the store's too
+
 
 class VersionInfo(TypedDict):
     """One version in an entry's metadata. ``bytes``/``lines`` are None for an old version
@@ -100,14 +102,3 @@ class Usage(TypedDict):
     logs: int
     bytes: int
     log_entries: int
-
-
-class GitCommit(TypedDict):
-    """A commit that touched a path, as :meth:`scratch.gitstore.GitStore.path_history` gives
-    it."""
-
-    commit: str  # full id
-    time: str  # committer time, ISO 8601 in the local time zone
-    timestamp: int  # the same, seconds since the epoch
-    message: str  # stripped
-    blob: str | None  # the path's blob at that commit; None: not a file there (deleted)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scratch.calls import call
+from scratch.calls import Step, suggest
 from scratch.errors import LimitExceeded, UsageError
 from scratch.gitstore import blob_sha
 from scratch.names import validate_name
@@ -90,7 +90,7 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
             if meta is not None and meta["kind"] == "log" and not meta.get("deleted"):
                 raise UsageError(f"{item.name!r} is a log; use another name or remove it "
                                  "first", code="wrong_kind", name=item.name, kind="log",
-                                 suggestions=[call("rm", name=item.name)])
+                                 suggestions=[suggest(Step.REMOVE_ENTRY, name=item.name)])
             live = meta is not None and not meta.get("deleted")
             if meta is not None and live and meta["versions"] \
                     and meta["versions"][-1]["blob"] == item.blob:

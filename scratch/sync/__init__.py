@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scratch.calls import call
+from scratch.calls import Step, suggest
 from scratch.errors import UsageError
 
 
@@ -43,5 +43,5 @@ def chosen_remotes(root: Any, remote: str | None) -> list[str]:
     names = list(remotes(root))
     if not names:
         raise UsageError("this store has no remote to sync with", code="no_remote",
-                         suggestions=[call("remote add", name="origin", url="URL")])
+                         suggestions=[suggest(Step.ADD_REMOTE, name="origin", url="URL")])
     return names

@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scratch.calls import call
+from scratch.calls import Step, suggest
 from scratch.errors import SyncError
 from scratch.locking import temp_beside
 from scratch.names import validate_agent, validate_name, validate_run
@@ -103,7 +103,7 @@ def sync(store: Store, remote: str, agents: list[str] | None, *,
     raise SyncError(f"{remote} kept moving on: {MAX_ATTEMPTS} pushes were refused because "
                     "another store pushed first; what was merged is kept here",
                     code="sync_push_rejected", remote=remote, attempts=MAX_ATTEMPTS,
-                    suggestions=[call("sync", remote=remote)])
+                    suggestions=[suggest(Step.SYNC, remote=remote)])
 
 
 def check_layout(tree: Tree, remote: str) -> None:
@@ -118,7 +118,7 @@ def check_layout(tree: Tree, remote: str) -> None:
             raise SyncError(f"{remote} holds history that is not a scratch store ({path!r} is "
                             "no entry of one); nothing was merged", code="sync_unrelated_history",
                             remote=remote, path=path,
-                            suggestions=[call("remote list")])
+                            suggestions=[suggest(Step.LIST_REMOTES)])
         try:
             (validate_agent if parts[0] == "agents" else validate_run)(parts[1])
             name = "/".join(parts[3:])
@@ -334,7 +334,8 @@ def _holds_purged(store: Store, remote: str, moved: bool) -> SyncError:
                      "remote's history unless asked. Replacing it keeps what others pushed, "
                      "less the purged entries; nothing was merged or pushed",
                      code="sync_remote_moved" if moved else "sync_remote_holds_purged",
-                     remote=remote, suggestions=[call("sync", remote=remote, replace_history=True)])
+                     remote=remote,
+                     suggestions=[suggest(Step.SYNC, remote=remote, replace_history=True)])
 
 
 def check_remote(git: Plumbing, remote: str, known: str | None, tip: str | None) -> None:
@@ -345,8 +346,8 @@ def check_remote(git: Plumbing, remote: str, known: str | None, tip: str | None)
                         "store fetched from it before; scratch never overwrites a remote, and "
                         "merges nothing from it", code="sync_remote_rewritten", remote=remote,
                         known=known, tip=tip,
-                        suggestions=[call("remote remove", name=remote),
-                                     call("remote add", name=remote, url="URL")])
+                        suggestions=[suggest(Step.REMOVE_REMOTE, name=remote),
+                                     suggest(Step.ADD_REMOTE, name=remote, url="URL")])
 
 
 def _shas(tree: Tree) -> dict[str, str]:

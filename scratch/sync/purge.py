@@ -249,11 +249,11 @@ def _targets_of_entry(store: Store, git: Plumbing, name: str) -> list[Target]:
     neither its metadata nor history holds it."""
     meta = store.load_meta(name)
     if meta is None and not _in_history(git, list(entry_paths(store.agent, name))):
-        from scratch.calls import call
+        from scratch.calls import Step, suggest
         from scratch.names import where
         raise EntryNotFound(f"no entry named {name!r} {where(store.root, store.agent)}, in "
                             "its files or its history", name=name, agent=store.agent,
-                            store=str(store.root), suggestions=[call("ls")])
+                            store=str(store.root), suggestions=[suggest(Step.LIST_ENTRIES)])
     out = [_target(store.agent, name, meta)]
     for other in store.iter_meta():
         if other["name"].startswith(name + ".") and any(

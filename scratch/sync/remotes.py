@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scratch.calls import call
+from scratch.calls import Step, suggest
 from scratch.errors import NotFound, UsageError
 from scratch.sync.gitops import Plumbing
 from scratch.sync.transport import check_remote_name, check_url, is_local
@@ -27,8 +27,8 @@ def remote_url(root: Path, name: str) -> str:
     url = remotes(root).get(name)
     if url is None:
         raise NotFound(f"no remote named {name!r}", code="remote_not_found", remote=name,
-                       suggestions=[call("remote list"),
-                                    call("remote add", name=name, url="URL")])
+                       suggestions=[suggest(Step.LIST_REMOTES),
+                                    suggest(Step.ADD_REMOTE, name=name, url="URL")])
     return check_url(url)
 
 
@@ -40,8 +40,8 @@ def add(root: Path, name: str, url: str) -> dict[str, Any]:
         url = str(Path(url).expanduser().absolute())
     if name in remotes(root):
         raise UsageError(f"a remote named {name!r} exists already", code="remote_exists",
-                         remote=name, suggestions=[call("remote list"),
-                                                   call("remote remove", name=name)])
+                         remote=name, suggestions=[suggest(Step.LIST_REMOTES),
+                                                   suggest(Step.REMOVE_REMOTE, name=name)])
     git = Plumbing(root)
     git.config_set(f"remote.{name}.url", url)
     git.config_set(f"remote.{name}.fetch", f"+refs/heads/main:refs/remotes/{name}/main")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scratch.calls import Call, call
+from scratch.calls import Call, Step, suggest
 
 
 def _who(row: dict[str, Any], agents: list[str]) -> str:
@@ -46,8 +46,9 @@ def sync_text(results: list[dict[str, Any]], own: str, spell: Callable[[Call], s
                 out.append(f"  log {name}: ids {_ids(move['from'])} are now {_ids(move['to'])}")
             if log["received"] and log.get("first_changed_id"):
                 since = log["first_changed_id"] - 1
-                more = (f"read on with {spell(call('log read', name=log['name'], since=since))}"
-                        if log["agent"] == own else f"new from entry {since + 1}")
+                read_on = suggest(Step.READ_LOG, name=log["name"], since=since)
+                more = (f"read on with {spell(read_on)}" if log["agent"] == own
+                        else f"new from entry {since + 1}")
                 out.append(f"  log {name}: {log['received']} new entr"
                            f"{'y' if log['received'] == 1 else 'ies'}; {more}")
         for v in r["versions"]:

@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from scratch.calls import call
+from scratch.calls import Step, suggest
 from scratch.errors import BudgetExceeded, LimitExceeded, UsageError
 from scratch.locking import exclusive, overwrite
 
@@ -303,9 +303,10 @@ class Budget:
             f"{view['usable']}-token budget remain",
             estimated_tokens=tokens, remaining=view["remaining"], usable=view["usable"],
             used=view["used"], window=view["window"],
-            suggestions=[call("budget"), call("budget used", tokens=view["used"]),
-                         call("budget reset"),
-                         call("budget set-window", tokens=view["window"])])
+            suggestions=[suggest(Step.SHOW_BUDGET),
+                         suggest(Step.SET_BUDGET_USED, tokens=view["used"]),
+                         suggest(Step.RESET_BUDGET),
+                         suggest(Step.SET_BUDGET_WINDOW, tokens=view["window"])])
 
     def check(self, tokens: int, *, expect: dict[str, Any] | None = None) -> dict[str, Any]:
         """Raise :class:`BudgetExceeded` if ``tokens`` do not fit; record nothing. (With

@@ -72,7 +72,6 @@ COMMAND = Command(
     "'artifact read RUN ARTIFACT' or any read command as artifact:RUN/ARTIFACT.\n\n"
     "Example: scratch artifact put r1 results/task-1.json out.json",
     artifact_put,
-    cli_input="inputs:artifact_put_input",
     tools=(Tool("write_artifact", "Store an artifact of this run for every worker of it to "
                 "read (versioned; identical content makes no new version).",
                 own=(Param("content", "bytes", False, True, None, CONTENT),),

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._run_args import ARTIFACT, RUN
 from scratch.answers.commands.read import WholeEntry
-from scratch.calls import call
+from scratch.calls import Call, call
 from scratch.declare import Command, Tool
 
 if TYPE_CHECKING:
@@ -37,8 +37,8 @@ MAX_TOKEN_BYTES = 256
 
 
 def artifact_read(ctx: Context, run: Annotated[str | None, RUN],
-                  name: Annotated[str, ARTIFACT], *, rendering: Rendering | None = None
-                  ) -> Candidate | Result:
+                  name: Annotated[str, ARTIFACT], *, rendering: Rendering | None = None,
+                  asked: Call) -> Candidate | Result:
     from scratch.answers.kernel.target import open_target
     from scratch.names import artifact_ref, validate_name, validate_run
     from scratch.runs import not_in_run
@@ -47,7 +47,7 @@ def artifact_read(ctx: Context, run: Annotated[str | None, RUN],
     validate_run(run)
     validate_name(name)
     ref = artifact_ref(run, name)
-    asked = call("artifact read", run=run, name=name)
+    asked = asked.with_args(run=run)  # the run the context gave, when the call named none
     if ctx.coordinator:
         _too_big_to_open(ctx, run, name, ref)
     target = open_target(ctx, ref)  # a reader of another run: entry_not_found here

@@ -46,6 +46,4 @@ COMMAND = Command(
     "which 'scratch mcp proxy' stores a result of that MCP server's TOOL "
     "([mcp.servers.SERVER.scratchpad], then [thresholds]).\n\n"
     "Example: scratch config threshold kubectl_get",
-    threshold,
-    # one word is TOOL: the command line's hook moves it there from SERVER's place
-    cli_input="words:threshold_words")
+    threshold)

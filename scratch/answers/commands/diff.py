@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 from scratch.answers import changes
 from scratch.answers.changes import CONTEXT
 from scratch.answers.commands._args import NAME
-from scratch.calls import call
+from scratch.calls import Call
 from scratch.declare import Arg, Command, Tool
 
 if TYPE_CHECKING:
@@ -19,11 +19,11 @@ B = Arg("Newer version.", metavar="B", minimum=1)
 
 
 def diff(ctx: Context, name: Annotated[str, NAME], a: Annotated[int, A], b: Annotated[int, B],
-         context: Annotated[int, CONTEXT] = 3) -> Candidate:
+         context: Annotated[int, CONTEXT] = 3, *, asked: Call) -> Candidate:
     from scratch.answers.kernel.target import entry_name
     name = entry_name(ctx.store(), name, deleted=True)
-    asked = call("diff", name=name, a=a, b=b, context=None if context == 3 else context)
-    return changes.diff_candidate(changes.between(ctx, name, a, b, context), asked, context,
+    return changes.diff_candidate(changes.between(ctx, name, a, b, context),
+                                  asked.with_args(name=name), context,
                                   code="diff_too_large")
 
 

@@ -84,7 +84,7 @@ def get_in(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
            keys: Annotated[bool, KEYS] = False, fields: Annotated[list[str] | None, FIELDS] = None,
            count: Annotated[bool, COUNT] = False, offset: Annotated[int, OFFSET] = 0,
            limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT] = False,
-           key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
+           key_field: Annotated[str | None, KEY_FIELD] = None, *, asked: Call) -> Candidate:
     from scratch.answers.commands.iterate_over import split_fields
     from scratch.errors import UsageError
     names = split_fields(fields)
@@ -92,9 +92,7 @@ def get_in(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
         raise UsageError(f"{argument('keys')}, {argument('fields')} and {argument('count')} "
                          "are three answers: give one", code="invalid_argument",
                          argument="keys")
-    asked = call("get-in", ref=ref, path=path, keys=keys or None, fields=names or None,
-                 count=count or None, offset=offset or None, limit=limit, fit=fit or None,
-                 key_field=key_field)
+    asked = asked.with_args(fields=names or None)  # split at commas
     target = open_target(ctx, ref)
     if keys or names or count:
         try:
@@ -461,5 +459,6 @@ COMMAND = Command(
     get_in,
     tools=(Tool("get_in", "The value at path of a JSON/YAML/CSV entry (items.-1: the last).",
                 names={"ref": "file"},
-                args=("ref", "path", "offset", "limit", "fit", "keys", "fields", "count")),),
+                args=("ref", "path", "offset", "limit", "fit", "keys", "fields", "count"),
+                toolset="explore"),),
     aliases=("get_in",))

@@ -455,14 +455,14 @@ def grep(ctx: Context, ref: Annotated[str | None, REF] = None,
          max_count: Annotated[int | None, MAX_COUNT] = None, all: Annotated[bool, ALL] = False,
          from_line: Annotated[int, FROM_LINE] = 1, count: Annotated[bool, COUNT] = False,
          count_by: Annotated[str | None, COUNT_BY] = None, offset: Annotated[int, OFFSET] = 0,
-         limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT_ARG] = False
-         ) -> Candidate:
+         limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT_ARG] = False,
+         *, asked: Call) -> Candidate:
     if count or count_by is not None:
         from scratch.answers.grep_counts import counting
         return counting(ctx, ref, pattern, all=all, count=count, count_by=count_by,
                         ignore_case=ignore_case, fixed=fixed, max_count=max_count,
                         invert=invert, fit=fit, from_line=from_line, offset=offset,
-                        limit=limit, context=context)
+                        limit=limit, context=context, asked=asked)
     if offset or limit is not None:
         raise UsageError(f"{argument('offset')} and {argument('limit')} page the values of "
                          f"{argument('count_by')} (matches: {argument('max_count')}, "
@@ -478,7 +478,7 @@ def grep(ctx: Context, ref: Annotated[str | None, REF] = None,
             raise UsageError(f"grep needs {argument('pattern')}", code="invalid_argument",
                              argument="pattern")
         return grep_all(ctx, pattern, context=context, ignore_case=ignore_case, fixed=fixed,
-                        max_count=max_count, invert=invert)
+                        max_count=max_count, invert=invert, asked=asked)
     if ref is None or pattern is None:
         missing = "ref" if ref is None else "pattern"
         raise UsageError(f"grep needs {argument(missing)}", code="invalid_argument",
@@ -487,10 +487,6 @@ def grep(ctx: Context, ref: Annotated[str | None, REF] = None,
     if from_line < 1:
         raise UsageError(f"{argument('from_line')} must be >= 1, not {from_line}",
                          code="invalid_argument", argument="from_line")
-    asked = call("grep", ref=ref, pattern=pattern, context=context or None,
-                 ignore_case=ignore_case or None, fixed=fixed or None, invert=invert or None,
-                 max_count=max_count, from_line=None if from_line == 1 else from_line,
-                 fit=fit or None)
     target = open_target(ctx, ref, logs=True)
     try:
         regions = _regions(target, options, from_line)
@@ -564,12 +560,9 @@ class GrepAll(Candidate):
 
 
 def grep_all(ctx: Context, pattern: str, *, context: int = 0, ignore_case: bool = False,
-             fixed: bool = False, max_count: int | None = None, invert: bool = False
-             ) -> Candidate:
+             fixed: bool = False, max_count: int | None = None, invert: bool = False,
+             asked: Call) -> Candidate:
     options = _options(pattern, context, ignore_case, fixed, max_count, invert)
-    asked = call("grep", all=True, pattern=pattern, context=context or None,
-                 ignore_case=ignore_case or None, fixed=fixed or None, invert=invert or None,
-                 max_count=max_count)
     found: list[tuple[Target, list[Region]]] = []
     try:
         for row in ctx.store().list(""):
@@ -604,7 +597,7 @@ COMMAND = Command(
                 args=("ref", *_GREP_ARGS, "from_line", "count", "count_by", "offset", "limit",
                       "fit"),
                 defaults={"context": 3}, default_unless={"context": ("count", "count_by")},
-                required=("ref", "pattern")),
+                required=("ref", "pattern"), toolset="explore"),
            Tool("grep_all", "Search every entry of this agent for a pattern.", args=_GREP_ARGS,
                 defaults={"context": 3}, default_unless={"context": ("count", "count_by")},
                 fixed={"all": True}, required=("pattern",), toolset="files")),

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT, LINES, NUMBERS, REF
 from scratch.answers.line_ranges import line_range
-from scratch.calls import call
+from scratch.calls import Call
 from scratch.declare import Command, Tool
 
 if TYPE_CHECKING:
@@ -16,11 +16,10 @@ if TYPE_CHECKING:
 
 
 def head(ctx: Context, ref: Annotated[str, REF], lines: Annotated[int, LINES] = 50,
-         fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True
-         ) -> Candidate | Result:
+         fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True,
+         *, asked: Call) -> Candidate | Result:
     return line_range(ctx, ref, 1, lines, command="head", numbers=numbers, fit=fit,
-                      asked=call("head", ref=ref, lines=lines, numbers=None if numbers
-                                 else False, fit=fit or None))
+                      asked=asked)
 
 
 COMMAND = Command(
@@ -28,4 +27,4 @@ COMMAND = Command(
     "Example: scratch head kubectl_get/20261130T071502Z-1a2b3c4d -n 20",
     head,
     tools=(Tool("head", "The first lines of an entry (structured data: try schema first).",
-                names={"ref": "file"}),))
+                names={"ref": "file"}, toolset="explore"),))

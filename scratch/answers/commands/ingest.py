@@ -57,5 +57,4 @@ COMMAND = Command(
                 "tokens, schema outline, next calls) instead of the output; below the tool's "
                 "threshold the content comes back as it is.",
                 args=("content", "tool", "name", "store_always", "format", "raw", "no_redact"),
-                required=("content",), read_only=False, idempotent=True, toolset="session"),),
-    cli_input="streams:ingest_stdin")
+                required=("content",), read_only=False, idempotent=True, toolset="session"),))

@@ -24,7 +24,8 @@ from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
-from scratch.answers.sources.arrays import table_of, window_end
+from scratch.answers.sources.arrays import window_end
+from scratch.answers.sources.base import table_of
 from scratch.answers.sources.items import JsonItems
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
@@ -139,10 +140,9 @@ DEPTH = Arg("List keys down to this depth.", flags=("--depth",),
 def item_schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
                 offset: Annotated[int, OFFSET] = 0, limit: Annotated[int | None, LIMIT] = None,
                 depth: Annotated[int | None, DEPTH] = None,
-                key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
+                key_field: Annotated[str | None, KEY_FIELD] = None, *, asked: Call
+                ) -> Candidate:
     from scratch.answers.sources.arrays import suggest_key_field
-    asked = call("item-schema", ref=ref, path=path, offset=offset or None, limit=limit,
-                 depth=depth, key_field=key_field)
     target = open_target(ctx, ref)
     try:
         return ItemSchema(target, path, offset=offset, limit=limit, depth=depth, asked=asked,
@@ -169,5 +169,5 @@ COMMAND = Command(
     tools=(Tool("item_schema", "The keys of the items of the array at path, with types and "
                 "presence.",
                 names={"ref": "file", "depth": "max_depth"},
-                helps={"path": ROWS_PATH_HELP}),),
+                helps={"path": ROWS_PATH_HELP}, toolset="explore"),),
     aliases=("item_schema",))

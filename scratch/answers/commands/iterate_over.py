@@ -391,7 +391,8 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
                  count_by: Annotated[list[str] | None, COUNT_BY] = None,
                  offset: Annotated[int, OFFSET] = 0, limit: Annotated[int | None, LIMIT] = None,
                  fit: Annotated[bool, FIT_ARG] = False,
-                 key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
+                 key_field: Annotated[str | None, KEY_FIELD] = None, *, asked: Call
+                 ) -> Candidate:
     from scratch.answers.counting import split_names
     names = split_fields(fields)
     by = split_names(count_by)
@@ -407,9 +408,7 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
     if (count or by) and sort:
         raise UsageError(f"{argument('sort')} orders rows; counts have their own order "
                          "(biggest first)", code="invalid_argument", argument="sort")
-    asked = call("iterate-over", ref=ref, path=path, fields=names or None, where=where,
-                 sort=sort, desc=desc or None, count=count or None, count_by=by or None,
-                 offset=offset or None, limit=limit, fit=fit or None, key_field=key_field)
+    asked = asked.with_args(fields=names or None, count_by=by or None)  # split at commas
     if where:
         check_where(where, asked)
     target = open_target(ctx, ref)
@@ -630,5 +629,5 @@ COMMAND = Command(
                 names={"ref": "file"},
                 helps={"path": ROWS_PATH_HELP},
                 args=("ref", "path", "fields", "offset", "limit", "where", "sort", "desc",
-                      "count", "count_by", "fit")),),
+                      "count", "count_by", "fit"), toolset="explore"),),
     aliases=("iterate_over",))

@@ -72,7 +72,6 @@ COMMAND = Command(
     "line.\n\nEntries that parse as JSON are stored as JSON values.\n\n"
     "Example: scratch log append events '{\"step\": 3, \"ok\": true}'",
     append,
-    cli_input="inputs:log_append_input",
     tools=(Tool("append_log", "Append one entry to a log (JSON text is stored as JSON); ids "
                 "start at 1 and are never reused.", names={"name": "path"},
                 # one entry, always given: text, stored as its UTF-8 bytes

@@ -74,14 +74,14 @@ class LogTail(Candidate):
 
 
 def tail(ctx: Context, name: Annotated[str, NAME], lines: Annotated[int, LINES] = 20,
-         fit: Annotated[bool, FIT] = False) -> Candidate:
+         fit: Annotated[bool, FIT] = False, *, asked: Call) -> Candidate:
     from scratch.answers.kernel.target import entry_name
     store = ctx.store()
     name = entry_name(store, name)
     rec = logs.tail(store, name, lines)
     return LogTail(name, rec["entries"], total=rec["total"], fit=fit,
                    warnings=tuple(rec["warnings"]),
-                   asked=call("log tail", name=name, lines=lines, fit=fit or None))
+                   asked=asked.with_args(name=name))
 
 
 COMMAND = Command(

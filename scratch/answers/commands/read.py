@@ -24,7 +24,7 @@ from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.result import Result, Words
 from scratch.answers.kernel.target import Target, open_target, range_cost
 from scratch.answers.line_ranges import LineRange, line_alternatives
-from scratch.calls import Call, call
+from scratch.calls import Call
 from scratch.declare import Arg, Command, Tool
 
 if TYPE_CHECKING:
@@ -101,10 +101,11 @@ RAW = Arg("Show binary content as text.", flags=("--raw",))
 def read(ctx: Context, ref: Annotated[str, REF],
          since_version: Annotated[int | None, SINCE_VERSION] = None,
          context: Annotated[int, CONTEXT] = 3, raw: Annotated[bool, RAW] = False,
-         fit: Annotated[bool, FIT] = False) -> Candidate | Result:
+         fit: Annotated[bool, FIT] = False, *, asked: Call) -> Candidate | Result:
     if since_version is not None:
-        return read_since(ctx, ref, since_version, context)
-    asked = call("read", ref=ref, raw=raw or None, fit=fit or None)
+        return read_since(ctx, ref, since_version, context,
+                          asked.with_args(raw=None, fit=None))
+    asked = asked.with_args(context=None)  # diffs only: a whole entry has no context
     target = open_target(ctx, ref)
     if target.format == "binary" or target.binary:
         size = target.path.stat().st_size
@@ -127,8 +128,7 @@ def read(ctx: Context, ref: Annotated[str, REF],
     return WholeEntry(target, asked)
 
 
-def read_since(ctx: Context, ref: str, since: int, context: int = 3) -> Candidate:
-    asked = call("read", ref=ref, since_version=since, context=None if context == 3 else context)
+def read_since(ctx: Context, ref: str, since: int, context: int, asked: Call) -> Candidate:
     return changes.diff_candidate(changes.since_version(ctx, ref, since, context), asked,
                                   context, code="read_too_large")
 
@@ -141,7 +141,7 @@ COMMAND = Command(
     "Example: scratch read notes/plan.md --since-version 2",
     read,
     tools=(Tool("read", "A whole entry, if it fits (since_version: what changed).",
-                names={"ref": "file"}),
+                names={"ref": "file"}, toolset="explore"),
            Tool("read_file", "The current content of a file (or path@VERSION), or with "
                 "since_version only what changed since that version.", names={"ref": "path"},
                 args=("ref", "since_version", "fit"), primary=False, toolset="files")))

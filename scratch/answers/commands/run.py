@@ -246,6 +246,5 @@ COMMAND = Command(
     "Usage: scratch run [OPTIONS] [NAME] -- CMD [ARGS]...\n\n"
     "Example: scratch run -- kubectl get pods -A -o json",
     run,
-    cli_input="words:run_words",
     # the command's own options are its own: they are not parsed as scratch's
     cli_settings={"allow_interspersed_args": False, "allow_extra_args": True})

@@ -328,7 +328,7 @@ SUB_PATH = Arg("Outline only this sub-tree.",
 
 
 def schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str | None, SUB_PATH] = None,
-           depth: Annotated[int, DEPTH] = DEFAULT_DEPTH) -> Candidate:
+           depth: Annotated[int, DEPTH] = DEFAULT_DEPTH, *, asked: Call) -> Candidate:
     if depth < 1:
         raise UsageError(f"{argument('depth')} must be >= 1, not {depth}",
                          code="invalid_argument", argument="depth")
@@ -340,8 +340,7 @@ def schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str | None, S
         target.index.close()
         raise
     return SchemaAnswer(target, depth, path=path,
-                        asked=call("schema", ref=ref, path=path,
-                                   depth=None if depth == DEFAULT_DEPTH else depth))
+                        asked=asked)
 
 
 COMMAND = Command(
@@ -353,4 +352,4 @@ COMMAND = Command(
     schema,
     tools=(Tool("schema", "An entry's shape: paths with types and sizes, CSV columns, log levels, "
                 "headings.",
-                names={"ref": "file", "depth": "max_depth"}),))
+                names={"ref": "file", "depth": "max_depth"}, toolset="explore"),))

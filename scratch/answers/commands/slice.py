@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT, NUMBERS, REF
 from scratch.answers.line_ranges import line_range
-from scratch.calls import call
+from scratch.calls import Call
 from scratch.declare import Arg, Command, Tool
 
 if TYPE_CHECKING:
@@ -22,13 +22,11 @@ FROM_BYTE = Arg("Line START from this byte on (fit's next gives it).", flags=("-
 
 def slice_(ctx: Context, ref: Annotated[str, REF], start: Annotated[int, START],
            end: Annotated[int, END], from_byte: Annotated[int | None, FROM_BYTE] = None,
-           fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True
-           ) -> Candidate | Result:
+           fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True,
+           *, asked: Call) -> Candidate | Result:
     return line_range(ctx, ref, start, end, command="slice", numbers=numbers, fit=fit,
                       from_byte=from_byte,
-                      asked=call("slice", ref=ref, start=start, end=end,
-                                 numbers=None if numbers else False, fit=fit or None,
-                                 from_byte=from_byte))
+                      asked=asked)
 
 
 COMMAND = Command(
@@ -38,4 +36,4 @@ COMMAND = Command(
     "Example: scratch slice 1a2b 120 180",
     slice_,
     tools=(Tool("slice", "Lines start..end of an entry (1-indexed, inclusive).",
-                names={"ref": "file"}),))
+                names={"ref": "file"}, toolset="explore"),))

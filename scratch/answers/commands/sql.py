@@ -237,7 +237,7 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
         describe: Annotated[bool, DESCRIBE] = False,
         column: Annotated[str | None, COLUMN] = None, offset: Annotated[int, OFFSET] = 0,
         limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT] = False,
-        key_field: Annotated[str | None, KEY_FIELD] = None) -> Candidate:
+        key_field: Annotated[str | None, KEY_FIELD] = None, *, asked: Call) -> Candidate:
     if column is not None and not describe:
         raise UsageError(f"{argument('column')} opens a column of {argument('describe')}: "
                          "give both", code="invalid_argument", argument="column",
@@ -255,9 +255,7 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
         raise UsageError(f"{argument('limit')} must be >= 1, not {limit}",
                          code="invalid_argument", argument="limit")
     names = split_tables(table)
-    asked = call("sql", ref=ref, query=query, table=names or None, path=path,
-                 describe=describe or None, column=column, offset=offset or None, limit=limit,
-                 fit=fit or None, key_field=key_field)
+    asked = asked.with_args(table=names or None)  # split at commas
     target = open_target(ctx, ref, logs=True)
     opened: list[Target] = []
 
@@ -465,4 +463,4 @@ COMMAND = Command(
     tools=(Tool("sql", "A read-only DuckDB SELECT over an entry's rows as table entry (a text: "
                 "line, text).",
                 names={"ref": "file", "table": "tables"},
-                helps={"query": "SELECT ... FROM entry (and tables)."}),))
+                helps={"query": "SELECT ... FROM entry (and tables)."}, toolset="explore"),))

@@ -437,7 +437,7 @@ COMMAND = Command(
     summarize,
     tools=(Tool("summarize", "A local summary of an entry: outline, value counts, ranges, "
                 "errors; by_model: written by your own model (sampling).",
-                names={"ref": "file"}),
+                names={"ref": "file"}, toolset="explore"),
            Tool("summarize_file", "A deterministic local summary of a file.",
                 names={"ref": "path"}, args=("ref",), primary=False, toolset="files")))
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 from scratch.answers.commands._args import FIT, LINES, NUMBERS, REF
 from scratch.answers.kernel.target import open_target
 from scratch.answers.line_ranges import line_range
-from scratch.calls import call
+from scratch.calls import Call
 from scratch.declare import Command, Tool
 
 if TYPE_CHECKING:
@@ -17,15 +17,12 @@ if TYPE_CHECKING:
 
 
 def tail(ctx: Context, ref: Annotated[str, REF], lines: Annotated[int, LINES] = 50,
-         fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True
-         ) -> Candidate | Result:
-    target = open_target(ctx, ref, logs=True)
+         fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True,
+         *, asked: Call) -> Candidate | Result:
+    target = open_target(ctx, ref, logs=True)  # opened once: counted here, read by line_range
     total = target.index.line_count
-    target.index.close()
     return line_range(ctx, ref, max(1, total - lines + 1), total, command="tail",
-                      numbers=numbers, fit=fit,
-                      asked=call("tail", ref=ref, lines=lines, numbers=None if numbers
-                                 else False, fit=fit or None))
+                      numbers=numbers, fit=fit, asked=asked, target=target)
 
 
 COMMAND = Command(
@@ -33,4 +30,4 @@ COMMAND = Command(
     "Example: scratch tail app-log -n 40",
     tail,
     tools=(Tool("tail", "The last lines of an entry.",
-                names={"ref": "file"}),))
+                names={"ref": "file"}, toolset="explore"),))

@@ -144,5 +144,4 @@ COMMAND = Command(
     "--truncate/--tail print the first/last N tokens' text; --split N cuts the input into "
     "chunks of at most N tokens at line ends (joined, they give the input back).\n\n"
     "Example: kubectl get pods -A -o json | scratch tokens --model gpt-4o",
-    tokens,
-    cli_input="streams:tokens_stdin")
+    tokens)

@@ -69,7 +69,6 @@ COMMAND = Command(
     "Identical content makes no new version and says 'unchanged'.\n\n"
     "Example: echo 'step 1' | scratch write notes/plan.md",
     write,
-    cli_input="inputs:write_input",
     tools=(Tool("write_file", "Store a new version of a file; identical content makes no new "
                 "version.", names={"name": "path"},
                 # the CLI gives a FILE or stdin instead; a tool call always gives the content

@@ -9,7 +9,9 @@ Every command is one module of :mod:`scratch.answers.commands` named after it (`
 - ``describe`` has no side effects on the budget: it returns a candidate answer, or for
   commands that are not priced (writes, listings) their result.
 - The arguments a call may carry are the declaration's, plus the keyword-only parameters of the
-  answer function that the interface supplies itself (``rendering``, ``stream``).
+  answer function that the interface supplies itself (``rendering``, ``stream``). An answer
+  function that takes ``asked`` is given the call itself, its defaults left out
+  (:func:`scratch.declare.asked`), never packs it again from its arguments.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import inspect
 import pkgutil
 from typing import TYPE_CHECKING
 
-from scratch.declare import Command, params
+from scratch.declare import Command, asked, params
 from scratch.errors import UsageError, argument
 
 if TYPE_CHECKING:
@@ -134,6 +136,8 @@ def describe(ctx: Context, call: Call, rendering: Rendering | None = None
                          code="invalid_argument", command=call.command, argument=missing[0])
     if "rendering" in supplied and rendering is not None:
         args["rendering"] = rendering
+    if "asked" in supplied:  # the call as asked, defaults left out (one rule: declare.asked)
+        args["asked"] = asked(command, call.args)
     produced = command.answer(ctx, **args)
     return produced  # type: ignore[return-value]
 

@@ -13,14 +13,21 @@ Invariants:
   price the index already knows (``Result.price``) is its cost.
 - ``shows_data``: of a result with both ``text`` and ``data`` (a pointer), the rendering shows
   the data (as JSON), not the text; what is sized to a rule (the pointer's) is what is shown.
+- Every interface that shows an answer as JSON builds it with :func:`envelope` (and a failure
+  with :func:`error_envelope`): one place decides its keys, each interface only how a call in
+  it is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+# the version of the JSON envelope (``"scratch"``): a change of its keys' meaning changes it
+ENVELOPE_VERSION = 1
+
 if TYPE_CHECKING:
-    from scratch.answers.kernel.result import Meta, Result, Table
+    from scratch.answers.kernel.result import Meta, Result, Table, Words
     from scratch.calls import Call
     from scratch.errors import ScratchError
     from scratch.tokens import EncodingSpec
@@ -128,3 +135,44 @@ def table_text(table: Table) -> str:
     lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
              for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def envelope(result: Result, spell_value: Callable[[object], object],
+             spell_next: Callable[[Call], object], *, versioned: bool = True,
+             text_data: Callable[[Result], str] | None = None,
+             spell_notice: Callable[[str | Words], str] | None = None) -> dict[str, object]:
+    """The JSON of an answer: ``{"data", "meta"}``, after ``{"scratch", "ok", "command"}`` when
+    ``versioned`` (the CLI's ``--json``; MCP's ``--structured`` shows the answer alone).
+
+    ``data`` is the result's, each value written by ``spell_value`` (the calls in it as the
+    interface writes calls); ``next`` goes under ``data`` when it is an object, else under
+    ``meta``, written by ``spell_next``; ``meta`` holds the result's meta and its warnings.
+    ``text_data``: an answer that is only text is ``{"text": text_data(result)}``;
+    ``spell_notice``: the notices go under ``meta`` too, each written by it.
+    """
+    data: object = result.data
+    if isinstance(data, dict):
+        data = {k: spell_value(v) for k, v in data.items()}
+    elif data is None and text_data is not None and result.text is not None:
+        data = {"text": text_data(result)}
+    meta: dict[str, object] = dict(result.meta)
+    if result.next is not None:
+        nxt = spell_next(result.next)
+        if isinstance(data, dict):
+            data["next"] = nxt
+        else:
+            meta["next"] = nxt
+    if result.warnings:
+        meta["warnings"] = list(result.warnings)
+    if spell_notice is not None and result.notices:
+        meta["notices"] = [spell_notice(n) for n in result.notices]
+    body = {"data": data, "meta": meta}
+    if not versioned:
+        return body
+    return {"scratch": ENVELOPE_VERSION, "ok": True, "command": result.command, **body}
+
+
+def error_envelope(command: str, error: dict[str, object]) -> dict[str, object]:
+    """The JSON of a failure: ``{"scratch", "ok": false, "command", "error"}``, ``error`` the
+    error object as the interface writes it (at least ``code`` and ``message``)."""
+    return {"scratch": ENVELOPE_VERSION, "ok": False, "command": command, "error": error}

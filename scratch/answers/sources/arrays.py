@@ -53,9 +53,7 @@ from scratch.errors import (
 from scratch.pathnames import WILDCARD, Segment
 
 if TYPE_CHECKING:
-    from scratch.answers.sources.csv_rows import CsvRows
-    from scratch.answers.sources.items import Item, Row, Segments
-    from scratch.answers.sources.log_records import LogRows
+    from scratch.answers.sources.base import Item, Row, Segments
 
 KEY_FIELD = "_key"  # the field a map of records' row carries its key in, unless one is picked
 PARENT_FIELD = "_parent"  # a flattened row: the index of the item it was nested in
@@ -359,17 +357,6 @@ def window_end(total: int, offset: int, limit: int | None) -> int:
     if offset < 0 or (limit is not None and limit < 1):
         raise UsageError("--offset must be >= 0 and --limit >= 1", code="invalid_argument")
     return total if limit is None else min(total, offset + limit)
-
-
-def table_of(target: Target, path: str) -> CsvRows | LogRows | None:
-    """The rows of a CSV/TSV entry or the records of a parsed log (PATH must be the root),
-    None for other formats."""
-    from scratch.answers.sources.csv_rows import is_table, rows_of
-    if is_table(target):
-        return rows_of(target, path)
-    from scratch.answers.sources.log_records import log_rows_of, parsed_log
-    rec = parsed_log(target)
-    return log_rows_of(target, path, rec) if rec is not None else None
 
 
 def read_window(target: Target, segments: Segments, total: int, offset: int,

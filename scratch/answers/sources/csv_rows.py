@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.target import Target
+from scratch.answers.sources.base import Item, Row, register_table
 from scratch.calls import Call, call
 from scratch.errors import FormatError, KeyPathNotFound, UsageError
 
 if TYPE_CHECKING:
-    from scratch.answers.sources.items import Item, Row
     from scratch.query.paths import ParsedPath
 
 Cell: TypeAlias = "str | int | float | bool"  # a cell as its column's type reads it
@@ -324,3 +324,9 @@ def _cell(table: CsvRows, row: Row, k: int, rest: list[str | int], path: str) ->
 def _segments(text: str) -> list[str | int]:
     from scratch.query.paths import parse_path
     return list(parse_path(text).names or ())
+
+
+@register_table
+def _csv_table(target: Target, path: str) -> CsvRows | None:
+    """A CSV/TSV entry's rows (the first kind of table :func:`~.base.table_of` asks)."""
+    return rows_of(target, path) if is_table(target) else None

@@ -6,8 +6,7 @@ Three kinds of array hold the items the row and counting answers work on:
   a map of records or nested arrays flattened
   (:func:`~scratch.answers.sources.arrays.rows_at`), built from the value;
 - the rows of a CSV/TSV entry and the records of a parsed log (:class:`TableItems`, over
-  :class:`~scratch.answers.sources.csv_rows.CsvRows` or
-  :class:`~scratch.answers.sources.log_records.LogRows`).
+  the :class:`~scratch.answers.sources.base.Table` its registered reader gives).
 
 Invariants:
 - Item ``k`` is the same value whichever way it is read (``read``, ``fetch`` or ``scan``).
@@ -23,32 +22,21 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.target import Target
 from scratch.answers.rendered import not_json_warning
+from scratch.answers.sources.base import Fast as Fast  # the shapes, where answers name them
+from scratch.answers.sources.base import Info as Info
+from scratch.answers.sources.base import Item as Item
+from scratch.answers.sources.base import RecordsInfo, Table, table_of
+from scratch.answers.sources.base import Row as Row
+from scratch.answers.sources.base import Segments as Segments
 
 if TYPE_CHECKING:
-    from scratch.answers.sources.csv_rows import CsvRows
-    from scratch.answers.sources.log_records import LogRows, RecordsInfo
     from scratch.query.paths import ParsedPath
 
 SCAN_ITEMS = 4096  # NDJSON lines parsed per read when a scan streams them
-
-# One item as the entry's JSON parses (a CSV row or log record: a dict of its cells). The JSON
-# edge of the answers layer: stored JSON values (an item, a get-in value, a log entry's value,
-# the index's info.json) are read by their shape (isinstance, .get), so they are Any here, once;
-# everything about where they sit (segments, bad lines, fast paths) is typed.
-Item: TypeAlias = Any  # type: ignore[explicit-any]  # JSON edge: stored JSON values enter
-Row: TypeAlias = "dict[str, Item]"  # a CSV row, a log record: column -> cell
-# The index's info (info.json: the schema summary, a log's records, CSV columns, headings) and
-# what answers build of it for --json (a pointer, a schema outline): stored JSON read by shape,
-# as an item is
-Info: TypeAlias = "dict[str, Item]"
-Segments: TypeAlias = "tuple[str | int, ...]"  # where the array is (the root: ())
-# what an engine outside Python may count without reading the items here
-Fast: TypeAlias = ('tuple[Literal["ndjson", "json"], Segments]'
-                   ' | tuple[Literal["log"], RecordsInfo]')
 
 
 class JsonItems:
@@ -175,7 +163,7 @@ class TableItems:
 
     lines = True  # rows carry the _line they start on
 
-    def __init__(self, target: Target, table: CsvRows | LogRows) -> None:
+    def __init__(self, target: Target, table: Table) -> None:
         self.target = target
         self.table = table
         self.total = table.total
@@ -223,7 +211,6 @@ Items = JsonItems | TableItems
 def items_of(target: Target, path: str, key_field: str | None = None) -> Items:
     """The rows at ``path`` of ``target`` (raises as ``iterate-over`` would on a path that
     names no rows); ``key_field`` names the field a map of records' rows carry their key in."""
-    from scratch.answers.sources.arrays import table_of
     table = table_of(target, path)
     if table is not None:
         return TableItems(target, table)

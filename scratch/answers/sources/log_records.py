@@ -18,21 +18,18 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.target import Target
+from scratch.answers.sources.base import Item, RecordsInfo, Row, register_table
 from scratch.calls import Call, call
 from scratch.errors import IndexInvalid, UsageError
 
 if TYPE_CHECKING:
-    from scratch.answers.sources.items import Item, Row
     from scratch.formats.logbase import LogFormat
     from scratch.index.logtemplates import Template
     from scratch.query.paths import ParsedPath
 
-# ``info["records"]`` of a parsed log's index (JSON the index stored: format, records,
-# fields, facets)
-RecordsInfo: TypeAlias = "dict[str, Item]"
 
 CHUNK_LINES = 8192  # lines read per stored-lines read when records are streamed
 TEMPLATES = "templates"  # the format of a log read by its mined line templates
@@ -209,3 +206,10 @@ def facet_values(rec: RecordsInfo, name: str) -> Sequence[tuple[Item, int]]:
     if not isinstance(facet, dict) or facet.get("values") is None:
         return []
     return [(v, int(n)) for v, n in facet["values"]]
+
+
+@register_table
+def _log_table(target: Target, path: str) -> LogRows | None:
+    """A parsed log's records (a log whose lines parsed in no known format has none)."""
+    rec = parsed_log(target)
+    return log_rows_of(target, path, rec) if rec is not None else None

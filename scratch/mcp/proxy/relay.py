@@ -37,9 +37,9 @@ import math
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import anyio
 import orjson
@@ -51,17 +51,51 @@ if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp.shared.message import SessionMessage
 
+    from scratch.errors import ScratchError
     from scratch.mcp.proxy.intercept import Route
-    from scratch.mcp.proxy.server import Proxy
-    from scratch.mcp.proxy.upstream import Upstream, UpstreamError
-    from scratch.mcp.serve.session import Session
+    from scratch.mcp.serve.session import ServerState, Session
 
-# No import of proxy.server or proxy.upstream here but for types (they import this module):
-# the proxy, its upstreams, the finishing step and the error class are handed in (see Front).
+
+# proxy.server and proxy.upstream import this module, never the other way (not even for
+# types): the proxy, its upstreams, the finishing step and the error class are handed in (see
+# Front), each typed here by what the relay uses of it.
+class Upstream(Protocol):
+    """What the relay uses of an upstream (:class:`scratch.mcp.proxy.upstream.Upstream`)."""
+
+    name: str
+    timeout: float
+    _eof: bool
+    channel: Channel | None
+
+    @property
+    def ready(self) -> bool: ...
+
+    async def _lost(self) -> None: ...
+
+
+class Proxy(Protocol):
+    """What the relay uses of the proxy (:class:`scratch.mcp.proxy.server.Proxy`)."""
+
+    state: ServerState
+
+    @property
+    def routes(self) -> dict[str, Route]: ...
+
+    @property
+    def upstreams(self) -> Mapping[str, Upstream]: ...
+
+
+class UpstreamError(Protocol):
+    """How the relay makes an upstream's error (the class
+    :class:`scratch.mcp.proxy.upstream.UpstreamError`)."""
+
+    def __call__(self, message: str, *, code: str, **details: JSON) -> ScratchError: ...
+
+
 Incoming: TypeAlias = "SessionMessage | Exception"  # what the SDK session reads
-Finish: TypeAlias = (  # scratch.mcp.proxy.server.finish (the last: when the call was sent)
-    "Callable[[Proxy, Route, JSONObject, Callable[[], Session], float | None],"
-    " Awaitable[JSONObject]]")
+# scratch.mcp.proxy.server.finish, of this proxy (the last: when the call was sent)
+Finish: TypeAlias = ("Callable[[Route, JSONObject, Callable[[], Session], float | None],"
+                     " Awaitable[JSONObject]]")
 
 TAG = "scratch~"  # relay ids and progress tokens: strings no SDK client makes
 LEGACY = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
@@ -248,9 +282,9 @@ async def _stop(transport: asyncio.SubprocessTransport, pipes: _UpstreamPipes) -
 class Front:
     """The client's stdin lines, with relayed tool calls taken out (see the module)."""
 
-    def __init__(self, proxy: Proxy, finish: Finish, error: type[UpstreamError]) -> None:
+    def __init__(self, proxy: Proxy, finish: Finish, error: UpstreamError) -> None:
         self.proxy = proxy
-        self.finish = finish  # scratch.mcp.proxy.server.finish
+        self.finish = finish  # scratch.mcp.proxy.server.finish, given the proxy
         self.error = error  # scratch.mcp.proxy.upstream.UpstreamError
         self.out: asyncio.StreamWriter | None = None  # the client's stdout, once it is open
         self.legacy = False
@@ -432,8 +466,7 @@ class Relayed:
 
     async def _finish(self, raw: JSONObject) -> None:
         try:
-            result = await self.front.finish(self.front.proxy, self.route, raw, self.front.session,
-                                             self.started)
+            result = await self.front.finish(self.route, raw, self.front.session, self.started)
             self._reply(result)
             assert self.front.out is not None
             await self.front.out.drain()

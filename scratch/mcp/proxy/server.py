@@ -24,6 +24,7 @@ Imports the MCP SDK; only ``scratch mcp proxy`` imports this module. Invariants:
 from __future__ import annotations
 
 import base64
+import functools
 import sys
 import time
 from collections.abc import Callable
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
     from mcp.server.session import ServerSession
     from mcp.server.subscriptions import InMemorySubscriptionBus
 
-    from scratch.mcp.serve.server import Ctx
+    from scratch.mcp.wire import Ctx
 
 
 class Proxy:
@@ -455,7 +456,7 @@ async def serve_proxy(state: ServerState, upstreams: list[Upstream],
             server = build_proxy(proxy)
             # tool calls of stdio upstreams relayed as lines, off the client's stdin
             from scratch.mcp.proxy.relay import Front
-            front = Front(proxy, finish, UpstreamError)
+            front = Front(proxy, functools.partial(finish, proxy), UpstreamError)
             async with pipe_streams(front.reader()) as pipes:
                 if pipes is not None:
                     front.out = pipes.stdout.writer

@@ -37,8 +37,8 @@ from scratch.errors import ScratchError
 from scratch.mcp.wire import JSON
 
 if TYPE_CHECKING:
-    from scratch.mcp.serve.server import Ctx
     from scratch.mcp.serve.session import Session
+    from scratch.mcp.wire import Ctx
 
 MAX_STATE_BYTES = 1 << 20  # the answers a client may hand back in requestState
 NO_SAMPLING = "no_summary_model"

@@ -56,13 +56,10 @@ from scratch.mcp.serve.session import ConnectionKey, ServerState, Session
 from scratch.mcp.wire import JSON, JSONObject
 
 if TYPE_CHECKING:
-    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-    from starlette.requests import Request
+    from mcp.server.context import CallNext, HandlerResult
 
     from scratch.calls import ArgValue
-
-    # what the SDK hands a handler: over HTTP ``request`` is the Starlette request
-    Ctx = ServerRequestContext[JSONObject, Request]
+    from scratch.mcp.wire import Ctx
 
 # Calls run on these threads, so a slow one (a big ingest, a git commit) never stalls the
 # connection or other clients. The event loop's own executor, not anyio's to_thread, which

@@ -26,7 +26,7 @@ import secrets
 import threading
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from scratch.answers.kernel.context import Context
 from scratch.config import CONFIG_FILE, Config, load_config
@@ -35,7 +35,7 @@ from scratch.mcp.serve.resources import ingest_link
 from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent
 
 if TYPE_CHECKING:
-    from scratch.mcp.serve.events import EventHub
+    from scratch.runs import UsageEvent
     from scratch.store import Store
 
 # A client's declared name -> the model family that prices it (substring, lower case). Only
@@ -174,6 +174,18 @@ class Session:
         return kind(link=lambda result: ingest_link(agent, result))
 
 
+class UsageHub(Protocol):
+    """What the state holds of the usage events sent to clients: the server makes it
+    (:class:`scratch.mcp.serve.events.EventHub`, which reads the state and its sessions)."""
+
+    def finish(self, session: Session, reason: str) -> UsageEvent | None: ...
+
+    async def deliver(self, origin: Session | None = None, request: object | None = None
+                      ) -> None: ...
+
+    def finish_all(self, reason: str) -> None: ...
+
+
 class ServerState:
     """What one ``scratch mcp serve`` process holds: the store, its settings, the sessions."""
 
@@ -196,7 +208,7 @@ class ServerState:
         from scratch.tokens.budget import keep_states
         keep_states(True)  # budgets sized on the state last seen, checked at the charge
         self.proxy = False  # serving `scratch mcp proxy`: its calls are the ledger's "proxy"
-        self.hub: EventHub | None = None  # usage events to clients (made by the server)
+        self.hub: UsageHub | None = None  # usage events to clients (made by the server)
         self._sessions: dict[tuple[str, ConnectionKey], Session] = {}
         self._lock = threading.Lock()
         self._warm: set[str] = set()
