@@ -30,6 +30,7 @@ from scratch.ui.pages import (
     outcome_cell,
     pager,
     pages_of,
+    record_entry_link,
     session_link,
     skipped_note,
     spelled,
@@ -115,6 +116,8 @@ def agent(site: Site, base: str, name: str, query: Query) -> Html:
         parts.append(charts([chart(site, base, name, None, f"{name}: every session")]))
     parts.append(tag("h2", "Budget per session", id="sessions"))
     parts.append(session_budgets(site, base, name, sessions, query))
+    from scratch.ui.run_pages import agent_runs
+    parts.append(agent_runs(site, base, name))
     parts.append(tag("h2", "Calls ranked by tokens charged", id="ranked"))
     parts.append(ranking(site, base, name, query))
     parts.append(tag("h2", "Where the tokens went, by entry", id="by-entry"))
@@ -186,7 +189,7 @@ def ranking(site: Site, base: str, name: str, query: Query) -> Html:
     rows = [[i, tag("a", f"#{r['seq']}", href=call_url(base, name, r["seq"])),
              session_link(base, name, r["session"]), spelled(site, r["command"], r["args"]),
              outcome_cell(site, r, suggestions=False), number(r["tokens"]),
-             f"{r['tokens'] / total:.1%}", entry_link(base, name, r["entry"], r["version"])]
+             f"{r['tokens'] / total:.1%}", record_entry_link(base, r)]
             for i, r in enumerate(ranked[first:first + RANKED_PAGE], first + 1)]
     table = grid(["rank", "call", "session", "what", "outcome", "tokens", "share", "entry"],
                  rows, "ranked-calls", cards=True)
@@ -276,13 +279,17 @@ def call_page(site: Site, base: str, name: str, seq_text: str, query: Query) -> 
     parts: list[Html] = [facts([
         ("time", when(r["time"])), ("session", session_link(base, name, r["session"])),
         ("via", r["interface"]),
+        ("run", join([tag("a", r["run"], href=href(base, "r", r["run"])),
+                      f" iteration {r['iteration']}" if r.get("iteration") else "",
+                      " (coordinator)" if r.get("coordinator") else ""])
+         if r.get("run") else ""),
         ("outcome", join([tag("span", r["outcome"], class_=f"outcome {r['outcome']}"),
                           " ", r["code"] or ""])),
         ("tokens charged", number(r["tokens"])),
         ("intercepted", number(r["intercepted"]) if r["intercepted"] else ""),
         ("rank", f"{rank:,} of {len(ranked):,} by tokens" if rank else ""),
         ("ms", f"{r['ms']:.1f}"),
-        ("entry", entry_link(base, name, r["entry"], r["version"]))], "call-facts")]
+        ("entry", record_entry_link(base, r))], "call-facts")]
     parts.append(tag("h2", "The call"))
     parts.append(the_call(site, r))
     if r["outcome"] != "ok" or r["suggestions"]:

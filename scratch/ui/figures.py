@@ -86,12 +86,25 @@ def totals(records: Iterable[Record], key: str = "") -> Totals:
     return Totals(key, calls, extracted, pointers, failed, intercepted, refused, errors)
 
 
+ARTIFACT_COMMANDS = ("artifact put", "artifact read")  # a record's entry: a run's artifact
+
+
+def entry_of(r: Record) -> str | None:
+    """What the call touched: an entry of its agent's, or a run's artifact as read commands
+    name it (``artifact:RUN/NAME``; ``artifact put`` and ``artifact read`` record its bare
+    name beside their run)."""
+    entry, run = r["entry"], r.get("run")
+    if entry and run and r["command"] in ARTIFACT_COMMANDS:
+        return f"artifact:{run}/{entry}"
+    return entry
+
+
 def by(records: Iterable[Record], field: str) -> dict[str, list[Record]]:
     """The records grouped by a text field (``command``, ``session``, ``entry``), in the order
     each key first appears."""
     out: dict[str, list[Record]] = {}
     for r in records:
-        value = r.get(field)
+        value = entry_of(r) if field == "entry" else r.get(field)
         if isinstance(value, str):
             out.setdefault(value, []).append(r)
     return out
