@@ -375,3 +375,18 @@ def test_a_worker_of_the_run_page_opens_its_agent_page(browser: Any, server: UiS
         assert tab.inner_text("#L2 td.t") == '{"id": 1, "level": "info"}'
     finally:
         tab.close()
+
+
+def test_a_usage_event_is_kept_beside_the_calls_but_counts_as_none(server: UiServer,
+                                                                   home: Path) -> None:
+    from scratch import ledger
+    workers = {w["agent"]: w for w in shown(home, "runs", "show", "r1")["workers"]}
+    recorded = ledger.read(home, agent="w2")
+    assert sum(1 for r in recorded if r.get("event")) == 1 + EXTRA_EVENTS
+    over = server.get("")
+    calls = {r[0]: r[1] for r in rows(over.text, "agents")}
+    assert (calls["w1"], calls["w2"]) == (str(workers["w1"]["calls"]),
+                                          str(workers["w2"]["calls"])) == ("6", "3")
+    assert "scratchpad_usage" not in [r[0] for r in rows(over.text, "top-commands")]
+    facts = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", server.get("a/w2").text))
+    assert facts["calls"] == "3"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scratch.names import RUN_RE
 from scratch.ui import figures
 from scratch.ui.html import Html, bar, href, join, number, render, scroll, tag
 from scratch.ui.pages import (
@@ -282,7 +283,7 @@ def call_page(site: Site, base: str, name: str, seq_text: str, query: Query) -> 
         ("run", join([tag("a", r["run"], href=href(base, "r", r["run"])),
                       f" iteration {r['iteration']}" if r.get("iteration") else "",
                       " (coordinator)" if r.get("coordinator") else ""])
-         if r.get("run") else ""),
+         if r.get("run") and RUN_RE.fullmatch(r["run"]) else r.get("run", "")),
         ("outcome", join([tag("span", r["outcome"], class_=f"outcome {r['outcome']}"),
                           " ", r["code"] or ""])),
         ("tokens charged", number(r["tokens"])),

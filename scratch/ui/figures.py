@@ -2,7 +2,9 @@
 
 Invariants:
 - Every figure is a sum over the records given (the calls the ledger still holds); the pages
-  say when older calls were dropped.
+  say when older calls were dropped. A usage event (``scratchpad_usage``, a record with
+  ``event``) is kept in the ledger beside the calls but counts as no call (as ``scratch runs
+  show`` counts a worker's calls).
 - Tokens *extracted* and *intercepted* follow ``scratch stats`` (its ``tokens_extracted`` and
   ``tokens_intercepted`` counters, :func:`scratch.answers.kernel.registry.record`): a call
   that stored an output instead of showing it counts the output's tokens less the pointer's
@@ -73,6 +75,8 @@ class Totals(NamedTuple):
 def totals(records: Iterable[Record], key: str = "") -> Totals:
     calls = extracted = pointers = failed = intercepted = refused = errors = 0
     for r in records:
+        if r.get("event"):  # a usage event the ledger keeps beside the calls: no call
+            continue
         calls += 1
         if r["outcome"] != "ok":
             failed += r["tokens"]
@@ -111,7 +115,9 @@ def by(records: Iterable[Record], field: str) -> dict[str, list[Record]]:
 
 
 def per_command(records: Iterable[Record]) -> dict[str, Totals]:
-    return {command: totals(recs, command) for command, recs in by(records, "command").items()}
+    """The calls' totals per command (a usage event is no command: left out)."""
+    return {command: totals(recs, command) for command, recs in
+            by((r for r in records if not r.get("event")), "command").items()}
 
 
 def top_commands(tallies: Iterable[dict[str, Totals]], most: int = 10) -> list[Totals]:

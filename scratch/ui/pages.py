@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from scratch.names import RUN_RE
 from scratch.ui import figures
 from scratch.ui.html import Html, escape, href, join, number, render, scroll, tag
 from scratch.ui.views import LINE_CHARS, PAGE_CALLS, Site
@@ -232,7 +233,7 @@ def call_row(site: Site, base: str, r: Record, *, show_agent: bool = False) -> H
                 session_link(base, r["agent"], r["session"])]) if show_agent else \
         session_link(base, r["agent"], r["session"])
     run = r.get("run")
-    if run:  # a worker's call: its run named, and linked
+    if run and RUN_RE.fullmatch(run):  # a worker's call: its run named, and linked
         who = join([who, Html("<br>"), tag("small", join([
             "run ", tag("a", run, href=href(base, "r", run))]))])
     cells = [tag("a", r["seq"], href=call_url(base, r["agent"], r["seq"]),
