@@ -11,8 +11,9 @@ Invariants:
   as intercepted, and its pointer is not counted as extracted; what a refusal (or an error)
   charged is not extracted either; every other answer's charge is. Tokens *charged* are all
   of them (the budget's ``used``). :data:`SAVINGS_RULE` says so on the page.
-- Chart series are at most :data:`CHART_POINTS` points: evenly spaced calls, with every
-  refusal (up to a bound) and the costliest calls always among them; the sums are cumulative,
+- Chart series are at most :data:`CHART_POINTS` points (the overview's small ones fewer):
+  evenly spaced calls, with every refusal (up to a fifth of the points) and the costliest
+  calls (up to a tenth) always among them; the sums are cumulative,
   so a point left out loses nothing of the totals.
 """
 
@@ -196,23 +197,23 @@ def series(records: Sequence[Record], most: int = CHART_POINTS) -> dict[str, lis
     """Tokens over time for a chart: ``t`` (seconds since the epoch), cumulative ``charged``
     (every token put into the context, answers and pointers: what the budget counts as used)
     and ``intercepted``, ``refused`` (the cumulative charged at a refused call, else None: a
-    mark), and per point its call:
-    ``seq``, ``agent``, ``tokens`` charged and ``command``. At most ``most`` points (see the
-    module docstring); the first is the start, just before the first call, at zero."""
+    mark), and per point its call: ``seq``, ``tokens`` charged and ``command`` (the agent is
+    the chart's: one a chart). At most ``most`` points (see the module docstring); the first
+    is the start, just before the first call, at zero."""
     points: list[tuple[float, Record]] = []
     for r in records:
         when = seconds(r["time"])
         if when is not None:
             points.append((when, r))
     out: dict[str, list[object]] = {k: [] for k in ("t", "charged", "intercepted", "refused",
-                                                    "seq", "agent", "tokens", "command")}
+                                                    "seq", "tokens", "command")}
     if not points:
         return out
     keep = _picked(points, most - 1)
     charged = intercepted = 0
     lead = max((points[-1][0] - points[0][0]) * 0.02, 0.01)  # a little before the first call
     for key, value in (("t", round(points[0][0] - lead, 3)), ("charged", 0), ("intercepted", 0),
-                       ("refused", None), ("seq", None), ("agent", None), ("tokens", 0),
+                       ("refused", None), ("seq", None), ("tokens", 0),
                        ("command", "")):
         out[key].append(value)
     for i, (when, r) in enumerate(points):
@@ -225,7 +226,6 @@ def series(records: Sequence[Record], most: int = CHART_POINTS) -> dict[str, lis
         out["intercepted"].append(intercepted)
         out["refused"].append(charged if r["outcome"] == "refused" else None)
         out["seq"].append(r["seq"])
-        out["agent"].append(r["agent"])
         out["tokens"].append(r["tokens"])
         out["command"].append(r["command"])
     return out
@@ -238,8 +238,9 @@ def _picked(points: list[tuple[float, Record]], most: int) -> set[int]:
         return set(range(n))
     keep = {n - 1}
     refusals = [i for i, (_, r) in enumerate(points) if r["outcome"] == "refused"]
-    keep.update(refusals[-KEPT_REFUSALS:])
-    costliest = sorted(range(n), key=lambda i: -points[i][1]["tokens"])[:KEPT_COSTLIEST]
+    keep.update(refusals[-min(KEPT_REFUSALS, most // 5):])
+    costliest = sorted(range(n), key=lambda i: -points[i][1]["tokens"])[
+        :min(KEPT_COSTLIEST, most // 10)]
     keep.update(costliest)
     rest = [i for i in range(n) if i not in keep]
     need = most - len(keep)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from scratch.names import RUN_RE
 from scratch.ui import figures
 from scratch.ui.html import Html, escape, href, join, number, render, scroll, tag
-from scratch.ui.views import LINE_CHARS, PAGE_CALLS, Site
+from scratch.ui.views import CHART_POINTS, LINE_CHARS, PAGE_CALLS, Site
 
 if TYPE_CHECKING:
     from scratch.ledger import Record
@@ -34,6 +34,9 @@ Query = Mapping[str, str]
 
 UPSTREAM = "upstream"  # the ledger's command for a call the proxy passed to an upstream
 CHARTS = 12  # agents charted on the overview (those with the latest calls)
+# points of each of the overview's charts (half a row wide: 1,000 would be more than its
+# pixels, and 12 of them with an agent's long name made a page of 1.9 MB)
+OVERVIEW_POINTS = 300
 AGENTS_PAGE = 100  # agents a page of the overview lists
 SESSION_LINKS = 3  # sessions named in an agent's row of the overview (the latest)
 PAGE_BYTES = 600_000  # shown text a page holds at most before it offers the rest
@@ -279,12 +282,14 @@ def _cursor_of(text: str) -> dict[str, int]:
 
 
 def chart(site: Site, base: str, agent: str, session: str | None, title: str,
-          link: str | None = None) -> dict[str, object]:
-    """One chart for the page's script: its title and link, the URL it is drawn again from
-    when new calls arrive, and the series."""
-    return {"title": title, "link": link,
-            "src": href(base, "series", agent=agent, session=session),
-            "base": base + "/", "series": site.chart(agent, session)}
+          link: str | None = None, points: int = CHART_POINTS) -> dict[str, object]:
+    """One chart for the page's script: its title and link, its agent (a point opens that
+    agent's call), the URL it is drawn again from when new calls arrive, and the series (at
+    most ``points``)."""
+    return {"title": title, "link": link, "agent": agent,
+            "src": href(base, "series", agent=agent, session=session,
+                        points=points if points != CHART_POINTS else None),
+            "base": base + "/", "series": site.chart(agent, session, points)}
 
 
 def charts(blocks: list[dict[str, object]], ident: str = "charts") -> Html:
@@ -298,7 +303,8 @@ def series(site: Site, base: str, query: Query) -> dict[str, object]:
     agent = query.get("agent", "")
     if not site.allowed(agent):
         raise Missing(f"no agent {agent!r}")
-    return {"series": site.chart(agent, query.get("session") or None)}
+    points = min(max(_int(query, "points", CHART_POINTS), 2), CHART_POINTS)
+    return {"series": site.chart(agent, query.get("session") or None, points)}
 
 
 # -- the overview -----------------------------------------------------------------------------
@@ -357,7 +363,7 @@ def overview(site: Site, base: str, query: Query, runs: Html = Html("")) -> Html
                  if len(spending) > CHARTS else "")
                 + (f"{idle:,} agent{'' if idle == 1 else 's'} charged no tokens and stored "
                    "no output: not charted." if idle else "")))
-        blocks = [chart(site, base, a, None, a, href(base, "a", a))
+        blocks = [chart(site, base, a, None, a, href(base, "a", a), OVERVIEW_POINTS)
                   for a, _, _ in sorted(active, key=lambda r: figures.natural_key(r[0]))]
         parts.append(charts(blocks))
     else:
