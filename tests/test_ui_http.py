@@ -359,6 +359,33 @@ def test_the_overview_charts_many_busy_agents_with_long_names_within_the_bound(
         srv.stop()
 
 
+def test_past_200_agents_a_filter_is_a_field_to_type_the_name_in(tmp_path: Path) -> None:
+    """The entries and search pages' agent filter lists the agents up to 200; past that (a
+    list of 10,000 would be megabytes) it is a field, and the name typed filters alike."""
+    from scratch import ledger
+    home = tmp_path / "store"
+    scratch(home, "write", "notes", input=b"one note\n", agent="a-250")
+    for n in range(1, 251):
+        ledger.append(home, ledger.make(interface="cli", agent=f"a-{n}", session="s",
+                                        command="ls", args={}))
+    srv = UiServer(home)
+    try:
+        for path in ("entries", "search?q=note"):
+            page = srv.get(path).text
+            assert '<select name="agent">' not in page, path
+            assert '<input type="search" name="agent" value="" placeholder="any" ' \
+                   'aria-label="agent">' in page, path
+        found = srv.get("entries?agent=a-250").text
+        assert [cells(r)[:2] for r in rows(found, "entries")] == [["a-250", "notes"]]
+        assert 'name="agent" value="a-250"' in found
+        none = srv.get("entries?agent=a-251")  # a name typed that no agent has: none match
+        assert none.status == 200 and "No entries match" in none.text
+        listed = srv.get("search?q=note&agent=a-250").text
+        assert "1 matching line in 1 entry of 1." in text_of(listed)
+    finally:
+        srv.stop()
+
+
 def test_calls_through_the_proxy_show_the_upstream_and_the_stored_output(tmp_path: Path
                                                                         ) -> None:
     """An agent behind `scratch mcp proxy` (a real upstream, the SDK's client): its calls to
