@@ -2,12 +2,11 @@
 runs, one run (iterations, workers, artifacts, usage events), an artifact's lines, versions
 and grep; who may see which run; every link resolving; in Chromium at 1280 and 390 px.
 
-One store for the module, made by real calls (the CLI, in-process): run r1 with workers w1
-and w2 and a coordinator boss over two iterations, artifacts put twice and read in place, a
-wide artifact of 150 lines (one of 200,000 characters) read in place (a refusal, a grep),
-usage events from ``finish`` (102 of
-them, so their table pages); run r2 with worker ops; an agent solo in no run that reads an
-artifact of r1 by its reference. A real ``scratch ui`` process serves it.
+One store for the module, made by real calls (the CLI, in-process): run r1 with workers w1,
+w2 and w10 and a coordinator boss over two iterations, an artifact put twice, a wide one of
+150 lines (one of 200,000 characters) read in place (a refusal, a grep), usage events from
+``finish`` (102 of them, so their table pages); run r2 with worker ops; an agent solo in no
+run that reads an artifact of r1 by its reference. A real ``scratch ui`` process serves it.
 """
 
 from __future__ import annotations
@@ -62,6 +61,7 @@ def seed_runs(home: Path) -> None:
     as_("w1", "write", "notes", input=b"a note of w1\n", extra=("--iteration", "2"))
     as_("w1", "finish", extra=("--iteration", "2"))
     as_("w2", "finish")
+    as_("w10", "artifact", "ls", "r1")  # sorts after w2, naturally
     as_("ops", "artifact", "put", "r2", "other.txt", run="r2", input=b"of run r2\n")
     as_("ops", "finish", run="r2")
     as_("solo", "head", "artifact:r1/report.json", "-n", "1", run=None)
@@ -117,9 +117,9 @@ def test_the_runs_page_lists_each_run_with_the_figures_scratch_runs_gives(server
     got = {r[0]: r[1:6] for r in rows(page.text, "runs")}
     assert (listed["r1"]["iterations"], listed["r1"]["artifacts"],
             listed["r1"]["usage_events"]) == (2, 2, 2 + EXTRA_EVENTS)
-    # iterations, workers (w1, w2, boss; solo only read one of its artifacts), artifacts,
-    # their bytes, usage events: as `scratch runs` gives them
-    assert got == {"r1": ["2", "3", "2", f"{listed['r1']['bytes']:,}", f"{2 + EXTRA_EVENTS}"],
+    # iterations, workers (w1, w2, w10, boss; solo only read one of its artifacts),
+    # artifacts, their bytes, usage events: as `scratch runs` gives them
+    assert got == {"r1": ["2", "4", "2", f"{listed['r1']['bytes']:,}", f"{2 + EXTRA_EVENTS}"],
                    "r2": ["1", "1", "1", f"{listed['r2']['bytes']:,}", "1"]}
     assert (listed["r1"]["bytes"], listed["r2"]["bytes"]) == (len(REPORT2) + len(WIDE), 10)
     assert [r[0] for r in rows(page.text, "runs")][0] == "r1"  # the latest active first
@@ -132,17 +132,20 @@ def test_the_run_page_shows_what_runs_show_gives(server: UiServer, home: Path) -
     assert page.status == 200
     facts = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>",
                             page.text.split('id="run-facts"', 1)[1].split("</dl>", 1)[0]))
-    assert facts == {"iterations": "2", "workers": "3", "artifacts": "2",
+    assert facts == {"iterations": "2", "workers": "4", "artifacts": "2",
                      "artifact bytes": f"{len(REPORT2) + len(WIDE):,}",
                      "usage events": f"{2 + EXTRA_EVENTS}"}
     workers = rows(page.text, "run-workers")
+    by_name = {w["agent"]: w for w in info["workers"]}
+    assert list(by_name) == ["boss", "w1", "w10", "w2"]  # the CLI's order
     assert [[w[0], w[1], w[3], w[4], w[5], w[6]] for w in workers] == [
         [w["agent"] + (" (coordinator)" if w["coordinator"] else ""),
          ", ".join(map(str, w["iterations"])), str(w["calls"]), f"{w['tokens_intercepted']:,}",
-         f"{w['tokens_extracted']:,}", str(w["finished"])] for w in info["workers"]]
-    assert [w["agent"] for w in info["workers"]] == ["boss", "w1", "w2"]
-    assert [w["iterations"] for w in info["workers"]] == [[1], [1, 2], [1, 2]]
-    for agent in ("boss", "w1", "w2"):  # each worker linked to its agent's page
+         f"{w['tokens_extracted']:,}", str(w["finished"])]
+        for w in (by_name[a] for a in ("boss", "w1", "w2", "w10"))]  # the page's: natural
+    assert [by_name[a]["iterations"] for a in ("boss", "w1", "w2", "w10")] == [
+        [1], [1, 2], [1, 2], [2]]
+    for agent in ("boss", "w1", "w2", "w10"):  # each worker linked to its agent's page
         assert f'<a href="{server.base}a/{agent}">{agent}</a>' in page.text
     arts = rows(page.text, "run-artifacts")
     assert [a[:8] for a in arts] == [
@@ -173,7 +176,7 @@ def test_the_run_page_shows_what_runs_show_gives(server: UiServer, home: Path) -
     rest = rows(server.get("r/r1?usage=2").text, "usage-events")
     assert [r[1] for r in rest] == [e["agent"] for e in events[100:]]
     its = rows(page.text, "run-iterations")
-    assert [(r[0], r[2], r[3]) for r in its] == [("2", "boss", "2"), ("1", "", "3")]
+    assert [(r[0], r[2], r[3]) for r in its] == [("2", "boss", "3"), ("1", "", "3")]
     assert its[1][1] == "with the run"
 
 
@@ -253,7 +256,7 @@ def test_every_link_of_the_run_pages_resolves(server: UiServer) -> None:
                 following += _links(answer.text, server.base)
         frontier = [p for p in dict.fromkeys(following) if p not in seen]
     assert [p for p, code in seen.items() if code != 200] == []
-    assert {"a/w1", "a/w2", "a/boss", "r/r1/e/wide.ndjson", "r/r1?usage=2"} <= set(seen)
+    assert {"a/w1", "a/w2", "a/w10", "a/boss", "r/r1/e/wide.ndjson", "r/r1?usage=2"} <= set(seen)
 
 
 @pytest.mark.parametrize("path", ["r/nope", "r/..", "r/%2E%2E", "r/r1/e/nope",
@@ -300,7 +303,7 @@ def test_a_token_shows_the_runs_of_its_agent_and_no_other_agent(home: Path) -> N
         arts = rows(page.text, "run-artifacts")
         assert [(a[0], a[5]) for a in arts] == [("report.json", "w1"),
                                                 ("wide.ndjson", "another worker")]
-        for other in ("w2", "boss", "ops", "solo"):  # never named
+        for other in ("w2", "w10", "boss", "ops", "solo"):  # never named
             assert not re.search(rf"\b{other}\b", text_of(page.text)), other
         assert "another worker" in text_of(get("w1", "r/r1/e/wide.ndjson").text)
         assert get("ops", "r/r1").status == 404

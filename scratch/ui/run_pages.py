@@ -18,7 +18,8 @@ Invariants:
   not exist.
 - Figures are those ``scratch runs show`` gives (:func:`scratch.runs.views.workers_of` on the
   ledger records the page holds); nothing is written, no budget charged.
-- Every list is paged (:data:`PER_PAGE`), so no page grows with the run.
+- Every list is paged (:data:`PER_PAGE`), so no page grows with the run; names sort
+  naturally (``w2`` before ``w10``).
 """
 
 from __future__ import annotations
@@ -152,8 +153,9 @@ def run_view(site: Site, run: str) -> RunView:
             started.append((n, str(e.get("time") or ""),
                             who if isinstance(who, str) and site.allowed(who) else None))
     iterations = max(n for n, _, _ in started)
-    return RunView(run, iterations, started, workers_of(by_agent, usage),
-                   list_artifacts(site.root, run), usage)
+    workers = sorted(workers_of(by_agent, usage), key=lambda w: natural_key(w["agent"]))
+    artifacts = sorted(list_artifacts(site.root, run), key=lambda a: natural_key(a["name"]))
+    return RunView(run, iterations, started, workers, artifacts, usage)
 
 
 def who(site: Site, base: str, agent: str | None) -> Html:
