@@ -393,3 +393,23 @@ def test_a_usage_event_is_kept_beside_the_calls_but_counts_as_none(server: UiSer
     assert "scratchpad_usage" not in [r[0] for r in rows(over.text, "top-commands")]
     facts = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", server.get("a/w2").text))
     assert facts["calls"] == "3"
+
+
+def test_a_workers_budget_in_each_run_and_iteration_is_its_own_bar(server: UiServer,
+                                                                    home: Path) -> None:
+    """A worker's calls in a run charge a budget of their own per run and iteration: its
+    agent's page shows each (the latest charged first), named, with what the ledger says
+    those calls charged; the session's page too."""
+    from scratch import ledger
+    mine = [r for r in ledger.read(home, agent="w1") if not r.get("event")]
+    used = {it: sum(r["tokens"] for r in mine if r.get("iteration") == it) for it in (1, 2)}
+    assert used[2] > 0 and used[1] == 0  # the refusal and the grep; the puts charged nothing
+    for path in ("a/w1", "a/w1/s/default"):
+        page = server.get(path).text
+        where = [text_of(w) for w in re.findall(r'<div class="where">(.*?)</div>', page)]
+        assert where == ["in run r1, iteration 2 (a worker's budget of its own)",
+                         "in run r1, iteration 1 (a worker's budget of its own)"], path
+        keys = re.findall(r'<span class="k used">used ([\d,]+)</span>', page)
+        assert keys == [f"{used[2]:,}", f"{used[1]:,}"], path
+        refused = re.findall(r'<span class="k refusal">(\d+) refused</span>', page)
+        assert refused == ["1", "0"], path

@@ -48,6 +48,7 @@ RANKED_PAGE = 25  # calls per page of the ranking
 SESSIONS_PAGE = 20  # sessions per page of the budgets
 ENTRIES_SHOWN = 25  # entries listed on the agent's page (all on the entries page)
 BY_ENTRY = 15  # entries in "where the tokens went"
+BUDGETS_SHOWN = 10  # budgets of one session shown (a worker's: one per run and iteration)
 
 
 def _agent(site: Site, agent: str) -> None:
@@ -85,6 +86,37 @@ def budget_bar(b: Budget, records: list[Record]) -> Html:
         tag("span", f"per-call cap {b.cap:,}" if b.cap > 0 else "no per-call cap",
             class_="k cap"),
         tag("span", f"{refused:,} refused", class_="k refusal")], " "), class_="keys")])
+
+
+def budgets_of(site: Site, base: str, name: str, session: str, records: list[Record]
+               ) -> list[Html]:
+    """The budgets ``records`` (calls of one session) were charged to, each as a bar: the
+    session's own, and a worker's one per run and iteration it worked in (a budget of its
+    own, scratch.runs), that one named."""
+    from scratch.names import RUN_RE
+    groups: dict[tuple[str | None, int | None], list[Record]] = {}
+    for r in records:
+        run = r.get("run")
+        key = (run, r.get("iteration")) if run and RUN_RE.fullmatch(run) else (None, None)
+        groups.setdefault(key, []).append(r)
+    if not groups:
+        groups[(None, None)] = []
+    out = []
+    latest = sorted(groups.items(), key=lambda kv: kv[1][-1]["time"] if kv[1] else "",
+                    reverse=True)  # the budget charged last first
+    for (run, iteration), recs in latest[:BUDGETS_SHOWN]:
+        b = site.budget(name, session, run, iteration)
+        where: Html = Html("")
+        if run is not None:
+            where = tag("div", join(["in run ", tag("a", run, href=href(base, "r", run)),
+                                     f", iteration {iteration}" if iteration else "",
+                                     " (a worker's budget of its own)"]), class_="where")
+        out.append(join([where, budget_bar(b, recs),
+                         tag("div", _budget_note(b), class_="note")]))
+    if len(latest) > BUDGETS_SHOWN:
+        out.append(summary(f"The {BUDGETS_SHOWN} budgets charged last of {len(latest):,} "
+                           "(one per run and iteration this session worked in)."))
+    return out
 
 
 def _budget_note(b: Budget) -> str:
@@ -163,7 +195,6 @@ def session_budgets(site: Site, base: str, name: str, sessions: list[figures.Ses
     page = min(_int(query, "sessions", 1, 1), pages)
     rows = []
     for s in sessions[(page - 1) * SESSIONS_PAGE:page * SESSIONS_PAGE]:
-        b = site.budget(name, s.session)
         recs = site.calls(name, s.session)
         rows.append(tag("div", join([
             tag("div", join([session_link(base, name, s.session), " ",
@@ -171,8 +202,7 @@ def session_budgets(site: Site, base: str, name: str, sessions: list[figures.Ses
                                  f"{s.totals.charged:,} charged · "
                                  f"{s.totals.intercepted:,} intercepted · last ")
                              + when(s.last)]), class_="head"),
-            budget_bar(b, recs), tag("div", _budget_note(b), class_="note")]),
-            class_="budget"))
+            *budgets_of(site, base, name, s.session, recs)]), class_="budget"))
     note = summary(f"{len(sessions):,} session{'' if len(sessions) == 1 else 's'}, the latest "
                    "first.")
     return join([note, tag("div", join(rows), class_="budgets", id="budgets"),
@@ -250,12 +280,11 @@ def session(site: Site, base: str, name: str, sess: str, query: Query) -> Html:
                    "its ledger within ledger.max_bytes." if dropped else "")
     url = href(base, "a", name, "s", sess)
     nav = pager(url, page, pages)
-    b = site.budget(name, sess)
     every = site.calls(name, sess)
     body = join([
         skipped_note(site, [name]),
-        tag("div", join([budget_bar(b, every), tag("div", _budget_note(b), class_="note")]),
-            class_="budget", id="budget"),
+        tag("div", join(budgets_of(site, base, name, sess, every)), class_="budget",
+            id="budget"),
         charts([chart(site, base, name, sess, f"{name} / {sess}")]),
         count, nav, calls_table(site, base, records, live=live, after=last), nav])
     return layout(site, base, f"Session {sess} of {name}", body, heading=Html(render(

@@ -325,10 +325,16 @@ class Site:
         out.sort(key=lambda r: r["time"])
         return out
 
-    def budget(self, agent: str, session: str) -> Budget:
-        """``session``'s budget as its state file holds it, read without writing anything."""
+    def budget(self, agent: str, session: str, run: str | None = None,
+               iteration: int | None = None) -> Budget:
+        """``session``'s budget (a worker's in ``run`` and ``iteration``: a budget of its own)
+        as its state file holds it, read without writing anything."""
         from scratch.answers.kernel.prices import budget_for
         ctx = self.context(agent, session)
+        if run is not None:
+            from scratch.answers.kernel.context import Context
+            ctx = Context(self.root, "--store", agent, session, ctx.config, run=run,
+                          iteration=iteration)
         found = budget_for(ctx)
         view = found.peek()
         return Budget(int(view["window"]), int(view["usable"]), int(view["used"]),
