@@ -59,6 +59,7 @@ def seed_runs(home: Path) -> None:
         code=3)  # refused: line 1 is over the per-call cap
     as_("w1", "grep", "artifact:r1/wide.ndjson", "error", "-m", "2", extra=("--iteration", "2"))
     as_("w1", "write", "notes", input=b"a note of w1\n", extra=("--iteration", "2"))
+    as_("w1", "artifact", "read", "r1", "wide.ndjson", extra=("--iteration", "2"))  # a pointer
     as_("w1", "finish", extra=("--iteration", "2"))
     as_("w2", "finish")
     as_("w10", "artifact", "ls", "r1")  # sorts after w2, naturally
@@ -223,6 +224,10 @@ def test_a_run_is_linked_wherever_it_is_named(server: UiServer, home: Path) -> N
                      r"r/r1\">r1</a> iteration 2</dd>", call)
     assert f'href="{server.base}r/r1/e/wide.ndjson?v=1"' in call  # the artifact it read
     assert f'href="{server.base}r/r1"' in server.get("a/w1").text  # its runs
+    read = [r for r in ledger.read(home, agent="w1") if r["command"] == "artifact read"][-1]
+    assert read["entry"] == "artifact:r1/wide.ndjson"  # read as a pointer: its reference
+    assert f'href="{server.base}r/r1/e/wide.ndjson?v=1">artifact:r1/wide.ndjson@1</a>' in \
+        server.get(f"a/w1/c/{read['seq']}").text
     put = [r for r in ledger.read(home, agent="w1") if r["command"] == "artifact put"][-1]
     assert f'href="{server.base}r/r1/e/report.json?v=2"' in \
         server.get(f"a/w1/c/{put['seq']}").text  # an artifact, not an entry of w1's
@@ -389,7 +394,7 @@ def test_a_usage_event_is_kept_beside_the_calls_but_counts_as_none(server: UiSer
     over = server.get("")
     calls = {r[0]: r[1] for r in rows(over.text, "agents")}
     assert (calls["w1"], calls["w2"]) == (str(workers["w1"]["calls"]),
-                                          str(workers["w2"]["calls"])) == ("6", "3")
+                                          str(workers["w2"]["calls"])) == ("7", "3")
     assert "scratchpad_usage" not in [r[0] for r in rows(over.text, "top-commands")]
     facts = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", server.get("a/w2").text))
     assert facts["calls"] == "3"

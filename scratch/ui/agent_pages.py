@@ -158,7 +158,9 @@ def agent(site: Site, base: str, name: str, query: Query) -> Html:
     parts.append(tag("h2", "Entries", id="entries"))
     from scratch.ui.entry_pages import entries_table
     parts.append(entries_table(base, [(name, r) for r in entries[:ENTRIES_SHOWN]],
-                               ident="agent-entries"))
+                               ident="agent-entries") if entries else
+                 tag("p", "No entries: nothing stored in this agent's own namespace.",
+                     class_="empty"))
     if len(entries) > ENTRIES_SHOWN:
         parts.append(tag("p", tag("a", f"all {len(entries):,} entries ›",
                                   href=href(base, "entries", agent=name))))

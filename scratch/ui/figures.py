@@ -96,10 +96,12 @@ ARTIFACT_COMMANDS = ("artifact put", "artifact read")  # a record's entry: a run
 
 def entry_of(r: Record) -> str | None:
     """What the call touched: an entry of its agent's, or a run's artifact as read commands
-    name it (``artifact:RUN/NAME``; ``artifact put`` and ``artifact read`` record its bare
-    name beside their run)."""
+    name it (``artifact:RUN/NAME``; ``artifact put`` records its bare name beside its run, and
+    ``artifact read`` too when it answers inline, its reference when it answers with a
+    pointer)."""
     entry, run = r["entry"], r.get("run")
-    if entry and run and r["command"] in ARTIFACT_COMMANDS:
+    if entry and run and r["command"] in ARTIFACT_COMMANDS and \
+            not entry.startswith("artifact:"):
         return f"artifact:{run}/{entry}"
     return entry
 
