@@ -230,8 +230,8 @@ def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer,
                                   f"{sum(r['intercepted'] for r in ingests):,}"]
     data = json.loads(page.split('id="charts-data">', 1)[1].split("</script>", 1)[0])
     assert [c["title"] for c in data] == ["default", "t3"]  # the agents that spent tokens
-    assert [c["src"] for c in data] == [f"{server.base}series?agent=default",
-                                        f"{server.base}series?agent=t3"]
+    assert [c["src"] for c in data] == [f"{server.base}series?agent=default&points=300",
+                                        f"{server.base}series?agent=t3&points=300"]
     series = data[0]["series"]
     assert series["charged"][0] == 0 and len(series["t"]) == len(calls) + 1
     assert series["charged"][-1] == sum(r["tokens"] for r in calls)
@@ -243,7 +243,7 @@ def test_the_overview_lists_agents_sessions_and_top_commands(server: UiServer,
     assert series["command"][at] == "get-in" and series["tokens"][at] == refused["tokens"]
     assert series["charged"] == sorted(series["charged"])
     assert len(rows(page, "calls")) == 20
-    assert json.loads(server.get("series?agent=default").body) == {"series": series}
+    assert json.loads(server.get("series?agent=default&points=300").body) == {"series": series}
 
 
 def test_a_refusal_shows_its_code_message_and_suggestions_as_the_cli_spells_them(
@@ -323,6 +323,65 @@ def test_a_session_of_many_calls_is_charted_in_at_most_1000_points(tmp_path: Pat
         overview = srv.get("").text
         assert (f'id="dropped">Older calls dropped to keep the ledger within ledger.max_bytes: '
                 f"default {dropped:,} (not counted here).") in overview
+    finally:
+        srv.stop()
+
+
+def test_the_overview_charts_many_busy_agents_with_long_names_within_the_bound(
+        tmp_path: Path) -> None:
+    """12 agents named with 128 characters, 1,001 calls each: the overview's 12 charts hold
+    300 points each (a point names no agent: the chart does), so the page stays far under
+    1 MB (at 1,000 points a chart, each naming its agent, it was 2 MB); a chart asks for the
+    same 300 points again when it redraws, an agent's own page for 1,000."""
+    from scratch import ledger
+    home = tmp_path / "store"
+    names = [f"{n:02d}-" + "a" * 125 for n in range(12)]
+    for agent in names:
+        for n in range(1001):
+            ledger.append(home, ledger.make(
+                interface="cli", agent=agent, session="s", command="head", args={"ref": "x"},
+                tokens=3, at=f"2026-12-02T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z"))
+    srv = UiServer(home)
+    try:
+        page = srv.get("")
+        assert page.status == 200 and len(page.body) < 400_000, len(page.body)
+        blocks = json.loads(page.text.split('id="charts-data">', 1)[1].split("</script>", 1)[0])
+        assert [b["agent"] for b in blocks] == names
+        assert {len(b["series"]["t"]) for b in blocks} == {300}
+        assert all("agent" not in b["series"] for b in blocks)
+        assert {b["series"]["charged"][-1] for b in blocks} == {3 * 1001}
+        again = json.loads(srv.get(blocks[0]["src"][len(srv.base):]).body)["series"]
+        assert again == blocks[0]["series"]
+        own = srv.get(f"a/{names[0]}").text
+        (chart,) = json.loads(own.split('id="charts-data">', 1)[1].split("</script>", 1)[0])
+        assert len(chart["series"]["t"]) == 1000 and chart["agent"] == names[0]
+    finally:
+        srv.stop()
+
+
+def test_past_200_agents_a_filter_is_a_field_to_type_the_name_in(tmp_path: Path) -> None:
+    """The entries and search pages' agent filter lists the agents up to 200; past that (a
+    list of 10,000 would be megabytes) it is a field, and the name typed filters alike."""
+    from scratch import ledger
+    home = tmp_path / "store"
+    scratch(home, "write", "notes", input=b"one note\n", agent="a-250")
+    for n in range(1, 251):
+        ledger.append(home, ledger.make(interface="cli", agent=f"a-{n}", session="s",
+                                        command="ls", args={}))
+    srv = UiServer(home)
+    try:
+        for path in ("entries", "search?q=note"):
+            page = srv.get(path).text
+            assert '<select name="agent">' not in page, path
+            assert '<input type="search" name="agent" value="" placeholder="any" ' \
+                   'aria-label="agent">' in page, path
+        found = srv.get("entries?agent=a-250").text
+        assert [cells(r)[:2] for r in rows(found, "entries")] == [["a-250", "notes"]]
+        assert 'name="agent" value="a-250"' in found
+        none = srv.get("entries?agent=a-251")  # a name typed that no agent has: none match
+        assert none.status == 200 and "No entries match" in none.text
+        listed = srv.get("search?q=note&agent=a-250").text
+        assert "1 matching line in 1 entry of 1." in text_of(listed)
     finally:
         srv.stop()
 

@@ -36,12 +36,15 @@ def readable_line(c: Call) -> str:
 
 @command("ui", help="Serve a read-only web page over the store: where each agent's tokens "
          "went (spend over time, session budgets, costliest calls, savings), what each call "
-         "got back, sessions, entries and a search, updated live while agents work.\n\n"
+         "got back, sessions, entries, runs and a search, updated live while agents "
+         "work.\n\n"
          "Listens on 127.0.0.1 (a free port unless --port) and prints the page's URL, which "
          "holds a random token: every request needs it, and a Host or Origin header that is "
          "not local is refused. --host serves another address; the store must then have MCP "
          "tokens ('scratch mcp token add AGENT') and the URL takes one of them in place of "
-         "TOKEN, showing that agent only. Runs until interrupted.\n\n"
+         "TOKEN, showing that agent only (and of a run it worked in, its own calls and "
+         "events). A run's page shows its workers, artifacts, iterations and usage events. "
+         "Runs until interrupted.\n\n"
          "Example: scratch ui --open")
 def ui_cmd(ctx: Context,
            port: Annotated[int, typer.Option(

@@ -8,6 +8,7 @@ empty) and returns typed rows:
   size, who put it in which iteration);
 - :func:`run_workers`: the agents that worked in a run, from this store's call ledger and the
   run's usage events (a worker seen only in a synced run's events has no calls here);
+  :func:`workers_of` the same from records and events a caller already holds;
 - :func:`usage_events` (:mod:`scratch.runs.events`): the run's usage events;
 - :func:`run_info`: all of one run.
 """
@@ -114,7 +115,15 @@ def run_workers(root: Path, run: str) -> list[Worker]:
     for rec in ledger.read(root):
         if rec.get("run") == run:
             by_agent.setdefault(rec["agent"], []).append(rec)
-    events = usage_events(root, run)
+    return workers_of(by_agent, usage_events(root, run))
+
+
+def workers_of(by_agent: dict[str, list[ledger.Record]], events: list[UsageEvent]
+               ) -> list[Worker]:
+    """The workers of one run from each agent's ledger records of that run (calls and usage
+    events) and the run's usage ``events``, by agent (the UI gives the records it holds and
+    the events of the agents it shows)."""
+    by_agent = {a: list(recs) for a, recs in by_agent.items()}
     for e in events:
         by_agent.setdefault(e["agent"], [])
     out: list[Worker] = []

@@ -10,7 +10,8 @@ Imported only by the ``scratch ui`` command (:mod:`scratch.cli.ui_cmds`). Layout
 - :mod:`scratch.ui.finding`: grep for the pages, its counts bounded by time;
 - :mod:`scratch.ui.pages`: the layout and what pages share, the overview;
   :mod:`scratch.ui.agent_pages` (an agent, a session, a call), :mod:`scratch.ui.entry_pages`
-  (the entries, an entry), :mod:`scratch.ui.search_page` (the search);
+  (the entries, an entry), :mod:`scratch.ui.search_page` (the search),
+  :mod:`scratch.ui.run_pages` (the runs, a run, an artifact of it);
 - :mod:`scratch.ui.app`: the Starlette app and its door (token, Host, Origin, CSP);
 - ``static/``: the page's script and style, and uPlot (charts), served as they are.
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scratch.names import RUN_RE
 from scratch.ui import figures
 from scratch.ui.html import Html, bar, href, join, number, render, scroll, tag
 from scratch.ui.pages import (
@@ -30,6 +31,7 @@ from scratch.ui.pages import (
     outcome_cell,
     pager,
     pages_of,
+    record_entry_link,
     session_link,
     skipped_note,
     spelled,
@@ -46,6 +48,7 @@ RANKED_PAGE = 25  # calls per page of the ranking
 SESSIONS_PAGE = 20  # sessions per page of the budgets
 ENTRIES_SHOWN = 25  # entries listed on the agent's page (all on the entries page)
 BY_ENTRY = 15  # entries in "where the tokens went"
+BUDGETS_SHOWN = 10  # budgets of one session shown (a worker's: one per run and iteration)
 
 
 def _agent(site: Site, agent: str) -> None:
@@ -85,6 +88,37 @@ def budget_bar(b: Budget, records: list[Record]) -> Html:
         tag("span", f"{refused:,} refused", class_="k refusal")], " "), class_="keys")])
 
 
+def budgets_of(site: Site, base: str, name: str, session: str, records: list[Record]
+               ) -> list[Html]:
+    """The budgets ``records`` (calls of one session) were charged to, each as a bar: the
+    session's own, and a worker's one per run and iteration it worked in (a budget of its
+    own, scratch.runs), that one named."""
+    from scratch.names import RUN_RE
+    groups: dict[tuple[str | None, int | None], list[Record]] = {}
+    for r in records:
+        run = r.get("run")
+        key = (run, r.get("iteration")) if run and RUN_RE.fullmatch(run) else (None, None)
+        groups.setdefault(key, []).append(r)
+    if not groups:
+        groups[(None, None)] = []
+    out = []
+    latest = sorted(groups.items(), key=lambda kv: kv[1][-1]["time"] if kv[1] else "",
+                    reverse=True)  # the budget charged last first
+    for (run, iteration), recs in latest[:BUDGETS_SHOWN]:
+        b = site.budget(name, session, run, iteration)
+        where: Html = Html("")
+        if run is not None:
+            where = tag("div", join(["in run ", tag("a", run, href=href(base, "r", run)),
+                                     f", iteration {iteration}" if iteration else "",
+                                     " (a worker's budget of its own)"]), class_="where")
+        out.append(join([where, budget_bar(b, recs),
+                         tag("div", _budget_note(b), class_="note")]))
+    if len(latest) > BUDGETS_SHOWN:
+        out.append(summary(f"The {BUDGETS_SHOWN} budgets charged last of {len(latest):,} "
+                           "(one per run and iteration this session worked in)."))
+    return out
+
+
 def _budget_note(b: Budget) -> str:
     base = (f"usable {b.usable:,}: the window {b.window:,} less a {b.margin:.0%} margin")
     return base if b.stored else base + " (no budget state yet: nothing charged)"
@@ -115,6 +149,8 @@ def agent(site: Site, base: str, name: str, query: Query) -> Html:
         parts.append(charts([chart(site, base, name, None, f"{name}: every session")]))
     parts.append(tag("h2", "Budget per session", id="sessions"))
     parts.append(session_budgets(site, base, name, sessions, query))
+    from scratch.ui.run_pages import agent_runs
+    parts.append(agent_runs(site, base, name))
     parts.append(tag("h2", "Calls ranked by tokens charged", id="ranked"))
     parts.append(ranking(site, base, name, query))
     parts.append(tag("h2", "Where the tokens went, by entry", id="by-entry"))
@@ -122,7 +158,9 @@ def agent(site: Site, base: str, name: str, query: Query) -> Html:
     parts.append(tag("h2", "Entries", id="entries"))
     from scratch.ui.entry_pages import entries_table
     parts.append(entries_table(base, [(name, r) for r in entries[:ENTRIES_SHOWN]],
-                               ident="agent-entries"))
+                               ident="agent-entries") if entries else
+                 tag("p", "No entries: nothing stored in this agent's own namespace.",
+                     class_="empty"))
     if len(entries) > ENTRIES_SHOWN:
         parts.append(tag("p", tag("a", f"all {len(entries):,} entries ›",
                                   href=href(base, "entries", agent=name))))
@@ -159,7 +197,6 @@ def session_budgets(site: Site, base: str, name: str, sessions: list[figures.Ses
     page = min(_int(query, "sessions", 1, 1), pages)
     rows = []
     for s in sessions[(page - 1) * SESSIONS_PAGE:page * SESSIONS_PAGE]:
-        b = site.budget(name, s.session)
         recs = site.calls(name, s.session)
         rows.append(tag("div", join([
             tag("div", join([session_link(base, name, s.session), " ",
@@ -167,8 +204,7 @@ def session_budgets(site: Site, base: str, name: str, sessions: list[figures.Ses
                                  f"{s.totals.charged:,} charged · "
                                  f"{s.totals.intercepted:,} intercepted · last ")
                              + when(s.last)]), class_="head"),
-            budget_bar(b, recs), tag("div", _budget_note(b), class_="note")]),
-            class_="budget"))
+            *budgets_of(site, base, name, s.session, recs)]), class_="budget"))
     note = summary(f"{len(sessions):,} session{'' if len(sessions) == 1 else 's'}, the latest "
                    "first.")
     return join([note, tag("div", join(rows), class_="budgets", id="budgets"),
@@ -186,7 +222,7 @@ def ranking(site: Site, base: str, name: str, query: Query) -> Html:
     rows = [[i, tag("a", f"#{r['seq']}", href=call_url(base, name, r["seq"])),
              session_link(base, name, r["session"]), spelled(site, r["command"], r["args"]),
              outcome_cell(site, r, suggestions=False), number(r["tokens"]),
-             f"{r['tokens'] / total:.1%}", entry_link(base, name, r["entry"], r["version"])]
+             f"{r['tokens'] / total:.1%}", record_entry_link(base, r)]
             for i, r in enumerate(ranked[first:first + RANKED_PAGE], first + 1)]
     table = grid(["rank", "call", "session", "what", "outcome", "tokens", "share", "entry"],
                  rows, "ranked-calls", cards=True)
@@ -246,12 +282,11 @@ def session(site: Site, base: str, name: str, sess: str, query: Query) -> Html:
                    "its ledger within ledger.max_bytes." if dropped else "")
     url = href(base, "a", name, "s", sess)
     nav = pager(url, page, pages)
-    b = site.budget(name, sess)
     every = site.calls(name, sess)
     body = join([
         skipped_note(site, [name]),
-        tag("div", join([budget_bar(b, every), tag("div", _budget_note(b), class_="note")]),
-            class_="budget", id="budget"),
+        tag("div", join(budgets_of(site, base, name, sess, every)), class_="budget",
+            id="budget"),
         charts([chart(site, base, name, sess, f"{name} / {sess}")]),
         count, nav, calls_table(site, base, records, live=live, after=last), nav])
     return layout(site, base, f"Session {sess} of {name}", body, heading=Html(render(
@@ -276,13 +311,17 @@ def call_page(site: Site, base: str, name: str, seq_text: str, query: Query) -> 
     parts: list[Html] = [facts([
         ("time", when(r["time"])), ("session", session_link(base, name, r["session"])),
         ("via", r["interface"]),
+        ("run", join([tag("a", r["run"], href=href(base, "r", r["run"])),
+                      f" iteration {r['iteration']}" if r.get("iteration") else "",
+                      " (coordinator)" if r.get("coordinator") else ""])
+         if r.get("run") and RUN_RE.fullmatch(r["run"]) else r.get("run", "")),
         ("outcome", join([tag("span", r["outcome"], class_=f"outcome {r['outcome']}"),
                           " ", r["code"] or ""])),
         ("tokens charged", number(r["tokens"])),
         ("intercepted", number(r["intercepted"]) if r["intercepted"] else ""),
         ("rank", f"{rank:,} of {len(ranked):,} by tokens" if rank else ""),
         ("ms", f"{r['ms']:.1f}"),
-        ("entry", entry_link(base, name, r["entry"], r["version"]))], "call-facts")]
+        ("entry", record_entry_link(base, r))], "call-facts")]
     parts.append(tag("h2", "The call"))
     parts.append(the_call(site, r))
     if r["outcome"] != "ok" or r["suggestions"]:

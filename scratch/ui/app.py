@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scratch.ui import agent_pages, entry_pages, pages, search_page
+from scratch.ui import agent_pages, entry_pages, pages, run_pages, search_page
 from scratch.ui.views import Site, Speller
 
 if TYPE_CHECKING:
@@ -150,7 +150,8 @@ class UiApp:
             words.pop()
         try:
             if not words:
-                return HTMLResponse(pages.overview(site, base, query))
+                return HTMLResponse(pages.overview(site, base, query,
+                                                   run_pages.overview_runs(site, base)))
             head = words[0]
             if head == "static" and len(words) == 2 and words[1] in self.static:
                 kind = mimetypes.guess_type(words[1])[0] or "text/plain"
@@ -169,6 +170,13 @@ class UiApp:
                 return JSONResponse(pages.live(site, base, query))
             if head == "series" and len(words) == 1:
                 return JSONResponse(pages.series(site, base, query))
+            if head == "runs" and len(words) == 1:
+                return HTMLResponse(run_pages.runs(site, base, query))
+            if head == "r" and len(words) == 2:
+                return HTMLResponse(run_pages.run(site, base, words[1], query))
+            if head == "r" and len(words) >= 4 and words[2] == "e":  # a name may hold "/"
+                return HTMLResponse(run_pages.artifact(site, base, words[1],
+                                                       "/".join(words[3:]), query))
             if head == "a" and len(words) == 2:
                 return HTMLResponse(agent_pages.agent(site, base, words[1], query))
             if head == "a" and len(words) >= 4 and words[2] == "s":  # a session may hold "/"

@@ -38,6 +38,7 @@ SCHEMA_LINES = 2000  # lines of a schema tree shown
 VERSIONS_PAGE = 100  # versions listed (the newest)
 DIFF_LINES = 2000  # lines of a diff shown
 BEFORE_MATCH = 200  # characters shown before a match in a cut line
+SELECT_OPTIONS = 200  # choices a filter lists (more: a field to type a name in)
 
 
 # -- the entries page -------------------------------------------------------------------------
@@ -117,6 +118,12 @@ def live_entries(site: Site, base: str, query: Query) -> dict[str, object]:
 
 
 def _select(name: str, label: str, options: list[str], chosen: str) -> Html:
+    """A filter: a list to choose from, or past :data:`SELECT_OPTIONS` choices a field to
+    type the name in (10,000 agents would make a list of megabytes)."""
+    if len(options) > SELECT_OPTIONS:
+        return tag("label", join([label, " ", tag("input", type="search", name=name,
+                                                  value=chosen, placeholder="any",
+                                                  aria_label=label)]))
     opts = join([tag("option", "any", value=""),
                  *(tag("option", o, value=o, selected=o == chosen) for o in options)])
     return tag("label", join([label, " ", tag("select", opts, name=name)]))

@@ -2,15 +2,18 @@
 
 Invariants:
 - Every figure is a sum over the records given (the calls the ledger still holds); the pages
-  say when older calls were dropped.
+  say when older calls were dropped. A usage event (``scratchpad_usage``, a record with
+  ``event``) is kept in the ledger beside the calls but counts as no call (as ``scratch runs
+  show`` counts a worker's calls).
 - Tokens *extracted* and *intercepted* follow ``scratch stats`` (its ``tokens_extracted`` and
   ``tokens_intercepted`` counters, :func:`scratch.answers.kernel.registry.record`): a call
   that stored an output instead of showing it counts the output's tokens less the pointer's
   as intercepted, and its pointer is not counted as extracted; what a refusal (or an error)
   charged is not extracted either; every other answer's charge is. Tokens *charged* are all
   of them (the budget's ``used``). :data:`SAVINGS_RULE` says so on the page.
-- Chart series are at most :data:`CHART_POINTS` points: evenly spaced calls, with every
-  refusal (up to a bound) and the costliest calls always among them; the sums are cumulative,
+- Chart series are at most :data:`CHART_POINTS` points (the overview's small ones fewer):
+  evenly spaced calls, with every refusal (up to a fifth of the points) and the costliest
+  calls (up to a tenth) always among them; the sums are cumulative,
   so a point left out loses nothing of the totals.
 """
 
@@ -73,6 +76,8 @@ class Totals(NamedTuple):
 def totals(records: Iterable[Record], key: str = "") -> Totals:
     calls = extracted = pointers = failed = intercepted = refused = errors = 0
     for r in records:
+        if r.get("event"):  # a usage event the ledger keeps beside the calls: no call
+            continue
         calls += 1
         if r["outcome"] != "ok":
             failed += r["tokens"]
@@ -86,19 +91,36 @@ def totals(records: Iterable[Record], key: str = "") -> Totals:
     return Totals(key, calls, extracted, pointers, failed, intercepted, refused, errors)
 
 
+ARTIFACT_COMMANDS = ("artifact put", "artifact read")  # a record's entry: a run's artifact
+
+
+def entry_of(r: Record) -> str | None:
+    """What the call touched: an entry of its agent's, or a run's artifact as read commands
+    name it (``artifact:RUN/NAME``; ``artifact put`` records its bare name beside its run, and
+    ``artifact read`` too when it answers inline, its reference when it answers with a
+    pointer)."""
+    entry, run = r["entry"], r.get("run")
+    if entry and run and r["command"] in ARTIFACT_COMMANDS and \
+            not entry.startswith("artifact:"):
+        return f"artifact:{run}/{entry}"
+    return entry
+
+
 def by(records: Iterable[Record], field: str) -> dict[str, list[Record]]:
     """The records grouped by a text field (``command``, ``session``, ``entry``), in the order
     each key first appears."""
     out: dict[str, list[Record]] = {}
     for r in records:
-        value = r.get(field)
+        value = entry_of(r) if field == "entry" else r.get(field)
         if isinstance(value, str):
             out.setdefault(value, []).append(r)
     return out
 
 
 def per_command(records: Iterable[Record]) -> dict[str, Totals]:
-    return {command: totals(recs, command) for command, recs in by(records, "command").items()}
+    """The calls' totals per command (a usage event is no command: left out)."""
+    return {command: totals(recs, command) for command, recs in
+            by((r for r in records if not r.get("event")), "command").items()}
 
 
 def top_commands(tallies: Iterable[dict[str, Totals]], most: int = 10) -> list[Totals]:
@@ -177,23 +199,23 @@ def series(records: Sequence[Record], most: int = CHART_POINTS) -> dict[str, lis
     """Tokens over time for a chart: ``t`` (seconds since the epoch), cumulative ``charged``
     (every token put into the context, answers and pointers: what the budget counts as used)
     and ``intercepted``, ``refused`` (the cumulative charged at a refused call, else None: a
-    mark), and per point its call:
-    ``seq``, ``agent``, ``tokens`` charged and ``command``. At most ``most`` points (see the
-    module docstring); the first is the start, just before the first call, at zero."""
+    mark), and per point its call: ``seq``, ``tokens`` charged and ``command`` (the agent is
+    the chart's: one a chart). At most ``most`` points (see the module docstring); the first
+    is the start, just before the first call, at zero."""
     points: list[tuple[float, Record]] = []
     for r in records:
         when = seconds(r["time"])
         if when is not None:
             points.append((when, r))
     out: dict[str, list[object]] = {k: [] for k in ("t", "charged", "intercepted", "refused",
-                                                    "seq", "agent", "tokens", "command")}
+                                                    "seq", "tokens", "command")}
     if not points:
         return out
     keep = _picked(points, most - 1)
     charged = intercepted = 0
     lead = max((points[-1][0] - points[0][0]) * 0.02, 0.01)  # a little before the first call
     for key, value in (("t", round(points[0][0] - lead, 3)), ("charged", 0), ("intercepted", 0),
-                       ("refused", None), ("seq", None), ("agent", None), ("tokens", 0),
+                       ("refused", None), ("seq", None), ("tokens", 0),
                        ("command", "")):
         out[key].append(value)
     for i, (when, r) in enumerate(points):
@@ -206,7 +228,6 @@ def series(records: Sequence[Record], most: int = CHART_POINTS) -> dict[str, lis
         out["intercepted"].append(intercepted)
         out["refused"].append(charged if r["outcome"] == "refused" else None)
         out["seq"].append(r["seq"])
-        out["agent"].append(r["agent"])
         out["tokens"].append(r["tokens"])
         out["command"].append(r["command"])
     return out
@@ -219,8 +240,9 @@ def _picked(points: list[tuple[float, Record]], most: int) -> set[int]:
         return set(range(n))
     keep = {n - 1}
     refusals = [i for i, (_, r) in enumerate(points) if r["outcome"] == "refused"]
-    keep.update(refusals[-KEPT_REFUSALS:])
-    costliest = sorted(range(n), key=lambda i: -points[i][1]["tokens"])[:KEPT_COSTLIEST]
+    keep.update(refusals[-min(KEPT_REFUSALS, most // 5):])
+    costliest = sorted(range(n), key=lambda i: -points[i][1]["tokens"])[
+        :min(KEPT_COSTLIEST, most // 10)]
     keep.update(costliest)
     rest = [i for i in range(n) if i not in keep]
     need = most - len(keep)

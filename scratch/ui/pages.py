@@ -2,7 +2,7 @@
 the layout every page shares, the pieces several pages show (calls, charts, times, links,
 cut lines), the overview and the live endpoints. The agent, session and call pages are in
 :mod:`scratch.ui.agent_pages`, the entries in :mod:`scratch.ui.entry_pages`, the search in
-:mod:`scratch.ui.search_page`.
+:mod:`scratch.ui.search_page`, the runs in :mod:`scratch.ui.run_pages`.
 
 Each page function takes the :class:`~scratch.ui.views.Site`, the base URL of the page (which
 holds its token) and the request's query values, and returns the page's Html; a missing thing
@@ -22,9 +22,10 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from scratch.names import RUN_RE
 from scratch.ui import figures
 from scratch.ui.html import Html, escape, href, join, number, render, scroll, tag
-from scratch.ui.views import LINE_CHARS, PAGE_CALLS, Site
+from scratch.ui.views import CHART_POINTS, LINE_CHARS, PAGE_CALLS, Site
 
 if TYPE_CHECKING:
     from scratch.ledger import Record
@@ -33,12 +34,15 @@ Query = Mapping[str, str]
 
 UPSTREAM = "upstream"  # the ledger's command for a call the proxy passed to an upstream
 CHARTS = 12  # agents charted on the overview (those with the latest calls)
+# points of each of the overview's charts (half a row wide: 1,000 would be more than its
+# pixels, and 12 of them with an agent's long name made a page of 1.9 MB)
+OVERVIEW_POINTS = 300
 AGENTS_PAGE = 100  # agents a page of the overview lists
 SESSION_LINKS = 3  # sessions named in an agent's row of the overview (the latest)
 PAGE_BYTES = 600_000  # shown text a page holds at most before it offers the rest
-# The navigation: (label, path under the base). A page of its own is one more pair here (the
-# runs page, for one, would be ("Runs", "runs")).
-NAV: tuple[tuple[str, str], ...] = (("Overview", ""), ("Entries", "entries"), ("Search", "search"))
+# The navigation: (label, path under the base). A page of its own is one more pair here.
+NAV: tuple[tuple[str, str], ...] = (("Overview", ""), ("Entries", "entries"), ("Runs", "runs"),
+                                    ("Search", "search"))
 
 
 class Missing(Exception):
@@ -110,10 +114,19 @@ def call_url(base: str, agent: str, seq: int) -> str:
 
 
 def entry_link(base: str, agent: str, name: str | None, version: int | None = None) -> Html:
+    """A link to an entry of ``agent``'s, or to a run's artifact (``artifact:RUN/NAME``)."""
     if not name:
         return Html("")
     label = f"{name}@{version}" if version else name
+    if name.startswith("artifact:"):
+        run, _, rest = name[len("artifact:"):].partition("/")
+        return tag("a", label, href=href(base, "r", run, "e", rest, v=version))
     return tag("a", label, href=href(base, "a", agent, "e", name, v=version))
+
+
+def record_entry_link(base: str, r: Record) -> Html:
+    """The entry (or artifact) a recorded call touched, linked."""
+    return entry_link(base, r["agent"], figures.entry_of(r), r["version"])
 
 
 def cut(text: str, limit: int = LINE_CHARS) -> tuple[str, int]:
@@ -222,12 +235,16 @@ def call_row(site: Site, base: str, r: Record, *, show_agent: bool = False) -> H
     who = join([agent_link(base, r["agent"]), " / ",
                 session_link(base, r["agent"], r["session"])]) if show_agent else \
         session_link(base, r["agent"], r["session"])
+    run = r.get("run")
+    if run and RUN_RE.fullmatch(run):  # a worker's call: its run named, and linked
+        who = join([who, Html("<br>"), tag("small", join([
+            "run ", tag("a", run, href=href(base, "r", run))]))])
     cells = [tag("a", r["seq"], href=call_url(base, r["agent"], r["seq"]),
                  title="open this call"),
              when(r["time"]), join([r["interface"], Html("<br>"), tag("small", who)]),
              spelled(site, r["command"], r["args"]), outcome_cell(site, r),
              number(r["tokens"]), number(r["intercepted"]), f"{r['ms']:.1f}",
-             entry_link(base, r["agent"], r["entry"], r["version"])]
+             record_entry_link(base, r)]
     return tag("tr", join(tag("td", c, data_label=h) for h, c in zip(CALL_HEAD, cells,
                                                                   strict=True)),
                id=None if show_agent else f"c{r['seq']}", data_seq=r["seq"],
@@ -265,12 +282,14 @@ def _cursor_of(text: str) -> dict[str, int]:
 
 
 def chart(site: Site, base: str, agent: str, session: str | None, title: str,
-          link: str | None = None) -> dict[str, object]:
-    """One chart for the page's script: its title and link, the URL it is drawn again from
-    when new calls arrive, and the series."""
-    return {"title": title, "link": link,
-            "src": href(base, "series", agent=agent, session=session),
-            "base": base + "/", "series": site.chart(agent, session)}
+          link: str | None = None, points: int = CHART_POINTS) -> dict[str, object]:
+    """One chart for the page's script: its title and link, its agent (a point opens that
+    agent's call), the URL it is drawn again from when new calls arrive, and the series (at
+    most ``points``)."""
+    return {"title": title, "link": link, "agent": agent,
+            "src": href(base, "series", agent=agent, session=session,
+                        points=points if points != CHART_POINTS else None),
+            "base": base + "/", "series": site.chart(agent, session, points)}
 
 
 def charts(blocks: list[dict[str, object]], ident: str = "charts") -> Html:
@@ -284,13 +303,16 @@ def series(site: Site, base: str, query: Query) -> dict[str, object]:
     agent = query.get("agent", "")
     if not site.allowed(agent):
         raise Missing(f"no agent {agent!r}")
-    return {"series": site.chart(agent, query.get("session") or None)}
+    points = min(max(_int(query, "points", CHART_POINTS), 2), CHART_POINTS)
+    return {"series": site.chart(agent, query.get("session") or None, points)}
 
 
 # -- the overview -----------------------------------------------------------------------------
 
 
-def overview(site: Site, base: str, query: Query) -> Html:
+def overview(site: Site, base: str, query: Query, runs: Html = Html("")) -> Html:
+    """The overview; ``runs``: its runs' section (:func:`scratch.ui.run_pages.overview_runs`,
+    given by the app: the run pages build on this module)."""
     agents = site.agents()
     every: list[Record] = []
     rows = []
@@ -341,11 +363,12 @@ def overview(site: Site, base: str, query: Query) -> Html:
                  if len(spending) > CHARTS else "")
                 + (f"{idle:,} agent{'' if idle == 1 else 's'} charged no tokens and stored "
                    "no output: not charted." if idle else "")))
-        blocks = [chart(site, base, a, None, a, href(base, "a", a))
+        blocks = [chart(site, base, a, None, a, href(base, "a", a), OVERVIEW_POINTS)
                   for a, _, _ in sorted(active, key=lambda r: figures.natural_key(r[0]))]
         parts.append(charts(blocks))
     else:
         parts.append(tag("p", "No calls recorded yet.", class_="empty"))
+    parts.append(runs)
     parts.append(tag("h2", "Top commands by tokens"))
     top = figures.top_commands(site.figure(a, "commands", figures.per_command) for a in agents)
     parts.append(scroll(tag("table", join([

@@ -150,7 +150,8 @@ class Site:
         self.only = None if agents is None else frozenset(agents)
         self._contexts: dict[tuple[str, str], Context] = {}
         self._ledgers: dict[str, Ledger] = {}
-        self._series: dict[tuple[str, str | None], tuple[object, dict[str, list[object]]]] = {}
+        self._series: dict[tuple[str, str | None, int],
+                           tuple[object, dict[str, list[object]]]] = {}
         self._figures: dict[tuple[str, str], tuple[object, object]] = {}
         # a version's checked error grep (it reads up to 16 MiB): (agent, name, version) -> it
         self._error_lines: dict[tuple[str, str, int | None], Info | None] = {}
@@ -264,16 +265,18 @@ class Site:
         at = bisect_left(found.seqs, seq)
         return found.records[at] if at < len(found.seqs) and found.seqs[at] == seq else None
 
-    def chart(self, agent: str, session: str | None = None) -> dict[str, list[object]]:
-        """:func:`figures.series` of an agent's calls (in ``session``), made again only when
-        the ledger changed."""
+    def chart(self, agent: str, session: str | None = None, most: int = CHART_POINTS
+              ) -> dict[str, list[object]]:
+        """:func:`figures.series` of an agent's calls (in ``session``) in at most ``most``
+        points, made again only when the ledger changed."""
         found = self._ledger(agent)
-        known = self._series.get((agent, session))
+        key = (agent, session, most)
+        known = self._series.get(key)
         if known is None or known[0] != found.stamp:
             if len(self._series) > 512:
                 self._series.clear()
-            known = (found.stamp, figures.series(self._of(agent, session)))
-            self._series[(agent, session)] = known
+            known = (found.stamp, figures.series(self._of(agent, session), most))
+            self._series[key] = known
         return known[1]
 
     def figure(self, agent: str, what: str, compute: Callable[[list[Record]], T]) -> T:
@@ -322,10 +325,16 @@ class Site:
         out.sort(key=lambda r: r["time"])
         return out
 
-    def budget(self, agent: str, session: str) -> Budget:
-        """``session``'s budget as its state file holds it, read without writing anything."""
+    def budget(self, agent: str, session: str, run: str | None = None,
+               iteration: int | None = None) -> Budget:
+        """``session``'s budget (a worker's in ``run`` and ``iteration``: a budget of its own)
+        as its state file holds it, read without writing anything."""
         from scratch.answers.kernel.prices import budget_for
         ctx = self.context(agent, session)
+        if run is not None:
+            from scratch.answers.kernel.context import Context
+            ctx = Context(self.root, "--store", agent, session, ctx.config, run=run,
+                          iteration=iteration)
         found = budget_for(ctx)
         view = found.peek()
         return Budget(int(view["window"]), int(view["usable"]), int(view["used"]),

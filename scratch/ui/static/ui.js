@@ -99,7 +99,7 @@ function draw(holder, c) {
   plot.over.addEventListener("click", () => {  // a point opens its call
     const i = plot.cursor.idx;
     if (i != null && data.seq[i] != null && c.base)
-      window.location.href = c.base + "a/" + encodeURIComponent(data.agent[i]) + "/c/" +
+      window.location.href = c.base + "a/" + encodeURIComponent(c.agent) + "/c/" +
         data.seq[i];
   });
   const entry = { plot: plot, src: c.src, holder: holder,
