@@ -282,10 +282,15 @@ def reindent(data: bytes, *, limit: int = -1, max_depth: int = 0, impl: _Impl | 
     except ValueError as exc:
         message, pos = exc.args
         if message == DEEP:
-            from scratch.formats.nesting import nested_too_deeply
-            message = f"JSON {nested_too_deeply(pos, max_depth)}"
+            message = f"JSON {too_deep_reason(pos, max_depth)}"
         line, column = _position(data, pos)
         raise JsonError(message, line, column, pos) from None
+
+
+def too_deep_reason(offset: int, depth: int) -> str:
+    """Why content nested deeper than ``depth`` is refused, at byte ``offset`` (also
+    :func:`scratch.formats.nesting.nested_too_deeply`)."""
+    return f"nested too deeply (deeper than {depth} levels from byte {offset})"
 
 
 def is_canonical(data: bytes) -> bool:

@@ -162,13 +162,20 @@ def _common_words(merged: Mapping[str, Any]) -> list[str]:
 def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     """Build the context, run ``body(ctx)`` (a Call goes through the answers pipeline), render
     the result or the error, exit."""
-    from scratch.cli import render
-
     merged = {k: (common.get(k) if common.get(k) is not None and common.get(k) is not False
                   else GLOBAL_DEFAULTS.get(k)) for k in dict(_COMMON_PARAMS)}
     json_mode = bool(merged.pop("json_output"))
     from scratch.cli.spelling import set_common_words
     set_common_words(_common_words(merged))
+    try:
+        _answer(name, body, merged, json_mode)
+    finally:
+        set_common_words([])  # (a process that runs more than one command: the tests)
+
+
+def _answer(name: str, body: Callable[[Any], Any], merged: dict[str, Any],
+            json_mode: bool) -> None:
+    from scratch.cli import render
     try:
         from scratch.answers.kernel.context import Context
         from scratch.calls import Call

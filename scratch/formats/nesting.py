@@ -43,8 +43,10 @@ _TOKEN = re.compile(rb'\\[\\"]|["\[\]{}]')
 
 
 def nested_too_deeply(offset: int, depth: int = MAX_DEPTH) -> str:
-    """The reason given for content :func:`too_deep` refused at byte ``offset``."""
-    return f"nested too deeply (deeper than {depth} levels from byte {offset})"
+    """The reason given for content :func:`too_deep` refused at byte ``offset`` (the words
+    :func:`scratch.reindent.reindent` gives when its own pass finds it)."""
+    from scratch.reindent import too_deep_reason
+    return too_deep_reason(offset, depth)
 
 
 def too_deep(data: bytes, limit: int = MAX_DEPTH) -> int | None:
