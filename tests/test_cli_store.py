@@ -459,3 +459,14 @@ def test_entry_and_folder_names_clash_cleanly() -> None:
     r = cli("log", "append", "ev", "--json", input=b"")
     assert r.json["error"]["code"] == "empty_input"
     assert "--allow-empty" not in r.json["error"]["message"]
+
+
+def test_git_keeps_the_double_dash_before_a_path_that_is_gone(scratch_home: Path) -> None:
+    # `scratch git log -- PATH` as typed: the parser dropped the `--`, and git refused a path
+    # that no longer exists in the work tree (a purged entry's, say)
+    assert cli("write", "kept.md", input="x\n").code == 0
+    env = {**os.environ, "SCRATCH_HOME": str(scratch_home)}
+    done = subprocess.run([sys.executable, "-m", "scratch", "git", "log", "--oneline", "--",
+                           "agents/default/files/never.md"], capture_output=True, text=True,
+                          env=env, check=False, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

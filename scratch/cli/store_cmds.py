@@ -30,5 +30,18 @@ def init_cmd(
 def git_cmd(typer_ctx: typer.Context) -> None:
     from scratch.answers import entries
     from scratch.cli.common import GLOBAL_DEFAULTS, run
-    run("git", lambda ctx: entries.git_passthrough(ctx, list(typer_ctx.args)),
+    run("git", lambda ctx: entries.git_passthrough(ctx, _git_words(list(typer_ctx.args))),
         {"store": GLOBAL_DEFAULTS.get("store"), "agent": GLOBAL_DEFAULTS.get("agent")})
+
+
+def _git_words(args: list[str]) -> list[str]:
+    """The words for git as they were typed: the parser drops the first ``--`` (``scratch git
+    log -- PATH``), which git needs to read a path that no longer exists as a path."""
+    import sys
+    argv = sys.argv[1:]
+    if "git" in argv and "--" in argv:
+        tail = argv[argv.index("git") + 1:]
+        cut = tail.index("--") if "--" in tail else -1
+        if cut >= 0 and tail[:cut] + tail[cut + 1:] == args:
+            return tail
+    return args
