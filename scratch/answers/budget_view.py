@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Payload, Result
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
 
 
-def budget_view(ctx: Context, action: str, value: int | None = None) -> Result:
+def budget_view(ctx: Context, action: str, value: int | None = None) -> Result[Payload]:
     """The budget after ``action`` (show, reset, used, set-window) with ``value``."""
     from scratch.answers.kernel.prices import budget_for
     budget = budget_for(ctx)

@@ -9,12 +9,12 @@ from scratch.declare import Arg, Command, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.result import Result
+    from scratch.answers.kernel.result import Payload, Result
 
 WINDOW = Arg("Window in tokens.", metavar="N", minimum=0)
 
 
-def budget_set_window(ctx: Context, tokens: Annotated[int, WINDOW]) -> Result:
+def budget_set_window(ctx: Context, tokens: Annotated[int, WINDOW]) -> Result[Payload]:
     return budget_view(ctx, "set-window", tokens or None)
 
 

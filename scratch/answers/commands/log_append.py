@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import NAME, NO_REDACT
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Payload, Result
 from scratch.declare import Arg, Command, Param, Tool
 from scratch.errors import UsageError, argument
 from scratch.store import logs
@@ -22,7 +22,7 @@ LINES = Arg("Append each non-empty line as its own entry.", flags=("--lines",), 
 def append(ctx: Context, name: Annotated[str, NAME], entry: Annotated[str | None, ENTRY] = None,
            lines: Annotated[bool, LINES] = False,
            no_redact: Annotated[bool, NO_REDACT] = False, *,
-           entries: list[bytes] | list[str] | None = None) -> Result:
+           entries: list[bytes] | list[str] | None = None) -> Result[Payload]:
     """Append ``entry`` (each non-empty line of it with ``lines``), or ``entries`` as the
     interface read them (the CLI's stdin, the tool's entry)."""
     if entries is None:
