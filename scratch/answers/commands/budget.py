@@ -9,10 +9,10 @@ from scratch.declare import Command, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.result import Payload, Result
+    from scratch.answers.kernel.result import Result
 
 
-def budget_show(ctx: Context) -> Result[Payload]:
+def budget_show(ctx: Context) -> Result[dict[str, object]]:
     return budget_view(ctx, "show")
 
 

@@ -9,12 +9,12 @@ from scratch.declare import Arg, Command, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.result import Payload, Result
+    from scratch.answers.kernel.result import Result
 
 WINDOW = Arg("Window in tokens.", metavar="N", minimum=0)
 
 
-def budget_set_window(ctx: Context, tokens: Annotated[int, WINDOW]) -> Result[Payload]:
+def budget_set_window(ctx: Context, tokens: Annotated[int, WINDOW]) -> Result[dict[str, object]]:
     return budget_view(ctx, "set-window", tokens or None)
 
 

@@ -9,12 +9,12 @@ from scratch.declare import Arg, Command, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.result import Payload, Result
+    from scratch.answers.kernel.result import Result
 
 USED = Arg("Tokens used so far.", metavar="N", minimum=0)
 
 
-def budget_used(ctx: Context, tokens: Annotated[int, USED]) -> Result[Payload]:
+def budget_used(ctx: Context, tokens: Annotated[int, USED]) -> Result[dict[str, object]]:
     return budget_view(ctx, "used", tokens)
 
 
