@@ -39,7 +39,8 @@ TOO_BIG = 2  # the body would pass the limit given: not written (the input is st
 _Impl = Callable[[bytes, int], tuple[bytes, int, int]]
 
 try:
-    from scratch._reindent import reindent as _c_reindent  # type: ignore[import-not-found]
+    # not found when unbuilt, found (untyped) when built: either way no error
+    from scratch._reindent import reindent as _c_reindent  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # no compiler at install time: the pure-Python version below
     _c_reindent = None
 
@@ -271,9 +272,9 @@ def reindent(data: bytes, *, limit: int = -1, impl: _Impl | None = None
     :class:`JsonError`. A body over ``limit`` bytes (when >= 0) is not written: ``b""`` and
     the flag :data:`TOO_BIG`. ``impl`` picks an implementation (tests); default: C when
     built."""
-    run = impl or _c_reindent or reindent_py
+    run: _Impl = impl or _c_reindent or reindent_py
     try:
-        return run(data, limit)  # type: ignore[no-any-return]
+        return run(data, limit)
     except ValueError as exc:
         message, pos = exc.args
         line, column = _position(data, pos)
