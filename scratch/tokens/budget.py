@@ -70,8 +70,10 @@ class BudgetState(TypedDict):
     updated: str
 
 
-class BudgetStatus(TypedDict):
-    """What :meth:`Budget.status` and the charges return: a state as the session sees it."""
+class StatusView(TypedDict):
+    """The view of a state (the module's word): what :meth:`Budget.status` and the charges
+    return, a state as the session sees it (not :class:`scratch.api.BudgetStatus`, the public
+    API's object made from it)."""
 
     window: int
     window_source: str  # "set-window" or "model"
@@ -91,7 +93,7 @@ class BudgetStatus(TypedDict):
 
 
 # a change made under the lock: mutates the state, True to save it (or raises to refuse)
-Change = Callable[[BudgetState, BudgetStatus], bool]
+Change = Callable[[BudgetState, StatusView], bool]
 
 
 class StaleBudget(Exception):
@@ -256,12 +258,12 @@ class Budget:
             warnings.append(f"budget state {self.state_file.name} could not be saved "
                             f"({exc.strerror or exc}); this change was not recorded")
 
-    def _view(self, state: BudgetState, warnings: list[str]) -> BudgetStatus:
+    def _view(self, state: BudgetState, warnings: list[str]) -> StatusView:
         window = cast(int, state["window"] if state.get("window") is not None
                       else self.model_window)
         usable = math.floor(window * (1 - self.margin))
         used = state["used"]
-        out: BudgetStatus = {
+        out: StatusView = {
             "window": window,
             "window_source": "set-window" if state.get("window") is not None else "model",
             "margin": self.margin,
@@ -280,7 +282,7 @@ class Budget:
             out["warnings"] = list(warnings)
         return out
 
-    def _update(self, change: Change, expect: Mapping[str, object] | None = None) -> BudgetStatus:
+    def _update(self, change: Change, expect: Mapping[str, object] | None = None) -> StatusView:
         """Run ``change(state, view)`` under the lock; it mutates ``state`` and returns True to
         save it (or raises to refuse). Returns the view after the change. With ``expect`` (a
         state from :meth:`kept_view`), a file holding any other state raises
@@ -302,7 +304,7 @@ class Budget:
                     _kept.put(str(self.state_file), state)
             return self._view(state, warnings)
 
-    def kept_view(self) -> tuple[BudgetStatus, BudgetState] | None:
+    def kept_view(self) -> tuple[StatusView, BudgetState] | None:
         """The view of the last state this process saw of the file, and that state (to pass
         as ``expect``), without reading it; None when none is kept (see the module)."""
         if not _kept.on:
@@ -314,12 +316,12 @@ class Budget:
 
     # -- public operations ------------------------------------------------------------------
 
-    def status(self) -> BudgetStatus:
+    def status(self) -> StatusView:
         """window, window_source, margin, usable, used, remaining, intercepted, extracted,
         calls, kinds, reported, max_extraction_tokens, updated (+ warnings)."""
         return self._update(lambda state, view: False)
 
-    def peek(self) -> BudgetStatus:
+    def peek(self) -> StatusView:
         """The view of the state as the file holds it, for a reader that changes nothing (the
         web page): read under a shared lock, never written (a corrupt file shows as fresh, with
         its warning, and stays as it is). ``stored`` says whether the session has a state
@@ -338,7 +340,7 @@ class Budget:
                 state, _ = self._load(warnings)
         return {**self._view(state, warnings), "stored": stored}
 
-    def _refusal(self, tokens: int, view: BudgetStatus) -> BudgetExceeded:
+    def _refusal(self, tokens: int, view: StatusView) -> BudgetExceeded:
         return BudgetExceeded(
             f"this answer needs about {tokens} tokens but only {view['remaining']} of the "
             f"{view['usable']}-token budget remain",
@@ -348,12 +350,12 @@ class Budget:
                          call("budget reset"),
                          call("budget set-window", tokens=view["window"])])
 
-    def check(self, tokens: int, *, expect: Mapping[str, object] | None = None) -> BudgetStatus:
+    def check(self, tokens: int, *, expect: Mapping[str, object] | None = None) -> StatusView:
         """Raise :class:`BudgetExceeded` if ``tokens`` do not fit; record nothing. (With
         ``expect``: :class:`StaleBudget` when the state is another, as :meth:`charge`.)"""
         _tokens(tokens)
 
-        def change(state: BudgetState, view: BudgetStatus) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             if tokens > view["remaining"]:
                 raise self._refusal(tokens, view)
             return False
@@ -361,7 +363,7 @@ class Budget:
         return self._update(change, expect)
 
     def charge(self, tokens: int, *, kind: str = "extracted", enforce: bool = True,
-               expect: Mapping[str, object] | None = None) -> BudgetStatus:
+               expect: Mapping[str, object] | None = None) -> StatusView:
         """Check and record ``tokens`` entering the context, atomically.
 
         ``kind`` labels the spend (``extracted`` for answers; e.g. ``passthrough`` for small
@@ -375,7 +377,7 @@ class Budget:
         if not kind or not isinstance(kind, str):
             raise UsageError("a budget charge needs a kind", code="invalid_argument")
 
-        def change(state: BudgetState, view: BudgetStatus) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             if enforce and tokens > view["remaining"]:
                 raise self._refusal(tokens, view)
             state["used"] += tokens
@@ -387,31 +389,31 @@ class Budget:
 
         return self._update(change, expect)
 
-    def record_intercepted(self, tokens: int) -> BudgetStatus:
+    def record_intercepted(self, tokens: int) -> StatusView:
         """Record tokens kept out of the context (a tool output stored instead of shown)."""
         _tokens(tokens)
 
-        def change(state: BudgetState, view: BudgetStatus) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             state["intercepted"] += tokens
             return True
 
         return self._update(change)
 
-    def report_used(self, n: int) -> BudgetStatus:
+    def report_used(self, n: int) -> StatusView:
         """The model reported ``n`` tokens in its context: the estimate becomes max(used, n)."""
         _tokens(n)
 
-        def change(state: BudgetState, view: BudgetStatus) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             state["used"] = max(state["used"], n)
             state["reported"] = n
             return True
 
         return self._update(change)
 
-    def reset(self) -> BudgetStatus:
+    def reset(self) -> StatusView:
         """Forget all usage (after the context was cleared); a set-window override is kept."""
 
-        def change(state: BudgetState, view: BudgetStatus) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             window = state.get("window")
             cast("dict[str, object]", state).clear()  # keys a newer version wrote too
             state.update(_fresh())
@@ -420,7 +422,7 @@ class Budget:
 
         return self._update(change)
 
-    def set_window(self, n: int | None) -> BudgetStatus:
+    def set_window(self, n: int | None) -> StatusView:
         """Override this session's context window (None: back to the model's)."""
         if n is not None:
             _tokens(n, "the context window")
@@ -428,7 +430,7 @@ class Budget:
                 raise UsageError("the context window must be at least 1 token",
                                  code="invalid_argument", value=str(n))
 
-        def change(state: BudgetState, view: BudgetStatus) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             state["window"] = n
             return True
 
