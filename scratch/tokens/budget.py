@@ -37,9 +37,9 @@ import math
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from collections.abc import Callable, Mapping
 from typing import NotRequired, TypedDict, cast
 
 import orjson
