@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from scratch.answers.ingest import Companion
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.rendering import Rendering
-    from scratch.answers.kernel.result import Payload, Result
+    from scratch.answers.kernel.result import Result
 
 CONTENT = Arg("The output.", cli=False)
 
@@ -30,7 +30,7 @@ def ingest(ctx: Context, name: Annotated[str | None, OUTPUT_NAME] = None,
            stream: BinaryIO | None = None, rendering: Rendering | None = None,
            partial: bool = False,
            companions: tuple[Companion, ...] = (), info: dict[str, object] | None = None,
-           notices: tuple[str, ...] = ()) -> Result[Payload]:
+           notices: tuple[str, ...] = ()) -> Result[object]:
     """The output on ``stream`` (the CLI's stdin) or given as ``content``, passed through or
     stored with a pointer (``partial``, ``companions``, ``info``, ``notices``: what the MCP
     proxy adds for an upstream result, see :class:`scratch.answers.ingest.IngestOptions`)."""
