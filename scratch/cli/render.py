@@ -62,7 +62,7 @@ def _calls_spelled(value: Any) -> Any:
     return value
 
 
-def envelope_ok(result: Result) -> dict[str, Any]:
+def envelope_ok(result: Result[object]) -> dict[str, Any]:
     """The success envelope; its keys are pinned by a test."""
     data = result.data
     if isinstance(data, dict):
@@ -101,7 +101,7 @@ def envelope_error(command: str, error: ScratchError) -> dict[str, Any]:
             "error": error_object(error, command)}
 
 
-def envelope_text(result: Result) -> str:
+def envelope_text(result: Result[object]) -> str:
     """The --json document of ``result`` as the agent reads it."""
     return _dumps(envelope_ok(result)).decode("utf-8", errors="replace") + "\n"
 
@@ -141,11 +141,11 @@ class JsonEnvelope(Rendering):
     def call_data(self, call: Call) -> Any:
         return shell_line(call)
 
-    def cost(self, result: Result, spec: Any) -> int:
+    def cost(self, result: Result[object], spec: Any) -> int:
         from scratch.tokens import count_text
         return count_text(envelope_text(result), spec)
 
-    def shown(self, result: Result) -> str:
+    def shown(self, result: Result[object]) -> str:
         return envelope_text(result)
 
     def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
@@ -218,7 +218,7 @@ def _plain_data(data: Any) -> str:
     return _dumps(data, pretty=True).decode() + "\n"
 
 
-def render(result: Result, *, json_mode: bool) -> int:
+def render(result: Result[object], *, json_mode: bool) -> int:
     if json_mode:
         _write_out(_dumps(envelope_ok(result)) + b"\n")
         return result.exit_code
