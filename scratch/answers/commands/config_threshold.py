@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers.kernel.result import Payload, Result
+from scratch.answers.kernel.result import Result
 from scratch.declare import Arg, Command
 from scratch.errors import UsageError, argument
 
@@ -17,7 +17,7 @@ TOOL = Arg("Tool name, as given to ingest's tool.", metavar="TOOL", max_length=2
 
 
 def threshold(ctx: Context, server: Annotated[str | None, SERVER] = None,
-              tool: Annotated[str | None, TOOL] = None) -> Result[Payload]:
+              tool: Annotated[str | None, TOOL] = None) -> Result[dict[str, object]]:
     """Which [thresholds] pattern decides TOOL's ingest threshold, and why; with ``server``,
     the threshold at which the MCP proxy stores a result of that server's TOOL.
 
