@@ -255,12 +255,12 @@ class Scratchpad:
 
     # -- the one way in -----------------------------------------------------------------
 
-    def _execute(self, command: str, **args: ArgValue) -> Result:
+    def _execute(self, command: str, **args: ArgValue) -> Result[object]:
         from scratch.answers.kernel.registry import execute
         from scratch.calls import call
         return execute(self._ctx, self._rendering, call(command, **args))
 
-    def _answer(self, result: Result) -> Answer:
+    def _answer(self, result: Result[object]) -> Answer:
         shown = self._rendering.show(result)
         tokens = result.meta.get("tokens") or {}
         left = result.meta.get("budget")
@@ -377,7 +377,7 @@ class Scratchpad:
         return self._budget(self._execute("budget used", tokens=tokens))
 
     @staticmethod
-    def _budget(result: Result) -> BudgetStatus:
+    def _budget(result: Result[object]) -> BudgetStatus:
         d = result.data if isinstance(result.data, Mapping) else {}
         return BudgetStatus(window=d["window"], usable=d["usable"], used=d["used"],
                             remaining=d["remaining"], intercepted=d["intercepted"],

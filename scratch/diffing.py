@@ -32,14 +32,25 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple, NotRequired, TypedDict
 
 CR_SYMBOL = "\u240d"
 NO_NEWLINE = "\\ No newline at end of file"
 
 
+class DiffOp(TypedDict):
+    """One op (see the module docstring): ``count`` for ``equal``, ``lines`` and ``line`` for
+    ``add`` and ``remove``."""
+
+    op: str  # "equal", "add" or "remove"
+    count: NotRequired[int]
+    lines: NotRequired[list[str]]
+    line: NotRequired[int]
+    no_newline_at_end: NotRequired[bool]
+
+
 class Diff(NamedTuple):
-    ops: list[dict[str, Any]]
+    ops: list[DiffOp]
     text: str
     literal_cr_symbol: bool  # a shown line holds a literal U+240D, so "␍" is not only CR
 
@@ -62,8 +73,8 @@ def _matcher(old: list[str], new: list[str]) -> difflib.SequenceMatcher[str]:
     return difflib.SequenceMatcher(a=old, b=new, autojunk=False)
 
 
-def _change(op: str, lines: list[str], first: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"op": op, "lines": [_bare(line) for line in lines], "line": first}
+def _change(op: str, lines: list[str], first: int) -> DiffOp:
+    out: DiffOp = {"op": op, "lines": [_bare(line) for line in lines], "line": first}
     if not lines[-1].endswith("\n"):
         out["no_newline_at_end"] = True
     return out
@@ -74,8 +85,8 @@ def _bare(line: str) -> str:
 
 
 def _ops(matcher: difflib.SequenceMatcher[str], old: list[str],
-         new: list[str]) -> list[dict[str, Any]]:
-    ops: list[dict[str, Any]] = []
+         new: list[str]) -> list[DiffOp]:
+    ops: list[DiffOp] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             ops.append({"op": "equal", "count": i2 - i1})
@@ -87,12 +98,12 @@ def _ops(matcher: difflib.SequenceMatcher[str], old: list[str],
     return ops
 
 
-def diff_ops(old: list[str], new: list[str]) -> list[dict[str, Any]]:
+def diff_ops(old: list[str], new: list[str]) -> list[DiffOp]:
     """The ops turning ``old`` into ``new`` (both as :func:`split_lines` gives them)."""
     return _ops(_matcher(old, new), old, new)
 
 
-def apply_ops(old: list[str], ops: list[dict[str, Any]]) -> list[str]:
+def apply_ops(old: list[str], ops: list[DiffOp]) -> list[str]:
     """Rebuild the new lines (with their ``"\\n"``) from the old lines and the ops."""
     out: list[str] = []
     pos = 0
@@ -163,7 +174,7 @@ def compare(old: bytes, new: bytes, *, old_label: str, new_label: str,
     return Diff(ops, text, literal)
 
 
-def summarize_ops(ops: list[dict[str, Any]]) -> dict[str, int]:
+def summarize_ops(ops: list[DiffOp]) -> dict[str, int]:
     return {
         "added": sum(len(o["lines"]) for o in ops if o["op"] == "add"),
         "removed": sum(len(o["lines"]) for o in ops if o["op"] == "remove"),

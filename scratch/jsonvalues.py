@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, NoReturn, TypeAlias
 
 from scratch.errors import JsonError
 
@@ -71,7 +71,7 @@ class JsonNumber(float):
 
     __str__ = __repr__
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[type[JsonNumber], tuple[str]]:
         return (JsonNumber, (self.text,))
 
 
@@ -97,7 +97,7 @@ class _NotJson(ValueError):
     pass
 
 
-def _constant(name: str) -> Any:
+def _constant(name: str) -> NoReturn:
     raise _NotJson(name)  # NaN, Infinity, -Infinity: the stdlib reads them, JSON has none
 
 
@@ -132,7 +132,7 @@ def parse_exact(data: bytes) -> Any:
     return loads_exact(data)
 
 
-def _renders_as(value: Any, data: bytes) -> bool:
+def _renders_as(value: object, data: bytes) -> bool:
     """True if orjson writes ``value`` back as exactly ``data`` (up to layout), so no number
     in it was changed by parsing. False positives are impossible; false negatives (a string
     escaped another way, another layout) only cost the exact parse."""
@@ -166,7 +166,7 @@ def _renders_as(value: Any, data: bytes) -> bool:
     return rendered == text
 
 
-def default(obj: Any) -> Any:
+def default(obj: object) -> object:
     """orjson ``default=``: a :class:`JsonNumber` as its text, anything else as ``str``."""
     if isinstance(obj, JsonNumber):
         import orjson
@@ -175,7 +175,7 @@ def default(obj: Any) -> Any:
     return str(obj)
 
 
-def dumps(value: Any, option: int = 0) -> bytes:
+def dumps(value: object, option: int = 0) -> bytes:
     """orjson bytes of ``value`` with numbers exact (see the module docstring)."""
     import orjson
 
@@ -211,7 +211,7 @@ def _fixed(value: Any) -> Any:
     return value
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """JSON type name: object, array, string, integer, number, boolean, null."""
     if value is None:
         return "null"

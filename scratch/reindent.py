@@ -40,7 +40,8 @@ _Impl = Callable[[bytes, int, int], tuple[bytes, int, int]]
 DEEP = "nested too deeply"  # the message of an opener past ``max_depth`` (both implementations)
 
 try:
-    from scratch._reindent import reindent as _c_reindent  # type: ignore[import-not-found]
+    # not found when unbuilt, found (untyped) when built: either way no error
+    from scratch._reindent import reindent as _c_reindent  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # no compiler at install time: the pure-Python version below
     _c_reindent = None
 
@@ -276,9 +277,9 @@ def reindent(data: bytes, *, limit: int = -1, max_depth: int = 0, impl: _Impl | 
     ``[``/``{`` that opens level ``max_depth + 1`` raises the error of
     :func:`scratch.formats.nesting.too_deep` at its offset (a syntax error before it is the one
     raised, as there). ``impl`` picks an implementation (tests); default: C when built."""
-    run = impl or _c_reindent or reindent_py
+    run: _Impl = impl or _c_reindent or reindent_py
     try:
-        return run(data, limit, max_depth)  # type: ignore[no-any-return]
+        return run(data, limit, max_depth)
     except ValueError as exc:
         message, pos = exc.args
         if message == DEEP:

@@ -13,9 +13,16 @@ the upstream tool's name; when none of its patterns matches, ``[thresholds]`` de
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypedDict
 
 DEFAULT_MIN_TOKENS = 5120
+
+
+class MatchingPattern(TypedDict):
+    """A pattern of the table that matches the tool, and its threshold."""
+
+    pattern: str
+    min_tokens: int
 
 
 class Threshold(NamedTuple):
@@ -26,13 +33,14 @@ class Threshold(NamedTuple):
     min_tokens: int
     pattern: str | None
     reason: str
-    candidates: list[dict[str, Any]]
+    candidates: list[MatchingPattern]
     server: str | None = None  # an MCP server's tool: the table that decided is
     table: str = "thresholds"  # "thresholds" or "mcp.servers.NAME.scratchpad"
 
-    def as_dict(self) -> dict[str, Any]:
-        out = {"tool": self.tool, "min_tokens": self.min_tokens, "pattern": self.pattern,
-               "reason": self.reason, "matching_patterns": self.candidates}
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "tool": self.tool, "min_tokens": self.min_tokens, "pattern": self.pattern,
+            "reason": self.reason, "matching_patterns": self.candidates}
         if self.server is not None:
             out = {"server": self.server, **out, "table": self.table}
         return out
@@ -53,8 +61,9 @@ def _matches(pattern: str, tool: str) -> bool:
 
 def resolve_threshold(tool: str, table: dict[str, int]) -> Threshold:
     matching = [(p, n) for p, n in table.items() if _matches(p, tool)]
-    candidates = [{"pattern": p, "min_tokens": n} for p, n in
-                  sorted(matching, key=lambda pn: (-len(pn[0]), pn[1]))]
+    candidates: list[MatchingPattern] = [
+        {"pattern": p, "min_tokens": n}
+        for p, n in sorted(matching, key=lambda pn: (-len(pn[0]), pn[1]))]
     if not matching:
         why = ("no pattern in [thresholds] matches" if table else "no [thresholds] configured")
         return Threshold(tool, DEFAULT_MIN_TOKENS, None,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from scratch.errors import UsageError, argument
 from scratch.jsonvalues import json_type
@@ -43,21 +43,21 @@ class _Missing:
         return "MISSING"
 
 
-MISSING: Any = _Missing()
+MISSING: Final = _Missing()
 
-Key = tuple[str, Any]  # (kind, value): kind number/string/boolean/null/object/array/missing
+Key = tuple[str, object]  # (kind, value): kind number/string/boolean/null/object/array/missing
 _RANK = {"number": 0, "string": 1, "boolean": 2, "object": 3, "array": 3, "null": 4,
          "missing": 5}
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: object) -> str:
     import json
 
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
                       default=str)
 
 
-def value_key(value: Any) -> Key:
+def value_key(value: object) -> Key:
     """The grouping key of one value (see the module docstring)."""
     if value is MISSING:
         return ("missing", None)
@@ -79,14 +79,14 @@ def value_key(value: Any) -> Key:
     return ("string", str(value))  # a YAML date: its text
 
 
-def key_order(key: Key) -> tuple[Any, ...]:
+def key_order(key: Key) -> tuple[object, ...]:
     """Sort key of a :func:`value_key` (numbers, strings, booleans, objects/arrays, null,
     missing)."""
     kind, value = key
     return (_RANK[kind], value) if value is not None else (_RANK[kind],)
 
 
-def key_type(key: Key, value: Any) -> str:
+def key_type(key: Key, value: object) -> str:
     """The type a bucket reports: a JSON type name, or ``missing``."""
     return "missing" if key[0] == "missing" else json_type(value)
 
@@ -99,11 +99,11 @@ class Bucket:
     """One group: its values (one per field; :data:`MISSING` for a missing field), their
     types, and how many items have them."""
 
-    values: tuple[Any, ...]
+    values: tuple[object, ...]
     types: tuple[str, ...]
     count: int
 
-    def to_dict(self, fields: Sequence[str]) -> dict[str, Any]:
+    def to_dict(self, fields: Sequence[str]) -> dict[str, object]:
         vals = [None if v is MISSING else v for v in self.values]
         if len(fields) == 1:
             return {"value": vals[0], "type": self.types[0], "count": self.count}
@@ -123,8 +123,8 @@ class CountBy:
     other_distinct: int
     where: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"fields": list(self.fields), "total": self.total,
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"fields": list(self.fields), "total": self.total,
                                "distinct": self.distinct,
                                "values": [b.to_dict(self.fields) for b in self.buckets],
                                "other": {"count": self.other, "distinct": self.other_distinct}}
@@ -133,7 +133,7 @@ class CountBy:
         return out
 
 
-def rank(counts: dict[tuple[Key, ...], tuple[tuple[Any, ...], int]], fields: Sequence[str],
+def rank(counts: dict[tuple[Key, ...], tuple[tuple[object, ...], int]], fields: Sequence[str],
          *, limit: int | None = 10, where: str | None = None) -> CountBy:
     """Rank counted keys: ``counts`` maps a tuple of :func:`value_key` (one per field) to
     (the values shown for it, count). Biggest first; ties in :func:`key_order`."""
@@ -152,9 +152,10 @@ def rank(counts: dict[tuple[Key, ...], tuple[tuple[Any, ...], int]], fields: Seq
                    sum(n for _, (_, n) in rest), len(rest), where)
 
 
-def tally(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[Key, ...], tuple[tuple[Any, ...], int]]:
+def tally(rows: Iterable[tuple[object, ...]]
+          ) -> dict[tuple[Key, ...], tuple[tuple[object, ...], int]]:
     """Count tuples of values (what :func:`rank` takes)."""
-    counts: dict[tuple[Key, ...], list[Any]] = {}
+    counts: dict[tuple[Key, ...], list[Any]] = {}  # [values, count], the count bumped in place
     for vals in rows:
         k = tuple(value_key(v) for v in vals)
         slot = counts.get(k)

@@ -11,7 +11,8 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
 
 
-def budget_view(ctx: Context, action: str, value: int | None = None) -> Result:
+def budget_view(ctx: Context, action: str, value: int | None = None
+                ) -> Result[dict[str, object]]:
     """The budget after ``action`` (show, reset, used, set-window) with ``value``."""
     from scratch.answers.kernel.prices import budget_for
     budget = budget_for(ctx)

@@ -29,7 +29,8 @@ CONTEXT = Arg("Lines of context around each change.", flags=("-U", "--unified"),
               minimum=0)
 
 
-def since_version(ctx: Context, ref: str, since: int, context: int = 3) -> Result:
+def since_version(ctx: Context, ref: str, since: int, context: int = 3
+                  ) -> Result[dict[str, object]]:
     """REF (NAME or NAME@N) against version ``since`` of the same entry."""
     from scratch.answers.kernel.target import entry_name
     from scratch.names import split_ref
@@ -41,7 +42,8 @@ def since_version(ctx: Context, ref: str, since: int, context: int = 3) -> Resul
     return diff_result("read", store, name, old, new, context)
 
 
-def between(ctx: Context, name: str, a: int, b: int, context: int = 3) -> Result:
+def between(ctx: Context, name: str, a: int, b: int, context: int = 3
+            ) -> Result[dict[str, object]]:
     """Versions ``a`` and ``b`` of NAME."""
     from scratch.answers.kernel.target import entry_name
     store = ctx.store()
@@ -51,7 +53,7 @@ def between(ctx: Context, name: str, a: int, b: int, context: int = 3) -> Result
 
 
 def diff_result(command: str, store: Store, name: str, old: Version, new: Version,
-                context: int) -> Result:
+                context: int) -> Result[dict[str, object]]:
     if context < 0:
         raise UsageError(f"{argument('context')} must be >= 0", code="invalid_argument",
                          argument="context")
@@ -81,7 +83,8 @@ def _not_text(name: str) -> UsageError:
                       code="binary_content", name=name)
 
 
-def diff_candidate(result: Result, asked: Call, context: int, *, code: str) -> Candidate:
+def diff_candidate(result: Result[dict[str, object]], asked: Call, context: int, *,
+                   code: str) -> Candidate:
     """A diff answer, priced and held to the cap like any other; refused, it offers the same
     changes without context lines, else the newer version paged by lines."""
     alternatives = [Alternative(call=asked.with_args(context=0))] if context else []

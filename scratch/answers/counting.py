@@ -147,10 +147,10 @@ def count_by_items(source: Items, fields: Sequence[str], where: Where | None
                 return r
         if fast is not None and fast[0] == "log" and len(fields) == 1:
             from scratch.index.logrecords import facet_count_by
-            r = facet_count_by(fast[1], fields[0], limit=None)
-            if r is not None:
+            faceted: CountBy | None = facet_count_by(fast[1], fields[0], limit=None)
+            if faceted is not None:
                 engine.append("index")
-                return r
+                return faceted
         engine.append("python")
         return python()
 

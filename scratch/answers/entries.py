@@ -11,7 +11,7 @@ from scratch.names import STORE_DIR_NAME
 from scratch.store import Store
 
 
-def init(directory: Path) -> Result:
+def init(directory: Path) -> Result[dict[str, object]]:
     root = (directory / STORE_DIR_NAME).absolute()
     existed = GitStore(root).exists()
     Store.open(root)

@@ -146,7 +146,7 @@ def _rendering(rendering: Rendering | None) -> Rendering:
 
 
 def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
-           progress: Progress | None = None, rendering: Rendering | None = None) -> Result:
+           progress: Progress | None = None, rendering: Rendering | None = None) -> Result[object]:
     """Store ``stream``'s output (or pass it through); ``progress``: where to say how far it
     is (default: the call's reporter, :mod:`scratch.progress`)."""
     from scratch import progress as reporting
@@ -165,7 +165,7 @@ def ingest(ctx: Context, stream: BinaryIO, opts: IngestOptions,
 
 def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
                    progress: Progress | None = None, rendering: Rendering | None = None
-                   ) -> Result:
+                   ) -> Result[object]:
     from scratch import progress as reporting
     progress = progress or reporting.report
     check_options(opts)
@@ -207,7 +207,7 @@ def ingest_spooled(ctx: Context, spooled: Spooled, opts: IngestOptions,
     return _store(ctx, store, spooled, opts, tool, progress, _rendering(rendering), received)
 
 
-def _passthrough(spooled: Spooled, threshold: int, tokens: int | None) -> Result:
+def _passthrough(spooled: Spooled, threshold: int, tokens: int | None) -> Result[object]:
     data = b"".join(spooled.chunks())
     payload = {"stored": False, "bytes": len(data), "tokens": tokens, "threshold": threshold,
                "content": data.decode("utf-8", errors="replace")}
@@ -282,7 +282,7 @@ def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int,
 
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
            progress: Progress | None, rendering: Rendering, received: int | None = None
-           ) -> Result:
+           ) -> Result[object]:
     from scratch.answers.pointer import (
         MAX_POINTER_TOKENS,
         build_pointer,

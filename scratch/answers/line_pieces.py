@@ -115,7 +115,7 @@ class LinePiece(Candidate):
     def estimate(self, k: int) -> int | None:
         return k  # k tokens of the line cost at least k tokens, whatever the rendering
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[dict[str, object]]:
         piece = self._piece(k)
         to_byte = self.from_byte + len(piece)
         if self.target.format == "binary" or self.target.binary:  # escaped, never raw bytes

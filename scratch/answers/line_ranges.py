@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Payload, Result
 from scratch.answers.kernel.target import Target, open_target, range_cost
 from scratch.answers.line_pieces import CODES, LinePiece
 from scratch.calls import Call, call
@@ -132,7 +132,7 @@ class LineRange(Candidate):
             self._read = (start, have)
         return have[:k]
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[dict[str, object]]:
         last = self.start + k - 1
         lines = self._lines(k)
         totals = ([self.target.index.line_length(n) for n in range(self.start, last + 1)]
@@ -210,7 +210,7 @@ def line_alternatives(target: Target, line: int, *, unless_shrunk: bool = False
 def line_range(ctx: Context, ref: str, start: int, end: int | None, *, command: str,
                numbers: bool = True, fit: bool = False, from_byte: int | None = None,
                asked: Call | None = None, target: Target | None = None
-               ) -> Candidate | Result:
+               ) -> Candidate | Result[Payload]:
     """The candidate answer of lines ``start..end`` (None: to the end) of REF, read from
     ``target`` when the caller opened it already (tail: to count its lines), which it then
     owns."""

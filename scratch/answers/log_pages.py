@@ -68,7 +68,7 @@ class LogEntries(Candidate):
         first = entries[0]["id"] if entries else since
         self.what = f"log entry {first} alone"
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[dict[str, object]]:
         shown = self.entries[:k]
         has_more = self.has_more or len(shown) < len(self.entries)
         next_since = shown[-1]["id"] if shown else self.since

@@ -93,7 +93,7 @@ def _lines(node: Info) -> str:
 
 
 def _type(node: Info) -> str:
-    t = node.get("type", "?")
+    t: str = node.get("type", "?")
     if t == "array":
         return f"array[{node.get('length', '?')}]"
     records = record_map_size(node)

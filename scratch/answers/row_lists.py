@@ -96,7 +96,7 @@ class RowList(Candidate, Generic[R]):
             lines += self.tail(self.start + k)
         return shown, lines
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[dict[str, object]]:
         shown, lines = self._lines(k)
         columns = self.columns
         data = self.make_data(shown, self.start, k)

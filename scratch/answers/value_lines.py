@@ -242,7 +242,7 @@ class ValueLines(Candidate):
             self._window = self.source.window(self.offset, k)
         return self._window[:k]
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[dict[str, object]]:
         lines = self._lines(k)
         body = "".join(lines)
         if self.unit == "item":

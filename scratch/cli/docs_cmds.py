@@ -5,12 +5,15 @@ sources completions stays quiet) even where the store or scratch.toml is broken.
 """
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from scratch.cli.common import CompletionLine, JsonOpt, app
 from scratch.docs.completion import SHELLS
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.result import Result
 
 
 def _emit(name: str, build: Callable[[], object], json_output: bool) -> None:
@@ -42,7 +45,7 @@ def completions_cmd(
                                          autocompletion=_complete_shells, show_default=False)],
     json_output: JsonOpt = False,
 ) -> None:
-    def build():
+    def build() -> "Result[dict[str, str]]":
         from scratch.answers.kernel.result import Result
         from scratch.docs.completion import script
         text = script(shell)
@@ -56,7 +59,7 @@ def completions_cmd(
              "At most 600 tokens; give it to an agent once, e.g. in its system prompt.\n\n"
              "Example: scratch guide --json")
 def guide_cmd(json_output: JsonOpt = False) -> None:
-    def build():
+    def build() -> "Result[object]":
         from scratch.answers.kernel.result import Result
         from scratch.docs import guide
         return Result("guide", data=guide.data(), text=guide.text())

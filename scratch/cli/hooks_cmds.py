@@ -7,12 +7,17 @@ runs it the same way when reached through the command tree.
 """
 
 
-from typing import Annotated, List, Optional
+from typing import TYPE_CHECKING, Annotated, List, Optional
 
 import typer
 
 from scratch.answers.kernel.context import Context
 from scratch.cli.common import app, command
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from scratch.answers.kernel.result import Result
 
 hooks_app = typer.Typer(name="hooks", help="Capture big tool results where agents work: "
                         "install scratch's hook in a client's settings (Claude Code, Gemini "
@@ -88,7 +93,8 @@ def install_cmd(ctx: Context,
                     "--print", help="Print the JSON to add instead of editing a file.")]
                 = False,
                 force: Annotated[bool, typer.Option(
-                    "--force", help="Replace a scratch hook already there.")] = False):
+                    "--force", help="Replace a scratch hook already there.")] = False
+                ) -> "Result[Mapping[str, object]]":
     import json
 
     from scratch.answers.kernel.result import Result
@@ -133,7 +139,7 @@ def uninstall_cmd(ctx: Context,
                   client_name: Annotated[str, typer.Argument(
                       metavar="CLIENT", help="claude-code, gemini-cli, cursor or codex.",
                       show_default=False)],
-                  settings: SettingsOpt = None):
+                  settings: SettingsOpt = None) -> "Result[Mapping[str, object]]":
     from scratch.answers.kernel.result import Result
     from scratch.hooks.settings import settings_for, uninstall
     spec = settings_for(client_name)

@@ -8,13 +8,16 @@ unless it may be empty.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.calls import Call
 from scratch.cli.common import read_input
 
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
 
-def write_input(ctx: Any, c: Call) -> Call:
+
+def write_input(ctx: Context, c: Call) -> Call:
     """``write NAME [FILE|-]``: the content of FILE, or of stdin when none (or '-') is given,
     held to ``limits.max_write_bytes`` as it is read."""
     from scratch.names import validate_name
@@ -28,7 +31,7 @@ def write_input(ctx: Any, c: Call) -> Call:
     return Call(c.command, {**args, "content": data})
 
 
-def log_append_input(ctx: Any, c: Call) -> Call:
+def log_append_input(ctx: Context, c: Call) -> Call:
     """``log append NAME [ENTRY|-]``: with no ENTRY (or '-'), stdin as one entry (its final
     newline left out), or with ``lines`` each of its non-empty lines as one."""
     entry = c.args.get("entry")
@@ -42,7 +45,7 @@ def log_append_input(ctx: Any, c: Call) -> Call:
     return Call(c.command, {"name": c.args["name"], "entries": raw})
 
 
-def artifact_put_input(ctx: Any, c: Call) -> Call:
+def artifact_put_input(ctx: Context, c: Call) -> Call:
     """``artifact put RUN NAME [FILE|-]``: as ``write``'s, the run and the name checked before
     the input is read."""
     from scratch.names import validate_run

@@ -4,12 +4,20 @@ Only `scratch mcp serve` imports the MCP SDK (inside the command), so no other c
 for it; the token commands need nothing beyond the store.
 """
 
-from typing import Annotated, List, Optional
+from typing import TYPE_CHECKING, Annotated, List, Optional
 
 import typer
 
 from scratch.answers.kernel.context import Context
 from scratch.cli.common import app, command
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from scratch.answers.kernel.result import Result
+    from scratch.mcp.auth import TokenInfo
+    from scratch.mcp.serve.reqlog import RequestLog
+    from scratch.mcp.serve.session import ServerState
 
 mcp_app = typer.Typer(name="mcp", help="Serve the store to MCP clients (Claude Desktop, Claude "
                       "Code, Cursor, agent SDKs) over stdio or streamable HTTP.\n\n"
@@ -66,7 +74,7 @@ def serve_cmd(ctx: Context,
                   "stored entry), files (versioned files and logs), run (a run's artifacts "
                   "and finish) or all, or several joined by commas (default: config "
                   "mcp.tools, explore; explore,run for a server of a run).",
-                  show_default=False)] = None):
+                  show_default=False)] = None) -> int:
     import anyio
 
     from scratch.errors import UsageError
@@ -155,7 +163,8 @@ def _announce(command: str, ctx: Context) -> None:
           flush=True)
 
 
-async def _serve_http(state, log, bind, rate_limit, max_body, origins):
+async def _serve_http(state: "ServerState", log: "RequestLog | None", bind: str,
+                      rate_limit: int, max_body: int, origins: list[str]) -> None:
     import sys
 
     from scratch.mcp.auth import TokenTable
@@ -166,7 +175,7 @@ async def _serve_http(state, log, bind, rate_limit, max_body, origins):
     tokens = TokenTable(state.root)
     check_bind(host, tokens)
 
-    async def ended(token, sid):
+    async def ended(token: "TokenInfo | None", sid: str) -> None:
         """A client ended its session: its worker finishes, the run's other sessions hear."""
         session = state.forget(("http", token.id if token else None, sid),
                                token.agent if token else state.agent)
@@ -199,7 +208,7 @@ AgentArg = Annotated[str, typer.Argument(metavar="AGENT", help="Agent the token 
          "iteration, else of the latest when a session starts; --coordinator: its "
          "coordinator).\n\n"
          "Example: scratch mcp token add ops --run r1")
-def token_add(ctx: Context, for_agent: AgentArg):
+def token_add(ctx: Context, for_agent: AgentArg) -> "Result[Mapping[str, object]]":
     from scratch.answers.kernel.result import Result
     from scratch.mcp.auth import add_token
     from scratch.store import Store
@@ -218,7 +227,7 @@ def token_add(ctx: Context, for_agent: AgentArg):
 
 @command("list", target=token_app, help="List the tokens: id, agent, created (never the "
          "tokens themselves).\n\nExample: scratch mcp token list")
-def token_list(ctx: Context):
+def token_list(ctx: Context) -> "Result[Mapping[str, object]]":
     from scratch.answers.kernel.result import Result, Table
     from scratch.mcp.auth import list_tokens
     rows = list_tokens(ctx.root)
@@ -227,7 +236,7 @@ def token_list(ctx: Context):
                               [[r.id, r.agent, r.created, _role(r)] for r in rows]))
 
 
-def _role(token):
+def _role(token: "TokenInfo") -> str:
     if token.run is None:
         return "-"
     return (token.run + (f" iteration {token.iteration}" if token.iteration else "")
@@ -238,7 +247,8 @@ def _role(token):
          "that id); a running server refuses them at once.\n\n"
          "Example: scratch mcp token remove ops")
 def token_remove(ctx: Context, who: Annotated[str, typer.Argument(
-        metavar="AGENT|ID", help="Agent whose tokens to revoke, or one token's id.")]):
+        metavar="AGENT|ID", help="Agent whose tokens to revoke, or one token's id.")]
+                 ) -> "Result[Mapping[str, object]]":
     from scratch.answers.kernel.result import Result
     from scratch.mcp.auth import remove_tokens
     gone = remove_tokens(ctx.root, who)
@@ -278,7 +288,7 @@ def proxy_cmd(ctx: Context,
               tools: Annotated[Optional[str], typer.Option(
                   "--tools", metavar="SET", help="scratch's tools offered: proxy (a few to "
                   "explore a stored output), explore, files or all (default: config "
-                  "mcp.proxy_tools, proxy).", show_default=False)] = None):
+                  "mcp.proxy_tools, proxy).", show_default=False)] = None) -> int:
     import anyio
 
     from scratch.errors import UsageError
@@ -322,7 +332,7 @@ def proxy_cmd(ctx: Context,
     return 0
 
 
-def _finish_sessions(state, reason):
+def _finish_sessions(state: "ServerState", reason: str) -> None:
     """Every session of a run the server still holds finishes its worker
     (scratch.runs.finish_worker), recorded when it intercepted or extracted anything."""
     from scratch import ledger
@@ -352,7 +362,7 @@ def wrap_cmd(ctx: Context,
                                                  "JSON file.", show_default=False)],
              undo: Annotated[bool, typer.Option(
                  "--undo", help="Put the wrapped servers back and remove the proxy's entry.")]
-             = False):
+             = False) -> "Result[Mapping[str, object]]":
     from scratch.answers.kernel.result import Result
     from scratch.mcp.proxy.config import unwrap_file, wrap_file
     # the client starts the proxy without this environment: a store found otherwise is named
@@ -400,7 +410,8 @@ def install_cmd(ctx: Context,
                 tools: Annotated[str, typer.Option(
                     "--tools", metavar="SET", help="The tools the server offers: all (every "
                     "tool, ingest and write_file among them), explore (reading stored "
-                    "entries) or files (versioned files and logs).")] = INSTALL_TOOLS):
+                    "entries) or files (versioned files and logs).")] = INSTALL_TOOLS
+                ) -> "Result[Mapping[str, object]]":
     from pathlib import Path
 
     from scratch.answers.kernel.result import Result

@@ -60,7 +60,7 @@ def _calls_spelled(value: Any) -> Any:
     return value
 
 
-def envelope_ok(result: Result) -> dict[str, Any]:
+def envelope_ok(result: Result[object]) -> dict[str, Any]:
     """The success envelope (built where every interface's is: kernel.rendering.envelope);
     its keys are pinned by a test."""
     from scratch.answers.kernel.rendering import envelope
@@ -88,7 +88,7 @@ def envelope_error(command: str, error: ScratchError) -> dict[str, Any]:
     return error_envelope(command, error_object(error, command))
 
 
-def envelope_text(result: Result) -> str:
+def envelope_text(result: Result[object]) -> str:
     """The --json document of ``result`` as the agent reads it."""
     return _dumps(envelope_ok(result)).decode("utf-8", errors="replace") + "\n"
 
@@ -128,11 +128,11 @@ class JsonEnvelope(Rendering):
     def call_data(self, call: Call) -> Any:
         return shell_line(call)
 
-    def cost(self, result: Result, spec: Any) -> int:
+    def cost(self, result: Result[object], spec: Any) -> int:
         from scratch.tokens import count_text
         return count_text(envelope_text(result), spec)
 
-    def shown(self, result: Result) -> str:
+    def shown(self, result: Result[object]) -> str:
         return envelope_text(result)
 
     def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
@@ -205,7 +205,7 @@ def _plain_data(data: Any) -> str:
     return _dumps(data, pretty=True).decode() + "\n"
 
 
-def render(result: Result, *, json_mode: bool) -> int:
+def render(result: Result[object], *, json_mode: bool) -> int:
     if json_mode:
         _write_out(_dumps(envelope_ok(result)) + b"\n")
         return result.exit_code

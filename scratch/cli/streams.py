@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.calls import Call
 from scratch.errors import UsageError
 
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
+
 CHUNK = 1 << 20
 
 
-def ingest_stdin(ctx: Any, made: Call) -> Call:
+def ingest_stdin(ctx: Context, made: Call) -> Call:
     """``ingest``: the output is stdin, never a terminal."""
     if sys.stdin is None or sys.stdin.isatty():
         raise UsageError("no input: stdin is a terminal; pipe a tool's output into scratch "
@@ -28,7 +31,7 @@ def _stdin_chunks() -> Iterator[bytes]:
         yield block
 
 
-def tokens_stdin(ctx: Any, made: Call) -> Call:
+def tokens_stdin(ctx: Context, made: Call) -> Call:
     """``tokens``: FILE is read by the command; none (or '-') is stdin, never a terminal."""
     if made.args.get("source") not in (None, "-"):
         return made

@@ -56,7 +56,7 @@ def ui_cmd(ctx: Context,
                "--open", help="Open the page in the default browser.")] = False,
            allow_origin: Annotated[Optional[List[str]], typer.Option(
                "--allow-origin", metavar="ORIGIN", help="A browser origin allowed besides "
-               "the page's own (repeatable).", show_default=False)] = None):
+               "the page's own (repeatable).", show_default=False)] = None) -> int:
     import secrets
     import sys
 

@@ -4,12 +4,15 @@ line to run after ``--``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.calls import Call
 
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
 
-def threshold_words(ctx: Any, made: Call) -> Call:
+
+def threshold_words(ctx: Context, made: Call) -> Call:
     """``config threshold [SERVER] TOOL``: a single word is TOOL (the parser gave it to the
     first place, SERVER's)."""
     args = dict(made.args)
@@ -18,7 +21,7 @@ def threshold_words(ctx: Any, made: Call) -> Call:
     return Call(made.command, args)
 
 
-def run_words(ctx: Any, made: Call, *, extra_args: list[str]) -> Any:
+def run_words(ctx: Context, made: Call, *, extra_args: list[str]) -> Call:
     """``run [OPTIONS] [NAME] -- CMD [ARGS]...``: the words after the options are the command
     to run (the parser keeps them as extra arguments, unparsed; a NAME before ``--`` became
     ``--name`` in :func:`scratch.cli.argv.rewrite_run_argv`)."""

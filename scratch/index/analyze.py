@@ -30,7 +30,7 @@ class Analysis:
     warnings: list[str] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     builder: Builder | None = None
-    sections: dict[str, array] = field(default_factory=dict)  # named u32 arrays
+    sections: dict[str, array[int]] = field(default_factory=dict)  # named u32 arrays
     value: Any = field(default=None, repr=False)
     engine: str = "orjson"
     layout: str | None = None
@@ -248,7 +248,7 @@ def analyze_ndjson(path: Path) -> Analysis:
     from scratch.jsonvalues import loads_exact
 
     u = Union()
-    items: array | None = None
+    items: array[int] | None = None
     n_items = 0
     invalid = 0
     examples: list[dict[str, Any]] = []

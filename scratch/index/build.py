@@ -24,7 +24,7 @@ from scratch.index.lines import CountLines, LinesAhead, default_count_lines, run
 Progress = Callable[[str, int, "int | None"], None]
 
 
-def _write_arrays(path: Path, secs: list[array], code: str) -> list[list[int]]:
+def _write_arrays(path: Path, secs: list[array[int]], code: str) -> list[list[int]]:
     """Write ``secs`` one after another as ``code`` items; their [offset, length] spans."""
     spans = []
     off = 0
@@ -40,8 +40,8 @@ def _write_arrays(path: Path, secs: list[array], code: str) -> list[list[int]]:
 
 def _write_sections(d: Path, analysis: Analysis, meta: F.IndexMeta) -> None:
     b = analysis.builder
-    sec32: list[array] = list(b.u32) if b is not None else []
-    sec64: list[array] = list(b.u64) if b is not None else []
+    sec32: list[array[int]] = list(b.u32) if b is not None else []
+    sec64: list[array[int]] = list(b.u64) if b is not None else []
     named: dict[str, int] = {}
     for name, arr in analysis.sections.items():
         named[name] = len(sec32)

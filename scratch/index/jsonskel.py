@@ -177,7 +177,8 @@ def raw_skeleton(data: bytes, limits: Limits | None = None, start: int = 0,
 
     def scalar_or_skip(pos: int) -> tuple[Any, int]:
         try:
-            return scan(s, pos)
+            found: tuple[Any, int] = scan(s, pos)  # the stdlib's scanner (untyped)
+            return found
         except StopIteration:
             raise json.JSONDecodeError("Expecting value", s, pos) from None
 
@@ -207,8 +208,8 @@ def raw_skeleton(data: bytes, limits: Limits | None = None, start: int = 0,
         close = "}" if code == T_OBJ else "]"
         p = skip(pos + 1)
         n = 0
-        starts: array | None = None
-        bstarts: array | None = None
+        starts: array[int] | None = None
+        bstarts: array[int] | None = None
         if s[p] == close:
             b.close(idx, t.line_at(p), 0, end_byte=p + 1)
             return p + 1

@@ -217,8 +217,8 @@ def _split_text(text: str, chunk: bytes) -> list[str]:
 
 
 try:  # the C line scanner (built with the re-indenter); the pure-Python path below is its twin
-    from scratch._reindent import prefix_sums as _c_prefix_sums  # type: ignore[import-not-found]
-    from scratch._reindent import scan_lines as _c_scan_lines  # type: ignore[import-not-found]
+    from scratch._reindent import prefix_sums as _c_prefix_sums  # type: ignore[import-not-found, unused-ignore]
+    from scratch._reindent import scan_lines as _c_scan_lines  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # pragma: no cover - built without a compiler
     _c_scan_lines = _c_prefix_sums = None
 
@@ -236,7 +236,7 @@ class _Prepared:
 
     __slots__ = ("uniq", "ids", "groups")
 
-    def __init__(self, uniq: list[str], ids: array, groups: list[tuple[int, int]]) -> None:
+    def __init__(self, uniq: list[str], ids: array[int], groups: list[tuple[int, int]]) -> None:
         self.uniq = uniq
         self.ids = ids
         self.groups = groups
@@ -254,7 +254,7 @@ def _groups_of(glued: list[int]) -> list[tuple[int, int]]:
 
 
 def scan_chunk(chunk: bytes, base: int, texts: bool
-               ) -> tuple[array, list[str], array, list[tuple[int, int]]]:
+               ) -> tuple[array[int], list[str], array[int], list[tuple[int, int]]]:
     """``(ends, uniq, ids, groups)`` of a chunk of whole lines starting at offset ``base``:
     each line's absolute end offset; with ``texts``, the distinct line texts (decoded by
     :func:`decode_text`'s rule) and each line's index into them; the unsafe runs."""
@@ -272,7 +272,7 @@ def scan_chunk(chunk: bytes, base: int, texts: bool
 
 
 def _scan_chunk_py(chunk: bytes, base: int, texts: bool
-                   ) -> tuple[array, list[str], array, list[tuple[int, int]]]:
+                   ) -> tuple[array[int], list[str], array[int], list[tuple[int, int]]]:
     """The pure-Python twin of the C scanner (same results)."""
     parts = chunk.split(b"\n")
     if chunk.endswith(b"\n"):
@@ -291,7 +291,7 @@ def _scan_chunk_py(chunk: bytes, base: int, texts: bool
     return offs[1:], uniq, ids, _unsafe_groups(chunk, offs)
 
 
-def _prefix_sums(ids: array, ucounts: array, start: int) -> array:
+def _prefix_sums(ids: array[int], ucounts: array[int], start: int) -> array[int]:
     """``start`` plus the running sum of each line's count, ``ucounts[ids[k]]``."""
     sums = array("Q")
     if _c_prefix_sums is not None:
@@ -348,7 +348,7 @@ class LinePass:
         self.offset += len(chunk)
 
     def _count(self, prepared: _Prepared, starts: dict[str, int]
-               ) -> list[tuple[str, array, int]]:
+               ) -> list[tuple[str, array[int], int]]:
         """Per base: the chunk's prefix sums (continuing ``starts``) and its correction."""
         assert self.count_lines is not None
         out = []
@@ -400,7 +400,7 @@ class LinePass:
             out.write(TOKENS_HEADER.pack(TOKENS_MAGIC, self.line_count, total, 0))
 
 
-def _unsafe_groups(chunk: bytes, offs: array) -> list[tuple[int, int]]:
+def _unsafe_groups(chunk: bytes, offs: array[int]) -> list[tuple[int, int]]:
     """Runs of lines (first, last; 0-based in the chunk) joined by unsafe boundaries.
     ``offs`` holds the chunk's absolute line starts and its end."""
     groups: list[tuple[int, int]] = []
@@ -512,9 +512,9 @@ class LinesAhead:
 def default_count_lines() -> CountLines:
     """``scratch.tokens.count_lines`` when available, else toktok's exact BPE counts."""
     try:
-        from scratch.tokens import count_lines  # type: ignore[attr-defined]
+        from scratch.tokens import count_lines
 
-        return count_lines  # type: ignore[no-any-return]
+        return count_lines
     except ImportError:
         pass
     try:

@@ -77,7 +77,7 @@ def _ranked(counts: dict[Any, int]) -> list[list[Any]]:
                                       key=lambda p: (-p[1], key_order(value_key(p[0]))))]
 
 
-def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
+def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array[int]]]:
     """``(info["records"], sections)`` for the log at ``path`` (one pass after detection);
     a log in no known format is mined for line templates
     (:mod:`scratch.index.logtemplates`)."""
@@ -95,7 +95,7 @@ def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
             tracker = Segments(fmt)
             info = _scan_dynamic(path, fmt, tracker)
             info["segments"] = [[line, layout] for line, layout in tracker.changes]
-    unparsed: array = info.pop("_unparsed")
+    unparsed: array[int] = info.pop("_unparsed")
     out = {"format": fmt.name, "title": fmt.title, "doc": fmt.doc, **info,
            "detected": [hits, looked],
            "unparsed_examples": list(unparsed[:UNPARSED_EXAMPLES])}
@@ -105,7 +105,7 @@ def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array]]:
 
 
 def _mined(path: Path, sample: list[str], detected: list[int]
-           ) -> tuple[dict[str, Any], dict[str, array]]:
+           ) -> tuple[dict[str, Any], dict[str, array[int]]]:
     """The records of a log in no known format: its lines by their mined templates, or
     ``{"format": None, ...}`` with the reason when it has no template structure."""
     from scratch.index import logtemplates as T

@@ -163,11 +163,11 @@ class Mined:
     """What :func:`mine` found: each line's template id (0: none), the templates kept
     (``[id, text, lines]`` by id), and the counts the index reports."""
 
-    ids: array
+    ids: array[int]
     templates: list[list[Any]]
     lines: int
     blank: int
-    unparsed: array  # the non-blank lines in no kept template (1-based): longer than
+    unparsed: array[int]  # the non-blank lines in no kept template (1-based): longer than
     # MAX_LINE, in a rare template past MAX_TEMPLATES, or matching none after MAX_CLUSTERS
     clusters: int  # Drain clusters made
     with_timestamp: int  # lines in a kept template with a timestamp

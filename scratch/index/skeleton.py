@@ -100,8 +100,8 @@ class Builder:
     def __init__(self) -> None:
         self.recs: list[list[int]] = []
         self.keys = bytearray()
-        self.u32: list[array] = []
-        self.u64: list[array] = []
+        self.u32: list[array[int]] = []
+        self.u64: list[array[int]] = []
 
     def __len__(self) -> int:
         return len(self.recs)
@@ -145,7 +145,8 @@ class Builder:
                 del self.keys[first[4]:]
             del self.recs[idx + 1:]
 
-    def set_items(self, idx: int, starts: array, byte_starts: array | None = None) -> None:
+    def set_items(self, idx: int, starts: array[int], byte_starts: array[int] | None = None
+                  ) -> None:
         r = self.recs[idx]
         r[3] |= ITEMS | LAZY
         self.u32.append(starts)

@@ -554,8 +554,9 @@ def _node_last_line(node: Any) -> int:
 
     if isinstance(node, yaml.ScalarNode) or node.flow_style:
         m = node.end_mark
-        return m.line - 1 if m.column == 0 and m.line > 0 else m.line
-    last = node.start_mark.line
+        end: int = m.line - 1 if m.column == 0 and m.line > 0 else m.line
+        return end
+    last: int = node.start_mark.line
     for item in node.value:
         for n in (item if isinstance(item, tuple) else (item,)):
             last = max(last, _node_last_line(n))
@@ -629,7 +630,7 @@ def _item_cached(ix: IndexReader, sk: Skeleton, i: int, r: tuple[int, ...], k: i
     if hit is None:
         hit = _item(ix, sk, i, r, k)
         _cache_put(ix, key, hit)
-    return hit  # type: ignore[no-any-return]
+    return hit
 
 
 def resolve(ix: IndexReader, segments: list[Segment]) -> NodeInfo | None:

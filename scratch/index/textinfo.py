@@ -94,7 +94,7 @@ def _cut(line: str) -> str:
     return line if len(line) <= LINE_PREVIEW else line[:LINE_PREVIEW] + "…"
 
 
-Result = tuple[dict[str, Any], dict[str, array], list[str]]
+Result = tuple[dict[str, Any], dict[str, "array[int]"], list[str]]
 
 
 def _iter_blocks(path: Path) -> Iterator[str]:
@@ -114,7 +114,7 @@ def analyze_log(path: Path, *, levels: bool = True) -> Result:
     first: list[str] = []
     sample: list[str] = []
     last: deque[str] = deque(maxlen=200)
-    level_lines: dict[str, array] = {}
+    level_lines: dict[str, array[int]] = {}
     n = 0
     for text in _iter_blocks(path):
         if len(first) < FIRST_LINES or len(sample) < 200:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from array import array
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from yaml import events as ev
@@ -45,7 +45,7 @@ _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_ALIAS_NODES = 1_000_000  # nodes aliases may add to a document's expanded tree
 
 
-class AliasError(yaml.YAMLError):
+class AliasError(yaml.YAMLError):  # type: ignore[misc]  # PyYAML is untyped here
     """An alias that cannot be followed safely (see the module docstring)."""
 
     def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
@@ -127,7 +127,7 @@ def _filtered_resolvers() -> dict[Any, list[Any]]:
     return out
 
 
-class Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class Loader(_BaseLoader):  # type: ignore[misc]  # PyYAML is untyped here
     """Safe loader with JSON-friendly values and bounded aliases (see module docstring)."""
 
     yaml_implicit_resolvers = _filtered_resolvers()
@@ -177,7 +177,7 @@ Loader.add_multi_constructor("!", _construct_any)
 Loader.add_multi_constructor("tag:", _construct_any)
 
 
-class _Resolver(yaml.resolver.BaseResolver):
+class _Resolver(yaml.resolver.BaseResolver):  # type: ignore[misc]  # untyped, as above
     yaml_implicit_resolvers = _filtered_resolvers()
 
 
@@ -222,7 +222,14 @@ def load_all(data: bytes | str) -> list[Any]:
     return list(yaml.load_all(data, Loader=Loader))
 
 
-def _end_line(mark: Any) -> int:
+class _Position(Protocol):
+    """A position in the YAML text, as PyYAML's events carry it (0-based)."""
+
+    line: int
+    column: int
+
+
+def _end_line(mark: _Position) -> int:
     """1-based line of the last character before ``mark``."""
     return mark.line if mark.column == 0 and mark.line > 0 else mark.line + 1
 
@@ -239,7 +246,7 @@ class _Frame:
         self.key: Any = None  # pending key (maps): (text, line) or None when expecting a key
         self.key_line = 0
         self.last_end = 0
-        self.starts: array | None = None
+        self.starts: array[int] | None = None
         self.flow = flow
         self.recorded = recorded  # children get records
         self.start_index = 0

@@ -148,10 +148,10 @@ def _record_refused(session: Session, spec: ToolSpec, arguments: JSON,
         ctx = session.context()
     except ScratchError:
         return
-    record_call(ctx, Call(spec.command, given), started, error=exc)  # type: ignore[arg-type]
+    record_call(ctx, Call(spec.command, given), started, error=exc)
 
 
-def _success(name: str, spec: ToolSpec, rendering: ToolText, result: Result) -> ToolOutcome:
+def _success(name: str, spec: ToolSpec, rendering: ToolText, result: Result[object]) -> ToolOutcome:
     shown = rendering.show(result)
     tokens = result.meta.get("tokens")
     count = tokens.get("count") if isinstance(tokens, dict) else None

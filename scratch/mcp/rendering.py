@@ -163,7 +163,7 @@ def data_text(data: object) -> str:
     return compact_json(calls_data(data)) + "\n"
 
 
-def answer_text(result: Result) -> str:
+def answer_text(result: Result[object]) -> str:
     """What the CLI prints on stdout for ``result``, calls spelled as tool calls; bytes that are
     not UTF-8 are shown with U+FFFD in their place."""
     text = spelled(result.text, spell_call)
@@ -176,7 +176,7 @@ def answer_text(result: Result) -> str:
     return ""
 
 
-def notes_text(result: Result) -> str:
+def notes_text(result: Result[object]) -> str:
     lines = [f"warning: {w}" for w in result.warnings]
     lines += [str(spelled(n, spell_call)) for n in result.notices]
     if result.next is not None:
@@ -220,7 +220,7 @@ class ToolText(Rendering):
     states_meta = True  # the footer states the count and the budget after it
     text_prices = False  # the footer costs too: a price of the text alone is not the cost
 
-    def __init__(self, link: Callable[[Result], Link | None] | None = None) -> None:
+    def __init__(self, link: Callable[[Result[object]], Link | None] | None = None) -> None:
         # link(result) -> Link | None: the resource a stored output's pointer links to
         self.link = link
         self._memo: dict[int, tuple[Text, int]] = {}
@@ -240,11 +240,11 @@ class ToolText(Rendering):
             return None
         return tool_call(call) or spell_call(call)
 
-    def links(self, result: Result) -> list[Link]:
+    def links(self, result: Result[object]) -> list[Link]:
         found = self.link(result) if self.link is not None else None
         return [found] if found is not None else []
 
-    def show(self, result: Result) -> Shown:
+    def show(self, result: Result[object]) -> Shown:
         texts = [answer_text(result)]
         notes = notes_text(result)
         if notes:
@@ -257,11 +257,11 @@ class ToolText(Rendering):
             meta["scratch/next"] = calls_data(result.next)
         return Shown(texts, self.links(result), None, meta)
 
-    def shown(self, result: Result) -> str:
+    def shown(self, result: Result[object]) -> str:
         """The result's text blocks, as the client gets them (answer, then its notes)."""
         return "\n".join(self.show(result).texts)
 
-    def cost(self, result: Result, spec: EncodingSpec) -> int:
+    def cost(self, result: Result[object], spec: EncodingSpec) -> int:
         shown = self.show(result)
         # the answer's text is counted once per result (the pipeline measures a result again
         # as its footer's figures settle; only the notes change)
@@ -300,20 +300,20 @@ class ToolJson(ToolText):
     name = "mcp-json"
     shows_data = True  # the {"data", "meta"} envelope, not the text
 
-    def envelope(self, result: Result) -> JSONObject:
+    def envelope(self, result: Result[object]) -> JSONObject:
         """The answer's ``{"data", "meta"}`` (built where every interface's envelope is:
         :func:`scratch.answers.kernel.rendering.envelope`), calls as tool calls."""
         return envelope(result, calls_data, calls_data, versioned=False, text_data=answer_text,
                         spell_notice=lambda n: str(spelled(n, spell_call)))
 
-    def show(self, result: Result) -> Shown:
+    def show(self, result: Result[object]) -> Shown:
         envelope = self.envelope(result)
         meta = {f"scratch/{k}": result.meta[k] for k in ("tokens", "budget") if k in result.meta}
         if result.next is not None:
             meta["scratch/next"] = calls_data(result.next)
         return Shown([compact_json(envelope)], self.links(result), envelope, meta)
 
-    def cost(self, result: Result, spec: EncodingSpec) -> int:
+    def cost(self, result: Result[object], spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         shown = self.show(result)
         return (sum(count_text(t, spec) for t in shown.texts)

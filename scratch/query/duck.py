@@ -25,12 +25,12 @@ NEEDED = ("connect", "Error", "StatementType", "InterruptException", "Permission
 def duckdb_module() -> ModuleType:
     """The module to call DuckDB through (see the module docstring)."""
     try:
-        import _duckdb  # type: ignore[import-not-found]
+        import _duckdb  # type: ignore[import-not-found, unused-ignore]  # in some duckdb builds
     except ImportError:
         pass
     else:
         if all(hasattr(_duckdb, name) for name in NEEDED):
-            return _duckdb  # type: ignore[no-any-return]
+            return _duckdb  # type: ignore[no-any-return, unused-ignore]
     import duckdb
 
     return duckdb

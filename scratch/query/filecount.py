@@ -149,7 +149,7 @@ def count_by_scan(path: Path, field: str, *, limit: int | None = 10) -> CountBy 
     a line is not a plain object the scanner can read as bytes (blank, a key with escapes):
     the caller counts another way."""
     try:
-        from scratch._fieldcount import count  # type: ignore[import-not-found]
+        from scratch._fieldcount import count  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return None
     segs = parse_path(field).segments

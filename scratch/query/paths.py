@@ -53,7 +53,7 @@ from scratch.pathnames import (
 )
 
 if TYPE_CHECKING:
-    from jsonpath_rfc9535 import JSONPathQuery
+    from jsonpath_rfc9535 import JSONPathEnvironment, JSONPathQuery
 
 _INT_RE = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
 _POINTER_INDEX_RE = re.compile(r"(?:0|[1-9][0-9]*)\Z")
@@ -297,10 +297,10 @@ def parse_pointer(text: str) -> tuple[str | int, ...]:
     return tuple(segs)
 
 
-_ENV: Any = None
+_ENV: JSONPathEnvironment | None = None
 
 
-def _env() -> Any:
+def _env() -> JSONPathEnvironment:
     global _ENV
     if _ENV is None:
         import jsonpath_rfc9535
@@ -310,7 +310,7 @@ def _env() -> Any:
 
 
 def compile_jsonpath(text: str, *, offset: int = 0, shown: str | None = None,
-                     env: Any = None) -> JSONPathQuery:
+                     env: JSONPathEnvironment | None = None) -> JSONPathQuery:
     """Compile an RFC 9535 query; errors become ``invalid_path`` with a position.
 
     ``offset`` is subtracted from library positions and ``shown`` is the text reported, for

@@ -280,7 +280,7 @@ def lower_priority() -> None:
     with contextlib.suppress(OSError, AttributeError):
         os.nice(19)
     with contextlib.suppress(OSError, AttributeError):
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # type: ignore[attr-defined]
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # type: ignore[attr-defined, unused-ignore]
 
 
 def _main(argv: Sequence[str]) -> int:

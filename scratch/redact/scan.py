@@ -122,7 +122,7 @@ def _key_of(rule: Rule, m: Any) -> str | None:
     for i in range(1, len(m.groups()) + 1):
         if m.start(i) < 0:
             continue
-        text = m.group(i).decode("latin-1")
+        text: str = m.group(i).decode("latin-1")
         if any(c.isalpha() for c in text) and all(c.isalnum() or c in "_.-" for c in text) \
                 and not (rule.id == "env-secret" and i == rule.secret_group):
             return text

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import orjson
 
@@ -37,10 +37,48 @@ from scratch.redact.records import MAX_KEPT, Redaction
 from scratch.store import Store, new_meta, utc_now
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from scratch.jsonvalues import JSON
     from scratch.store.records import LogCursor
 
 
-def parse_entry(text: str) -> Any:
+class LogRecord(TypedDict):
+    """One line of a log file."""
+
+    id: int
+    ts: str  # when it was appended (UTC, ISO 8601)
+    entry: JSON  # the entry's JSON value, or its text when it is not JSON
+
+
+class Appended(TypedDict):
+    name: str
+    first_id: int
+    last_id: int
+    count: int
+    redacted: NotRequired[dict[str, object]]  # set by the answer: what redaction found
+
+
+class LogPage(TypedDict):
+    """What :func:`read` gives: the entries after ``since``, at most ``limit``."""
+
+    name: str
+    entries: list[LogRecord]
+    has_more: bool
+    next_since: int
+    warnings: list[str]
+
+
+class LogTail(TypedDict):
+    """What :func:`tail` gives: the last ``n`` entries of ``total``."""
+
+    name: str
+    entries: list[LogRecord]
+    total: int
+    warnings: list[str]
+
+
+def parse_entry(text: str) -> JSON:
     """The JSON value of ``text`` if it is (strict) JSON, else the text; numbers kept as
     written (:mod:`scratch.jsonvalues`)."""
     from scratch.jsonvalues import parse_exact
@@ -48,7 +86,8 @@ def parse_entry(text: str) -> Any:
     stripped = text.strip()
     if stripped:
         try:
-            return parse_exact(stripped.encode("utf-8", "surrogatepass"))
+            value: JSON = parse_exact(stripped.encode("utf-8", "surrogatepass"))
+            return value
         except ValueError:  # JsonError: not JSON (NaN and Infinity included)
             return text
     return text
@@ -64,7 +103,7 @@ def _decode(raw: bytes, position: int) -> str:
 
 
 def append(store: Store, name: str, raw_entries: Iterable[bytes], *, redaction: Redaction
-           ) -> dict[str, Any]:
+           ) -> Appended:
     """Append entries (already redacted, as ``redaction`` says) to log ``name`` (created on
     first use). Returns first/last id and count."""
     if not isinstance(redaction, Redaction):
@@ -155,7 +194,7 @@ def _record_redaction(log: LogCursor, redaction: Redaction, first: int) -> None:
         findings.append(entry)
 
 
-def _open_log(store: Store, path: Any) -> int:
+def _open_log(store: Store, path: Path) -> int:
     """The log file opened for appending (and reading): no symlink, no hard link (a write
     through one would land in a file outside the store), see :mod:`scratch.safefs`."""
     from scratch.safefs import open_file
@@ -184,7 +223,7 @@ def _complete_end(fd: int, size: int) -> int:
     return 0
 
 
-def _last_id(store: Store, path: Any) -> int:
+def _last_id(store: Store, path: Path) -> int:
     """Id of the last whole entry in the file (0 if none or unreadable)."""
     from scratch.safefs import open_file
 
@@ -213,7 +252,7 @@ def _record(entry_id: int, ts: str, text: str) -> bytes:
     return dumps(record) + b"\n"  # numbers exactly as appended
 
 
-def _records(store: Store, name: str) -> tuple[list[dict[str, Any]], int]:
+def _records(store: Store, name: str) -> tuple[list[LogRecord], int]:
     """The whole entries of the log, and how many damaged lines were skipped."""
     from scratch.safefs import read_file
 
@@ -221,11 +260,12 @@ def _records(store: Store, name: str) -> tuple[list[dict[str, Any]], int]:
     data = read_file(store.root, store.content_path(name, "log"))
     from scratch.jsonvalues import parse_exact
 
-    records: list[dict[str, Any]] = []
+    records: list[LogRecord] = []
     skipped = 0
     for line in data.split(b"\n")[:-1]:  # the last piece is "" or a torn line
         try:
-            record = parse_exact(line)  # numbers as written (big integers, long decimals)
+            # JSON edge (checked by its id); numbers as written (big integers, long decimals)
+            record: LogRecord = parse_exact(line)
             record["id"]
         except (ValueError, KeyError, TypeError):  # JSONDecodeError is a ValueError
             skipped += 1
@@ -238,12 +278,12 @@ def _skipped(n: int) -> list[str]:
     return [f"{n} damaged line(s) in the log file were skipped"] if n else []
 
 
-def read(store: Store, name: str, since: int = 0, limit: int = 100) -> dict[str, Any]:
+def read(store: Store, name: str, since: int = 0, limit: int = 100) -> LogPage:
     if since < 0 or limit < 1:
         raise UsageError(f"{argument('since')} must be >= 0 and {argument('limit')} >= 1",
                          code="invalid_argument", argument="since" if since < 0 else "limit",
                          since=since, limit=limit)
-    out: list[Any] = []
+    out: list[LogRecord] = []
     has_more = False
     records, skipped = _records(store, name)
     for record in records:
@@ -258,7 +298,7 @@ def read(store: Store, name: str, since: int = 0, limit: int = 100) -> dict[str,
             "warnings": _skipped(skipped)}
 
 
-def tail(store: Store, name: str, n: int = 20) -> dict[str, Any]:
+def tail(store: Store, name: str, n: int = 20) -> LogTail:
     if n < 1:
         raise UsageError("-n must be >= 1", code="invalid_argument", n=n)
     records, skipped = _records(store, name)

@@ -54,7 +54,7 @@ class StoreMetadata(StorePaths):
                               "an entry and a folder of entries", code="name_conflict",
                               name=name) from None
         try:
-            meta = orjson.loads(raw)
+            meta: EntryMeta = orjson.loads(raw)  # JSON edge: checked below
             if meta.get("scratch_meta") != META_VERSION or meta.get("kind") not in KINDS:
                 raise ValueError("unknown metadata format")
             return meta

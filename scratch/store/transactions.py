@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,7 +70,7 @@ class StoreTransactions(StoreMetadata):
     def journal(self) -> Path:
         return self.state_dir / "journal.json"
 
-    def _swapping(self) -> Any:
+    def _swapping(self) -> AbstractContextManager[None]:
         """Held (exclusively) while versions are swapped in or out; readers take it shared to
         pair an entry's metadata with its content (:meth:`version_file`)."""
         return exclusive(self.state_dir / "swap.lock")
@@ -173,7 +173,7 @@ class StoreTransactions(StoreMetadata):
         :meth:`journal_done` after the commit."""
         import base64
 
-        restore: list[list[Any]] = []
+        restore: list[list[str | None]] = []  # [path, base64 of its bytes or None]
         for path in saved:
             try:
                 restore.append([self.rel(path), base64.b64encode(read_file(self.root, path))

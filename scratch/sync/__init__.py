@@ -27,13 +27,16 @@ merged in view, ``git fsck`` clean, and the next sync completes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.calls import Step, suggest
 from scratch.errors import UsageError
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def chosen_remotes(root: Any, remote: str | None) -> list[str]:
+
+def chosen_remotes(root: Path, remote: str | None) -> list[str]:
     """``remote``, or every remote of the store (none: an error that says how to add one)."""
     from scratch.sync.remotes import remote_url, remotes
 

@@ -6,7 +6,6 @@ so ``scratch git fetch NAME`` works too; scratch reads only the URL back, and ch
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from scratch.calls import Step, suggest
 from scratch.errors import NotFound, UsageError
@@ -32,7 +31,7 @@ def remote_url(root: Path, name: str) -> str:
     return check_url(url)
 
 
-def add(root: Path, name: str, url: str) -> dict[str, Any]:
+def add(root: Path, name: str, url: str) -> dict[str, str]:
     check_remote_name(name)
     check_url(url)
     if is_local(url) and not url.lower().startswith("file://"):
@@ -48,7 +47,7 @@ def add(root: Path, name: str, url: str) -> dict[str, Any]:
     return {"name": name, "url": url}
 
 
-def remove(root: Path, name: str) -> dict[str, Any]:
+def remove(root: Path, name: str) -> dict[str, str | bool]:
     url = remote_url(root, name)
     git = Plumbing(root)
     git.config_remove_section(f"remote.{name}")

@@ -118,6 +118,7 @@ def gc(store: Store, *, dry_run: bool = False, prune_history: bool = False,
        now: datetime | None = None) -> GcReport:
     """Apply every agent's retention settings to ``store``'s root (takes the lock)."""
     from scratch.sync import purge
+    from scratch.sync.gitops import Plumbing
     root = store.root
     moment = now or datetime.now(UTC)
     report: GcReport = {"dry_run": dry_run, "prune_history": prune_history, "settings": {},
@@ -163,7 +164,7 @@ def gc(store: Store, *, dry_run: bool = False, prune_history: bool = False,
                     ] if purged_entries else []
             what += [f"older versions of {len(purged_versions)} entr"
                      f"{'y' if len(purged_versions) == 1 else 'ies'}"] if purged_versions else []
-            plan = purge.plan_record(store, purge.Plumbing(root), record, targets,
+            plan = purge.plan_record(store, Plumbing(root), record, targets,
                                      f"Retention: purge {' and '.join(what)} from history "
                                      f"(purge {record['id']}).", extra)
             report["purge"] = plan.report(root, dry_run=True) if dry_run else \

@@ -37,9 +37,10 @@ import math
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 import orjson
 
@@ -54,6 +55,47 @@ _COUNTERS = ("used", "extracted", "intercepted", "calls")
 KEPT_STATES = 256  # sessions whose last state a long-lived process keeps (keep_states)
 
 
+class BudgetState(TypedDict):
+    """A session's budget file (JSON, checked by :func:`_valid` when read)."""
+
+    version: int
+    used: int
+    extracted: int
+    intercepted: int
+    calls: int
+    kinds: dict[str, int]  # tokens charged per kind
+    reported: int | None  # the last count the model reported (budget used)
+    window: int | None  # a set-window override
+    created: str
+    updated: str
+
+
+class StatusView(TypedDict):
+    """The view of a state (the module's word): what :meth:`Budget.status` and the charges
+    return, a state as the session sees it (not :class:`scratch.api.BudgetStatus`, the public
+    API's object made from it)."""
+
+    window: int
+    window_source: str  # "set-window" or "model"
+    margin: float
+    usable: int
+    used: int
+    remaining: int
+    intercepted: int
+    extracted: int
+    calls: int
+    kinds: dict[str, int]
+    reported: int | None
+    max_extraction_tokens: int
+    updated: str | None
+    warnings: NotRequired[list[str]]
+    stored: NotRequired[bool]  # peek: the session has a state file
+
+
+# a change made under the lock: mutates the state, True to save it (or raises to refuse)
+Change = Callable[[BudgetState, StatusView], bool]
+
+
 class StaleBudget(Exception):
     """The state a charge expected is not the one under the lock: nothing was recorded."""
 
@@ -64,9 +106,9 @@ class _Kept:
     def __init__(self) -> None:
         self.on = False
         self.lock = threading.Lock()
-        self.states: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.states: OrderedDict[str, BudgetState] = OrderedDict()
 
-    def put(self, path: str, state: dict[str, Any]) -> None:
+    def put(self, path: str, state: BudgetState) -> None:
         kept = _copy(state)
         with self.lock:
             self.states[path] = kept
@@ -74,7 +116,7 @@ class _Kept:
             while len(self.states) > KEPT_STATES:
                 self.states.popitem(last=False)
 
-    def get(self, path: str) -> dict[str, Any] | None:
+    def get(self, path: str) -> BudgetState | None:
         with self.lock:
             found = self.states.get(path)
         return _copy(found) if found is not None else None
@@ -83,7 +125,7 @@ class _Kept:
 _kept = _Kept()
 
 
-def _dumps(state: dict[str, Any]) -> bytes:
+def _dumps(state: BudgetState) -> bytes:
     """Compact JSON with sorted keys, as ``json.dumps(sort_keys=True, separators=(",", ":"))``
     writes it (the state is ASCII); orjson unless a number is past 64 bits."""
     try:
@@ -92,9 +134,9 @@ def _dumps(state: dict[str, Any]) -> bytes:
         return json.dumps(state, sort_keys=True, separators=(",", ":")).encode()
 
 
-def _copy(state: dict[str, Any]) -> dict[str, Any]:
+def _copy(state: BudgetState) -> BudgetState:
     """A copy a change may mutate: a state's values are numbers and strings, but ``kinds``."""
-    out = dict(state)
+    out = cast(BudgetState, dict(state))
     out["kinds"] = dict(state["kinds"])
     return out
 
@@ -121,13 +163,13 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _fresh() -> dict[str, Any]:
+def _fresh() -> BudgetState:
     now = _now()
     return {"version": STATE_VERSION, "used": 0, "extracted": 0, "intercepted": 0, "calls": 0,
             "kinds": {}, "reported": None, "window": None, "created": now, "updated": now}
 
 
-def _valid(state: Any) -> bool:
+def _valid(state: object) -> bool:
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
         return False
     for key in _COUNTERS:
@@ -173,7 +215,7 @@ class Budget:
 
     # -- state I/O (callers hold the lock) -------------------------------------------------
 
-    def _load(self, warnings: list[str]) -> tuple[dict[str, Any], bool]:
+    def _load(self, warnings: list[str]) -> tuple[BudgetState, bool]:
         """The state and whether it must be written back (it was corrupt)."""
         try:
             # never through a symlink placed there (a link makes it unreadable: reset)
@@ -203,7 +245,7 @@ class Budget:
             return _fresh(), True
         return state, False
 
-    def _save(self, state: dict[str, Any], warnings: list[str]) -> None:
+    def _save(self, state: BudgetState, warnings: list[str]) -> None:
         state["updated"] = _now()
         data = _dumps(state) + b"\n"
         # Rewritten in place (every reader holds the lock): no fsync, no rename. Losing the
@@ -216,11 +258,12 @@ class Budget:
             warnings.append(f"budget state {self.state_file.name} could not be saved "
                             f"({exc.strerror or exc}); this change was not recorded")
 
-    def _view(self, state: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
-        window = state["window"] if state.get("window") is not None else self.model_window
+    def _view(self, state: BudgetState, warnings: list[str]) -> StatusView:
+        window = cast(int, state["window"] if state.get("window") is not None
+                      else self.model_window)
         usable = math.floor(window * (1 - self.margin))
         used = state["used"]
-        out: dict[str, Any] = {
+        out: StatusView = {
             "window": window,
             "window_source": "set-window" if state.get("window") is not None else "model",
             "margin": self.margin,
@@ -239,7 +282,7 @@ class Budget:
             out["warnings"] = list(warnings)
         return out
 
-    def _update(self, change: Any, expect: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _update(self, change: Change, expect: Mapping[str, object] | None = None) -> StatusView:
         """Run ``change(state, view)`` under the lock; it mutates ``state`` and returns True to
         save it (or raises to refuse). Returns the view after the change. With ``expect`` (a
         state from :meth:`kept_view`), a file holding any other state raises
@@ -261,7 +304,7 @@ class Budget:
                     _kept.put(str(self.state_file), state)
             return self._view(state, warnings)
 
-    def kept_view(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    def kept_view(self) -> tuple[StatusView, BudgetState] | None:
         """The view of the last state this process saw of the file, and that state (to pass
         as ``expect``), without reading it; None when none is kept (see the module)."""
         if not _kept.on:
@@ -273,12 +316,12 @@ class Budget:
 
     # -- public operations ------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StatusView:
         """window, window_source, margin, usable, used, remaining, intercepted, extracted,
         calls, kinds, reported, max_extraction_tokens, updated (+ warnings)."""
         return self._update(lambda state, view: False)
 
-    def peek(self) -> dict[str, Any]:
+    def peek(self) -> StatusView:
         """The view of the state as the file holds it, for a reader that changes nothing (the
         web page): read under a shared lock, never written (a corrupt file shows as fresh, with
         its warning, and stays as it is). ``stored`` says whether the session has a state
@@ -297,7 +340,7 @@ class Budget:
                 state, _ = self._load(warnings)
         return {**self._view(state, warnings), "stored": stored}
 
-    def _refusal(self, tokens: int, view: dict[str, Any]) -> BudgetExceeded:
+    def _refusal(self, tokens: int, view: StatusView) -> BudgetExceeded:
         return BudgetExceeded(
             f"this answer needs about {tokens} tokens but only {view['remaining']} of the "
             f"{view['usable']}-token budget remain",
@@ -308,12 +351,12 @@ class Budget:
                          suggest(Step.RESET_BUDGET),
                          suggest(Step.SET_BUDGET_WINDOW, tokens=view["window"])])
 
-    def check(self, tokens: int, *, expect: dict[str, Any] | None = None) -> dict[str, Any]:
+    def check(self, tokens: int, *, expect: Mapping[str, object] | None = None) -> StatusView:
         """Raise :class:`BudgetExceeded` if ``tokens`` do not fit; record nothing. (With
         ``expect``: :class:`StaleBudget` when the state is another, as :meth:`charge`.)"""
         _tokens(tokens)
 
-        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             if tokens > view["remaining"]:
                 raise self._refusal(tokens, view)
             return False
@@ -321,7 +364,7 @@ class Budget:
         return self._update(change, expect)
 
     def charge(self, tokens: int, *, kind: str = "extracted", enforce: bool = True,
-               expect: dict[str, Any] | None = None) -> dict[str, Any]:
+               expect: Mapping[str, object] | None = None) -> StatusView:
         """Check and record ``tokens`` entering the context, atomically.
 
         ``kind`` labels the spend (``extracted`` for answers; e.g. ``passthrough`` for small
@@ -335,7 +378,7 @@ class Budget:
         if not kind or not isinstance(kind, str):
             raise UsageError("a budget charge needs a kind", code="invalid_argument")
 
-        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             if enforce and tokens > view["remaining"]:
                 raise self._refusal(tokens, view)
             state["used"] += tokens
@@ -347,40 +390,40 @@ class Budget:
 
         return self._update(change, expect)
 
-    def record_intercepted(self, tokens: int) -> dict[str, Any]:
+    def record_intercepted(self, tokens: int) -> StatusView:
         """Record tokens kept out of the context (a tool output stored instead of shown)."""
         _tokens(tokens)
 
-        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             state["intercepted"] += tokens
             return True
 
         return self._update(change)
 
-    def report_used(self, n: int) -> dict[str, Any]:
+    def report_used(self, n: int) -> StatusView:
         """The model reported ``n`` tokens in its context: the estimate becomes max(used, n)."""
         _tokens(n)
 
-        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             state["used"] = max(state["used"], n)
             state["reported"] = n
             return True
 
         return self._update(change)
 
-    def reset(self) -> dict[str, Any]:
+    def reset(self) -> StatusView:
         """Forget all usage (after the context was cleared); a set-window override is kept."""
 
-        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             window = state.get("window")
-            state.clear()
+            cast("dict[str, object]", state).clear()  # keys a newer version wrote too
             state.update(_fresh())
             state["window"] = window
             return True
 
         return self._update(change)
 
-    def set_window(self, n: int | None) -> dict[str, Any]:
+    def set_window(self, n: int | None) -> StatusView:
         """Override this session's context window (None: back to the model's)."""
         if n is not None:
             _tokens(n, "the context window")
@@ -388,7 +431,7 @@ class Budget:
                 raise UsageError("the context window must be at least 1 token",
                                  code="invalid_argument", value=str(n))
 
-        def change(state: dict[str, Any], view: dict[str, Any]) -> bool:
+        def change(state: BudgetState, view: StatusView) -> bool:
             state["window"] = n
             return True
 

@@ -63,7 +63,8 @@ class PyBpe:
         """The pre-tokens of ``text``."""
         if self._ascii is not None and text.isascii():
             return self._ascii.findall(text)
-        return self._unicode_pattern().findall(text)
+        found: list[str] = self._unicode_pattern().findall(text)
+        return found
 
     def merge_count(self, piece: bytes) -> int:
         """Tokens in one pre-token's bytes."""

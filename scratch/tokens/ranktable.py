@@ -104,7 +104,7 @@ class RankTable:
         self._mask = n_slots - 1
         view = memoryview(buf)[slots_at:slots_at + 4 * n_slots]
         if sys.byteorder == "little":
-            self._slots: memoryview | array = view.cast("I")
+            self._slots: memoryview | array[int] = view.cast("I")
         else:  # pragma: no cover
             self._slots = array("I", view)
             self._slots.byteswap()
@@ -149,6 +149,8 @@ class RankTable:
             at = base + v
             if v + 8 > end:
                 raise TableDamaged(f"slot {i}")
+            check: int
+            meta: int
             check, meta = _META.unpack_from(buf, at)
             length = meta & 0xFF
             if v + 8 + length > end:

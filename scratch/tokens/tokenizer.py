@@ -30,11 +30,17 @@ import threading
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.errors import UsageError
 from scratch.tokens import loader
 from scratch.tokens.models import BASE_ENCODINGS, EncodingSpec
+
+if TYPE_CHECKING:
+    import sentencepiece
+    import tiktoken
+
+    from scratch.tokens.pybpe import PyBpe, RankLookup
 
 # Characters counted (in one call or in total) from which loading toktok pays for itself (its
 # extra load time divided by the speed difference, rounded down).
@@ -183,8 +189,8 @@ class BpeTokenizer(Tokenizer):
         self._source = source
         self._cache = cache
         self._ranks: dict[bytes, int] | None = None
-        self._py: Any = None
-        self._encoding: Any = None
+        self._py: PyBpe | None = None
+        self._encoding: tiktoken.Encoding | None = None
         self._fast: FastCounter | None = None
         self._fast_state: bool | None = None  # None: not tried; False: unusable
         self._char_tables: tuple[bytes, bytes] | None = None
@@ -201,7 +207,7 @@ class BpeTokenizer(Tokenizer):
         return self._ranks
 
     @property
-    def encoding(self) -> Any:
+    def encoding(self) -> tiktoken.Encoding:
         """tiktoken's ``Encoding`` built from the verified ranks (never ``get_encoding``)."""
         if self._encoding is None:
             with self._lock:
@@ -234,7 +240,7 @@ class BpeTokenizer(Tokenizer):
             counts = [len(enc.encode_ordinary(t)) for t in texts]
         return counts
 
-    def _python(self) -> Any:
+    def _python(self) -> PyBpe:
         if self._py is None:
             with self._lock:
                 if self._py is None:
@@ -245,7 +251,7 @@ class BpeTokenizer(Tokenizer):
                                      ASCII_PATTERNS[self.name])
         return self._py
 
-    def _rank_lookup(self) -> Any:
+    def _rank_lookup(self) -> RankLookup:
         """Ranks for the pure-Python counter: the dict when it is loaded already, else the
         cached memory-mapped table (built once, from the verified ranks, when missing)."""
         if self._ranks is None and self._source is None and self._cache is not None:
@@ -391,12 +397,12 @@ class GemmaTokenizer(Tokenizer):
     def __init__(self, *, source: Path | None = None, cache: Path | None = None) -> None:
         self._source = source
         self._cache = cache
-        self._sp: Any = None
+        self._sp: sentencepiece.SentencePieceProcessor | None = None
         self._char_tables: tuple[bytes, bytes] | None = None
         self._lock = threading.RLock()
 
     @property
-    def processor(self) -> Any:
+    def processor(self) -> sentencepiece.SentencePieceProcessor:
         if self._sp is None:
             with self._lock:
                 if self._sp is None:
@@ -440,7 +446,7 @@ class GemmaTokenizer(Tokenizer):
 
     def _piece_bytes(self, token: int) -> bytes:
         sp = self.processor
-        piece = sp.id_to_piece(token)
+        piece: str = sp.id_to_piece(token)
         if sp.is_byte(token):  # byte fallback pieces are spelled <0xAB>
             return bytes([int(piece[3:5], 16)])
         if sp.is_control(token):

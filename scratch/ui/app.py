@@ -144,6 +144,7 @@ class UiApp:
         from starlette.responses import HTMLResponse, JSONResponse, Response
 
         from scratch.errors import ScratchError
+        from scratch.ui.html import tag
         query = dict(request.query_params)
         words = path[1:].split("/") if path != "/" else []
         if len(words) <= 3 and words and words[-1] == "":  # a trailing slash: the same page
@@ -189,12 +190,12 @@ class UiApp:
                 return HTMLResponse(entry_pages.entry(site, base, words[1],
                                                       "/".join(words[3:]), query))
         except ScratchError as exc:  # what the page asked of the store is not right
-            return HTMLResponse(pages.layout(site, base, "Cannot show this", pages.tag(
+            return HTMLResponse(pages.layout(site, base, "Cannot show this", tag(
                 "p", f"{exc.code}: {exc.message}", class_="error")), status_code=400)
         except pages.Missing as exc:
-            return HTMLResponse(pages.layout(site, base, "Not found", pages.tag(
+            return HTMLResponse(pages.layout(site, base, "Not found", tag(
                 "p", str(exc), class_="error")), status_code=404)
-        return HTMLResponse(pages.layout(site, base, "Not found", pages.tag(
+        return HTMLResponse(pages.layout(site, base, "Not found", tag(
             "p", f"no page {path}", class_="error")), status_code=404)
 
 

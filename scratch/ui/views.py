@@ -381,7 +381,7 @@ class Site:
             return None
         return None if meta is None or meta.get("deleted") else meta
 
-    def answer(self, agent: str, c: Call) -> Result:
+    def answer(self, agent: str, c: Call) -> Result[object]:
         """The whole first page of ``c`` as the answers layer builds it, charged to no one."""
         from scratch.answers.kernel.candidate import Candidate
         from scratch.answers.kernel.catalogue import describe
@@ -445,16 +445,16 @@ class Site:
     def deadline(seconds: float = SEARCH_SECONDS) -> float:
         return time.monotonic() + seconds
 
-    def schema(self, agent: str, ref: str) -> Result:
+    def schema(self, agent: str, ref: str) -> Result[object]:
         return self.answer(agent, call("schema", ref=ref))
 
-    def history(self, agent: str, name: str) -> Result:
+    def history(self, agent: str, name: str) -> Result[object]:
         return self.answer(agent, call("history", name=name))
 
-    def diff(self, agent: str, name: str, a: int, b: int) -> Result:
+    def diff(self, agent: str, name: str, a: int, b: int) -> Result[object]:
         return self.answer(agent, call("diff", name=name, a=a, b=b))
 
-    def log_page(self, agent: str, name: str, since: int) -> Result:
+    def log_page(self, agent: str, name: str, since: int) -> Result[object]:
         return self.answer(agent, call("log read", name=name, since=since, limit=PAGE_LOG))
 
     def stored_by(self, agent: str, name: str) -> Record | None:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
 
 
-def artifact_ls(ctx: Context, run: Annotated[str | None, RUN]) -> Result:
+def artifact_ls(ctx: Context, run: Annotated[str | None, RUN]) -> Result[dict[str, object]]:
     from scratch.runs import latest_iteration, list_artifacts
     if run is not None and ctx.run is not None and run != ctx.run:  # another run: not seen
         from scratch.runs import run_not_visible

@@ -26,7 +26,7 @@ def artifact_put(ctx: Context, run: Annotated[str | None, RUN],
                  name: Annotated[str, ARTIFACT],
                  content: Annotated[bytes | None, CONTENT] = None,
                  source: Annotated[str | None, SOURCE] = None,
-                 allow_empty: Annotated[bool, ALLOW_EMPTY] = False) -> Result:
+                 allow_empty: Annotated[bool, ALLOW_EMPTY] = False) -> Result[dict[str, object]]:
     """Store ``content`` (or the bytes of the file ``source``) as the next version of artifact
     NAME of RUN, held to the limits ``write`` is held to."""
     from scratch.names import artifact_ref

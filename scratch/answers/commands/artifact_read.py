@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.fitting import Meter
     from scratch.answers.kernel.rendering import Rendering
-    from scratch.answers.kernel.result import Result
+    from scratch.answers.kernel.result import Payload, Result
     from scratch.answers.kernel.target import Target
 
 # No token of a tokenizer scratch prices with covers more bytes than this: an artifact with
@@ -38,7 +38,7 @@ MAX_TOKEN_BYTES = 256
 
 def artifact_read(ctx: Context, run: Annotated[str | None, RUN],
                   name: Annotated[str, ARTIFACT], *, rendering: Rendering | None = None,
-                  asked: Call) -> Candidate | Result:
+                  asked: Call) -> Candidate | Result[Payload]:
     from scratch.answers.kernel.target import open_target
     from scratch.names import artifact_ref, validate_name, validate_run
     from scratch.runs import not_in_run
@@ -81,7 +81,7 @@ class Whole(WholeEntry):
 
     command = "artifact read"
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[Payload]:
         from dataclasses import replace
         shown = super().page(k)
         data = shown.data if isinstance(shown.data, dict) else {}
@@ -124,7 +124,8 @@ def _too_large(ref: str, run: str, name: str, tokens: int | None, cap: int, *,
         suggestions=[call("schema", ref=ref), call("head", ref=ref, lines=50)])
 
 
-def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter) -> Result:
+def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter
+             ) -> Result[dict[str, object]]:
     """The pointer to the artifact in place, fitted as ingest fits the pointer it shows."""
     from scratch.answers.kernel.result import Charge, Result
     from scratch.answers.pointer import (

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.result import Result
 
 
-def budget_reset(ctx: Context) -> Result:
+def budget_reset(ctx: Context) -> Result[dict[str, object]]:
     return budget_view(ctx, "reset")
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 WINDOW = Arg("Window in tokens.", metavar="N", minimum=0)
 
 
-def budget_set_window(ctx: Context, tokens: Annotated[int, WINDOW]) -> Result:
+def budget_set_window(ctx: Context, tokens: Annotated[int, WINDOW]) -> Result[dict[str, object]]:
     return budget_view(ctx, "set-window", tokens or None)
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 USED = Arg("Tokens used so far.", metavar="N", minimum=0)
 
 
-def budget_used(ctx: Context, tokens: Annotated[int, USED]) -> Result:
+def budget_used(ctx: Context, tokens: Annotated[int, USED]) -> Result[dict[str, object]]:
     return budget_view(ctx, "used", tokens)
 
 

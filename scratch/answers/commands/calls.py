@@ -117,7 +117,7 @@ def _entry(rec: Record) -> str:
 
 def calls(ctx: Context, since: Annotated[str | None, SINCE] = None,
           limit: Annotated[int, LIMIT] = 20, offset: Annotated[int, OFFSET] = 0, *,
-          agent: str | None = None) -> Result:
+          agent: str | None = None) -> Result[Mapping[str, object]]:
     """The ledger's calls (see the module docstring); ``agent`` is the interface's to give."""
     from scratch import ledger
     who = agent if agent is not None else (ctx.agent if "agent" in ctx.named else None)

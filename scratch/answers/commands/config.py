@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scratch.answers.kernel.result import Result, Table
+from scratch.answers.kernel.result import Payload, Result, Table
 from scratch.declare import Command
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
 
 
-def show_config(ctx: Context) -> Result:
+def show_config(ctx: Context) -> Result[Payload]:
     rows = ctx.config.describe()
     data = {"store": str(ctx.root), "store_source": ctx.root_source,
             "config_file": str(ctx.config.path) if ctx.config.path else None,

@@ -17,7 +17,7 @@ TOOL = Arg("Tool name, as given to ingest's tool.", metavar="TOOL", max_length=2
 
 
 def threshold(ctx: Context, server: Annotated[str | None, SERVER] = None,
-              tool: Annotated[str | None, TOOL] = None) -> Result:
+              tool: Annotated[str | None, TOOL] = None) -> Result[dict[str, object]]:
     """Which [thresholds] pattern decides TOOL's ingest threshold, and why; with ``server``,
     the threshold at which the MCP proxy stores a result of that server's TOOL.
 

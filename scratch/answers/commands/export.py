@@ -22,7 +22,7 @@ OUTPUT = Arg("Write to this file instead of stdout.", flags=("-o", "--output"), 
 
 
 def export(ctx: Context, ref: Annotated[str, REF],
-           output: Annotated[str | None, OUTPUT] = None) -> Result:
+           output: Annotated[str | None, OUTPUT] = None) -> Result[dict[str, object]]:
     """The stored bytes of REF exactly, to ``output`` or stdout: no cap, no charge."""
     from scratch.answers.kernel.target import entry_name
     from scratch.names import split_ref

@@ -14,9 +14,10 @@ from scratch.declare import Command, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
+    from scratch.runs.events import UsageEvent
 
 
-def finish(ctx: Context) -> Result:
+def finish(ctx: Context) -> Result[UsageEvent]:
     from scratch import ledger
     from scratch.runs import finish_worker
     if ctx.coordinator:  # no scratchpad: the store only, made if needed

@@ -26,7 +26,7 @@ PRUNE_HISTORY = Arg("Purge what retention removes from git history too, as purge
 
 
 def gc(ctx: Context, dry_run: Annotated[bool, DRY_RUN] = False,
-       prune_history: Annotated[bool, PRUNE_HISTORY] = False) -> Result:
+       prune_history: Annotated[bool, PRUNE_HISTORY] = False) -> Result[GcReport]:
     from scratch.sync.retention import gc as collect
     report = collect(ctx.store(), dry_run=dry_run, prune_history=prune_history)
     return Result("gc", data=report, text=gc_text(report))

@@ -325,7 +325,7 @@ class GrepAnswer(Candidate):
             out[-1][1].lines.append(ln)
         return [r for _, r in out]
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[dict[str, object]]:
         regions = self._prefix(k)
         data: dict[str, object] = {"name": self.target.name, "version": self.target.version,
                                 "matches": self.matches if regions is self.regions
@@ -517,7 +517,7 @@ class GrepAll(Candidate):
         self.shrink_units = max((sum(r.match_count for r in regions) for _, regions in found),
                                 default=0)
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[dict[str, object]]:
         parts: list[str] = []
         entries: list[EntryMatches] = []
         from scratch.answers.line_ranges import is_binary

@@ -12,12 +12,12 @@ from scratch.declare import Command, Tool
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Candidate
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.result import Result
+    from scratch.answers.kernel.result import Payload, Result
 
 
 def head(ctx: Context, ref: Annotated[str, REF], lines: Annotated[int, LINES] = 50,
          fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True,
-         *, asked: Call) -> Candidate | Result:
+         *, asked: Call) -> Candidate | Result[Payload]:
     return line_range(ctx, ref, 1, lines, command="head", numbers=numbers, fit=fit,
                       asked=asked)
 

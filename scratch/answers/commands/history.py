@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
 
 
-def history(ctx: Context, name: Annotated[str, NAME]) -> Result:
+def history(ctx: Context, name: Annotated[str, NAME]) -> Result[dict[str, object]]:
     from scratch.answers.kernel.target import entry_name
     store = ctx.store()
     name = entry_name(store, name, deleted=True)

@@ -30,7 +30,7 @@ def ingest(ctx: Context, name: Annotated[str | None, OUTPUT_NAME] = None,
            stream: BinaryIO | None = None, rendering: Rendering | None = None,
            partial: bool = False,
            companions: tuple[Companion, ...] = (), info: dict[str, object] | None = None,
-           notices: tuple[str, ...] = ()) -> Result:
+           notices: tuple[str, ...] = ()) -> Result[object]:
     """The output on ``stream`` (the CLI's stdin) or given as ``content``, passed through or
     stored with a pointer (``partial``, ``companions``, ``info``, ``notices``: what the MCP
     proxy adds for an upstream result, see :class:`scratch.answers.ingest.IngestOptions`)."""

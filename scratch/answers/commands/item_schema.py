@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 from scratch.answers.commands._args import KEY_FIELD, LIMIT, OFFSET, PATH, REF, ROWS_PATH_HELP
 from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Payload, Result
 from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.sources.arrays import window_end
 from scratch.answers.sources.base import table_of
@@ -61,7 +61,7 @@ class ItemSchema(Candidate):
         self._result = self._compute()
         self.shrink_units = self.window  # a smaller window (limit k) for k < the window
 
-    def _compute(self) -> Result:
+    def _compute(self) -> Result[Payload]:
         from scratch.query.items import item_schema as union
         target, offset, limit = self.target, self.offset, self.limit
         table = table_of(target, self.path)
@@ -105,7 +105,7 @@ class ItemSchema(Candidate):
         return Result("item-schema", data=data, text="\n".join(lines) + "\n",
                       warnings=warnings)
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[Payload]:
         return self._result
 
     def shrunk(self, k: int) -> Candidate | None:

@@ -225,7 +225,7 @@ class RowsAnswer(Candidate):
 
     # -- the answer ----------------------------------------------------------------------------
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[dict[str, object]]:
         rows, items = self._shown(k)
         ref = self.target.ref
         extra = self.extra

@@ -13,6 +13,7 @@ from scratch.store import logs
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.calls import ArgValue
+    from scratch.store.logs import Appended
 
 ENTRY = Arg("The entry text; stdin when omitted or '-'.", metavar="[ENTRY|-]", max_length=1 << 20,
             mcp=False, show_default=False)
@@ -22,7 +23,7 @@ LINES = Arg("Append each non-empty line as its own entry.", flags=("--lines",), 
 def append(ctx: Context, name: Annotated[str, NAME], entry: Annotated[str | None, ENTRY] = None,
            lines: Annotated[bool, LINES] = False,
            no_redact: Annotated[bool, NO_REDACT] = False, *,
-           entries: list[bytes] | list[str] | None = None) -> Result:
+           entries: list[bytes] | list[str] | None = None) -> Result[Appended]:
     """Append ``entry`` (each non-empty line of it with ``lines``), or ``entries`` as the
     interface read them (the CLI's stdin, the tool's entry)."""
     if entries is None:

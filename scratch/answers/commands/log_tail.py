@@ -40,7 +40,7 @@ class LogTail(Candidate):
         first = entries[0]["id"] if entries else 0
         self.what = f"log entry {first} alone"
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[dict[str, object]]:
         shown = self.entries[:k]
         data = {"name": self.name, "entries": shown, "total": self.total}
         return Result("log tail", data=data, text=entries_text(shown), warnings=self.warnings)

@@ -14,7 +14,7 @@ PREFIX = Arg("Only names starting with this (literal, case-sensitive).", metavar
              max_length=1024, show_default=False)
 
 
-def ls(ctx: Context, prefix: Annotated[str, PREFIX] = "") -> Result:
+def ls(ctx: Context, prefix: Annotated[str, PREFIX] = "") -> Result[dict[str, object]]:
     rows = ctx.store().list(prefix)
     table = Table(["name", "kind", "version", "bytes", "lines", "updated"],
                   [[r["name"], r["kind"], r["version"] if r["version"] is not None else "-",

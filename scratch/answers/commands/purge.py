@@ -28,7 +28,7 @@ DRY_RUN = Arg("Only say what would be removed; change nothing.", flags=("--dry-r
 
 def purge(ctx: Context, name: Annotated[str | None, NAME] = None,
           namespace: Annotated[bool, NAMESPACE] = False, all: Annotated[bool, ALL] = False,
-          dry_run: Annotated[bool, DRY_RUN] = False) -> Result:
+          dry_run: Annotated[bool, DRY_RUN] = False) -> Result[dict[str, object] | PurgeReport]:
     from scratch.errors import EntryNotFound, UsageError
     from scratch.sync import purge as purging
     if sum((name is not None, namespace, all)) != 1:

@@ -21,7 +21,7 @@ from scratch.answers.changes import CONTEXT
 from scratch.answers.commands._args import FIT, REF
 from scratch.answers.kernel.candidate import FIT as FIT_STEP
 from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
-from scratch.answers.kernel.result import Result, Words
+from scratch.answers.kernel.result import Payload, Result, Words
 from scratch.answers.kernel.target import Target, open_target, range_cost
 from scratch.answers.line_ranges import LineRange, line_alternatives
 from scratch.calls import Call
@@ -56,7 +56,7 @@ class WholeEntry(Candidate):
     def estimate(self, k: int) -> int | None:
         return self._price()
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[Payload]:
         data = self.target.path.read_bytes()
         t = self.target
         if self.binary:
@@ -101,7 +101,7 @@ RAW = Arg("Show binary content as text.", flags=("--raw",))
 def read(ctx: Context, ref: Annotated[str, REF],
          since_version: Annotated[int | None, SINCE_VERSION] = None,
          context: Annotated[int, CONTEXT] = 3, raw: Annotated[bool, RAW] = False,
-         fit: Annotated[bool, FIT] = False, *, asked: Call) -> Candidate | Result:
+         fit: Annotated[bool, FIT] = False, *, asked: Call) -> Candidate | Result[Payload]:
     if since_version is not None:
         return read_since(ctx, ref, since_version, context,
                           asked.with_args(raw=None, fit=None))

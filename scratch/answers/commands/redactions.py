@@ -31,7 +31,7 @@ _MARK = "«redacted:".encode()
 
 
 def redactions(ctx: Context, ref: Annotated[str, REF], limit: Annotated[int, LIMIT] = 50,
-               offset: Annotated[int, OFFSET] = 0) -> Result:
+               offset: Annotated[int, OFFSET] = 0) -> Result[dict[str, object]]:
     from scratch.answers.kernel.target import open_target
     target = open_target(ctx, ref, logs=True)
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._remote_args import REMOTE
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Payload, Result
 from scratch.declare import Arg, Command
 
 if TYPE_CHECKING:
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 URL = Arg("Where the remote repository is.", metavar="URL")
 
 
-def remote_add(ctx: Context, name: Annotated[str, REMOTE], url: Annotated[str, URL]) -> Result:
+def remote_add(ctx: Context, name: Annotated[str, REMOTE], url: Annotated[str, URL]
+               ) -> Result[Payload]:
     from scratch.sync import remotes
     data = remotes.add(ctx.store().root, name, url)
     return Result("remote add", data=data, text=f"added remote {data['name']}: {data['url']}\n")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scratch.answers.kernel.result import Result, Table
+from scratch.answers.kernel.result import Payload, Result, Table
 from scratch.declare import Command
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
 
 
-def remote_list(ctx: Context) -> Result:
+def remote_list(ctx: Context) -> Result[Payload]:
     from scratch.sync import remotes
     found = remotes.remotes(ctx.store().root)
     rows = [{"name": k, "url": v} for k, v in found.items()]

@@ -20,7 +20,7 @@ REF = Arg("Entry and the version to bring back.", metavar="NAME@N", max_length=1
 VERSION = Arg("The version to bring back.", minimum=1)
 
 
-def restore(ctx: Context, ref: Annotated[str, REF]) -> Result:
+def restore(ctx: Context, ref: Annotated[str, REF]) -> Result[dict[str, object]]:
     from scratch.answers.kernel.target import entry_name
     name, version = split_ref(ref)
     if version is None:

@@ -11,9 +11,10 @@ from scratch.declare import Command, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
+    from scratch.store.records import Removed
 
 
-def rm(ctx: Context, name: Annotated[str, NAME]) -> Result:
+def rm(ctx: Context, name: Annotated[str, NAME]) -> Result[Removed]:
     from scratch.answers.kernel.target import entry_name
     store = ctx.store()
     name = entry_name(store, name)

@@ -154,7 +154,7 @@ def run(ctx: Context, tool: Annotated[str | None, TOOL] = None,
         name: Annotated[str | None, NAME] = None,
         no_redact: Annotated[bool, NO_REDACT] = False,
         words: Annotated[list[str] | None, WORDS] = None, *,
-        rendering: Rendering | None = None) -> Result:
+        rendering: Rendering | None = None) -> Result[object]:
     """``run``: see :func:`run_command`."""
     words = words or []
     return run_command(ctx, words, name=name, tool=tool, fmt=format, raw=raw,
@@ -163,7 +163,7 @@ def run(ctx: Context, tool: Annotated[str | None, TOOL] = None,
 
 def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str | None,
                 fmt: str | None, raw: bool, store_always: bool, progress: Progress | None = None,
-                rendering: Rendering | None = None, no_redact: bool = False) -> Result:
+                rendering: Rendering | None = None, no_redact: bool = False) -> Result[object]:
     """The command's stderr goes straight to ours; its stdout is spooled, then ingested.
 
     The exit status is only known once stdout closes, so the output is spooled first and

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
 
 
-def runs(ctx: Context) -> Result:
+def runs(ctx: Context) -> Result[dict[str, object]]:
     from scratch.runs import list_runs
     rows = [r for r in list_runs(ctx.root) if ctx.run is None or r["run"] == ctx.run]
     return Result("runs", data={"runs": rows}, table=Table(

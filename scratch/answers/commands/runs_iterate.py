@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._run_args import RUN, own_run
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Payload, Result
 from scratch.declare import Command
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
 
 
-def runs_iterate(ctx: Context, run: Annotated[str | None, RUN]) -> Result:
+def runs_iterate(ctx: Context, run: Annotated[str | None, RUN]) -> Result[Payload]:
     from scratch.runs import RunStore, start_iteration
     run = own_run(ctx, run, "runs iterate")
     n = start_iteration(RunStore.open_run(ctx.root, run, ctx.agent, ctx.config))

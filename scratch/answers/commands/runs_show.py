@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from scratch.runs import RunInfo
 
 
-def runs_show(ctx: Context, run: Annotated[str | None, RUN]) -> Result:
+def runs_show(ctx: Context, run: Annotated[str | None, RUN]) -> Result[RunInfo]:
     from scratch.names import validate_run
     from scratch.runs import not_in_run, run_info, run_not_visible
     if run is None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 from scratch.answers.commands._args import REF
 from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate, Step
 from scratch.answers.kernel.context import Context
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Payload, Result
 from scratch.answers.kernel.target import Target, open_target
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
@@ -286,7 +286,7 @@ class SchemaAnswer(Candidate):
         self._owner = owner
         super().__init__(asked or _schema_call(target, depth, path))
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[Payload]:
         text, data = schema_answer(self.target, self.depth, self.path)
         return Result("schema", data=data, text=text)
 

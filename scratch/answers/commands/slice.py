@@ -12,7 +12,7 @@ from scratch.declare import Arg, Command, Tool
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Candidate
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.result import Result
+    from scratch.answers.kernel.result import Payload, Result
 
 START = Arg("First line (>= 1).", metavar="START", minimum=1)
 END = Arg("Last line (>= START).", metavar="END", minimum=1)
@@ -23,7 +23,7 @@ FROM_BYTE = Arg("Line START from this byte on (fit's next gives it).", flags=("-
 def slice_(ctx: Context, ref: Annotated[str, REF], start: Annotated[int, START],
            end: Annotated[int, END], from_byte: Annotated[int | None, FROM_BYTE] = None,
            fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True,
-           *, asked: Call) -> Candidate | Result:
+           *, asked: Call) -> Candidate | Result[Payload]:
     return line_range(ctx, ref, start, end, command="slice", numbers=numbers, fit=fit,
                       from_byte=from_byte,
                       asked=asked)

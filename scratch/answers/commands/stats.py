@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scratch.answers.kernel.result import Result, Table
+from scratch.answers.kernel.result import Payload, Result, Table
 from scratch.declare import Command, Tool
 
 if TYPE_CHECKING:
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from scratch.ledger import Tally
 
 
-def store_stats(ctx: Context, *, agent: str | None = None) -> Result:
+def store_stats(ctx: Context, *, agent: str | None = None) -> Result[Payload]:
     """Every agent's entries and counters; or (``agent``) that agent's row alone, and when it
     is the context's own agent, flat (no store path) with its budget session's counters.
 

@@ -39,6 +39,8 @@ from scratch.locking import atomic_write
 from scratch.words import plural
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from scratch.answers.model_summary import SummaryModel, Unavailable
     from scratch.answers.sources.items import Info
 
@@ -284,7 +286,7 @@ def command_summary(ctx: Context, target: Target, command: str) -> str:
     spec = ctx.encoding()
     piece_tokens = max(500, ctx.config["budget.max_extraction_tokens"])
 
-    def chunks():
+    def chunks() -> Iterator[bytes]:
         with open(target.path, "rb") as fh:
             while block := fh.read(1 << 20):
                 yield block
@@ -328,7 +330,8 @@ def summarize(ctx: Context, ref: Annotated[str, REF],
 
 
 def _by_model(ctx: Context, target: Target, tokens: int,
-              offered: SummaryModel | Unavailable | None) -> Result | list[Unavailable]:
+              offered: SummaryModel | Unavailable | None
+              ) -> Result[dict[str, object]] | list[Unavailable]:
     """The model-written summary's result, or why no model could write it."""
     from scratch.answers.model_summary import Unavailable, cached, write_summary
     if offered is not None and not isinstance(offered, Unavailable):
@@ -405,7 +408,8 @@ def _summary(ctx: Context, target: Target, ref: str,
     return _fixed(target, ref, result)
 
 
-def _fixed(target: Target, ref: str, result: Result, *, by_model: bool = False) -> Candidate:
+def _fixed(target: Target, ref: str, result: Result[object], *, by_model: bool = False
+           ) -> Candidate:
     """The summary as an answer: priced, with smaller answers when it does not fit."""
     from scratch.answers.commands.schema import schema_candidate
     from scratch.answers.line_ranges import LineRange

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Payload, Result
 from scratch.declare import Arg, Command, Tool
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ STATUS = Arg("Only show, per agent, what is ahead and behind, what would move an
 
 def sync(ctx: Context, remote: Annotated[str | None, REMOTE] = None,
          all: Annotated[bool, ALL] = False, status: Annotated[bool, STATUS] = False,
-         replace_history: Annotated[bool, REPLACE_HISTORY] = False) -> Result:
+         replace_history: Annotated[bool, REPLACE_HISTORY] = False) -> Result[Payload]:
     from scratch.sync import chosen_remotes, report
     from scratch.sync.merge import RUN_KEY
     store = ctx.store() if not ctx.coordinator else _store_of(ctx)

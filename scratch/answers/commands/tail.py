@@ -13,12 +13,12 @@ from scratch.declare import Command, Tool
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Candidate
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.result import Result
+    from scratch.answers.kernel.result import Payload, Result
 
 
 def tail(ctx: Context, ref: Annotated[str, REF], lines: Annotated[int, LINES] = 50,
          fit: Annotated[bool, FIT] = False, numbers: Annotated[bool, NUMBERS] = True,
-         *, asked: Call) -> Candidate | Result:
+         *, asked: Call) -> Candidate | Result[Payload]:
     target = open_target(ctx, ref, logs=True)  # opened once: counted here, read by line_range
     total = target.index.line_count
     return line_range(ctx, ref, max(1, total - lines + 1), total, command="tail",

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers.kernel.result import Result
+from scratch.answers.kernel.result import Payload, Result
 from scratch.declare import Arg, Command
 from scratch.errors import UsageError, argument
 
@@ -23,7 +23,7 @@ def _spec_dict(ctx: Context) -> dict[str, str | bool | None]:
     return {"encoding": spec.name, "model": spec.model, "exact": spec.exact}
 
 
-def count(ctx: Context, chunks: Iterable[bytes]) -> Result:
+def count(ctx: Context, chunks: Iterable[bytes]) -> Result[Payload]:
     from scratch.tokens import count_stream
     spec = ctx.encoding()
     n = count_stream(chunks, spec)
@@ -33,7 +33,7 @@ def count(ctx: Context, chunks: Iterable[bytes]) -> Result:
     return Result("tokens", data=data, text=f"{n}\n", notices=notices)
 
 
-def token_ids(ctx: Context, chunks: Iterable[bytes]) -> Result:
+def token_ids(ctx: Context, chunks: Iterable[bytes]) -> Result[Payload]:
     from scratch.tokens.stream import ids_stream
     spec = ctx.encoding()
     if not spec.exact:
@@ -47,7 +47,7 @@ def token_ids(ctx: Context, chunks: Iterable[bytes]) -> Result:
                   text=" ".join(map(str, out)) + "\n")
 
 
-def truncate_text(ctx: Context, chunks: Iterable[bytes], n: int, *, tail: bool) -> Result:
+def truncate_text(ctx: Context, chunks: Iterable[bytes], n: int, *, tail: bool) -> Result[Payload]:
     from scratch.tokens import tail_stream, truncate_stream
     spec = ctx.encoding()
     pieces = (tail_stream if tail else truncate_stream)(chunks, n, spec)
@@ -58,7 +58,7 @@ def truncate_text(ctx: Context, chunks: Iterable[bytes], n: int, *, tail: bool) 
 
 
 def split_text(ctx: Context, chunks: Iterable[bytes], n: int, split_dir: Path | None,
-          delimiter: str) -> Result | Iterator[bytes]:
+          delimiter: str) -> Result[Payload] | Iterator[bytes]:
     from scratch.tokens import split_stream
     spec = ctx.encoding()
     pieces = split_stream(chunks, n, spec)
@@ -104,7 +104,7 @@ def tokens(ctx: Context, source: Annotated[str | None, SOURCE] = None,
            split_dir: Annotated[str | None, SPLIT_DIR] = None,
            delimiter: Annotated[str, DELIMITER] = SPLIT_DELIMITER,
            ids: Annotated[bool, IDS] = False, *, chunks: Iterable[bytes] | None = None
-           ) -> Result | Iterator[bytes]:
+           ) -> Result[Payload] | Iterator[bytes]:
     """Count, or one of truncate / tail / split / ids, of the file ``source`` or of the
     ``chunks`` the interface reads (the CLI's stdin)."""
     chosen = [name for name, v in (("truncate", truncate), ("tail", tail),

@@ -23,7 +23,7 @@ def write(ctx: Context, name: Annotated[str, NAME],
           content: Annotated[bytes | None, CONTENT] = None,
           source: Annotated[str | None, SOURCE] = None,
           allow_empty: Annotated[bool, ALLOW_EMPTY] = False,
-          no_redact: Annotated[bool, NO_REDACT] = False) -> Result:
+          no_redact: Annotated[bool, NO_REDACT] = False) -> Result[dict[str, object]]:
     """Store ``content`` (or the bytes of the file ``source``) as the next version of NAME.
 
     Every interface is held to the same limits here: content over ``limits.max_write_bytes``

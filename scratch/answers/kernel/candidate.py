@@ -78,7 +78,7 @@ class Candidate:
         self.asked = asked
         self.fit = fit
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[object]:
         raise NotImplementedError
 
     def text_price(self, k: int) -> int | None:
@@ -129,7 +129,7 @@ class Candidate:
 class Fixed(Candidate):
     """A finished answer, priced like any other but not cut: ``page(1)`` is ``result``."""
 
-    def __init__(self, asked: Call, result: Result, *, code: str,
+    def __init__(self, asked: Call, result: Result[object], *, code: str,
                  alternatives: Iterable[Alternative] = (),
                  details: dict[str, object] | None = None,
                  on_close: Callable[[], None] | None = None) -> None:
@@ -141,7 +141,7 @@ class Fixed(Candidate):
         self._details = details or {}
         self._on_close = on_close
 
-    def page(self, k: int) -> Result:
+    def page(self, k: int) -> Result[object]:
         return self.result
 
     def text_price(self, k: int) -> int | None:

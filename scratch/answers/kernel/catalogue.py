@@ -119,7 +119,7 @@ def _names(command: Command) -> tuple[frozenset[str], frozenset[str], frozenset[
 
 
 def describe(ctx: Context, call: Call, rendering: Rendering | None = None
-             ) -> Candidate | Result:
+             ) -> Candidate | Result[object]:
     """What ``call`` would answer, without charging anything. A command whose answer depends
     on how it is printed (the pointer's next calls are spelled and sized as the agent reads
     them) takes the ``rendering``."""

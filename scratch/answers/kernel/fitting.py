@@ -68,7 +68,7 @@ class Meter:
     def tighter(self, tokens: int) -> Meter:
         return Meter(self.ctx, self.rendering, self.limits.less(tokens))
 
-    def cost(self, result: Result) -> int:
+    def cost(self, result: Result[object]) -> int:
         """What ``result`` costs as printed, its meta at its widest (the count at the cap,
         the budget as if the cap were charged): a number of fewer digits never costs more."""
         if self.rendering.states_meta:
@@ -77,7 +77,8 @@ class Meter:
                                        "budget": after(self.limits.view, widest)})
         return self.rendering.cost(result, self.spec)
 
-    def answer_cost(self, c: Candidate, k: int, *, with_next: bool) -> tuple[int, Result | None]:
+    def answer_cost(self, c: Candidate, k: int, *, with_next: bool
+                    ) -> tuple[int, Result[object] | None]:
         """The cost of ``c.page(k)`` (with ``next`` when asked), and the page when it was
         built: an estimate over the cap, or the index's price of its text, decides without
         building it (the cost then reported is the closer of the candidate's guesses)."""
@@ -188,7 +189,7 @@ def largest_fitting(n: int, cost: Callable[[int], int], cap: int, guess: int | N
 
 # -- delivering an answer -------------------------------------------------------------------
 
-def deliver(ctx: Context, rendering: Rendering, c: Candidate) -> Result:
+def deliver(ctx: Context, rendering: Rendering, c: Candidate) -> Result[object]:
     """The answer of ``c`` that fits, priced and charged; or a refusal (see the module)."""
     from scratch.tokens.budget import StaleBudget
     try:
@@ -200,7 +201,7 @@ def deliver(ctx: Context, rendering: Rendering, c: Candidate) -> Result:
         c.close()
 
 
-def charge_result(ctx: Context, rendering: Rendering, result: Result) -> Result:
+def charge_result(ctx: Context, rendering: Rendering, result: Result[object]) -> Result[object]:
     """:func:`charge` of an answer that is no candidate (its text is final)."""
     from scratch.tokens.budget import StaleBudget
     try:
@@ -209,7 +210,7 @@ def charge_result(ctx: Context, rendering: Rendering, result: Result) -> Result:
         return charge(Meter(ctx, rendering, limits_for(ctx, fresh=True)), result)
 
 
-def _deliver(meter: Meter, c: Candidate) -> Result:
+def _deliver(meter: Meter, c: Candidate) -> Result[object]:
     if c.fit:
         k = meter.most_units(c)
         if k == 0:
@@ -230,7 +231,7 @@ def _deliver(meter: Meter, c: Candidate) -> Result:
     return charge(meter, result, c)
 
 
-def charge(meter: Meter, result: Result, c: Candidate | None = None) -> Result:
+def charge(meter: Meter, result: Result[object], c: Candidate | None = None) -> Result[object]:
     """Price ``result`` exactly as printed and record it in the budget (refused, with ``c``'s
     suggestions, when it does not fit after all). An answer about an entry whose values were
     redacted at capture (or that was stored unredacted) says so under ``meta["redacted"]``,
@@ -287,8 +288,8 @@ def redaction_summary(info: object) -> dict[str, object] | None:
     return told
 
 
-def _meta(result: Result, spec: EncodingSpec, view: BudgetView, tokens: int,
-          stored: int) -> Result:
+def _meta(result: Result[object], spec: EncodingSpec, view: BudgetView, tokens: int,
+          stored: int) -> Result[object]:
     """``result`` with its meta as it will read once ``tokens`` are charged."""
     meta: Meta = {"tokens": token_meta(tokens, spec), "budget": after(view, tokens)}
     if stored:
@@ -296,7 +297,7 @@ def _meta(result: Result, spec: EncodingSpec, view: BudgetView, tokens: int,
     return result.with_meta(meta)
 
 
-def _settle(meter: Meter, result: Result, view: BudgetView, stored: int = 0) -> int:
+def _settle(meter: Meter, result: Result[object], view: BudgetView, stored: int = 0) -> int:
     """The exact price of ``result``. An output that states its own count and the budget after
     it (the --json envelope) is counted until the count it states is the count it has."""
     rendering, spec = meter.rendering, meter.spec

@@ -82,7 +82,7 @@ class Limits(NamedTuple):
     per_call: int  # the per-call cap setting (<= 0: none)
     # the kept state the view was made from, which a charge must find (None: read under the
     # lock, as a CLI command does); the pipeline only hands it back to the budget
-    basis: dict[str, object] | None = None
+    basis: Mapping[str, object] | None = None
     # a person at a terminal (Context.person): the budget is charged and shown, never binds
     person: bool = False
 

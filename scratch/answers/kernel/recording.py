@@ -77,8 +77,8 @@ def args_preview(call: Call) -> dict[str, ledger.ArgPreview]:
     return ledger.preview_args(shown)
 
 
-def _touched(call: Call, produced: Candidate | Result | None,
-             result: Result | None) -> tuple[str | None, int | None]:
+def _touched(call: Call, produced: Candidate | Result[object] | None,
+             result: Result[object] | None) -> tuple[str | None, int | None]:
     """The entry and version a call touched: the target an answer read, what a write stored,
     else the entry its arguments name."""
     target = getattr(produced, "target", None)
@@ -109,8 +109,8 @@ def _touched(call: Call, produced: Candidate | Result | None,
     return None, None
 
 
-def redaction_meta(ctx: Context, call: Call, produced: Candidate | Result | None,
-                   result: Result) -> Result:
+def redaction_meta(ctx: Context, call: Call, produced: Candidate | Result[object] | None,
+                   result: Result[object]) -> Result[object]:
     """``result`` with ``meta["redacted"]`` when the entry it answered about had values
     redacted at capture (or was stored unredacted) and nothing said so yet."""
     if "redacted" in result.meta or not ctx.has_store():
@@ -141,7 +141,7 @@ def redaction_meta(ctx: Context, call: Call, produced: Candidate | Result | None
     return result if told is None else result.with_meta({"redacted": told})
 
 
-def _unredacted(result: Result | None) -> str | None:
+def _unredacted(result: Result[object] | None) -> str | None:
     """Why a capture was stored without redaction (its answer says so under ``redacted``)."""
     data = result.data if result is not None else None
     told = data.get("redacted") if isinstance(data, Mapping) else None
@@ -163,7 +163,7 @@ def intercepted(meta: Meta | None) -> int:
     return int((meta or {}).get("intercepted") or 0)
 
 
-def _answer(ctx: Context, result: Result, rendering: Rendering | None) -> str | None:
+def _answer(ctx: Context, result: Result[object], rendering: Rendering | None) -> str | None:
     """What the agent got back, as the ledger keeps it (None when it cannot be shown: the
     record is kept without it)."""
     if rendering is None:
@@ -175,9 +175,9 @@ def _answer(ctx: Context, result: Result, rendering: Rendering | None) -> str | 
         return None
 
 
-def record_call(ctx: Context, call: Call, started: float, *, result: Result | None = None,
+def record_call(ctx: Context, call: Call, started: float, *, result: Result[object] | None = None,
                 error: BaseException | None = None,
-                produced: Candidate | Result | None = None,
+                produced: Candidate | Result[object] | None = None,
                 rendering: Rendering | None = None) -> None:
     """Append the record of ``call`` (answered with ``result`` as ``rendering`` shows it, or
     failed with ``error``)."""

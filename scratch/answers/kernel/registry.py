@@ -28,14 +28,14 @@ if TYPE_CHECKING:
 
 __all__ = ["describe", "describe_candidate", "execute", "record"]
 
-def execute(ctx: Context, rendering: Rendering, call: Call) -> Result:
+def execute(ctx: Context, rendering: Rendering, call: Call) -> Result[object]:
     """Run ``call``: its answer delivered (fitted, priced, charged), or its result; counted."""
     from scratch.answers.kernel.candidate import Candidate
     from scratch.answers.kernel.fitting import charge_result, deliver
     from scratch.answers.kernel.recording import record_call
     from scratch.errors import ScratchError
     started = perf_counter()
-    produced: Candidate | Result | None = None
+    produced: Candidate | Result[object] | None = None
     try:
         produced = describe(ctx, call, rendering)
         if isinstance(produced, Candidate):

@@ -58,7 +58,7 @@ class Rendering:
         return ("that is a path on disk: entries are stored first (write stores a file as a "
                 "versioned entry, ingest stores a tool's output from stdin)")
 
-    def cost(self, result: Result, spec: EncodingSpec) -> int:
+    def cost(self, result: Result[object], spec: EncodingSpec) -> int:
         if self.text_prices and result.price is not None:
             return result.price
         from scratch.answers.kernel.result import spelled
@@ -71,7 +71,7 @@ class Rendering:
     def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         raise NotImplementedError
 
-    def shown(self, result: Result) -> str:
+    def shown(self, result: Result[object]) -> str:
         """What this interface hands the agent for ``result``, as text (the call ledger keeps
         it): here the answer's text with its calls spelled, a table as plain columns, data
         alone as JSON; an interface that shows more (an envelope, notes) says so."""
@@ -137,9 +137,9 @@ def table_text(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def envelope(result: Result, spell_value: Callable[[object], object],
+def envelope(result: Result[object], spell_value: Callable[[object], object],
              spell_next: Callable[[Call], object], *, versioned: bool = True,
-             text_data: Callable[[Result], str] | None = None,
+             text_data: Callable[[Result[object]], str] | None = None,
              spell_notice: Callable[[str | Words], str] | None = None) -> dict[str, object]:
     """The JSON of an answer: ``{"data", "meta"}``, after ``{"scratch", "ok", "command"}`` when
     ``versioned`` (the CLI's ``--json``; MCP's ``--structured`` shows the answer alone).

@@ -42,8 +42,10 @@ Speller = Callable[["Call"], str]
 Payload: TypeAlias = ("Mapping[str, Payload] | Sequence[Payload] | str | int | float | bool"
                       " | None | Call")
 # a command's own payload type (a TypedDict of its rows, a list of them ...): TypedDicts are
-# Mapping[str, object] to mypy, not Mapping[str, Payload], so it is not bound to Payload
-P = TypeVar("P")
+# Mapping[str, object] to mypy, not Mapping[str, Payload], so it is not bound to Payload;
+# covariant (a result is immutable), so any ``Result[P]`` is a ``Result[object]``, what the
+# pipeline and the interfaces take
+P = TypeVar("P", covariant=True)
 
 
 class Words(tuple):  # type: ignore[type-arg]
@@ -113,7 +115,7 @@ class Result(Generic[P]):
 
     A value: the pipeline adds its price to ``meta`` and the next call with :meth:`with_meta`
     and :func:`dataclasses.replace`, building a new result. ``Result[P]`` is a result whose
-    ``data`` is a ``P`` (a JSON value, see :data:`Payload`); a bare ``Result`` is any."""
+    ``data`` is a ``P`` (a JSON value, see :data:`Payload`); ``Result[object]`` is any result."""
 
     command: str
     data: P = None  # type: ignore[assignment]  # None is every payload's "no data"

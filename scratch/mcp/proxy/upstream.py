@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from mcp import Client
     from mcp.client import ClientSession, IncomingMessage, Transport
-    from mcp.client.session import ProgressFnT
+    from mcp.shared.dispatcher import ProgressFnT
     from mcp.shared.message import SessionMessage
 
     from scratch.mcp.proxy.relay import Channel

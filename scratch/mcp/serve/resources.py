@@ -16,7 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, TypedDict, cast
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from scratch.answers.kernel.context import Context
@@ -24,6 +24,8 @@ from scratch.errors import EntryNotFound, ScratchError, UsageError
 from scratch.mcp.wire import JSON
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scratch.answers.kernel.result import Result
     from scratch.mcp.rendering import Link
     from scratch.store import VersionInfo
@@ -59,7 +61,7 @@ def entry_uri(agent: str, name: str, version: int | None = None) -> str:
     return f"{SCHEME}://{agent}/{quote(tail, safe='/@')}"
 
 
-def ingest_link(agent: str, result: Result) -> Link | None:
+def ingest_link(agent: str, result: Result[object]) -> Link | None:
     """The resource link a stored output's pointer carries (None for any other answer)."""
     data = result.data
     if result.command != "ingest" or not isinstance(data, dict) or not data.get("stored"):
@@ -156,7 +158,7 @@ def read_entry(ctx: Context, uri: str) -> EntryPage:
         if start != 1:
             raise
         return {"uri": uri, "mimeType": "text/plain", "text": "", "_meta": {"scratch/tokens": 0}}
-    data = result.data or {}
+    data = cast("Mapping[str, JSON]", result.data or {})  # slice's answer
     base = uri.split("?", 1)[0]
     tokens = result.meta.get("tokens") or {}
     extra: dict[str, JSON] = {"scratch/tokens": tokens.get("count"),

@@ -75,7 +75,7 @@ async def pipe_streams(reader: asyncio.StreamReader | None = None,
         write_transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0))
         transports.append(write_transport)
-        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)  # type: ignore[arg-type]
+        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
         yield WirePipes(LineReader(reader), LineWriter(writer))
     finally:
         for transport in transports:
