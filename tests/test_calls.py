@@ -156,13 +156,14 @@ def test_scratch_calls_pages_filters_and_shows_a_table(home: Path) -> None:
                                 "entry", "ms"]
     row = lines[1].split()  # the time is two words: 12-02 00:41:07
     # the CLI passes only what was given: `calls --agent bob --json` had no arguments
-    assert row[0] == "3" and row[3:6] == ["cli", "default", "calls"]
-    assert row[6:8] == ["ok", "0"]
+    # (spelled to run as printed here: with the --agent this listing was given)
+    assert row[0] == "3" and row[3:8] == ["cli", "default", "calls", "--agent", "bob"]
+    assert row[8:10] == ["ok", "0"]
     every_agent = scratch(home, "--session", "s1", "calls").stdout.splitlines()
     assert every_agent[0].split() == ["seq", "time", "via", "agent", "call", "outcome",
                                       "tokens", "entry", "ms"]
     assert [r.split()[4:6] for r in every_agent[1:]] == [["bob", "ls"]]
-    assert table.stderr == "2 earlier calls: scratch calls --limit 1 --offset 1\n"
+    assert table.stderr == "2 earlier calls: scratch calls --limit 1 --offset 1 --agent bob\n"
 
     wrong = scratch(home, "--json", "calls", "--since", "yesterday")
     assert wrong.returncode == 2

@@ -124,7 +124,7 @@ def test_log_renumbering_is_reported_in_human_output(trio: tuple[Path, Path, Pat
     assert r.code == 0
     assert r.text.splitlines()[1:] == ["  log ev: ids 1 are now 2",
                                        "  log ev: 1 new entry; read on with scratch log read ev "
-                                       "--since 0"]
+                                       f"--since 0 --store {a}"]  # runs as printed
 
 
 def test_versions_written_on_both_sides_are_both_kept(trio: tuple[Path, Path, Path]) -> None:

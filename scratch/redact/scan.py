@@ -351,25 +351,14 @@ def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | Non
 
 def _searcher(pattern: Any) -> Callable[[Any, int, int], tuple[int, int]]:
     """``search(buf, at, hi) -> (start, end)`` of ``pattern``'s first match in ``buf[at:hi]``
-    (``(-1, -1)``: none), straight through the binding's ``RE2.Match`` when it has one."""
-    regexp = getattr(pattern, "_regexp", None)
-    match = getattr(regexp, "Match", None)
-    if match is not None:
-        from re2 import _re2
+    (``(-1, -1)``: none), through the binding's public ``search`` (its ``RE2.Match`` is a
+    private name: tests/test_dependency_apis.py)."""
 
-        unanchored = _re2.RE2.Anchor.UNANCHORED
-
-        def direct(buf: Any, at: int, hi: int) -> tuple[int, int]:
-            span: tuple[int, int] = match(unanchored, buf, at, hi)[0]
-            return span
-
-        return direct
-
-    def wrapped(buf: Any, at: int, hi: int) -> tuple[int, int]:
+    def search(buf: Any, at: int, hi: int) -> tuple[int, int]:
         m = pattern.search(buf, at, hi)
         return (-1, -1) if m is None else (m.start(), m.end())
 
-    return wrapped
+    return search
 
 
 _GATE: list[Any] = []
