@@ -29,8 +29,16 @@ def pytest_configure(config: pytest.Config) -> None:
     import subprocess
     import sys
 
-    missing = [name for name in ("_reindent", "_fieldcount")
-               if importlib.util.find_spec(f"scratch.{name}") is None]
+    def stale(name: str) -> bool:
+        """Missing, or built from an older ``scratch/NAME.c`` (a checkout that moved on: an
+        accelerator whose signature changed fails at its first call)."""
+        spec = importlib.util.find_spec(f"scratch.{name}")
+        if spec is None or spec.origin is None:
+            return True
+        source = REPO / "scratch" / f"{name}.c"
+        return source.is_file() and os.path.getmtime(spec.origin) < source.stat().st_mtime
+
+    missing = [name for name in ("_reindent", "_fieldcount") if stale(name)]
     if not missing or not shutil.which("cc"):
         return
     proc = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
