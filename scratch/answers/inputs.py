@@ -58,3 +58,24 @@ def read_file(source: str, *, limit: int | None = None, what: str = "input",
         raise ScratchError(f"cannot read {source}: permission denied",
                            code="permission_denied", path=source) from None
     return checked(data, source, limit=limit, what=what, allow_empty=allow_empty)
+
+
+def content_to_store(content: bytes | None, source: str | None, *, limit: int,
+                     allow_empty: bool, noun: str) -> bytes:
+    """What ``write`` and ``artifact put`` store: ``content``, else the bytes of the file
+    ``source``; refused over ``limit`` (``limits.max_write_bytes``) and, unless
+    ``allow_empty``, when empty (``noun``: what an empty one would be, for the message)."""
+    if content is None:
+        if source is None:
+            raise UsageError(f"no content given: {argument('content')} or "
+                             f"{argument('source')}", code="no_input", argument="content")
+        return read_file(source, limit=limit, what="content", allow_empty=allow_empty)
+    if len(content) > limit:
+        raise LimitExceeded(f"the content is {len(content):,} bytes, over "
+                            f"limits.max_write_bytes ({limit:,} bytes)", code="write_too_large",
+                            limit="limits.max_write_bytes", limit_value=limit,
+                            attempted_at_least=len(content))
+    if not content and not allow_empty:
+        raise UsageError(f"the content was empty: nothing to store ({argument('allow_empty')} "
+                         f"stores an empty {noun})", code="empty_input", argument="allow_empty")
+    return content

@@ -16,7 +16,6 @@ from scratch.answers.commands._run_args import ARTIFACT, RUN, own_run, run_itera
 from scratch.answers.commands.write import ALLOW_EMPTY, CONTENT, SOURCE
 from scratch.answers.kernel.result import Result
 from scratch.declare import Command, Param, Tool
-from scratch.errors import UsageError, argument
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
@@ -33,16 +32,9 @@ def artifact_put(ctx: Context, run: Annotated[str | None, RUN],
     from scratch.runs import RunStore, check_artifact_name
     run = own_run(ctx, run, "artifact put")
     check_artifact_name(name)
-    limit = ctx.config["limits.max_write_bytes"]
-    if content is None:
-        if source is None:
-            raise UsageError(f"no content given: {argument('content')} or "
-                             f"{argument('source')}", code="no_input", argument="content")
-        from scratch.answers.inputs import read_file
-        content = read_file(source, limit=limit, what="content", allow_empty=allow_empty)
-    elif not content and not allow_empty:
-        raise UsageError(f"the content was empty: nothing to store ({argument('allow_empty')} "
-                         "stores an empty artifact)", code="empty_input", argument="allow_empty")
+    from scratch.answers.inputs import content_to_store
+    content = content_to_store(content, source, limit=ctx.config["limits.max_write_bytes"],
+                               allow_empty=allow_empty, noun="artifact")
     iteration = run_iteration(ctx, run)
     space = RunStore.open_run(ctx.root, run, ctx.agent, ctx.config)
     from scratch.answers.capture import policy_for, redact, said

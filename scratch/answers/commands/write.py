@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 from scratch.answers.commands._args import NAME, NO_REDACT
 from scratch.answers.kernel.result import Result
 from scratch.declare import Arg, Command, Param, Tool
-from scratch.errors import UsageError, argument
 from scratch.names import validate_name
 
 if TYPE_CHECKING:
@@ -29,22 +28,9 @@ def write(ctx: Context, name: Annotated[str, NAME],
     Every interface is held to the same limits here: content over ``limits.max_write_bytes``
     and empty content (unless ``allow_empty``) are refused before anything is stored."""
     validate_name(name)
-    limit = ctx.config["limits.max_write_bytes"]
-    if content is None:
-        if source is None:
-            raise UsageError(f"no content given: {argument('content')} or "
-                             f"{argument('source')}", code="no_input", argument="content")
-        from scratch.answers.inputs import read_file
-        content = read_file(source, limit=limit, what="content", allow_empty=allow_empty)
-    elif len(content) > limit:
-        from scratch.errors import LimitExceeded
-        raise LimitExceeded(f"the content is {len(content):,} bytes, over "
-                            f"limits.max_write_bytes ({limit:,} bytes)", code="write_too_large",
-                            limit="limits.max_write_bytes", limit_value=limit,
-                            attempted_at_least=len(content))
-    elif not content and not allow_empty:
-        raise UsageError(f"the content was empty: nothing to store ({argument('allow_empty')} "
-                         "stores an empty file)", code="empty_input", argument="allow_empty")
+    from scratch.answers.inputs import content_to_store
+    content = content_to_store(content, source, limit=ctx.config["limits.max_write_bytes"],
+                               allow_empty=allow_empty, noun="file")
     from scratch.answers.capture import policy_for, redact, said, sentence
     content, redaction = redact(ctx, content, policy_for(ctx, None, no_redact=no_redact))
     rec = ctx.store().write(name, content, redaction=redaction)
