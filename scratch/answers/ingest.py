@@ -31,10 +31,14 @@ Invariants:
   its JSON text blocks) and extra version info; they are committed with the output, in the
   same commit, named ``NAME.<slug>`` like embedded documents.
 - What is stored is redacted first (:mod:`scratch.redact`), unless the policy for the tool
-  says not to (``redact.*`` settings, ``no_redact``): the input is redacted before it is
-  normalised (a file into a file, memory bounded), each companion likewise, and each version
-  is committed with its record; the pointer says what was redacted (``redacted``). What passes
-  through below the threshold is not stored, so it is not redacted.
+  says not to (``redact.*`` settings, ``no_redact``): input in memory is redacted before it is
+  normalised; input spooled to a file is scanned by a child process on the other core while
+  it is normalised as it is, and nothing of that reaches the store (git object, index, stored
+  file) before the scan's answer: nothing found, it is stored as it is; values found, it is
+  dropped and the redacted copy (a file into a file, memory bounded) is normalised instead.
+  Each companion is redacted likewise, and each version is committed with its record; the
+  pointer says what was redacted (``redacted``). What passes through below the threshold is
+  not stored, so it is not redacted.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ if TYPE_CHECKING:
     from scratch.index import EntryIndex
     from scratch.index.analyze import Analysis
     from scratch.index.lines import LinesAhead
+    from scratch.redact.core import FileScan
     from scratch.redact.policy import Policy
     from scratch.redact.records import Redaction
     from scratch.store.records import WrittenVersion
@@ -305,18 +310,21 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     companions_tmp: list[Path] = []
     from scratch.answers.capture import policy_for
     policy = policy_for(ctx, opts.tool or "stdin", no_redact=opts.no_redact)
-    writer: subprocess.Popen[bytes] | BlobWriter | None = None
+    writer: subprocess.Popen[bytes] | BlobWriter | _GatedBlob | None = None
     aheads: list[LinesAhead] = []  # big JSON's line pass, under way
+    scanning: FileScan | None = None
     try:
-        source, redaction = _redacted_input(ctx, spooled, policy, tmp_dir, companions_tmp)
-        started: list[BlobWriter] = []
+        source, redaction, scanning = _redacted_input(ctx, spooled, policy)
+        started: list[BlobWriter | _GatedBlob] = []
 
         def written(path: Path, blob: str, parts: tuple[bytes, ...]) -> None:
             # big JSON: its git object and its line pass, from memory, in threads (mostly
-            # without the GIL) while this one builds its analysis
+            # without the GIL) while this one builds its analysis; the object only once the
+            # input's scan, if still under way, found nothing
             from scratch.index.lines import LinesAhead
 
-            started.append(store.git.write_blob_async(parts, blob))
+            started.append(store.git.write_blob_async(parts, blob) if scanning is None
+                           else _GatedBlob(store, parts, blob, scanning))
             aheads.append(LinesAhead(parts, [spec.base], tmp_dir))
 
         def storing(stage: str, done: int, total: int | None) -> None:
@@ -331,6 +339,20 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                                  progress=storing, written=written)
         finally:
             writer = started[0] if started else None
+        if scanning is not None:  # nothing goes on to the store before the scan's answer
+            redone, redaction = _scanned_input(ctx, spooled, scanning, tmp_dir, companions_tmp)
+            scanning = None
+            if redone is not None:  # values found: what was normalised is dropped unstored
+                if writer is not None:
+                    writer.wait()  # (gated: it wrote nothing)
+                for ahead in aheads:
+                    ahead.discard()
+                aheads.clear()
+                started.clear()
+                with redone:
+                    norm = normalize(redone, prepared, declared=opts.fmt, raw=opts.raw,
+                                     progress=storing, written=written)
+                writer = started[0] if started else None
         if writer is None and prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
             # compress the content into git on the second core while the index is built
             writer = store.git.store_object_async(prepared)
@@ -452,6 +474,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                                                       rendering.spell)
             data = shape_pointer(pointer, level.detail, calls=level.calls)
     finally:
+        if scanning is not None:
+            scanning.close()
         if writer is not None:
             writer.wait()
         for ahead in aheads:
@@ -478,11 +502,13 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                   charge=Charge(kind="pointer", enforce=False, stored=total))
 
 
-def _redacted_input(ctx: Context, spooled: Spooled, policy: Policy, tmp_dir: Path,
-                    temps: list[Path]) -> tuple[BinaryIO, Redaction]:
-    """The input to normalise, redacted as ``policy`` says, and the record of it: the input
-    itself when nothing was found (or redaction is off), else a redacted copy (a file, kept
-    in ``temps`` to be removed, when the input is one)."""
+def _redacted_input(ctx: Context, spooled: Spooled, policy: Policy
+                    ) -> tuple[BinaryIO, Redaction, FileScan | None]:
+    """The input to normalise, redacted as ``policy`` says, the record of it, and the scan
+    still under way, if any. Input in memory is redacted here: the input itself when nothing
+    was found (or redaction is off), else a redacted copy. Input in a file is scanned on the
+    other core (:class:`scratch.redact.core.FileScan`) while it is normalised as it is: the
+    caller stores nothing of that before :func:`_scanned_input` says what the scan found."""
     from scratch.redact.records import Redaction
     if not policy.enabled:
         redaction = Redaction.skipped(policy.reason)
@@ -490,24 +516,70 @@ def _redacted_input(ctx: Context, spooled: Spooled, policy: Policy, tmp_dir: Pat
         from scratch.redact.core import redact_bytes
         from scratch.redact.markers import store_key
         done = redact_bytes(spooled.data, store_key(ctx.root), allowed=policy.allowed())
-        return io.BytesIO(done.data), done.redaction
+        return io.BytesIO(done.data), done.redaction, None
     else:
         assert spooled.path is not None
-        from scratch.redact.core import redact_file
-        from scratch.redact.markers import store_key
-        fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-redact-{os.getpid()}-")
-        os.close(fd)
-        target = Path(name)
-        temps.append(target)
-        found = redact_file(spooled.path, target, store_key(ctx.root), allowed=policy.allowed())
-        if found is not None and found.findings:
-            return open(target, "rb"), found  # noqa: SIM115 (closed by the caller's with)
-        from scratch.redact.rules import rule_set
-        redaction = found or Redaction(rule_set=rule_set().source)
+        from scratch.redact.core import FileScan
+        scanning = FileScan(spooled.path, policy.allow)
+        return open(spooled.path, "rb"), Redaction(), scanning  # noqa: SIM115 (caller's with)
     if spooled.data is not None:
-        return io.BytesIO(spooled.data), redaction
+        return io.BytesIO(spooled.data), redaction, None
     assert spooled.path is not None
-    return open(spooled.path, "rb"), redaction  # noqa: SIM115 (closed by the caller's with)
+    return open(spooled.path, "rb"), redaction, None  # noqa: SIM115 (closed by the caller's with)
+
+
+def _scanned_input(ctx: Context, spooled: Spooled, scanning: FileScan, tmp_dir: Path,
+                   temps: list[Path]) -> tuple[BinaryIO | None, Redaction]:
+    """Once the input's scan is done: None and the record when it found nothing to replace
+    (what was normalised is stored as it is), else the redacted copy (a file, kept in
+    ``temps`` to be removed) to normalise instead, and the record."""
+    assert spooled.path is not None
+    from scratch.redact.core import write_redacted
+    from scratch.redact.markers import store_key
+    from scratch.redact.records import Redaction
+    hits, missed = scanning.result()
+    if not hits:
+        from scratch.redact.rules import rule_set
+        return None, Redaction(missed=tuple(missed), rule_set=rule_set().source)
+    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=f".tmp-redact-{os.getpid()}-")
+    os.close(fd)
+    target = Path(name)
+    temps.append(target)
+    found = write_redacted(spooled.path, target, store_key(ctx.root), hits, missed)
+    assert found is not None
+    return open(target, "rb"), found  # noqa: SIM115 (closed by the caller's with)
+
+
+class _GatedBlob:
+    """Big JSON's git object written from memory (as
+    :meth:`scratch.gitstore.GitStore.write_blob_async`) only once the input's scan found
+    nothing: a thread waits for the answer, so normalising goes on meanwhile. :meth:`wait`
+    joins it (None: nothing was written, the stored content will be another)."""
+
+    def __init__(self, store: Store, parts: tuple[bytes, ...], blob: str,
+                 scanning: FileScan) -> None:
+        import threading
+
+        self._error: BaseException | None = None
+        self.sha: str | None = None
+        self._thread = threading.Thread(target=self._run, args=(store, parts, blob, scanning),
+                                        name="scratch-object-gated", daemon=True)
+        self._thread.start()
+
+    def _run(self, store: Store, parts: tuple[bytes, ...], blob: str,
+             scanning: FileScan) -> None:
+        try:
+            if not scanning.result()[0]:
+                self.sha = store.git.write_blob_async(parts, blob).wait()
+        except BaseException as exc:  # handed to wait()
+            self._error = exc
+
+    def wait(self) -> str | None:
+        self._thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return self.sha
 
 
 def _stored_redaction(records: list[WrittenVersion], made: Redaction) -> Redaction:

@@ -159,20 +159,143 @@ def redact_file(source: Path, target: Path, key: bytes, *,
                 allowed: Allowed | None = None) -> Redaction | None:
     """Redact the file ``source`` into ``target``; None (and ``target`` untouched) when
     nothing was found, so the caller keeps ``source``. Memory stays bounded (see module)."""
-    size = source.stat().st_size
-    if size == 0:
+    if source.stat().st_size == 0:
         return None
     with open(source, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
         hits, missed = _hits(buf, allowed)
-        if not hits:
-            return None if not missed else Redaction(missed=tuple(missed),
-                                                     rule_set=_rule_set_name())
+    return write_redacted(source, target, key, hits, missed)
+
+
+def write_redacted(source: Path, target: Path, key: bytes, hits: list[Hit],
+                   missed: list[str]) -> Redaction | None:
+    """``source`` with ``hits`` (its finds, :func:`scan_file` or :class:`FileScan`) replaced
+    by their markers, into ``target``; None (and ``target`` untouched) when there are neither
+    hits nor missed values (see :func:`redact_file`)."""
+    if not hits:
+        return None if not missed else Redaction(missed=tuple(missed),
+                                                 rule_set=_rule_set_name())
+    with open(source, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
         binary = _is_binary(buf[:SNIFF])
         with open(target, "wb") as out:
             findings = _apply(buf, hits, key, binary, out)
             out.flush()
             os.fsync(out.fileno())
     return Redaction(tuple(findings), missed=tuple(missed), rule_set=_rule_set_name())
+
+
+def scan_file(source: Path, allow: tuple[str, ...] = ()) -> tuple[list[Hit], list[str]]:
+    """The finds in the file ``source`` (what :func:`redact_file` replaces) and the Secret
+    values the document pass saw but could not place; ``allow``: the user's allowlist
+    (:attr:`scratch.redact.policy.Policy.allow`)."""
+    if source.stat().st_size == 0:
+        return [], []
+    from scratch.redact.policy import Policy
+    allowed = Policy(True, "", allow).allowed()
+    with open(source, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        return _hits(buf, allowed)
+
+
+class FileScan:
+    """:func:`scan_file` of a file on the other core: a child process (a thread would hold
+    the GIL for its Python part, between each of the prefilter's hits, against the caller's
+    own work) started at once; :meth:`result` waits for its answer. Ingest normalises the
+    input meanwhile and stores nothing before the answer (:mod:`scratch.answers.ingest`).
+
+    The answer is only ever the child's complete one or, when the child fails (it cannot
+    start, is killed, says something unreadable), the same scan run here: never none.
+    :meth:`result` may be called from several threads; :meth:`close` ends the child."""
+
+    def __init__(self, source: Path, allow: tuple[str, ...] = ()) -> None:
+        import subprocess
+        import sys
+        import threading
+
+        self.source = source
+        self.allow = allow
+        self._lock = threading.Lock()
+        self._answer: tuple[list[Hit], list[str]] | None = None
+        root = str(Path(__file__).resolve().parents[2])  # where this scratch is imported from
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
+        self._child: subprocess.Popen[bytes] | None = None
+        try:
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", "scratch.redact.core", str(source)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=env, close_fds=True)
+            assert self._child.stdin is not None
+            with self._child.stdin as feed:
+                feed.write(_json_dumps(list(allow)))
+        except OSError:  # no child (or it died at once): the scan runs here when asked
+            self.close()
+
+    def result(self) -> tuple[list[Hit], list[str]]:
+        """The finds and the values missed (as :func:`scan_file`), once the scan is done."""
+        with self._lock:
+            if self._answer is None:
+                self._answer = self._child_answer()
+                if self._answer is None:
+                    self._answer = scan_file(self.source, self.allow)
+            return self._answer
+
+    def _child_answer(self) -> tuple[list[Hit], list[str]] | None:
+        child, self._child = self._child, None
+        if child is None:
+            return None
+        assert child.stdout is not None
+        with child.stdout as answer:
+            try:
+                out = answer.read()
+            except OSError:
+                out = b""
+                child.kill()
+        if child.wait() != 0:
+            return None
+        return _read_answer(out)
+
+    def close(self) -> None:
+        """End the child if it still runs (the caller gave up, e.g. on an error)."""
+        child, self._child = self._child, None
+        if child is not None:
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+            for pipe in (child.stdin, child.stdout):
+                if pipe is not None:
+                    pipe.close()
+
+
+def _json_dumps(value: Any) -> bytes:
+    import json
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
+
+
+def _read_answer(out: bytes) -> tuple[list[Hit], list[str]] | None:
+    """The child's answer (:func:`_child_main`), or None when it is not one."""
+    import json
+    try:
+        got = json.loads(out)
+        hits = [Hit(int(h[0]), int(h[1]), str(h[2]), int(h[3]),
+                    None if h[4] is None else str(h[4]), None if h[5] is None else str(h[5]))
+                for h in got["hits"]]
+        missed = [str(m) for m in got["missed"]]
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    return hits, missed
+
+
+def _child_main(argv: list[str]) -> int:
+    """``python -m scratch.redact.core FILE`` (the allowlist as a JSON list on stdin): the
+    finds in FILE as one JSON object on stdout (see :class:`FileScan`)."""
+    import json
+    import sys
+    allow = tuple(str(p) for p in json.loads(sys.stdin.buffer.read() or b"[]"))
+    hits, missed = scan_file(Path(argv[0]), allow)
+    sys.stdout.buffer.write(_json_dumps({
+        "hits": [[h.start, h.end, h.rule, h.priority, h.key, h.path] for h in hits],
+        "missed": missed}))
+    sys.stdout.buffer.flush()
+    return 0
 
 
 def relocate(redaction: Redaction, content: Any) -> Redaction:
@@ -234,5 +357,10 @@ def redact_value(value: Any, key: bytes, *, allowed: Allowed | None = None) -> A
     return value
 
 
-__all__ = ["Redacted", "redact_bytes", "redact_file", "redact_text", "redact_value",
-           "relocate"]
+__all__ = ["FileScan", "Redacted", "redact_bytes", "redact_file", "redact_text", "redact_value",
+           "relocate", "scan_file", "write_redacted"]
+
+
+if __name__ == "__main__":  # the child of FileScan
+    import sys
+    sys.exit(_child_main(sys.argv[1:]))

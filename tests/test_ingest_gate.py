@@ -1,0 +1,154 @@
+"""Ingest's gate on the redaction scan (scratch.answers.ingest, scratch.redact.core.FileScan).
+
+Input spooled to a file is scanned by a child process while it is normalised as received;
+nothing of that may reach the store before the scan's answer. These tests ingest big inputs
+(big JSON takes the path whose git object is written from memory during normalisation) with
+and without a secret, through the C and the pure-Python reindent, and search every byte under
+the store afterwards: every file (the .git directory included) and every git object, loose or
+packed, reachable or not (`git cat-file --batch-all-objects`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scratch.answers.ingest import IngestOptions, ingest_spooled
+from scratch.answers.kernel.context import Context
+from scratch.redact.core import FileScan, redact_bytes, scan_file
+from scratch.redact.markers import marker, store_key
+from scratch.spool import spool
+
+GH = "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"  # detect-secrets' own test token
+PW = "cGFzc3dvcmQxMjM="  # base64 of password123, a Secret's value
+
+
+def big_list(*, secret: bool) -> bytes:
+    """A minified `kubectl get secrets,pods -o json` of about 1.5 MB (over the size from which
+    the canonical text is written and hashed beside the parsing); with ``secret``, a Secret's
+    value and a token in a pod's env, far apart."""
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"web-{i}", "uid": f"62a187fd-756e-11ea-b27b-{i:012d}"},
+             "spec": {"containers": [{"name": "c", "image": "nginx:1.25",
+                                      "env": [{"name": "MODE", "value": f"m{i % 7}"}]}]}}
+            for i in range(6000)]
+    if secret:
+        pods[4000]["spec"]["containers"][0]["env"].append(  # type: ignore[index]
+            {"name": "GITHUB_TOKEN", "value": GH})
+        pods.insert(0, {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                        "metadata": {"name": "db"}, "data": {"password": PW}})
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": pods},
+                      separators=(",", ":")).encode()
+
+
+def every_byte_under(home: Path) -> bytes:
+    """Every file under the store (the .git directory too) and every git object's content."""
+    objects = subprocess.run(["git", "-C", str(home), "cat-file", "--batch-all-objects",
+                              "--batch"], capture_output=True, check=True).stdout
+    files = [p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file()]
+    return b"\0".join([objects, *files])
+
+
+def ingest_file(home: Path, data: bytes, tool: str) -> tuple[dict[str, object], Path]:
+    """Ingest ``data`` through the Python entry, spooled to a file whatever its size (as
+    input over 8 MiB is), as ``scratch ingest --store-always --tool TOOL``: the pointer's data
+    and the stored file."""
+    ctx = Context.build(store=str(home))
+    store = ctx.store()
+    tmp_dir = store.cache_dir / "tmp"
+    spooled = spool(io.BytesIO(data), tmp_dir, memory_limit=0)
+    assert spooled.path is not None
+    try:
+        result = ingest_spooled(ctx, spooled, IngestOptions(tool=tool, store_always=True))
+    finally:
+        spooled.discard()
+    assert isinstance(result.data, dict)
+    return result.data, store.files_dir / str(result.data["name"])
+
+
+@pytest.fixture(params=["c", "python"])
+def reindent_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test runs with the C reindent (when built) and with the pure-Python one."""
+    import scratch.reindent as reindent
+    if request.param == "c":
+        if not reindent.HAVE_C:
+            pytest.skip("the C accelerator is not built")
+    else:
+        monkeypatch.setattr(reindent, "_c_reindent", None)
+    return str(request.param)
+
+
+def test_a_secret_in_big_json_never_reaches_the_store(scratch_home: Path,
+                                                      reindent_impl: str) -> None:
+    data = big_list(secret=True)
+    got, stored_file = ingest_file(scratch_home, data, "kubectl_get_all")
+    assert got["redacted"] == {"count": 2, "rules": {"github-pat": 1, "k8s-secret-data": 1}}
+    everything = every_byte_under(scratch_home)
+    assert GH.encode() not in everything
+    assert PW.encode() not in everything
+    key = store_key(scratch_home)
+    assert marker("github-pat", GH.encode(), key).encode() in everything  # stored, redacted
+    # the stored form is the redacted input, laid out: the same as redacting it in memory
+    stored = json.loads(stored_file.read_bytes())
+    assert stored == json.loads(redact_bytes(data, key).data)
+    assert not list((scratch_home / "cache" / "tmp").iterdir())  # no copy left behind
+
+
+def test_big_json_without_a_secret_is_stored_as_normalised(scratch_home: Path,
+                                                           reindent_impl: str) -> None:
+    data = big_list(secret=False)
+    got, stored_file = ingest_file(scratch_home, data, "kubectl_get_pods")
+    assert "redacted" not in got  # said only when something was
+    stored = stored_file.read_bytes()
+    rel = stored_file.relative_to(scratch_home).as_posix()
+    assert json.loads(stored) == json.loads(data)
+    blob = subprocess.run(["git", "-C", str(scratch_home), "rev-parse", f"HEAD:{rel}"],
+                          capture_output=True, check=True, text=True).stdout.strip()
+    assert subprocess.run(["git", "-C", str(scratch_home), "cat-file", "blob", blob],
+                          capture_output=True, check=True).stdout == stored
+
+
+def test_a_secret_in_a_big_log_never_reaches_the_store(scratch_home: Path) -> None:
+    lines = [f"2024-05-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z GET /api/items/{i} 200"
+             for i in range(40000)]
+    lines[30000] = f"2024-05-01T18:20:00Z export GITHUB_TOKEN={GH}"
+    data = ("\n".join(lines) + "\n").encode()
+    got, _ = ingest_file(scratch_home, data, "app_log")
+    assert got["redacted"] == {"count": 1, "rules": {"github-pat": 1}}
+    assert GH.encode() not in every_byte_under(scratch_home)
+
+
+def test_the_scan_is_the_same_in_the_child_and_here(tmp_path: Path) -> None:
+    path = tmp_path / "in.json"
+    path.write_bytes(big_list(secret=True) + b"\npassword=hunter2hunter2 AKIAIOSFODNN7EXAMPLQ\n")
+    here = scan_file(path)
+    assert [h.rule for h in here[0]] == ["secret-field", "github-pat", "secret-assignment",
+                                         "aws-access-token"]
+    scanning = FileScan(path)
+    try:
+        assert scanning.result() == here
+        assert scanning.result() == here  # asked again (another thread): the same answer
+    finally:
+        scanning.close()
+    allowed = FileScan(path, ("^hunter2",))
+    assert [h.rule for h in allowed.result()[0]] == ["secret-field", "github-pat",
+                                                     "aws-access-token"]
+    allowed.close()
+
+
+@pytest.mark.parametrize("program", ["/nonexistent/python", "true", "false"])
+def test_a_child_that_fails_leaves_the_scan_to_this_process(
+        scratch_home: Path, monkeypatch: pytest.MonkeyPatch, program: str) -> None:
+    """No child (it cannot start), one that says nothing, one that fails: the same scan runs
+    in this process, and nothing unredacted is stored."""
+    import shutil
+    found = shutil.which(program) if not program.startswith("/") else program
+    monkeypatch.setattr(sys, "executable", found or program)
+    got, _ = ingest_file(scratch_home, big_list(secret=True), "kubectl_get_all")
+    assert got["redacted"] == {"count": 2, "rules": {"github-pat": 1, "k8s-secret-data": 1}}
+    assert GH.encode() not in every_byte_under(scratch_home)
