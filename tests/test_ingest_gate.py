@@ -132,13 +132,27 @@ def test_the_scan_is_the_same_in_the_child_and_here(tmp_path: Path) -> None:
     scanning = FileScan(path)
     try:
         assert scanning.result() == here
+        assert scanning.answered_by == "child"
         assert scanning.result() == here  # asked again (another thread): the same answer
     finally:
         scanning.close()
     allowed = FileScan(path, ("^hunter2",))
     assert [h.rule for h in allowed.result()[0]] == ["secret-field", "github-pat",
                                                      "aws-access-token"]
+    assert allowed.answered_by == "child"
     allowed.close()
+
+
+@pytest.mark.parametrize("program", ["/nonexistent/python", "true", "false"])
+def test_a_scan_whose_child_fails_is_done_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               program: str) -> None:
+    import shutil
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"export GITHUB_TOKEN=" + GH.encode() + b"\n")
+    monkeypatch.setattr(sys, "executable", shutil.which(program) or program)
+    scanning = FileScan(path)
+    assert [h.rule for h in scanning.result()[0]] == ["github-pat"]
+    assert scanning.answered_by == "here"
 
 
 @pytest.mark.parametrize("program", ["/nonexistent/python", "true", "false"])
@@ -152,3 +166,12 @@ def test_a_child_that_fails_leaves_the_scan_to_this_process(
     got, _ = ingest_file(scratch_home, big_list(secret=True), "kubectl_get_all")
     assert got["redacted"] == {"count": 2, "rules": {"github-pat": 1, "k8s-secret-data": 1}}
     assert GH.encode() not in every_byte_under(scratch_home)
+
+
+def test_a_scan_given_up_keeps_its_gate_shut(tmp_path: Path) -> None:
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"nothing to see here\n" * 1000)
+    scanning = FileScan(path)
+    scanning.close()  # as ingest does when it fails before the answer
+    assert scanning.found_nothing() is False  # nothing is written on the way out
+    assert FileScan(path).found_nothing() is True

@@ -569,7 +569,7 @@ class _GatedBlob:
     def _run(self, store: Store, parts: tuple[bytes, ...], blob: str,
              scanning: FileScan) -> None:
         try:
-            if not scanning.result()[0]:
+            if scanning.found_nothing():
                 self.sha = store.git.write_blob_async(parts, blob).wait()
         except BaseException as exc:  # handed to wait()
             self._error = exc

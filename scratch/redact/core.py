@@ -214,28 +214,47 @@ class FileScan:
         self.allow = allow
         self._lock = threading.Lock()
         self._answer: tuple[list[Hit], list[str]] | None = None
-        root = str(Path(__file__).resolve().parents[2])  # where this scratch is imported from
+        self.answered_by: str | None = None  # "child" or "here", once answered
+        self._closed = False
+        # the child imports from this process's own path (where this scratch and its
+        # dependencies were found), without running the site hooks again (-S: a third of an
+        # interpreter's start-up)
+        root = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
+            p for p in (root, *sys.path) if p and isinstance(p, str))}
         self._child: subprocess.Popen[bytes] | None = None
         try:
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "scratch.redact.core", str(source)],
+                [sys.executable, "-S", "-m", "scratch.redact.core", str(source)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 env=env, close_fds=True)
             assert self._child.stdin is not None
             with self._child.stdin as feed:
                 feed.write(_json_dumps(list(allow)))
         except OSError:  # no child (or it died at once): the scan runs here when asked
-            self.close()
+            self._end_child()
 
     def result(self) -> tuple[list[Hit], list[str]]:
         """The finds and the values missed (as :func:`scan_file`), once the scan is done."""
+        answer = self._settled(here=True)
+        assert answer is not None
+        return answer
+
+    def found_nothing(self) -> bool:
+        """For a gate: True once the scan is done and found nothing to replace; False when it
+        found something, or was given up (:meth:`close`) before its answer."""
+        answer = self._settled(here=False)
+        return answer is not None and not answer[0]
+
+    def _settled(self, here: bool) -> tuple[list[Hit], list[str]] | None:
+        """The answer: the child's, else (``here``, or not given up) the scan run here."""
         with self._lock:
             if self._answer is None:
                 self._answer = self._child_answer()
-                if self._answer is None:
-                    self._answer = scan_file(self.source, self.allow)
+                if self._answer is not None:
+                    self.answered_by = "child"
+                elif here or not self._closed:
+                    self._answer, self.answered_by = scan_file(self.source, self.allow), "here"
             return self._answer
 
     def _child_answer(self) -> tuple[list[Hit], list[str]] | None:
@@ -254,7 +273,12 @@ class FileScan:
         return _read_answer(out)
 
     def close(self) -> None:
-        """End the child if it still runs (the caller gave up, e.g. on an error)."""
+        """End the child if it still runs (the caller gave up, e.g. on an error): a gate
+        waiting for the answer then stays shut (:meth:`found_nothing`)."""
+        self._closed = True
+        self._end_child()
+
+    def _end_child(self) -> None:
         child, self._child = self._child, None
         if child is not None:
             if child.poll() is None:

@@ -73,17 +73,6 @@ class Hit:
 Allowed = Callable[[bytes], bool]  # the user's allowlist: True keeps a value
 
 
-def _line_start(buf: Any, pos: int, floor: int) -> tuple[int, bool]:
-    """The start of the line holding ``pos``, not below ``floor`` (True when cut there)."""
-    found = buf.rfind(b"\n", floor, pos)
-    return (floor, floor > 0) if found < 0 else (found + 1, False)
-
-
-def _line_end(buf: Any, pos: int, ceiling: int) -> tuple[int, bool]:
-    found = buf.find(b"\n", pos, ceiling)
-    return (ceiling, ceiling < len(buf)) if found < 0 else (found, False)
-
-
 _PLACEHOLDER_WORDS = (b"insert", b"your_", b"your-", b"replace", b"changeme_", b"example",
                       b"placeholder", b"notapassword", b"dummy")
 
@@ -296,13 +285,13 @@ def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | Non
     """Find secrets in ``buf`` (bytes or a map of a file) whose prefilter hit starts in
     ``[lo, hi)``; spans are offsets in ``buf``.
 
-    The prefilter is asked through the binding's own ``RE2.Match`` (one C call a hit, the
-    GIL released during it), not the wrapper's generator and match object: an output of
-    alike items hits it tens of thousands of times, where that overhead was most of the
-    scan."""
+    The prefilter's hits come from one ``finditer`` (the binding's public API; each match
+    found in one C call with the GIL released): an output of alike items hits it tens of
+    thousands of times, where a ``search`` call per hit cost a third more. Only a hit on an
+    innocent key restarts it, one byte back (see below)."""
     rs = rules or rule_set()
     hi = len(buf) if hi is None else hi
-    search = _searcher(rs.prefilter())
+    pattern = rs.prefilter()
     memo = {} if memo is None else memo
     hits: list[Hit] = []
     covered = -1
@@ -310,55 +299,69 @@ def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | Non
     size = len(buf)
     at = lo
     while at < hi:
-        pos, m_end = search(buf, at, hi)
-        if pos < 0:
-            break
-        at = max(m_end, pos + 1)
-        if pos < covered:
-            continue
-        if _innocent_key(rs, buf, bytes(buf[pos:m_end]), pos, m_end):
-            at = max(m_end - 1, pos + 1)  # the value's first byte may start a token
-            continue
-        start, cut_start = _line_start(buf, pos, max(0, pos - MARGIN))
-        if not cut_start and start > 0:
-            start, cut_start = _line_start(buf, start - 1, max(0, pos - MARGIN))
-        end, cut_end = _line_end(buf, m_end, min(size, m_end + MARGIN))
-        if not cut_end and end < size:
-            end, cut_end = _line_end(buf, end + 1, min(size, m_end + MARGIN))
-        window = bytes(buf[start:end])
-        if b"-----" in window and b"begin" in window.lower():
-            end = min(size, end + BLOCK_REACH)
-            window = bytes(buf[start:end])
-            cut_end = end < size
-        if not kube and b"Secret" in window:
-            kube = True
-        covered = (end - MARGIN) if cut_end else buf.rfind(b"\n", start, end) + 1
-        if covered <= pos:
-            covered = pos + 1
-        if len(window) <= MEMO_WINDOW:
-            found = memo.get(window)
-            if found is None:
+        restart = -1
+        for m in pattern.finditer(buf, at, hi):
+            pos, m_end = m.span()
+            if pos < covered:
+                continue
+            if _innocent_key(rs, buf, buf[pos:m_end], pos, m_end):
+                restart = max(m_end - 1, pos + 1)  # the value's first byte may start a token
+                if restart == m_end:
+                    restart = -1  # where the iterator goes on anyway
+                    continue
+                break
+            start, end, cut_end = _window(buf, pos, m_end, size)
+            window = buf[start:end]  # bytes (of a map too)
+            if b"-----" in window and b"begin" in window.lower():
+                end = min(size, end + BLOCK_REACH)
+                window = buf[start:end]
+                cut_end = end < size
+            if not kube and b"Secret" in window:
+                kube = True
+            covered = (end - MARGIN) if cut_end else buf.rfind(b"\n", start, end) + 1
+            if covered <= pos:
+                covered = pos + 1
+            if len(window) <= MEMO_WINDOW:
+                found = memo.get(window)
+                if found is None:
+                    found = check_window(rs, window, allowed)
+                    if len(memo) < MEMO_MAX:
+                        memo[window] = found
+            else:
                 found = check_window(rs, window, allowed)
-                if len(memo) < MEMO_MAX:
-                    memo[window] = found
-        else:
-            found = check_window(rs, window, allowed)
-        for h in found:
-            hits.append(Hit(h.start + start, h.end + start, h.rule, h.priority, h.key))
+            for h in found:
+                hits.append(Hit(h.start + start, h.end + start, h.rule, h.priority, h.key))
+        if restart < 0:
+            break
+        at = restart
     unique = {(h.start, h.end, h.rule): h for h in hits}
     return Scan(resolve(list(unique.values())), kube)
 
 
-def _searcher(pattern: Any) -> Callable[[Any, int, int], tuple[int, int]]:
-    """``search(buf, at, hi) -> (start, end)`` of ``pattern``'s first match in ``buf[at:hi]``
-    (``(-1, -1)``: none), through the binding's public ``search`` (its ``RE2.Match`` is a
-    private name: tests/test_dependency_apis.py)."""
-
-    def search(buf: Any, at: int, hi: int) -> tuple[int, int]:
-        m = pattern.search(buf, at, hi)
-        return (-1, -1) if m is None else (m.start(), m.end())
-
-    return search
+def _window(buf: Any, pos: int, m_end: int, size: int) -> tuple[int, int, bool]:
+    """The window checked around the prefilter's hit ``buf[pos:m_end]``: its line with the
+    line before and after, at most :data:`MARGIN` bytes from the hit on either side; and
+    whether that margin cut its end."""
+    floor = max(0, pos - MARGIN)
+    found = buf.rfind(b"\n", floor, pos)
+    if found >= 0:  # the line before too, unless the hit's line starts the input
+        start = found + 1
+        if start > 0:
+            found = buf.rfind(b"\n", floor, start - 1)
+            start = floor if found < 0 else found + 1
+    else:
+        start = floor
+    ceiling = min(size, m_end + MARGIN)
+    found = buf.find(b"\n", m_end, ceiling)
+    if found < 0:
+        return start, ceiling, ceiling < size
+    end = found
+    if end < size:  # the line after too
+        found = buf.find(b"\n", end + 1, ceiling)
+        if found < 0:
+            return start, ceiling, ceiling < size
+        end = found
+    return start, end, False
 
 
 _GATE: list[Any] = []
