@@ -9,6 +9,10 @@ Invariants:
 - A big file is read through maps of :data:`BLOCK` bytes at a time (overlapping by
   :data:`OVERLAP`), so memory stays bounded whatever its size; a file with nothing found is
   not copied.
+- Finding and replacing are apart for files: :func:`scan_file` (or :class:`FileScan`, the
+  same scan in a child process, beside the caller's own work) finds, :func:`write_redacted`
+  replaces what was found; :func:`redact_file` is the two in turn. The finds are the same
+  whichever runs them.
 """
 
 from __future__ import annotations
