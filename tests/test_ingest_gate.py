@@ -14,6 +14,7 @@ import io
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -72,15 +73,27 @@ def ingest_file(home: Path, data: bytes, tool: str) -> tuple[dict[str, object], 
 
 
 @pytest.fixture(params=["c", "python"])
-def reindent_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each test runs with the C reindent (when built) and with the pure-Python one."""
+def reindent_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                  ) -> Iterator[str]:
+    """Each test runs with the C reindent (when built) and with the pure-Python one (and
+    checks that it ran)."""
     import scratch.reindent as reindent
+    calls: list[int] = []
     if request.param == "c":
         if not reindent.HAVE_C:
             pytest.skip("the C accelerator is not built")
     else:
         monkeypatch.setattr(reindent, "_c_reindent", None)
-    return str(request.param)
+        pure = reindent.reindent_py
+
+        def counted(data: bytes, limit: int, max_depth: int) -> tuple[bytes, int, int]:
+            calls.append(len(data))
+            return pure(data, limit, max_depth)
+
+        monkeypatch.setattr(reindent, "reindent_py", counted)
+    yield str(request.param)
+    if request.param == "python":
+        assert calls and max(calls) > 1 << 20  # the big input went through it
 
 
 def test_a_secret_in_big_json_never_reaches_the_store(scratch_home: Path,
