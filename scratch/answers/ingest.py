@@ -349,10 +349,12 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                     ahead.discard()
                 aheads.clear()
                 started.clear()
-                with redone:
-                    norm = normalize(redone, prepared, declared=opts.fmt, raw=opts.raw,
-                                     progress=storing, written=written)
-                writer = started[0] if started else None
+                try:
+                    with redone:
+                        norm = normalize(redone, prepared, declared=opts.fmt, raw=opts.raw,
+                                         progress=storing, written=written)
+                finally:
+                    writer = started[0] if started else None
         if writer is None and prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
             # compress the content into git on the second core while the index is built
             writer = store.git.store_object_async(prepared)
