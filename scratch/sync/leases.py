@@ -10,16 +10,18 @@ moves ``rewritten`` on. Removing the remote drops its lease.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import orjson
 
+from scratch.jsonvalues import Incoming
 from scratch.locking import atomic_write
 
 LEASES = "purge-leases.json"  # in state/
 
 
-def load(root: Path) -> dict[str, Any]:
+def load(root: Path) -> dict[str, Incoming]:
+    """The leases by remote, as the file holds them (read with .get where used; a damaged
+    file is none)."""
     try:
         value = orjson.loads((root / "state" / LEASES).read_bytes())
     except (OSError, orjson.JSONDecodeError):
@@ -27,7 +29,7 @@ def load(root: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def save(root: Path, leases: dict[str, Any]) -> None:
+def save(root: Path, leases: dict[str, Incoming]) -> None:
     path = root / "state" / LEASES
     if leases:
         atomic_write(path, orjson.dumps(leases, option=orjson.OPT_SORT_KEYS))
