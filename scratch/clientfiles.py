@@ -21,9 +21,12 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scratch.errors import ScratchError, UsageError
-from scratch.jsonvalues import Incoming
+
+if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
 
 BACKUP_SUFFIX = ".scratch-backup"
 

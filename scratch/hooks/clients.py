@@ -26,10 +26,12 @@ Only the standard library: this runs on every tool call (see :mod:`scratch.hooks
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, TypeAlias
 
-from scratch.jsonvalues import Incoming
+if TYPE_CHECKING:  # not imported at run time: the pass-through path imports only what it runs
+    from scratch.jsonvalues import Incoming
 
-JSONObject = dict[str, Incoming]  # a payload as the client sent it: checked where read
+JSONObject: TypeAlias = "dict[str, Incoming]"  # a payload as the client sent it: checked where read
 
 # what the model is told when a client can only show a replacement as a blocked call
 GEMINI_LEAD = ("scratch stored this tool's output (the call succeeded; this is not an "

@@ -31,12 +31,12 @@ from typing import IO, TYPE_CHECKING, NamedTuple
 
 from scratch.hooks.clients import HOOK_CLIENTS, Codex, Found, HookClient, JSONObject
 from scratch.hooks.identity import HookIdentity, identity
-from scratch.jsonvalues import Incoming
 
 if TYPE_CHECKING:
     from types import FrameType
 
     from scratch.calls import Call
+    from scratch.jsonvalues import Incoming
 
 Speller = Callable[["Call"], str]
 DEFAULT_TIMEOUT = 60.0  # seconds; what `scratch hooks install` gives the client

@@ -30,12 +30,15 @@ import math
 import os
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 from scratch.clientfiles import back_up, read_object, scratch_command, write_json
 from scratch.errors import UsageError
-from scratch.jsonvalues import Incoming
 
-JSONObject = dict[str, Incoming]  # a client's settings file: checked where read
+if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
+
+JSONObject: TypeAlias = "dict[str, Incoming]"  # a client's settings file: checked where read
 
 
 class HookExists(UsageError):

@@ -10,11 +10,14 @@ moves ``rewritten`` on. Removing the remote drops its lease.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
-from scratch.jsonvalues import Incoming
 from scratch.locking import atomic_write
+
+if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
 
 LEASES = "purge-leases.json"  # in state/
 

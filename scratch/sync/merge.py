@@ -27,12 +27,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 import orjson
 
-from scratch.jsonvalues import Incoming
 from scratch.sync.gitops import Tree, TreeEntry
+
+if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
 
 META_VERSION = 1
 LINE_RE = re.compile(rb'\{"id":(\d+),"ts":"([^"\\]*)","entry":(.*)\}', re.S)
@@ -41,7 +43,7 @@ Reader = Callable[[list[str]], dict[str, bytes]]
 NewBlob = bytes  # content to be written as a blob
 # an entry's metadata as either side's tree holds it: JSON from a peer, checked by load_meta
 # (its version, kind and versions list) and read with .get where the rest is read
-RemoteMeta: TypeAlias = dict[str, Incoming]
+RemoteMeta: TypeAlias = "dict[str, Incoming]"
 # one line of a sync report (an entry received, sent, merged, kept, in conflict)
 ReportRow: TypeAlias = dict[str, object]
 Merged = dict[str, TreeEntry | NewBlob]
