@@ -33,7 +33,7 @@ line and layout.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from scratch.formats.logbase import Field, Layout, LogFormat, Row, as_int, as_number, fixed
@@ -95,13 +95,12 @@ def _zeek_scalar(kind: str) -> Reader | None:
 
 
 def _zeek_container(elem: Reader | None, set_sep: str, unset: str, empty: str
-                    ) -> Callable[[str], list[JSON]]:
-    def read(v: str) -> list[JSON]:
+                    ) -> Callable[[str], Sequence[JSON]]:
+    def read(v: str) -> Sequence[JSON]:
         if v == empty:
             return []
-        parts: list[JSON] = v.split(set_sep)  # type: ignore[assignment]  # str is JSON
-        return parts if elem is None else [None if p == unset else elem(cast(str, p))
-                                           for p in parts]
+        parts = v.split(set_sep)
+        return parts if elem is None else [None if p == unset else elem(p) for p in parts]
     return read
 
 
@@ -132,20 +131,23 @@ def zeek_from_layout(layout: Layout) -> LogFormat:
             plain.append(i)
 
     def row(line: str) -> Row | None:
-        # str is JSON; list's invariance wants an ignore where a cast would cost each line
-        values: list[JSON] = line.split(sep)  # type: ignore[assignment]
-        if len(values) != width:
+        texts = line.split(sep)
+        if len(texts) != width:
             return None
+        # one list, read as text and written with values: each column is read once, before
+        # it is written (str is JSON; the ignore is list's invariance, free where a cast
+        # call would cost every line)
+        values: list[JSON] = texts  # type: ignore[assignment]
         for i in plain:
-            v = values[i]
+            v = texts[i]
             if v == unset:
                 values[i] = None
             elif v == empty:
                 values[i] = ""
         try:
             for i, read in typed:
-                v = values[i]
-                values[i] = None if v == unset else read(cast(str, v))
+                v = texts[i]
+                values[i] = None if v == unset else read(v)
         except (ValueError, KeyError):
             return None
         return tuple(values)
@@ -245,19 +247,20 @@ def w3c_from_layout(layout: Layout) -> LogFormat:
     def row(line: str) -> Row | None:
         if line.startswith("#"):
             return None
-        # str is JSON; list's invariance wants an ignore where a cast would cost each line
-        values: list[JSON] | None = _w3c_tokens(line)  # type: ignore[assignment]
-        if values is not None and len(values) == width + 1 and values[-1] == "":
-            values.pop()  # a separator after the last value
-        if values is None or len(values) != width:
+        texts = _w3c_tokens(line)
+        if texts is not None and len(texts) == width + 1 and texts[-1] == "":
+            texts.pop()  # a separator after the last value
+        if texts is None or len(texts) != width:
             return None
+        # one list, read as text and written with values (see zeek_from_layout's row)
+        values: list[JSON] = texts  # type: ignore[assignment]
         try:
             for i in ints:
-                v = values[i]
-                values[i] = None if v == "-" else as_int(cast(str, v))
+                v = texts[i]
+                values[i] = None if v == "-" else as_int(v)
             for i in nums:
-                v = values[i]
-                values[i] = None if v == "-" else as_number(cast(str, v))
+                v = texts[i]
+                values[i] = None if v == "-" else as_number(v)
         except ValueError:
             return None
         return tuple(values)

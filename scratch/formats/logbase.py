@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TypeAlias, cast
+from typing import TypeAlias
 
 from scratch.jsonvalues import JSON
 
@@ -97,11 +97,12 @@ def regex_row(pattern: re.Pattern[str], ints: Iterable[int] = ()) -> RowParser:
             return None
         if not int_at:
             return m.groups()
-        values: list[JSON] = list(m.groups())
+        groups = m.groups()
+        values: list[JSON] = list(groups)
         for i in int_at:
-            v = values[i]
+            v = groups[i]
             if v is not None:
-                values[i] = int(cast(str, v))  # a group's text
+                values[i] = int(v)
         return tuple(values)
 
     return row
