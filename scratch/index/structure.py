@@ -306,7 +306,9 @@ def _cache_put(ix: IndexReader, key: tuple[str | int, ...], value: object) -> No
 def leave_out(ix: IndexReader, exc: LineNotJson) -> None:
     """Record that an answer over many items put ``None`` in place of the line of ``exc``."""
     left = cast("dict[int, int]", ix._cache.setdefault(_LEFT_OUT, {}))
-    left[exc.details["line"]] = exc.details["item"]
+    line, item = exc.details["line"], exc.details["item"]
+    assert isinstance(line, int) and isinstance(item, int)  # LineNotJson's own details
+    left[line] = item
 
 
 def lines_left_out(ix: IndexReader) -> dict[int, int]:

@@ -60,7 +60,7 @@ class Settings(Protocol):
     """What the policy reads of a configuration (:class:`scratch.config.Config`): values
     that config has checked against their settings' types."""
 
-    def get(self, key: str, default: object = None, /) -> object: ...
+    def get(self, key: str, /) -> object: ...
 
 
 def resolve_policy(config: Settings, tool: str | None, *, no_redact: bool = False) -> Policy:
@@ -77,7 +77,7 @@ def resolve_policy(config: Settings, tool: str | None, *, no_redact: bool = Fals
             longest = [(p, v) for p, v in matching if len(p) == best]
             pattern, value = max(longest, key=lambda pv: (bool(pv[1]), pv[0]))
             return Policy(bool(value), f"redact.tools[{pattern!r}]", allow)
-    enabled = bool(config.get("redact.enabled", True))
+    enabled = config.get("redact.enabled") is not False  # on unless set off
     source = "redact.enabled" if getattr(config, "sources", {}).get(
         "redact.enabled", "default") != "default" else "default"
     return Policy(enabled, source, allow)
