@@ -580,7 +580,68 @@ static PyObject *prefix_sums(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* separators(body, start, end, depth, step) -> (count, cuts): the item separators of an array
+ * in canonical text (scratch.index.textitems): a "," ending a line whose next line starts with
+ * exactly 2 * depth spaces and then a non-space, its "," in [start, end). ``count`` is how
+ * many there are; ``cuts`` the offsets of their "," for the first one and then each one at
+ * least ``step`` bytes after the last one listed (step 0: every one). Canonical text has no
+ * raw newline inside a string, so every "\n" is a line break; runs without the GIL. */
+static PyObject *separators(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, end, depth, step;
+    if (!PyArg_ParseTuple(args, "y*nnnn", &view, &start, &end, &depth, &step)) return NULL;
+    const unsigned char *s = (const unsigned char *)view.buf;
+    size_t n = (size_t)view.len;
+    if (start < 0) start = 0;
+    if (end < 0 || (size_t)end > n) end = (Py_ssize_t)n;
+    size_t indent = 2 * (size_t)(depth < 0 ? 0 : depth);
+    size_t count = 0, listed = 0, cap = 64, *cuts = malloc(cap * sizeof(size_t));
+    size_t last = 0;
+    int ok = cuts != NULL;
+    Py_BEGIN_ALLOW_THREADS
+    /* the newline after a "," at end - 1 is at end */
+    const unsigned char *p = s + start, *stop = s + ((size_t)end < n ? (size_t)end + 1 : n);
+    while (ok && p < stop) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(stop - p));
+        if (nl == NULL) break;
+        p = nl + 1;
+        if (nl == s || nl[-1] != ',' || (size_t)(nl - 1 - s) < (size_t)start) continue;
+        size_t q = (size_t)(p - s), k = 0;
+        while (q + k < n && k < indent && s[q + k] == ' ') k++;
+        if (k != indent || q + k >= n || s[q + k] == ' ') continue;
+        size_t at = (size_t)(nl - 1 - s);
+        count++;
+        if (listed == 0 || step == 0 || at >= last + (size_t)step) {
+            if (listed == cap) {
+                size_t *grown = realloc(cuts, 2 * cap * sizeof(size_t));
+                if (grown == NULL) { ok = 0; break; }
+                cuts = grown;
+                cap *= 2;
+            }
+            cuts[listed++] = at;
+            last = at;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (!ok) { free(cuts); return PyErr_NoMemory(); }
+    PyObject *list = PyList_New((Py_ssize_t)listed);
+    if (list == NULL) { free(cuts); return NULL; }
+    for (size_t k = 0; k < listed; k++) {
+        PyObject *x = PyLong_FromSize_t(cuts[k]);
+        if (x == NULL) { free(cuts); Py_DECREF(list); return NULL; }
+        PyList_SET_ITEM(list, (Py_ssize_t)k, x);
+    }
+    free(cuts);
+    PyObject *result = Py_BuildValue("(nO)", (Py_ssize_t)count, list);
+    Py_DECREF(list);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"separators", separators, METH_VARARGS,
+     "separators(body, start, end, depth, step) -> (count, cuts): item separators of canonical "
+     "JSON text at one depth."},
     {"reindent", reindent, METH_VARARGS,
      "reindent(data[, limit[, max_depth]]) -> (body, lines, flags): strict JSON re-indented, tokens "
      "verbatim."},

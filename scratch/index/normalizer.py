@@ -351,6 +351,12 @@ def _parse_big(body: bytes, flags: int) -> tuple[Any, str, bool]:
 
     value: Any = None
     if not flags & BIG_INT:
+        with no_gc():
+            # its big arrays kept as text, parsed a batch at a time: the whole value is
+            # never held (memory), and it is walked once (time)
+            value = _parse_lazily(body)
+        if value is not None:
+            return value, "orjson", False
         try:
             with no_gc():
                 value = orjson.loads(body)
@@ -366,6 +372,16 @@ def _parse_big(body: bytes, flags: int) -> tuple[Any, str, bool]:
     except JsonError:
         return None, "json", True
     return value, engine, False
+
+
+def _parse_lazily(body: bytes) -> Any:
+    """:func:`scratch.index.textitems.parse_lazily` with the analysis' readers."""
+    from scratch.index.jsonskel import BIG_ARRAY
+    from scratch.index.kube import KubeTally
+    from scratch.index.schema import Union
+    from scratch.index.textitems import Readers, parse_lazily
+
+    return parse_lazily(body, Readers(Union, KubeTally, BIG_ARRAY))
 
 
 def _beside(call: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
