@@ -28,6 +28,7 @@ built by ``pip install`` when a compiler is present (it runs without the GIL, ~1
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
@@ -44,6 +45,10 @@ try:
     from scratch._reindent import reindent as _c_reindent  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # no compiler at install time: the pure-Python version below
     _c_reindent = None
+try:
+    from scratch._reindent import reindent_file as _c_reindent_file  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # unbuilt, or built from an older source
+    _c_reindent_file = None
 
 HAVE_C = _c_reindent is not None
 
@@ -286,6 +291,43 @@ def reindent(data: bytes, *, limit: int = -1, max_depth: int = 0, impl: _Impl | 
             message = f"JSON {too_deep_reason(pos, max_depth)}"
         line, column = _position(data, pos)
         raise JsonError(message, line, column, pos) from None
+
+
+def read_span(fd: int, offset: int, length: int) -> bytes:
+    """``length`` bytes of the file ``fd`` from ``offset`` (fewer if it ends first)."""
+    parts: list[bytes] = []
+    done = 0
+    while done < length:
+        block = os.pread(fd, min(length - done, 1 << 30), offset + done)
+        if not block:
+            break
+        parts.append(block)
+        done += len(block)
+    return b"".join(parts)
+
+
+def reindent_file(fd: int, offset: int, length: int, *, limit: int = -1, max_depth: int = 0,
+                  impl: _Impl | None = None) -> tuple[bytes, int, int]:
+    """:func:`reindent` of the ``length`` bytes of the file ``fd`` from ``offset``, with the
+    same result and errors (offsets from ``offset``). The C version reads the file through a
+    map and drops the pages it has passed, so memory holds the body, not the input as well;
+    without it (or with ``impl``) the bytes are read and re-indented as :func:`reindent` does.
+    """
+    if impl is None and _c_reindent_file is not None and length > 0:
+        try:
+            found: tuple[bytes, int, int] = _c_reindent_file(fd, offset, length, limit,
+                                                             max_depth)
+            return found
+        except ValueError as exc:
+            message, pos = exc.args
+            data = read_span(fd, offset, length)  # only to place the error
+            if message == DEEP:
+                message = f"JSON {too_deep_reason(pos, max_depth)}"
+            line, column = _position(data, pos)
+            raise JsonError(message, line, column, pos) from None
+        except OSError:
+            pass  # cannot be mapped (a pipe, a special file): read it
+    return reindent(read_span(fd, offset, length), limit=limit, max_depth=max_depth, impl=impl)
 
 
 def too_deep_reason(offset: int, depth: int) -> str:

@@ -25,9 +25,11 @@ answer None: the caller parses the whole text as before.
 
 from __future__ import annotations
 
+import os
 import re
 from array import array
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, Protocol, SupportsIndex, overload
 
 LAZY_BYTES = 4 << 20  # an array whose text is this big is kept as text
@@ -76,7 +78,8 @@ class TextItems(list[Any]):
                  batch: int = BATCH_BYTES) -> None:
         super().__init__()
         self.batch = batch
-        self.body = body
+        self.body: bytes | None = body
+        self.path: Path | None = None  # after detach(): the file holding the same bytes
         self.start = start
         self.end = end
         self.depth = depth
@@ -98,23 +101,39 @@ class TextItems(list[Any]):
     def __repr__(self) -> str:
         return f"TextItems({self.n} items, bytes {self.start}-{self.end})"
 
+    def detach(self, path: Path) -> None:
+        """Read the text from ``path`` from now on (the body's bytes at the same offsets: the
+        stored form), so the body in memory can go; its batches are found first."""
+        if self.body is not None and self.cuts is None:
+            self.cuts = self._cuts(self.body)
+        self.body, self.path = None, path
+
+    def _cuts(self, body: bytes) -> list[int]:
+        return separators(body, self.start + self.batch, self.end, self.depth, self.batch)[1]
+
     def batches(self) -> Iterator[list[Any]]:
         """The items, parsed, a list per :data:`BATCH_BYTES` of text."""
         import orjson
 
         body = self.body
         if self.cuts is None:
-            _, cuts = separators(body, self.start + self.batch, self.end, self.depth,
-                                 self.batch)
-            self.cuts = cuts
-        pos = self.start
-        for stop in [*self.cuts, self.end]:
-            try:
-                batch = orjson.loads(b"[" + body[pos:stop] + b"]")
-            except orjson.JSONDecodeError as exc:  # 1e400, a lone surrogate: parsed whole
-                raise NotLazy(str(exc)) from None
-            yield batch
-            pos = stop + 1
+            assert body is not None  # detach() found them
+            self.cuts = self._cuts(body)
+        fd = os.open(self.path, os.O_RDONLY) if body is None and self.path is not None else -1
+        try:
+            pos = self.start
+            for stop in [*self.cuts, self.end]:
+                text = body[pos:stop] if body is not None else _pread(fd, pos, stop - pos)
+                try:
+                    batch = orjson.loads(b"[" + text + b"]")
+                except orjson.JSONDecodeError as exc:  # 1e400, a lone surrogate: parsed whole
+                    raise NotLazy(str(exc)) from None
+                del text
+                yield batch
+                pos = stop + 1
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
     def __iter__(self) -> Iterator[Any]:
         for batch in self.batches():
@@ -166,6 +185,18 @@ class TextItems(list[Any]):
         if i != n:  # the separators were miscounted: not canonical text after all
             raise NotLazy(f"{i} items parsed, {n} counted")
         self.starts, self.lines, self.union, self.kube = starts, cur, u.to_dict(), kube
+
+
+def _pread(fd: int, offset: int, length: int) -> bytes:
+    parts: list[bytes] = []
+    while length > 0:
+        block = os.pread(fd, length, offset)
+        if not block:
+            raise NotLazy("the stored file ended early")
+        parts.append(block)
+        offset += len(block)
+        length -= len(block)
+    return b"".join(parts)
 
 
 def separators_py(body: bytes, start: int, end: int, depth: int, step: int
