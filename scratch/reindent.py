@@ -143,25 +143,23 @@ def reindent_py(data: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes
 
 
 class _Body:
-    """The output, which stops growing (but stays callable) past ``limit`` bytes."""
+    """The output, which stops growing (but stays callable) past ``limit`` bytes. One
+    growing buffer: a list of the pieces took an object per token (ten times the text)."""
 
-    __slots__ = ("parts", "size", "limit", "over")
+    __slots__ = ("buf", "limit", "over")
 
     def __init__(self, limit: int) -> None:
-        self.parts: list[bytes] = []
-        self.size = 0
+        self.buf = bytearray()
         self.limit = limit
         self.over = False
 
     def put(self, piece: bytes) -> None:
         if self.over:
             return
-        self.size += len(piece)
-        if 0 <= self.limit < self.size:
+        self.buf += piece
+        if 0 <= self.limit < len(self.buf):
             self.over = True
-            self.parts = []
-            return
-        self.parts.append(piece)
+            self.buf = bytearray()
 
 
 def _run(s: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int]:
@@ -237,7 +235,9 @@ def _run(s: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int
                     raise _Fail("Extra data", pos)
                 if body.over:
                     return b"", lines, flags | TOO_BIG
-                return b"".join(body.parts), lines, flags
+                done = bytes(body.buf)
+                body.buf = bytearray()
+                return done, lines, flags
             top = stack[-1]
             if pos < n and s[pos] == 0x2C:
                 pos = ws(s, pos + 1).end()  # type: ignore[union-attr]
@@ -313,7 +313,7 @@ def reindent_file(fd: int, offset: int, length: int, *, limit: int = -1, max_dep
     map and drops the pages it has passed, so memory holds the body, not the input as well;
     without it (or with ``impl``) the bytes are read and re-indented as :func:`reindent` does.
     """
-    if impl is None and _c_reindent_file is not None and length > 0:
+    if impl is None and _c_reindent is not None and _c_reindent_file is not None and length > 0:
         try:
             found: tuple[bytes, int, int] = _c_reindent_file(fd, offset, length, limit,
                                                              max_depth)
