@@ -15,11 +15,14 @@ then value), so it can sit in the index's info.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypeAlias, TypedDict
 
+from scratch.jsonvalues import JSON
 from scratch.pathnames import format_path
 
 CONDITIONS = ("Ready", "Available")  # condition types whose status other than True stands out
+
+Ranked: TypeAlias = "list[list[str | int]]"  # [[value, count], ...], the commonest first
 
 
 class Restarts(TypedDict):
@@ -41,19 +44,19 @@ class KubeSignals(TypedDict):
     path: str  # the objects' array (``items``, ``.``), or ``.`` for one object
     kind: str | None  # the list's (or the single object's) kind
     objects: int
-    kinds: list[list[Any]]
+    kinds: Ranked
     pods: int
-    phases: NotRequired[list[list[Any]]]
+    phases: NotRequired[Ranked]
     restarts: NotRequired[Restarts]
-    exit_codes: NotRequired[list[list[Any]]]
-    reasons: NotRequired[list[list[Any]]]
-    events: NotRequired[list[list[Any]]]  # event types: Normal, Warning
-    warnings: NotRequired[list[list[Any]]]  # reasons of Warning events
-    not_true: NotRequired[list[list[Any]]]  # "Ready False", "Available Unknown"
+    exit_codes: NotRequired[Ranked]
+    reasons: NotRequired[Ranked]
+    events: NotRequired[Ranked]  # event types: Normal, Warning
+    warnings: NotRequired[Ranked]  # reasons of Warning events
+    not_true: NotRequired[Ranked]  # "Ready False", "Available Unknown"
     short: NotRequired[list[int]]  # [deployments short of replicas, deployments]
 
 
-def _objects(value: Any) -> tuple[list[Any], list[str | int], str | None] | None:
+def _objects(value: JSON) -> tuple[list[JSON], list[str | int], str | None] | None:
     """The objects, where they are, and the list's kind; None when this is not Kubernetes."""
     if isinstance(value, dict):
         kind = value.get("kind") if isinstance(value.get("kind"), str) else None
@@ -72,22 +75,22 @@ def _objects(value: Any) -> tuple[list[Any], list[str | int], str | None] | None
     return None
 
 
-def _ranked(counts: dict[Any, int]) -> list[list[Any]]:
+def _ranked(counts: dict[str | int, int]) -> Ranked:
     return [[v, n] for v, n in sorted(counts.items(), key=lambda vn: (-vn[1], str(vn[0])))]
 
 
-def _bump(counts: dict[Any, int], value: Any, by: int = 1) -> None:
+def _bump(counts: dict[str | int, int], value: JSON, by: int = 1) -> None:
     if isinstance(value, (str, int)) and not isinstance(value, bool):
         counts[value] = counts.get(value, 0) + by
 
 
-def _dict(value: Any, key: str) -> dict[str, Any]:
+def _dict(value: JSON, key: str) -> dict[str, JSON]:
     got = value.get(key) if isinstance(value, dict) else None
     return got if isinstance(got, dict) else {}
 
 
-def _containers(status: dict[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _containers(status: dict[str, JSON]) -> list[dict[str, JSON]]:
+    out: list[dict[str, JSON]] = []
     for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
         got = status.get(key)
         if isinstance(got, list):
@@ -101,17 +104,17 @@ class KubeTally:
     :mod:`scratch.index.textitems`)."""
 
     def __init__(self) -> None:
-        self.kinds: dict[Any, int] = {}
-        self.phases: dict[Any, int] = {}
-        self.codes: dict[Any, int] = {}
-        self.reasons: dict[Any, int] = {}
-        self.events: dict[Any, int] = {}
-        self.warnings: dict[Any, int] = {}
-        self.not_true: dict[Any, int] = {}
+        self.kinds: dict[str | int, int] = {}
+        self.phases: dict[str | int, int] = {}
+        self.codes: dict[str | int, int] = {}
+        self.reasons: dict[str | int, int] = {}
+        self.events: dict[str | int, int] = {}
+        self.warnings: dict[str | int, int] = {}
+        self.not_true: dict[str | int, int] = {}
         self.pods = self.restarted = self.total = self.deployments = self.short = 0
         self.most: tuple[int, int, str | None] | None = None  # restarts, item, name
 
-    def add(self, i: int, obj: Any) -> None:
+    def add(self, i: int, obj: JSON) -> None:
         if not isinstance(obj, dict):
             return
         kind = obj.get("kind")
@@ -157,7 +160,7 @@ class KubeTally:
                 _bump(self.not_true, f"{cond.get('type')} {cond.get('status')}")
 
 
-def kube_signals(value: Any) -> KubeSignals | None:
+def kube_signals(value: JSON) -> KubeSignals | None:
     """The signals of ``value`` (see the module), or None."""
     found = _objects(value)
     if found is None:

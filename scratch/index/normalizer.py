@@ -36,12 +36,17 @@ with phase ``"read"`` (input consumed) or ``"analyze"``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, overload
+from typing import TYPE_CHECKING, Any, BinaryIO, overload
 
 from scratch.formats.sniffer import SNIFF_BYTES, canonical_format, sniff
+
+if TYPE_CHECKING:
+    from scratch.errors import JsonError
+    from scratch.formats.embedded import Embedded
+    from scratch.jsonvalues import JSON
 
 COPY_CHUNK = 1 << 20
 Progress = Callable[[str, int, "int | None"], None]
@@ -58,8 +63,8 @@ class Normalized:
     bytes_out: int
     layout: str  # "canonical" (JSON re-rendered) or "raw" (bytes as received)
     warnings: list[str] = field(default_factory=list)
-    parse_error: dict[str, Any] | None = None  # {"message", "line", "column", "offset"}
-    embedded: list[Any] = field(default_factory=list)  # scratch.formats.embedded.Embedded
+    parse_error: Mapping[str, JSON] | None = None  # {"message", "line", "column", "offset"}
+    embedded: list[Embedded] = field(default_factory=list)
     declared: str | None = None
     analysis: Any = field(default=None, repr=False)  # for build_index(analysis=...)
     blob: str | None = None  # git blob id of what was written, when hashed while writing
@@ -78,7 +83,7 @@ def _read_prefix(source: BinaryIO) -> tuple[bytes, bool]:
     return b"".join(parts), False
 
 
-def _where(err: dict[str, Any] | None) -> str:
+def _where(err: Mapping[str, JSON] | None) -> str:
     if not err or err.get("line") is None:
         return ""
     return f" at line {err['line']}, column {err['column']}"
@@ -257,7 +262,7 @@ def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detecte
 
 
 def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,
-              exc: Any) -> Normalized:
+              exc: JsonError) -> Normalized:
     """Input that does not parse as JSON: stored as text, byte for byte, with the reason."""
     from scratch.index.analyze import analyze
 
@@ -271,7 +276,7 @@ def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,
     return result
 
 
-def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: Any, engine: str,
+def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: JSON, engine: str,
                  dest: Path, detected: str, declared: str | None, raw: bool,
                  progress: Progress | None) -> Normalized:
     """Store and analyse a parsed document of any size (the big container case aside)."""
@@ -434,7 +439,7 @@ class FileSlices(Sequence[bytes]):
 SLICE_BYTES = 8 << 20
 
 
-def _detach(value: Any, path: Path) -> None:
+def _detach(value: JSON, path: Path) -> None:
     """Point the big arrays kept as text in ``value`` (:func:`_parse_lazily`) at the stored
     file instead of the body in memory."""
     from scratch.index.textitems import TextItems
@@ -444,7 +449,7 @@ def _detach(value: Any, path: Path) -> None:
             v.detach(path)
 
 
-def _parse_big(body: bytes, flags: int) -> tuple[Any, str, bool]:
+def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
     """(value, engine, failed) of a big canonical text: orjson, else the standard library;
     ``failed`` when it is nested too deeply for both."""
     import orjson
@@ -512,7 +517,7 @@ def _beside(call: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
     return thread, out
 
 
-def _write_all(fd: int, data: Any) -> None:
+def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
