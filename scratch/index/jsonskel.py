@@ -36,6 +36,7 @@ from scratch.index.skeleton import (
     Builder,
     type_code,
 )
+from scratch.index.textitems import TextItems
 from scratch.jsonvalues import JSON
 
 DEPTH = 4
@@ -88,6 +89,13 @@ def canonical_skeleton(value: JSON, engine: str = "orjson", limits: Limits | Non
         return render_line_count(v, engine)
 
     def walk(v: JSON, par: int, k: str | int | None, depth: int, line: int) -> int:
+        if isinstance(v, TextItems) and v.starts is not None and depth < lim.depth \
+                and len(v) > lim.big_array:
+            # a big array kept as text: its item lines were counted as it was parsed
+            idx = b.open(par, k, T_ARR, line)
+            b.set_items(idx, array("I", [line + 1 + s for s in v.starts]))
+            b.close(idx, line + 1 + v.lines, len(v))
+            return line + 1 + v.lines
         code = type_code(v)
         idx = b.open(par, k, code, line)
         if code not in (T_OBJ, T_ARR) or not v:

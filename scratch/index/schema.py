@@ -213,6 +213,11 @@ class Union:
 
 
 def union_of(items: Sequence[JSON]) -> ItemUnion:
+    from scratch.index.textitems import TextItems
+
+    if isinstance(items, TextItems) and items.union is not None:
+        made: ItemUnion = items.union  # made as its items were parsed, the same way
+        return made
     u = Union(len(items))
     n = len(items)
     for i, item in enumerate(items):
