@@ -555,7 +555,7 @@ def _scanned_input(ctx: Context, spooled: Spooled, scanning: FileScan, tmp_dir: 
 
 
 class _GatedBlob:
-    """Big JSON's git object written from memory (as
+    """Big JSON's git object written from its parts (as
     :meth:`scratch.gitstore.GitStore.write_blob_async`) only once the input's scan found
     nothing: a thread waits for the answer, so normalising goes on meanwhile. :meth:`wait`
     joins it (None: nothing was written, the stored content will be another)."""
