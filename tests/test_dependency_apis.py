@@ -188,7 +188,8 @@ def third_party_imports(root: Path) -> set[tuple[str, str]]:
             else:
                 continue
             for top in tops:
-                if top != "scratch" and top not in sys.stdlib_module_names:
+                # _typeshed: the standard library's own type stubs (imported for types only)
+                if top not in ("scratch", "_typeshed") and top not in sys.stdlib_module_names:
                     out.add((path.relative_to(REPO).as_posix(), top))
     return out
 
