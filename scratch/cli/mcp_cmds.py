@@ -414,23 +414,18 @@ def install_cmd(ctx: Context,
                 ) -> "Result[Mapping[str, object]]":
     from pathlib import Path
 
-    from scratch.answers.kernel.result import Result
     from scratch.clientfiles import client_named, install_entry, scratch_command, snippet
     client = client_named(client_name)
     toolset = _toolset(ctx, tools, "mcp.tools", ("explore", "files", "all"))
     entry = client.entry(scratch_command(), ctx.root, ctx.agent, toolset)
     path = Path(config).expanduser().absolute() if config else client.default_file()
-    if print_only:
-        return Result("mcp install", data={"client": client.name, "file": str(path),
-                                           "entry": "scratch", "server": entry},
-                      text=snippet(client, entry),
-                      notices=(f"add this to {path} ({client.label}'s config)",))
-    done = install_entry(client, path, entry, force=force)
-    if done["unchanged"]:
-        return Result("mcp install", data=done,
-                      text=f"{path}: already has this 'scratch' entry (store {ctx.root})\n")
-    how = "replaced" if done["replaced"] else "added"
-    backup = f"; backup: {done['backup']}" if done["backup"] else ""
-    return Result("mcp install", data=done, text=(
-        f"{path}: {how} 'scratch' (scratch mcp serve --tools {toolset} on store {ctx.root}, "
-        f"agent {ctx.agent!r}){backup}; restart {client.label} to load it\n"))
+    from scratch.cli.client_install import ClientEdit, install_answer
+    edit = ClientEdit("mcp install", path, f"{client.label}'s config",
+                      f"already has this 'scratch' entry (store {ctx.root})",
+                      f"'scratch' (scratch mcp serve --tools {toolset} on store {ctx.root}, "
+                      f"agent {ctx.agent!r})", after=f"; restart {client.label} to load it")
+    return install_answer(
+        edit, print_only=print_only,
+        printed=lambda: ({"client": client.name, "file": str(path), "entry": "scratch",
+                          "server": entry}, snippet(client, entry)),
+        install=lambda: install_entry(client, path, entry, force=force))
