@@ -111,7 +111,8 @@ class Record(TypedDict):
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "Tally",
-           "agents", "answer_preview", "append", "count", "dropped", "ledger_file", "make",
+           "agents", "answer_preview", "append", "count", "dropped", "file_bytes",
+           "ledger_file", "make",
            "message_preview", "now", "parse_since", "preview", "preview_args", "read", "scan",
            "parsed_lines", "scrub", "sessions", "tally"]
 
@@ -553,6 +554,15 @@ def count(root: Path, *, agent: str | None = None, session: str | None = None,
           since: str | datetime | timedelta | None = None) -> int:
     """How many records match (before any offset or limit)."""
     return len(_matching(root, agent, session, since))
+
+
+def file_bytes(root: Path, agent: str) -> int:
+    """The bytes of ``agent``'s ledger on disk (its records, kept answers included; 0 when it
+    has none): what the ledger adds to the store's size, bounded by ``ledger.max_bytes``."""
+    try:
+        return os.lstat(ledger_file(root, agent)).st_size
+    except OSError:
+        return 0
 
 
 def dropped(root: Path, agent: str | None = None) -> int:
