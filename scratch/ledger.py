@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict, TypeGuard
 
 import orjson
 
@@ -111,9 +111,10 @@ class Record(TypedDict):
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "INTERFACES", "OUTCOMES", "Record", "Suggestion", "Tally",
-           "agents", "answer_preview", "append", "count", "dropped", "ledger_file", "make",
+           "agents", "answer_preview", "append", "count", "dropped", "file_bytes",
+           "ledger_file", "make",
            "message_preview", "now", "parse_since", "preview", "preview_args", "read", "scan",
-           "scrub", "sessions", "tally"]
+           "parsed_lines", "scrub", "sessions", "tally"]
 
 
 # -- building a record ----------------------------------------------------------------------
@@ -243,6 +244,33 @@ def _ensure(root: Path, agent: str) -> tuple[Path, Path, Path]:
     return found
 
 
+# -- the one line reader ---------------------------------------------------------------------
+
+class _Torn:
+    """What :func:`parsed_lines` yields for a line that is not JSON."""
+
+    def __repr__(self) -> str:
+        return "TORN"
+
+
+TORN = _Torn()
+
+
+def parsed_lines(data: bytes) -> Iterator[object]:
+    """Each line of ledger text ``data`` parsed, in order: its JSON value, or :data:`TORN`
+    for a line that does not parse (a torn write, an edit); blank lines are passed over. Every
+    reader of the file (:func:`scan`, :func:`scrub`, the last ``seq``) goes through here, so
+    they agree on what a line is; each decides what a torn line or a value that is no record
+    costs it."""
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            yield orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            yield TORN
+
+
 # -- writing --------------------------------------------------------------------------------
 
 def append(root: Path, record: Record, *, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
@@ -317,21 +345,21 @@ def _last_seq(fd: int, size: int) -> tuple[int | None, bool]:
 
 
 def _seq_of(raw: bytes) -> int | None:
-    if not raw.strip():
-        return None
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    seq = data.get("seq") if isinstance(data, dict) else None
+    for value in parsed_lines(raw):
+        return _seq_in(value)
+    return None
+
+
+def _seq_in(value: object) -> int | None:
+    seq = value.get("seq") if isinstance(value, dict) else None
     return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
 
 
 def _last_seq_slow(fd: int) -> int | None:
     from scratch.safefs import read_fd
     found = None
-    for raw in read_fd(os.dup(fd)).split(b"\n"):
-        seq = _seq_of(raw)
+    for value in parsed_lines(read_fd(os.dup(fd))):
+        seq = _seq_in(value)
         if seq is not None:
             found = seq
     return found
@@ -369,6 +397,8 @@ def _cut(root: Path, directory: Path, path: Path, max_bytes: int) -> None:
 # the fields a scrubbed record keeps (scrub): none of them can hold what a call read or wrote
 SCRUB_KEEPS = ("v", "seq", "time", "interface", "agent", "session", "command", "outcome", "code",
                "tokens", "intercepted", "entry", "version", "ms")
+# what readers see of the fields scrub took (scan): a scrubbed record is still a call, counted
+SCRUBBED: dict[str, object] = {"args": {}, "message": None, "suggestions": []}
 
 
 def scrub(root: Path, agent: str, picks: Callable[[Record], bool], mark: str) -> int:
@@ -376,7 +406,8 @@ def scrub(root: Path, agent: str, picks: Callable[[Record], bool], mark: str) ->
     each keeps only :data:`SCRUB_KEEPS` (its seq, time, outcome and counts, so ``seq`` and the
     tallies stay true) plus ``"purged": mark``; its arguments, message, suggestions and any
     other field go. Under the ledger's lock, the file replaced atomically; how many records
-    were scrubbed. Lines that do not parse are dropped too (they could hold anything)."""
+    were scrubbed. Lines that do not parse are dropped too (they could hold anything). A reader
+    (:func:`scan`) sees a scrubbed record with empty arguments, message and suggestions."""
     from scratch.locking import atomic_write, exclusive
     from scratch.safefs import read_file
     directory = agent_dir(root, agent)
@@ -387,12 +418,8 @@ def scrub(root: Path, agent: str, picks: Callable[[Record], bool], mark: str) ->
         data = read_file(root, path)
         out: list[bytes] = []
         changed = 0
-        for raw in data.split(b"\n"):
-            if not raw.strip():
-                continue
-            try:
-                value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
+        for value in parsed_lines(data):
+            if value is TORN:
                 changed += 1
                 continue
             if isinstance(value, dict) and picks(value):  # type: ignore[arg-type]
@@ -429,7 +456,7 @@ _FIELDS: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("version", (int, type(None))), ("ms", (int, float)))
 
 
-def well_formed(value: object) -> bool:
+def well_formed(value: object) -> TypeGuard[Record]:
     """Whether ``value`` is a record as :func:`append` writes them: every field there with a
     value of its type (more fields, from a later release, are allowed)."""
     if not isinstance(value, dict):
@@ -455,15 +482,10 @@ def scan(root: Path, agent: str) -> tuple[list[Record], int]:
         return [], 0
     found: list[Record] = []
     skipped = 0
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            skipped += 1
-            continue
-        if well_formed(value):
+    for value in parsed_lines(data):
+        if isinstance(value, dict) and isinstance(value.get("purged"), str):
+            value = {**SCRUBBED, **value}  # scrub took what it asked: a record still
+        if well_formed(value):  # TORN is no record
             found.append(value)
         else:
             skipped += 1
@@ -532,6 +554,15 @@ def count(root: Path, *, agent: str | None = None, session: str | None = None,
           since: str | datetime | timedelta | None = None) -> int:
     """How many records match (before any offset or limit)."""
     return len(_matching(root, agent, session, since))
+
+
+def file_bytes(root: Path, agent: str) -> int:
+    """The bytes of ``agent``'s ledger on disk (its records, kept answers included; 0 when it
+    has none): what the ledger adds to the store's size, bounded by ``ledger.max_bytes``."""
+    try:
+        return os.lstat(ledger_file(root, agent)).st_size
+    except OSError:
+        return 0
 
 
 def dropped(root: Path, agent: str | None = None) -> int:

@@ -52,3 +52,29 @@ def test_a_refused_put_stores_nothing(scratch_home: Path, monkeypatch: pytest.Mo
     assert sorted(p.name for p in (scratch_home / "runs" / "r1" / "files").iterdir()) == [
         "a.txt"]
     assert not (scratch_home / "runs" / "r2").exists()
+
+
+def test_put_answers_as_write_does_redaction_said_in_both(scratch_home: Path) -> None:
+    # one builder answers every stored version (write, artifact put): the same figures, the
+    # same text; artifact put once said nothing in its text of what redaction replaced
+    from tests.helpers import cli
+    from tests.test_redactions import GH
+    body = f"step 1\nexport GITHUB_TOKEN={GH}\n".encode()
+    said = "1 value redacted at capture (github-pat 1)"
+    wrote = cli("write", "env.sh", input=body)
+    put = cli("artifact", "put", "r1", "env.sh", "--agent", "w1", input=body)
+    for run, shown in ((wrote, "env.sh"), (put, "artifact:r1/env.sh")):
+        assert run.code == 0, run.err
+        first, second, end = run.text.split("\n")
+        assert first.startswith(f"{shown}: version 1 (") and first.endswith(" bytes, 2 lines)")
+        assert (second, end) == (f"{shown}: {said}", "")
+    assert wrote.text.replace("env.sh", "artifact:r1/env.sh") == put.text
+    got = cli("artifact", "put", "r1", "env.sh", "--agent", "w1", "--json", input=body).json
+    assert got["data"] == {"run": "r1", "name": "env.sh", "ref": "artifact:r1/env.sh",
+                           "version": 1, "bytes": got["data"]["bytes"], "lines": 2,
+                           "unchanged": True,
+                           "redacted": {"count": 1, "rules": {"github-pat": 1}}}
+    assert list(got["data"]) == ["run", "name", "ref", "version", "bytes", "lines",
+                                 "unchanged", "redacted"]
+    again = cli("write", "env.sh", input=body)
+    assert again.text == f"env.sh: unchanged (version 1)\nenv.sh: {said}\n"

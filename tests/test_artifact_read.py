@@ -275,3 +275,36 @@ def test_what_is_left_of_the_workers_budget_decides_too(shared: Path) -> None:
     assert [shell_of(s) for s in spent["suggestions"]][:1] == ["scratch budget --agent w2 --run r1"]
     # and the other worker's budget is its own
     assert data(as_("w3", "artifact", "read", "r1", "medium.txt"))["inline"] is True
+
+
+EXTRA = ("artifact", "run", "ref", "inline", "over", "pointer_tokens")
+
+
+def test_the_pointer_is_sized_on_what_each_rendering_shows(scratch_home: Path) -> None:
+    # one fitting for ingest and artifact read (answers.pointer.fit_shown): a rendering that
+    # shows the text (the shell's, an MCP tool result's) is sized on that text, head line
+    # included; one that shows the data (--json, --structured) on the data's JSON. Over MCP's
+    # default text, artifact read once sized the JSON it never shows.
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.registry import execute
+    from scratch.answers.kernel.rendering import PlainCalls
+    from scratch.answers.pointer import pointer_cap, pointer_json
+    from scratch.calls import call
+    from scratch.cli.render import JsonEnvelope, ShellText
+    from scratch.mcp.rendering import ToolJson, ToolText
+    from scratch.tokens import count_text
+    execute(Context.build(agent="w1", run="r1"), PlainCalls(),
+            call("artifact put", run="r1", name="pods.json", content=PODS.read_bytes()))
+    sized = {}
+    for rendering in (ShellText(), ToolText(), JsonEnvelope(), ToolJson()):
+        ctx = Context.build(agent="w2", run="r1")
+        got = execute(ctx, rendering, call("artifact read", run="r1", name="pods.json"))
+        assert isinstance(got.data, dict) and isinstance(got.text, str)
+        spec = ctx.encoding()
+        assert got.text.startswith("artifact 'pods.json' of run 'r1' is ~")
+        pointer = {k: v for k, v in got.data.items() if k not in EXTRA}
+        shown = (count_text(pointer_json(pointer, rendering.call_data), spec)  # type: ignore[arg-type]
+                 if rendering.shows_data else count_text(got.text, spec))
+        assert got.data["pointer_tokens"] == shown <= pointer_cap(got.data["tokens"])
+        sized[rendering.name] = shown
+    assert sorted(sized) == ["json", "mcp", "mcp-json", "text"]

@@ -316,3 +316,34 @@ def test_a_record_holding_a_long_answer_numbers_the_next_one(tmp_path: Path) -> 
         answer = "line of an answer\n" * (20_000 * (n + 1))  # 360 KB and more: past the tail
         assert ledger.append(tmp_path, rec(answer=answer)) == n + 1
     assert [len(r["answer"]) for r in ledger.read(tmp_path)] == [360_000, 720_000, 1_080_000]
+
+
+def test_one_line_reader_parses_each_line_and_marks_the_torn() -> None:
+    data = b'{"seq": 1}\n\n   \nnot json\n[1]\n{"seq": 2, "time": "2026-'
+    assert list(ledger.parsed_lines(data)) == [{"seq": 1}, ledger.TORN, [1], ledger.TORN]
+    assert list(ledger.parsed_lines(b"")) == []
+
+
+def test_scan_and_scrub_read_the_same_lines_and_agree_on_torn_ones(tmp_path: Path) -> None:
+    # the one reader feeds both: what scan skips as not JSON, scrub drops (it could hold
+    # anything); a JSON value that is no record scan skips and scrub keeps as it is; a
+    # scrubbed record is still read as a record
+    for command in ("first", "second", "third"):
+        ledger.append(tmp_path, rec(command, entry=f"{command}.txt"))
+    path = ledger.ledger_file(tmp_path, "default")
+    with open(path, "ab") as fh:
+        fh.write(b'{"v": 1, "seq": 9, "ti\n[1, 2]\n\n')  # a torn write, a stray value
+    records, skipped = ledger.scan(tmp_path, "default")
+    assert ([r["command"] for r in records], skipped) == (["first", "second", "third"], 2)
+    changed = ledger.scrub(tmp_path, "default", lambda r: r.get("entry") == "second.txt",
+                           "purge second.txt")
+    assert changed == 2  # the picked record and the torn line
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and lines[-2] == b"[1,2]" and len(lines) == 5
+    records, skipped = ledger.scan(tmp_path, "default")
+    assert ([r["command"] for r in records], skipped) == (["first", "second", "third"], 1)
+    (scrubbed,) = [r for r in records if r["command"] == "second"]
+    assert scrubbed["purged"] == "purge second.txt"  # type: ignore[typeddict-item]
+    assert (scrubbed["args"], scrubbed["message"], scrubbed["suggestions"]) == ({}, None, [])
+    # still a call: counted by the tallies (what scrub says it keeps true)
+    assert ledger.tally(records, "command")["second"]["calls"] == 1

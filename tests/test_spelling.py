@@ -76,3 +76,38 @@ def test_a_spelled_call_runs_as_printed(scratch_home) -> None:
         assert words[0] == "scratch"
         r = cli(*words[1:])
         assert (r.code, r.text) == (0, out), shell_line(c)
+
+
+def test_the_repeated_flags_are_the_renderings_not_the_process() -> None:
+    # the common flags a command line was given travel with its rendering: two renderings in
+    # one process spell the same call each with its own, and a bare spelling has none
+    from scratch.cli.render import JsonEnvelope, ShellText, call_json
+    c = call("artifact ls", run="r1")
+    w2 = ShellText(["--agent", "w2", "--run", "r1"])
+    boss = JsonEnvelope(["--store", "/s", "--agent", "boss", "--coordinator"])
+    assert w2.spell(c) == "scratch artifact ls r1 --agent w2 --run r1"
+    assert boss.spell(c) == "scratch artifact ls r1 --store /s --agent boss --coordinator"
+    assert boss.call_data(c) == boss.spell(c)
+    assert call_json(c, boss.spell)["shell"] == boss.spell(c) + " --json"
+    assert shell_line(c) == "scratch artifact ls r1" == ShellText().spell(c)
+    assert shell_line(c, ["--session", "a b"]) == "scratch artifact ls r1 --session 'a b'"
+
+
+def test_a_refusal_repeats_the_flags_given_but_not_iteration(scratch_home) -> None:
+    cli("write", "big.txt", "--agent", "zz", input="".join(f"line {i} " + "word " * 30 + "\n"
+                                                           for i in range(2000)))
+    r = cli("--agent", "zz", "--session", "s1", "--json", "head", "big.txt", "-n", "2000")
+    assert r.code == 3, r.text
+    shells = [s["shell"] for s in r.json["error"]["suggestions"]]
+    assert shells and all(s.endswith(" --agent zz --session s1 --json") for s in shells), shells
+    text = cli("--agent", "zz", "--session", "s1", "head", "big.txt", "-n", "2000")
+    lines = [line.strip() for line in text.err.splitlines() if line.startswith("  scratch ")]
+    assert lines and all(line.endswith(" --agent zz --session s1") for line in lines), text.err
+    # a bare spelling after those commands carries nothing of them
+    assert shell_line(call("head", ref="big.txt", lines=5)) == "scratch head big.txt -n 5"
+    cli("runs", "iterate", "r9")
+    at = cli("--json", "--agent", "zz", "--run", "r9", "--iteration", "1", "head", "big.txt",
+             "-n", "2000")
+    assert at.code == 3, at.text
+    shells = [s["shell"] for s in at.json["error"]["suggestions"]]
+    assert shells and all(s.endswith(" --agent zz --run r9 --json") for s in shells), shells

@@ -289,15 +289,7 @@ def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int,
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
            progress: Progress | None, rendering: Rendering, received: int | None = None
            ) -> Result[object]:
-    from scratch.answers.pointer import (
-        MAX_POINTER_TOKENS,
-        build_pointer,
-        fit_data,
-        fit_pointer,
-        pointer_json,
-        render_pointer,
-        shape_pointer,
-    )
+    from scratch.answers.pointer import MAX_POINTER_TOKENS, build_pointer, fit_shown
     from scratch.index.normalizer import normalize
     from scratch.tokens import count_text
 
@@ -461,22 +453,11 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 received = _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS, progress)
             if received is not None:
                 judged = min(total, received)
-        if rendering.shows_data:
-            # the data is printed: it meets the same rule on its own (the envelope around
-            # it, and the warnings it repeats under meta, are reserved for). An interface
-            # that shows the text (the CLI's, an MCP tool result's) is sized on the text:
-            # sizing the JSON it never shows cut its pointer to the bare minimum
-            overhead = ENVELOPE_TOKENS + sum(count_text(w, spec) + 2 for w in norm.warnings)
-            data, pointer_tokens, level = fit_data(
-                pointer, judged, lambda d: count_text(pointer_json(d, rendering.call_data),
-                                                      spec), overhead)
-            text = render_pointer(pointer, rendering.spell, detail=level.detail,
-                                  calls=level.calls)
-        else:
-            text, pointer_tokens, level = fit_pointer(pointer, judged,
-                                                      lambda t: count_text(t, spec),
-                                                      rendering.spell)
-            data = shape_pointer(pointer, level.detail, calls=level.calls)
+        # the data is printed where the rendering shows it: it meets the same rule on its
+        # own (the envelope around it, and the warnings it repeats under meta, reserved for)
+        overhead = ENVELOPE_TOKENS + sum(count_text(w, spec) + 2 for w in norm.warnings)
+        data, text, pointer_tokens, _level = fit_shown(pointer, judged, rendering, spec,
+                                                       overhead=overhead)
     finally:
         if scanning is not None:
             scanning.close()

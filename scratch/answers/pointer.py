@@ -32,9 +32,11 @@ from scratch.index.schema import record_map_size
 from scratch.words import plural
 
 if TYPE_CHECKING:
+    from scratch.answers.kernel.rendering import Rendering
     from scratch.answers.kernel.result import Speller
     from scratch.answers.sizing import EntrySizer
     from scratch.answers.sources.items import Info
+    from scratch.tokens import EncodingSpec
 
 MAX_POINTER_TOKENS = 800
 BIG_OUTPUT_TOKENS = 50_000
@@ -737,3 +739,35 @@ def pointer_json(data: Pointer, call_data: Callable[[Call], object]) -> str:
     shown = {k: ([w for w in (call_data(c) if isinstance(c, Call) else c for c in v)
                   if w is not None] if isinstance(v, list) else v) for k, v in data.items()}
     return _json(shown)
+
+
+class Fitted(NamedTuple):
+    """A pointer as one rendering shows it, fitted to the size invariant: its data (cut to the
+    level, what ``--json`` and structured results show), its text (what plain renderings
+    show), what the shown one costs, and the level (:data:`LADDER`)."""
+
+    data: Pointer
+    text: str
+    tokens: int
+    level: Level
+
+
+def fit_shown(p: Pointer, raw_tokens: int, rendering: Rendering, spec: EncodingSpec, *,
+              head: str = "", overhead: int = 0) -> Fitted:
+    """``p`` fitted as ``rendering`` shows it: the rendering that shows the data
+    (``shows_data``) gets the most detailed data whose JSON, its calls as that rendering
+    writes them, meets the invariant with ``overhead`` tokens reserved (:func:`fit_data`);
+    any other gets the most detailed text that does, ``head`` (a line said before it)
+    included (:func:`fit_pointer`). Sizing what a rendering never shows cut its pointer to
+    the bare minimum; ingest and ``artifact read`` fit their pointers here."""
+    from scratch.tokens import count_text
+    if rendering.shows_data:
+        data, tokens, level = fit_data(
+            p, raw_tokens, lambda d: count_text(pointer_json(d, rendering.call_data), spec),
+            overhead)
+        body = render_pointer(p, rendering.spell, detail=level.detail, calls=level.calls)
+    else:
+        body, tokens, level = fit_pointer(p, raw_tokens, lambda t: count_text(head + t, spec),
+                                          rendering.spell)
+        data = shape_pointer(p, level.detail, calls=level.calls)
+    return Fitted(data, head + body, tokens, level)

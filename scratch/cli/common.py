@@ -165,17 +165,17 @@ def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
     merged = {k: (common.get(k) if common.get(k) is not None and common.get(k) is not False
                   else GLOBAL_DEFAULTS.get(k)) for k in dict(_COMMON_PARAMS)}
     json_mode = bool(merged.pop("json_output"))
-    from scratch.cli.spelling import set_common_words
-    set_common_words(_common_words(merged))
-    try:
-        _answer(name, body, merged, json_mode)
-    finally:
-        set_common_words([])  # (a process that runs more than one command: the tests)
+    _answer(name, body, merged, json_mode)
 
 
 def _answer(name: str, body: Callable[[Any], Any], merged: dict[str, Any],
             json_mode: bool) -> None:
     from scratch.cli import render
+    # every line spelled for this answer (its suggestions, next calls, notices) repeats the
+    # common options given by flag: the rendering that prices it prints it
+    words = _common_words(merged)
+    rendering = render.JsonEnvelope(words) if json_mode else render.ShellText(words)
+    spell = rendering.spell
     try:
         from scratch.answers.kernel.context import Context
         from scratch.calls import Call
@@ -198,13 +198,12 @@ def _answer(name: str, body: Callable[[Any], Any], merged: dict[str, Any],
                 produced = body(ctx)
                 if isinstance(produced, Call):
                     from scratch.answers.kernel.registry import execute
-                    rendering = render.JsonEnvelope() if json_mode else render.ShellText()
                     produced = execute(ctx, rendering, produced)
         finally:
             if line is not None:
                 line.close()  # wiped before the answer is printed
-        code = produced if isinstance(produced, int) else render.render(produced,
-                                                                        json_mode=json_mode)
+        code = produced if isinstance(produced, int) else render.render(
+            produced, json_mode=json_mode, spell=spell)
         if auto:
             from scratch.sync.auto import after_command
             after_command(name, ctx.root, auto[0])
@@ -214,7 +213,7 @@ def _answer(name: str, body: Callable[[Any], Any], merged: dict[str, Any],
     except ScratchError as exc:
         if _debug():
             raise
-        code = render.render_error(name, exc, json_mode=json_mode)
+        code = render.render_error(name, exc, json_mode=json_mode, spell=spell)
     except BrokenPipeError:
         _silence_stdout()
         code = 0
@@ -225,13 +224,13 @@ def _answer(name: str, body: Callable[[Any], Any], merged: dict[str, Any],
             raise
         from scratch.errors import missing_dependency
         code = render.render_error(name, missing_dependency(exc, f"scratch {name}"),
-                                   json_mode=json_mode)
+                                   json_mode=json_mode, spell=spell)
     except Exception as exc:  # a bug: report it without a traceback unless debugging
         if _debug():
             raise
         code = render.render_error(name, ScratchError(
             f"unexpected {type(exc).__name__}: {exc} (set SCRATCH_DEBUG=1 for a traceback)",
-            code="internal_error"), json_mode=json_mode)
+            code="internal_error"), json_mode=json_mode, spell=spell)
     raise typer.Exit(code)
 
 

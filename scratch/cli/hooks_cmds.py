@@ -97,7 +97,6 @@ def install_cmd(ctx: Context,
                 ) -> "Result[Mapping[str, object]]":
     import json
 
-    from scratch.answers.kernel.result import Result
     from scratch.errors import UsageError
     from scratch.hooks.settings import hook_command, install, settings_for
     spec = settings_for(client_name)
@@ -113,23 +112,21 @@ def install_cmd(ctx: Context,
     path = spec.path(settings)
     trust = (("Codex runs a new or changed hook only once you trust it: open /hooks in "
               "Codex",) if spec.name == "codex" else ())
-    if print_only:
+
+    def printed() -> "tuple[Mapping[str, object], str]":
         from scratch.hooks.settings import is_toml, toml_block
         shown = (toml_block(spec, group) if is_toml(path) else
                  json.dumps({"hooks": {spec.event: [group]}}, indent=2) + "\n")
-        return Result("hooks install", data={"client": spec.name, "file": str(path),
-                                             "event": spec.event, "hook": group},
-                      text=shown,
-                      notices=(f"add this to {path} ({spec.label}'s settings)", *trust))
-    done = install(spec, path, group, force=force)
-    if done["unchanged"]:
-        return Result("hooks install", data=done,
-                      text=f"{path}: already runs this scratch hook\n")
-    how = "replaced" if done["replaced"] else "added"
-    backup = f"; backup: {done['backup']}" if done["backup"] else ""
-    return Result("hooks install", data=done, text=(
-        f"{path}: {how} scratch's {spec.event} hook for {group['matcher']} (store "
-        f"{ctx.root}, agent {agent or spec.name!r}){backup}\n"), notices=trust)
+        return {"client": spec.name, "file": str(path), "event": spec.event,
+                "hook": group}, shown
+
+    from scratch.cli.client_install import ClientEdit, install_answer
+    edit = ClientEdit("hooks install", path, f"{spec.label}'s settings",
+                      "already runs this scratch hook",
+                      f"scratch's {spec.event} hook for {group['matcher']} (store {ctx.root}, "
+                      f"agent {agent or spec.name!r})", notices=trust)
+    return install_answer(edit, print_only=print_only, printed=printed,
+                          install=lambda: install(spec, path, group, force=force))
 
 
 @command("uninstall", target=hooks_app,

@@ -79,29 +79,17 @@ def serve_cmd(ctx: Context,
 
     from scratch.errors import UsageError
     from scratch.mcp.serve.reqlog import RequestLog
-    from scratch.mcp.serve.session import ServerState
     if max_body < 1024:
         raise UsageError("--max-body must be at least 1024 bytes", code="invalid_argument")
-    flags = ctx.config.sources
-    state = ServerState(store=_store_flag(ctx), agent=ctx.agent,
-                        session=ctx.session if ctx.session != "default" else None,
-                        model=ctx.config["model"] if flags["model"] == "--model" else None,
-                        encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
-                        else None, structured=structured, run=ctx.run,
-                        iteration=ctx.iteration if "iteration" in ctx.named else None,
-                        coordinator=ctx.coordinator)
+    state = _server_state(ctx, structured=structured, coordinator=ctx.coordinator)
     from scratch.mcp import specs
     specs.serve(specs.offer(_toolset(ctx, tools, "mcp.tools",
                                      ("explore", "files", "run", "all"))))
     from scratch.store import Store
     Store.open(ctx.root, ctx.agent, ctx.config)  # create the store now, not on the first call
     _announce("serve", ctx)
-    from scratch.answers.kernel.kept_indexes import keep_indexes
-    keep_indexes(KEPT_INDEXES)  # a warm server keeps recently used indexes open
-    from scratch.query.sql import keep_sessions
-    keep_sessions(KEPT_SQL_SESSIONS)  # and sql's sessions of columnar copies
     log = None if quiet else RequestLog(log_file)
-    state.warm_up()
+    _keep_warm(state)
     try:
         if http is None:
             from scratch.mcp.serve.server import serve_stdio
@@ -114,6 +102,32 @@ def serve_cmd(ctx: Context,
         if log is not None:
             log.close()
     return 0
+
+
+def _server_state(ctx: Context, *, structured: bool = False, coordinator: bool = False
+                  ) -> "ServerState":
+    """The state of a server (serve's or the proxy's) acting as ctx says: what was given by
+    flag is handed on as given (the store, the model, the encoding); the rest the server
+    finds as a command would."""
+    from scratch.mcp.serve.session import ServerState
+    flags = ctx.config.sources
+    return ServerState(store=_store_flag(ctx), agent=ctx.agent,
+                       session=ctx.session if ctx.session != "default" else None,
+                       model=ctx.config["model"] if flags["model"] == "--model" else None,
+                       encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
+                       else None, structured=structured, run=ctx.run,
+                       iteration=ctx.iteration if "iteration" in ctx.named else None,
+                       coordinator=coordinator)
+
+
+def _keep_warm(state: "ServerState") -> None:
+    """A server keeps recently used indexes and sql's sessions of columnar copies open
+    between calls, and warms up before its first."""
+    from scratch.answers.kernel.kept_indexes import keep_indexes
+    keep_indexes(KEPT_INDEXES)
+    from scratch.query.sql import keep_sessions
+    keep_sessions(KEPT_SQL_SESSIONS)
+    state.warm_up()
 
 
 def _toolset(ctx: Context, flag: Optional[str], key: str, choices: tuple[str, ...]) -> str:
@@ -293,7 +307,6 @@ def proxy_cmd(ctx: Context,
 
     from scratch.errors import UsageError
     from scratch.mcp.proxy.config import UpstreamSpec, command_name, load_servers
-    from scratch.mcp.serve.session import ServerState
     if bool(config) == bool(command_words):
         raise UsageError("give --config FILE or -- CMD [ARGS]... (one of them)",
                          code="invalid_argument")
@@ -308,21 +321,11 @@ def proxy_cmd(ctx: Context,
                               args=tuple(words[1:]))]
     from scratch.mcp.proxy.server import serve_proxy
     from scratch.mcp.proxy.upstream import Upstream
-    flags = ctx.config.sources
-    state = ServerState(store=_store_flag(ctx), agent=ctx.agent,
-                        session=ctx.session if ctx.session != "default" else None,
-                        model=ctx.config["model"] if flags["model"] == "--model" else None,
-                        encoding=ctx.config["encoding"] if flags["encoding"] == "--encoding"
-                        else None, run=ctx.run,
-                        iteration=ctx.iteration if "iteration" in ctx.named else None)
+    state = _server_state(ctx)
     toolset = _toolset(ctx, tools, "mcp.proxy_tools", ("proxy", "explore", "files", "all"))
     ctx.store()
     _announce("proxy", ctx)
-    from scratch.answers.kernel.kept_indexes import keep_indexes
-    keep_indexes(KEPT_INDEXES)
-    from scratch.query.sql import keep_sessions
-    keep_sessions(KEPT_SQL_SESSIONS)
-    state.warm_up()
+    _keep_warm(state)
     try:
         anyio.run(serve_proxy, state, [Upstream(s, timeout) for s in found], toolset)
     except KeyboardInterrupt:
@@ -414,23 +417,18 @@ def install_cmd(ctx: Context,
                 ) -> "Result[Mapping[str, object]]":
     from pathlib import Path
 
-    from scratch.answers.kernel.result import Result
     from scratch.clientfiles import client_named, install_entry, scratch_command, snippet
     client = client_named(client_name)
     toolset = _toolset(ctx, tools, "mcp.tools", ("explore", "files", "all"))
     entry = client.entry(scratch_command(), ctx.root, ctx.agent, toolset)
     path = Path(config).expanduser().absolute() if config else client.default_file()
-    if print_only:
-        return Result("mcp install", data={"client": client.name, "file": str(path),
-                                           "entry": "scratch", "server": entry},
-                      text=snippet(client, entry),
-                      notices=(f"add this to {path} ({client.label}'s config)",))
-    done = install_entry(client, path, entry, force=force)
-    if done["unchanged"]:
-        return Result("mcp install", data=done,
-                      text=f"{path}: already has this 'scratch' entry (store {ctx.root})\n")
-    how = "replaced" if done["replaced"] else "added"
-    backup = f"; backup: {done['backup']}" if done["backup"] else ""
-    return Result("mcp install", data=done, text=(
-        f"{path}: {how} 'scratch' (scratch mcp serve --tools {toolset} on store {ctx.root}, "
-        f"agent {ctx.agent!r}){backup}; restart {client.label} to load it\n"))
+    from scratch.cli.client_install import ClientEdit, install_answer
+    edit = ClientEdit("mcp install", path, f"{client.label}'s config",
+                      f"already has this 'scratch' entry (store {ctx.root})",
+                      f"'scratch' (scratch mcp serve --tools {toolset} on store {ctx.root}, "
+                      f"agent {ctx.agent!r})", after=f"; restart {client.label} to load it")
+    return install_answer(
+        edit, print_only=print_only,
+        printed=lambda: ({"client": client.name, "file": str(path), "entry": "scratch",
+                          "server": entry}, snippet(client, entry)),
+        install=lambda: install_entry(client, path, entry, force=force))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING
 
 import orjson
@@ -35,6 +35,8 @@ from scratch.errors import ScratchError
 if TYPE_CHECKING:
     from scratch.tokens import EncodingSpec
 
+Speller = Callable[[Call], str]  # a call as a shell line (a rendering's ``spell``)
+
 
 def _dumps(obj: object, pretty: bool = False) -> bytes:
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)
@@ -43,32 +45,32 @@ def _dumps(obj: object, pretty: bool = False) -> bytes:
     return dumps(obj, option)
 
 
-def call_json(c: Call) -> dict[str, object]:
+def call_json(c: Call, spell: Speller = shell_line) -> dict[str, object]:
     """A call in --json: what to run, as data and as the shell line that runs it in --json,
     the mode a suggestion or ``next`` was sized in (see the module)."""
-    return {"command": c.command, "args": c.args, "shell": json_shell_line(c)}
+    return {"command": c.command, "args": c.args, "shell": json_shell_line(c, spell)}
 
 
-def json_shell_line(c: Call) -> str:
+def json_shell_line(c: Call, spell: Speller = shell_line) -> str:
     """``c``'s shell line answering in --json."""
-    return shell_line(c) + " --json"
+    return spell(c) + " --json"
 
 
-def _calls_spelled(value: object) -> object:
+def _calls_spelled(value: object, spell: Speller) -> object:
     """Calls in an answer's data: one call as an object; a list of them (the pointer's next
     commands) as shell lines, which is what keeps a pointer within its size rule."""
     if isinstance(value, Call):
-        return call_json(value)
+        return call_json(value, spell)
     if isinstance(value, list) and value and isinstance(value[0], Call):
-        return [shell_line(v) if isinstance(v, Call) else v for v in value]
+        return [spell(v) if isinstance(v, Call) else v for v in value]
     return value
 
 
-def envelope_ok(result: Result[object]) -> dict[str, object]:
+def envelope_ok(result: Result[object], spell: Speller = shell_line) -> dict[str, object]:
     """The success envelope (built where every interface's is: kernel.rendering.envelope);
     its keys are pinned by a test."""
     from scratch.answers.kernel.rendering import envelope
-    return envelope(result, _calls_spelled, call_json)
+    return envelope(result, lambda v: _calls_spelled(v, spell), lambda c: call_json(c, spell))
 
 
 def _spell(error: ScratchError, command: str | None = None) -> Callable[[str], str]:
@@ -78,70 +80,79 @@ def _spell(error: ScratchError, command: str | None = None) -> Callable[[str], s
     return lambda name: flag_of(named, name)
 
 
-def error_object(error: ScratchError, command: str | None = None) -> dict[str, object]:
+def error_object(error: ScratchError, command: str | None = None,
+                 spell: Speller = shell_line) -> dict[str, object]:
     info = error.to_dict(_spell(error, command))
     if "suggestions" in info:
-        info["suggestions"] = [call_json(s) if isinstance(s, Call) else s
+        info["suggestions"] = [call_json(s, spell) if isinstance(s, Call) else s
                                for s in error.detail_list("suggestions")]
     return info
 
 
-def envelope_error(command: str, error: ScratchError) -> dict[str, object]:
+def envelope_error(command: str, error: ScratchError, spell: Speller = shell_line
+                   ) -> dict[str, object]:
     """The failure envelope; ``error`` holds at least ``code`` and ``message``."""
     from scratch.answers.kernel.rendering import error_envelope
-    return error_envelope(command, error_object(error, command))
+    return error_envelope(command, error_object(error, command, spell))
 
 
-def envelope_text(result: Result[object]) -> str:
+def envelope_text(result: Result[object], spell: Speller = shell_line) -> str:
     """The --json document of ``result`` as the agent reads it."""
-    return _dumps(envelope_ok(result)).decode("utf-8", errors="replace") + "\n"
+    return _dumps(envelope_ok(result, spell)).decode("utf-8", errors="replace") + "\n"
 
 
-def error_lines(error: ScratchError, command: str | None = None) -> list[str]:
+def error_lines(error: ScratchError, command: str | None = None,
+                spell: Speller = shell_line) -> list[str]:
     """Human mode's error: ``error [code]: message``, then each suggestion as a shell line."""
     out = [f"error [{error.code}]: {error.spelled(_spell(error, command))}"]
     for s in error.detail_list("suggestions"):
-        out.append(f"  {shell_line(s) if isinstance(s, Call) else s}")
+        out.append(f"  {spell(s) if isinstance(s, Call) else s}")
     return out
 
 
 class ShellText(Rendering):
-    """Human mode: the text on stdout (the footer and notices on stderr are not priced)."""
+    """Human mode: the text on stdout (the footer and notices on stderr are not priced).
+
+    ``repeated``: the common options the command line was given by flag (``--agent w2``,
+    ``--run r1``; not ``--iteration``), which every line spelled for its answer repeats, so a
+    suggestion run as printed acts on the same store, agent, session and run."""
 
     name = "text"
 
+    def __init__(self, repeated: Sequence[str] = ()) -> None:
+        self.repeated = tuple(repeated)
+
     def spell(self, call: Call) -> str:
-        return shell_line(call)
+        return shell_line(call, self.repeated)
 
     def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
-        return count_text("\n".join(error_lines(error, command)) + "\n", spec)
+        return count_text("\n".join(error_lines(error, command, self.spell)) + "\n", spec)
 
 
-class JsonEnvelope(Rendering):
-    """--json: the whole envelope, which states its own count and the budget after it."""
+class JsonEnvelope(ShellText):
+    """--json: the whole envelope, which states its own count and the budget after it (its
+    shell lines repeat the common options as :class:`ShellText`'s do)."""
 
     name = "json"
     states_meta = True
     text_prices = False
     shows_data = True
 
-    def spell(self, call: Call) -> str:
-        return shell_line(call)
-
     def call_data(self, call: Call) -> object:
-        return shell_line(call)
+        return self.spell(call)
 
     def cost(self, result: Result[object], spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
-        return count_text(envelope_text(result), spec)
+        return count_text(envelope_text(result, self.spell), spec)
 
     def shown(self, result: Result[object]) -> str:
-        return envelope_text(result)
+        return envelope_text(result, self.spell)
 
     def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
-        return count_text(_dumps(envelope_error(command, error)).decode() + "\n", spec)
+        return count_text(_dumps(envelope_error(command, error, self.spell)).decode() + "\n",
+                          spec)
 
 
 def _is_tty(stream: IO[str]) -> bool:
@@ -209,13 +220,14 @@ def _plain_data(data: object) -> str:
     return _dumps(data, pretty=True).decode() + "\n"
 
 
-def render(result: Result[object], *, json_mode: bool) -> int:
+def render(result: Result[object], *, json_mode: bool, spell: Speller = shell_line) -> int:
+    """Print ``result`` (its calls spelled by ``spell``: the rendering's that priced it)."""
     if json_mode:
-        _write_out(_dumps(envelope_ok(result)) + b"\n")
+        _write_out(_dumps(envelope_ok(result, spell)) + b"\n")
         return result.exit_code
     rich = use_rich()
     stderr_breaks = False
-    text = spelled(result.text, shell_line)
+    text = spelled(result.text, spell)
     if text is not None:
         if isinstance(text, bytes) or not rich:
             _write_out(text)
@@ -226,7 +238,7 @@ def render(result: Result[object], *, json_mode: bool) -> int:
         else:
             _rich_text(text, result.style)
     elif result.table is not None:
-        table = spelled(result.table, shell_line)
+        table = spelled(result.table, spell)
         if rich:
             _rich_table(table)
         else:
@@ -234,9 +246,9 @@ def render(result: Result[object], *, json_mode: bool) -> int:
     elif result.data is not None:
         _write_out(_plain_data(result.data))
     after = [f"warning: {warning}" for warning in result.warnings]
-    after += [spelled(notice, shell_line) for notice in result.notices]
+    after += [spelled(notice, spell) for notice in result.notices]
     if result.next is not None:
-        after.append(f"more: {shell_line(result.next)}")
+        after.append(f"more: {spell(result.next)}")
     line = footer(result.meta)
     if line:
         after.append(line)
@@ -247,11 +259,12 @@ def render(result: Result[object], *, json_mode: bool) -> int:
     return result.exit_code
 
 
-def render_error(command: str, error: ScratchError, *, json_mode: bool) -> int:
+def render_error(command: str, error: ScratchError, *, json_mode: bool,
+                 spell: Speller = shell_line) -> int:
     if json_mode:
-        _write_out(_dumps(envelope_error(command, error)) + b"\n")
+        _write_out(_dumps(envelope_error(command, error, spell)) + b"\n")
     else:
-        for line in error_lines(error, command):
+        for line in error_lines(error, command, spell):
             _err(line)
         shown = footer(error.charged) if error.charged else None
         if shown:

@@ -10,6 +10,7 @@ their flag, lists are comma-joined. The same declaration spells an argument an e
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from scratch.calls import Call
@@ -29,16 +30,6 @@ class Spelling(NamedTuple):
 
 
 _DECLARED: dict[str, Spelling] = {}
-
-# The common options (``--agent w2``, ``--run r1`` ...) the command being answered was given by
-# flag: every line spelled for it repeats them, so a suggestion run as printed acts on the same
-# store, agent, session and run (set once per CLI process by scratch.cli.common.run).
-_COMMON_WORDS: tuple[str, ...] = ()
-
-
-def set_common_words(words: list[str]) -> None:
-    global _COMMON_WORDS
-    _COMMON_WORDS = tuple(words)
 
 
 def _declared(command: str) -> Command | None:
@@ -89,8 +80,12 @@ def _word(value: Any) -> str:
     return str(value)
 
 
-def shell_words(c: Call) -> list[str]:
-    """``c`` as the words of a ``scratch`` command line (unquoted)."""
+def shell_words(c: Call, repeated: Sequence[str] = ()) -> list[str]:
+    """``c`` as the words of a ``scratch`` command line (unquoted), ending in the ``repeated``
+    words it does not hold already: the common options (``--agent w2``, ``--run r1`` ...)
+    the command being answered was given by flag, so a suggestion run as printed acts on the
+    same store, agent, session and run (the CLI's renderings are made with them,
+    :mod:`scratch.cli.render`)."""
     known = spelling(c.command)
     if known is None:
         raise KeyError(f"no shell spelling for command {c.command!r}")
@@ -122,23 +117,24 @@ def shell_words(c: Call) -> list[str]:
             words += [flag, _word(value)]
     if args:
         raise KeyError(f"{c.command}: no shell spelling for {sorted(args)}")
-    return words + [w for w in _repeated(words)]
+    return words + _missing(words, repeated)
 
 
-def _repeated(words: list[str]) -> list[str]:
-    """The common words a line does not already hold (``artifact put RUN`` names its run)."""
+def _missing(words: list[str], repeated: Sequence[str]) -> list[str]:
+    """The ``repeated`` words (flags, each with its value if it takes one) a line does not
+    already hold (``artifact put RUN`` names its run)."""
     out: list[str] = []
     i = 0
-    while i < len(_COMMON_WORDS):
-        flag = _COMMON_WORDS[i]
-        takes = i + 1 < len(_COMMON_WORDS) and not _COMMON_WORDS[i + 1].startswith("--")
-        part = list(_COMMON_WORDS[i:i + 2]) if takes else [flag]
+    while i < len(repeated):
+        flag = repeated[i]
+        takes = i + 1 < len(repeated) and not repeated[i + 1].startswith("--")
+        part = list(repeated[i:i + 2]) if takes else [flag]
         if flag not in words:
             out += part
         i += len(part)
     return out
 
 
-def shell_line(c: Call) -> str:
-    """``c`` as a command line that runs as printed."""
-    return " ".join(shlex.quote(w) for w in shell_words(c))
+def shell_line(c: Call, repeated: Sequence[str] = ()) -> str:
+    """``c`` as a command line that runs as printed (``repeated``: see :func:`shell_words`)."""
+    return " ".join(shlex.quote(w) for w in shell_words(c, repeated))

@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._run_args import ARTIFACT, RUN, own_run, run_iteration
-from scratch.answers.commands.write import ALLOW_EMPTY, CONTENT, SOURCE
-from scratch.answers.kernel.result import Result
+from scratch.answers.commands.write import ALLOW_EMPTY, CONTENT, SOURCE, version_answer
 from scratch.declare import Command, Param, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.result import Result
 
 
 def artifact_put(ctx: Context, run: Annotated[str | None, RUN],
@@ -37,24 +37,13 @@ def artifact_put(ctx: Context, run: Annotated[str | None, RUN],
                                allow_empty=allow_empty, noun="artifact")
     iteration = run_iteration(ctx, run)
     space = RunStore.open_run(ctx.root, run, ctx.agent, ctx.config)
-    from scratch.answers.capture import policy_for, redact, said
+    from scratch.answers.capture import policy_for, redact
     content, redaction = redact(ctx, content, policy_for(ctx, None))
     rec = space.write(name, content, redaction=redaction, info={"run": run, "agent": ctx.agent,
                                            "iteration": iteration},
                       verb="Put artifact", note=f" Run {run}, iteration {iteration}.")
     ref = artifact_ref(run, name)
-    out = {"run": run, "name": name, "ref": ref, "version": rec["version"],
-           "bytes": rec["bytes"], "lines": rec["lines"], "unchanged": rec["unchanged"]}
-    told = said(redaction)
-    if told is not None:
-        out["redacted"] = told
-    if rec["unchanged"]:
-        text = f"{ref}: unchanged (version {rec['version']})\n"
-    else:
-        text = (f"{ref}: version {rec['version']} ({rec['bytes']:,} byte"
-                f"{'' if rec['bytes'] == 1 else 's'}, {rec['lines']:,} line"
-                f"{'' if rec['lines'] == 1 else 's'})\n")
-    return Result("artifact put", data=out, text=text)
+    return version_answer("artifact put", ref, rec, redaction, run=run, name=name, ref=ref)
 
 
 COMMAND = Command(

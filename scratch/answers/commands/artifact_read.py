@@ -126,19 +126,12 @@ def _too_large(ref: str, run: str, name: str, tokens: int | None, cap: int, *,
 
 def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter
              ) -> Result[dict[str, object]]:
-    """The pointer to the artifact in place, fitted as ingest fits the pointer it shows."""
+    """The pointer to the artifact in place, fitted as ingest fits the pointer it shows
+    (:func:`scratch.answers.pointer.fit_shown`), after a line saying why it is one."""
     from scratch.answers.kernel.result import Charge, Result
-    from scratch.answers.pointer import (
-        build_pointer,
-        fit_data,
-        fit_pointer,
-        pointer_json,
-        render_pointer,
-        shape_pointer,
-    )
+    from scratch.answers.pointer import build_pointer, fit_shown
     from scratch.answers.pointer_grep import error_lines_for
     from scratch.answers.sizing import EntrySizer
-    from scratch.tokens import count_text
     spec = ctx.encoding()
     index = target.index
     base_total = index.total_tokens(spec.base)
@@ -161,18 +154,9 @@ def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter
             "budget)\n")
     extra = {"artifact": target.name, "run": run, "ref": target.ref, "inline": False,
              "over": "budget" if limit.budget_binds else "per_call_cap"}
-    if rendering.states_meta:
-        data, tokens, level = fit_data(
-            pointer, total, lambda d: count_text(pointer_json(d, rendering.call_data), spec))
-        text = head + render_pointer(pointer, rendering.spell, detail=level.detail,
-                                     calls=level.calls)
-    else:
-        body, tokens, level = fit_pointer(pointer, total, lambda t: count_text(head + t, spec),
-                                          rendering.spell)
-        text = head + body
-        data = shape_pointer(pointer, level.detail, calls=level.calls)
-    out = {**extra, **data, "pointer_tokens": tokens}
-    return Result("artifact read", data=out, text=text, style="pointer",
+    shown = fit_shown(pointer, total, rendering, spec, head=head)
+    out = {**extra, **shown.data, "pointer_tokens": shown.tokens}
+    return Result("artifact read", data=out, text=shown.text, style="pointer",
                   charge=Charge(kind="pointer"))
 
 

@@ -33,9 +33,10 @@ def finish(ctx: Context) -> Result[UsageEvent]:
     assert event is not None  # an explicit finish is always recorded
     where = (f" in run {event['run']} (iteration {event['iteration']})"
              if event["run"] is not None else "")
+    from scratch.words import plural
     text = (f"finished: agent {event['agent']}{where}, session {event['session']}: "
             f"{event['tokens_intercepted']:,} tokens intercepted, {event['tokens_extracted']:,} "
-            f"extracted over {event['calls']} call{'' if event['calls'] == 1 else 's'}\n")
+            f"extracted over {plural(event['calls'], 'call')}\n")
     return Result("finish", data=event, text=text)
 
 

@@ -1,4 +1,5 @@
-"""stats: per agent, entries, bytes, operations by kind, and the tokens kept out and put in;
+"""stats: per agent, entries, bytes (of the entries, of the call ledger with the answers it
+keeps, and both), operations by kind, and the tokens kept out and put in;
 from the call ledger (:mod:`scratch.ledger`), the tokens per command and per session; for the
 whole store (no agent named), the bytes its rebuildable cache holds."""
 
@@ -36,14 +37,21 @@ def store_stats(ctx: Context, *, agent: str | None = None) -> Result[Payload]:
         usage = Store(store.root, who, store.config).usage()
         counters = stats.load(store.root, who)
         calls = ledger.read(store.root, agent=who)
-        rows.append({"agent": who, **usage, "operations": counters.get("operations", {}),
+        # the call ledger is part of what the agent holds: its records and the answers they
+        # keep (bounded by ledger.max_bytes; not under quota.bytes, which bounds the entries)
+        kept = ledger.file_bytes(store.root, who)
+        rows.append({"agent": who, **usage, "ledger_bytes": kept,
+                     "answer_bytes": sum(len(r.get("answer", "").encode()) for r in calls),
+                     "total_bytes": usage["bytes"] + kept,
+                     "operations": counters.get("operations", {}),
                      "tokens_intercepted": counters.get("tokens_intercepted", 0),
                      "tokens_extracted": counters.get("tokens_extracted", 0),
                      "tokens_by_command": ledger.tally(calls, "command"),
                      "tokens_by_session": ledger.tally(calls, "session")})
-    table = Table(["agent", "files", "logs", "log entries", "bytes", "operations",
-                   "tokens by command"],
+    table = Table(["agent", "files", "logs", "log entries", "bytes", "ledger bytes",
+                   "operations", "tokens by command"],
                   [[r["agent"], r["files"], r["logs"], r["log_entries"], r["bytes"],
+                    r["ledger_bytes"],
                     ", ".join(f"{k} {v}" for k, v in sorted(r["operations"].items())),
                     _tokens_text(r["tokens_by_command"])]
                    for r in rows])
@@ -61,7 +69,9 @@ def store_stats(ctx: Context, *, agent: str | None = None) -> Result[Payload]:
     ops = ", ".join(f"{k} {v}" for k, v in sorted(r["operations"].items())) or "-"
     text = "".join(f"{k}: {v}\n" for k, v in (
         ("agent", agent), ("files", r["files"]), ("logs", r["logs"]),
-        ("log entries", r["log_entries"]), ("bytes", r["bytes"]), ("operations", ops),
+        ("log entries", r["log_entries"]), ("bytes", r["bytes"]),
+        ("ledger bytes", f"{r['ledger_bytes']} (answers {r['answer_bytes']})"),
+        ("total bytes", r["total_bytes"]), ("operations", ops),
         ("tokens intercepted", r["tokens_intercepted"]),
         ("tokens extracted", r["tokens_extracted"]),
         ("tokens by command", _tokens_text(r["tokens_by_command"]) or "-"),
@@ -81,6 +91,9 @@ def _tokens_text(tally: dict[str, Tally]) -> str:
 COMMAND = Command(
     "stats", "Per agent: files, logs, log entries, bytes, operations by kind, and from the "
     "call ledger the tokens charged per command and per session.\n\n"
+    "bytes are the entries' (what quota.bytes bounds); ledger_bytes the call ledger's, the "
+    "answers it keeps included (answer_bytes of them; bounded by ledger.max_bytes); "
+    "total_bytes both.\n\n"
     "Example: scratch stats --json",
     store_stats,
     tools=(Tool("get_usage_stats", "Entries, bytes, operations, and the tokens this "

@@ -11,6 +11,8 @@ from scratch.names import validate_name
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
+    from scratch.redact.records import Redaction
+    from scratch.store.records import WrittenVersion
 
 CONTENT = Arg("The whole new content.", cli=False)
 SOURCE = Arg("Read from FILE; stdin when omitted or '-'.", metavar="[FILE|-]", mcp=False,
@@ -31,23 +33,35 @@ def write(ctx: Context, name: Annotated[str, NAME],
     from scratch.answers.inputs import content_to_store
     content = content_to_store(content, source, limit=ctx.config["limits.max_write_bytes"],
                                allow_empty=allow_empty, noun="file")
-    from scratch.answers.capture import policy_for, redact, said, sentence
+    from scratch.answers.capture import policy_for, redact
     content, redaction = redact(ctx, content, policy_for(ctx, None, no_redact=no_redact))
     rec = ctx.store().write(name, content, redaction=redaction)
-    out: dict[str, object] = {k: rec[k] for k in ("name", "version", "bytes", "lines",
-                                                  "unchanged")}
+    return version_answer("write", name, rec, redaction, name=rec["name"])
+
+
+def version_answer(command: str, shown: str, rec: WrittenVersion, redaction: Redaction,
+                   **named: object) -> Result[dict[str, object]]:
+    """The answer of a command that stored a version (``write``, ``artifact put``): ``named``
+    first (the entry's name; ``artifact put``'s run and reference too), then the version's
+    figures and what redaction did; the text ``SHOWN: version N (B bytes, L lines)``
+    (``SHOWN: unchanged (version N)`` when the content was there already), then a line saying
+    what redaction replaced, if anything."""
+    from scratch.answers.capture import said, sentence
+    from scratch.words import plural
+    out: dict[str, object] = {**named, **{k: rec[k] for k in ("version", "bytes", "lines",
+                                                              "unchanged")}}
     told = said(redaction)
     if told is not None:
         out["redacted"] = told
     if rec["unchanged"]:
-        text = f"{name}: unchanged (version {rec['version']})\n"
+        text = f"{shown}: unchanged (version {rec['version']})\n"
     else:
-        size = (f"{rec['bytes']:,} byte{'' if rec['bytes'] == 1 else 's'}, "
-                f"{rec['lines']:,} line{'' if rec['lines'] == 1 else 's'}")
-        text = f"{name}: version {rec['version']} ({size})\n"
+        size = (f"{plural(rec['bytes'] or 0, 'byte', grouped=True)}, "
+                f"{plural(rec['lines'] or 0, 'line', grouped=True)}")
+        text = f"{shown}: version {rec['version']} ({size})\n"
     if told is not None:
-        text += f"{name}: {sentence(told)}\n"
-    return Result("write", data=out, text=text)
+        text += f"{shown}: {sentence(told)}\n"
+    return Result(command, data=out, text=text)
 
 
 COMMAND = Command(
