@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* The body is written straight into a bytes object (no copy at the end). The work runs
  * without the GIL; growing the object takes it back for the reallocation. */
@@ -85,7 +87,25 @@ typedef struct {
     int flags;
     size_t lines;
     size_t max_depth; /* 0: any depth; else an opener past this depth fails (DEEP) */
+    /* reindent_file: the start of the read-only map ``s`` lies in, and how much of it has been
+     * handed back (NULL: ``s`` is a caller's buffer, never released) */
+    unsigned char *map;
+    size_t released;
 } Scan;
+
+/* Pages of the input the scan has passed are dropped from the map (they count as resident
+ * otherwise): the scan only moves forward, and errors need offsets only. Never for a
+ * caller's buffer (MADV_DONTNEED on heap memory would zero it). */
+#define RELEASE_STEP ((size_t)8 << 20)
+static inline void maybe_release(Scan *sc) {
+    if (sc->map == NULL) return;
+    size_t done = (size_t)(sc->s + sc->pos - sc->map);
+    if (done < sc->released + 2 * RELEASE_STEP) return;
+    size_t upto = (done - RELEASE_STEP) & ~(RELEASE_STEP - 1); /* a step behind, aligned */
+    if (upto <= sc->released) return;
+    madvise(sc->map + sc->released, upto - sc->released, MADV_DONTNEED);
+    sc->released = upto;
+}
 
 /* The message of the error raised at the first "[" or "{" that opens level max_depth + 1
  * (brackets of empty containers count, as in scratch.formats.nesting.too_deep). */
@@ -299,6 +319,7 @@ static int run(Scan *sc, Out *o) {
             skip_ws(sc);
             state = S_VALUE;
         } else { /* S_AFTER: a value just ended */
+            maybe_release(sc);
             skip_ws(sc);
             if (depth == 0) {
                 if (sc->pos < n) { fail(sc, "Extra data", sc->pos); goto done; }
@@ -330,31 +351,27 @@ done:
     return ok;
 }
 
-static PyObject *reindent(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    Py_ssize_t limit = -1, max_depth = 0;
-    if (!PyArg_ParseTuple(args, "y*|nn", &view, &limit, &max_depth)) return NULL;
-    Scan sc = {(const unsigned char *)view.buf, (size_t)view.len, 0, NULL, 0, 0, 1,
-               max_depth > 0 ? (size_t)max_depth : 0};
+/* The run over sc's input and the result tuple (or the error raised). */
+static PyObject *reindent_scan(Scan *sc, Py_ssize_t limit, Py_buffer *view) {
     /* room for the usual case (input already indented) without a reallocation */
-    size_t cap = (size_t)view.len + (size_t)view.len / 8 + 64;
+    size_t cap = sc->n + sc->n / 8 + 64;
     size_t max = limit < 0 ? (size_t)-1 : (size_t)limit;
     if (cap > max) cap = max + 1;
     Out o = {PyBytes_FromStringAndSize(NULL, (Py_ssize_t)cap), NULL, 0, cap, 0, NULL, max, 0};
     if (o.bytes == NULL) {
-        PyBuffer_Release(&view);
+        if (view != NULL) PyBuffer_Release(view);
         return NULL;
     }
     o.buf = PyBytes_AS_STRING(o.bytes);
     o.ts = PyEval_SaveThread();
-    int ok = run(&sc, &o);
+    int ok = run(sc, &o);
     PyEval_RestoreThread(o.ts);
     o.ts = NULL;
-    PyBuffer_Release(&view);
+    if (view != NULL) PyBuffer_Release(view);
     if (!ok) {
         Py_XDECREF(o.bytes);
         if (o.failed) return PyErr_NoMemory();
-        PyObject *exc = Py_BuildValue("(sn)", sc.err, (Py_ssize_t)sc.err_pos);
+        PyObject *exc = Py_BuildValue("(sn)", sc->err, (Py_ssize_t)sc->err_pos);
         if (exc != NULL) {
             PyErr_SetObject(PyExc_ValueError, exc);
             Py_DECREF(exc);
@@ -363,10 +380,44 @@ static PyObject *reindent(PyObject *self, PyObject *args) {
     }
     if (o.over) {
         o.len = 0;
-        sc.flags |= 2;
+        sc->flags |= 2;
     }
     if (_PyBytes_Resize(&o.bytes, (Py_ssize_t)o.len) != 0) return NULL;
-    return Py_BuildValue("(Nni)", o.bytes, (Py_ssize_t)sc.lines, sc.flags);
+    return Py_BuildValue("(Nni)", o.bytes, (Py_ssize_t)sc->lines, sc->flags);
+}
+
+static PyObject *reindent(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t limit = -1, max_depth = 0;
+    if (!PyArg_ParseTuple(args, "y*|nn", &view, &limit, &max_depth)) return NULL;
+    Scan sc = {(const unsigned char *)view.buf, (size_t)view.len, 0, NULL, 0, 0, 1,
+               max_depth > 0 ? (size_t)max_depth : 0, NULL, 0};
+    return reindent_scan(&sc, limit, &view);
+}
+
+/* reindent_file(fd, offset, length[, limit[, max_depth]]): reindent() of the ``length`` bytes
+ * of the file ``fd`` from ``offset``, read through a private read-only map whose pages are
+ * dropped once passed: the input is never resident as a whole (only the body is). Offsets
+ * in errors are from ``offset``. OSError when the file cannot be mapped. */
+static PyObject *reindent_file(PyObject *self, PyObject *args) {
+    int fd;
+    Py_ssize_t offset, length, limit = -1, max_depth = 0;
+    if (!PyArg_ParseTuple(args, "inn|nn", &fd, &offset, &length, &limit, &max_depth)) return NULL;
+    if (offset < 0 || length <= 0) {
+        PyErr_SetString(PyExc_ValueError, "reindent_file needs offset >= 0 and length > 0");
+        return NULL;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    size_t lead = (size_t)offset % (size_t)(page > 0 ? page : 4096);
+    size_t span = lead + (size_t)length;
+    void *map = mmap(NULL, span, PROT_READ, MAP_PRIVATE, fd, (off_t)((size_t)offset - lead));
+    if (map == MAP_FAILED) return PyErr_SetFromErrno(PyExc_OSError);
+    madvise(map, span, MADV_SEQUENTIAL);
+    Scan sc = {(const unsigned char *)map + lead, (size_t)length, 0, NULL, 0, 0, 1,
+               max_depth > 0 ? (size_t)max_depth : 0, (unsigned char *)map, 0};
+    PyObject *result = reindent_scan(&sc, limit, NULL);
+    munmap(map, span);
+    return result;
 }
 
 /* ---- scan_lines: the line pass of scratch.index.lines ------------------------------------
@@ -580,10 +631,74 @@ static PyObject *prefix_sums(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* separators(body, start, end, depth, step) -> (count, cuts): the item separators of an array
+ * in canonical text (scratch.index.textitems): a "," ending a line whose next line starts with
+ * exactly 2 * depth spaces and then a non-space, its "," in [start, end). ``count`` is how
+ * many there are; ``cuts`` the offsets of their "," for the first one and then each one at
+ * least ``step`` bytes after the last one listed (step 0: every one). Canonical text has no
+ * raw newline inside a string, so every "\n" is a line break; runs without the GIL. */
+static PyObject *separators(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, end, depth, step;
+    if (!PyArg_ParseTuple(args, "y*nnnn", &view, &start, &end, &depth, &step)) return NULL;
+    const unsigned char *s = (const unsigned char *)view.buf;
+    size_t n = (size_t)view.len;
+    if (start < 0) start = 0;
+    if (end < 0 || (size_t)end > n) end = (Py_ssize_t)n;
+    size_t indent = 2 * (size_t)(depth < 0 ? 0 : depth);
+    size_t count = 0, listed = 0, cap = 64, *cuts = malloc(cap * sizeof(size_t));
+    size_t last = 0;
+    int ok = cuts != NULL;
+    Py_BEGIN_ALLOW_THREADS
+    /* the newline after a "," at end - 1 is at end */
+    const unsigned char *p = s + start, *stop = s + ((size_t)end < n ? (size_t)end + 1 : n);
+    while (ok && p < stop) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(stop - p));
+        if (nl == NULL) break;
+        p = nl + 1;
+        if (nl == s || nl[-1] != ',' || (size_t)(nl - 1 - s) < (size_t)start) continue;
+        size_t q = (size_t)(p - s), k = 0;
+        while (q + k < n && k < indent && s[q + k] == ' ') k++;
+        if (k != indent || q + k >= n || s[q + k] == ' ') continue;
+        size_t at = (size_t)(nl - 1 - s);
+        count++;
+        if (listed == 0 || step == 0 || at >= last + (size_t)step) {
+            if (listed == cap) {
+                size_t *grown = realloc(cuts, 2 * cap * sizeof(size_t));
+                if (grown == NULL) { ok = 0; break; }
+                cuts = grown;
+                cap *= 2;
+            }
+            cuts[listed++] = at;
+            last = at;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (!ok) { free(cuts); return PyErr_NoMemory(); }
+    PyObject *list = PyList_New((Py_ssize_t)listed);
+    if (list == NULL) { free(cuts); return NULL; }
+    for (size_t k = 0; k < listed; k++) {
+        PyObject *x = PyLong_FromSize_t(cuts[k]);
+        if (x == NULL) { free(cuts); Py_DECREF(list); return NULL; }
+        PyList_SET_ITEM(list, (Py_ssize_t)k, x);
+    }
+    free(cuts);
+    PyObject *result = Py_BuildValue("(nO)", (Py_ssize_t)count, list);
+    Py_DECREF(list);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"separators", separators, METH_VARARGS,
+     "separators(body, start, end, depth, step) -> (count, cuts): item separators of canonical "
+     "JSON text at one depth."},
     {"reindent", reindent, METH_VARARGS,
      "reindent(data[, limit[, max_depth]]) -> (body, lines, flags): strict JSON re-indented, tokens "
      "verbatim."},
+    {"reindent_file", reindent_file, METH_VARARGS,
+     "reindent_file(fd, offset, length[, limit[, max_depth]]) -> reindent() of part of a file, "
+     "read through a map whose passed pages are dropped."},
     {"scan_lines", scan_lines, METH_VARARGS,
      "scan_lines(chunk, base, texts) -> (ends, uniq, ids, glued): the lines of a chunk."},
     {"prefix_sums", prefix_sums, METH_VARARGS,

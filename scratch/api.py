@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.calls import Call
 from scratch.errors import (
@@ -42,6 +42,7 @@ from scratch.errors import (
     ScratchError,
     UsageError,
 )
+from scratch.jsonvalues import Incoming
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -56,7 +57,7 @@ __all__ = ["Answer", "Artifact", "BudgetExceeded", "BudgetStatus", "Intercepted"
            "UsageError", "error_text"]
 
 # JSON as an answer's data holds it (the JSON edge of this API)
-JSON = Any
+JSON = Incoming
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,9 +21,12 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.errors import ScratchError, UsageError
+
+if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
 
 BACKUP_SUFFIX = ".scratch-backup"
 
@@ -34,7 +37,7 @@ class ServerConfigError(UsageError):
     code = "server_config_error"
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path) -> Incoming:
     """The parsed content of ``path``; a missing, unreadable or invalid file is an error."""
     try:
         raw = path.read_bytes()
@@ -50,7 +53,7 @@ def read_json(path: Path) -> Any:
         raise ServerConfigError(f"{path} is not valid JSON: {exc}", path=str(path)) from None
 
 
-def read_object(path: Path) -> dict[str, Any] | None:
+def read_object(path: Path) -> dict[str, Incoming] | None:
     """The JSON object in ``path``, or None when there is no file yet (an empty file counts as
     none: clients create them so)."""
     if not path.exists() or (path.is_file() and path.stat().st_size == 0):
@@ -75,7 +78,7 @@ def back_up(path: Path) -> Path | None:
     return backup
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: object) -> None:
     """Replace (or create) ``path`` with ``data`` as indented JSON, atomically, keeping the
     existing file's permissions (a new file: 0600, its directories made)."""
     from scratch.locking import atomic_write
@@ -140,7 +143,7 @@ class Client:
         return base / "Claude" / "claude_desktop_config.json"
 
     def entry(self, command: list[str], store: Path, agent: str,
-              tools: str | None = None) -> dict[str, Any]:
+              tools: str | None = None) -> dict[str, object]:
         """The entry that runs ``scratch mcp serve`` on ``store`` as ``agent``, both given
         explicitly: the client starts it with an environment of its own (``tools``: its
         ``--tools`` set, when one is given)."""
@@ -149,7 +152,7 @@ class Client:
             args += ["--agent", agent]
         if tools is not None:
             args += ["--tools", tools]
-        entry: dict[str, Any] = {"command": command[0], "args": args}
+        entry: dict[str, object] = {"command": command[0], "args": args}
         return {"type": "stdio", **entry} if self.typed else entry
 
 
@@ -178,7 +181,7 @@ def client_named(name: str) -> Client:
     return found
 
 
-def snippet(client: Client, entry: dict[str, Any]) -> str:
+def snippet(client: Client, entry: dict[str, object]) -> str:
     """What to merge into the client's file, as ``--print`` shows it (JSON, or TOML)."""
     if client.toml:
         import tomlkit
@@ -186,13 +189,13 @@ def snippet(client: Client, entry: dict[str, Any]) -> str:
     return json.dumps({client.table: {ENTRY: entry}}, indent=2) + "\n"
 
 
-def _shown(old: Any) -> str:
+def _shown(old: object) -> str:
     return " ".join([str(old.get("command", "?")), *map(str, old.get("args", []))]) \
         if isinstance(old, dict) else json.dumps(old)
 
 
-def install_entry(client: Client, path: Path, entry: dict[str, Any], *,
-                  force: bool = False) -> dict[str, Any]:
+def install_entry(client: Client, path: Path, entry: dict[str, object], *,
+                  force: bool = False) -> dict[str, object]:
     """Add (or with ``force`` replace) the ``scratch`` entry in ``path`` (see the module's
     invariants); what was done. An identical entry already there changes nothing."""
     if client.toml:
@@ -223,8 +226,8 @@ def install_entry(client: Client, path: Path, entry: dict[str, Any], *,
     return done
 
 
-def _install_toml(client: Client, path: Path, entry: dict[str, Any], *,
-                  force: bool = False) -> dict[str, Any]:
+def _install_toml(client: Client, path: Path, entry: dict[str, object], *,
+                  force: bool = False) -> dict[str, object]:
     """:func:`install_entry` for a TOML file (Codex's ``[mcp_servers.scratch]``): the rest of
     the file, comments and layout included, is kept byte for byte."""
     import tomlkit
@@ -240,7 +243,7 @@ def _install_toml(client: Client, path: Path, entry: dict[str, Any], *,
     servers = doc.get(client.table)
     if servers is not None and not isinstance(servers, dict):
         raise ServerConfigError(f"{path}: {client.table!r} is not a table", path=str(path))
-    old: Any = servers.get(ENTRY) if servers is not None else None
+    old: Incoming = servers.get(ENTRY) if servers is not None else None
     old_value = old.unwrap() if hasattr(old, "unwrap") else old
     done = {"client": client.name, "file": str(path), "entry": ENTRY, "server": entry,
             "created": created, "replaced": old is not None and old_value != entry,

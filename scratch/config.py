@@ -15,25 +15,35 @@ Invariants:
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from scratch.errors import ConfigError
+
+if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
 
 CONFIG_FILE = "scratch.toml"
 MiB = 1024 * 1024
 
 
+# a setting's value, of its Setting.type (list: of str; dict: str -> int, or the two tables
+# _coerce_servers and _coerce_switches make)
+Value: TypeAlias = ("int | float | str | bool | list[str] | dict[str, int] | dict[str, bool]"
+                    " | dict[str, dict[str, int]] | None")
+
+
 class Setting(NamedTuple):
     key: str
     type: type
-    default: Any
+    default: Value
     help: str
 
 
-def _s(key: str, typ: type, default: Any, help: str) -> Setting:
+def _s(key: str, typ: type, default: Value, help: str) -> Setting:
     return Setting(key, typ, default, help)
 
 
@@ -121,35 +131,37 @@ class Config:
 
     __slots__ = ("values", "sources", "path")
 
-    def __init__(self, values: dict[str, Any] | None = None,
+    def __init__(self, values: dict[str, Value] | None = None,
                  sources: dict[str, str] | None = None, path: Path | None = None) -> None:
-        self.values: dict[str, Any] = {} if values is None else values
+        self.values: dict[str, Value] = {} if values is None else values
         self.sources: dict[str, str] = {} if sources is None else sources
         self.path = path
 
     def __repr__(self) -> str:
         return f"Config(values={self.values!r}, sources={self.sources!r}, path={self.path!r})"
 
+    # Any, once: a value's type is its setting's (SETTINGS[key].type), which the key names;
+    # typed accessors per key would be the fix, a change of every caller
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: Value = None) -> Any:  # as __getitem__
         return self.values.get(key, default)
 
-    def set_override(self, key: str, value: Any, source: str) -> None:
+    def set_override(self, key: str, value: Incoming, source: str) -> None:
         if value is None:
             return
         self.values[key] = _coerce(key, value, source)
         self.sources[key] = source
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[dict[str, Value]]:
         return [
             {"key": k, "value": self.values[k], "source": self.sources[k], "help": SETTINGS[k].help}
             for k in SETTINGS
         ]
 
 
-def _coerce_servers(value: Any, source: str) -> dict[str, dict[str, int]]:
+def _coerce_servers(value: Incoming, source: str) -> dict[str, dict[str, int]]:
     """``[mcp.servers.NAME.scratchpad]`` tables (Mezmo Aura's shape: ``"glob" = { min_tokens
     = N }``, a bare ``N`` also taken) -> ``{NAME: {glob: N}}``."""
     if not isinstance(value, Mapping):
@@ -177,7 +189,7 @@ def _coerce_servers(value: Any, source: str) -> dict[str, dict[str, int]]:
     return out
 
 
-def _coerce_switches(key: str, value: Any, source: str) -> dict[str, bool]:
+def _coerce_switches(key: str, value: Incoming, source: str) -> dict[str, bool]:
     """A table of tool-name glob -> true/false (``[redact.tools]``)."""
     if not isinstance(value, Mapping):
         raise ConfigError(f"{key} must be a table, got {type(value).__name__} ({source})",
@@ -195,7 +207,7 @@ _BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True,
                "false": False, "0": False, "no": False, "off": False}
 
 
-def _coerce(key: str, value: Any, source: str) -> Any:
+def _coerce(key: str, value: Incoming, source: str) -> Value:
     setting = SETTINGS[key]
     typ = setting.type
     if key == "mcp.servers":
@@ -248,6 +260,7 @@ def _coerce(key: str, value: Any, source: str) -> Any:
             and parse_duration(value) is None:
         raise ConfigError(f"{key} must be a duration such as 30d, 12h or 2w (s, m, h, d, w), "
                           f"got {value!r} ({source})", key=key, source=source)
+    assert isinstance(value, (int, float, str))  # the other types returned above
     return value
 
 
@@ -265,8 +278,8 @@ def parse_duration(text: str) -> float | None:
     return seconds if seconds > 0 else None
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _flatten(data: Mapping[str, Incoming], prefix: str = "") -> dict[str, Incoming]:
+    out: dict[str, Incoming] = {}
     for k, v in data.items():
         key = f"{prefix}{k}"
         if key in SETTINGS:
@@ -278,13 +291,13 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _agent_tables(agents: Any) -> dict[str, dict[str, Any]]:
+def _agent_tables(agents: Incoming) -> dict[str, dict[str, Incoming]]:
     """The ``[agents.NAME]`` tables, flattened and checked (unknown keys name the agent)."""
     from scratch.names import AGENT_RE
     if not isinstance(agents, Mapping):
         raise ConfigError(f"agents in {CONFIG_FILE} must be a table of [agents.NAME] tables",
                           key="agents")
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, Incoming]] = {}
     for name, table in agents.items():
         if not AGENT_RE.fullmatch(str(name)) or not isinstance(table, Mapping):
             raise ConfigError(f"[agents.{name}] in {CONFIG_FILE} must be a table named after "
@@ -304,9 +317,7 @@ def load_config(root: Path | None, environ: Mapping[str, str] | None = None,
     the defaults."""
     environ = os.environ if environ is None else environ
     cfg = Config(
-        values={k: (dict(s.default) if isinstance(s.default, dict) else
-                    list(s.default) if isinstance(s.default, list) else s.default)
-                for k, s in SETTINGS.items()},
+        values={k: copy.copy(s.default) for k, s in SETTINGS.items()},  # tables: their own
         sources={k: "default" for k in SETTINGS},
     )
     if root is not None:
@@ -338,8 +349,9 @@ def load_config(root: Path | None, environ: Mapping[str, str] | None = None,
                     value = _coerce(key, value, source)
                     if name != agent:
                         continue
-                    if isinstance(value, dict):
-                        value = {**cfg.values[key], **value}
+                    had = cfg.values[key]
+                    if isinstance(value, dict) and isinstance(had, dict):
+                        value = {**had, **value}
                     cfg.values[key] = value
                     cfg.sources[key] = source
     for key, setting in SETTINGS.items():

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scratch.meta import Meta
@@ -79,14 +79,20 @@ class ScratchError(Exception):
     # interface spells them as that command takes them; not in to_dict
     command: str | None = None
 
-    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+    def __init__(self, message: str, *, code: str | None = None, **details: object) -> None:
         plain = spell_arguments(message, _quoted)
         super().__init__(plain)
         self.template = message  # the message with its arguments marked (see argument())
         self.message = plain
         if code is not None:
             self.code = code
-        self.details: dict[str, Any] = details
+        self.details: dict[str, object] = details
+
+    def detail_list(self, key: str) -> list[object]:
+        """The detail ``key`` when it is a list (``suggestions``, ``close_names``, ...), as a
+        new list; [] when it is absent or none."""
+        value = self.details.get(key)
+        return list(value) if isinstance(value, (list, tuple)) else []
 
     def extend(self, text: str) -> None:
         """Add ``text`` (its arguments marked as in a message) to the end of the message."""
@@ -98,9 +104,9 @@ class ScratchError(Exception):
         """The message with the arguments it names written by ``spell``."""
         return spell_arguments(self.template, spell)
 
-    def to_dict(self, spell: Callable[[str], str] | None = None) -> dict[str, Any]:
+    def to_dict(self, spell: Callable[[str], str] | None = None) -> dict[str, object]:
         message = self.message if spell is None else self.spelled(spell)
-        out: dict[str, Any] = {"code": self.code, "message": message}
+        out: dict[str, object] = {"code": self.code, "message": message}
         for key, value in self.details.items():
             if key not in out and value is not None:
                 out[key] = value

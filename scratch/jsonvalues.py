@@ -39,6 +39,14 @@ from scratch.errors import JsonError
 # prints): the one type every layer means by "JSON". Readers of the containers read them as
 # Mapping/Sequence, so a list of str is a JSON value too (lists and dicts are invariant).
 JSON: TypeAlias = "Mapping[str, JSON] | Sequence[JSON] | str | int | float | bool | None"
+# a JSON object and a JSON array as read (their containers' element types are JSON); a value
+# built here to be printed is a ``dict[str, JSON]`` / ``list[JSON]``, which both are
+JsonObject: TypeAlias = "Mapping[str, JSON]"
+JsonArray: TypeAlias = "Sequence[JSON]"
+# JSON as it enters from outside, before it is checked (a hook's payload, a client's config
+# file, a peer's metadata): its shape is what the sender made it, read with isinstance where
+# it is read. The one name for that edge, so an ``Any`` anywhere else is a defect.
+Incoming: TypeAlias = Any
 
 # Python refuses to convert longer digit strings to int (quadratic time): such integers stay text
 MAX_INT_DIGITS = 4300
@@ -192,18 +200,18 @@ def dumps(value: object, option: int = 0) -> bytes:
         return text.encode("utf-8", errors="backslashreplace")
 
 
-def _fixed(value: Any) -> Any:
+def _fixed(value: object) -> object:
     """``value`` with what orjson refuses written as fragments of JSON text."""
     import orjson
 
     t = type(value)
-    if t is dict or isinstance(value, dict):
+    if isinstance(value, dict):
         return {k: _fixed(v) for k, v in value.items()}
-    if t is list or t is tuple or isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)):
         return [_fixed(v) for v in value]
-    if t is int and not _I64_MIN <= value <= _U64_MAX:
+    if t is int and isinstance(value, int) and not _I64_MIN <= value <= _U64_MAX:
         return orjson.Fragment(str(value).encode())
-    if t is str:
+    if isinstance(value, str) and t is str:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
 
 
-def lazy_exports(package: str, home: dict[str, str], namespace: dict[str, Any]
-                 ) -> Callable[[str], Any]:
+def lazy_exports(package: str, home: dict[str, str], namespace: dict[str, object]
+                 ) -> Callable[[str], object]:
     """A module ``__getattr__`` serving ``name`` from ``package.<home[name]>``, then caching it.
 
     The module names in ``home`` must differ from the names they export: importing a submodule
     binds its own name on the package, which would shadow a function of the same name.
     """
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> object:
         module = home.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -28,6 +28,7 @@ built by ``pip install`` when a compiler is present (it runs without the GIL, ~1
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
@@ -44,6 +45,10 @@ try:
     from scratch._reindent import reindent as _c_reindent  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # no compiler at install time: the pure-Python version below
     _c_reindent = None
+try:
+    from scratch._reindent import reindent_file as _c_reindent_file  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # unbuilt, or built from an older source
+    _c_reindent_file = None
 
 HAVE_C = _c_reindent is not None
 
@@ -138,25 +143,23 @@ def reindent_py(data: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes
 
 
 class _Body:
-    """The output, which stops growing (but stays callable) past ``limit`` bytes."""
+    """The output, which stops growing (but stays callable) past ``limit`` bytes. One
+    growing buffer: a list of the pieces took an object per token (ten times the text)."""
 
-    __slots__ = ("parts", "size", "limit", "over")
+    __slots__ = ("buf", "limit", "over")
 
     def __init__(self, limit: int) -> None:
-        self.parts: list[bytes] = []
-        self.size = 0
+        self.buf = bytearray()
         self.limit = limit
         self.over = False
 
     def put(self, piece: bytes) -> None:
         if self.over:
             return
-        self.size += len(piece)
-        if 0 <= self.limit < self.size:
+        self.buf += piece
+        if 0 <= self.limit < len(self.buf):
             self.over = True
-            self.parts = []
-            return
-        self.parts.append(piece)
+            self.buf = bytearray()
 
 
 def _run(s: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int]:
@@ -232,7 +235,9 @@ def _run(s: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int
                     raise _Fail("Extra data", pos)
                 if body.over:
                     return b"", lines, flags | TOO_BIG
-                return b"".join(body.parts), lines, flags
+                done = bytes(body.buf)
+                body.buf = bytearray()
+                return done, lines, flags
             top = stack[-1]
             if pos < n and s[pos] == 0x2C:
                 pos = ws(s, pos + 1).end()  # type: ignore[union-attr]
@@ -286,6 +291,43 @@ def reindent(data: bytes, *, limit: int = -1, max_depth: int = 0, impl: _Impl | 
             message = f"JSON {too_deep_reason(pos, max_depth)}"
         line, column = _position(data, pos)
         raise JsonError(message, line, column, pos) from None
+
+
+def read_span(fd: int, offset: int, length: int) -> bytes:
+    """``length`` bytes of the file ``fd`` from ``offset`` (fewer if it ends first)."""
+    parts: list[bytes] = []
+    done = 0
+    while done < length:
+        block = os.pread(fd, min(length - done, 1 << 30), offset + done)
+        if not block:
+            break
+        parts.append(block)
+        done += len(block)
+    return b"".join(parts)
+
+
+def reindent_file(fd: int, offset: int, length: int, *, limit: int = -1, max_depth: int = 0,
+                  impl: _Impl | None = None) -> tuple[bytes, int, int]:
+    """:func:`reindent` of the ``length`` bytes of the file ``fd`` from ``offset``, with the
+    same result and errors (offsets from ``offset``). The C version reads the file through a
+    map and drops the pages it has passed, so memory holds the body, not the input as well;
+    without it (or with ``impl``) the bytes are read and re-indented as :func:`reindent` does.
+    """
+    if impl is None and _c_reindent is not None and _c_reindent_file is not None and length > 0:
+        try:
+            found: tuple[bytes, int, int] = _c_reindent_file(fd, offset, length, limit,
+                                                             max_depth)
+            return found
+        except ValueError as exc:
+            message, pos = exc.args
+            data = read_span(fd, offset, length)  # only to place the error
+            if message == DEEP:
+                message = f"JSON {too_deep_reason(pos, max_depth)}"
+            line, column = _position(data, pos)
+            raise JsonError(message, line, column, pos) from None
+        except OSError:
+            pass  # cannot be mapped (a pipe, a special file): read it
+    return reindent(read_span(fd, offset, length), limit=limit, max_depth=max_depth, impl=impl)
 
 
 def too_deep_reason(offset: int, depth: int) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, TypeAlias
 
 from scratch.errors import UsageError, argument
 from scratch.jsonvalues import json_type
@@ -44,6 +44,9 @@ class _Missing:
 
 
 MISSING: Final = _Missing()
+# the type of MISSING, for a value that may be missing (``isinstance(v, Missing)`` is
+# ``v is MISSING``)
+Missing: TypeAlias = _Missing
 
 Key = tuple[str, object]  # (kind, value): kind number/string/boolean/null/object/array/missing
 _RANK = {"number": 0, "string": 1, "boolean": 2, "object": 3, "array": 3, "null": 4,
@@ -155,12 +158,14 @@ def rank(counts: dict[tuple[Key, ...], tuple[tuple[object, ...], int]], fields: 
 def tally(rows: Iterable[tuple[object, ...]]
           ) -> dict[tuple[Key, ...], tuple[tuple[object, ...], int]]:
     """Count tuples of values (what :func:`rank` takes)."""
-    counts: dict[tuple[Key, ...], list[Any]] = {}  # [values, count], the count bumped in place
+    first: dict[tuple[Key, ...], tuple[object, ...]] = {}  # the values shown for a key
+    counts: dict[tuple[Key, ...], int] = {}
     for vals in rows:
         k = tuple(value_key(v) for v in vals)
-        slot = counts.get(k)
-        if slot is None:
-            counts[k] = [vals, 1]
+        n = counts.get(k)
+        if n is None:
+            first[k] = vals
+            counts[k] = 1
         else:
-            slot[1] += 1
-    return {k: (v[0], v[1]) for k, v in counts.items()}
+            counts[k] = n + 1
+    return {k: (first[k], n) for k, n in counts.items()}

@@ -23,9 +23,10 @@ Invariants:
 - An index that fails to build for a structured format falls back to a text index with a
   warning: what arrived is stored either way.
 - Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
-- Big JSON is committed from memory: once its canonical text exists, its git object (a loose
-  object written here, at git's loose compression level) and its line pass
-  (:class:`scratch.index.lines.LinesAhead`) run in threads while the analysis is built; both
+- Big JSON: once its canonical text is stored, its git object (a loose object written here,
+  at git's loose compression level) and its line pass
+  (:class:`scratch.index.lines.LinesAhead`) read the stored file in threads while the
+  analysis is built (memory holds a slice of it at a time); both
   are waited for (or their leftovers removed) before ingest returns.
 - A caller may hand companions of its own (:class:`Companion`: the images of an MCP result,
   its JSON text blocks) and extra version info; they are committed with the output, in the
@@ -45,7 +46,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -311,13 +312,14 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         source, redaction = _redacted_input(ctx, spooled, policy, tmp_dir, companions_tmp)
         started: list[BlobWriter] = []
 
-        def written(path: Path, blob: str, parts: tuple[bytes, ...]) -> None:
-            # big JSON: its git object and its line pass, from memory, in threads (mostly
-            # without the GIL) while this one builds its analysis
+        def written(path: Path, blob: str, parts: Sequence[bytes]) -> None:
+            # big JSON: its git object and its line pass, read from the stored file a slice
+            # at a time, in threads (mostly without the GIL) while this one builds its
+            # analysis
             from scratch.index.lines import LinesAhead
 
             started.append(store.git.write_blob_async(parts, blob))
-            aheads.append(LinesAhead(parts, [spec.base], tmp_dir))
+            aheads.append(LinesAhead(path, [spec.base], tmp_dir))
 
         def storing(stage: str, done: int, total: int | None) -> None:
             # the normalizer reads the spooled input again: that is storing it, of a known size

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO, Any
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING
 
 import orjson
 
@@ -31,15 +32,18 @@ from scratch.calls import Call
 from scratch.cli.spelling import shell_line
 from scratch.errors import ScratchError
 
+if TYPE_CHECKING:
+    from scratch.tokens import EncodingSpec
 
-def _dumps(obj: Any, pretty: bool = False) -> bytes:
+
+def _dumps(obj: object, pretty: bool = False) -> bytes:
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if pretty else 0)
     # JSON numbers exactly as stored, integers beyond 64 bits exact, lone surrogates escaped
     from scratch.jsonvalues import dumps
     return dumps(obj, option)
 
 
-def call_json(c: Call) -> dict[str, Any]:
+def call_json(c: Call) -> dict[str, object]:
     """A call in --json: what to run, as data and as the shell line that runs it in --json,
     the mode a suggestion or ``next`` was sized in (see the module)."""
     return {"command": c.command, "args": c.args, "shell": json_shell_line(c)}
@@ -50,7 +54,7 @@ def json_shell_line(c: Call) -> str:
     return shell_line(c) + " --json"
 
 
-def _calls_spelled(value: Any) -> Any:
+def _calls_spelled(value: object) -> object:
     """Calls in an answer's data: one call as an object; a list of them (the pointer's next
     commands) as shell lines, which is what keeps a pointer within its size rule."""
     if isinstance(value, Call):
@@ -60,29 +64,29 @@ def _calls_spelled(value: Any) -> Any:
     return value
 
 
-def envelope_ok(result: Result[object]) -> dict[str, Any]:
+def envelope_ok(result: Result[object]) -> dict[str, object]:
     """The success envelope (built where every interface's is: kernel.rendering.envelope);
     its keys are pinned by a test."""
     from scratch.answers.kernel.rendering import envelope
     return envelope(result, _calls_spelled, call_json)
 
 
-def _spell(error: ScratchError, command: str | None = None) -> Any:
+def _spell(error: ScratchError, command: str | None = None) -> Callable[[str], str]:
     """How this interface writes the arguments ``error`` names: as ``command`` takes them."""
     from scratch.cli.spelling import flag_of
     named = error.command or command
     return lambda name: flag_of(named, name)
 
 
-def error_object(error: ScratchError, command: str | None = None) -> dict[str, Any]:
+def error_object(error: ScratchError, command: str | None = None) -> dict[str, object]:
     info = error.to_dict(_spell(error, command))
     if "suggestions" in info:
         info["suggestions"] = [call_json(s) if isinstance(s, Call) else s
-                               for s in info["suggestions"]]
+                               for s in error.detail_list("suggestions")]
     return info
 
 
-def envelope_error(command: str, error: ScratchError) -> dict[str, Any]:
+def envelope_error(command: str, error: ScratchError) -> dict[str, object]:
     """The failure envelope; ``error`` holds at least ``code`` and ``message``."""
     from scratch.answers.kernel.rendering import error_envelope
     return error_envelope(command, error_object(error, command))
@@ -96,7 +100,7 @@ def envelope_text(result: Result[object]) -> str:
 def error_lines(error: ScratchError, command: str | None = None) -> list[str]:
     """Human mode's error: ``error [code]: message``, then each suggestion as a shell line."""
     out = [f"error [{error.code}]: {error.spelled(_spell(error, command))}"]
-    for s in error.details.get("suggestions") or ():
+    for s in error.detail_list("suggestions"):
         out.append(f"  {shell_line(s) if isinstance(s, Call) else s}")
     return out
 
@@ -109,7 +113,7 @@ class ShellText(Rendering):
     def spell(self, call: Call) -> str:
         return shell_line(call)
 
-    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+    def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         return count_text("\n".join(error_lines(error, command)) + "\n", spec)
 
@@ -125,29 +129,29 @@ class JsonEnvelope(Rendering):
     def spell(self, call: Call) -> str:
         return shell_line(call)
 
-    def call_data(self, call: Call) -> Any:
+    def call_data(self, call: Call) -> object:
         return shell_line(call)
 
-    def cost(self, result: Result[object], spec: Any) -> int:
+    def cost(self, result: Result[object], spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         return count_text(envelope_text(result), spec)
 
     def shown(self, result: Result[object]) -> str:
         return envelope_text(result)
 
-    def error_cost(self, command: str, error: ScratchError, spec: Any) -> int:
+    def error_cost(self, command: str, error: ScratchError, spec: EncodingSpec) -> int:
         from scratch.tokens import count_text
         return count_text(_dumps(envelope_error(command, error)).decode() + "\n", spec)
 
 
-def _is_tty(stream: IO[Any]) -> bool:
+def _is_tty(stream: IO[str]) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
 
 
-def use_rich(stream: IO[Any] | None = None) -> bool:
+def use_rich(stream: IO[str] | None = None) -> bool:
     return _is_tty(stream or sys.stdout) and not os.environ.get("NO_COLOR")
 
 
@@ -199,7 +203,7 @@ def _rich_text(text: str, style: str | None) -> None:
                       highlight=False, soft_wrap=True)
 
 
-def _plain_data(data: Any) -> str:
+def _plain_data(data: object) -> str:
     if isinstance(data, dict) and all(not isinstance(v, (dict, list)) for v in data.values()):
         return "".join(f"{k}: {'' if v is None else v}\n" for k, v in data.items())
     return _dumps(data, pretty=True).decode() + "\n"

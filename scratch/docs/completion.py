@@ -31,7 +31,6 @@ import os
 import shlex
 import sys
 from collections.abc import Callable
-from typing import Any
 
 PROG = "scratch"
 COMPLETE_VAR = "_SCRATCH_COMPLETE"
@@ -160,7 +159,7 @@ def _one_line(text: str | None, limit: int = 70) -> str:
     return words if len(words) <= limit else words[: limit - 3].rstrip() + "..."
 
 
-def _wants_paths(param: Any) -> str | None:
+def _wants_paths(param: object) -> str | None:
     """'file'/'dir' for a click parameter the shell should complete as a path, else None (see
     :func:`scratch.docs.model.path_kind`; the records carry it as ``ParamDoc.paths``)."""
     from scratch.docs.model import path_kind
@@ -209,7 +208,7 @@ def glue_bash(args: list[str], current: str) -> tuple[list[str], str]:
     return glued, current
 
 
-def candidates(root: Any, shell: str, args: list[str], incomplete: str) -> list[str]:
+def candidates(root: object, shell: str, args: list[str], incomplete: str) -> list[str]:
     """The protocol lines for completing ``incomplete`` after ``args`` in ``shell``, over the
     click command ``root``."""
     from scratch.docs.model import Tree
@@ -231,7 +230,7 @@ def candidates(root: Any, shell: str, args: list[str], incomplete: str) -> list[
     return out
 
 
-def respond(instruction: str, root: Callable[[], Any]) -> int:
+def respond(instruction: str, root: Callable[[], object]) -> int:
     """Answer a shell: ``instruction`` is the value of ``_SCRATCH_COMPLETE``, ``complete_SHELL``
     (the candidates for the line in COMP_WORDS/COMP_CWORD) or ``source_SHELL`` (the script);
     ``root()`` builds the click command of the CLI (the CLI hands it over, as this module does

@@ -10,7 +10,7 @@ This module is core-clean: it imports nothing from the CLI stack.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 MAX_TOKENS = 600
 
@@ -54,7 +54,19 @@ def text() -> str:
     return "\n\n".join(f"# {head}\n{body}" for head, body in SECTIONS) + "\n"
 
 
-def data() -> dict[str, Any]:
+class Section(TypedDict):
+    heading: str
+    body: str
+
+
+class Guide(TypedDict):
+    """The guide as ``--json`` gives it."""
+
+    sections: list[Section]
+    max_tokens: int
+
+
+def data() -> Guide:
     """The guide for ``--json``: the same sections, in order."""
     return {"sections": [{"heading": head, "body": body} for head, body in SECTIONS],
             "max_tokens": MAX_TOKENS}

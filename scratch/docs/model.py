@@ -31,13 +31,16 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 COMMON_PANEL = "Common options"
 _EXAMPLE = re.compile(r"(?:^|(?<=\s))Examples?:\s*", re.MULTILINE)
 EXIT_STATUS = "Exit status:"  # how the epilog that states the exit codes begins
+# a parameter's completion callback, called as complete(line, incomplete) (line: a
+# scratch.docs.resolve.Line) -> values, or (value, help) pairs
+Completer = Callable[..., Iterable[object]]
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class ParamDoc:
     nargs: int = 1
     multiple: bool = False  # an option that may be given more than once
     # the completion callback it declares, called as complete(line, incomplete)
-    complete: Callable[[Any, str], Any] | None = field(default=None, compare=False)
+    complete: Completer | None = field(default=None, compare=False)
     choices: tuple[str, ...] = ()  # the values a choice parameter accepts
     paths: str | None = None  # "file"/"dir": the shell completes a path here when nothing else
 
@@ -133,7 +136,7 @@ def path_kind(param: Any) -> str | None:
     return "file"
 
 
-def declared_completions(cmd: Any) -> dict[str, Callable[[Any, str], Any]]:
+def declared_completions(cmd: Any) -> dict[str, Completer]:
     """The completion callback each parameter of ``cmd`` declares, by parameter name.
 
     Typer builds a command from its function's signature (``Annotated[str, typer.Argument(
@@ -159,7 +162,7 @@ def declared_completions(cmd: Any) -> dict[str, Callable[[Any, str], Any]]:
     return out
 
 
-def _param_doc(param: Any, ctx: Any, complete: Callable[[Any, str], Any] | None) -> ParamDoc:
+def _param_doc(param: Any, ctx: Any, complete: Completer | None) -> ParamDoc:
     is_option = param.param_type_name == "option"
     is_flag = bool(getattr(param, "is_flag", False))
     takes_no_value = is_option and (is_flag or bool(getattr(param, "count", False)))

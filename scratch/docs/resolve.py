@@ -28,10 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypeAlias
 
 from scratch.declare import argument_word
 from scratch.docs.model import CommandDoc, ParamDoc
+
+# what a parameter on the line was given: True (a flag), its word, or its words (nargs > 1
+# or an argument taking all that remain); a list of those for one given more than once
+Word: TypeAlias = bool | str | tuple[str, ...]
+Given: TypeAlias = Word | list[Word]
 
 
 class Candidate(NamedTuple):
@@ -44,7 +49,7 @@ class Candidate(NamedTuple):
 class Line:
     """What a completion callback is given: the values typed on the line, by parameter name."""
 
-    params: Mapping[str, Any]
+    params: Mapping[str, Given]
 
 
 @dataclass
@@ -52,7 +57,7 @@ class Reading:
     """One command of the line as read: the parameters given, the words left for a subcommand."""
 
     doc: CommandDoc
-    given: dict[str, Any] = field(default_factory=dict)
+    given: dict[str, Given] = field(default_factory=dict)
     rest: list[str] = field(default_factory=list)
     prefixes: frozenset[str] = frozenset({"-", "--"})
 
@@ -114,7 +119,7 @@ class _Reader:
         return reading
 
     def _option(self, word: str, queue: list[str], loose: list[str],
-                given: dict[str, Any]) -> None:
+                given: dict[str, Given]) -> None:
         name, eq, attached = word.partition("=")
         param = self.long.get(name)
         if param is not None:
@@ -134,7 +139,7 @@ class _Reader:
             raise _Stop
 
     def _short(self, word: str, queue: list[str], loose: list[str],
-               given: dict[str, Any]) -> None:
+               given: dict[str, Given]) -> None:
         prefix, unknown = word[0], []
         for end, char in enumerate(word[1:], start=2):
             param = self.short.get(prefix + char)
@@ -153,10 +158,10 @@ class _Reader:
         if unknown:
             loose.append(prefix + "".join(unknown))
 
-    def _take(self, param: ParamDoc, queue: list[str], given: dict[str, Any]) -> None:
+    def _take(self, param: ParamDoc, queue: list[str], given: dict[str, Given]) -> None:
         if len(queue) < param.nargs:
             raise _Stop
-        value: Any
+        value: Word
         if param.nargs == 1:
             value = queue.pop(0)
         else:
@@ -165,13 +170,15 @@ class _Reader:
         self._record(param, value, given)
 
     @staticmethod
-    def _record(param: ParamDoc, value: Any, given: dict[str, Any]) -> None:
+    def _record(param: ParamDoc, value: Word, given: dict[str, Given]) -> None:
         if param.multiple:
-            given.setdefault(param.name, []).append(value)
+            values = given.setdefault(param.name, [])
+            assert isinstance(values, list)  # a parameter given more than once is a list
+            values.append(value)
         else:
             given[param.name] = value
 
-    def _arguments(self, words: list[str], given: dict[str, Any]) -> list[str]:
+    def _arguments(self, words: list[str], given: dict[str, Given]) -> list[str]:
         """Assign ``words`` to the arguments in order (one taking all that remain takes what the
         arguments after it leave); return the words left over."""
         params = [p for p in self.doc.params if p.kind == "argument"]
@@ -252,7 +259,7 @@ def _command(here: Reading, incomplete: str) -> list[Candidate]:
 
 def _values(param: ParamDoc, readings: list[Reading], incomplete: str) -> list[Candidate]:
     if param.complete is not None:
-        params: dict[str, Any] = {}
+        params: dict[str, Given] = {}
         for reading in readings:  # the root first, so values nearer the cursor win
             params.update((k, v) for k, v in reading.given.items() if v)
         return [c for c in _candidates(param.complete(Line(params), incomplete))
@@ -264,7 +271,7 @@ def _values(param: ParamDoc, readings: list[Reading], incomplete: str) -> list[C
     return []
 
 
-def _candidates(items: Iterable[Any]) -> Iterable[Candidate]:
+def _candidates(items: Iterable[object]) -> Iterable[Candidate]:
     """A callback's answer: values, or (value, help) pairs."""
     for item in items:
         if isinstance(item, tuple):

@@ -7,8 +7,6 @@ registered); :func:`walk` reads it into the frozen records of :mod:`scratch.docs
 
 from __future__ import annotations
 
-from typing import Any
-
 from scratch.docs.model import (
     COMMON_PANEL,
     CommandDoc,
@@ -23,14 +21,14 @@ __all__ = ["COMMON_PANEL", "CommandDoc", "ParamDoc", "Tree", "alias_names", "par
            "path_kind", "root_command", "split_examples", "walk"]
 
 
-def root_command() -> Any:
+def root_command() -> object:
     """The click command of the whole CLI, with every command module registered."""
     from scratch.cli import command_tree
 
     return command_tree()
 
 
-def walk(root: Any | None = None, *, include_hidden: bool = False) -> list[CommandDoc]:
+def walk(root: object | None = None, *, include_hidden: bool = False) -> list[CommandDoc]:
     """Every command, parents before children, siblings sorted by name (a hidden command and
     the commands under it only with ``include_hidden``)."""
     tree = Tree(root if root is not None else root_command())

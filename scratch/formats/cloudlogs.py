@@ -22,9 +22,8 @@ Pure ``re`` on ``str``.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from scratch.formats.logbase import Field, LogFormat, as_int, as_number, fixed
+from scratch.formats.logbase import Field, LogFormat, Row, as_int, as_number, fixed
 
 _VALUE = r'"[^"]*+"(?= |\Z)|\[[^\]]*+\](?= |\Z)|[^\s"]\S*+'
 _LINE = re.compile(r"(?:(?:" + _VALUE + r") *+)*+")  # a whole line of such values
@@ -136,7 +135,7 @@ _ALB_FIELDS = (
 _ALB_MIN = 25  # through error_reason (2018 and later)
 
 
-def _alb(line: str) -> tuple[Any, ...] | None:
+def _alb(line: str) -> Row | None:
     if not line.startswith(("http", "h2 ", "grpcs ", "ws")):
         return None
     tokens = _tokens(line)
@@ -196,7 +195,7 @@ _ELB_LINE = re.compile(
     r"(?: \"([^\"]*)\" (\S+) (\S+))? *\Z")
 
 
-def _elb(line: str) -> tuple[Any, ...] | None:
+def _elb(line: str) -> Row | None:
     m = _ELB_LINE.match(line)
     if m is None:
         return None
@@ -248,7 +247,7 @@ _S3_FIELDS = (
 _S3_MIN = 18  # through version_id (the oldest layout)
 
 
-def _s3(line: str) -> tuple[Any, ...] | None:
+def _s3(line: str) -> Row | None:
     if " [" not in line[:200]:
         return None
     tokens = _tokens(line)

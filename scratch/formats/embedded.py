@@ -20,7 +20,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from scratch.jsonvalues import JSON
 
 MIN_LINES = 10
 MIN_CHARS = 40
@@ -79,11 +80,11 @@ def _classify(s: str) -> tuple[str, int] | None:
     return None
 
 
-def find_embedded(value: Any) -> tuple[list[Embedded], bool]:
+def find_embedded(value: JSON) -> tuple[list[Embedded], bool]:
     """(documents found, whether the search stopped early at a limit)."""
     found: list[Embedded] = []
     seen: set[str] = set()
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    stack: list[tuple[JSON, tuple[str | int, ...]]] = [(value, ())]
     visited = 0
     limited = False
     while stack:

@@ -30,9 +30,9 @@ is dynamic, like logfmt.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from scratch.formats.logbase import Field, LogFormat
+from scratch.formats.logbase import Field, LogFormat, Record
+from scratch.jsonvalues import JSON
 
 # ----------------------------------------------------------------------------------- CEF
 
@@ -57,7 +57,7 @@ def _cef_head_text(text: str) -> str:
     return _CEF_HEAD_ESC.sub(r"\1", text) if "\\" in text else text
 
 
-def _cef_value(key: str, raw: str) -> Any:
+def _cef_value(key: str, raw: str) -> str | int | float:
     text = _CEF_EXT_ESC.sub(lambda m: _CEF_ESC[m.group(1)], raw) if "\\" in raw else raw
     if key in _CEF_INT_KEYS and _DECIMAL.match(text):
         return int(text)
@@ -66,7 +66,7 @@ def _cef_value(key: str, raw: str) -> Any:
     return text
 
 
-def _cef(line: str) -> dict[str, Any] | None:
+def _cef(line: str) -> Record | None:
     at = line.find("CEF:")
     if at < 0:
         return None
@@ -75,7 +75,7 @@ def _cef(line: str) -> dict[str, Any] | None:
         return None
     version, vendor, product, dversion, class_id, name, severity = m.groups()
     sev = severity.strip()
-    d: dict[str, Any] = {
+    d: Record = {
         "prefix": line[:at].strip() or None, "version": int(version),
         "device_vendor": _cef_head_text(vendor), "device_product": _cef_head_text(product),
         "device_version": _cef_head_text(dversion),
@@ -129,7 +129,7 @@ _AUDIT_INT_KEYS = frozenset({
     "new_val", "tty_pid", "flags", "uid_count", "saddr_fam"})
 
 
-def _audit_put(d: dict[str, Any], key: str, value: Any, inner: bool) -> None:
+def _audit_put(d: Record, key: str, value: JSON, inner: bool) -> None:
     """``d[key] = value``; a key already there is kept as ``msg.<key>`` (from inside msg='')
     or ``<key>.2``, ``<key>.3`` ... so no value is lost."""
     if key in d:
@@ -142,7 +142,7 @@ def _audit_put(d: dict[str, Any], key: str, value: Any, inner: bool) -> None:
     d[key] = value
 
 
-def _audit_value(key: str, raw: str) -> Any:
+def _audit_value(key: str, raw: str) -> str | int:
     if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
         return raw[1:-1]
     if key in _AUDIT_INT_KEYS and _DECIMAL.match(raw):
@@ -150,7 +150,7 @@ def _audit_value(key: str, raw: str) -> Any:
     return raw
 
 
-def _audit_pairs(d: dict[str, Any], body: str, inner: bool) -> None:
+def _audit_pairs(d: Record, body: str, inner: bool) -> None:
     if _AUDIT_PAIRS.fullmatch(body) is not None:  # the usual line: pairs only (one C pass)
         for key, raw in _AUDIT_PAIR.findall(body):
             if not inner and len(raw) >= 2 and raw[0] == "'" and raw[-1] == "'":
@@ -179,12 +179,12 @@ def _audit_pairs(d: dict[str, Any], body: str, inner: bool) -> None:
         _audit_put(d, "text", " ".join(words), inner)
 
 
-def _auditd(line: str) -> dict[str, Any] | None:
+def _auditd(line: str) -> Record | None:
     m = _AUDIT_HEAD.match(line)
     if m is None:
         return None
     node, rtype, ts, serial = m.groups()
-    d: dict[str, Any] = {}
+    d: Record = {}
     if node is not None:
         d["node"] = node
     d["type"] = rtype

@@ -33,10 +33,11 @@ line and layout.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import cast
 
-from scratch.formats.logbase import Field, LogFormat, as_int, as_number, fixed
+from scratch.formats.logbase import Field, Layout, LogFormat, Row, as_int, as_number, fixed
+from scratch.jsonvalues import JSON
 
 # ----------------------------------------------------------------------------------- Zeek
 
@@ -78,7 +79,10 @@ def _zeek_int(v: str) -> int:
     return int(v)
 
 
-def _zeek_scalar(kind: str) -> Any:
+Reader = Callable[[str], JSON]  # text -> value (ValueError or KeyError if it cannot read it)
+
+
+def _zeek_scalar(kind: str) -> Reader | None:
     """The reader of one Zeek scalar type: text -> value (ValueError or KeyError if it cannot
     read it); None for a string, kept as written."""
     if kind == "integer":
@@ -90,8 +94,9 @@ def _zeek_scalar(kind: str) -> Any:
     return None
 
 
-def _zeek_container(elem: Any, set_sep: str, unset: str, empty: str) -> Any:
-    def read(v: str) -> list[Any]:
+def _zeek_container(elem: Reader | None, set_sep: str, unset: str, empty: str
+                    ) -> Callable[[str], Sequence[JSON]]:
+    def read(v: str) -> Sequence[JSON]:
         if v == empty:
             return []
         parts = v.split(set_sep)
@@ -99,9 +104,9 @@ def _zeek_container(elem: Any, set_sep: str, unset: str, empty: str) -> Any:
     return read
 
 
-def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
-    names: list[str] = [str(x) for x in layout["fields"]]
-    ztypes: list[str] = [str(x) for x in layout["types"]]
+def zeek_from_layout(layout: Layout) -> LogFormat:
+    names: list[str] = [str(x) for x in cast("list[JSON]", layout["fields"])]
+    ztypes: list[str] = [str(x) for x in cast("list[JSON]", layout["types"])]
     sep = str(layout.get("separator", "\t"))
     set_sep = str(layout.get("set_separator", ","))
     unset = str(layout.get("unset_field", "-"))
@@ -110,7 +115,7 @@ def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
     width = len(names)
     fields = []
     plain: list[int] = []  # string columns: only the unset and empty marks change
-    typed: list[tuple[int, Any]] = []  # (column, reader of a set value)
+    typed: list[tuple[int, Reader]] = []  # (column, reader of a set value)
     for i, (name, zt) in enumerate(zip(names, ztypes, strict=True)):
         kind = _zeek_type(zt)
         facet = zt in ("enum", "bool") or (name in _ZEEK_FACETS and kind != "array")
@@ -125,19 +130,23 @@ def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
         else:
             plain.append(i)
 
-    def row(line: str) -> tuple[Any, ...] | None:
-        values: list[Any] = line.split(sep)
-        if len(values) != width:
+    def row(line: str) -> Row | None:
+        texts = line.split(sep)
+        if len(texts) != width:
             return None
+        # one list, read as text and written with values: each column is read once, before
+        # it is written (str is JSON; the ignore is list's invariance, free where a cast
+        # call would cost every line)
+        values: list[JSON] = texts  # type: ignore[assignment]
         for i in plain:
-            v = values[i]
+            v = texts[i]
             if v == unset:
                 values[i] = None
             elif v == empty:
                 values[i] = ""
         try:
             for i, read in typed:
-                v = values[i]
+                v = texts[i]
                 values[i] = None if v == unset else read(v)
         except (ValueError, KeyError):
             return None
@@ -151,7 +160,7 @@ def zeek_from_layout(layout: dict[str, Any]) -> LogFormat:
 
 def zeek_bind(lines: list[str]) -> LogFormat | None:
     """The Zeek format the first ``#fields``/``#types`` header among ``lines`` declares."""
-    layout: dict[str, Any] = {}
+    layout: Layout = {}
     sep = "\t"
     seen_separator = False
     for line in lines:
@@ -175,8 +184,8 @@ def zeek_bind(lines: list[str]) -> LogFormat | None:
             layout[key] = value.split(sep)
     if not seen_separator or "fields" not in layout or "types" not in layout:
         return None
-    if len(layout["fields"]) != len(layout["types"]) or len(set(layout["fields"])) != len(
-            layout["fields"]):
+    names, types = cast("list[str]", layout["fields"]), cast("list[str]", layout["types"])
+    if len(names) != len(types) or len(set(names)) != len(names):  # split above: lists
         return None
     return zeek_from_layout(layout)
 
@@ -226,8 +235,8 @@ def _w3c_tokens(line: str) -> list[str] | None:
     return out
 
 
-def w3c_from_layout(layout: dict[str, Any]) -> LogFormat:
-    names: list[str] = [str(x) for x in layout["fields"]]
+def w3c_from_layout(layout: Layout) -> LogFormat:
+    names: list[str] = [str(x) for x in cast("list[JSON]", layout["fields"])]
     width = len(names)
     fields = tuple(Field(n, _w3c_type(n), "W3C field", facet=n in _W3C_FACETS,
                          status=n in ("sc-status", "status")) for n in names)
@@ -235,20 +244,22 @@ def w3c_from_layout(layout: dict[str, Any]) -> LogFormat:
     nums = [i for i, f in enumerate(fields) if f.type == "number"]
     software = layout.get("software")
 
-    def row(line: str) -> tuple[Any, ...] | None:
+    def row(line: str) -> Row | None:
         if line.startswith("#"):
             return None
-        values: list[Any] | None = _w3c_tokens(line)
-        if values is not None and len(values) == width + 1 and values[-1] == "":
-            values.pop()  # a separator after the last value
-        if values is None or len(values) != width:
+        texts = _w3c_tokens(line)
+        if texts is not None and len(texts) == width + 1 and texts[-1] == "":
+            texts.pop()  # a separator after the last value
+        if texts is None or len(texts) != width:
             return None
+        # one list, read as text and written with values (see zeek_from_layout's row)
+        values: list[JSON] = texts  # type: ignore[assignment]
         try:
             for i in ints:
-                v = values[i]
+                v = texts[i]
                 values[i] = None if v == "-" else as_int(v)
             for i in nums:
-                v = values[i]
+                v = texts[i]
                 values[i] = None if v == "-" else as_number(v)
         except ValueError:
             return None
@@ -263,7 +274,7 @@ def w3c_from_layout(layout: dict[str, Any]) -> LogFormat:
 
 def w3c_bind(lines: list[str]) -> LogFormat | None:
     """The W3C format the first ``#Fields:`` directive among ``lines`` declares."""
-    layout: dict[str, Any] = {}
+    layout: Layout = {}
     for line in lines:
         if not line.startswith("#"):
             if "fields" in layout:
@@ -308,13 +319,13 @@ class Segments:
 
     def __init__(self, fmt: LogFormat) -> None:
         self.fmt = fmt
-        self.changes: list[tuple[int, dict[str, Any]]] = []
+        self.changes: list[tuple[int, Layout]] = []
         self._pending: tuple[int, list[str]] | None = None
         self._path: str | None = None  # Zeek's #path of the header being read
 
     def _fields(self) -> list[str]:
         layout = self.fmt.layout or {}
-        return [str(x) for x in layout.get("fields") or []]
+        return [str(x) for x in cast("list[JSON]", layout.get("fields") or [])]
 
     def directive(self, n: int, line: str) -> None:
         layout = dict(self.fmt.layout or {})
@@ -342,7 +353,7 @@ class Segments:
 
 
 Binder = Callable[[list[str]], "LogFormat | None"]
-Rebuilder = Callable[[dict[str, Any]], LogFormat]
+Rebuilder = Callable[[Layout], LogFormat]
 
 # (name, bind, from_layout), tried in this order by detection
 FAMILIES: tuple[tuple[str, Binder, Rebuilder], ...] = (("zeek", zeek_bind, zeek_from_layout),

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from scratch.errors import JsonError
-from scratch.jsonvalues import exact_int
+from scratch.jsonvalues import JSON, exact_int
 
 _DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _RUN = b"0" * 19
@@ -154,7 +154,7 @@ def _freeze(size: int) -> None:
         gc.freeze()
 
 
-def render(value: Any, engine: str = "orjson") -> bytes:
+def render(value: JSON, engine: str = "orjson") -> bytes:
     """Canonical bytes of ``value`` (see module docstring), ending in a newline.
 
     ``engine`` is what :func:`parse_json` used: a value the stdlib parsed may hold NaN, which
@@ -163,7 +163,7 @@ def render(value: Any, engine: str = "orjson") -> bytes:
     return render_body(value, engine) + b"\n"
 
 
-def render_body(value: Any, engine: str = "orjson") -> bytes:
+def render_body(value: JSON, engine: str = "orjson") -> bytes:
     """:func:`render` without the final newline (saves copying a big document once more)."""
     if engine == "orjson":
         import orjson
@@ -175,7 +175,7 @@ def render_body(value: Any, engine: str = "orjson") -> bytes:
     return _render_stdlib(value)
 
 
-def _render_stdlib(value: Any) -> bytes:
+def _render_stdlib(value: JSON) -> bytes:
     try:
         text = json.dumps(value, indent=2, ensure_ascii=False)
     except RecursionError:
@@ -186,7 +186,7 @@ def _render_stdlib(value: Any) -> bytes:
         return json.dumps(value, indent=2, ensure_ascii=True).encode("ascii")
 
 
-def render_line_count(value: Any, engine: str = "orjson") -> int:
+def render_line_count(value: JSON, engine: str = "orjson") -> int:
     """Lines ``render(value)`` takes, without its final newline (1 for scalars and ``[]``)."""
     t = type(value)
     if (t is dict or t is list) and value:
@@ -201,7 +201,7 @@ def render_line_count(value: Any, engine: str = "orjson") -> int:
     return 1
 
 
-def _count_lines(value: Any) -> int:
+def _count_lines(value: JSON) -> int:
     n = 0
     stack = [value]
     while stack:

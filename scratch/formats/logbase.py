@@ -20,10 +20,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
-Parser = Callable[[str], "dict[str, Any] | None"]
-RowParser = Callable[[str], "tuple[Any, ...] | None"]
+from scratch.jsonvalues import JSON
+
+Record: TypeAlias = "dict[str, JSON]"  # one parsed line: field name -> value
+Row: TypeAlias = "tuple[JSON, ...]"  # one parsed line of a fixed-field format: the values
+# a header-declared format's header (fields, types, separators...), kept in the index's info
+Layout: TypeAlias = "dict[str, JSON]"
+Parser = Callable[[str], "Record | None"]
+RowParser = Callable[[str], "Row | None"]
 
 DETECT_SAMPLE = 1000  # non-blank lines looked at by detect()
 DETECT_MIN_SHARE = 0.5  # share of the sample the chosen format must parse
@@ -55,7 +61,7 @@ class LogFormat:
     # names); index-time scans use it to skip building a dict per line
     row: RowParser | None = field(default=None, compare=False, repr=False)
     comment: str = ""  # directive lines start with it (header formats)
-    layout: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    layout: Layout | None = field(default=None, compare=False, repr=False)
     # what the format reads as null (or empty), said where a user reads types (sql --describe,
     # schema): a '-' that turns into NULL surprises whoever expected the text
     nulls: str = ""
@@ -66,7 +72,7 @@ class LogFormat:
 
 
 def zipped(names: tuple[str, ...], row: RowParser) -> Parser:
-    def parse(line: str) -> dict[str, Any] | None:
+    def parse(line: str) -> Record | None:
         values = row(line)
         return None if values is None else dict(zip(names, values, strict=True))
 
@@ -74,7 +80,7 @@ def zipped(names: tuple[str, ...], row: RowParser) -> Parser:
 
 
 def fixed(name: str, title: str, doc: str, fields: tuple[Field, ...], row: RowParser,
-          example: str, *, comment: str = "", layout: dict[str, Any] | None = None,
+          example: str, *, comment: str = "", layout: Layout | None = None,
           nulls: str = "") -> LogFormat:
     names = tuple(f.name for f in fields)
     return LogFormat(name, title, doc, fields, zipped(names, row), example, row=row,
@@ -85,15 +91,16 @@ def regex_row(pattern: re.Pattern[str], ints: Iterable[int] = ()) -> RowParser:
     """Values of one full-line regex's groups, in order; groups at ``ints`` as integers."""
     int_at = tuple(ints)
 
-    def row(line: str) -> tuple[Any, ...] | None:
+    def row(line: str) -> Row | None:
         m = pattern.match(line)
         if m is None:
             return None
         if not int_at:
             return m.groups()
-        values: list[Any] = list(m.groups())
+        groups = m.groups()
+        values: list[JSON] = list(groups)
         for i in int_at:
-            v = values[i]
+            v = groups[i]
             if v is not None:
                 values[i] = int(v)
         return tuple(values)

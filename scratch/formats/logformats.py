@@ -34,15 +34,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from scratch.formats import cloudlogs, eventlogs, headerlogs
 from scratch.formats.logbase import (
     DETECT_MIN_SHARE,
     DETECT_SAMPLE,
     Field,
+    Layout,
     LogFormat,
     Parser,
+    Record,
+    Row,
     RowParser,
     fixed,
     regex_row,
@@ -63,7 +65,7 @@ _COMMON_PLAIN = re.compile(_HEAD.format(q=_PLAIN) + r"[ \t]*\Z")
 
 
 def _access(pattern: re.Pattern[str], plain: re.Pattern[str]) -> RowParser:
-    def row(line: str) -> tuple[Any, ...] | None:
+    def row(line: str) -> Row | None:
         m = (plain if "\\" not in line else pattern).match(line)
         if m is None:
             return None
@@ -120,7 +122,7 @@ _RFC3164 = re.compile(
     r"(?P<hostname>\S+) (?:(?P<tag>[^\s\[\]:]+)(?:\[(?P<pid>\d+)\])?: ?)?(?P<content>.*)\Z")
 
 
-def _rfc5424(line: str) -> tuple[Any, ...] | None:
+def _rfc5424(line: str) -> Row | None:
     m = _RFC5424.match(line)
     if m is None:
         return None
@@ -131,7 +133,7 @@ def _rfc5424(line: str) -> tuple[Any, ...] | None:
     return (facility, severity, int(version), ts, host, app, procid, msgid, sd, msg)
 
 
-def _rfc3164(line: str) -> tuple[Any, ...] | None:
+def _rfc3164(line: str) -> Row | None:
     m = _RFC3164.match(line)
     if m is None:
         return None
@@ -171,7 +173,7 @@ _KLOG = re.compile(
 _KLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
 
 
-def _klog(line: str) -> tuple[Any, ...] | None:
+def _klog(line: str) -> Row | None:
     m = _KLOG.match(line)
     if m is None:
         return None
@@ -253,7 +255,7 @@ _TS_PREFIX = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?(?:[eE][+-]?\d+)?\Z")
 
 
-def _logfmt_value(text: str) -> Any:
+def _logfmt_value(text: str) -> str | int | float:
     m = _NUMBER.match(text)
     if m is None:
         return text
@@ -272,12 +274,12 @@ def _unquote(text: str) -> str:
         return text
 
 
-def _logfmt(line: str) -> dict[str, Any] | None:
+def _logfmt(line: str) -> Record | None:
     """key=value pairs (go-logfmt / logrus); the whole line must be pairs, at least two of
     them with ``=``, the first among them, and most of the pairs. A leading RFC 3339 time
     (``kubectl logs --timestamps``) becomes ``timestamp`` unless the line has a key of that
     name."""
-    d: dict[str, Any] = {}
+    d: Record = {}
     pos = 0
     m = _TS_PREFIX.match(line)
     if m is not None:
@@ -325,7 +327,7 @@ _REBUILD = {name: rebuild for name, _, rebuild in HEADER_FAMILIES}
 NAMES: tuple[str, ...] = tuple(name for name, _, _ in HEADER_FAMILIES) + tuple(BY_NAME)
 
 
-def get_format(name: str, layout: dict[str, Any] | None = None) -> LogFormat:
+def get_format(name: str, layout: Layout | None = None) -> LogFormat:
     """The format called ``name``; a header-declared one (zeek, w3c) rebuilt from the
     ``layout`` the index kept. KeyError if there is none (or no layout for a header format)."""
     rebuild = _REBUILD.get(name)
@@ -392,7 +394,7 @@ def _header_hits(fmt: LogFormat, lines: list[str]) -> tuple[int, int]:
 
 
 def records(lines: Iterable[str], fmt: LogFormat, *, first_line: int = 1
-            ) -> Iterator[dict[str, Any]]:
+            ) -> Iterator[Record]:
     """One record per line, so record i is line ``first_line + i``: ``{"_line": n,
     **fields}``, or ``{"_line": n, "_raw": text}`` for a line the format does not parse (a
     blank line too, with ``_raw`` as it is)."""
@@ -402,7 +404,7 @@ def records(lines: Iterable[str], fmt: LogFormat, *, first_line: int = 1
         if d is None:
             yield {"_line": n, "_raw": line}
         else:
-            rec: dict[str, Any] = {"_line": n}
+            rec: Record = {"_line": n}
             rec.update(d)
             yield rec
 

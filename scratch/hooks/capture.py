@@ -19,7 +19,7 @@ from __future__ import annotations
 import io
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.answers.kernel.rendering import Rendering
 from scratch.hooks.clients import UTF8_STEP
@@ -27,9 +27,11 @@ from scratch.hooks.clients import UTF8_STEP
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from scratch.calls import Call
+    from _typeshed import WriteableBuffer
+
+    from scratch.calls import ArgValue, Call
     from scratch.errors import ScratchError
-    from scratch.hooks.clients import Found, HookClient
+    from scratch.hooks.clients import Found, HookClient, JSONObject
     from scratch.hooks.identity import HookIdentity
     from scratch.tokens import EncodingSpec
 
@@ -92,9 +94,10 @@ class TextStream(io.RawIOBase):
     def readall(self) -> bytes:
         return b"".join(iter(lambda: self.read(UTF8_STEP), b""))
 
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer)
+        data = self.read(len(view))
+        view[:len(data)] = data
         return len(data)
 
 
@@ -109,7 +112,7 @@ def spelled_globals(root: Path, root_source: str, who: HookIdentity) -> list[str
     return [*out, "--agent", who.agent, "--session", who.budget_session]
 
 
-def capture(client: HookClient, payload: dict[str, Any], found: Found, who: HookIdentity,
+def capture(client: HookClient, payload: JSONObject, found: Found, who: HookIdentity,
             root: Path, root_source: str,
             speller: Callable[[], Callable[[Call], str]] | None) -> Shown | None:
     """Store ``found`` and return what to show, or None when ingest passed it through
@@ -131,7 +134,7 @@ def capture(client: HookClient, payload: dict[str, Any], found: Found, who: Hook
         raise
     finally:
         stream = args.get("stream")
-        if stream is not None:
+        if isinstance(stream, io.IOBase):  # ours: a TextStream or the spilled file
             stream.close()
     data = result.data if isinstance(result.data, dict) else {}
     from scratch.answers.kernel.result import spelled
@@ -147,15 +150,15 @@ def capture(client: HookClient, payload: dict[str, Any], found: Found, who: Hook
     return Shown("\n".join(lines) + "\n", stderr, name)
 
 
-def _ingest_args(client: HookClient, payload: dict[str, Any], found: Found,
-                 who: HookIdentity) -> dict[str, Any]:
-    info: dict[str, Any] = {"client": client.name, "tool": found.tool, "session": who.session,
+def _ingest_args(client: HookClient, payload: JSONObject, found: Found,
+                 who: HookIdentity) -> dict[str, ArgValue]:
+    info: dict[str, object] = {"client": client.name, "tool": found.tool, "session": who.session,
                             **found.info}
     if who.worker:
         info["worker"] = who.worker
     if isinstance(payload.get("tool_use_id"), str):
         info["tool_use_id"] = payload["tool_use_id"]
-    args: dict[str, Any] = {"tool": found.tool, "partial": found.partial}
+    args: dict[str, ArgValue] = {"tool": found.tool, "partial": found.partial}
     notices: list[str] = []
     if found.mcp is not None:
         args["stream"] = TextStream(_mcp_content(found.mcp, args, info, notices))
@@ -174,7 +177,7 @@ def _ingest_args(client: HookClient, payload: dict[str, Any], found: Found,
     return args
 
 
-def _mcp_content(result: dict[str, Any], args: dict[str, Any], info: dict[str, Any],
+def _mcp_content(result: JSONObject, args: dict[str, ArgValue], info: dict[str, object],
                  notices: list[str]) -> str:
     """An MCP result's text as the proxy stores it; its documents and attachments go into
     ``args`` as companions."""
@@ -200,7 +203,7 @@ def _mcp_content(result: dict[str, Any], args: dict[str, Any], info: dict[str, A
     return text
 
 
-def _stderr(found: Found, args: dict[str, Any]) -> str | None:
+def _stderr(found: Found, args: dict[str, ArgValue]) -> str | None:
     """Bash's stderr as shown beside the pointer: whole up to :data:`STDERR_KEPT` bytes, else
     its head and tail around a marker, the whole of it stored as the companion ``stderr``."""
     if not found.stderr:
@@ -210,7 +213,8 @@ def _stderr(found: Found, args: dict[str, Any]) -> str | None:
         return None
     from scratch.answers.ingest import Companion
     from scratch.mcp.proxy.intercept import cut_text
-    args["companions"] = (*args.get("companions", ()), Companion("stderr", raw))
+    had = args.get("companions", ())  # a tuple, when _mcp_content set them
+    args["companions"] = (*(had if isinstance(had, tuple) else ()), Companion("stderr", raw))
     return cut_text(found.stderr, STDERR_KEPT)
 
 

@@ -26,9 +26,12 @@ Only the standard library: this runs on every tool call (see :mod:`scratch.hooks
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
-JSONObject = dict[str, Any]  # a payload as the client sent it: checked where read
+if TYPE_CHECKING:  # not imported at run time: the pass-through path imports only what it runs
+    from scratch.jsonvalues import Incoming
+
+JSONObject: TypeAlias = "dict[str, Incoming]"  # a payload as the client sent it: checked where read
 
 # what the model is told when a client can only show a replacement as a blocked call
 GEMINI_LEAD = ("scratch stored this tool's output (the call succeeded; this is not an "
@@ -85,7 +88,7 @@ def utf8_len(text: str) -> int:
                for i in range(0, len(text), UTF8_STEP))
 
 
-def _blocks(value: Any) -> list[Any] | None:
+def _blocks(value: Incoming) -> list[Incoming] | None:
     """A list of MCP content blocks, or None when ``value`` is not one."""
     if isinstance(value, list) and all(isinstance(b, dict) and isinstance(b.get("type"), str)
                                        for b in value):
@@ -93,7 +96,7 @@ def _blocks(value: Any) -> list[Any] | None:
     return None
 
 
-def mcp_result(value: Any) -> JSONObject | None:
+def mcp_result(value: Incoming) -> JSONObject | None:
     """An MCP tool result (``{"content": [...], ...}``) however a client hands one on: the
     result itself, its bare content blocks, or one string."""
     if isinstance(value, str):
@@ -106,7 +109,7 @@ def mcp_result(value: Any) -> JSONObject | None:
     return None
 
 
-def mcp_replacement(original: Any, pointer: str) -> Any:
+def mcp_replacement(original: Incoming, pointer: str) -> Incoming:
     """An MCP result with its text replaced by ``pointer`` in the shape it came in: images,
     audio and resource links pass through; ``structuredContent`` goes (a pointer cannot
     conform to the tool's output schema); ``isError`` and ``_meta`` stay."""
@@ -191,8 +194,8 @@ class ClaudeCode(HookClient):
 
     def answer(self, payload: JSONObject, found: Found, pointer: str,
                stderr: str | None = None) -> JSONObject:
-        resp: Any = payload.get("tool_response")
-        replaced: Any
+        resp: Incoming = payload.get("tool_response")
+        replaced: Incoming
         if found.mcp is not None:
             replaced = mcp_replacement(resp, pointer)
             return {"hookSpecificOutput": {"hookEventName": self.event,

@@ -34,9 +34,13 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.hooks.identity import HookIdentity
+
+if TYPE_CHECKING:
+    from scratch.config import Config
+    from scratch.hooks.clients import JSONObject
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 BYTES_PER_TOKEN = 4  # what a threshold in tokens is taken to be in bytes for `cat FILE`
@@ -224,7 +228,7 @@ def hint_text(command: str, words: list[str], why: str, who: HookIdentity,
             "exit status is the command's).")
 
 
-def hint(payload: dict[str, Any], who: HookIdentity, config: Any, store: str | None,
+def hint(payload: JSONObject, who: HookIdentity, config: Config, store: str | None,
          client_note: str) -> str | None:
     """The hint for one PreToolUse payload, or None (see the module's rule)."""
     tin = payload.get("tool_input")

@@ -11,7 +11,10 @@ session as a run, each subagent as a worker) this is the function to tie to them
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from scratch.hooks.clients import JSONObject
 
 SESSION_BAD = re.compile(r"[^A-Za-z0-9_-]+")
 MAX_NAME = 128
@@ -30,7 +33,7 @@ def clean(value: str) -> str:
     return out or "unknown"
 
 
-def identity(payload: dict[str, Any], client: str, agent: str | None = None) -> HookIdentity:
+def identity(payload: JSONObject, client: str, agent: str | None = None) -> HookIdentity:
     """The (agent, session, worker) of one hook payload of ``client``: Claude Code and Gemini
     CLI and Codex name the session ``session_id``, Cursor ``conversation_id``; Claude Code and
     Codex name a subagent ``agent_id`` (absent on the main thread)."""

@@ -27,13 +27,16 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, NamedTuple
 
-from scratch.hooks.clients import HOOK_CLIENTS, Codex, Found, HookClient
+from scratch.hooks.clients import HOOK_CLIENTS, Codex, Found, HookClient, JSONObject
 from scratch.hooks.identity import HookIdentity, identity
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from scratch.calls import Call
+    from scratch.jsonvalues import Incoming
 
 Speller = Callable[["Call"], str]
 DEFAULT_TIMEOUT = 60.0  # seconds; what `scratch hooks install` gives the client
@@ -100,7 +103,7 @@ def main(argv: list[str], *, stdin: IO[bytes] | None = None, stdout: IO[str] | N
         return 0
     client = opts.client
     quiet = "{}\n" if client.name == "cursor" else ""
-    payload: Any = None
+    payload: Incoming = None
     who: HookIdentity | None = None
     root: Path | None = None
     found: Found | None = None
@@ -150,7 +153,7 @@ def main(argv: list[str], *, stdin: IO[bytes] | None = None, stdout: IO[str] | N
     return 0
 
 
-def _parse(data: bytes) -> Any:
+def _parse(data: bytes) -> Incoming:
     """The payload: the standard library's parser for the small ones (nearly every call;
     orjson's import alone costs more than their parse), orjson for big ones."""
     if len(data) < 1 << 20:
@@ -166,7 +169,7 @@ def _parse(data: bytes) -> Any:
         raise BadPayload(f"the payload is not JSON ({exc})") from None
 
 
-def _hint(client: HookClient, payload: dict[str, Any], who: HookIdentity, opts: Options,
+def _hint(client: HookClient, payload: JSONObject, who: HookIdentity, opts: Options,
           out: IO[str]) -> int:
     """Before a tool runs: the client's hint when the command's output is usually big
     (:mod:`scratch.hooks.hint`), else nothing; never a decision that blocks it."""
@@ -190,7 +193,7 @@ def _hint(client: HookClient, payload: dict[str, Any], who: HookIdentity, opts: 
     return 0
 
 
-def _forget(payload: dict[str, Any], found: Found) -> None:
+def _forget(payload: JSONObject, found: Found) -> None:
     """Blank the payload's copies of the text about to be stored (the answer is built from
     the payload's other fields), so that once ingest has spooled it nothing holds it: a
     100 MB result is not kept in memory while ingest indexes it."""
@@ -306,9 +309,10 @@ class Deadline:
         self.at = at
         self.marker = root / "state" / "writer"
         self.late = False
-        self._previous: Any = None
+        # SIGALRM's handler before ours (restored on exit); None: ours was never set
+        self._previous: Callable[[int, FrameType | None], object] | int | None = None
 
-    def _handle(self, signum: int, frame: Any) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         try:
             committing = self.marker.read_bytes().strip() == str(os.getpid()).encode()
         except OSError:

@@ -30,12 +30,15 @@ import math
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from scratch.clientfiles import back_up, read_object, scratch_command, write_json
 from scratch.errors import UsageError
 
-JSONObject = dict[str, Any]
+if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
+
+JSONObject: TypeAlias = "dict[str, Incoming]"  # a client's settings file: checked where read
 
 
 class HookExists(UsageError):
@@ -198,7 +201,7 @@ def hook_command(client: str, store: Path | None, agent: str | None, timeout: fl
     return shlex.join(words)
 
 
-def is_scratch_hook(handler: Any, client: str) -> bool:
+def is_scratch_hook(handler: Incoming, client: str) -> bool:
     """Whether a hook handler runs ``scratch hook CLIENT`` (any install of scratch)."""
     command = handler.get("command") if isinstance(handler, dict) else None
     if not isinstance(command, str):
@@ -216,7 +219,7 @@ def is_scratch_hook(handler: Any, client: str) -> bool:
     return False
 
 
-def _event_list(data: JSONObject, event: str, path: Path) -> list[Any]:
+def _event_list(data: JSONObject, event: str, path: Path) -> list[Incoming]:
     hooks = data.get("hooks")
     if hooks is None:
         return []
@@ -227,11 +230,12 @@ def _event_list(data: JSONObject, event: str, path: Path) -> list[Any]:
     return list(hooks.get(event, []))
 
 
-def _without_scratch(groups: list[Any], spec: HookSettings) -> tuple[list[Any], list[Any]]:
+def _without_scratch(groups: list[Incoming], spec: HookSettings
+                     ) -> tuple[list[Incoming], list[Incoming]]:
     """``groups`` with scratch's hooks taken out (emptied groups dropped), and the ones
     taken out."""
-    kept: list[Any] = []
-    removed: list[Any] = []
+    kept: list[Incoming] = []
+    removed: list[Incoming] = []
     for group in groups:
         if not spec.grouped:
             (removed if is_scratch_hook(group, spec.name) else kept).append(group)
@@ -306,7 +310,7 @@ def _install_toml(spec: HookSettings, path: Path, group: JSONObject, *, force: b
     return done
 
 
-def _toml_without(path: Path, spec: HookSettings, text: str, removed: list[Any]) -> str:
+def _toml_without(path: Path, spec: HookSettings, text: str, removed: list[Incoming]) -> str:
     """``text`` without scratch's groups: each cut out as the text scratch appended when it is
     there as such, else taken out of the parsed document (comments elsewhere kept)."""
     import tomlkit

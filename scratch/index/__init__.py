@@ -10,20 +10,37 @@ Importing this package is cheap (no parser or tokenizer is loaded until used).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from scratch.errors import IndexInvalid
 from scratch.index.entry import EntryIndex
 from scratch.index.files import INDEX_FORMAT
 from scratch.index.reader import NodeInfo
 
+if TYPE_CHECKING:
+    from scratch.index.analyze import Analysis
+    from scratch.index.build import Progress
+    from scratch.index.lines import CountLines, LinesAhead
 
-def build_index(content_path: Path, index_dir: Path, fmt: str, **kwargs: Any) -> EntryIndex:
+
+class BuildOptions(TypedDict, total=False):
+    """What :func:`scratch.index.build.build_index` takes besides the content and its bases."""
+
+    count_lines: CountLines | None
+    progress: Progress | None
+    analysis: Analysis | None
+    ahead: LinesAhead | None
+
+
+def build_index(content_path: Path, index_dir: Path, fmt: str, *, bases: Sequence[str] = (),
+                **kwargs: Unpack[BuildOptions]) -> EntryIndex:
     """See :func:`scratch.index.build.build_index` (imported lazily: readers stay light)."""
     from scratch.index.build import build_index as build
 
-    return build(content_path, index_dir, fmt, **kwargs)  # type: ignore[no-any-return]
+    index: EntryIndex = build(content_path, index_dir, fmt, bases=bases, **kwargs)
+    return index
 
 
 def version_index_dir(index_root: Path, blob: str, fmt: str) -> Path:
@@ -38,7 +55,7 @@ def version_index_dir(index_root: Path, blob: str, fmt: str) -> Path:
 
 
 def open_version_index(content_path: Path, index_root: Path, blob: str, fmt: str, base: str,
-                       **build_kwargs: Any) -> EntryIndex:
+                       **build_kwargs: Unpack[BuildOptions]) -> EntryIndex:
     """The index of a stored version, with token counts for ``base``: opened, else built.
 
     Looks under :func:`version_index_dir`, then at ``<index_root>/<blob>``, where indexes were
@@ -62,7 +79,7 @@ def open_version_index(content_path: Path, index_root: Path, blob: str, fmt: str
     return build_index(content_path, directory, fmt, bases=[base], **build_kwargs)
 
 
-def default_count_lines() -> Any:
+def default_count_lines() -> CountLines:
     from scratch.index.lines import default_count_lines as dcl
 
     return dcl()

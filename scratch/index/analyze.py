@@ -17,6 +17,7 @@ from scratch.index.skeleton import ITEMS, LAZY, NONE, T_ARR, TYPES, Builder
 
 if TYPE_CHECKING:
     from scratch.index.schema import SummaryNode
+    from scratch.jsonvalues import JSON
 
 YAML_VALUE_SUMMARY_MAX = 32 << 20  # summarise YAML from loaded values below this size
 _MISSING: Any = object()
@@ -26,12 +27,12 @@ _MISSING: Any = object()
 class Analysis:
     format: str
     ok: bool = True
-    error: dict[str, Any] | None = None  # {"message", "line", "column", "offset"} when not ok
+    error: dict[str, JSON] | None = None  # {"message", "line", "column", "offset"} when not ok
     warnings: list[str] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     builder: Builder | None = None
     sections: dict[str, array[int]] = field(default_factory=dict)  # named u32 arrays
-    value: Any = field(default=None, repr=False)
+    value: JSON = field(default=None, repr=False)
     engine: str = "orjson"
     layout: str | None = None
 
@@ -202,7 +203,7 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
                     warnings=warnings)
 
 
-def _add_kubernetes(info: dict[str, Any], value: Any) -> None:
+def _add_kubernetes(info: dict[str, Any], value: JSON) -> None:
     """``info["kubernetes"]``: what stands out in Kubernetes objects (:mod:`scratch.index.kube`);
     ``info["openapi"]``: an API description's operations (:mod:`scratch.index.openapi`)."""
     from scratch.index.kube import kube_signals
@@ -217,7 +218,7 @@ def _add_kubernetes(info: dict[str, Any], value: Any) -> None:
 
 
 def _too_deep(data: bytes, what: str, line_no: int | None = None,
-              start: int = 0) -> dict[str, Any] | None:
+              start: int = 0) -> dict[str, JSON] | None:
     """The error of ``data`` nesting deeper than :data:`scratch.formats.nesting.MAX_DEPTH`
     (checked before any recursive parse), else None; ``data`` may be the line ``line_no``
     of a file, from its byte ``start``."""
@@ -233,7 +234,7 @@ def _too_deep(data: bytes, what: str, line_no: int | None = None,
 
 
 def _err(message: str, line: int | None, column: int | None,
-         offset: int | None = None) -> dict[str, Any]:
+         offset: int | None = None) -> dict[str, JSON]:
     return {"message": message, "line": line, "column": column, "offset": offset}
 
 

@@ -20,21 +20,24 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, overload
 
 from scratch.index import files as F
+
+if TYPE_CHECKING:
+    from scratch.valuecounts import CountBy, Key
 
 VERSION = 1
 DIR = "counts"
 
 
-def _path(index_dir: Path, key: Sequence[Any]) -> tuple[Path, str]:
+def _path(index_dir: Path, key: Sequence[object]) -> tuple[Path, str]:
     text = json.dumps(list(key), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return Path(index_dir) / DIR / f"{digest}.json", text
 
 
-def load(index_dir: Path, key: Sequence[Any]) -> Any:
+def load(index_dir: Path, key: Sequence[object]) -> CountBy | None:
     """The cached :class:`scratch.query.aggregate.CountBy` (every bucket), or None."""
     from scratch.valuecounts import MISSING, rank, value_key
 
@@ -46,7 +49,7 @@ def load(index_dir: Path, key: Sequence[Any]) -> Any:
     if not isinstance(doc, dict) or doc.get("scratch_counts") != VERSION or \
             doc.get("key") != text:
         return None
-    counts: dict[Any, tuple[tuple[Any, ...], int]] = {}
+    counts: dict[tuple[Key, ...], tuple[tuple[object, ...], int]] = {}
     try:
         for values, types, n in doc["buckets"]:
             vals = tuple(MISSING if t == "missing" else v
@@ -57,7 +60,7 @@ def load(index_dir: Path, key: Sequence[Any]) -> Any:
         return None
 
 
-def save(index_dir: Path, key: Sequence[Any], result: Any) -> None:
+def save(index_dir: Path, key: Sequence[object], result: CountBy) -> None:
     """Keep ``result`` (a CountBy computed with no limit). Errors writing are ignored: the
     cache only saves time."""
     path, text = _path(index_dir, key)
@@ -74,7 +77,7 @@ def save(index_dir: Path, key: Sequence[Any], result: Any) -> None:
         pass
 
 
-def cached_total(index_dir: Path, key: Sequence[Any], compute: Callable[[], int]) -> int:
+def cached_total(index_dir: Path, key: Sequence[object], compute: Callable[[], int]) -> int:
     """A number that only the content decides (e.g. how many lines of a version a grep
     pattern selects): from the cache, else ``compute()`` and saved beside the index."""
     path, text = _path(index_dir, key)
@@ -95,8 +98,20 @@ def cached_total(index_dir: Path, key: Sequence[Any], compute: Callable[[], int]
     return total
 
 
-def cached_count_by(index_dir: Path, key: Sequence[Any], compute: Callable[[], Any], *,
-                    limit: int | None = 10) -> Any:
+@overload
+def cached_count_by(index_dir: Path, key: Sequence[object], compute: Callable[[], CountBy], *,
+                    limit: int | None = 10) -> CountBy: ...
+
+
+@overload
+def cached_count_by(index_dir: Path, key: Sequence[object],
+                    compute: Callable[[], CountBy | None], *,
+                    limit: int | None = 10) -> CountBy | None: ...
+
+
+def cached_count_by(index_dir: Path, key: Sequence[object],
+                    compute: Callable[[], CountBy | None], *,
+                    limit: int | None = 10) -> CountBy | None:
     """The count-by for ``key`` limited to ``limit``: from the cache, else ``compute()`` (which
     must count with no limit, or return None when it cannot answer: then None) and save it."""
     from scratch.valuecounts import rank, value_key

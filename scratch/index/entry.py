@@ -32,10 +32,11 @@ class EntryIndex(IndexReader):
 
         return structure.resolve(self, list(segments))
 
-    def value_at(self, segments: Sequence[Segment]) -> Any:
-        """The value at ``segments``; raises ``key_path_not_found`` (KeyPathNotFound) with
-        ``valid_prefix``, ``failed_segment`` and ``available_keys`` / ``array_length`` /
-        ``value_type``."""
+    def value_at(self, segments: Sequence[Segment]) -> Any:  # JSON edge: the stored value
+        """The value at ``segments`` (a :data:`scratch.jsonvalues.JSON` read from the stored
+        entry: its callers narrow it as they read it); raises ``key_path_not_found``
+        (KeyPathNotFound) with ``valid_prefix``, ``failed_segment`` and ``available_keys`` /
+        ``array_length`` / ``value_type``."""
         from scratch.index import structure
 
         return structure.value_at(self, list(segments))

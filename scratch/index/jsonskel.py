@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence, Sized
+from typing import cast
 
 from scratch.formats.jsontext import render_line_count
 from scratch.index.skeleton import (
@@ -35,6 +36,8 @@ from scratch.index.skeleton import (
     Builder,
     type_code,
 )
+from scratch.index.textitems import TextItems
+from scratch.jsonvalues import JSON
 
 DEPTH = 4
 BIG_ARRAY = 64
@@ -52,13 +55,18 @@ class Limits:
         self.max_records = max_records
 
 
-def _length(value: Any, code: int) -> int:
+def _length(value: JSON, code: int) -> int:
     if code in (T_OBJ, T_ARR, T_STR):
-        return len(value)
+        return _sized_len(value)
     return 0
 
 
-def canonical_skeleton(value: Any, engine: str = "orjson", limits: Limits | None = None,
+# len() of a value whose type code says it is a string, object or array: typed for JSON
+# without a cast call per value (this runs for every leaf a skeleton records)
+_sized_len: Callable[[JSON], int] = len  # type: ignore[assignment]
+
+
+def canonical_skeleton(value: JSON, engine: str = "orjson", limits: Limits | None = None,
                        builder: Builder | None = None, parent: int = NONE,
                        key: str | int | None = None, first_line: int = 1,
                        base_depth: int = 0) -> Builder:
@@ -71,22 +79,29 @@ def canonical_skeleton(value: Any, engine: str = "orjson", limits: Limits | None
 
         opt = orjson.OPT_INDENT_2
 
-        def dumps(v: Any) -> bytes | None:
+        def dumps(v: JSON) -> bytes | None:
             try:
                 return orjson.dumps(v, option=opt)
             except (TypeError, orjson.JSONEncodeError):
                 return None
 
-    def lines_of(v: Any) -> int:
+    def lines_of(v: JSON) -> int:
         return render_line_count(v, engine)
 
-    def walk(v: Any, par: int, k: str | int | None, depth: int, line: int) -> int:
+    def walk(v: JSON, par: int, k: str | int | None, depth: int, line: int) -> int:
+        if isinstance(v, TextItems) and v.starts is not None and depth < lim.depth \
+                and len(v) > lim.big_array:
+            # a big array kept as text: its item lines were counted as it was parsed
+            idx = b.open(par, k, T_ARR, line)
+            b.set_items(idx, array("I", [line + 1 + s for s in v.starts]))
+            b.close(idx, line + 1 + v.lines, len(v))
+            return line + 1 + v.lines
         code = type_code(v)
         idx = b.open(par, k, code, line)
         if code not in (T_OBJ, T_ARR) or not v:
             b.close(idx, line, _length(v, code))
             return line
-        n = len(v)
+        n = len(cast(Sized, v))  # an object or array, by its code
         expand = depth < lim.depth
         if not expand and depth < MAX_DEPTH:
             blob = dumps(v) if dumps is not None else None
@@ -106,14 +121,15 @@ def canonical_skeleton(value: Any, engine: str = "orjson", limits: Limits | None
         cur = line + 1
         if code == T_ARR and n > lim.big_array:
             starts = array("I")
-            for item in v:
+            for item in cast("Sequence[JSON]", v):
                 starts.append(cur)
                 t = type(item)
                 cur += lines_of(item) if (t is dict or t is list) and item else 1
             b.set_items(idx, starts)
             b.close(idx, cur, n)
             return cur
-        items = v.items() if code == T_OBJ else enumerate(v)
+        items = cast("Mapping[str, JSON]", v).items() if code == T_OBJ \
+            else enumerate(cast("Sequence[JSON]", v))
         for ck, cv in items:
             cur = walk(cv, idx, ck, depth + 1, cur) + 1
         b.close(idx, cur, n)
@@ -175,9 +191,9 @@ def raw_skeleton(data: bytes, limits: Limits | None = None, start: int = 0,
             raw_key = json.loads(s[pos:end].encode("latin-1"))
         return raw_key, end
 
-    def scalar_or_skip(pos: int) -> tuple[Any, int]:
+    def scalar_or_skip(pos: int) -> tuple[JSON, int]:
         try:
-            found: tuple[Any, int] = scan(s, pos)  # the stdlib's scanner (untyped)
+            found: tuple[JSON, int] = scan(s, pos)  # the stdlib's scanner (untyped)
             return found
         except StopIteration:
             raise json.JSONDecodeError("Expecting value", s, pos) from None
@@ -203,7 +219,8 @@ def raw_skeleton(data: bytes, limits: Limits | None = None, start: int = 0,
                     and len(b) < lim.max_records and v):
                 expand = True
             else:
-                b.close(idx, t.line_at(end - 1), len(v), flags=1 if v else 0, end_byte=end)
+                b.close(idx, t.line_at(end - 1), len(cast(Sized, v)), flags=1 if v else 0,
+                        end_byte=end)  # v: the container at ``pos``
                 return end
         close = "}" if code == T_OBJ else "]"
         p = skip(pos + 1)

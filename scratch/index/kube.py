@@ -15,11 +15,14 @@ then value), so it can sit in the index's info.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypeAlias, TypedDict
 
+from scratch.jsonvalues import JSON
 from scratch.pathnames import format_path
 
 CONDITIONS = ("Ready", "Available")  # condition types whose status other than True stands out
+
+Ranked: TypeAlias = "list[list[str | int]]"  # [[value, count], ...], the commonest first
 
 
 class Restarts(TypedDict):
@@ -41,19 +44,19 @@ class KubeSignals(TypedDict):
     path: str  # the objects' array (``items``, ``.``), or ``.`` for one object
     kind: str | None  # the list's (or the single object's) kind
     objects: int
-    kinds: list[list[Any]]
+    kinds: Ranked
     pods: int
-    phases: NotRequired[list[list[Any]]]
+    phases: NotRequired[Ranked]
     restarts: NotRequired[Restarts]
-    exit_codes: NotRequired[list[list[Any]]]
-    reasons: NotRequired[list[list[Any]]]
-    events: NotRequired[list[list[Any]]]  # event types: Normal, Warning
-    warnings: NotRequired[list[list[Any]]]  # reasons of Warning events
-    not_true: NotRequired[list[list[Any]]]  # "Ready False", "Available Unknown"
+    exit_codes: NotRequired[Ranked]
+    reasons: NotRequired[Ranked]
+    events: NotRequired[Ranked]  # event types: Normal, Warning
+    warnings: NotRequired[Ranked]  # reasons of Warning events
+    not_true: NotRequired[Ranked]  # "Ready False", "Available Unknown"
     short: NotRequired[list[int]]  # [deployments short of replicas, deployments]
 
 
-def _objects(value: Any) -> tuple[list[Any], list[str | int], str | None] | None:
+def _objects(value: JSON) -> tuple[list[JSON], list[str | int], str | None] | None:
     """The objects, where they are, and the list's kind; None when this is not Kubernetes."""
     if isinstance(value, dict):
         kind = value.get("kind") if isinstance(value.get("kind"), str) else None
@@ -72,22 +75,22 @@ def _objects(value: Any) -> tuple[list[Any], list[str | int], str | None] | None
     return None
 
 
-def _ranked(counts: dict[Any, int]) -> list[list[Any]]:
+def _ranked(counts: dict[str | int, int]) -> Ranked:
     return [[v, n] for v, n in sorted(counts.items(), key=lambda vn: (-vn[1], str(vn[0])))]
 
 
-def _bump(counts: dict[Any, int], value: Any, by: int = 1) -> None:
+def _bump(counts: dict[str | int, int], value: JSON, by: int = 1) -> None:
     if isinstance(value, (str, int)) and not isinstance(value, bool):
         counts[value] = counts.get(value, 0) + by
 
 
-def _dict(value: Any, key: str) -> dict[str, Any]:
+def _dict(value: JSON, key: str) -> dict[str, JSON]:
     got = value.get(key) if isinstance(value, dict) else None
     return got if isinstance(got, dict) else {}
 
 
-def _containers(status: dict[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _containers(status: dict[str, JSON]) -> list[dict[str, JSON]]:
+    out: list[dict[str, JSON]] = []
     for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
         got = status.get(key)
         if isinstance(got, list):
@@ -95,87 +98,101 @@ def _containers(status: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def kube_signals(value: Any) -> KubeSignals | None:
-    """The signals of ``value`` (see the module), or None."""
-    found = _objects(value)
-    if found is None:
-        return None
-    objects, where, list_kind = found
-    single = isinstance(value, dict) and where == []  # one object: its "item" is the root
-    kinds: dict[Any, int] = {}
-    phases: dict[Any, int] = {}
-    codes: dict[Any, int] = {}
-    reasons: dict[Any, int] = {}
-    events: dict[Any, int] = {}
-    warnings: dict[Any, int] = {}
-    not_true: dict[Any, int] = {}
-    pods = restarted = total = deployments = short = 0
-    most: tuple[int, int, str | None] | None = None  # restarts, item, name
-    for i, obj in enumerate(objects):
+class KubeTally:
+    """The counts of :func:`kube_signals`, one object at a time (``add`` in item order), so
+    the objects of a big list need not all be held at once (see
+    :mod:`scratch.index.textitems`)."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str | int, int] = {}
+        self.phases: dict[str | int, int] = {}
+        self.codes: dict[str | int, int] = {}
+        self.reasons: dict[str | int, int] = {}
+        self.events: dict[str | int, int] = {}
+        self.warnings: dict[str | int, int] = {}
+        self.not_true: dict[str | int, int] = {}
+        self.pods = self.restarted = self.total = self.deployments = self.short = 0
+        self.most: tuple[int, int, str | None] | None = None  # restarts, item, name
+
+    def add(self, i: int, obj: JSON) -> None:
         if not isinstance(obj, dict):
-            continue
+            return
         kind = obj.get("kind")
-        _bump(kinds, kind)
+        _bump(self.kinds, kind)
         status = _dict(obj, "status")
         name = _dict(obj, "metadata").get("name")
         name = name if isinstance(name, str) else None
         if kind == "Pod" or "containerStatuses" in status or (
                 kind is None and isinstance(status.get("phase"), str)):
-            pods += 1
-            _bump(phases, status.get("phase"))
+            self.pods += 1
+            _bump(self.phases, status.get("phase"))
             n = 0
             for c in _containers(status):
                 count = c.get("restartCount")
                 n += count if isinstance(count, int) and not isinstance(count, bool) else 0
                 for state in (_dict(c, "state"), _dict(c, "lastState")):
                     waiting, ended = _dict(state, "waiting"), _dict(state, "terminated")
-                    _bump(reasons, waiting.get("reason"))
+                    _bump(self.reasons, waiting.get("reason"))
                     code = ended.get("exitCode")
                     if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-                        _bump(codes, code)
-                        _bump(reasons, ended.get("reason"))
+                        _bump(self.codes, code)
+                        _bump(self.reasons, ended.get("reason"))
             if n:
-                restarted += 1
-                total += n
-                if most is None or n > most[0]:
-                    most = (n, i, name)
+                self.restarted += 1
+                self.total += n
+                if self.most is None or n > self.most[0]:
+                    self.most = (n, i, name)
         if kind == "Event" or "involvedObject" in obj:
-            _bump(events, obj.get("type"))
+            _bump(self.events, obj.get("type"))
             if obj.get("type") == "Warning":
-                _bump(warnings, obj.get("reason"))
+                _bump(self.warnings, obj.get("reason"))
         if isinstance(status.get("replicas"), int) and (kind in (None, "Deployment",
                                                                 "StatefulSet", "ReplicaSet")):
-            deployments += 1
+            self.deployments += 1
             wanted = _dict(obj, "spec").get("replicas", status["replicas"])
             ready = status.get("availableReplicas", status.get("readyReplicas", 0))
             if isinstance(wanted, int) and isinstance(ready, int) and ready < wanted:
-                short += 1
+                self.short += 1
         conditions = status.get("conditions")
         for cond in conditions if isinstance(conditions, list) else []:
             if isinstance(cond, dict) and cond.get("type") in CONDITIONS \
                     and cond.get("status") != "True":
-                _bump(not_true, f"{cond.get('type')} {cond.get('status')}")
-    if not (pods or events or deployments or not_true):
+                _bump(self.not_true, f"{cond.get('type')} {cond.get('status')}")
+
+
+def kube_signals(value: JSON) -> KubeSignals | None:
+    """The signals of ``value`` (see the module), or None."""
+    found = _objects(value)
+    if found is None:
+        return None
+    objects, where, list_kind = found
+    single = isinstance(value, dict) and where == []  # one object: its "item" is the root
+    t = getattr(objects, "kube", None)  # counted already as the items were parsed
+    if not isinstance(t, KubeTally):
+        t = KubeTally()
+        for i, obj in enumerate(objects):
+            t.add(i, obj)
+    if not (t.pods or t.events or t.deployments or t.not_true):
         return None
     out: KubeSignals = {"path": format_path(where), "kind": list_kind, "objects": len(objects),
-                        "kinds": _ranked(kinds), "pods": pods}
-    if phases:
-        out["phases"] = _ranked(phases)
-    if most is not None:
-        out["restarts"] = {"pods": restarted, "max": most[0],
-                           "item": format_path([] if single else [*where, most[1]]),
-                           "name": most[2],
-                           "total": total}
-    if codes:
-        out["exit_codes"] = _ranked(codes)
-    if reasons:
-        out["reasons"] = _ranked(reasons)
-    if events:
-        out["events"] = _ranked(events)
-    if warnings:
-        out["warnings"] = _ranked(warnings)
-    if not_true:
-        out["not_true"] = _ranked(not_true)
-    if deployments:
-        out["short"] = [short, deployments]
+                        "kinds": _ranked(t.kinds), "pods": t.pods}
+    if t.phases:
+        out["phases"] = _ranked(t.phases)
+    if t.most is not None:
+        out["restarts"] = {"pods": t.restarted, "max": t.most[0],
+                           "item": format_path([] if single else [*where, t.most[1]]),
+                           "name": t.most[2],
+                           "total": t.total}
+    if t.codes:
+        out["exit_codes"] = _ranked(t.codes)
+    if t.reasons:
+        out["reasons"] = _ranked(t.reasons)
+    if t.events:
+        out["events"] = _ranked(t.events)
+    if t.warnings:
+        out["warnings"] = _ranked(t.warnings)
+    if t.not_true:
+        out["not_true"] = _ranked(t.not_true)
+    if t.deployments:
+        out["short"] = [t.short, t.deployments]
     return out

@@ -444,14 +444,15 @@ def run_line_pass(content: Path, lines_out: BinaryIO | None, token_outs: Mapping
 
 
 class LinesAhead:
-    """The line pass of content held in memory (``parts``, joined: the file), run in a thread
+    """The line pass of content held in memory (``parts``, joined: the file) or of a complete
+    file (``parts`` its path: then the thread holds a chunk of it at a time), run in a thread
     while the caller goes on (ingest: with the JSON analysis, while the file is still being
     written), into temporary files in ``directory``. :meth:`result` waits for it;
     :func:`scratch.index.build.build_index` moves those files into the index instead of
     reading the content; :meth:`discard` removes whatever was not taken. Same results as
     :func:`run_line_pass` on the file."""
 
-    def __init__(self, parts: Sequence[bytes], bases: Sequence[str], directory: Path,
+    def __init__(self, parts: Sequence[bytes] | Path, bases: Sequence[str], directory: Path,
                  count_lines: CountLines | None = None) -> None:
         import tempfile
         import threading
@@ -465,11 +466,12 @@ class LinesAhead:
         self._out: list[Any] = []
         self._taken = False
         self._thread = threading.Thread(
-            target=self._run, args=(tuple(parts), count_lines or default_count_lines()),
+            target=self._run, args=(parts if isinstance(parts, Path) else tuple(parts),
+                                    count_lines or default_count_lines()),
             name="scratch-lines", daemon=True)
         self._thread.start()
 
-    def _run(self, parts: tuple[bytes, ...], count_lines: CountLines) -> None:
+    def _run(self, parts: tuple[bytes, ...] | Path, count_lines: CountLines) -> None:
         from contextlib import ExitStack
 
         try:
@@ -479,7 +481,12 @@ class LinesAhead:
                               for base in self.bases}
                 lp = LinePass(lines_out, token_outs, count_lines)
                 try:
-                    for chunk, safe in iter_parts_chunks(parts):
+                    if isinstance(parts, Path):  # the content's file: memory holds a chunk
+                        content = stack.enter_context(open(parts, "rb"))
+                        chunks = iter_chunks(content)
+                    else:
+                        chunks = iter_parts_chunks(parts)
+                    for chunk, safe in chunks:
                         lp.feed(chunk, safe)
                 except BaseException:
                     if lp._pool is not None:

@@ -43,10 +43,21 @@ import itertools
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, cast
 
+from scratch.formats.logbase import Layout, Record
 from scratch.formats.logformats import LogFormat, detect, get_format
 from scratch.index.textinfo import iter_text_lines
+from scratch.jsonvalues import JSON
+
+if TYPE_CHECKING:
+    from scratch.formats.headerlogs import Segments
+    from scratch.index.analyze import Analysis
+    from scratch.index.entry import EntryIndex
+    from scratch.valuecounts import CountBy, Key
+
+Info: TypeAlias = "dict[str, JSON]"  # info["records"], or a part of it being built
+Counts: TypeAlias = "dict[JSON, int]"  # a facet's counts by value (values are scalars)
 
 FACET_MAX = 1000  # distinct values a facet keeps counts for
 DETECT_LINES = 5000  # lines read for detection (detect() takes the first 1000 record lines)
@@ -55,7 +66,7 @@ _BLOCK = 4 << 20
 SECTION = "records:unparsed"
 
 
-def _type(v: Any) -> str:
+def _type(v: JSON) -> str:
     if v is None:
         return "null"
     t = type(v)
@@ -70,14 +81,14 @@ def _type(v: Any) -> str:
     return "number"
 
 
-def _ranked(counts: dict[Any, int]) -> list[list[Any]]:
+def _ranked(counts: Counts) -> list[list[JSON]]:
     from scratch.valuecounts import key_order, value_key
 
     return [[v, c] for v, c in sorted(counts.items(),
                                       key=lambda p: (-p[1], key_order(value_key(p[0]))))]
 
 
-def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array[int]]]:
+def analyze_records(path: Path) -> tuple[Info, dict[str, array[int]]]:
     """``(info["records"], sections)`` for the log at ``path`` (one pass after detection);
     a log in no known format is mined for line templates
     (:mod:`scratch.index.logtemplates`)."""
@@ -87,16 +98,15 @@ def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array[int]]]:
         return _mined(path, sample, [hits, looked])
     del sample
     if fmt.dynamic:
-        info = _scan_dynamic(path, fmt)
+        info, unparsed = _scan_dynamic(path, fmt)
     else:
-        info = _scan_fixed(path, fmt)
+        info, unparsed = _scan_fixed(path, fmt)
         if info.get("header_changes"):  # parts with other fields: read each with its header
             from scratch.formats.headerlogs import Segments
             tracker = Segments(fmt)
-            info = _scan_dynamic(path, fmt, tracker)
+            info, unparsed = _scan_dynamic(path, fmt, tracker)
             info["segments"] = [[line, layout] for line, layout in tracker.changes]
-    unparsed: array[int] = info.pop("_unparsed")
-    out = {"format": fmt.name, "title": fmt.title, "doc": fmt.doc, **info,
+    out: Info = {"format": fmt.name, "title": fmt.title, "doc": fmt.doc, **info,
            "detected": [hits, looked],
            "unparsed_examples": list(unparsed[:UNPARSED_EXAMPLES])}
     if fmt.layout is not None:
@@ -105,7 +115,7 @@ def analyze_records(path: Path) -> tuple[dict[str, Any], dict[str, array[int]]]:
 
 
 def _mined(path: Path, sample: list[str], detected: list[int]
-           ) -> tuple[dict[str, Any], dict[str, array[int]]]:
+           ) -> tuple[Info, dict[str, array[int]]]:
     """The records of a log in no known format: its lines by their mined templates, or
     ``{"format": None, ...}`` with the reason when it has no template structure."""
     from scratch.index import logtemplates as T
@@ -119,7 +129,7 @@ def _mined(path: Path, sample: list[str], detected: list[int]
     n, templates, unparsed = found.lines, found.templates, found.unparsed
     templated = n - found.blank - len(unparsed)
     slots = [T.Template.of(tid, text).slots for tid, text, _ in templates]
-    fields: list[dict[str, Any]] = [_field("_line", "integer", n, {"integer": n})]
+    fields: list[JSON] = [_field("_line", "integer", n, {"integer": n})]
     if found.with_timestamp:
         fields.append(_field("timestamp", "string", found.with_timestamp,
                              {"string": found.with_timestamp}))
@@ -129,17 +139,17 @@ def _mined(path: Path, sample: list[str], detected: list[int]
         fields.append(_field(f"p{k + 1}", "string", present, {"string": present}))
     if n - templated:
         fields.append(_field("_raw", "string", n - templated, {"string": n - templated}))
-    facets: dict[str, dict[str, Any]] = {}
+    facets: Info = {}
     if len(templates) <= FACET_MAX:  # the count by template, answered from the index
         facets["_template"] = {
             "distinct": len(templates),
             "values": [[T.template_value(tid, text), count] for tid, text, count in
                        sorted(templates, key=lambda t: (-t[2], t[0]))]}
-    out = {"format": T.FORMAT, "title": T.TITLE, "doc": T.DOC, "records": n,
+    out: Info = {"format": T.FORMAT, "title": T.TITLE, "doc": T.DOC, "records": n,
            "parsed": templated, "unparsed": len(unparsed), "blank": found.blank,
            "fields": fields, "facets": facets, "detected": detected,
            "unparsed_examples": list(unparsed[:UNPARSED_EXAMPLES]),
-           "timestamp_format": ts, "miner": T.settings(), "templates": templates}
+           "timestamp_format": ts, "miner": T.settings(), "templates": [list(t) for t in templates]}
     return out, {SECTION: unparsed, T.SECTION: found.ids}
 
 
@@ -170,9 +180,10 @@ def _split(data: bytes) -> list[str]:
     return lines
 
 
-def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
-    """One pass, a block of lines at a time, with the per-line work in C where it can be
-    (map, list filters, Counter over item getters): this runs on every ingest of a log."""
+def _scan_fixed(path: Path, fmt: LogFormat) -> tuple[Info, array[int]]:
+    """(records info, the lines that did not parse): one pass, a block of lines at a time,
+    with the per-line work in C where it can be (map, list filters, Counter over item
+    getters): this runs on every ingest of a log."""
     from collections import Counter
     from operator import itemgetter
 
@@ -182,13 +193,14 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
     facet_at = [i for i, f in enumerate(fmt.fields) if f.facet]
     # the facets' values together, one Counter key per line; split per facet at the end
     getter = itemgetter(*facet_at) if len(facet_at) > 1 else None
-    joint: Counter[Any] = Counter()
+    joint: Counter[JSON] = Counter()  # a tuple of values with several facets
     unparsed = array("I")
     row = fmt.row
     assert row is not None
     n = parsed = blank = directives = 0
     comment = fmt.comment
-    declared = list(fmt.layout["fields"]) if fmt.layout and "fields" in fmt.layout else None
+    declared = list(cast("list[str]", fmt.layout["fields"])) \
+        if fmt.layout and "fields" in fmt.layout else None
     changed: list[int] = []  # lines of a later header declaring other fields
     from scratch.formats.headerlogs import fields_directive
     from scratch.formats.jsontext import no_gc
@@ -220,16 +232,16 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
                 joint.update(map(getter, good))
             elif facet_at:
                 joint.update(r[facet_at[0]] for r in good)
-    facets: dict[str, dict[Any, int] | None] = {names[i]: {} for i in facet_at}
+    facets: dict[str, Counts | None] = {names[i]: {} for i in facet_at}
     for key, cnt in joint.items():
-        parts = key if getter is not None else (key,)
+        parts = cast("tuple[JSON, ...]", key) if getter is not None else (key,)
         for i, v in zip(facet_at, parts, strict=True):
             c = facets[names[i]]
             if c is not None:
                 c[v] = c.get(v, 0) + cnt
                 if len(c) > FACET_MAX:
                     facets[names[i]] = None
-    fields: list[dict[str, Any]] = [_field("_line", "integer", n, {"integer": n})]
+    fields: list[JSON] = [_field("_line", "integer", n, {"integer": n})]
     for i, f in enumerate(fmt.fields):
         types = {f.type: parsed - nulls[i]} if parsed - nulls[i] else {}
         if nulls[i]:
@@ -238,21 +250,23 @@ def _scan_fixed(path: Path, fmt: LogFormat) -> dict[str, Any]:
     raw = n - parsed
     if raw:
         fields.append(_field("_raw", "string", raw, {"string": raw}))
-    out = {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
-           "fields": fields, "facets": _facets(facets), "_unparsed": unparsed}
+    out: Info = {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
+                 "fields": fields, "facets": _facets(facets)}
     if comment:
         out["directives"] = directives
     if changed:
         out["header_changes"] = changed[:UNPARSED_EXAMPLES]
-    return out
+    return out, unparsed
 
 
-def _scan_dynamic(path: Path, fmt: LogFormat, tracker: Any = None) -> dict[str, Any]:
-    """Fields as each record has them (logfmt, CEF, auditd; a header format whose header
-    changes, read part by part through ``tracker``, a :class:`Segments`)."""
+def _scan_dynamic(path: Path, fmt: LogFormat, tracker: Segments | None = None
+                  ) -> tuple[Info, array[int]]:
+    """(records info, the lines that did not parse): fields as each record has them
+    (logfmt, CEF, auditd; a header format whose header changes, read part by part through
+    ``tracker``, a :class:`Segments`)."""
     present: dict[str, int] = {}
     types: dict[str, dict[str, int]] = {}
-    facets: dict[str, dict[Any, int] | None] = {}
+    facets: dict[str, dict[tuple[str, JSON], int] | None] = {}
     unparsed = array("I")
     parse = fmt.parse
     comment = fmt.comment
@@ -291,7 +305,7 @@ def _scan_dynamic(path: Path, fmt: LogFormat, tracker: Any = None) -> dict[str, 
                     c[kv] = c.get(kv, 0) + 1
                     if len(c) > FACET_MAX:
                         facets[k] = None
-    fields: list[dict[str, Any]] = [_field("_line", "integer", n, {"integer": n})]
+    fields: list[JSON] = [_field("_line", "integer", n, {"integer": n})]
     for k, p in present.items():
         tc = types[k]
         main = max((t for t in tc if t != "null"), key=lambda t: tc[t], default="null")
@@ -299,23 +313,24 @@ def _scan_dynamic(path: Path, fmt: LogFormat, tracker: Any = None) -> dict[str, 
     raw = n - parsed
     if raw:
         fields.append(_field("_raw", "string", raw, {"string": raw}))
-    plain = {k: (None if c is None else {v: cnt for (_, v), cnt in c.items()})
-             for k, c in facets.items()}
-    out = {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
-           "fields": fields, "facets": _facets(plain), "_unparsed": unparsed}
+    plain: dict[str, Counts | None] = {
+        k: (None if c is None else {v: cnt for (_, v), cnt in c.items()})
+        for k, c in facets.items()}
+    out: Info = {"records": n, "parsed": parsed, "unparsed": len(unparsed), "blank": blank,
+                 "fields": fields, "facets": _facets(plain)}
     if comment:
         out["directives"] = directives
     if tracker is not None and tracker.changes:
         out["header_changes"] = [line for line, _ in tracker.changes][:UNPARSED_EXAMPLES]
-    return out
+    return out, unparsed
 
 
-def _field(name: str, type_: str, present: int, types: dict[str, int]) -> dict[str, Any]:
+def _field(name: str, type_: str, present: int, types: dict[str, int]) -> Info:
     return {"name": name, "type": type_, "present": present, "types": types}
 
 
-def _facets(facets: dict[str, dict[Any, int] | None]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _facets(facets: dict[str, Counts | None]) -> Info:
+    out: Info = {}
     for k, c in facets.items():
         if c is None:
             out[k] = {"distinct": None, "over": FACET_MAX}
@@ -325,7 +340,7 @@ def _facets(facets: dict[str, dict[Any, int] | None]) -> dict[str, dict[str, Any
 
 
 def iter_records(path: Path, fmt_name: str, *, start: int = 0, stop: int | None = None,
-                 layout: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+                 layout: Layout | None = None) -> Iterator[Record]:
     """Records ``start`` .. ``stop - 1`` of the log at ``path`` parsed as ``fmt_name`` (the
     ``format`` the index recorded, with its ``layout`` for a header-declared format), reading
     the file from its start. A caller holding the line
@@ -337,7 +352,7 @@ def iter_records(path: Path, fmt_name: str, *, start: int = 0, stop: int | None 
     return records(lines, get_format(fmt_name, layout), first_line=start + 1)
 
 
-def add_records(analysis: Any, path: Path) -> None:
+def add_records(analysis: Analysis, path: Path) -> None:
     """Put the records analysis of the log at ``path`` into an index build's ``analysis``
     (``info["records"]`` and the ``records:unparsed`` section): the hook in
     :func:`scratch.index.build.build_index`."""
@@ -346,7 +361,7 @@ def add_records(analysis: Any, path: Path) -> None:
     analysis.sections.update(sections)
 
 
-def records_info(index: Any) -> dict[str, Any] | None:
+def records_info(index: EntryIndex) -> Info | None:
     """``info["records"]`` of an opened :class:`scratch.index.EntryIndex` of a log; None when
     the index was built before records were analysed (rebuild it to get them)."""
     info = index.info
@@ -354,7 +369,7 @@ def records_info(index: Any) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) else None
 
 
-def facet_count_by(rec: dict[str, Any], field: str, *, limit: int | None = 10) -> Any:
+def facet_count_by(rec: Info, field: str, *, limit: int | None = 10) -> CountBy | None:
     """``count_by(records, [field])`` answered from the index alone (a
     :class:`scratch.query.aggregate.CountBy`), or None when ``field`` has no stored facet
     (not a facet, or too many values): then count over :func:`iter_records`. Records without
@@ -362,14 +377,17 @@ def facet_count_by(rec: dict[str, Any], field: str, *, limit: int | None = 10) -
     bucket, as the record-by-record count has it."""
     from scratch.valuecounts import MISSING, rank, value_key
 
-    facet = (rec.get("facets") or {}).get(field)
+    # the shapes this module wrote (_facets, _field): read back, not checked again
+    facets = cast("dict[str, Info]", rec.get("facets") or {})
+    facet = facets.get(field)
     if not isinstance(facet, dict) or facet.get("values") is None:
         return None
-    present = next((f["present"] for f in rec.get("fields", []) if f["name"] == field), 0)
-    counts: dict[Any, tuple[tuple[Any, ...], int]] = {}
-    for value, n in facet["values"]:
-        counts[(value_key(value),)] = ((value,), n)
-    missing = int(rec.get("records", 0)) - present
+    fields = cast("list[Info]", rec.get("fields", []))
+    present = next((cast(int, f["present"]) for f in fields if f["name"] == field), 0)
+    counts: dict[tuple[Key, ...], tuple[tuple[object, ...], int]] = {}
+    for value, n in cast("list[list[JSON]]", facet["values"]):  # [value, count] pairs
+        counts[(value_key(value),)] = ((value,), cast(int, n))
+    missing = int(cast(int, rec.get("records", 0))) - present
     if missing:
         counts[(value_key(MISSING),)] = ((MISSING,), missing)
     return rank(counts, [field], limit=limit)

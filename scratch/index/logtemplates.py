@@ -64,9 +64,11 @@ import re
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, cast
 
+from scratch.formats.logbase import Record
 from scratch.formats.logs import TS_WINDOW, detect_timestamp_format, timestamp_pattern
+from scratch.jsonvalues import JSON
 
 FORMAT = "templates"
 TITLE = "line templates mined with Drain (a log in no known line format)"
@@ -158,13 +160,16 @@ class Template:
         return out
 
 
+Kept = tuple[int, str, int]  # a kept template: id, text, lines
+
+
 @dataclass
 class Mined:
     """What :func:`mine` found: each line's template id (0: none), the templates kept
-    (``[id, text, lines]`` by id), and the counts the index reports."""
+    (``(id, text, lines)`` by id), and the counts the index reports."""
 
     ids: array[int]
-    templates: list[list[Any]]
+    templates: list[Kept]
     lines: int
     blank: int
     unparsed: array[int]  # the non-blank lines in no kept template (1-based): longer than
@@ -175,13 +180,28 @@ class Mined:
     drained: int = 0  # lines Drain looked at (the others repeat a masked content seen)
 
 
+class _DrainCluster(Protocol):
+    """What the miner reads of a drain3 cluster."""
+
+    cluster_id: int
+    log_template_tokens: Sequence[str]
+
+
+class _Drain(Protocol):
+    """The drain3 miner's calls used here."""
+
+    def add_log_message(self, content: str) -> tuple[_DrainCluster, str]: ...
+
+    def match(self, content: str) -> _DrainCluster | None: ...
+
+
 class _Cluster:
     """What the miner keeps of one Drain cluster beside it: the first line's tokens, the
     masked positions still the same in every line so far, the lines in it."""
 
     __slots__ = ("cluster", "first", "lines", "same", "stamped")
 
-    def __init__(self, cluster: Any, tokens: list[str]) -> None:
+    def __init__(self, cluster: _DrainCluster, tokens: list[str]) -> None:
         self.cluster = cluster
         self.first = tokens
         self.same = [i for i, t in enumerate(cluster.log_template_tokens) if WILD in t]
@@ -205,18 +225,19 @@ def drain_version() -> str:
         return "unknown"
 
 
-def settings() -> dict[str, Any]:
+def settings() -> dict[str, JSON]:
     """The miner's name, version and settings, as the index keeps them."""
     return {"name": "drain3", "version": drain_version(), "depth": DEPTH, "sim_th": SIM_TH,
             "max_children": MAX_CHILDREN, "max_live": MAX_LIVE, "max_clusters": MAX_CLUSTERS,
             "max_templates": MAX_TEMPLATES, "max_line": MAX_LINE, "masks": "digits"}
 
 
-def _drain() -> Any:
+def _drain() -> _Drain:
     from drain3.drain import Drain  # here only: its import costs ~0.2 s (jsonpickle)
 
-    return Drain(depth=DEPTH, sim_th=SIM_TH, max_children=MAX_CHILDREN,
+    drain: _Drain = Drain(depth=DEPTH, sim_th=SIM_TH, max_children=MAX_CHILDREN,
                  max_clusters=MAX_LIVE)
+    return drain
 
 
 def mine(lines: Iterable[str], timestamp_format: str | None, *,
@@ -302,30 +323,32 @@ def mine(lines: Iterable[str], timestamp_format: str | None, *,
 
 
 def _number(kept: dict[int, _Cluster], max_templates: int
-            ) -> tuple[list[list[Any]], dict[int, int]]:
+            ) -> tuple[list[Kept], dict[int, int]]:
     """Templates numbered by first line (cluster ids are in creation order, and a cluster is
     made at its first line), equal texts merged, the ``max_templates`` biggest kept:
-    ``([[id, text, lines], ...], {cluster id: template id or 0})``."""
-    by_text: dict[str, list[Any]] = {}  # text -> [first cluster id, lines, cluster ids]
+    ``([(id, text, lines), ...], {cluster id: template id or 0})``."""
+    by_text: dict[str, list[int]] = {}  # text -> [first cluster id, lines]
+    cids_of: dict[str, list[int]] = {}  # text -> its cluster ids
     for cid in sorted(kept):
         c = kept[cid]
         text = " ".join(c.final_tokens())
         entry = by_text.get(text)
         if entry is None:
-            by_text[text] = [cid, c.lines, [cid]]
+            by_text[text] = [cid, c.lines]
+            cids_of[text] = [cid]
         else:
             entry[1] += c.lines
-            entry[2].append(cid)
+            cids_of[text].append(cid)
     groups = sorted(by_text.items(), key=lambda kv: kv[1][0])
     if len(groups) > max_templates:
         biggest = sorted(groups, key=lambda kv: (-kv[1][1], kv[1][0]))[:max_templates]
         keep = {text for text, _ in biggest}
         groups = [g for g in groups if g[0] in keep]
-    templates: list[list[Any]] = []
+    templates: list[Kept] = []
     remap: dict[int, int] = dict.fromkeys(kept, 0)
-    for tid, (text, (_, lines, cids)) in enumerate(groups, 1):
-        templates.append([tid, text, lines])
-        for cid in cids:
+    for tid, (text, (_, lines)) in enumerate(groups, 1):
+        templates.append((tid, text, lines))
+        for cid in cids_of[text]:
             remap[cid] = tid
     return templates, remap
 
@@ -334,7 +357,7 @@ def _number(kept: dict[int, _Cluster], max_templates: int
 
 
 def records(lines: Iterable[str], ids: Sequence[int], templates: dict[int, Template],
-            timestamp_format: str | None, *, first_line: int = 1) -> Iterator[dict[str, Any]]:
+            timestamp_format: str | None, *, first_line: int = 1) -> Iterator[Record]:
     """One record per line (see the module docstring): ``ids`` are the lines' template ids
     as the index keeps them, ``templates`` the kept templates by id."""
     pattern = timestamp_pattern(timestamp_format) if timestamp_format else None
@@ -349,7 +372,7 @@ def records(lines: Iterable[str], ids: Sequence[int], templates: dict[int, Templ
         if parts is None:  # not the bytes it was mined from: say so rather than guess
             yield {"_line": n, "_raw": line}
             continue
-        rec: dict[str, Any] = {"_line": n}
+        rec: Record = {"_line": n}
         if ts is not None:
             rec["timestamp"] = ts
         rec["_template"] = {"id": t.id, "text": t.text}
@@ -359,15 +382,15 @@ def records(lines: Iterable[str], ids: Sequence[int], templates: dict[int, Templ
         yield rec
 
 
-def kept_templates(rec: dict[str, Any]) -> dict[int, Template]:
+def kept_templates(rec: dict[str, JSON]) -> dict[int, Template]:
     """The templates of ``info["records"]`` by id."""
     out: dict[int, Template] = {}
-    for entry in rec.get("templates") or []:
+    for entry in cast("list[JSON]", rec.get("templates") or []):
         if isinstance(entry, list) and len(entry) >= 2:
             out[int(entry[0])] = Template.of(int(entry[0]), str(entry[1]))
     return out
 
 
-def template_value(tid: int, text: str) -> dict[str, Any]:
+def template_value(tid: int, text: str) -> dict[str, JSON]:
     """A record's ``_template`` value."""
     return {"id": tid, "text": text}

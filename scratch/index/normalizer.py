@@ -36,18 +36,23 @@ with phase ``"read"`` (input consumed) or ``"analyze"``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, overload
 
 from scratch.formats.sniffer import SNIFF_BYTES, canonical_format, sniff
+
+if TYPE_CHECKING:
+    from scratch.errors import JsonError
+    from scratch.formats.embedded import Embedded
+    from scratch.jsonvalues import JSON
 
 COPY_CHUNK = 1 << 20
 Progress = Callable[[str, int, "int | None"], None]
 # told when the stored form of a big JSON document is on disk: its path, git blob id and
-# bytes (in parts, joined they are the file)
-Written = Callable[[Path, str, "tuple[bytes, ...]"], None]
+# bytes (in parts, joined they are the file; read from the file as they are asked for)
+Written = Callable[[Path, str, "Sequence[bytes]"], None]
 
 
 @dataclass
@@ -58,8 +63,8 @@ class Normalized:
     bytes_out: int
     layout: str  # "canonical" (JSON re-rendered) or "raw" (bytes as received)
     warnings: list[str] = field(default_factory=list)
-    parse_error: dict[str, Any] | None = None  # {"message", "line", "column", "offset"}
-    embedded: list[Any] = field(default_factory=list)  # scratch.formats.embedded.Embedded
+    parse_error: Mapping[str, JSON] | None = None  # {"message", "line", "column", "offset"}
+    embedded: list[Embedded] = field(default_factory=list)
     declared: str | None = None
     analysis: Any = field(default=None, repr=False)  # for build_index(analysis=...)
     blob: str | None = None  # git blob id of what was written, when hashed while writing
@@ -78,7 +83,7 @@ def _read_prefix(source: BinaryIO) -> tuple[bytes, bool]:
     return b"".join(parts), False
 
 
-def _where(err: dict[str, Any] | None) -> str:
+def _where(err: Mapping[str, JSON] | None) -> str:
     if not err or err.get("line") is None:
         return ""
     return f" at line {err['line']}, column {err['column']}"
@@ -177,6 +182,14 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
     from scratch.formats.nesting import MAX_DEPTH
     from scratch.reindent import BIG_INT, TOO_BIG, reindent
 
+    span = None if raw or ended else _file_span(source, prefix)
+    if span is not None and span[2] >= PARALLEL_BYTES:
+        # a big input in a file (ingest's spool): re-indented from the file, whose pages are
+        # dropped as they are passed, so memory never holds the input and its body together
+        done = _from_file(source, span, dest, detected, declared, progress, written)
+        if done is not None:
+            return done
+        # not JSON, too deep to lay out, or a scalar: read whole below (rare; read again)
     data, origin = _read_all(source, prefix, ended, progress)
     n = len(data)
     limit = AMPLIFICATION * n + (1 << 20)
@@ -191,9 +204,10 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
             and body[:1] in (b"{", b"[")):
         # a big container: from here on the canonical text stands for the input (same
         # tokens, so the same value), and the input is read again only if parsing fails
-        box = [data]
-        del data
-        return _big_container(box, source, origin, body, lines, flags, dest, detected,
+        del data  # this frame holds the only reference: the input's memory goes now
+        box = [body]
+        del body  # and the body's, once _big_container lets it go
+        return _big_container(n, source, origin, box, lines, flags, dest, detected,
                               declared, progress, written)
     try:
         value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
@@ -203,8 +217,52 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
                         progress)
 
 
+def _file_span(source: BinaryIO, prefix: bytes) -> tuple[int, int, int] | None:
+    """(file descriptor, offset, length) of the rest of the document when ``source`` is a
+    regular file read from a known place (the prefix already read included), else None."""
+    import stat
+
+    try:
+        fd = source.fileno()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or not source.seekable():
+            return None
+        origin = source.tell() - len(prefix)
+    except (OSError, ValueError, AttributeError):
+        return None
+    if origin < 0 or info.st_size <= origin:
+        return None
+    return fd, origin, info.st_size - origin
+
+
+def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detected: str,
+               declared: str | None, progress: Progress | None,
+               written: Written | None) -> Normalized | None:
+    """A big JSON container re-indented straight from its file (see
+    :func:`scratch.reindent.reindent_file`) and stored by :func:`_big_container`; None when
+    it is not one (invalid, too deep to lay out, a scalar): the caller reads it whole."""
+    from scratch.errors import JsonError
+    from scratch.formats.nesting import MAX_DEPTH
+    from scratch.reindent import TOO_BIG, reindent_file
+
+    fd, origin, n = span
+    try:
+        body, lines, flags = reindent_file(fd, origin, n, limit=AMPLIFICATION * n + (1 << 20),
+                                           max_depth=MAX_DEPTH)
+    except JsonError:
+        return None
+    if flags & TOO_BIG or body[:1] not in (b"{", b"["):
+        return None
+    if progress is not None:
+        progress("read", n, None)
+    box = [body]
+    del body  # _big_container holds the only reference: it can let the body go
+    return _big_container(n, source, origin, box, lines, flags, dest, detected, declared,
+                          progress, written)
+
+
 def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,
-              exc: Any) -> Normalized:
+              exc: JsonError) -> Normalized:
     """Input that does not parse as JSON: stored as text, byte for byte, with the reason."""
     from scratch.index.analyze import analyze
 
@@ -218,7 +276,7 @@ def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,
     return result
 
 
-def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: Any, engine: str,
+def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: JSON, engine: str,
                  dest: Path, detected: str, declared: str | None, raw: bool,
                  progress: Progress | None) -> Normalized:
     """Store and analyse a parsed document of any size (the big container case aside)."""
@@ -267,13 +325,15 @@ PARALLEL_BYTES = 1 << 20  # from this size the stored form is written beside the
 AMPLIFICATION = 16
 
 
-def _big_container(box: list[bytes], source: BinaryIO, origin: int, body: bytes, lines: int,
+def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], lines: int,
                    flags: int, dest: Path, detected: str, declared: str | None,
                    progress: Progress | None, written: Written | None) -> Normalized:
-    """A big JSON container whose canonical ``body`` exists: store it, parse it, analyse it.
+    """A big JSON container whose canonical ``body`` exists (``box``'s only item, taken out:
+    the caller holds no other reference): store it, parse it, analyse it.
 
-    The input (``box``'s only item) is dropped first: orjson parses the body, which has the
-    same tokens, so memory holds the body and the value, never the input as well. While
+    The input (``n`` bytes) is not held: the caller dropped it, or re-indented it from its
+    file without holding it (:func:`_from_file`); orjson parses the body, which has the same
+    tokens, so memory holds the body and the value, never the input as well. While
     orjson parses (it holds the GIL throughout) two threads write the body to ``dest`` and
     hash it as a git blob, without the GIL; ``written(dest, blob, parts)`` then starts the
     object write and the line pass (:class:`scratch.index.lines.LinesAhead`) from memory,
@@ -290,8 +350,7 @@ def _big_container(box: list[bytes], source: BinaryIO, origin: int, body: bytes,
     from scratch.index.analyze import analyze_json
     from scratch.reindent import BIG_INT
 
-    n = len(box[0])
-    box.clear()  # the caller holds no other reference: the input's memory goes now
+    body = box.pop()
     parts = (body, b"\n")
     size = len(body) + 1
     # the blob id and the file, each in one call that releases the GIL throughout (any
@@ -324,8 +383,12 @@ def _big_container(box: list[bytes], source: BinaryIO, origin: int, body: bytes,
             return _not_json(data, dest, detected, declared, exc)
         return _finish_json(data, body, lines, flags, value, engine, dest, detected,
                             declared, False, progress)
+    # from here the body is read from ``dest`` (same bytes at the same offsets): its memory
+    # goes now, before the line pass and the analysis grow
+    del body, parts
     if written is not None:
-        written(dest, blob, parts)
+        written(dest, blob, FileSlices(dest, size))
+    _detach(value, dest)
     embedded, limited = find_embedded(value)
     warnings: list[str] = []
     if limited:
@@ -340,7 +403,53 @@ def _big_container(box: list[bytes], source: BinaryIO, origin: int, body: bytes,
                       analysis=analysis, blob=blob)
 
 
-def _parse_big(body: bytes, flags: int) -> tuple[Any, str, bool]:
+class FileSlices(Sequence[bytes]):
+    """The ``size`` bytes of the file ``path`` as consecutive slices of :data:`SLICE_BYTES`,
+    each read when asked for (joined they are the file): memory holds the slice in use."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        self.path, self.size = path, size
+
+    def __len__(self) -> int:
+        return -(-self.size // SLICE_BYTES)
+
+    @overload
+    def __getitem__(self, i: int) -> bytes: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[bytes]: ...
+
+    def __getitem__(self, i: int | slice) -> bytes | Sequence[bytes]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("slice index out of range")
+        start = i * SLICE_BYTES
+        want = min(SLICE_BYTES, self.size - start)
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            data = f.read(want)
+        if len(data) != want:
+            raise OSError(f"{self.path} is shorter than {self.size:,} bytes")
+        return data
+
+
+SLICE_BYTES = 8 << 20
+
+
+def _detach(value: JSON, path: Path) -> None:
+    """Point the big arrays kept as text in ``value`` (:func:`_parse_lazily`) at the stored
+    file instead of the body in memory."""
+    from scratch.index.textitems import TextItems
+
+    for v in (value, *value.values()) if isinstance(value, dict) else (value,):
+        if isinstance(v, TextItems):
+            v.detach(path)
+
+
+def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
     """(value, engine, failed) of a big canonical text: orjson, else the standard library;
     ``failed`` when it is nested too deeply for both."""
     import orjson
@@ -351,6 +460,12 @@ def _parse_big(body: bytes, flags: int) -> tuple[Any, str, bool]:
 
     value: Any = None
     if not flags & BIG_INT:
+        with no_gc():
+            # its big arrays kept as text, parsed a batch at a time: the whole value is
+            # never held (memory), and it is walked once (time)
+            value = _parse_lazily(body)
+        if value is not None:
+            return value, "orjson", False
         try:
             with no_gc():
                 value = orjson.loads(body)
@@ -366,6 +481,16 @@ def _parse_big(body: bytes, flags: int) -> tuple[Any, str, bool]:
     except JsonError:
         return None, "json", True
     return value, engine, False
+
+
+def _parse_lazily(body: bytes) -> Any:
+    """:func:`scratch.index.textitems.parse_lazily` with the analysis' readers."""
+    from scratch.index.jsonskel import BIG_ARRAY
+    from scratch.index.kube import KubeTally
+    from scratch.index.schema import Union
+    from scratch.index.textitems import Readers, parse_lazily
+
+    return parse_lazily(body, Readers(Union, KubeTally, BIG_ARRAY))
 
 
 def _beside(call: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
@@ -392,7 +517,7 @@ def _beside(call: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
     return thread, out
 
 
-def _write_all(fd: int, data: Any) -> None:
+def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

@@ -12,7 +12,9 @@ value), so it can sit in the index's info.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
+
+from scratch.jsonvalues import JSON
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 TOP_TAGS = 12  # tags kept with their counts (the rest are counted)
@@ -27,20 +29,20 @@ class OpenApiSignals(TypedDict):
     version: str | None
     paths: int
     operations: int
-    methods: list[list[Any]]  # [[method, count], ...], the commonest first
+    methods: list[list[str | int]]  # [[method, count], ...], the commonest first
     deprecated: int
     deprecated_examples: list[str]  # "GET /path", the first few in document order
-    tags: list[list[Any]]  # [[tag, operations], ...], the commonest first (TOP_TAGS)
+    tags: list[list[str | int]]  # [[tag, operations], ...], the commonest first (TOP_TAGS)
     tags_more: int
     schemas: int  # components.schemas (definitions in 2.0)
     schemas_path: NotRequired[str]
 
 
-def _counted(counts: dict[str, int]) -> list[list[Any]]:
+def _counted(counts: dict[str, int]) -> list[list[str | int]]:
     return [[k, n] for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def openapi_signals(value: Any) -> OpenApiSignals | None:
+def openapi_signals(value: JSON) -> OpenApiSignals | None:
     """The operations of ``value`` when it is an OpenAPI or Swagger description, else None."""
     if not isinstance(value, dict) or not isinstance(value.get("paths"), dict):
         return None
@@ -70,7 +72,7 @@ def openapi_signals(value: Any) -> OpenApiSignals | None:
                 if isinstance(tag, str):
                     tags[tag] = tags.get(tag, 0) + 1
     found = value.get("info")
-    info: dict[str, Any] = found if isinstance(found, dict) else {}
+    info: dict[str, JSON] = found if isinstance(found, dict) else {}
     components = value.get("components")
     schemas = components.get("schemas") if isinstance(components, dict) else None
     where = "components.schemas"
@@ -78,8 +80,8 @@ def openapi_signals(value: Any) -> OpenApiSignals | None:
         schemas, where = value.get("definitions"), "definitions"
     counted_tags = _counted(tags)
     out: OpenApiSignals = {
-        "spec": spec, "title": info.get("title") if isinstance(info.get("title"), str) else None,
-        "version": info.get("version") if isinstance(info.get("version"), str) else None,
+        "spec": spec, "title": title if isinstance(title := info.get("title"), str) else None,
+        "version": ver if isinstance(ver := info.get("version"), str) else None,
         "paths": len(value["paths"]), "operations": sum(methods.values()),
         "methods": _counted(methods), "deprecated": n_deprecated,
         "deprecated_examples": deprecated, "tags": counted_tags[:TOP_TAGS],

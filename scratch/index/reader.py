@@ -21,11 +21,15 @@ import sys
 from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, Self, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Self, cast
 
 from scratch.errors import IndexInvalid, OutOfRange
 from scratch.index import files as F
 from scratch.index.skeleton import Skeleton
+
+if TYPE_CHECKING:
+    from scratch.index.lines import CountLines
+    from scratch.jsonvalues import JSON
 
 MAX_KEYS = 1000  # keys listed in a NodeInfo
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -100,7 +104,8 @@ class _Map:
         self.size = size
         if self.mm is not None:
             view = memoryview(self.mm)[header:]
-            self.view: Any = view.cast(code) if code != "B" else view  # type: ignore[call-overload]
+            # memoryview.cast is typed for literal formats only; every format here is integral
+            self.view: memoryview = view.cast(code) if code != "B" else view  # type: ignore[call-overload]
         else:
             empty = memoryview(b"")
             self.view = empty.cast(code) if code != "B" else empty  # type: ignore[call-overload]
@@ -132,10 +137,11 @@ class IndexReader:
         self.line_count: int = meta["line_count"]
         self.warnings: list[str] = meta.get("warnings", [])
         self._maps: dict[str, _Map] = {}
-        self._info: dict[str, Any] | None = None
+        self._info: dict[str, JSON] | None = None
         self._skeleton: Skeleton | None = None
         self._fd: int | None = None
-        self._cache: dict[Any, Any] = {}  # parsed regions (scratch.index.structure)
+        # parsed regions and what answers left out (scratch.index.structure says which)
+        self._cache: dict[object, object] = {}
         self._totals: dict[str, int] = {}
 
     # -- opening -------------------------------------------------------------------------------
@@ -211,7 +217,7 @@ class IndexReader:
         self.close()
 
     def _map(self, name: str, code: str = "B", header: int = 0,
-             expected: int | None = None) -> Any:
+             expected: int | None = None) -> memoryview:
         m = self._maps.get(name)
         if m is None:
             if expected is None:
@@ -222,7 +228,7 @@ class IndexReader:
         return m.view
 
     @property
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, Any]:  # JSON edge: read from the index, narrowed by readers
         """Format-specific information (schema summary, log/CSV/markdown info)."""
         if self._info is None:
             try:
@@ -237,13 +243,13 @@ class IndexReader:
 
     # -- lines ---------------------------------------------------------------------------------
 
-    def _offsets(self) -> Any:
+    def _offsets(self) -> memoryview:
         return self._map(F.LINES, "Q")
 
     def line_starts(self) -> Sequence[int]:
         """Every line's start offset plus the content size (``line_count + 1`` entries), backed
         by the mapping: indexing it reads one page, nothing is loaded up front."""
-        return self._offsets()  # type: ignore[no-any-return]
+        return self._offsets()
 
     def line_offset(self, lineno: int) -> int:
         """Byte offset where line ``lineno`` (1-based) starts; ``line_count + 1`` gives the size."""
@@ -314,7 +320,7 @@ class IndexReader:
 
     # -- tokens --------------------------------------------------------------------------------
 
-    def _tokens(self, base: str) -> Any | None:
+    def _tokens(self, base: str) -> memoryview | None:
         name = F.tokens_file(base)
         m = self._maps.get(name)
         if m is not None:
@@ -392,7 +398,7 @@ class IndexReader:
                 hi = mid - 1
         return lo
 
-    def add_base(self, base: str, count_lines: Any = None) -> None:
+    def add_base(self, base: str, count_lines: CountLines | None = None) -> None:
         """Store per-line token counts for another encoding (e.g. another agent's model)."""
         if self.has_base(base):
             return
@@ -421,7 +427,7 @@ class IndexReader:
         sid = self.meta.get("named", {}).get(name)
         if sid is None:
             return None
-        return self._skel_or_sections().section32(sid)  # type: ignore[no-any-return]
+        return self._skel_or_sections().section32(sid)
 
     def _skel_or_sections(self) -> Skeleton:
         if self._skeleton is None:

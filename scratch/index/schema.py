@@ -31,10 +31,10 @@ work budget ran out: then the first ones and an even spread of the rest). ``samp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
-from scratch.jsonvalues import JsonNumber, json_type
+from scratch.jsonvalues import JSON, JsonNumber, json_type
 from scratch.pathnames import format_path
 
 
@@ -50,7 +50,7 @@ class UnionKey(TypedDict):
 
 class UnionSample(TypedDict):
     index: int
-    value: Any  # an abbreviated item (see preview)
+    value: JSON  # an abbreviated item (see preview)
 
 
 class ItemUnion(TypedDict):
@@ -77,7 +77,7 @@ class SummaryNode(TypedDict):
     more_children: NotRequired[int]
     records: NotRequired[bool]
     children: NotRequired[list[SummaryNode]]
-    value: NotRequired[Any]
+    value: NotRequired[JSON]
 
 SUMMARY_DEPTH = 4
 MAX_CHILDREN = 60
@@ -88,7 +88,7 @@ STRING_PREVIEW = 60
 SAMPLE_KEYS = 12
 
 
-def preview(value: Any, depth: int = 2) -> Any:
+def preview(value: JSON, depth: int = 2) -> JSON:
     """A small JSON-serialisable stand-in for ``value``."""
     if isinstance(value, str):
         return value if len(value) <= STRING_PREVIEW else value[:STRING_PREVIEW] + "…"
@@ -144,7 +144,7 @@ class Union:
         self.stride = 1
         self.count_hint = count_hint
 
-    def add(self, item: Any) -> None:
+    def add(self, item: JSON) -> None:
         i = self.count
         self.count += 1
         if self.visits >= UNION_BUDGET:
@@ -183,7 +183,7 @@ class Union:
                 if tv is dict and deeper and n:
                     self._walk(v, e[3], depth + 1)
 
-    def offer_sample(self, index: int, item: Any, total: int) -> None:
+    def offer_sample(self, index: int, item: JSON, total: int) -> None:
         wanted = {0, total // 2, total - 1}
         if index in wanted and all(i != index for i, _ in self.samples):
             self.samples.append((index, preview(item)))
@@ -212,7 +212,12 @@ class Union:
         }
 
 
-def union_of(items: list[Any]) -> ItemUnion:
+def union_of(items: Sequence[JSON]) -> ItemUnion:
+    from scratch.index.textitems import TextItems
+
+    if isinstance(items, TextItems) and items.union is not None:
+        made: ItemUnion = items.union  # made as its items were parsed, the same way
+        return made
     u = Union(len(items))
     n = len(items)
     for i, item in enumerate(items):
@@ -235,8 +240,9 @@ def is_record_map(value: dict[str, Any]) -> bool:
     return most >= 2 and 2 * most >= len(value)
 
 
-def summarize_value(value: Any, path: tuple[str | int, ...] = (), depth: int = SUMMARY_DEPTH,
-                    lines_of: Any = None) -> SummaryNode:
+def summarize_value(value: JSON, path: tuple[str | int, ...] = (), depth: int = SUMMARY_DEPTH,
+                    lines_of: Callable[[tuple[str | int, ...]], tuple[int, int] | None]
+                    | None = None) -> SummaryNode:
     """Summary node of ``value`` at ``path``; ``lines_of(path)`` gives (start, end) or None."""
     node: SummaryNode = {"path": format_path(list(path)), "type": json_type(value)}
     if lines_of is not None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import struct
 from array import array
 from collections.abc import Iterator
-from typing import Any
+from typing import cast
 
 from scratch.jsonvalues import JsonNumber
 
@@ -63,7 +63,7 @@ F_KEY_OFF, F_KEY_LEN, F_LENGTH, F_START, F_END = 5, 6, 7, 8, 9
 F_AUX, F_AUX2, F_VLINE, F_VCOL, F_SBYTE, F_EBYTE = 10, 11, 12, 13, 14, 15
 
 
-def type_code(value: Any) -> int:
+def type_code(value: object) -> int:
     if value is None:
         return T_NULL
     t = type(value)
@@ -80,7 +80,7 @@ def type_code(value: Any) -> int:
     if t is float:
         return T_NUM
     if t is JsonNumber:
-        return T_INT if value.integer else T_NUM
+        return T_INT if cast(JsonNumber, value).integer else T_NUM
     if isinstance(value, dict):
         return T_OBJ
     if isinstance(value, (list, tuple)):
@@ -186,7 +186,7 @@ class Builder:
 class Skeleton:
     """Read-only view of ``nodes.bin`` + ``keys.bin`` + sections (buffers may be mmaps)."""
 
-    def __init__(self, nodes: Any, keys: Any, u32: Any, u64: Any,
+    def __init__(self, nodes: memoryview, keys: memoryview, u32: memoryview, u64: memoryview,
                  sec32: dict[int, tuple[int, int]], sec64: dict[int, tuple[int, int]]) -> None:
         self._nodes = nodes
         self._keys = keys
@@ -214,11 +214,11 @@ class Skeleton:
             yield j
             j = self.rec(j)[1]
 
-    def section32(self, sid: int) -> Any:
+    def section32(self, sid: int) -> memoryview:
         off, n = self._sec32[sid]
         return self._u32[off:off + n]
 
-    def section64(self, sid: int) -> Any:
+    def section64(self, sid: int) -> memoryview:
         off, n = self._sec64[sid]
         return self._u64[off:off + n]
 

@@ -20,8 +20,8 @@ Materialising a region (turning its text into a value) keeps JSON numbers as wri
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence, Sized
+from typing import TYPE_CHECKING, NamedTuple, NotRequired, TypedDict, cast
 
 from scratch.errors import FormatError, KeyPathNotFound, LineNotJson
 from scratch.index.jsonskel import Limits, canonical_skeleton, raw_skeleton
@@ -50,9 +50,12 @@ from scratch.index.skeleton import (
     Skeleton,
     type_code,
 )
+from scratch.jsonvalues import JSON
+
+if TYPE_CHECKING:
+    from scratch.index.yamlskel import YamlNode  # imports PyYAML: only where YAML is read
 
 Segment = str | int
-_MISSING: Any = object()
 MAX_KEYS = 1000
 _WIDE = Limits(depth=1 << 20, big_array=1 << 62, expand_bytes=1 << 62, max_records=1 << 62)
 
@@ -67,6 +70,14 @@ def _norm(seg: Segment, type_: int, length: int) -> Segment | None:
     if type_ == T_OBJ:
         return seg if isinstance(seg, str) else str(seg)
     return None
+
+
+def _child(value: JSON, key: Segment) -> JSON:
+    """``value[key]`` for a key :func:`_norm` gave for it (an object's key is a str, an
+    array's index an int), so ``value`` is the container that holds it."""
+    if isinstance(key, str):
+        return cast("Mapping[str, JSON]", value)[key]
+    return cast("Sequence[JSON]", value)[key]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -93,7 +104,7 @@ def _info_from_rec(sk: Skeleton, i: int, path: list[Segment], ix: IndexReader,
     keys = _rec_keys(sk, i, r)
     if keys is None and r[F_TYPE] == T_OBJ and r[F_LENGTH]:
         try:
-            keys = tuple(list(_materialize_rec(ix, sk, i).keys())[:MAX_KEYS])
+            keys = tuple(list(cast("Mapping[str, JSON]", _materialize_rec(ix, sk, i)))[:MAX_KEYS])
         except FormatError:
             keys = None
     t = r[F_TYPE]
@@ -102,11 +113,12 @@ def _info_from_rec(sk: Skeleton, i: int, path: list[Segment], ix: IndexReader,
                     r[F_VLINE], r[F_VCOL] if ix.layout in ("yaml", "raw") else None)
 
 
-def _info_from_value(value: Any, path: list[Segment], start: int, end: int,
+def _info_from_value(value: JSON, path: list[Segment], start: int, end: int,
                      complete: bool = True, missing: Segment | None = None) -> NodeInfo:
     t = type_code(value)
-    length = len(value) if t in (4, 5, 6) else None
-    keys = tuple(str(k) for k in list(value)[:MAX_KEYS]) if t == T_OBJ else None
+    length = len(cast(Sized, value)) if t in (4, 5, 6) else None  # string, object, array
+    keys = tuple(str(k) for k in list(cast("Mapping[str, JSON]", value))[:MAX_KEYS]) \
+        if t == T_OBJ else None
     return NodeInfo(tuple(path), TYPES[t], start, end, length, keys, complete, missing, False)
 
 
@@ -117,7 +129,7 @@ def _info_from_value(value: Any, path: list[Segment], start: int, end: int,
 Origin = Callable[[], tuple[int, int]]
 
 
-def _parse_json(data: bytes, origin: Origin | None = None) -> Any:
+def _parse_json(data: bytes, origin: Origin | None = None) -> JSON:
     """Parse one stored region. ``origin`` gives (entry line, characters before it on that
     line) of the region's first byte: the parser only knows positions inside the region, and
     an error must name the entry's own line and column (what ``slice`` shows)."""
@@ -125,18 +137,17 @@ def _parse_json(data: bytes, origin: Origin | None = None) -> Any:
     from scratch.jsonvalues import parse_exact
 
     try:
-        return parse_exact(data)
+        value: JSON = parse_exact(data)
+        return value
     except JsonError as exc:
-        where = " here"
-        pos: dict[str, Any] = {}
-        if exc.line is not None and exc.column is not None and origin is not None:
-            first, col0 = origin()
-            line = first + exc.line - 1
-            column = exc.column + (col0 if exc.line == 1 else 0)
-            where = f" at line {line}, column {column}"
-            pos = {"line": line, "column": column}
-        raise FormatError(f"stored JSON does not parse{where}: {exc.reason}", reason=exc.reason,
-                          **pos) from None
+        if exc.line is None or exc.column is None or origin is None:
+            raise FormatError(f"stored JSON does not parse here: {exc.reason}",
+                              reason=exc.reason) from None
+        first, col0 = origin()
+        line = first + exc.line - 1
+        column = exc.column + (col0 if exc.line == 1 else 0)
+        raise FormatError(f"stored JSON does not parse at line {line}, column {column}: "
+                          f"{exc.reason}", reason=exc.reason, line=line, column=column) from None
 
 
 def _origin_in(first_line: int, data: bytes, off: int) -> tuple[int, int]:
@@ -171,7 +182,7 @@ def _member_text(data: bytes, has_key: bool) -> tuple[bytes, int]:
     return text, off
 
 
-def _parse_member(data: bytes, has_key: bool, first_line: int) -> Any:
+def _parse_member(data: bytes, has_key: bool, first_line: int) -> JSON:
     """The value of canonical lines ``data`` (starting at entry line ``first_line``)."""
     text, off = _member_text(data, has_key)
     return _parse_json(text, lambda: _origin_in(first_line, data, off))
@@ -204,14 +215,15 @@ def _raw_item(ix: IndexReader, sk: Skeleton, r: tuple[int, ...], k: int) -> tupl
     return lo, lo + len(data), data
 
 
-def _ndjson_line(data: bytes, line: int, k: int) -> Any:
+def _ndjson_line(data: bytes, line: int, k: int) -> JSON:
     """The value of NDJSON line ``line`` (item ``k``); :class:`LineNotJson` if it is not JSON."""
     from scratch.errors import JsonError
     from scratch.jsonvalues import parse_exact
 
     text = data.strip()
     try:
-        return parse_exact(text)
+        value: JSON = parse_exact(text)
+        return value
     except JsonError as exc:
         column = None
         if exc.column is not None and exc.line == 1:
@@ -221,8 +233,10 @@ def _ndjson_line(data: bytes, line: int, k: int) -> Any:
                           column=column, item=k, reason=exc.reason) from None
 
 
-def _item(ix: IndexReader, sk: Skeleton, i: int, r: tuple[int, ...], k: int
-          ) -> tuple[int, int, Any, tuple[int, int] | None]:
+Item = tuple[int, int, JSON, "tuple[int, int] | None"]  # start, end line, value, raw byte span
+
+
+def _item(ix: IndexReader, sk: Skeleton, i: int, r: tuple[int, ...], k: int) -> Item:
     """(start_line, end_line, value, raw byte span) of item ``k`` of big array record ``i``."""
     if ix.layout == "raw" and r[F_AUX2] != NONE:
         lo, hi, data = _raw_item(ix, sk, r, k)
@@ -240,7 +254,7 @@ def _item(ix: IndexReader, sk: Skeleton, i: int, r: tuple[int, ...], k: int
         except (yaml.YAMLError, ValueError, RecursionError):
             # the item's text alone does not load (an alias of an anchor elsewhere): the
             # array's, through its ancestors as far as needed
-            return start, end, _yaml_rec(ix, sk, i)[k], None
+            return start, end, _child(_yaml_rec(ix, sk, i), k), None
     data = ix.read_bytes(start, end)
     if ix.layout == "ndjson":
         return start, end, _ndjson_line(data, start, k), None
@@ -255,10 +269,10 @@ def _read_span(ix: IndexReader, lo: int, hi: int) -> bytes:
     return os.pread(ix._fd, hi - lo, lo)
 
 
-def _materialize_rec(ix: IndexReader, sk: Skeleton, i: int) -> Any:
+def _materialize_rec(ix: IndexReader, sk: Skeleton, i: int) -> JSON:
     key = ("value", i)
     if key in ix._cache:
-        return ix._cache[key]
+        return cast(JSON, ix._cache[key])
     r = sk.rec(i)
     if ix.layout == "raw":
         value = _parse_json(_read_span(ix, r[F_SBYTE], r[F_EBYTE]),
@@ -278,7 +292,7 @@ def _materialize_rec(ix: IndexReader, sk: Skeleton, i: int) -> Any:
 _LEFT_OUT = "lines_left_out"  # cache key: {line: item index} of NDJSON lines that are not JSON
 
 
-def _cache_put(ix: IndexReader, key: Any, value: Any) -> None:
+def _cache_put(ix: IndexReader, key: tuple[str | int, ...], value: object) -> None:
     """Cache a parsed region, dropping the others when there are many (but never the record
     of lines left out: the answer being built still has to report them)."""
     if len(ix._cache) > 64:
@@ -291,19 +305,22 @@ def _cache_put(ix: IndexReader, key: Any, value: Any) -> None:
 
 def leave_out(ix: IndexReader, exc: LineNotJson) -> None:
     """Record that an answer over many items put ``None`` in place of the line of ``exc``."""
-    ix._cache.setdefault(_LEFT_OUT, {})[exc.details["line"]] = exc.details["item"]
+    left = cast("dict[int, int]", ix._cache.setdefault(_LEFT_OUT, {}))
+    line, item = exc.details["line"], exc.details["item"]
+    assert isinstance(line, int) and isinstance(item, int)  # LineNotJson's own details
+    left[line] = item
 
 
 def lines_left_out(ix: IndexReader) -> dict[int, int]:
     """{line: item index} of the NDJSON lines that answers read through ``ix`` left out, in
     line order."""
-    return dict(sorted(ix._cache.get(_LEFT_OUT, {}).items()))
+    return dict(sorted(cast("dict[int, int]", ix._cache.get(_LEFT_OUT, {})).items()))
 
 
-def _ndjson_all(ix: IndexReader, sk: Skeleton, r: tuple[int, ...]) -> list[Any]:
+def _ndjson_all(ix: IndexReader, sk: Skeleton, r: tuple[int, ...]) -> list[JSON]:
     """Every item; a line that is not JSON becomes ``None`` (indexes stay aligned with lines)
     and is recorded for :func:`lines_left_out`."""
-    out: list[Any] = []
+    out: list[JSON] = []
     for k in range(r[F_LENGTH]):
         try:
             out.append(_item(ix, sk, 0, r, k)[2])
@@ -325,15 +342,16 @@ def _yaml_slice(ix: IndexReader, vline: int, vcol: int, end: int) -> str:
     return "\n".join([first] + [ln[d:] for ln in rest]) + "\n"
 
 
-def _yaml_load(text: str) -> Any:
+def _yaml_load(text: str) -> JSON:
     import yaml
 
     from scratch.index.yamlskel import Loader
 
-    return yaml.load(text, Loader=Loader)
+    value: JSON = yaml.load(text, Loader=Loader)  # noqa: S506  # Loader is a safe loader
+    return value
 
 
-def _yaml_rec(ix: IndexReader, sk: Skeleton, i: int) -> Any:
+def _yaml_rec(ix: IndexReader, sk: Skeleton, i: int) -> JSON:
     """Value of record ``i``: its own text if that parses, else an ancestor's, walked down."""
     import yaml
 
@@ -346,9 +364,10 @@ def _yaml_rec(ix: IndexReader, sk: Skeleton, i: int) -> Any:
         try:
             value = _yaml_load(_yaml_slice(ix, r[F_VLINE], r[F_VCOL], r[F_END]))
         except (yaml.YAMLError, ValueError, RecursionError):
-            value = _MISSING
-        if value is not _MISSING and (type_code(value) == r[F_TYPE] or r[F_TYPE] == 4):
-            return _walk_down(sk, value, chain)
+            pass
+        else:
+            if type_code(value) == r[F_TYPE] or r[F_TYPE] == 4:
+                return _walk_down(sk, value, chain)
         chain.append(j)
         j = r[F_PARENT]
     # whole file
@@ -359,22 +378,23 @@ def _yaml_rec(ix: IndexReader, sk: Skeleton, i: int) -> Any:
     except yaml.YAMLError as exc:  # an alias bomb, say, in an entry indexed before the bound
         raise _yaml_error(exc) from None
     root = sk.rec(0)
-    value = docs if root[F_TYPE] == T_ARR and _is_docs_root(ix) else (docs[0] if docs else None)
-    return _walk_down(sk, value, chain)
+    whole: JSON = docs if root[F_TYPE] == T_ARR and _is_docs_root(ix) else \
+        (docs[0] if docs else None)
+    return _walk_down(sk, whole, chain)
 
 
 def _is_docs_root(ix: IndexReader) -> bool:
     return int(ix.info.get("documents", 1)) != 1
 
 
-def _walk_down(sk: Skeleton, value: Any, chain: list[int]) -> Any:
+def _walk_down(sk: Skeleton, value: JSON, chain: list[int]) -> JSON:
     for j in reversed(chain):
-        key = sk.key_of(sk.rec(j))
-        value = value[key]
+        key = sk.key_of(sk.rec(j))  # a recorded member's key: never the root's None
+        value = _child(value, cast(Segment, key))
     return value
 
 
-def _yaml_item(ix: IndexReader, start: int, end: int) -> Any:
+def _yaml_item(ix: IndexReader, start: int, end: int) -> JSON:
     line = ix.read_lines(start, start)[0].decode("utf-8", "replace")
     i = len(line) - len(line.lstrip(" "))
     vcol = i
@@ -396,7 +416,7 @@ def _yaml_error(exc: Exception) -> FormatError:
 # Lazy positions inside a materialised value
 
 
-def _sub_builder(ix: IndexReader, value: Any, start_line: int, depth: int,
+def _sub_builder(ix: IndexReader, value: JSON, start_line: int, depth: int,
                  span: tuple[int, int] | None = None) -> Builder | None:
     """Records (relative to the document) for a materialised value, ``depth`` levels deep."""
     lim = Limits(depth=depth + 1, big_array=1 << 62, expand_bytes=1 << 62, max_records=1 << 62)
@@ -441,7 +461,7 @@ def _walk_builder(b: Builder, segs: Sequence[Segment]) -> tuple[int, int, Segmen
     return i, len(segs), None
 
 
-def _lazy_info(ix: IndexReader, value: Any, path: list[Segment], rest: list[Segment],
+def _lazy_info(ix: IndexReader, value: JSON, path: list[Segment], rest: list[Segment],
                start: int, end: int, span: tuple[int, int] | None = None,
                vcol: int | None = None, want_items: bool = False, vline: int | None = None
                ) -> tuple[NodeInfo, list[int] | None]:
@@ -456,14 +476,14 @@ def _lazy_info(ix: IndexReader, value: Any, path: list[Segment], rest: list[Segm
         if k is None or (isinstance(v, dict) and k not in v):
             missing = seg
             break
-        v = v[k]
+        v = _child(v, k)
         consumed.append(k)
     complete = missing is None
     want_items = want_items and complete and isinstance(v, list)
     full = path + consumed
     if ix.layout == "ndjson":
         info = _info_from_value(v, full, start, end, complete, missing)
-        return info, ([start] * len(v) if want_items else None)
+        return info, ([start] * len(cast("list[JSON]", v)) if want_items else None)
     if ix.layout == "yaml":
         s, e, starts = _yaml_lines(ix, consumed, vline or start, end, vcol or 0, want_items)
         if not consumed:
@@ -489,7 +509,7 @@ def _lazy_info(ix: IndexReader, value: Any, path: list[Segment], rest: list[Segm
     return _info_from_value(v, full, r[7], r[8], complete, missing), starts
 
 
-def _canonical_lines(value: Any, segs: list[Segment], start: int, engine: str,
+def _canonical_lines(value: JSON, segs: list[Segment], start: int, engine: str,
                      want_items: bool) -> tuple[int, int, list[int] | None]:
     """Line arithmetic in the canonical layout: a child starts after its earlier siblings."""
     from scratch.formats.jsontext import render_line_count
@@ -498,17 +518,18 @@ def _canonical_lines(value: Any, segs: list[Segment], start: int, engine: str,
     v = value
     for seg in segs:
         line += 1
-        for k, c in (v.items() if isinstance(v, dict) else enumerate(v)):
+        for k, c in (v.items() if isinstance(v, dict)
+                     else enumerate(cast("Sequence[JSON]", v))):
             if k == seg:
                 break
             line += render_line_count(c, engine)
-        v = v[seg]
+        v = _child(v, seg)
     end = line + render_line_count(v, engine) - 1
     starts = None
     if want_items:
         starts = []
         cur = line + 1
-        for item in v:
+        for item in cast("Sequence[JSON]", v):  # want_items: an array
             starts.append(cur)
             cur += render_line_count(item, engine)
     return line, end, starts
@@ -549,15 +570,14 @@ def _yaml_lines(ix: IndexReader, segs: list[Segment], start: int, end: int, vcol
     return start + first, start + max(first, last), starts
 
 
-def _node_last_line(node: Any) -> int:
+def _node_last_line(node: YamlNode) -> int:
     import yaml
 
     if isinstance(node, yaml.ScalarNode) or node.flow_style:
         m = node.end_mark
-        end: int = m.line - 1 if m.column == 0 and m.line > 0 else m.line
-        return end
-    last: int = node.start_mark.line
-    for item in node.value:
+        return m.line - 1 if m.column == 0 and m.line > 0 else m.line
+    last = node.start_mark.line
+    for item in cast("list[YamlNode | tuple[YamlNode, YamlNode]]", node.value):
         for n in (item if isinstance(item, tuple) else (item,)):
             last = max(last, _node_last_line(n))
     return last
@@ -567,10 +587,19 @@ def _node_last_line(node: Any) -> int:
 # Public entry points
 
 
-def _descend(ix: IndexReader, segments: list[Segment]) -> tuple[Any, ...]:
-    """Follow records. Returns ("rec", i, path, rest) when records run out or the path ends,
-    ("missing", i, path, seg) when a recorded container lacks the child, or
-    ("item", i, path, k, rest) when the next step is an item of a big array."""
+class _Step(NamedTuple):
+    """Where following records ended (:func:`_descend`)."""
+
+    kind: str  # "rec": records run out or the path ends; "missing": a recorded container
+    #            lacks the child; "item": the next step is an item of a big array
+    i: int  # the last record reached
+    path: list[Segment]  # its path
+    rest: list[Segment]  # rec/item: the segments still to follow; missing: [the one missing]
+    k: Segment = 0  # item: the item's index
+
+
+def _descend(ix: IndexReader, segments: list[Segment]) -> _Step:
+    """Follow records as far as they go (see :class:`_Step`)."""
     sk = ix.skeleton
     assert sk is not None
     i = 0
@@ -579,17 +608,17 @@ def _descend(ix: IndexReader, segments: list[Segment]) -> tuple[Any, ...]:
         r = sk.rec(i)
         k = _norm(seg, r[F_TYPE], r[F_LENGTH])
         if k is None:
-            return ("missing", i, path, seg)
+            return _Step("missing", i, path, [seg])
         if r[F_FLAGS] & ITEMS:
-            return ("item", i, path, k, segments[n + 1:])
+            return _Step("item", i, path, segments[n + 1:], k)
         if r[F_FLAGS] & LAZY:
-            return ("rec", i, path, segments[n:])
+            return _Step("rec", i, path, segments[n:])
         c = sk.child(i, k)
         if c is None:
-            return ("missing", i, path, seg)
+            return _Step("missing", i, path, [seg])
         i = c
         path.append(k)
-    return ("rec", i, path, [])
+    return _Step("rec", i, path, [])
 
 
 def _locate(ix: IndexReader, segments: list[Segment], want_items: bool = False
@@ -597,12 +626,10 @@ def _locate(ix: IndexReader, segments: list[Segment], want_items: bool = False
     sk = ix.skeleton
     assert sk is not None
     step = _descend(ix, segments)
-    kind = step[0]
+    kind, i, path, rest = step.kind, step.i, step.path, step.rest
     if kind == "missing":
-        _, i, path, seg = step
-        return _info_from_rec(sk, i, path, ix, complete=False, missing=seg), None
+        return _info_from_rec(sk, i, path, ix, complete=False, missing=rest[0]), None
     if kind == "rec":
-        _, i, path, rest = step
         r = sk.rec(i)
         if not rest and not (want_items and r[F_FLAGS] & LAZY and not r[F_FLAGS] & ITEMS):
             return _info_from_rec(sk, i, path, ix), None
@@ -610,7 +637,7 @@ def _locate(ix: IndexReader, segments: list[Segment], want_items: bool = False
         span = (r[F_SBYTE], r[F_EBYTE]) if ix.layout == "raw" else None
         return _lazy_info(ix, value, path, rest, r[F_START], r[F_END], span,
                           r[F_VCOL] if ix.layout == "yaml" else None, want_items, r[F_VLINE])
-    _, i, path, k, rest = step
+    k = cast(int, step.k)
     r = sk.rec(i)
     start, end, value, span = _item_cached(ix, sk, i, r, k)
     vcol = None
@@ -623,10 +650,9 @@ def _locate(ix: IndexReader, segments: list[Segment], want_items: bool = False
     return _lazy_info(ix, value, path + [k], rest, start, end, span, vcol, want_items)
 
 
-def _item_cached(ix: IndexReader, sk: Skeleton, i: int, r: tuple[int, ...], k: int
-                 ) -> tuple[int, int, Any, tuple[int, int] | None]:
+def _item_cached(ix: IndexReader, sk: Skeleton, i: int, r: tuple[int, ...], k: int) -> Item:
     key = ("item", i, k)
-    hit = ix._cache.get(key)
+    hit = cast("Item | None", ix._cache.get(key))
     if hit is None:
         hit = _item(ix, sk, i, r, k)
         _cache_put(ix, key, hit)
@@ -639,7 +665,7 @@ def resolve(ix: IndexReader, segments: list[Segment]) -> NodeInfo | None:
     return _locate(ix, segments)[0]
 
 
-def value_at(ix: IndexReader, segments: list[Segment]) -> Any:
+def value_at(ix: IndexReader, segments: list[Segment]) -> JSON:
     from scratch.jsonvalues import json_type
     from scratch.pathnames import MAX_AVAILABLE_KEYS
 
@@ -648,33 +674,27 @@ def value_at(ix: IndexReader, segments: list[Segment]) -> Any:
         raise FormatError(f"{ix.format} content has no structure to address",
                           format=ix.format)
     step = _descend(ix, segments)
-    kind = step[0]
-    if kind == "rec":
-        _, i, path, rest = step
+    i, path, rest = step.i, step.path, step.rest
+    details: Missing
+    if step.kind == "missing":
+        r = sk.rec(i)
+        t = r[F_TYPE]
+        if t == T_OBJ:
+            keys = _rec_keys(sk, i, r) or ()
+            details = {"available_keys": list(keys)[:MAX_AVAILABLE_KEYS],
+                       "key_count": r[F_LENGTH]}
+        elif t == T_ARR:
+            details = {"array_length": r[F_LENGTH]}
+        else:
+            details = {"value_type": TYPES[t]}
+        raise _not_found(path, rest[0], details)
+    if step.kind == "rec":
         value = _materialize_rec(ix, sk, i)
-    elif kind == "item":
-        _, i, path, k, rest = step
-        value = _item_cached(ix, sk, i, sk.rec(i), k)[2]
-        path = path + [k]
     else:
-        _, i, path, seg = step
-        value = _MISSING
-        rest = [seg]
+        value = _item_cached(ix, sk, i, sk.rec(i), cast(int, step.k))[2]
+        path = path + [step.k]
     v = value
     for seg in rest:
-        if v is _MISSING:
-            r = sk.rec(i)
-            t = r[F_TYPE]
-            details: dict[str, Any] = {}
-            if t == T_OBJ:
-                keys = _rec_keys(sk, i, r) or ()
-                details = {"available_keys": list(keys)[:MAX_AVAILABLE_KEYS],
-                           "key_count": r[F_LENGTH]}
-            elif t == T_ARR:
-                details = {"array_length": r[F_LENGTH]}
-            else:
-                details = {"value_type": TYPES[t]}
-            raise _not_found(path, seg, details)
         k = _norm(seg, type_code(v), len(v) if isinstance(v, (list, dict, str)) else 0)
         if k is None or (isinstance(v, dict) and k not in v):
             if isinstance(v, dict):
@@ -685,12 +705,21 @@ def value_at(ix: IndexReader, segments: list[Segment]) -> Any:
             else:
                 details = {"value_type": json_type(v)}
             raise _not_found(path, seg, details)
-        v = v[k]
+        v = _child(v, k)
         path = path + [k]
     return v
 
 
-def _not_found(path: list[Segment], seg: Segment, details: dict[str, Any]) -> KeyPathNotFound:
+class Missing(TypedDict):
+    """What a key_path_not_found error says is there instead (one of the three kinds)."""
+
+    available_keys: NotRequired[list[str]]  # an object: its first keys
+    key_count: NotRequired[int]  # ... and how many it has
+    array_length: NotRequired[int]  # an array
+    value_type: NotRequired[str]  # a scalar: its JSON type
+
+
+def _not_found(path: list[Segment], seg: Segment, details: Missing) -> KeyPathNotFound:
     from scratch.pathnames import format_path
 
     prefix = format_path(path)
@@ -698,7 +727,7 @@ def _not_found(path: list[Segment], seg: Segment, details: dict[str, Any]) -> Ke
                            valid_prefix=prefix, failed_segment=seg, **details)
 
 
-def missing_what(seg: Segment, details: dict[str, Any]) -> str:
+def missing_what(seg: Segment, details: Missing) -> str:
     """What is there instead of ``seg``: an array's length and index range, the keys of an
     object closest to it ("did you mean"), or the type of a scalar."""
     import difflib
@@ -724,15 +753,15 @@ def item_starts(ix: IndexReader, segments: list[Segment]) -> Sequence[int]:
     if sk is None:
         raise FormatError(f"{ix.format} content has no arrays", format=ix.format)
     step = _descend(ix, segments)
-    if step[0] == "rec" and not step[3]:
-        i = step[1]
+    if step.kind == "rec" and not step.rest:
+        i = step.i
         r = sk.rec(i)
         if r[F_TYPE] != T_ARR:
             raise FormatError("not an array", value_type=TYPES[r[F_TYPE]])
         if r[F_FLAGS] & ITEMS:
             if r[F_AUX] == NONE:
                 return range(1, r[F_LENGTH] + 1)
-            return sk.section32(r[F_AUX])  # type: ignore[no-any-return]
+            return sk.section32(r[F_AUX])
         if not r[F_FLAGS] & LAZY:
             return [sk.rec(j)[F_VLINE] for j in sk.children(i)]
     info, starts = _locate(ix, segments, want_items=True)

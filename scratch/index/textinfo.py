@@ -26,7 +26,7 @@ from array import array
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from scratch.formats.logs import (
     LEVELS,
@@ -35,6 +35,7 @@ from scratch.formats.logs import (
     iter_levels,
     timestamp_pattern,
 )
+from scratch.jsonvalues import JSON
 
 FIRST_LINES = 5
 LAST_LINES = 10
@@ -94,7 +95,7 @@ def _cut(line: str) -> str:
     return line if len(line) <= LINE_PREVIEW else line[:LINE_PREVIEW] + "…"
 
 
-Result = tuple[dict[str, Any], dict[str, "array[int]"], list[str]]
+Result = tuple["dict[str, JSON]", dict[str, "array[int]"], list[str]]  # info, sections, warnings
 
 
 def _iter_blocks(path: Path) -> Iterator[str]:
@@ -150,7 +151,7 @@ def analyze_log(path: Path, *, levels: bool = True) -> Result:
         if t0 and t1:
             time_range = [t0, t1]
     tail_lines = list(last)[-LAST_LINES:]
-    info: dict[str, Any] = {
+    info: dict[str, JSON] = {
         "timestamp_format": fmt,
         "time_range": time_range,
         "levels": {lv: len(level_lines[lv]) for lv in LEVELS if lv in level_lines},
@@ -263,7 +264,7 @@ def analyze_csv(path: Path, delimiter: str | None = None) -> Result:
         warnings.append(f"{ragged} rows have a field count different from the header's "
                         f"{len(header or [])} (first at line {ragged_examples[0]})")
     header = header or []
-    info = {
+    info: dict[str, JSON] = {
         "delimiter": delimiter,
         "header": header,
         "columns": len(header),
@@ -294,8 +295,18 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*\Z")
 
 
+class _Heading(TypedDict, total=False):
+    """A markdown heading in ``info["headings"]`` (a JSON object)."""
+
+    level: int
+    title: str
+    line: int
+    end_line: int
+    children: list[_Heading]
+
+
 def analyze_markdown(path: Path) -> Result:
-    flat: list[dict[str, Any]] = []
+    flat: list[_Heading] = []
     fence: str | None = None
     prev = ""
     prev_is_para = False
@@ -342,12 +353,12 @@ def analyze_markdown(path: Path) -> Result:
                 end = later["line"] - 1
                 break
         hd["end_line"] = end
-    roots: list[dict[str, Any]] = []
-    stack: list[dict[str, Any]] = []
+    roots: list[_Heading] = []
+    stack: list[_Heading] = []
     for hd in flat:
         hd["children"] = []
         while stack and stack[-1]["level"] >= hd["level"]:
             stack.pop()
         (stack[-1]["children"] if stack else roots).append(hd)
         stack.append(hd)
-    return {"headings": roots, "heading_count": len(flat)}, {}, []
+    return {"headings": cast("list[JSON]", roots), "heading_count": len(flat)}, {}, []

@@ -22,8 +22,9 @@ closing bracket.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, cast
 
 import yaml
 from yaml import events as ev
@@ -40,8 +41,9 @@ from scratch.index.skeleton import (
     T_STR,
     Builder,
 )
+from scratch.jsonvalues import JSON
 
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when built in
 MAX_ALIAS_NODES = 1_000_000  # nodes aliases may add to a document's expanded tree
 
 
@@ -70,14 +72,57 @@ def _too_big(extra: int) -> str:
             f"({extra:,}): refused, as a billion-laughs bomb would be")
 
 
-def check_aliases(root: Any) -> None:
+class _Position(Protocol):
+    """A position in the YAML text, as PyYAML's events and nodes carry it (0-based)."""
+
+    line: int
+    column: int
+    index: int
+
+
+class YamlNode(Protocol):
+    """What scratch reads of a composed PyYAML node: a scalar's ``value`` is its text, a
+    sequence's its child nodes, a mapping's its (key node, value node) pairs; ``flow_style``
+    is a collection's."""
+
+    value: object
+    start_mark: _Position
+    end_mark: _Position
+    flow_style: bool | None
+
+
+_Node = YamlNode
+
+
+class _Event(Protocol):
+    """What scratch reads of a PyYAML parser event (each kind has the attributes it uses)."""
+
+    value: str
+    tag: str | None
+    implicit: tuple[bool, bool]
+    style: str | None
+    anchor: str
+    flow_style: bool | None
+    start_mark: _Position
+    end_mark: _Position
+
+
+class _Constructor(Protocol):
+    """The part of a PyYAML loader that the constructors below call."""
+
+    def flatten_mapping(self, node: _Node) -> None: ...
+
+    def construct_object(self, node: _Node, deep: bool = False) -> JSON: ...
+
+
+def check_aliases(root: _Node) -> None:
     """Raise :class:`AliasError` if the node graph under ``root`` (composed YAML, where an
     alias is the same node object again) is cyclic or expands by more than
     :data:`MAX_ALIAS_NODES` nodes. Linear in the distinct nodes."""
     sizes: dict[int, int] = {}
     on_path: set[int] = set()
     distinct = 0
-    stack: list[tuple[Any, bool]] = [(root, False)]
+    stack: list[tuple[_Node, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
         key = id(node)
@@ -108,18 +153,20 @@ def check_aliases(root: Any) -> None:
                 stack.append((child, False))
 
 
-def _children(node: Any) -> list[Any]:
+def _children(node: _Node) -> list[_Node]:
     if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
+        return list(cast("list[_Node]", node.value))
     if isinstance(node, yaml.MappingNode):
-        return [n for pair in node.value for n in pair]
+        return [n for pair in cast("list[tuple[_Node, _Node]]", node.value) for n in pair]
     return []
+
+
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
-_NO_KEY: Any = object()
 
 
-def _filtered_resolvers() -> dict[Any, list[Any]]:
-    out: dict[Any, list[Any]] = {}
+def _filtered_resolvers() -> dict[str | None, list[tuple[str, object]]]:
+    """PyYAML's implicit resolvers (first character -> [(tag, regexp)]) but the timestamp's."""
+    out: dict[str | None, list[tuple[str, object]]] = {}
     for first, entries in yaml.resolver.Resolver.yaml_implicit_resolvers.items():
         kept = [(tag, rx) for tag, rx in entries if tag != _TIMESTAMP]
         if kept:
@@ -132,41 +179,41 @@ class Loader(_BaseLoader):  # type: ignore[misc]  # PyYAML is untyped here
 
     yaml_implicit_resolvers = _filtered_resolvers()
 
-    def construct_document(self, node: Any) -> Any:
+    def construct_document(self, node: _Node) -> JSON:
         check_aliases(node)
-        return super().construct_document(node)
+        return cast(JSON, super().construct_document(node))
 
 
-def _construct_map(loader: Any, node: Any) -> Any:
+def _construct_map(loader: _Constructor, node: _Node) -> Iterator[dict[str, JSON]]:
     loader.flatten_mapping(node)
-    data: dict[str, Any] = {}
+    data: dict[str, JSON] = {}
     yield data
-    for key_node, value_node in node.value:
+    for key_node, value_node in cast("list[tuple[_Node, _Node]]", node.value):
         if isinstance(key_node, yaml.ScalarNode):
-            key = key_node.value
+            key = cast(str, key_node.value)
         else:
             key = str(loader.construct_object(key_node, deep=True))
         data[key] = loader.construct_object(value_node, deep=True)
 
 
-def _construct_any(loader: Any, *args: Any) -> Any:
-    node = args[-1]
+def _construct_any(loader: _Constructor, *args: str | _Node) -> JSON:
+    node = cast(_Node, args[-1])  # (node) or (tag suffix, node)
     if isinstance(node, yaml.ScalarNode):
-        return node.value
+        return cast(str, node.value)
     if isinstance(node, yaml.SequenceNode):
-        return [loader.construct_object(n, deep=True) for n in node.value]
-    out: dict[str, Any] = {}
-    for k, v in node.value:
+        return [loader.construct_object(n, deep=True) for n in cast("list[_Node]", node.value)]
+    out: dict[str, JSON] = {}
+    for k, v in cast("list[tuple[_Node, _Node]]", node.value):
         if isinstance(k, yaml.ScalarNode):
-            key = k.value
+            key = cast(str, k.value)
         else:
             key = str(loader.construct_object(k, deep=True))
         out[key] = loader.construct_object(v, deep=True)
     return out
 
 
-def _construct_text(loader: Any, node: Any) -> Any:
-    return node.value
+def _construct_text(loader: _Constructor, node: _Node) -> str:
+    return cast(str, node.value)
 
 
 Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
@@ -190,19 +237,19 @@ _TAG_TYPE = {
 }
 
 
-def scalar_tag(e: Any) -> str:
+def scalar_tag(e: _Event) -> str:
     tag = e.tag
     if tag is None or tag == "!":
-        tag = _RESOLVER.resolve(yaml.ScalarNode, e.value, e.implicit)
-    return tag  # type: ignore[no-any-return]
+        return cast(str, _RESOLVER.resolve(yaml.ScalarNode, e.value, e.implicit))
+    return tag
 
 
-def scalar_type(e: Any) -> int:
+def scalar_type(e: _Event) -> int:
     return _TAG_TYPE.get(scalar_tag(e), T_STR)
 
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
-_SCALAR_BUILDERS = {
+_SCALAR_BUILDERS: dict[str, Callable[[_Node], JSON]] = {
     "tag:yaml.org,2002:null": _CONSTRUCTOR.construct_yaml_null,
     "tag:yaml.org,2002:bool": _CONSTRUCTOR.construct_yaml_bool,
     "tag:yaml.org,2002:int": _CONSTRUCTOR.construct_yaml_int,
@@ -210,7 +257,7 @@ _SCALAR_BUILDERS = {
 }
 
 
-def scalar_value(e: Any, tag: str) -> Any:
+def scalar_value(e: _Event, tag: str) -> JSON:
     """The value :class:`Loader` gives a scalar event (strings for every other tag)."""
     build = _SCALAR_BUILDERS.get(tag)
     if build is None:
@@ -218,15 +265,8 @@ def scalar_value(e: Any, tag: str) -> Any:
     return build(yaml.ScalarNode(tag, e.value, style=e.style))
 
 
-def load_all(data: bytes | str) -> list[Any]:
+def load_all(data: bytes | str) -> list[JSON]:
     return list(yaml.load_all(data, Loader=Loader))
-
-
-class _Position(Protocol):
-    """A position in the YAML text, as PyYAML's events carry it (0-based)."""
-
-    line: int
-    column: int
 
 
 def _end_line(mark: _Position) -> int:
@@ -243,22 +283,22 @@ class _Frame:
         self.kind = kind  # "map" | "seq" | "docs"
         self.depth = depth
         self.n = 0
-        self.key: Any = None  # pending key (maps): (text, line) or None when expecting a key
+        self.key: tuple[str, int] | None = None  # pending key (maps): (text, line), or None
         self.key_line = 0
         self.last_end = 0
         self.starts: array[int] | None = None
         self.flow = flow
         self.recorded = recorded  # children get records
         self.start_index = 0
-        self.value: Any = None  # the container being built (values=True)
-        self.pkey: Any = None  # this container's key in its parent
+        self.value: dict[str, JSON] | list[JSON] | None = None  # being built (values=True)
+        self.pkey: str | int = 0  # this container's key in its parent
         self.anchor: str | None = None
         self.size = 1  # nodes of the expanded subtree (aliases counted as what they stand for)
 
 
 def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
                   max_records: int = MAX_RECORDS, expand_bytes: int = EXPAND_BYTES,
-                  values: bool = False) -> tuple[Builder, int, list[Any] | None]:
+                  values: bool = False) -> tuple[Builder, int, list[JSON] | None]:
     """(records, number of documents, the documents' values if ``values``). Raises
     ``yaml.YAMLError`` on a syntax error.
 
@@ -277,10 +317,12 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
     sizes: dict[str, int] = {}  # anchor -> nodes of its expanded subtree
     open_anchors: set[str] = set()  # anchors of containers not closed yet
     written = expanded = 0  # nodes in the text; nodes once aliases are expanded
-    anchored: dict[str, Any] = {}
+    anchored: dict[str, JSON] = {}
     skip_key_depth = 0  # inside a complex (non-scalar) mapping key
-    ckey: list[list[Any]] = []  # its value being built: [container, pending key or _NO_KEY]
+    ckey: list[_KeyPart] = []  # its value being built
     docs = 0
+    v: JSON
+    key: str | int
     with open(path, "rb") as f:
         # Class identity tests instead of isinstance: this loop runs once per event.
         scalar_cls, alias_cls = ev.ScalarEvent, ev.AliasEvent
@@ -293,11 +335,11 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
                 # key text is str(value), as Loader makes it.
                 if cls in starts_cls:
                     skip_key_depth += 1
-                    ckey.append([{} if cls is ev.MappingStartEvent else [], _NO_KEY])
+                    ckey.append(_KeyPart({} if cls is ev.MappingStartEvent else []))
                     continue
                 if cls in ends_cls:
                     skip_key_depth -= 1
-                    done = ckey.pop()[0]
+                    done = ckey.pop().container
                     if not skip_key_depth:
                         stack[-1].key = (str(done), stack[-1].key_line)
                         continue
@@ -309,13 +351,13 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
                 else:
                     continue
                 holder = ckey[-1]
-                if isinstance(holder[0], list):
-                    holder[0].append(v)
-                elif holder[1] is _NO_KEY:
-                    holder[1] = str(v)
+                if isinstance(holder.container, list):
+                    holder.container.append(v)
+                elif holder.key is None:
+                    holder.key = str(v)
                 else:
-                    holder[0][holder[1]] = v
-                    holder[1] = _NO_KEY
+                    holder.container[holder.key] = v
+                    holder.key = None
                 continue
             top = stack[-1]
             is_scalar = cls is scalar_cls
@@ -358,11 +400,11 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
                     top.key_line = e.start_mark.line + 1
                 else:
                     skip_key_depth = 1
-                    ckey.append([{} if cls is ev.MappingStartEvent else [], _NO_KEY])
+                    ckey.append(_KeyPart({} if cls is ev.MappingStartEvent else []))
                     top.key_line = e.start_mark.line + 1
                 continue
             if top.kind == "map":
-                key, member_line = top.key
+                key, member_line = cast("tuple[str, int]", top.key)  # set: see above
             elif top.kind == "seq":
                 key, member_line = top.n, e.start_mark.line + 1
             else:
@@ -435,10 +477,10 @@ def yaml_skeleton(path: Path, depth: int = DEPTH, big_array: int = BIG_ARRAY,
     if docs == 1 and len(b) > 1:
         _reroot(b)
     b.finish()
-    return b, docs, stack[0].value
+    return b, docs, cast("list[JSON] | None", stack[0].value)
 
 
-def _alias_size(e: Any, sizes: dict[str, int], open_anchors: set[str]) -> int:
+def _alias_size(e: _Event, sizes: dict[str, int], open_anchors: set[str]) -> int:
     """Nodes the alias event ``e`` stands for; :class:`AliasError` if it cannot be followed."""
     line, column = e.start_mark.line, e.start_mark.column
     if e.anchor in open_anchors:
@@ -450,17 +492,30 @@ def _alias_size(e: Any, sizes: dict[str, int], open_anchors: set[str]) -> int:
     return size
 
 
-def _attach(frame: _Frame, key: Any, value: Any) -> None:
+def _attach(frame: _Frame, key: str | int, value: JSON) -> None:
+    # casts, not checks: a "map" frame builds a dict (keyed by text), the others a list
     if frame.kind == "map":
+        obj = cast("dict[str, JSON]", frame.value)
         if key == "<<" and isinstance(value, (dict, list)):  # merge key
             for merged in (value if isinstance(value, list) else [value]):
                 if isinstance(merged, dict):
                     for k, v in merged.items():
-                        frame.value.setdefault(k, v)
+                        obj.setdefault(k, v)
             return
-        frame.value[key] = value
+        obj[cast(str, key)] = value
     else:
-        frame.value.append(value)
+        cast("list[JSON]", frame.value).append(value)
+
+
+class _KeyPart:
+    """A container being built as (part of) a complex mapping key; ``key`` is a mapping's
+    pending key (None when the next scalar is a key)."""
+
+    __slots__ = ("container", "key")
+
+    def __init__(self, container: dict[str, JSON] | list[JSON]) -> None:
+        self.container = container
+        self.key: str | None = None
 
 
 def _child_done(frame: _Frame, end: int) -> None:

@@ -141,8 +141,8 @@ def error_object(error: ScratchError) -> JSONObject:
     from scratch.mcp.specs import argument_name
     info = error.to_dict(lambda name: argument_name(error.command, name))
     if "suggestions" in info:
-        shown = []
-        for s in info["suggestions"]:
+        shown: list[object] = []
+        for s in error.detail_list("suggestions"):
             if isinstance(s, Call):
                 found = tool_call(s)
                 if found is not None:

@@ -22,16 +22,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from scratch.errors import OutOfRange, UsageError, argument
+from scratch.jsonvalues import JSON
 from scratch.query.paths import ParsedPath, iter_matches, parse_field
-from scratch.valuecounts import MISSING, CountBy, key_order, rank, tally, value_key
+from scratch.valuecounts import MISSING, CountBy, Missing, key_order, rank, tally, value_key
+
+if TYPE_CHECKING:
+    from scratch.query.items import Where
+
+T = TypeVar("T")
+# what a field getter gives: the value (a list of them for a path with wildcards), or MISSING
+Got: TypeAlias = "JSON | Missing"
 
 # ------------------------------------------------------------------------------ field access
 
 
-def field_getter(path: str | ParsedPath) -> Callable[[Any], Any]:
+def field_getter(path: str | ParsedPath) -> Callable[[JSON], Got]:
     """A function giving the value of ``path`` (relative to an item) or :data:`MISSING`.
 
     Plain dot paths are walked directly (integers index arrays, negative from the end, and are
@@ -42,9 +50,9 @@ def field_getter(path: str | ParsedPath) -> Callable[[Any], Any]:
         from scratch.query.paths import apply_function
         inner = field_getter(parsed._replace(function=None))
 
-        def sized(item: Any) -> Any:
+        def sized(item: JSON) -> Got:
             value = inner(item)
-            return MISSING if value is MISSING else apply_function(parsed, value)
+            return MISSING if isinstance(value, Missing) else apply_function(parsed, value)
 
         return sized
     segments = parsed.segments
@@ -52,8 +60,8 @@ def field_getter(path: str | ParsedPath) -> Callable[[Any], Any]:
             isinstance(s, (str, int)) for s in segments):
         segs = tuple(segments)
 
-        def get(item: Any) -> Any:
-            cur = item
+        def get(item: JSON) -> Got:
+            cur: Got = item
             for seg in segs:
                 if isinstance(cur, dict):
                     cur = cur.get(seg if isinstance(seg, str) else str(seg), MISSING)
@@ -69,7 +77,7 @@ def field_getter(path: str | ParsedPath) -> Callable[[Any], Any]:
 
         return get
 
-    def get_many(item: Any) -> Any:
+    def get_many(item: JSON) -> Got:
         from scratch.errors import KeyPathNotFound
 
         try:
@@ -83,7 +91,7 @@ def field_getter(path: str | ParsedPath) -> Callable[[Any], Any]:
     return get_many
 
 
-def compile_filter(where: Any) -> Any:
+def compile_filter(where: str | Where | None) -> Where | None:
     """A compiled ``Where`` (from text or as given), or None."""
     if where is None or not isinstance(where, str):
         return where
@@ -92,12 +100,12 @@ def compile_filter(where: Any) -> Any:
     return compile_where(where)
 
 
-def _where_text(where: Any) -> str | None:
+def _where_text(where: str | Where | None) -> str | None:
     return where if isinstance(where, str) or where is None else str(where.text)
 
 
-def _filtered(items: Iterable[Any], where: Any, skip: Collection[int]
-              ) -> Iterable[tuple[int, Any]]:
+def _filtered(items: Iterable[JSON], where: str | Where | None, skip: Collection[int]
+              ) -> Iterable[tuple[int, JSON]]:
     flt = compile_filter(where)
     for i, item in enumerate(items):
         if i in skip:
@@ -118,7 +126,8 @@ class Count:
     where: str | None = None
 
 
-def count(items: Iterable[Any], where: Any = None, *, skip: Collection[int] = ()) -> Count:
+def count(items: Iterable[JSON], where: str | Where | None = None, *,
+          skip: Collection[int] = ()) -> Count:
     """How many items pass ``where`` (an RFC 9535 filter text or a compiled ``Where``)."""
     flt = compile_filter(where)
     seen = matched = 0
@@ -134,7 +143,8 @@ def count(items: Iterable[Any], where: Any = None, *, skip: Collection[int] = ()
 # --------------------------------------------------------------------------------- count_by
 
 
-def count_by(items: Iterable[Any], fields: Sequence[str | ParsedPath], *, where: Any = None,
+def count_by(items: Iterable[JSON], fields: Sequence[str | ParsedPath], *,
+             where: str | Where | None = None,
              limit: int | None = 10, skip: Collection[int] = (),
              names: Sequence[str] | None = None) -> CountBy:
     """Value counts of ``fields`` (paths relative to an item) over the items that pass
@@ -146,7 +156,7 @@ def count_by(items: Iterable[Any], fields: Sequence[str | ParsedPath], *, where:
         f if isinstance(f, str) else f.text for f in fields]
     if len(getters) == 1:
         g = getters[0]
-        rows: Iterable[tuple[Any, ...]] = ((g(item),) for _, item in _filtered(items, where,
+        rows: Iterable[tuple[object, ...]] = ((g(item),) for _, item in _filtered(items, where,
                                                                                  skip))
     else:
         rows = (tuple(g(item) for g in getters) for _, item in _filtered(items, where, skip))
@@ -156,23 +166,23 @@ def count_by(items: Iterable[Any], fields: Sequence[str | ParsedPath], *, where:
 # ------------------------------------------------------------------------------------- sort
 
 
-def sort_key(value: Any) -> tuple[Any, ...]:
+def sort_key(value: object) -> tuple[object, ...]:
     """Sort key of a value for :func:`sort_indexes` (null and missing last)."""
     return key_order(value_key(value))
 
 
-def sort_indexes(items: Iterable[Any], field: str | ParsedPath, *, desc: bool = False,
-                 skip: Collection[int] = (), where: Any = None) -> list[int]:
+def sort_indexes(items: Iterable[JSON], field: str | ParsedPath, *, desc: bool = False,
+                 skip: Collection[int] = (), where: str | Where | None = None) -> list[int]:
     """Indexes of the items (passing ``where``; not in ``skip``) ordered by ``field``: stable,
     numbers as numbers, null then missing last in both directions."""
     return order_pairs(_filtered(items, where, skip), field_getter(field), desc=desc)
 
 
-def order_pairs(pairs: Iterable[tuple[int, Any]], get: Callable[[Any], Any], *,
+def order_pairs(pairs: Iterable[tuple[int, T]], get: Callable[[T], object], *,
                 desc: bool = False) -> list[int]:
     """The indexes of ``(index, item)`` pairs ordered by ``get(item)`` as :func:`sort_indexes`
     orders them."""
-    keyed: list[tuple[tuple[Any, ...], int]] = []
+    keyed: list[tuple[tuple[object, ...], int]] = []
     tail_null: list[int] = []
     tail_missing: list[int] = []
     for i, item in pairs:

@@ -16,7 +16,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 NEEDED = ("connect", "Error", "StatementType", "InterruptException", "PermissionException",
           "ConversionException", "InvalidInputException")
@@ -37,7 +40,7 @@ def duckdb_module() -> ModuleType:
 
 
 
-def show_progress(con: Any) -> None:
+def show_progress(con: DuckDBPyConnection) -> None:
     """Let ``con`` measure how far its statements are (read by :func:`watched`), when someone
     listens (:mod:`scratch.progress`); before its configuration is locked. DuckDB prints none
     of it itself."""
@@ -48,7 +51,7 @@ def show_progress(con: Any) -> None:
 
 
 @contextlib.contextmanager
-def watched(con: Any, stage: str) -> Iterator[None]:
+def watched(con: DuckDBPyConnection, stage: str) -> Iterator[None]:
     """``con``'s statement, run in this context, reports its progress as ``stage`` (DuckDB's
     ``query_progress``, polled from a thread; nothing without a listener)."""
     from scratch import progress

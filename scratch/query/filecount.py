@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
+from scratch.jsonvalues import JSON
 from scratch.query.paths import ParsedPath, parse_path
 from scratch.valuecounts import MISSING, CountBy, Key, rank, value_key
 
@@ -70,13 +70,14 @@ def _items_sql(path: Path, kind: str, location: Sequence[str | int]) -> str | No
             f"read_json_objects({p}, format='unstructured', maximum_object_size={size})")
 
 
-def _parse(text: str) -> Any:
+def _parse(text: str) -> JSON:
     import json
 
     if len(text) > 1 and text[0] == '"' and text[-1] == '"' and "\\" not in text and \
             '"' not in text[1:-1]:
         return text[1:-1]  # a string without escapes is its text (most values counted)
-    return json.loads(text)  # exact for big integers (orjson would make them floats)
+    value: JSON = json.loads(text)  # exact for big integers (orjson would make them floats)
+    return value
 
 
 def count_by_file(path: Path, kind: str, fields: Sequence[str], *, limit: int | None = 10,
@@ -115,30 +116,32 @@ def count_by_file(path: Path, kind: str, fields: Sequence[str], *, limit: int | 
     return _ranked(rows, fields, limit)
 
 
-def _ranked(rows: Iterable[Sequence[Any]], fields: Sequence[str], limit: int | None
-            ) -> CountBy:
+def _ranked(rows: Iterable[Sequence[str | int | None]], fields: Sequence[str],
+            limit: int | None) -> CountBy:
     """Rows of (JSON text or None for a missing field, ..., count) as a ranked CountBy."""
-    counts: dict[tuple[Key, ...], list[Any]] = {}
+    shown: dict[tuple[Key, ...], tuple[object, ...]] = {}  # the values shown for a key
+    counts: dict[tuple[Key, ...], int] = {}
     width = len(fields)
     for row in rows:
-        values: list[Any] = []
+        values: list[object] = []
         keys: list[Key] = []
         for i in range(width):
             text = row[i]
-            v: Any = MISSING if text is None else _parse(text)
+            v = MISSING if text is None else _parse(str(text))
             values.append(v)
             keys.append(value_key(v))
         k = tuple(keys)
-        n = row[-1]
-        slot = counts.get(k)
-        if slot is None:
-            counts[k] = [tuple(values), n]
+        n = int(row[-1] or 0)
+        had = shown.get(k)
+        if had is None:
+            shown[k] = tuple(values)
+            counts[k] = n
         else:  # 1 and 1.0, or reordered object members: one key
-            slot[1] += n
+            counts[k] += n
             if any(type(a) is float and type(b) is int
-                   for a, b in zip(slot[0], values, strict=True)):
-                slot[0] = tuple(values)  # shown with the integer spelling, whichever came first
-    return rank({k: (v[0], v[1]) for k, v in counts.items()}, list(fields), limit=limit)
+                   for a, b in zip(had, values, strict=True)):
+                shown[k] = tuple(values)  # shown with the integer spelling, whichever came first
+    return rank({k: (shown[k], n) for k, n in counts.items()}, list(fields), limit=limit)
 
 
 def count_by_scan(path: Path, field: str, *, limit: int | None = 10) -> CountBy | None:

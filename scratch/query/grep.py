@@ -34,11 +34,35 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeAlias
 
 from scratch.errors import InvalidPattern
+
+if TYPE_CHECKING:
+    import mmap
+
+# what grep reads: an entry's bytes or its mapping
+ByteBuffer: TypeAlias = "bytes | bytearray | mmap.mmap"
+
+
+class ReMatch(Protocol):
+    """A match of a compiled RE2 pattern (the binding ships no types)."""
+
+    def span(self) -> tuple[int, int]: ...
+
+    def group(self, n: int, /) -> bytes | None: ...
+
+
+class Compiled(Protocol):
+    """A compiled RE2 pattern, as grep uses it."""
+
+    groups: int
+    groupindex: Mapping[str | bytes, int] | None
+
+    def search(self, text: ByteBuffer, pos: int = ..., endpos: int = ..., /
+               ) -> ReMatch | None: ...
 
 _HINT_LITERAL = "to search for the text literally, search for it as fixed text (not a regex)"
 
@@ -232,7 +256,7 @@ class Matcher:
 
     def __init__(self, options: GrepOptions) -> None:
         self.options = options
-        self._compiled: Any = None
+        self._compiled: Compiled | None = None
         pattern = options.pattern
         plan = None if options.ignore_case else (
             ([pattern.encode("utf-8", errors="surrogateescape")], True) if options.fixed
@@ -263,7 +287,7 @@ class Matcher:
             raise _pattern_error(pattern, str(message)) from None
         self._compiled = compiled
 
-    def find(self, buf: Any, pos: int, end: int) -> tuple[int, int] | None:
+    def find(self, buf: ByteBuffer, pos: int, end: int) -> tuple[int, int] | None:
         """Span of the leftmost match in ``buf[pos:end]`` (offsets in ``buf``), or None."""
         if self._exact:
             best: tuple[int, int] | None = None
@@ -272,10 +296,11 @@ class Matcher:
                 if s >= 0 and (best is None or s < best[0]):
                     best = (s, s + len(lit))
             return best
+        assert self._compiled is not None  # not exact: compiled in __init__
         m = self._compiled.search(buf, pos, end)
         return None if m is None else m.span()
 
-    def hits(self, buf: Any, end: int) -> Callable[[int], tuple[int, int, bool] | None]:
+    def hits(self, buf: ByteBuffer, end: int) -> Callable[[int], tuple[int, int, bool] | None]:
         """A function ``pos -> (start, end, exact)`` for scanning ``buf[:end]`` forwards.
 
         ``exact`` false means the span is only a candidate (a required literal) and the line
@@ -421,8 +446,8 @@ def grep_lines(lines: Iterable[tuple[int, bytes | str]], options: GrepOptions,
 # ------------------------------------------------------------------------------ byte buffers
 
 
-def _line_counter(buf: Any, start: int, first_lineno: int,
-                  line_starts: Any) -> Callable[[int], int]:
+def _line_counter(buf: ByteBuffer, start: int, first_lineno: int,
+                  line_starts: Sequence[int] | None) -> Callable[[int], int]:
     """A function from a line-start offset to its 1-based line number (offsets only grow)."""
     if line_starts is not None:
         base = bisect_right(line_starts, start) - first_lineno
@@ -443,7 +468,7 @@ def _line_counter(buf: Any, start: int, first_lineno: int,
     return by_counting
 
 
-def _matching_lines(buf: Any, m: Matcher, start: int, end: int) -> Iterator[tuple[int, int]]:
+def _matching_lines(buf: ByteBuffer, m: Matcher, start: int, end: int) -> Iterator[tuple[int, int]]:
     """(line start, line end) of each line in ``buf[start:end]`` that contains a match."""
     hit, find, bfind, brfind = m.hits(buf, end), m.find, buf.find, buf.rfind
     pos = start
@@ -481,7 +506,7 @@ def _matching_lines(buf: Any, m: Matcher, start: int, end: int) -> Iterator[tupl
         pos = le + 1
 
 
-def _all_lines(buf: Any, start: int, end: int) -> Iterator[tuple[int, int]]:
+def _all_lines(buf: ByteBuffer, start: int, end: int) -> Iterator[tuple[int, int]]:
     bfind = buf.find
     pos = start
     while pos < end:
@@ -492,7 +517,7 @@ def _all_lines(buf: Any, start: int, end: int) -> Iterator[tuple[int, int]]:
         pos = le + 1
 
 
-def _inverted(buf: Any, m: Matcher, start: int, end: int) -> Iterator[tuple[int, int]]:
+def _inverted(buf: ByteBuffer, m: Matcher, start: int, end: int) -> Iterator[tuple[int, int]]:
     pos = start
     for ls, le in _matching_lines(buf, m, start, end):
         if ls > pos:
@@ -502,7 +527,7 @@ def _inverted(buf: Any, m: Matcher, start: int, end: int) -> Iterator[tuple[int,
         yield from _all_lines(buf, pos, end)
 
 
-def _window(buf: Any, m: Matcher | None, ls: int, le: int) -> tuple[int, int]:
+def _window(buf: ByteBuffer, m: Matcher | None, ls: int, le: int) -> tuple[int, int]:
     """The window (start, end offsets in ``buf``) of the long line ``buf[ls:le]`` shown
     around its first match (``m``), or at its start (no ``m``, or no match: ``-v``). A
     window never splits a UTF-8 character."""
@@ -517,8 +542,8 @@ def _window(buf: Any, m: Matcher | None, ls: int, le: int) -> tuple[int, int]:
     return lo, hi
 
 
-def grep_buffer(buf: Any, options: GrepOptions, *, start: int = 0, end: int | None = None,
-                first_lineno: int = 1, line_starts: Any = None,
+def grep_buffer(buf: ByteBuffer, options: GrepOptions, *, start: int = 0, end: int | None = None,
+                first_lineno: int = 1, line_starts: Sequence[int] | None = None,
                 matcher: Matcher | None = None, window_over: int | None = None
                 ) -> Iterator[Region]:
     """Regions of selected lines with context in ``buf[start:end]``.
@@ -603,8 +628,8 @@ def grep_buffer(buf: Any, options: GrepOptions, *, start: int = 0, end: int | No
         yield Region(cur)
 
 
-def _extend_after(cur: list[GrepLine], buf: Any, last_no: int, last_end: int, k: int, end: int,
-                  line: Callable[[int, int, int, bool], GrepLine]) -> None:
+def _extend_after(cur: list[GrepLine], buf: ByteBuffer, last_no: int, last_end: int, k: int,
+                  end: int, line: Callable[[int, int, int, bool], GrepLine]) -> None:
     pos = last_end + 1
     for i in range(k):
         if pos >= end:
@@ -615,8 +640,9 @@ def _extend_after(cur: list[GrepLine], buf: Any, last_no: int, last_end: int, k:
         pos = e + 1
 
 
-def iter_selected_lines(buf: Any, options: GrepOptions, *, start: int = 0, end: int | None = None,
-                        first_lineno: int = 1, line_starts: Any = None,
+def iter_selected_lines(buf: ByteBuffer, options: GrepOptions, *, start: int = 0,
+                        end: int | None = None,
+                        first_lineno: int = 1, line_starts: Sequence[int] | None = None,
                         matcher: Matcher | None = None) -> Iterator[tuple[int, int, int]]:
     """``(lineno, start offset, end offset)`` of every selected line, no context, no -m.
 
@@ -631,6 +657,7 @@ def iter_selected_lines(buf: Any, options: GrepOptions, *, start: int = 0, end: 
         yield lineno_of(ls), ls, le
 
 
-def matching_line_numbers(buf: Any, options: GrepOptions, *, line_starts: Any = None) -> list[int]:
+def matching_line_numbers(buf: ByteBuffer, options: GrepOptions, *,
+                          line_starts: Sequence[int] | None = None) -> list[int]:
     """Numbers of the selected lines (no context, no limit) -- for counts and benchmarks."""
     return [n for n, _, _ in iter_selected_lines(buf, options, line_starts=line_starts)]

@@ -14,14 +14,20 @@ selection itself runs on the capture-free matcher, so lines that do not match co
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 from scratch.errors import InvalidPattern, UsageError, argument
-from scratch.query.grep import GrepOptions, compile_pattern, iter_selected_lines
+from scratch.query.grep import (
+    ByteBuffer,
+    Compiled,
+    GrepOptions,
+    compile_pattern,
+    iter_selected_lines,
+)
 from scratch.valuecounts import MISSING, CountBy, rank, tally
 
 
-def _capturing(options: GrepOptions) -> Any:
+def _capturing(options: GrepOptions) -> Compiled:
     import re2
 
     opts = re2.Options()
@@ -32,12 +38,13 @@ def _capturing(options: GrepOptions) -> Any:
     if options.fixed:
         opts.literal = True
     try:
-        return re2.compile(source, opts)
+        compiled: Compiled = re2.compile(source, opts)
+        return compiled
     except re2.error as exc:  # compile_pattern already checked it: a guard only
         raise InvalidPattern(f"invalid pattern: {exc}", pattern=options.pattern) from None
 
 
-def group_index(compiled: Any, group: str | int) -> int:
+def group_index(compiled: Compiled, group: str | int) -> int:
     """The number of ``group`` (a number or a name) in ``compiled``; a clear error when the
     pattern has no such group."""
     names = {(k.decode() if isinstance(k, bytes) else str(k)): int(v)
@@ -57,8 +64,8 @@ def group_index(compiled: Any, group: str | int) -> int:
                      code="invalid_argument", group=text, groups=count, names=list(names))
 
 
-def group_counts(buf: Any, options: GrepOptions, group: str | int, *,
-                 line_starts: Any = None, name: str | None = None) -> CountBy:
+def group_counts(buf: ByteBuffer, options: GrepOptions, group: str | int, *,
+                 line_starts: Sequence[int] | None = None, name: str | None = None) -> CountBy:
     """Value counts of ``group`` over the selected lines of ``buf`` (every bucket)."""
     if options.invert:
         raise UsageError(f"{argument('invert')} selects lines that do not match: they have no "
@@ -67,7 +74,7 @@ def group_counts(buf: Any, options: GrepOptions, group: str | int, *,
     compiled = _capturing(options)
     k = group_index(compiled, group)
 
-    def values() -> Any:
+    def values() -> Iterator[tuple[object]]:
         for _, ls, le in iter_selected_lines(buf, options, line_starts=line_starts,
                                              matcher=matcher):
             line = bytes(buf[ls:le])

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, NotRequired, TypedDict, TypeVar
 
 from scratch.errors import InvalidPattern, KeyPathNotFound, UsageError, argument
-from scratch.jsonvalues import json_type
+from scratch.jsonvalues import JSON, JsonObject, json_type
 from scratch.pathnames import WILDCARD, Segment, Wildcard, format_path
 from scratch.query.paths import (
     ParsedPath,
@@ -40,16 +40,48 @@ from scratch.query.paths import (
     quoted_end,
 )
 
+if TYPE_CHECKING:
+    from jsonpath_rfc9535 import JSONPathEnvironment, JSONPathQuery
+
 ELLIPSIS = "…"
+T = TypeVar("T")
 
 
-def _window(items: Iterable[Any], offset: int, limit: int | None, pre_windowed: bool
-            ) -> Iterator[tuple[int, Any]]:
+class Window(TypedDict):
+    """The part of an array an answer covers (``total``: its length when known)."""
+
+    offset: int
+    limit: int | None
+    total: int | None
+
+
+class FieldSchema(TypedDict):
+    """One key path of :func:`item_schema`."""
+
+    path: str
+    types: dict[str, int]
+    present: int
+    presence: str
+    element_types: NotRequired[dict[str, int]]
+
+
+class ItemSchema(TypedDict):
+    """What :func:`item_schema` answers."""
+
+    items: int
+    item_types: dict[str, int]
+    not_json: int
+    fields: list[FieldSchema]
+    window: Window | None
+
+
+def _window(items: Iterable[T], offset: int, limit: int | None, pre_windowed: bool
+            ) -> Iterator[tuple[int, T]]:
     """(array index, item) pairs of the window."""
     if offset < 0 or (limit is not None and limit < 0):
         raise UsageError("offset and limit must not be negative", offset=offset, limit=limit)
     if pre_windowed:
-        source: Iterable[Any] = items if limit is None else itertools.islice(items, limit)
+        source: Iterable[T] = items if limit is None else itertools.islice(items, limit)
     elif isinstance(items, Sequence) and not isinstance(items, (str, bytes)):
         source = items[offset:] if limit is None else items[offset : offset + limit]
     else:
@@ -58,7 +90,7 @@ def _window(items: Iterable[Any], offset: int, limit: int | None, pre_windowed: 
     return zip(itertools.count(offset), source)
 
 
-def _known_total(items: Iterable[Any], total: int | None, offset: int, limit: int | None,
+def _known_total(items: Iterable[object], total: int | None, offset: int, limit: int | None,
                  seen: int, pre_windowed: bool, stopped: bool = False) -> int | None:
     """The array length when it is known (given, a sequence, or we ran off its end)."""
     if total is not None:
@@ -73,7 +105,7 @@ def _known_total(items: Iterable[Any], total: int | None, offset: int, limit: in
 
 
 def _window_info(offset: int, limit: int | None, seen: int, total: int | None
-                 ) -> dict[str, Any] | None:
+                 ) -> Window | None:
     """The window, when it is not the whole array."""
     if offset == 0 and total is not None and seen >= total:
         return None
@@ -96,7 +128,7 @@ def _count(types: dict[str, int], t: str) -> None:
     types[t] = types.get(t, 0) + 1
 
 
-def _add(node: _Node, value: dict[str, Any], depth_left: int | None) -> None:
+def _add(node: _Node, value: JsonObject, depth_left: int | None) -> None:
     """Record the keys of one object ``value`` under ``node``."""
     deeper = depth_left is None or depth_left > 1
     below = None if depth_left is None else depth_left - 1
@@ -107,22 +139,22 @@ def _add(node: _Node, value: dict[str, Any], depth_left: int | None) -> None:
         child.present += 1
         t = json_type(child_value)
         _count(child.types, t)
-        if t == "object" and deeper:
+        if t == "object" and deeper and isinstance(child_value, dict):
             _add(child, child_value, below)
-        elif t == "array":
+        elif t == "array" and isinstance(child_value, (list, tuple)):
             for element in child_value:
                 et = json_type(element)
                 _count(child.element_types, et)
-                if et == "object" and deeper:
+                if et == "object" and deeper and isinstance(element, dict):
                     if child.elements is None:
                         child.elements = _Node()
                     _add(child.elements, element, below)
 
 
-def _flatten(node: _Node, prefix: list[Any], n: int, out: list[dict[str, Any]]) -> None:
+def _flatten(node: _Node, prefix: list[Segment], n: int, out: list[FieldSchema]) -> None:
     for key, child in node.children.items():
         path = [*prefix, key]
-        entry: dict[str, Any] = {
+        entry: FieldSchema = {
             "path": format_path(path),
             "types": dict(child.types),
             "present": child.present,
@@ -137,9 +169,9 @@ def _flatten(node: _Node, prefix: list[Any], n: int, out: list[dict[str, Any]]) 
             _flatten(child.elements, [*path, WILDCARD], sum(child.element_types.values()), out)
 
 
-def item_schema(items: Iterable[Any], *, offset: int = 0, limit: int | None = None,
+def item_schema(items: Iterable[JSON], *, offset: int = 0, limit: int | None = None,
                 total: int | None = None, depth: int | None = None,
-                pre_windowed: bool = False, not_json: Collection[int] = ()) -> dict[str, Any]:
+                pre_windowed: bool = False, not_json: Collection[int] = ()) -> ItemSchema:
     """Union of the keys of the items in the window.
 
     Returns ``{"items": n, "item_types": {type: count}, "not_json": m, "fields": [...],
@@ -164,10 +196,10 @@ def item_schema(items: Iterable[Any], *, offset: int = 0, limit: int | None = No
             continue
         t = json_type(item)
         item_types[t] = item_types.get(t, 0) + 1
-        if t == "object":
+        if t == "object" and isinstance(item, dict):
             _add(root, item, depth)
     total = _known_total(items, total, offset, limit, seen, pre_windowed)
-    fields: list[dict[str, Any]] = []
+    fields: list[FieldSchema] = []
     _flatten(root, [], seen - bad, fields)
     return {
         "items": seen,
@@ -191,13 +223,13 @@ class Where:
     both sides were null or missing (what the answer warns about)."""
 
     text: str
-    _query: Any
-    _test: Any = field(default=None, compare=False)
+    _query: JSONPathQuery
+    _test: Callable[[JSON], object] | None = field(default=None, compare=False)
     pairs: tuple[tuple[str, ParsedPath, str, ParsedPath], ...] = field(default=(),
                                                                           compare=False)
     nulls: list[int] = field(default_factory=lambda: [0], compare=False)
 
-    def __call__(self, item: Any) -> bool:
+    def __call__(self, item: JSON) -> bool:
         if self._test is not None:
             matched = bool(self._test(item))
         else:
@@ -212,7 +244,7 @@ class Where:
             self.nulls[0] += 1
         return matched
 
-    def both_null(self, item: Any) -> bool:
+    def both_null(self, item: JSON) -> bool:
         """Whether, for one of :attr:`pairs`, both sides are null or missing in ``item``."""
         return any(_field_value(item, a)[0] is None and _field_value(item, b)[0] is None
                    for _, a, _, b in self.pairs)
@@ -235,7 +267,7 @@ class WhereError(InvalidPattern):
 
     code = "invalid_path"
 
-    def __init__(self, message: str, *, fix: str | None, **details: Any) -> None:
+    def __init__(self, message: str, *, fix: str | None, **details: object) -> None:
         super().__init__(message, code="invalid_path", argument="where", **details)
         self.fix = fix
 
@@ -246,7 +278,7 @@ NUMBER_CHARS = 100  # of a string number() reads as a number; longer: not a numb
 _NUMBER_RE = None
 
 
-def _number(value: Any) -> Any:
+def _number(value: object) -> object:
     """``number(@.x)``: a number as it is, a number-like string (``"3"``, ``" 2.5e3 "``) as
     that number; anything else (bools, other strings, null, missing) is Nothing, which
     compares equal only to Nothing and is neither < nor > anything."""
@@ -270,17 +302,17 @@ def _number(value: Any) -> Any:
     return int(text) if m.group(1) is not None else float(text)
 
 
-def _case(convert: str) -> Any:
-    def apply(value: Any) -> Any:
+def _case(convert: str) -> Callable[[object], object]:
+    def apply(value: object) -> object:
         from jsonpath_rfc9535 import NOTHING
         return getattr(value, convert)() if isinstance(value, str) else NOTHING
     return apply
 
 
-_WHERE_ENV: Any = None
+_WHERE_ENV: JSONPathEnvironment | None = None
 
 
-def where_env() -> Any:
+def where_env() -> JSONPathEnvironment:
     """The JSONPath environment of ``--where``: the library's, plus ``number``, ``lower`` and
     ``upper`` registered as the library registers its own (JSONPath queries elsewhere stay
     plain RFC 9535)."""
@@ -293,10 +325,10 @@ def where_env() -> Any:
             arg_types = [ExpressionType.VALUE]
             return_type = ExpressionType.VALUE
 
-            def __init__(self, apply: Any) -> None:
+            def __init__(self, apply: Callable[[object], object]) -> None:
                 self.apply = apply
 
-            def __call__(self, value: Any) -> Any:
+            def __call__(self, value: object) -> object:
                 return self.apply(value)
 
         class WhereEnvironment(JSONPathEnvironment):
@@ -310,7 +342,7 @@ def where_env() -> Any:
     return _WHERE_ENV
 
 
-def _direct_test(query: Any) -> Any:
+def _direct_test(query: JSONPathQuery) -> Callable[[JSON], object] | None:
     """The filter of ``$[?expr]`` as a function of one item: the expression evaluated the way
     the library's filter selector evaluates it for each element of ``[item]`` (same context:
     the element, and that list as the root), without building a node list per item -- 2.5x
@@ -326,8 +358,9 @@ def _direct_test(query: Any) -> Any:
         return None
     expression, env = selector.expression, selector.env
 
-    def test(item: Any) -> Any:
-        return expression.evaluate(FilterContext(env=env, current=item, root=[item]))
+    def test(item: JSON) -> object:
+        return expression.evaluate(FilterContext(env=env, current=item,
+                                                 root=[item]))
 
     return test
 
@@ -352,7 +385,7 @@ def _lone_equals(text: str) -> int | None:
     return None
 
 
-def _nodes(expression: Any) -> Iterator[Any]:
+def _nodes(expression: object) -> Iterator[object]:
     """Every node of a filter expression tree, parents first."""
     stack = [expression]
     while stack:
@@ -364,7 +397,7 @@ def _nodes(expression: Any) -> Iterator[Any]:
         stack.extend(reversed(list(getattr(node, "args", None) or ())))
 
 
-def _quote(value: Any) -> str:
+def _quote(value: object) -> str:
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     return json.dumps(value)
@@ -375,7 +408,7 @@ def _item_path(name: str) -> str:
     return "@" + format_jsonpath([name])[1:]
 
 
-def _check_reads_item(text: str, query: Any) -> None:
+def _check_reads_item(text: str, query: JSONPathQuery) -> None:
     """Refuse a filter that reads no field of the item: ``$.status.phase == 'Running'`` (the
     whole document, here the array holding the item) or ``"genre" == "Comedy"`` (two
     strings): both are the same for every item, so they match all or none, silently."""
@@ -423,7 +456,7 @@ def _at(segments: Sequence[Segment]) -> str:
     return "@" + format_jsonpath(segments)[1:]
 
 
-def _field_pairs(query: Any) -> tuple[tuple[str, ParsedPath, str, ParsedPath], ...]:
+def _field_pairs(query: JSONPathQuery) -> tuple[tuple[str, ParsedPath, str, ParsedPath], ...]:
     """The comparisons of two item fields that null == null makes true (see :class:`Where`)."""
     from jsonpath_rfc9535.filter_expressions import ComparisonExpression, RelativeFilterQuery
     out = []
@@ -497,7 +530,7 @@ def _bare_name_error(text: str) -> WhereError | None:
                       path=text, position=at)
 
 
-def _check_patterns(text: str, query: Any, offset: int) -> None:
+def _check_patterns(text: str, query: JSONPathQuery, offset: int) -> None:
     """Refuse a ``match()``/``search()`` whose pattern is no valid I-Regexp (RFC 9485): RFC
     9535 makes such a test false for every item, so a typo would answer "0 match" without a
     word. The position is the pattern's in ``text``, plus where in the pattern it fails."""
@@ -609,14 +642,14 @@ class Rows:
     """
 
     fields: list[str]
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, JSON]]
     scanned: int
-    window: dict[str, Any] | None
+    window: Window | None
     next_offset: int | None
     where: str | None = None
 
 
-def _field_value(item: Any, parsed: ParsedPath) -> tuple[Any, tuple[str | int, ...] | None]:
+def _field_value(item: JSON, parsed: ParsedPath) -> tuple[JSON, tuple[str | int, ...] | None]:
     """(value, concrete location) of one field in one item; (None, None) when missing."""
     try:
         matches = list(iter_matches(item, parsed, explain_missing=False))
@@ -632,7 +665,7 @@ def _field_value(item: Any, parsed: ParsedPath) -> tuple[Any, tuple[str | int, .
     return [m.value for m in matches] or None, None
 
 
-def _preview(value: Any, limit: int) -> tuple[Any, int | None]:
+def _preview(value: JSON, limit: int) -> tuple[JSON, int | None]:
     """(shown value, full length if cut)."""
     if isinstance(value, str):
         return (value, None) if len(value) <= limit else (value[:limit] + ELLIPSIS, len(value))
@@ -642,7 +675,7 @@ def _preview(value: Any, limit: int) -> tuple[Any, int | None]:
     return value, None
 
 
-def iterate_rows(items: Iterable[Any], fields: Sequence[str], *, offset: int = 0,
+def iterate_rows(items: Iterable[JSON], fields: Sequence[str], *, offset: int = 0,
                  limit: int | None = None, where: str | Where | None = None,
                  preview_chars: int = 200, array_location: Sequence[str | int] = (),
                  max_rows: int | None = None, total: int | None = None,
@@ -659,7 +692,7 @@ def iterate_rows(items: Iterable[Any], fields: Sequence[str], *, offset: int = 0
     check_field_count(len(fields))
     parsed = list(paths) if paths is not None else [parse_path(f) for f in fields]
     flt = compile_where(where) if isinstance(where, str) else where
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, JSON]] = []
     scanned = 0
     stopped = False
     for index, item in _window(items, offset, limit, pre_windowed):
@@ -669,8 +702,8 @@ def iterate_rows(items: Iterable[Any], fields: Sequence[str], *, offset: int = 0
         scanned += 1
         if flt is not None and not flt(item):
             continue
-        row: dict[str, Any] = {"_index": index}
-        cut: dict[str, Any] = {}
+        row: dict[str, JSON] = {"_index": index}
+        cut: dict[str, JSON] = {}
         for name, p in zip(fields, parsed, strict=True):
             value, location = _field_value(item, p)
             shown, full = _preview(value, preview_chars)
@@ -720,16 +753,16 @@ class Absent(NamedTuple):
     near: list[str]
 
 
-def _present(item: Any, parsed: ParsedPath) -> bool:
+def _present(item: JSON, parsed: ParsedPath) -> bool:
     try:
         return next(iter_matches(item, parsed, explain_missing=False), None) is not None
     except KeyPathNotFound:
         return False
 
 
-def _down(nodes: list[Any], seg: Segment) -> list[Any]:
+def _down(nodes: list[JSON], seg: Segment) -> list[JSON]:
     """The values one step below ``nodes`` (dot-path semantics; ``*`` takes every child)."""
-    out: list[Any] = []
+    out: list[JSON] = []
     for node in nodes:
         if isinstance(seg, Wildcard):
             if isinstance(node, dict):
@@ -756,7 +789,7 @@ def close_keys(want: str, keys: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(k for k in close if k != want))[:3]
 
 
-def absent_field(items: Iterable[Any], field_text: str, parsed: ParsedPath | None = None,
+def absent_field(items: Iterable[JSON], field_text: str, parsed: ParsedPath | None = None,
                  *, skip: Collection[int] = (), offset: int = 0) -> Absent | None:
     """``None`` when some item of ``items`` (array indexes from ``offset``; those in ``skip``
     are not JSON and do not count) has ``field_text``; else what the items have instead.
@@ -804,7 +837,7 @@ def where_paths(where: Where) -> list[tuple[str, ParsedPath]]:
     from scratch.pathnames import format_jsonpath
     out: dict[str, ParsedPath] = {}
 
-    def walk(node: Any, valued: bool) -> None:
+    def walk(node: object, valued: bool) -> None:
         kind = type(node).__name__
         if kind == "RelativeFilterQuery":
             if not valued:
@@ -830,7 +863,7 @@ def where_paths(where: Where) -> list[tuple[str, ParsedPath]]:
     return list(out.items())
 
 
-def _compared(where: Where) -> list[tuple[str, ParsedPath, str, Any, str]]:
+def _compared(where: Where) -> list[tuple[str, ParsedPath, str, object, str]]:
     """The comparisons of one item field with a literal in ``where``, as (the field as
     written, its path, the operator, the literal's value, the comparison as written)."""
     from jsonpath_rfc9535.filter_expressions import (
@@ -865,16 +898,16 @@ def _compared(where: Where) -> list[tuple[str, ParsedPath, str, Any, str]]:
     return out
 
 
-def _number_like(value: str) -> bool:
+def _number_like(value: object) -> bool:
     return _number(value) is not _nothing()
 
 
-def _nothing() -> Any:
+def _nothing() -> object:
     from jsonpath_rfc9535 import NOTHING
     return NOTHING
 
 
-def comparison_warnings(where: Where, items: Iterable[Any]) -> list[str]:
+def comparison_warnings(where: Where, items: Iterable[JSON]) -> list[str]:
     """Warnings for a ``--where`` comparison that meets only values of another type than its
     literal in ``items`` (a sample of the array): ``@.PRIORITY <= 3`` where PRIORITY holds
     strings (journald's) is false for every item, as RFC 9535 has it, so the answer would be
@@ -911,7 +944,7 @@ def comparison_warnings(where: Where, items: Iterable[Any]) -> list[str]:
     return out
 
 
-def _values(item: Any, parsed: ParsedPath) -> list[Any]:
+def _values(item: JSON, parsed: ParsedPath) -> list[JSON]:
     try:
         return [m.value for m in iter_matches(item, parsed, explain_missing=False)]
     except (InvalidPattern, KeyPathNotFound, RecursionError):

@@ -39,10 +39,10 @@ import difflib
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from scratch.errors import InvalidPattern, KeyPathNotFound
-from scratch.jsonvalues import json_type
+from scratch.jsonvalues import JSON, json_type
 from scratch.pathnames import (
     MAX_AVAILABLE_KEYS,
     WILDCARD,
@@ -53,7 +53,7 @@ from scratch.pathnames import (
 )
 
 if TYPE_CHECKING:
-    from jsonpath_rfc9535 import JSONPathEnvironment, JSONPathQuery
+    from jsonpath_rfc9535 import JSONPathEnvironment, JSONPathQuery, JSONValue
 
 _INT_RE = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
 _POINTER_INDEX_RE = re.compile(r"(?:0|[1-9][0-9]*)\Z")
@@ -68,7 +68,7 @@ def _shown(text: str) -> str:
     return text if len(text) <= SHOWN_PATH_CHARS else text[:SHOWN_PATH_CHARS] + "…"
 
 
-def _invalid(message: str, text: str, position: int, **details: Any) -> InvalidPattern:
+def _invalid(message: str, text: str, position: int, **details: object) -> InvalidPattern:
     if len(text) > SHOWN_PATH_CHARS:
         details.setdefault("path_length", len(text))
     return InvalidPattern(
@@ -338,7 +338,7 @@ def compile_jsonpath(text: str, *, offset: int = 0, shown: str | None = None,
         raise _invalid(f"invalid JSONPath: {type(exc).__name__}", shown_text, 0) from None
 
 
-def _plain_chain(query: Any) -> tuple[str | int, ...] | None:
+def _plain_chain(query: JSONPathQuery) -> tuple[str | int, ...] | None:
     from jsonpath_rfc9535.segments import JSONPathChildSegment
     from jsonpath_rfc9535.selectors import IndexSelector, NameSelector
 
@@ -406,7 +406,7 @@ def parse_field(text: str, columns: Sequence[str] = ()) -> ParsedPath:
     return parsed._replace(text=text, function="length")
 
 
-def apply_function(parsed: ParsedPath, value: Any) -> Any:
+def apply_function(parsed: ParsedPath, value: JSON) -> JSON:
     """``value`` through the field's function (:func:`parse_field`); as it is without one."""
     if parsed.function != "length":
         return value
@@ -428,14 +428,14 @@ class PathMatch(NamedTuple):
     """One node: its concrete location and value."""
 
     location: tuple[str | int, ...]
-    value: Any
+    value: JSON
 
     @property
     def path(self) -> str:
         return format_path(self.location)
 
 
-def _step(node: Any, seg: Segment, strict: bool) -> tuple[bool, str | int, Any]:
+def _step(node: JSON, seg: Segment, strict: bool) -> tuple[bool, str | int, JSON]:
     """One step down: (found, concrete segment, child)."""
     if isinstance(node, dict):
         if isinstance(seg, int) and strict:
@@ -453,8 +453,8 @@ def _step(node: Any, seg: Segment, strict: bool) -> tuple[bool, str | int, Any]:
     return False, seg if isinstance(seg, (str, int)) else 0, None
 
 
-def _locate(value: Any, segments: Sequence[Segment], strict: bool = False
-            ) -> tuple[int, list[str | int], Any]:
+def _locate(value: JSON, segments: Sequence[Segment], strict: bool = False
+            ) -> tuple[int, list[str | int], JSON]:
     """Walk as far as possible: (number of segments consumed, concrete location, node)."""
     node = value
     loc: list[str | int] = []
@@ -469,7 +469,7 @@ def _locate(value: Any, segments: Sequence[Segment], strict: bool = False
     return len(segments), loc, node
 
 
-def locate(value: Any, segments: Sequence[Segment], *, path_text: str | None = None,
+def locate(value: JSON, segments: Sequence[Segment], *, path_text: str | None = None,
            strict: bool = False) -> PathMatch:
     """The node at ``segments`` with its concrete location, or :class:`KeyPathNotFound`."""
     done, loc, node = _locate(value, segments, strict)
@@ -478,24 +478,24 @@ def locate(value: Any, segments: Sequence[Segment], *, path_text: str | None = N
     raise _not_found(value, segments, done, loc, node, path_text, strict)
 
 
-def resolve(value: Any, segments: Sequence[Segment]) -> Any:
+def resolve(value: JSON, segments: Sequence[Segment]) -> JSON:
     """The value at ``segments`` (see :func:`locate` for the errors)."""
     return locate(value, segments).value
 
 
-def _try_rest(node: Any, prefix: list[str | int], rest: Sequence[Segment]) -> list[str | int]:
+def _try_rest(node: JSON, prefix: list[str | int], rest: Sequence[Segment]) -> list[str | int]:
     """``prefix`` + as much of ``rest`` as resolves under ``node`` (all of it, or nothing)."""
     done, loc, _ = _locate(node, rest)
     return prefix + loc if done == len(rest) else prefix
 
 
-def _not_found(root: Any, segments: Sequence[Segment], i: int, loc: list[str | int], node: Any,
+def _not_found(root: JSON, segments: Sequence[Segment], i: int, loc: list[str | int], node: JSON,
                path_text: str | None, strict: bool) -> KeyPathNotFound:
     seg = segments[i]
     rest = segments[i + 1 :]
     text = path_text if path_text is not None else format_path(segments)
     prefix = format_path(loc)
-    details: dict[str, Any] = {
+    details: dict[str, object] = {
         "path": text,
         "valid_prefix": prefix,
         "failed_segment": seg,
@@ -554,10 +554,12 @@ def _not_found(root: Any, segments: Sequence[Segment], i: int, loc: list[str | i
         if isinstance(node, str) and node.lstrip()[:1] in ("{", "["):
             details["hint"] = "the value is a string that holds JSON text"
     details["suggestions"] = list(dict.fromkeys(suggestions))
-    return KeyPathNotFound(message, **details)
+    error = KeyPathNotFound(message)
+    error.details.update(details)
+    return error
 
 
-def iter_matches(value: Any, path: str | ParsedPath, *, explain_missing: bool = True
+def iter_matches(value: JSON, path: str | ParsedPath, *, explain_missing: bool = True
                  ) -> Iterator[PathMatch]:
     """Every node ``path`` selects, in document order (JSONPath: the library's node order).
 
@@ -578,9 +580,11 @@ def iter_matches(value: Any, path: str | ParsedPath, *, explain_missing: bool = 
         query = compile_jsonpath(parsed.jsonpath or "$")
     found = False
     try:
-        for node in query.finditer(value):
+        # the library reads plain dicts and lists (what parsing JSON gives) and types its
+        # nodes' values as object: they are parts of ``value``
+        for node in query.finditer(cast("JSONValue", value)):
             found = True
-            yield PathMatch(tuple(node.location), node.value)
+            yield PathMatch(tuple(node.location), cast(JSON, node.value))
     except jp.JSONPathError as exc:
         raise InvalidPattern(f"JSONPath evaluation failed: {exc.args[0] if exc.args else exc}",
                              code="invalid_path", path=parsed.text) from None
@@ -590,7 +594,7 @@ def iter_matches(value: Any, path: str | ParsedPath, *, explain_missing: bool = 
         locate(value, parsed.segments, path_text=parsed.text, strict=True)
 
 
-def evaluate(value: Any, path: str | ParsedPath, *, explain_missing: bool = True
+def evaluate(value: JSON, path: str | ParsedPath, *, explain_missing: bool = True
              ) -> list[PathMatch]:
     """All matches of ``path`` as a list (see :func:`iter_matches`)."""
     return list(iter_matches(value, path, explain_missing=explain_missing))

@@ -32,9 +32,9 @@ line ranges); both write paths with ``format_path``.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
-from scratch.jsonvalues import json_type
+from scratch.jsonvalues import JSON, json_type
 from scratch.pathnames import WILDCARD, Segment, format_path
 
 
@@ -50,12 +50,12 @@ class SchemaNode(TypedDict):
     truncated: NotRequired[bool]
 
 
-def _length_of(values: list[Any]) -> int | list[int]:
+def _length_of(values: list[str] | list[list[JSON]]) -> int | list[int]:
     lengths = [len(v) for v in values]
     return lengths[0] if len(lengths) == 1 else [min(lengths), max(lengths)]
 
 
-def _walk(values: list[Any], path: list[Segment], merged: bool, depth_left: int,
+def _walk(values: list[JSON], path: list[Segment], merged: bool, depth_left: int,
           out: list[SchemaNode]) -> None:
     types: dict[str, int] = {}
     for v in values:
@@ -94,7 +94,7 @@ def _walk(values: list[Any], path: list[Segment], merged: bool, depth_left: int,
         _walk(elements, [*path, WILDCARD], True, depth_left - 1, out)
 
 
-def schema_of_value(value: Any, depth: int = 4) -> list[SchemaNode]:
+def schema_of_value(value: JSON, depth: int = 4) -> list[SchemaNode]:
     """The schema nodes of ``value`` down to ``depth`` segments (see the module docstring)."""
     out: list[SchemaNode] = []
     _walk([value], [], False, depth, out)

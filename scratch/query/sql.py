@@ -37,11 +37,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.errors import LimitExceeded, UsageError
 
 if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
+
     from scratch.query.sqlcopy import Copy
 
 TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
@@ -63,7 +65,7 @@ class Source:
 
     kind: str  # ndjson, json, csv, rows, lines
     path: Path | None = None
-    rows: Callable[[], Iterable[Mapping[str, Any]]] | None = field(default=None, compare=False)
+    rows: Callable[[], Iterable[Mapping[str, object]]] | None = field(default=None, compare=False)
     location: tuple[str | int, ...] = ()  # json: where the array of items is
     delimiter: str = ","
     columns: tuple[tuple[str, str], ...] = ()  # csv: (name, scratch column type)
@@ -92,7 +94,7 @@ class Source:
         return cls("csv", Path(path), delimiter=delimiter, columns=tuple(columns))
 
     @classmethod
-    def records(cls, rows: Callable[[], Iterable[Mapping[str, Any]]]) -> Source:
+    def records(cls, rows: Callable[[], Iterable[Mapping[str, object]]]) -> Source:
         """Rows given by the caller (parsed log records, JSON items): ``rows()`` is called once
         and must give JSON-like dicts."""
         return cls("rows", rows=rows)
@@ -111,13 +113,13 @@ class SqlResult:
 
     columns: list[str]
     types: list[str]
-    rows: list[tuple[Any, ...]]
+    rows: list[tuple[object, ...]]  # DuckDB's values (json_value writes them as JSON)
     truncated: bool
     row_limit: int
     seconds: float
     copied: tuple[str, ...] = ()  # the tables read from their columnar copy
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"columns": self.columns, "types": self.types,
                 "rows": [list(r) for r in self.rows], "truncated": self.truncated,
                 "row_limit": self.row_limit}
@@ -135,7 +137,7 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _write_ndjson(rows: Iterable[Mapping[str, Any]], out: Path) -> None:
+def _write_ndjson(rows: Iterable[Mapping[str, object]], out: Path) -> None:
     import orjson
 
     from scratch.progress import report
@@ -376,7 +378,7 @@ class _Session:
         self.close()
 
 
-def _check_read_only(con: Any, query: str) -> None:
+def _check_read_only(con: DuckDBPyConnection, query: str) -> None:
     from scratch.query.duck import duckdb_module
     duckdb = duckdb_module()
 
@@ -588,7 +590,7 @@ def _copy_damaged(exc: BaseException) -> bool:
 
 
 def describe(tables: Mapping[str, Source], *, tmp_dir: Path | None = None,
-             copies: str = "off") -> dict[str, list[tuple[str, Any]]]:
+             copies: str = "off") -> dict[str, list[tuple[str, object]]]:
     """``{table: [(column, DuckDB type), ...]}`` (``copies`` as for :func:`run_sql`); each
     type a DuckDB type object: ``str()`` spells it whole, :func:`short_type` in short,
     :func:`expand_type` lists the fields one level inside it."""
@@ -601,11 +603,11 @@ def describe(tables: Mapping[str, Source], *, tmp_dir: Path | None = None,
 
 
 def _describe(tables: Mapping[str, Source], tmp_dir: Path | None, copies: str
-              ) -> dict[str, list[tuple[str, Any]]]:
+              ) -> dict[str, list[tuple[str, object]]]:
     from scratch.query.duck import duckdb_module
     duckdb = duckdb_module()
 
-    out: dict[str, list[tuple[str, Any]]] = {}
+    out: dict[str, list[tuple[str, object]]] = {}
     with _Session(tables, tmp_dir, copies) as s:
         for name in tables:
             while True:
@@ -633,7 +635,7 @@ def _describe(tables: Mapping[str, Source], tmp_dir: Path | None, copies: str
 SHORT_TYPE_CHARS = 60  # a column type longer than this is described in short
 
 
-def short_type(kind: Any) -> str:
+def short_type(kind: object) -> str:
     """A DuckDB type as ``--describe`` lists it: whole when at most :data:`SHORT_TYPE_CHARS`
     characters, else in short, every STRUCT inside it as ``STRUCT(42 fields)``
     (``MAP(VARCHAR, STRUCT(11 fields))``, ``STRUCT(3 fields)[]``): the whole type of a
@@ -642,7 +644,7 @@ def short_type(kind: Any) -> str:
     return text if len(text) <= SHORT_TYPE_CHARS else _outline(kind)
 
 
-def outlined(kind: Any) -> bool:
+def outlined(kind: object) -> bool:
     """Whether :func:`short_type` leaves parts of ``kind`` out."""
     return short_type(kind) != str(kind)
 
@@ -650,14 +652,15 @@ def outlined(kind: Any) -> bool:
 _NESTED = ("struct", "map", "list", "array", "union")
 
 
-def _children(kind: Any) -> list[tuple[str, Any]]:
+def _children(kind: object) -> list[tuple[str, object]]:
     """A nested type's children (name, type); none for another (DuckDB refuses to list them)."""
     if str(getattr(kind, "id", "")) not in _NESTED:
         return []
-    return list(kind.children)
+    children: list[tuple[str, object]] = list(getattr(kind, "children", ()))
+    return children
 
 
-def _outline(kind: Any) -> str:
+def _outline(kind: object) -> str:
     tag = str(getattr(kind, "id", ""))
     children = _children(kind)
     if tag == "struct":
@@ -675,7 +678,7 @@ def _outline(kind: Any) -> str:
     return str(kind)
 
 
-def _inside(kind: Any) -> tuple[Any, list[str]]:
+def _inside(kind: object) -> tuple[object, list[str]]:
     """The type a value of ``kind`` holds records of, through maps (their values) and lists
     (their elements), and the steps taken (``value``, ``element``)."""
     steps: list[str] = []
@@ -696,12 +699,12 @@ class Expanded(NamedTuple):
     """One column opened a level: ``fields`` of the records it holds (name, type), reached
     from ``kind`` (the type at the path) through ``steps`` (maps' values, lists' elements)."""
 
-    kind: Any
+    kind: object  # a DuckDB type object
     steps: list[str]
-    fields: list[tuple[str, Any]]
+    fields: list[tuple[str, object]]
 
 
-def expand_type(kind: Any, names: Sequence[str]) -> Expanded:
+def expand_type(kind: object, names: Sequence[str]) -> Expanded:
     """The fields one level inside the struct at ``names`` (struct field names, after the
     column's own) of a column of type ``kind``, stepping through maps and lists on the way.
     A name no struct there has raises ``KeyError`` with the fields that are (``args[1]``)."""
@@ -720,7 +723,7 @@ def expand_type(kind: Any, names: Sequence[str]) -> Expanded:
 # ---------------------------------------------------------------------------------- JSON
 
 
-def json_value(value: Any) -> Any:
+def json_value(value: object) -> object:
     """A result value as orjson can write it exactly (big integers and decimals as number
     fragments, dates and times as ISO text, bytes as hex, UUIDs as text)."""
     import datetime as dt
@@ -759,7 +762,7 @@ def json_rows(result: SqlResult) -> bytes:
     return orjson.dumps(doc)
 
 
-def iter_dict_rows(result: SqlResult) -> Iterator[dict[str, Any]]:
+def iter_dict_rows(result: SqlResult) -> Iterator[dict[str, object]]:
     """The rows as dicts keyed by column name (a repeated name keeps its last value)."""
     for row in result.rows:
         yield dict(zip(result.columns, row, strict=True))

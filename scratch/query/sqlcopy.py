@@ -50,7 +50,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 COPY_VERSION = 1
 DIR = "sql"
@@ -91,7 +94,7 @@ def _q(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _config() -> dict[str, Any]:
+def _config() -> dict[str, str | bool]:
     return {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
             "allow_community_extensions": False, "allow_unsigned_extensions": False,
             "python_enable_replacements": False, "max_memory": _MAX_MEMORY}
@@ -114,7 +117,7 @@ def damaged(exc: BaseException) -> bool:
         "checksum" in text or "not a valid duckdb database" in text
 
 
-def attach(con: Any, copy: Copy, alias: str) -> bool:
+def attach(con: DuckDBPyConnection, copy: Copy, alias: str) -> bool:
     """Attach ``copy`` read-only to ``con`` as ``alias``; False (and the copy removed) when it
     is missing or damaged."""
     from scratch.query.duck import duckdb_module

@@ -33,13 +33,40 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from scratch.jsonvalues import json_type
+from scratch.jsonvalues import JSON, JsonObject, json_type
 from scratch.pathnames import format_path
 
 _ISO_TIME = re.compile(
     r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?\Z")
+
+
+class FieldSummary(TypedDict):
+    """One field of :func:`summarize_values`."""
+
+    path: str
+    present: int
+    distinct: int
+    min: NotRequired[float | str]
+    max: NotRequired[float | str]
+    values: NotRequired[list[list[object]]]  # [value, count], biggest first
+    other: NotRequired[dict[str, int]]  # count and distinct of the values not listed
+
+
+class Summary(TypedDict):
+    """What :func:`summarize_values` answers."""
+
+    items: int
+    fields: list[FieldSummary]
+
+
+class RecordArray(TypedDict):
+    """An array of records found by :func:`find_record_arrays`."""
+
+    path: str
+    location: list[str | int]
+    length: int
 
 
 class _Field:
@@ -47,18 +74,19 @@ class _Field:
 
     def __init__(self) -> None:
         self.present = 0
-        self.counts: dict[Any, int] = {}
+        # (JSON type, value): a value a field holds (objects and arrays are not counted)
+        self.counts: dict[tuple[str, object], int] = {}
         self.numbers: list[float] = []
         self.strings_only = True
         self.times = True
 
 
-def _key(value: Any) -> Any:
+def _key(value: object) -> tuple[str, object]:
     # True == 1 and 1 == 1.0 in Python: keep JSON's distinction in the counts.
     return (json_type(value), value)
 
 
-def _walk(obj: dict[str, Any], prefix: list[str], fields: dict[tuple[str, ...], _Field],
+def _walk(obj: JsonObject, prefix: list[str], fields: dict[tuple[str, ...], _Field],
           depth_left: int, order: dict[tuple[str, ...], int]) -> None:
     for key, value in obj.items():
         path = (*prefix, key)
@@ -85,8 +113,8 @@ def _walk(obj: dict[str, Any], prefix: list[str], fields: dict[tuple[str, ...], 
             f.times = False
 
 
-def summarize_values(items: Iterable[Any], *, max_distinct: int = 10, depth: int = 4,
-                     max_value_chars: int = 80, top: int | None = None) -> dict[str, Any]:
+def summarize_values(items: Iterable[JSON], *, max_distinct: int = 10, depth: int = 4,
+                     max_value_chars: int = 80, top: int | None = None) -> Summary:
     """Per-field value counts and ranges over the object items (see the module docstring)."""
     fields: dict[tuple[str, ...], _Field] = {}
     order: dict[tuple[str, ...], int] = {}
@@ -95,18 +123,18 @@ def summarize_values(items: Iterable[Any], *, max_distinct: int = 10, depth: int
         n += 1
         if isinstance(item, dict):
             _walk(item, [], fields, depth, order)
-    out: list[dict[str, Any]] = []
+    out: list[FieldSummary] = []
     # Tree order: a key's children follow it, each level in first-seen order.
     tree = sorted(fields, key=lambda p: tuple(order[p[: i + 1]] for i in range(len(p))))
     for path in tree:
         f = fields[path]
-        entry: dict[str, Any] = {"path": format_path(path), "present": f.present,
+        entry: FieldSummary = {"path": format_path(path), "present": f.present,
                                  "distinct": len(f.counts)}
         if f.numbers and len(f.numbers) == f.present:
             entry["min"] = min(f.numbers)
             entry["max"] = max(f.numbers)
         elif f.strings_only and f.times and f.counts:
-            texts = [v for (_, v) in f.counts]
+            texts = [v for (_, v) in f.counts if isinstance(v, str)]  # strings only
             entry["min"] = min(texts)
             entry["max"] = max(texts)
         categorical = (
@@ -126,15 +154,15 @@ def summarize_values(items: Iterable[Any], *, max_distinct: int = 10, depth: int
     return {"items": n, "fields": out}
 
 
-def find_record_arrays(value: Any, *, min_items: int = 1, max_depth: int = 6
-                       ) -> list[dict[str, Any]]:
+def find_record_arrays(value: JSON, *, min_items: int = 1, max_depth: int = 6
+                       ) -> list[RecordArray]:
     """Arrays whose elements are mostly objects: ``{"path", "location", "length"}``.
 
     Sorted by length (largest first), then document order. The root counts (path ``.``).
     """
-    found: list[tuple[int, int, dict[str, Any]]] = []
+    found: list[tuple[int, int, RecordArray]] = []
 
-    def visit(node: Any, loc: list[str | int], depth: int) -> None:
+    def visit(node: JSON, loc: list[str | int], depth: int) -> None:
         if isinstance(node, list):
             objects = sum(1 for e in node if isinstance(e, dict))
             if len(node) >= min_items and objects * 2 > len(node):

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
+from scratch.jsonvalues import JSON
 from scratch.redact.scan import Hit
 
 MAX_DOCUMENT = 256 << 20
@@ -30,10 +30,10 @@ _YAML_SECRET = re.compile(rb"(?m)^[ \t-]*kind:[ \t]*[\"']?Secret[\"']?[ \t]*\r?$
 ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 
 
-def _secrets(doc: Any, path: list[str | int]) -> Iterator[tuple[list[str | int], str, Any]]:
+def _secrets(doc: JSON, path: list[str | int]) -> Iterator[tuple[list[str | int], str, str]]:
     """(path of the value, field, value) of every Secret's data/stringData entry. The copy in
     the last-applied annotation is the same object's: it is found by its escaped form."""
-    stack: list[tuple[Any, list[str | int]]] = [(doc, path)]
+    stack: list[tuple[JSON, list[str | int]]] = [(doc, path)]
     while stack:
         node, where = stack.pop()
         if isinstance(node, dict):
@@ -53,7 +53,7 @@ def _secrets(doc: Any, path: list[str | int]) -> Iterator[tuple[list[str | int],
                     stack.append((node[i], [*where, i]))
 
 
-def _parse(data: bytes) -> list[Any]:
+def _parse(data: bytes) -> list[JSON]:
     import orjson
     try:
         return [orjson.loads(data)]
@@ -65,7 +65,7 @@ def _parse(data: bytes) -> list[Any]:
         pass
     import yaml
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    out: list[Any] = []
+    out: list[JSON] = []
     # only the documents that hold a Secret are parsed (a big install manifest holds a few)
     for doc in _YAML_DOCS.split(data):
         if _YAML_SECRET.search(doc) is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, cast
 
 from scratch.redact.scan import Allowed
 
@@ -56,12 +56,19 @@ def check_allow(patterns: Sequence[str]) -> None:
                               key="redact.allow") from None
 
 
-def resolve_policy(config: Any, tool: str | None, *, no_redact: bool = False) -> Policy:
+class Settings(Protocol):
+    """What the policy reads of a configuration (:class:`scratch.config.Config`): values
+    that config has checked against their settings' types."""
+
+    def get(self, key: str, /) -> object: ...
+
+
+def resolve_policy(config: Settings, tool: str | None, *, no_redact: bool = False) -> Policy:
     """The policy for one capture of ``tool``'s output (see the module docstring)."""
-    allow = tuple(config.get("redact.allow") or ())
+    allow = tuple(cast("Sequence[str]", config.get("redact.allow") or ()))
     if no_redact:
         return Policy(False, "--no-redact", allow)
-    table: Mapping[str, bool] = config.get("redact.tools") or {}
+    table = cast("Mapping[str, bool]", config.get("redact.tools") or {})
     if tool and table:
         from scratch.thresholds import glob_matches
         matching = [(p, v) for p, v in table.items() if glob_matches(p, tool)]
@@ -70,7 +77,7 @@ def resolve_policy(config: Any, tool: str | None, *, no_redact: bool = False) ->
             longest = [(p, v) for p, v in matching if len(p) == best]
             pattern, value = max(longest, key=lambda pv: (bool(pv[1]), pv[0]))
             return Policy(bool(value), f"redact.tools[{pattern!r}]", allow)
-    enabled = bool(config.get("redact.enabled", True))
+    enabled = config.get("redact.enabled") is not False  # on unless set off
     source = "redact.enabled" if getattr(config, "sources", {}).get(
         "redact.enabled", "default") != "default" else "default"
     return Policy(enabled, source, allow)

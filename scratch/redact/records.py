@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from scratch.jsonvalues import JSON
+
 MAX_KEPT = 1000
 
 
@@ -38,7 +40,7 @@ class Redaction:
     carried: bool = False  # content already in the store (a restore), not captured anew
     missed: tuple[str, ...] = ()  # Secret values seen in the document but not found in text
     rule_set: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, JSON] = field(default_factory=dict)
 
     @classmethod
     def skipped(cls, reason: str) -> Redaction:
@@ -60,7 +62,7 @@ class Redaction:
             out[f["rule"]] = out.get(f["rule"], 0) + 1
         return dict(sorted(out.items()))
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, JSON]:
         """The record kept in the version's info."""
         if self.unredacted is not None:
             return {"redacted": False, "unredacted": self.unredacted}

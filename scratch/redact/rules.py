@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypedDict, cast
 
 RULES_PACKAGE = "secretscreen"
 RULES_FILE = "gitleaks.toml"
@@ -221,8 +221,8 @@ class Allow:
     stopwords: tuple[str, ...] = ()
     condition: str = "OR"
     needs_path: bool = False
-    compiled: list[Any] = field(default_factory=list, repr=False)
-    _stops: Any = field(default=None, repr=False)
+    compiled: list[Re2Pattern] = field(default_factory=list, repr=False)
+    _stops: Re2Pattern | None = field(default=None, repr=False)
 
     def allows(self, secret: bytes, match: bytes, line: bytes) -> bool:
         checks: list[bool] = []
@@ -242,6 +242,60 @@ class Allow:
         if not checks:
             return False
         return all(checks) if self.condition.upper() == "AND" else any(checks)
+
+
+class Re2Pattern(Protocol):
+    """What scratch asks of a compiled RE2 pattern (google-re2 ships no types)."""
+
+    def search(self, text: bytes, pos: int = 0, endpos: int = ..., /) -> object | None: ...
+
+
+class _Re2Set(Protocol):
+    """An RE2 Set: the indexes of the patterns found in ``text`` (None: none)."""
+
+    def Add(self, pattern: bytes, /) -> int: ...  # noqa: N802  # re2's names
+
+    def Compile(self) -> bool: ...  # noqa: N802
+
+    def Match(self, text: bytes, /) -> list[int] | None: ...  # noqa: N802
+
+
+class _Re2Options(Protocol):
+    encoding: object
+    max_mem: int
+    log_errors: bool
+    never_capture: bool
+
+
+class _GitleaksAllow(TypedDict, total=False):
+    """An allowlist table of gitleaks.toml (the fields read here)."""
+
+    regexes: list[str]
+    regexTarget: str
+    stopwords: list[str]
+    condition: str
+    paths: list[str]
+    commits: list[str]
+
+
+class _GitleaksRule(TypedDict, total=False):
+    """A ``[[rules]]`` table of gitleaks.toml (the fields read here)."""
+
+    id: str
+    regex: str
+    path: str
+    keywords: list[str]
+    secretGroup: int
+    entropy: float
+    allowlists: list[_GitleaksAllow]
+    allowlist: _GitleaksAllow  # the older single-table spelling
+
+
+class _Gitleaks(TypedDict, total=False):
+    """gitleaks.toml as read here."""
+
+    allowlist: _GitleaksAllow
+    rules: list[_GitleaksRule]
 
 
 @dataclass
@@ -267,40 +321,42 @@ class Rule:
         return self._compiled
 
 
-def _options() -> Any:
+def _options() -> _Re2Options:
     import re2
-    opts = re2.Options()
+    opts: _Re2Options = re2.Options()
     opts.encoding = re2.Options.Encoding.LATIN1
     opts.max_mem = 64 << 20
     opts.log_errors = False
     return opts
 
 
-def _compile(pattern: str) -> Any:
+def _compile(pattern: str) -> Re2Pattern:
     """``pattern`` compiled by RE2 for bytes read as Latin-1 (ASCII patterns; a non-ASCII one
     is matched as UTF-8)."""
     import re2
     if pattern.isascii():
-        return re2.compile(pattern.encode("ascii"), _options())
-    opts = re2.Options()
+        ascii_pattern: Re2Pattern = re2.compile(pattern.encode("ascii"), _options())
+        return ascii_pattern
+    opts: _Re2Options = re2.Options()
     opts.max_mem = 64 << 20
     opts.log_errors = False
-    return re2.compile(pattern.encode("utf-8"), opts)
+    compiled: Re2Pattern = re2.compile(pattern.encode("utf-8"), opts)
+    return compiled
 
 
-def compile_bytes(pattern: bytes) -> Any:
+def compile_bytes(pattern: bytes) -> Any:  # re2's own pattern: its callers use more of it
     """A bytes pattern compiled by RE2 for bytes read as Latin-1."""
     import re2
     return re2.compile(pattern, _options())
 
 
-def _rules_from_toml(data: dict[str, Any]) -> tuple[list[Rule], Allow]:
-    def allow_of(entry: dict[str, Any]) -> Allow:
+def _rules_from_toml(data: _Gitleaks) -> tuple[list[Rule], Allow]:
+    def allow_of(entry: _GitleaksAllow) -> Allow:
         return Allow(tuple(entry.get("regexes", ())), str(entry.get("regexTarget", "secret")),
                      tuple(entry.get("stopwords", ())), str(entry.get("condition", "OR")),
                      bool(entry.get("paths") or entry.get("commits")))
 
-    glob = data.get("allowlist") or {}
+    glob: _GitleaksAllow = data.get("allowlist") or {}
     global_allow = Allow(tuple(glob.get("regexes", ())), str(glob.get("regexTarget", "secret")),
                          tuple(glob.get("stopwords", ())))
     rules: list[Rule] = []
@@ -388,24 +444,24 @@ class RuleSet:
     by_keyword: dict[str, list[int]]
     unkeyed: list[int]  # rules without keywords: run on every candidate window
     source: str
-    _keyword_set: Any = field(default=None, repr=False)
+    _keyword_set: _Re2Set | None = field(default=None, repr=False)
     _keywords: list[str] = field(default_factory=list, repr=False)
-    _prefilter: Any = field(default=None, repr=False)
+    _prefilter: Re2Pattern | None = field(default=None, repr=False)
     _gitleaks_words: tuple[str, ...] | None = field(default=None, repr=False)
 
-    def keyword_matcher(self) -> tuple[Any, list[str]]:
+    def keyword_matcher(self) -> tuple[_Re2Set, list[str]]:
         """An RE2 Set over every keyword (case-insensitive), and the keyword of each index."""
         if self._keyword_set is None:
             import re2
             kws = sorted(self.by_keyword)
-            s = re2.Set.SearchSet(_options())
+            s: _Re2Set = re2.Set.SearchSet(_options())
             for kw in kws:
                 s.Add(b"(?i)" + re2.escape(kw.encode("latin-1", "replace")))
             s.Compile()
             self._keywords, self._keyword_set = kws, s
         return self._keyword_set, self._keywords
 
-    def prefilter(self) -> Any:
+    def prefilter(self) -> Re2Pattern:
         """One RE2 pattern every find of every rule implies (:func:`prefilter_pattern`),
         compiled without its capture groups: only where it matches is wanted, which RE2's DFA
         alone answers (extracting hundreds of groups per match cost most of the scan)."""
@@ -413,7 +469,8 @@ class RuleSet:
             import re2
             opts = _options()
             opts.never_capture = True
-            self._prefilter = re2.compile(prefilter_pattern(self.rules).encode("ascii"), opts)
+            self._prefilter = cast(Re2Pattern, re2.compile(
+                prefilter_pattern(self.rules).encode("ascii"), opts))
         return self._prefilter
 
     def rules_for(self, window: bytes) -> list[int]:
@@ -526,7 +583,7 @@ def rule_set(*, place: bool = True) -> RuleSet:
     return found
 
 
-def _toml_data(path: Path) -> dict[str, Any]:
+def _toml_data(path: Path) -> _Gitleaks:
     """gitleaks.toml's data, through a JSON copy in the user's cache (``$XDG_CACHE_HOME/
     scratch``) keyed by the file's size and time: TOML takes ~30 ms to read, every process
     that writes a ledger record reads the rules, and JSON takes ~1 ms."""
@@ -536,12 +593,12 @@ def _toml_data(path: Path) -> dict[str, Any]:
                                                                   ".cache")
     cached = Path(cache_home) / "scratch" / f"gitleaks-{st.st_size}-{st.st_mtime_ns}.json"
     try:
-        data: dict[str, Any] = orjson.loads(cached.read_bytes())
-        return data
+        cached_data: _Gitleaks = orjson.loads(cached.read_bytes())  # what was written below
+        return cached_data
     except (OSError, ValueError):
         pass
     import tomllib
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = cast(_Gitleaks, tomllib.loads(path.read_text(encoding="utf-8")))  # gitleaks' schema
     try:
         cached.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = cached.with_name(f".{cached.name}.{os.getpid()}")

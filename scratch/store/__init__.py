@@ -42,7 +42,7 @@ remove), ``opening`` (:class:`Store` itself), ``logs`` (the append-only logs, ov
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.store.metadata import (
     KINDS,
@@ -78,7 +78,7 @@ __all__ = ["KINDS", "META_VERSION", "EntryMeta", "GitCommit", "HistoryRow", "Lis
            "count_lines", "is_binary", "new_meta", "utc_now", "version_commits"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """The record types, for code that needs them at run time (they are not created at
     start-up: see :mod:`scratch.store.records`)."""
     if name in RECORDS:

@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -32,6 +32,7 @@ from scratch.safefs import UnsafePath, open_file, read_file
 from scratch.store.metadata import StoreMetadata, utc_now
 
 if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
     from scratch.store.records import EntryMeta
 
 
@@ -141,7 +142,7 @@ class StoreTransactions(StoreMetadata):
             except StoreError:
                 pass
 
-    def _undo_appends(self, entry: dict[str, Any]) -> None:
+    def _undo_appends(self, entry: dict[str, Incoming]) -> None:
         """An append journal (:meth:`journal_append`): cut each file back to its size before
         the append and put each saved file back as it was (absent: removed)."""
         import base64

@@ -18,7 +18,7 @@ Invariants:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.calls import Step, suggest
 from scratch.errors import LimitExceeded, UsageError
@@ -52,7 +52,7 @@ class StoreWriting(StoreTransactions, StoreQuotas, StoreReading):
     """Making versions, restoring one, removing an entry."""
 
     def write(self, name: str, data: bytes, *, redaction: Redaction, kind: str = "file",
-              info: dict[str, Any] | None = None, verb: str = "Write", note: str = ""
+              info: dict[str, object] | None = None, verb: str = "Write", note: str = ""
               ) -> WrittenVersion:
         """Store ``data`` (already redacted, as ``redaction`` says) as the next version of
         ``name``. Returns the version record."""

@@ -8,14 +8,14 @@ entry is deleted), so the store opens the merged namespace as it would its own.
 
 from __future__ import annotations
 
-from typing import Any
-
 from scratch.sync.gitops import Tree, TreeEntry
 from scratch.sync.merge import (
     AUTO_NAME_RE,
+    Line,
     Outcome,
     Paths,
     Reader,
+    RemoteMeta,
     conflict_name,
     dump_meta,
     entries_of,
@@ -151,7 +151,7 @@ def _take(out: Outcome, agent: str, name: str, paths: Paths | None) -> None:
             out.paths.pop(path, None)
 
 
-def _meta(paths: Paths | None, name: str, data: dict[str, bytes]) -> dict[str, Any]:
+def _meta(paths: Paths | None, name: str, data: dict[str, bytes]) -> RemoteMeta:
     meta = load_meta(data.get(paths.meta.sha)) if paths is not None and paths.meta else None
     return meta if meta is not None else stand_in(name, paths, data)
 
@@ -199,7 +199,7 @@ def _raw_log(paths: Paths | None, data: dict[str, bytes]) -> bytes | None:
 
 
 def _merge_log(out: Outcome, agent: str, name: str, b: Paths | None, o: Paths | None,
-               t: Paths | None, om: dict[str, Any], tm: dict[str, Any],
+               t: Paths | None, om: RemoteMeta, tm: RemoteMeta,
                data: dict[str, bytes]) -> None:
     b_lines, _ = parse_log(_raw_log(b, data) or b"")
     o_lines, o_bad = parse_log(_raw_log(o, data) or b"")
@@ -223,7 +223,7 @@ def _merge_log(out: Outcome, agent: str, name: str, b: Paths | None, o: Paths | 
     _write(out, agent, name, meta, None, None if deleted else body)
 
 
-def _write(out: Outcome, agent: str, name: str, meta: dict[str, Any],
+def _write(out: Outcome, agent: str, name: str, meta: RemoteMeta,
            content: TreeEntry | None, log: bytes | None) -> None:
     meta_p, file_p, log_p = entry_paths(agent, name)
     out.paths[meta_p] = dump_meta(meta)
@@ -254,7 +254,7 @@ def _report_moved_logs(out: Outcome, agent: str, names: list[str], o_all: dict[s
                              "first_changed_id": _first_changed(before, after)})
 
 
-def _first_changed(before: list[Any], after: list[Any]) -> int | None:
+def _first_changed(before: list[Line], after: list[Line]) -> int | None:
     for i, line in enumerate(after):
         if i >= len(before) or before[i].key != line.key or before[i].id != line.id:
             return int(line.id)
@@ -280,7 +280,7 @@ def _dedupe_outputs(out: Outcome, agent: str, b_all: dict[str, Paths], o_all: di
     names = [n for k in common for n in mine[k] + theirs[k]]
     metas = read([(o_all.get(n) or t_all[n]).meta.sha for n in names])  # type: ignore[union-attr]
 
-    def ident(paths: Paths) -> tuple[Any, ...] | None:
+    def ident(paths: Paths) -> tuple[object, ...] | None:
         meta = load_meta(metas.get(paths.meta.sha)) if paths.meta else None
         if meta is None or meta.get("kind") != "output" or meta.get("deleted") \
                 or not meta["versions"]:

@@ -47,7 +47,7 @@ import os
 import random
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from scratch.calls import Step, suggest
 from scratch.errors import SyncError
@@ -66,6 +66,15 @@ FIRST_PAUSE = 0.1  # seconds; doubled after each refused push, with jitter
 STREAM_BYTES = 1 << 20  # files bigger than this are streamed from git, not read in memory
 LAYOUT_FILES = (".gitignore", "scratch.toml")  # at the top of a store; never merged
 RECORDS = "purges/"  # purge records: merged as a union, never changed
+
+
+class LocalOnly(TypedDict):
+    """A file too big to sync: it stays in this store (the remote keeps what it has)."""
+
+    agent: str
+    name: str
+    bytes: int
+    reason: str
 
 
 def is_record(path: str) -> bool:
@@ -360,8 +369,8 @@ def _move_bases(git: Plumbing, remote: str, agents: set[str], tip: str,
                      for a in agents if bases.get(base_ref(remote, a)) != tip])
 
 
-def _local_only(tree: Tree, agents: set[str], limit: int) -> list[dict[str, Any]]:
-    out = []
+def _local_only(tree: Tree, agents: set[str], limit: int) -> list[LocalOnly]:
+    out: list[LocalOnly] = []
     for path, entry in tree.items():
         parts = path.split("/", 3)
         key = namespace_of(path)
@@ -371,7 +380,7 @@ def _local_only(tree: Tree, agents: set[str], limit: int) -> list[dict[str, Any]
     return sorted(out, key=lambda r: (r["agent"], r["name"]))
 
 
-def _push_tree(theirs: Tree, local: Tree, agents: set[str], local_only: list[dict[str, Any]],
+def _push_tree(theirs: Tree, local: Tree, agents: set[str], local_only: list[LocalOnly],
                ours: Tree) -> Tree:
     """The remote's tree with the synced namespaces as merged here, except the entries that
     stay local (those keep what the remote has); the purge records of both."""
@@ -448,7 +457,7 @@ def _message(verb: str, remote: str, agents: set[str], report: dict[str, Any]) -
 
 
 def _report(remote: str, url: str, agents: set[str], outcomes: dict[str, Outcome],
-            local_only: list[dict[str, Any]]) -> dict[str, Any]:
+            local_only: list[LocalOnly]) -> dict[str, Any]:
     out: dict[str, Any] = {"remote": remote, "url": url, "agents": sorted(agents)}
     for key in ("received", "sent", "logs", "versions", "kept_writes", "deduplicated",
                 "conflicts", "warnings"):

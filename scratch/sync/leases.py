@@ -10,16 +10,21 @@ moves ``rewritten`` on. Removing the remote drops its lease.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import orjson
 
 from scratch.locking import atomic_write
 
+if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
+
 LEASES = "purge-leases.json"  # in state/
 
 
-def load(root: Path) -> dict[str, Any]:
+def load(root: Path) -> dict[str, Incoming]:
+    """The leases by remote, as the file holds them (read with .get where used; a damaged
+    file is none)."""
     try:
         value = orjson.loads((root / "state" / LEASES).read_bytes())
     except (OSError, orjson.JSONDecodeError):
@@ -27,7 +32,7 @@ def load(root: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def save(root: Path, leases: dict[str, Any]) -> None:
+def save(root: Path, leases: dict[str, Incoming]) -> None:
     path = root / "state" / LEASES
     if leases:
         atomic_write(path, orjson.dumps(leases, option=orjson.OPT_SORT_KEYS))

@@ -27,17 +27,25 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 import orjson
 
 from scratch.sync.gitops import Tree, TreeEntry
+
+if TYPE_CHECKING:
+    from scratch.jsonvalues import Incoming
 
 META_VERSION = 1
 LINE_RE = re.compile(rb'\{"id":(\d+),"ts":"([^"\\]*)","entry":(.*)\}', re.S)
 AUTO_NAME_RE = re.compile(r"(.+)/\d{8}T\d{6}Z-([0-9a-f]{8})")
 Reader = Callable[[list[str]], dict[str, bytes]]
 NewBlob = bytes  # content to be written as a blob
+# an entry's metadata as either side's tree holds it: JSON from a peer, checked by load_meta
+# (its version, kind and versions list) and read with .get where the rest is read
+RemoteMeta: TypeAlias = "dict[str, Incoming]"
+# one line of a sync report (an entry received, sent, merged, kept, in conflict)
+ReportRow: TypeAlias = dict[str, object]
 Merged = dict[str, TreeEntry | NewBlob]
 
 
@@ -100,13 +108,13 @@ class Outcome:
 
     def __init__(self) -> None:
         self.paths: Merged = {}
-        self.received: list[dict[str, Any]] = []
-        self.sent: list[dict[str, Any]] = []
-        self.logs: list[dict[str, Any]] = []
-        self.versions: list[dict[str, Any]] = []
-        self.kept_writes: list[dict[str, Any]] = []
-        self.deduplicated: list[dict[str, Any]] = []
-        self.conflicts: list[dict[str, Any]] = []
+        self.received: list[ReportRow] = []
+        self.sent: list[ReportRow] = []
+        self.logs: list[ReportRow] = []
+        self.versions: list[ReportRow] = []
+        self.kept_writes: list[ReportRow] = []
+        self.deduplicated: list[ReportRow] = []
+        self.conflicts: list[ReportRow] = []
         self.warnings: list[str] = []
 
 
@@ -191,7 +199,7 @@ def moved_ids(before: list[Line], after: list[tuple[int, Line]]) -> list[dict[st
 
 
 # -- metadata ----------------------------------------------------------------------------------
-def load_meta(data: bytes | None) -> dict[str, Any] | None:
+def load_meta(data: bytes | None) -> RemoteMeta | None:
     if data is None:
         return None
     try:
@@ -205,30 +213,30 @@ def load_meta(data: bytes | None) -> dict[str, Any] | None:
     return meta
 
 
-def dump_meta(meta: dict[str, Any]) -> bytes:
+def dump_meta(meta: RemoteMeta) -> bytes:
     return orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def _fresh(name: str, kind: str, sides: list[dict[str, Any]]) -> dict[str, Any]:
+def _fresh(name: str, kind: str, sides: list[RemoteMeta]) -> RemoteMeta:
     created = min((m.get("created") or "" for m in sides), default="") or None
     updated = max((m.get("updated") or "" for m in sides), default="") or None
     return {"scratch_meta": META_VERSION, "name": name, "kind": kind, "deleted": False,
             "created": created, "updated": updated, "versions": []}
 
 
-def _next_id(*metas: dict[str, Any] | None) -> int:
+def _next_id(*metas: RemoteMeta | None) -> int:
     return max([int((m or {}).get("log", {}).get("next_id") or 1) for m in metas] + [1])
 
 
-def merge_versions(name: str, ours: dict[str, Any], theirs: dict[str, Any]
-                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+def merge_versions(name: str, ours: RemoteMeta, theirs: RemoteMeta
+                   ) -> tuple[RemoteMeta, ReportRow]:
     """Both sides' version records merged (see the module docstring); the report names the
     versions each side brought and the numbers of ours that moved."""
     o_list, t_list = ours["versions"], theirs["versions"]
 
     content_addressed = ours["kind"] == theirs["kind"] == "output"
 
-    def key(v: dict[str, Any]) -> tuple[str, str]:
+    def key(v: RemoteMeta) -> tuple[str, str]:
         # an output is its content: the same bytes stored on both sides are one version
         return str(v.get("blob")), "" if content_addressed else str(v.get("time"))
 
@@ -244,28 +252,31 @@ def merge_versions(name: str, ours: dict[str, Any], theirs: dict[str, Any]
     # a version either side no longer keeps (retention, a purge) stays so
     versions = [dict(v) | ({"removed": t_list[i]["removed"]} if t_list[i].get("removed")
                            and not v.get("removed") else {}) for i, v in enumerate(o_list[:k])]
-    report: dict[str, Any] = {"ours": [], "theirs": [], "renumbered": []}
+    brought: dict[str, list[int]] = {"ours": [], "theirs": []}  # the versions each side brought
+    renumbered: list[ReportRow] = []
     origin_kind = {"ours": ours["kind"], "theirs": theirs["kind"]}
     last_origin = "ours"
     for _t, _r, _i, v, origin in tail:
         record = dict(v)
         record["version"] = len(versions) + 1
         versions.append(record)
-        report[origin].append(record["version"])
+        brought[origin].append(record["version"])
         if origin == "ours" and v.get("version") != record["version"]:
-            report["renumbered"].append({"from": v.get("version"), "to": record["version"]})
+            renumbered.append({"from": v.get("version"), "to": record["version"]})
         last_origin = origin
     meta["versions"] = versions
     meta["kind"] = origin_kind[last_origin] if tail else ours["kind"]
     meta["deleted"] = bool(ours.get("deleted")) and bool(theirs.get("deleted"))
     if "log" in ours or "log" in theirs:  # a log that was deleted: its ids stay used
         meta["log"] = {"next_id": _next_id(ours, theirs), "count": 0}
-    report["current"] = len(versions) if versions else None
+    report: ReportRow = {"ours": brought["ours"], "theirs": brought["theirs"],
+                         "renumbered": renumbered,
+                         "current": len(versions) if versions else None}
     return meta, report
 
 
-def merge_log_meta(name: str, ours: dict[str, Any], theirs: dict[str, Any],
-                   merged: list[tuple[int, Line, str]], deleted: bool) -> dict[str, Any]:
+def merge_log_meta(name: str, ours: RemoteMeta, theirs: RemoteMeta,
+                   merged: list[tuple[int, Line, str]], deleted: bool) -> RemoteMeta:
     meta = _fresh(name, "log", [ours, theirs])
     meta["deleted"] = deleted
     last = merged[-1][0] if merged else 0
@@ -275,7 +286,7 @@ def merge_log_meta(name: str, ours: dict[str, Any], theirs: dict[str, Any],
     return meta
 
 
-def stand_in(name: str, paths: Paths | None, data: dict[str, bytes]) -> dict[str, Any]:
+def stand_in(name: str, paths: Paths | None, data: dict[str, bytes]) -> RemoteMeta:
     """Metadata for a side that has none (the entry removed outright, or its metadata lost):
     what its content shows."""
     if paths is None or (paths.file is None and paths.log is None):

@@ -55,6 +55,8 @@ from scratch.sync.merge import entry_paths
 from scratch.sync.rewrite import RECORDS_DIR, Filter, LogScrub, Outcome, Rewriter
 
 if TYPE_CHECKING:
+    from scratch.config import Config
+    from scratch.jsonvalues import Incoming
     from scratch.store.records import EntryMeta
 
 RECORD_VERSION = 1
@@ -276,7 +278,7 @@ def _namespace_targets(root: Path, agent: str) -> list[Target]:
                   key=lambda t: t.name)
 
 
-def _config(root: Path, agent: str) -> Any:
+def _config(root: Path, agent: str) -> Config:
     from scratch.config import load_config
     return load_config(root, agent=agent)
 
@@ -472,7 +474,7 @@ def execute(store: Store, purge: Plan) -> PurgeReport:
 
 
 def _new_leases(root: Path, moves: dict[str, tuple[str, str | None]],
-                purge_id: str) -> dict[str, Any]:
+                purge_id: str) -> dict[str, Incoming]:
     """The leases after this purge: a remote whose tracking ref moved is replaced at the next
     sync, against the commit it had when last seen (kept from an earlier purge's lease)."""
     from scratch.sync.remotes import remotes
@@ -488,7 +490,7 @@ def _new_leases(root: Path, moves: dict[str, tuple[str, str | None]],
     return leases
 
 
-def finish(store: Store, git: Plumbing, journal: dict[str, Any]) -> None:
+def finish(store: Store, git: Plumbing, journal: dict[str, Incoming]) -> None:
     """Carry a journaled purge from wherever it stopped to its end (lock held)."""
     root = store.root
     record: PurgeRecord = journal["record"]
@@ -600,7 +602,7 @@ def _work_tree_changes(store: Store, git: Plumbing, old: str, new: str | None
     return changes
 
 
-def pending_journal(root: Path) -> dict[str, Any] | None:
+def pending_journal(root: Path) -> dict[str, Incoming] | None:
     try:
         value = orjson.loads((root / "state" / JOURNAL).read_bytes())
     except FileNotFoundError:

@@ -21,7 +21,7 @@ import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scratch.locking import orphaned_temps
 
@@ -112,7 +112,7 @@ def _listdir(path: Path) -> list[str]:
 
 # -- the call ledger ------------------------------------------------------------------------
 
-def _strings(value: Any) -> Iterable[str]:
+def _strings(value: object) -> Iterable[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):

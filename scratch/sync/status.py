@@ -18,7 +18,7 @@ from scratch.sync.engine import (
     forget_fetched,
     tracking_ref,
 )
-from scratch.sync.gitops import Plumbing
+from scratch.sync.gitops import Plumbing, Tree
 from scratch.sync.merge import Paths, entries_of, namespace_dir, parse_log
 from scratch.sync.remotes import remote_url
 from scratch.sync.transport import Transport
@@ -92,7 +92,7 @@ def _purge_note(store: Store, git: Plumbing, tip: str | None) -> str | None:
     return None
 
 
-def _agent_status(git: Plumbing, agent: str, base: Any, ours: Any, theirs: Any,
+def _agent_status(git: Plumbing, agent: str, base: Tree, ours: Tree, theirs: Tree,
                   limit: int) -> dict[str, Any]:
     b_all, o_all, t_all = (entries_of(t, agent) for t in (base, ours, theirs))
     outgoing, incoming, both = [], [], []

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush
-from typing import Any, Protocol
+from typing import Protocol
 
 from scratch.tokens.pretok import official_for_python
 
@@ -32,6 +32,12 @@ class RankLookup(Protocol):
     """What the counter needs of the ranks: ``dict.get`` (a dict or a RankTable)."""
 
     def get(self, key: bytes, default: None = None, /) -> int | None: ...
+
+
+class _Pattern(Protocol):
+    """A compiled ``regex`` pattern (the module ships no types here)."""
+
+    def findall(self, text: str, /) -> list[str]: ...
 
 
 class PieceTooLong(Exception):
@@ -47,24 +53,24 @@ class PyBpe:
 
     def __init__(self, pat_str: str, ranks: RankLookup, ascii_pat: str | None = None) -> None:
         self._pat_str = pat_str
-        self._pat: Any = None
+        self._pat: _Pattern | None = None
         self._ascii: re.Pattern[str] | None = re.compile(ascii_pat) if ascii_pat else None
         self._get = ranks.get
         self._cache: dict[str, int] = {}
 
-    def _unicode_pattern(self) -> Any:
+    def _unicode_pattern(self) -> _Pattern:
         if self._pat is None:
             import regex
 
-            self._pat = regex.compile(official_for_python(self._pat_str))
+            compiled: _Pattern = regex.compile(official_for_python(self._pat_str))
+            self._pat = compiled
         return self._pat
 
     def pieces(self, text: str) -> list[str]:
         """The pre-tokens of ``text``."""
         if self._ascii is not None and text.isascii():
             return self._ascii.findall(text)
-        found: list[str] = self._unicode_pattern().findall(text)
-        return found
+        return self._unicode_pattern().findall(text)
 
     def merge_count(self, piece: bytes) -> int:
         """Tokens in one pre-token's bytes."""

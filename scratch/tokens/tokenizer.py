@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from enum import Enum
 from itertools import accumulate
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Final
 
 from scratch.errors import UsageError
 from scratch.tokens import loader
@@ -55,8 +56,16 @@ PY_MAX_CHARS = 256_000
 # SentencePiece is fastest on pieces of about this size.
 _SP_PIECE = 1 << 16
 
-_UNSET: Any = object()
-_cache_dir: Path | None = _UNSET
+
+
+class _Unset(Enum):
+    """No cache directory chosen yet (None chooses none)."""
+
+    UNSET = 0
+
+
+_UNSET: Final = _Unset.UNSET
+_cache_dir: Path | None | _Unset = _UNSET
 _lock = threading.Lock()
 _tokenizers: dict[str, Tokenizer] = {}
 
@@ -481,7 +490,7 @@ class GemmaTokenizer(Tokenizer):
 
 
 def build_tokenizer(base: str, *, source: Path | None = None,
-                    cache: Path | None = _UNSET) -> Tokenizer:
+                    cache: Path | None | _Unset = _UNSET) -> Tokenizer:
     """A new, uncached tokenizer; ``source`` points it at other data files (tests)."""
     if base not in BASE_ENCODINGS:
         raise UsageError(

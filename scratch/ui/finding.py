@@ -24,6 +24,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from scratch.answers.kernel.target import Target
     from scratch.query.grep import GrepLine, GrepOptions
 
@@ -101,7 +103,7 @@ def find(target: Target, options: GrepOptions, *, from_line: int, show: int,
         buf.close()
 
 
-def _count_on(buf: mmap.mmap, options: GrepOptions, matcher: object, starts: object,
+def _count_on(buf: mmap.mmap, options: GrepOptions, matcher: object, starts: Sequence[int],
               count: Count, size: int, deadline: float) -> Count:
     from scratch.query.grep import Matcher, iter_selected_lines
     assert isinstance(matcher, Matcher)

@@ -426,14 +426,15 @@ def _suggest(exc: KeyPathNotFound, target: Target, command: str = "get-in") -> N
     from scratch.pathnames import format_key
     d = exc.details
     if d.get("suggestions"):
-        d["suggestions"] = [s if isinstance(s, Call) else call(command, ref=target.ref, path=s)
-                            for s in d["suggestions"]]
+        d["suggestions"] = [s if isinstance(s, Call) else call(command, ref=target.ref,
+                                                               path=str(s))
+                            for s in exc.detail_list("suggestions")]
         return
-    prefix = d.get("valid_prefix") or ""
+    prefix = str(d.get("valid_prefix") or "")
     sep = "." if prefix not in ("", ".") else ""
     base = prefix if prefix not in ("", ".") else ""
     out = []
-    keys = d.get("available_keys") or []
+    keys = [str(k) for k in exc.detail_list("available_keys")]
     close = difflib.get_close_matches(str(d.get("failed_segment", "")), keys, n=3, cutoff=0.5)
     for key in close or keys[:3]:
         out.append(call(command, ref=target.ref, path=base + sep + format_key(key)))

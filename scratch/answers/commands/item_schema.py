@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 from scratch.answers.commands._args import KEY_FIELD, LIMIT, OFFSET, PATH, REF, ROWS_PATH_HELP
 from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
-from scratch.answers.kernel.result import Payload, Result
+from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
 from scratch.answers.sources.arrays import window_end
 from scratch.answers.sources.base import table_of
@@ -34,6 +34,15 @@ from scratch.errors import UsageError, argument
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Step
     from scratch.answers.sources.items import Item
+    from scratch.query.items import ItemSchema as Union
+
+    class ItemSchemaData(Union):
+        """``--json``'s data: the union schema of the window, and where it was read."""
+
+        name: str
+        version: int | None
+        path: str
+        length: int
 
 
 class ItemSchema(Candidate):
@@ -61,7 +70,7 @@ class ItemSchema(Candidate):
         self._result = self._compute()
         self.shrink_units = self.window  # a smaller window (limit k) for k < the window
 
-    def _compute(self) -> Result[Payload]:
+    def _compute(self) -> Result[ItemSchemaData]:
         from scratch.query.items import item_schema as union
         target, offset, limit = self.target, self.offset, self.limit
         table = table_of(target, self.path)
@@ -98,14 +107,14 @@ class ItemSchema(Candidate):
             nulls = f["types"].get("null") or 0
             lines.append(f"{f['path']}: {types}{elems} {f['presence']}"
                          + (f", {nulls:,} null" if nulls else ""))
-        data = {"name": target.name, "version": target.version, "path": self.path,
-                "length": total, **result}
+        data: ItemSchemaData = {"name": target.name, "version": target.version,
+                                "path": self.path, "length": total, **result}
         warnings = (*(source.warnings if source is not None else ()),
                     *(table.warnings if table is not None else ()))
         return Result("item-schema", data=data, text="\n".join(lines) + "\n",
                       warnings=warnings)
 
-    def page(self, k: int) -> Result[Payload]:
+    def page(self, k: int) -> Result[ItemSchemaData]:
         return self._result
 
     def shrunk(self, k: int) -> Candidate | None:

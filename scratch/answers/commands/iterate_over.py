@@ -196,13 +196,14 @@ class RowsAnswer(Candidate):
                                array_location=self.source.segments, total=self.total,
                                pre_windowed=True,
                                paths=self.parsed or [source_path_whole()]).rows[0]
-            if row.get("_truncated") and isinstance(self.source, JsonItems) and \
+            cut = row.get("_truncated")
+            if isinstance(cut, dict) and cut and isinstance(self.source, JsonItems) and \
                     self.source.at.kind != "array":
-                row["_truncated"] = _relocated(self.source, i, row["_truncated"])
+                row["_truncated"] = cut = _relocated(self.source, i, cut)
             if self.whole:
                 row = {"_index": i, "item": row.get("."),
-                       **({"_truncated": {"item": row["_truncated"]["."]}}
-                          if "." in (row.get("_truncated") or {}) else {})}
+                       **({"_truncated": {"item": cut["."]}}
+                          if isinstance(cut, dict) and "." in cut else {})}
             if self.source.lines:
                 row = {"_index": i, "_line": self.source.line(i), **row}
             elif self.extra:

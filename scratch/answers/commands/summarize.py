@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from scratch.answers.model_summary import SummaryModel, Unavailable
     from scratch.answers.sources.items import Info
+    from scratch.query.summary import Summary
 
 SMALL_ENTRY_TOKENS = 1000
 LOCAL_VERSION = "v3"  # of the local summary's content (v3: request logs by status); in its key
@@ -58,7 +59,7 @@ TOP_VALUES = 10  # value counts listed per field; the rest is one "N more" figur
 MAX_DISTINCT = 1000  # a field with more distinct values is not a category
 
 
-def _fields_text(summary: Info, limit: int = 40) -> list[str]:
+def _fields_text(summary: Summary, limit: int = 40) -> list[str]:
     out = []
     for f in summary["fields"]:
         if "values" in f:

@@ -195,9 +195,10 @@ def record_call(ctx: Context, call: Call, started: float, *, result: Result[obje
                 outcome = "refused" if int(error.exit_code) in REFUSAL_EXITS else "error"
                 message = error.message
                 meta = error.charged
-                for s in error.details.get("suggestions") or ():
+                from scratch.calls import Call
+                for s in error.detail_list("suggestions"):
                     command = getattr(s, "command", None)
-                    if isinstance(command, str):
+                    if isinstance(s, Call) and isinstance(command, str):
                         suggestions.append({"command": command, "args": args_preview(s)})
             else:
                 outcome, code = "error", "internal_error"

@@ -71,8 +71,10 @@ def _retry_with_close_names(exc: Exception, asked: Call) -> None:
     for key, value in asked.args.items():
         if isinstance(value, str) and (value == missing or value.startswith(missing + "@")):
             tail = value[len(missing):]
-            retries = [asked.with_args(**{key: n + tail}) for n in exc.details["close_names"]]
-            rest = [s for s in exc.details.get("suggestions") or [] if s.command != "head"]
+            retries = [asked.with_args(**{key: f"{n}{tail}"})
+                       for n in exc.detail_list("close_names")]
+            rest = [s for s in exc.detail_list("suggestions")
+                    if getattr(s, "command", None) != "head"]
             exc.details["suggestions"] = retries + rest
             return
 

@@ -309,14 +309,15 @@ def _cell(table: CsvRows, row: Row, k: int, rest: list[str | int], path: str) ->
     try:
         return locate(row[key], rest[1:]).value
     except KeyPathNotFound as exc:  # the cell's own locations, told from the row's number
-        inner = exc.details.get("valid_prefix") or "."
+        inner = str(exc.details.get("valid_prefix") or ".")
         prefix = format_path([k, key, *([] if inner == "." else _segments(inner))])
         exc.message = exc.message.replace(f" at {inner} ", f" at {prefix} ", 1)
         exc.template = exc.template.replace(f" at {inner} ", f" at {prefix} ", 1)
         exc.details["valid_prefix"] = prefix
         exc.details["path"] = path
-        if isinstance(exc.details.get("segment_index"), int):
-            exc.details["segment_index"] += 2
+        index = exc.details.get("segment_index")
+        if isinstance(index, int):
+            exc.details["segment_index"] = index + 2
         exc.details["suggestions"] = [call("get-in", ref=ref, path=prefix)]
         raise
 

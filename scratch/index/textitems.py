@@ -1,0 +1,305 @@
+"""The big arrays of a big canonical JSON text, kept as text and parsed a batch at a time.
+
+Ingest of a big container (:func:`scratch.index.normalizer._big_container`) used to parse the
+whole canonical text into one value and walk it again for the analysis: memory held the text
+and a value four times its size. Here the root is parsed with each big array left out, and the
+array stays text (:class:`TextItems`, an empty ``list`` to the type checks of the analysis'
+readers): one pass (:meth:`TextItems.scan`) parses its items a batch at a time and hands each
+item to what the analysis needs of all of them (its start line in the canonical layout, the
+item union of :mod:`scratch.index.schema`, the counts of :mod:`scratch.index.kube`); the
+items are dropped batch by batch. The readers of the analysis ask a ``TextItems`` for those
+results (``starts``/``lines``, ``union``, ``kube``) instead of walking it, and may still
+iterate or slice it (each item parsed anew), so every result is the one the whole value gives.
+
+The canonical layout (:mod:`scratch.formats.jsontext`) makes the text easy to cut: a string
+never holds a raw newline, and a line at nesting depth ``d`` starts with exactly ``2 * d``
+spaces, so the items of an array at depth ``d - 1`` are separated by ``",\\n"`` and ``2 * d``
+spaces followed by a non-space, and the members of the root by ``"\\n  \\""``.
+
+Kept as text: a non-empty array, at the root or as a member of a root object, whose text is
+:data:`LAZY_BYTES` or more, with more than :data:`scratch.index.jsonskel.BIG_ARRAY` items (an
+array the skeleton expands item by item is parsed as before). Anything unusual (a repeated
+root key, a batch orjson cannot read, a root with very many members) makes :func:`parse_lazily`
+answer None: the caller parses the whole text as before.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from array import array
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Protocol, SupportsIndex, overload
+
+LAZY_BYTES = 4 << 20  # an array whose text is this big is kept as text
+BATCH_BYTES = 1 << 20  # items are parsed this much text at a time
+MAX_MEMBERS = 10_000  # a root object with more members is parsed whole
+
+
+class ItemsUnion(Protocol):
+    """What :class:`scratch.index.schema.Union` does for the items (the caller hands one in:
+    this module sits below the schema)."""
+
+    def add(self, item: Any) -> None: ...
+
+    def offer_sample(self, index: int, item: Any, total: int) -> None: ...
+
+    def to_dict(self) -> Any: ...
+
+
+class Tally(Protocol):
+    """What :class:`scratch.index.kube.KubeTally` does for each item."""
+
+    def add(self, i: int, obj: Any) -> None: ...
+
+
+class Readers:
+    """What the items are handed to as they are parsed: a new union of ``n`` items, a new
+    Kubernetes tally, and the item count from which the skeleton lists start lines."""
+
+    def __init__(self, union: Callable[[int], ItemsUnion], tally: Callable[[], Tally],
+                 big_array: int) -> None:
+        self.union = union
+        self.tally = tally
+        self.big_array = big_array
+
+
+class NotLazy(Exception):
+    """The text cannot be read batch by batch (the caller parses it whole)."""
+
+
+class TextItems(list[Any]):
+    """The items of one array of ``body`` (bytes ``[start, end)``, at nesting depth
+    ``depth``): ``n`` of them, parsed a batch at a time. The underlying list is empty:
+    only ``len``, truth, iteration and indexing are answered (from the text)."""
+
+    def __init__(self, body: bytes, start: int, end: int, depth: int, count: int,
+                 batch: int = BATCH_BYTES) -> None:
+        super().__init__()
+        self.batch = batch
+        self.body: bytes | None = body
+        self.path: Path | None = None  # after detach(): the file holding the same bytes
+        self.start = start
+        self.end = end
+        self.depth = depth
+        self.n = count
+        self.cuts: list[int] | None = None  # separators where batches end
+        # from scan(): item start lines counted from the first item's (0), lines of all
+        # items (canonical layout of the parsed values), the item union, Kubernetes counts
+        self.starts: array[int] | None = None
+        self.lines = 0
+        self.union: Any = None  # scratch.index.schema.ItemUnion
+        self.kube: Tally | None = None
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __bool__(self) -> bool:
+        return self.n > 0
+
+    def __repr__(self) -> str:
+        return f"TextItems({self.n} items, bytes {self.start}-{self.end})"
+
+    def detach(self, path: Path) -> None:
+        """Read the text from ``path`` from now on (the body's bytes at the same offsets: the
+        stored form), so the body in memory can go; its batches are found first."""
+        if self.body is not None and self.cuts is None:
+            self.cuts = self._cuts(self.body)
+        self.body, self.path = None, path
+
+    def _cuts(self, body: bytes) -> list[int]:
+        return separators(body, self.start + self.batch, self.end, self.depth, self.batch)[1]
+
+    def batches(self) -> Iterator[list[Any]]:
+        """The items, parsed, a list per :data:`BATCH_BYTES` of text."""
+        import orjson
+
+        body = self.body
+        if self.cuts is None:
+            assert body is not None  # detach() found them
+            self.cuts = self._cuts(body)
+        fd = os.open(self.path, os.O_RDONLY) if body is None and self.path is not None else -1
+        try:
+            pos = self.start
+            for stop in [*self.cuts, self.end]:
+                text = body[pos:stop] if body is not None else _pread(fd, pos, stop - pos)
+                try:
+                    batch = orjson.loads(b"[" + text + b"]")
+                except orjson.JSONDecodeError as exc:  # 1e400, a lone surrogate: parsed whole
+                    raise NotLazy(str(exc)) from None
+                del text
+                yield batch
+                pos = stop + 1
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def __iter__(self) -> Iterator[Any]:
+        for batch in self.batches():
+            yield from batch
+
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+
+    def __getitem__(self, i: SupportsIndex | slice) -> Any:
+        import itertools
+
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.n)
+            if step != 1 or start != 0:
+                return list(self)[i]
+            return list(itertools.islice(iter(self), stop))
+        k = i.__index__()
+        if k < 0:
+            k += self.n
+        if not 0 <= k < self.n:
+            raise IndexError("list index out of range")
+        return next(itertools.islice(iter(self), k, None))
+
+    def scan(self, engine: str, readers: Readers, tally: bool) -> None:
+        """Parse every item once: their start lines, the item union and (``tally``) the
+        Kubernetes counts; raises :class:`NotLazy` when a batch is not orjson's JSON."""
+        from scratch.formats.jsontext import render_line_count
+
+        n = self.n
+        u = readers.union(n)
+        kube = readers.tally() if tally else None
+        starts = array("I")
+        cur = 0
+        i = 0
+        for batch in self.batches():
+            for item in batch:
+                starts.append(cur)
+                t = type(item)
+                cur += render_line_count(item, engine) if (t is dict or t is list) and item \
+                    else 1
+                u.add(item)
+                u.offer_sample(i, item, n)
+                if kube is not None:
+                    kube.add(i, item)
+                i += 1
+        if i != n:  # the separators were miscounted: not canonical text after all
+            raise NotLazy(f"{i} items parsed, {n} counted")
+        self.starts, self.lines, self.union, self.kube = starts, cur, u.to_dict(), kube
+
+
+def _pread(fd: int, offset: int, length: int) -> bytes:
+    parts: list[bytes] = []
+    while length > 0:
+        block = os.pread(fd, length, offset)
+        if not block:
+            raise NotLazy("the stored file ended early")
+        parts.append(block)
+        offset += len(block)
+        length -= len(block)
+    return b"".join(parts)
+
+
+def separators_py(body: bytes, start: int, end: int, depth: int, step: int
+                  ) -> tuple[int, list[int]]:
+    """The pure-Python twin of the C ``separators`` (``scratch._reindent``): how many item
+    separators at ``depth`` have their ``","`` in ``body[start:end]``, and the offsets of the
+    first and then of each one at least ``step`` bytes after the last listed (0: all)."""
+    end = min(end, len(body))
+    start = max(start, 0)
+    sep = re.compile(rb",\n" + b"  " * depth + rb"(?=[^ ])")
+    count = 0
+    cuts: list[int] = []
+    for m in sep.finditer(body, start):
+        at = m.start()
+        if at >= end:
+            break
+        count += 1
+        if not cuts or step == 0 or at >= cuts[-1] + step:
+            cuts.append(at)
+    return count, cuts
+
+
+try:
+    # not found when unbuilt, found (untyped) when built: either way no error
+    from scratch._reindent import separators as _c_separators  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # no compiler at install time: the twin above
+    _c_separators = None
+
+
+def separators(body: bytes, start: int, end: int, depth: int, step: int
+               ) -> tuple[int, list[int]]:
+    """See :func:`separators_py` (C when built)."""
+    if _c_separators is not None:
+        found: tuple[int, list[int]] = _c_separators(body, start, end, depth, step)
+        return found
+    return separators_py(body, start, end, depth, step)
+
+
+def parse_lazily(body: bytes, readers: Readers, lazy_bytes: int = LAZY_BYTES,
+                 batch: int = BATCH_BYTES) -> Any:
+    """The value of the canonical text ``body`` with its arrays of ``lazy_bytes`` or more as
+    :class:`TextItems` (scanned, parsed ``batch`` bytes at a time), or None when nothing in it
+    is big enough (or it cannot be read so)."""
+    n = len(body)
+    if n < lazy_bytes:
+        return None
+    try:
+        if body[:2] == b"[\n" and body.endswith(b"\n]"):
+            count = separators(body, 2, n - 2, 1, n)[0] + 1
+            if count <= readers.big_array:
+                return None
+            root = TextItems(body, 2, n - 2, 1, count, batch)
+            root.scan("orjson", readers, tally=True)
+            return root
+        if body[:2] != b"{\n" or not body.endswith(b"\n}"):
+            return None
+        return _lazy_object(body, readers, lazy_bytes, batch)
+    except NotLazy:
+        return None
+
+
+def _lazy_object(body: bytes, readers: Readers, lazy_bytes: int, batch: int) -> Any:
+    import orjson
+
+    n = len(body)
+    found, commas = separators(body, 1, n - 2, 1, 0)
+    if found > MAX_MEMBERS:
+        return None
+    heads = [1, *(c + 1 for c in commas), n - 2]  # each member's "\n", then the closing one
+    lazy: list[tuple[int, int, int, int]] = []  # (value's "[", items start, items end, count)
+    for head, after in zip(heads, heads[1:], strict=False):
+        close = after - 5 if body[after - 1:after] == b"," else after - 4  # "\n  ]"
+        if after - head < lazy_bytes or body[close:close + 4] != b"\n  ]":
+            continue
+        nl = body.find(b"\n", head + 1)
+        if body[nl - 1:nl] != b"[" or nl >= close:
+            continue
+        count = separators(body, nl + 1, close, 2, n)[0] + 1
+        if count > readers.big_array:
+            lazy.append((nl - 1, nl + 1, close, count))
+    if not lazy:
+        return None
+    pieces: list[bytes] = []
+    pos = 0
+    for bracket, _, close, _ in lazy:
+        pieces.append(body[pos:bracket])
+        pieces.append(b"[]")
+        pos = close + 4
+    pieces.append(body[pos:])
+    try:
+        root = orjson.loads(b"".join(pieces))
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(root, dict) or len(root) != len(heads) - 1:
+        return None  # a repeated key: which value is kept is the parser's business
+    keys = list(root)
+    member = {head: k for k, head in enumerate(heads[:-1])}
+    for bracket, start, close, count in lazy:
+        head = body.rfind(b"\n", 0, bracket)
+        key = keys[member[head]]
+        if root[key] != []:
+            return None
+        items = TextItems(body, start, close, 2, count, batch)
+        items.scan("orjson", readers, tally=key == "items")
+        root[key] = items
+    return root

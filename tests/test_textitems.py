@@ -1,0 +1,152 @@
+"""Big arrays kept as text (scratch.index.textitems): the analysis made batch by batch is the
+one made from the whole value, and the C and Python separator finders agree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from scratch.formats.embedded import find_embedded
+from scratch.index import textitems
+from scratch.index.analyze import analyze_json
+from scratch.index.jsonskel import BIG_ARRAY
+from scratch.index.kube import KubeTally
+from scratch.index.schema import Union
+from scratch.index.textitems import Readers, TextItems, separators_py
+from scratch.index.textitems import parse_lazily as parse_with
+from scratch.reindent import reindent
+
+
+def parse_lazily(body: bytes, lazy_bytes: int, batch: int) -> Any:
+    return parse_with(body, Readers(Union, KubeTally, BIG_ARRAY), lazy_bytes, batch)
+
+
+def _pod(i: int) -> dict[str, Any]:
+    return {"kind": "Pod", "metadata": {"name": f"web-{i}", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            "status": {"phase": "Running" if i % 3 else "Pending",
+                       "containerStatuses": [{"restartCount": i % 4, "lastState": {
+                           "terminated": {"exitCode": 137 if i % 5 == 0 else 0,
+                                          "reason": "OOMKilled"}}}]}}
+
+
+def _documents() -> dict[str, Any]:
+    pods = [_pod(i) for i in range(300)]
+    mixed: list[Any] = [1, "two", None, [], {}, [1, [2, {"a": "x,\n"}]], {"b": {"c": [1, 2]}},
+                        "\"quoted\", and more", 3.5, True] * 30
+    return {
+        "podlist": {"apiVersion": "v1", "items": pods, "kind": "PodList",
+                    "metadata": {"resourceVersion": "1"}},
+        "root list": pods,
+        "mixed items": mixed,
+        "two big members": {"a": mixed, "items": pods, "z": {"k": 1}},
+        "big member last": {"meta": {}, "rows": list(range(500))},
+        "escaped key": {"k\": [": 1, "it\"ems": pods},
+    }
+
+
+def _analyses(body: bytes, value: Any, tmp_path: Path) -> tuple[bytes, list[Any], bytes]:
+    dest = tmp_path / "doc.json"
+    dest.write_bytes(body + b"\n")
+    lines = body.count(b"\n") + 1
+    a = analyze_json(dest, value, "orjson", "canonical", lines)
+    assert a.builder is not None
+    return (orjson.dumps([a.info, a.layout, a.warnings]),
+            [a.builder.pack(), bytes(a.builder.keys), [list(x) for x in a.builder.u32]],
+            repr(find_embedded(value)).encode())
+
+
+@pytest.mark.parametrize("name", sorted(_documents()))
+def test_lazy_analysis_is_the_whole_values(name: str, tmp_path: Path) -> None:
+    doc = _documents()[name]
+    body, _, _ = reindent(json.dumps(doc).encode())
+    lazy = parse_lazily(body, lazy_bytes=2000, batch=700)
+    assert lazy is not None
+    kept = [v for v in (lazy.values() if isinstance(lazy, dict) else [lazy])
+            if isinstance(v, TextItems)]
+    assert kept and all(v.starts is not None for v in kept)
+    assert _analyses(body, lazy, tmp_path) == _analyses(body, orjson.loads(body), tmp_path)
+    assert list(kept[0]) == (doc if isinstance(doc, list) else doc[
+        next(k for k, v in lazy.items() if v is kept[0])])
+
+
+def test_lazy_items_index_and_slice() -> None:
+    items = [{"i": i, "s": "x" * (i % 7)} for i in range(200)]
+    body, _, _ = reindent(json.dumps(items).encode())
+    lazy = parse_lazily(body, lazy_bytes=100, batch=300)
+    assert isinstance(lazy, TextItems)
+    assert len(lazy) == 200 and bool(lazy)
+    assert lazy[0] == items[0] and lazy[-1] == items[-1] and lazy[117] == items[117]
+    assert lazy[:5] == items[:5] and lazy[3:9] == items[3:9]
+    with pytest.raises(IndexError):
+        lazy[200]
+
+
+@pytest.mark.parametrize(("doc", "kept"), [
+    ({"a": list(range(10))}, False),  # smaller than lazy_bytes
+    ({"a": list(range(64)), "b": "x" * 300}, False),  # the skeleton expands it item by item
+    ("just a string" * 300, False),
+    (list(range(65)), True),
+    ({"a": 1, "b": list(range(65))}, True),
+])
+def test_what_is_kept_as_text(doc: Any, kept: bool) -> None:
+    body, _, _ = reindent(json.dumps(doc).encode())
+    got = parse_lazily(body, lazy_bytes=200, batch=50)
+    assert (got is not None) == kept
+    if kept:
+        lazy = got if isinstance(got, TextItems) else got["b"]
+        assert isinstance(lazy, TextItems) and list(lazy) == list(range(65))
+
+
+def test_repeated_root_key_is_parsed_whole() -> None:
+    items = json.dumps(list(range(300)))
+    body, _, _ = reindent(f'{{"a": {items}, "a": {items}}}'.encode())
+    assert parse_lazily(body, lazy_bytes=100, batch=50) is None
+
+
+def test_what_orjson_refuses_is_parsed_whole() -> None:
+    body, _, _ = reindent(("[" + ", ".join(["1"] * 200 + ["1e400"]) + "]").encode())
+    assert parse_lazily(body, lazy_bytes=100, batch=50) is None
+
+
+def _canonical_corpus(corpus: Path) -> list[bytes]:
+    out = []
+    for path in sorted(corpus.rglob("*.json"))[:60]:
+        try:
+            body, _, flags = reindent(path.read_bytes())
+        except Exception:
+            continue
+        if not flags:
+            out.append(body)
+    return out
+
+
+def test_separators_twins_agree(corpus_dir: Path) -> None:
+    if textitems._c_separators is None:
+        pytest.skip("the C accelerator is not built")
+    bodies = _canonical_corpus(corpus_dir)
+    bodies.append(reindent(json.dumps(_documents()).encode())[0])
+    bodies += [b"", b"[]", b"[\n  1,\n  2\n]", b",\n  x", b"[\n  1,\n  ", b",\n"]
+    assert len(bodies) > 5
+    for body in bodies:
+        n = len(body)
+        for start, end in ((0, n), (1, n - 2), (n // 3, 2 * n // 3), (5, 3)):
+            for depth in (0, 1, 2, 3):
+                for step in (0, 1, 64, n):
+                    assert textitems._c_separators(body, start, end, depth, step) == \
+                        separators_py(body, start, end, depth, step), (start, end, depth, step)
+
+
+def test_corpus_analysis_kept_as_text_is_the_same(corpus_dir: Path, tmp_path: Path) -> None:
+    checked = 0
+    for body in _canonical_corpus(corpus_dir):
+        lazy = parse_lazily(body, lazy_bytes=4096, batch=2048)
+        if lazy is None:
+            continue
+        checked += 1
+        assert _analyses(body, lazy, tmp_path) == _analyses(body, orjson.loads(body), tmp_path)
+    assert checked > 0
