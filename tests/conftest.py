@@ -59,8 +59,18 @@ def pytest_configure(config: pytest.Config) -> None:
                   f"{cc.stderr.strip()[-300:]}")
 
 
+@pytest.fixture(scope="session")
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``$XDG_CACHE_HOME`` of every test of a worker: the tokenizers' derived files (rank
+    table, verified ranks) and the redaction rules' JSON copy, built by the first process that
+    needs them. A cache per test made every ``python -m scratch`` that counts tokens rebuild
+    them (~2.4 s of CPU each). They are a speed cache only (verified when read, replaced by
+    rename); the tests of the cache itself give each case a directory of its own."""
+    return tmp_path_factory.getbasetemp() / "xdg-cache"
+
+
 @pytest.fixture(autouse=True)
-def scratch_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def scratch_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_cache: Path) -> Path:
     home = tmp_path / "store"
     monkeypatch.setenv("SCRATCH_HOME", str(home))
     for var in ("SCRATCH_AGENT", "SCRATCH_SESSION", "SCRATCH_MODEL", "SCRATCH_ENCODING",
@@ -70,7 +80,7 @@ def scratch_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if var.startswith("SCRATCH_") and var != "SCRATCH_HOME":
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("COLUMNS", "100")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
     return home
 
 

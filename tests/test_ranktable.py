@@ -36,7 +36,9 @@ OPENAI = ("o200k_base", "cl100k_base")
 # Corpus files above this size are checked by the tests marked slow.
 LARGE = 512 * 1024
 SIZES = [pytest.param(False, id="small-files"),
-         pytest.param(True, id="large-files", marks=pytest.mark.slow)]
+         pytest.param(True, id="large-files", marks=[pytest.mark.slow, pytest.mark.skipif(
+             os.environ.get("SCRATCH_SLOW") != "1",
+             reason="the corpus files over 512 KB: set SCRATCH_SLOW=1")])]
 
 
 def _corpus_files(corpus: Path, large: bool) -> list[Path]:

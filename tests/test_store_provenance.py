@@ -19,7 +19,10 @@ from tests.helpers import cli
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCRATCH_", "XDG_"))}
+    # no XDG_DATA_HOME (the default store is under HOME); the test's XDG_CACHE_HOME is kept
+    # (derived tokenizer files only: without it every server here rebuilt them)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SCRATCH_", "XDG_")) or k == "XDG_CACHE_HOME"}
     env.update(HOME=str(tmp_path / "home"), PYTHONPATH=str(REPO), **extra)
     return env
 

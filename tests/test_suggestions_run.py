@@ -21,6 +21,7 @@ import os
 import random
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,20 +41,34 @@ def _ndjson(lines: int, seed: int) -> str:
                    for i in range(lines))
 
 
-@pytest.fixture
-def store(scratch_home: Path) -> Path:
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory, user_cache: Path) -> Path:
+    """The scenarios' store, made once by real calls; each test gets a copy (they charge
+    budgets and add calls)."""
+    home = tmp_path_factory.mktemp("suggestions") / "store"
+    env = {"SCRATCH_HOME": str(home), "XDG_CACHE_HOME": str(user_cache)}
+
+    def run(*args: str, input: str) -> None:
+        assert cli(*args, input=input, env=env).code == 0
+
     doc = {"items": [{"name": f"item-{i}", "note": "some words " * (i % 9 + 3),
                       "n": list(range(i % 5))} for i in range(300)], "kind": "List"}
-    assert cli("ingest", "doc", "--store-always", input=json.dumps(doc)).code == 0
-    assert cli("ingest", "nd", "--store-always", input=_ndjson(120, 3)).code == 0
+    run("ingest", "doc", "--store-always", input=json.dumps(doc))
+    run("ingest", "nd", "--store-always", input=_ndjson(120, 3))
     wide = [{f"field_{(i * 7 + j) % 200}": j for j in range(40)} for i in range(30)]
-    assert cli("ingest", "wide", "--store-always", input=json.dumps(wide)).code == 0
-    cli("write", "notes", input="".join(f"line {i} stable text here\n" for i in range(900)))
-    cli("write", "notes", input="".join(f"line {i} stable text here\n" if i % 7 else
+    run("ingest", "wide", "--store-always", input=json.dumps(wide))
+    run("write", "notes", input="".join(f"line {i} stable text here\n" for i in range(900)))
+    run("write", "notes", input="".join(f"line {i} stable text here\n" if i % 7 else
                                         f"changed {i}\n" for i in range(900)))
-    cli("log", "append", "ev", "--lines", input="".join(f"event {i} " + "word " * 40 + "\n"
+    run("log", "append", "ev", "--lines", input="".join(f"event {i} " + "word " * 40 + "\n"
                                                         for i in range(400)))
-    assert cli("artifact", "put", "r1", "doc.json", input=json.dumps(doc)).code == 0
+    run("artifact", "put", "r1", "doc.json", input=json.dumps(doc))
+    return home
+
+
+@pytest.fixture
+def store(template: Path, scratch_home: Path) -> Path:
+    shutil.copytree(template, scratch_home, symlinks=True)
     return scratch_home
 
 

@@ -6,6 +6,7 @@ OpenAI encodings, SentencePiece ``encode`` for Gemma 3. Skipped when ../shared/c
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,9 @@ pytestmark = pytest.mark.corpus
 # ~30 s for SentencePiece on the 40 MB of large files); the rest run in a few seconds.
 LARGE = 512 * 1024
 SIZES = [pytest.param(False, id="small-files"),
-         pytest.param(True, id="large-files", marks=pytest.mark.slow)]
+         pytest.param(True, id="large-files", marks=[pytest.mark.slow, pytest.mark.skipif(
+             os.environ.get("SCRATCH_SLOW") != "1",
+             reason="the corpus files over 512 KB: set SCRATCH_SLOW=1")])]
 
 
 def _files(corpus: Path, large: bool | None = None) -> list[Path]:

@@ -498,7 +498,8 @@ def _bare_names(text: str) -> list[tuple[int, str]]:
     global _BARE_NAME
     if _BARE_NAME is None:
         _BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-    outside = "".join(c if (i, c) in set(_unquoted(text)) else " " for i, c in enumerate(text))
+    kept = set(_unquoted(text))  # once: built per character, a long filter took minutes
+    outside = "".join(c if (i, c) in kept else " " for i, c in enumerate(text))
     found = []
     for m in _BARE_NAME.finditer(outside):
         before = outside[:m.start()].rstrip()[-1:]
