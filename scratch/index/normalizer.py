@@ -456,14 +456,14 @@ def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
 
     from scratch.errors import JsonError
     from scratch.formats.jsontext import freeze_if_big, no_gc, parse_value
-    from scratch.reindent import BIG_INT
+    from scratch.reindent import BIG_INT, KEY_REPEAT
 
     value: Any = None
     if not flags & BIG_INT:
         with no_gc():
             # its big arrays kept as text, parsed a batch at a time: the whole value is
             # never held (memory), and it is walked once (time)
-            value = _parse_lazily(body)
+            value = _parse_lazily(body, not flags & KEY_REPEAT)
         if value is not None:
             return value, "orjson", False
         try:
@@ -483,14 +483,15 @@ def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
     return value, engine, False
 
 
-def _parse_lazily(body: bytes) -> Any:
-    """:func:`scratch.index.textitems.parse_lazily` with the analysis' readers."""
+def _parse_lazily(body: bytes, text_lines: bool = False) -> Any:
+    """:func:`scratch.index.textitems.parse_lazily` with the analysis' readers (``text_lines``:
+    the items' lines read from the text, no object repeating a key)."""
     from scratch.index.jsonskel import BIG_ARRAY
     from scratch.index.kube import KubeTally
     from scratch.index.schema import Union
     from scratch.index.textitems import Readers, parse_lazily
 
-    return parse_lazily(body, Readers(Union, KubeTally, BIG_ARRAY))
+    return parse_lazily(body, Readers(Union, KubeTally, BIG_ARRAY), text_lines=text_lines)
 
 
 def _beside(call: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
