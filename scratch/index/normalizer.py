@@ -427,10 +427,10 @@ class FileSlices(Sequence[bytes]):
 
     def __init__(self, path: Path, size: int) -> None:
         self.path, self.size = path, size
-        self._fd: int | None = os.open(path, os.O_RDONLY)
+        self.fd: int | None = os.open(path, os.O_RDONLY)
 
     def __del__(self) -> None:
-        fd, self._fd = getattr(self, "_fd", None), None
+        fd, self.fd = getattr(self, "fd", None), None
         if fd is not None:
             os.close(fd)
 
@@ -452,11 +452,11 @@ class FileSlices(Sequence[bytes]):
             raise IndexError("slice index out of range")
         start = i * SLICE_BYTES
         want = min(SLICE_BYTES, self.size - start)
-        assert self._fd is not None
+        assert self.fd is not None
         parts: list[bytes] = []
         got = 0
         while got < want:
-            block = os.pread(self._fd, want - got, start + got)
+            block = os.pread(self.fd, want - got, start + got)
             if not block:
                 raise OSError(f"{self.path} is shorter than {self.size:,} bytes")
             parts.append(block)
