@@ -7,7 +7,10 @@
  * between tokens changes. ``lines`` is the number of lines of ``body``; ``flags`` bit 0 is set
  * when some integer token has 19 or more digits (it may not fit 64 bits), bit 1 when the body
  * would be longer than ``limit`` bytes (then ``body`` is empty; the input is still validated
- * to its end): deep nesting makes the indentation grow with the square of the depth.
+ * to its end): deep nesting makes the indentation grow with the square of the depth; bit 2
+ * when some object may repeat a key (two keys of one object equal once their escapes are
+ * read; for a key with an escape, equal 64-bit hashes of the text it stands for count as
+ * equal): only then can the lines of a parsed and re-rendered value differ from the body's.
  *
  * Invalid input raises ValueError(message, offset) with the same messages, at the same byte
  * offsets, as the pure-Python version (scratch/reindent.py); a test holds both to it.
@@ -256,12 +259,122 @@ static int scan_literal(Scan *sc, Out *o) {
 
 enum { S_VALUE, S_KEY, S_AFTER };
 
+#define KEY_REPEAT 4
+
+/* The keys of the objects still open, innermost last (each object's from its base). */
+typedef struct {
+    uint64_t hash; /* of the text the key stands for (its escapes read) */
+    size_t at; /* offset of the key's opening quote in the input */
+    size_t len; /* of that text */
+    int escaped; /* the key holds an escape: equal hashes count as equal keys */
+} KeyRef;
+
+static int key_cmp(const void *a, const void *b) {
+    const KeyRef *x = a, *y = b;
+    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return 0;
+}
+
+static inline int same_key(const unsigned char *s, const KeyRef *a, const KeyRef *b) {
+    if (a->hash != b->hash || a->len != b->len) return 0;
+    if (a->escaped || b->escaped) return 1;
+    return memcmp(s + a->at + 1, s + b->at + 1, a->len) == 0;
+}
+
+/* Whether two of the keys ``k[0..m)`` are the same (sorts them). */
+static int keys_repeat(const unsigned char *s, KeyRef *k, size_t m) {
+    if (m < 2) return 0;
+    if (m <= 8) {
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = i + 1; j < m; j++)
+                if (same_key(s, &k[i], &k[j])) return 1;
+        return 0;
+    }
+    qsort(k, m, sizeof *k, key_cmp);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = i + 1; j < m && k[j].hash == k[i].hash && k[j].len == k[i].len; j++)
+            if (same_key(s, &k[i], &k[j])) return 1;
+    return 0;
+}
+
+#define FNV_PRIME 0x100000001b3ULL
+
+static inline uint64_t fnv_utf8(uint64_t h, uint32_t cp, size_t *len) {
+    unsigned char b[4];
+    size_t n;
+    if (cp < 0x80) { b[0] = (unsigned char)cp; n = 1; }
+    else if (cp < 0x800) { b[0] = (unsigned char)(0xC0 | (cp >> 6)); b[1] = (unsigned char)(0x80 | (cp & 0x3F)); n = 2; }
+    else if (cp < 0x10000) {
+        b[0] = (unsigned char)(0xE0 | (cp >> 12)); b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp & 0x3F)); n = 3;
+    } else {
+        b[0] = (unsigned char)(0xF0 | (cp >> 18)); b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+        b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (unsigned char)(0x80 | (cp & 0x3F)); n = 4;
+    }
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * FNV_PRIME;
+    *len += n;
+    return h;
+}
+
+static inline uint32_t hex4(const unsigned char *p) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = p[i];
+        v = v * 16 + (uint32_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return v;
+}
+
+/* The key token s[0..n) (quotes included, already validated): the FNV-1a hash of the UTF-8
+ * text it stands for (a surrogate pair read as one code point, a lone surrogate as its own
+ * three bytes, as Python's json reads them), that text's length, and whether it has escapes. */
+static void key_text(const unsigned char *s, size_t n, KeyRef *k) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t len = 0, p = 1, end = n - 1;
+    k->escaped = 0;
+    while (p < end) {
+        unsigned char c = s[p];
+        if (c != '\\') {
+            h = (h ^ c) * FNV_PRIME;
+            len++;
+            p++;
+            continue;
+        }
+        k->escaped = 1;
+        unsigned char e = s[p + 1];
+        if (e != 'u') {
+            unsigned char v = e == 'b' ? 8 : e == 'f' ? 12 : e == 'n' ? 10 : e == 'r' ? 13
+                              : e == 't' ? 9 : e;
+            h = (h ^ v) * FNV_PRIME;
+            len++;
+            p += 2;
+            continue;
+        }
+        uint32_t cp = hex4(s + p + 2);
+        p += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF && p + 6 <= end && s[p] == '\\' && s[p + 1] == 'u') {
+            uint32_t lo = hex4(s + p + 2);
+            if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                p += 6;
+            }
+        }
+        h = fnv_utf8(h, cp, &len);
+    }
+    k->hash = h;
+    k->len = len;
+}
+
 /* The whole document; returns 1 on success (o holds the body), 0 on error (sc->err set or
  * o->failed). The stack holds '{' or '[' per open container. */
 static int run(Scan *sc, Out *o) {
     const unsigned char *s = sc->s;
     size_t n = sc->n;
     char *stack = NULL;
+    size_t *bases = NULL; /* per open container: where its keys start in ``keys`` */
+    KeyRef *keys = NULL;
+    size_t nkeys = 0, keys_cap = 0;
     size_t depth = 0, stack_cap = 0;
     int state = S_VALUE;
     int ok = 0;
@@ -287,8 +400,12 @@ static int run(Scan *sc, Out *o) {
                     char *p = realloc(stack, cap);
                     if (p == NULL) { o->failed = 1; goto done; }
                     stack = p;
+                    size_t *b = realloc(bases, cap * sizeof *bases);
+                    if (b == NULL) { o->failed = 1; goto done; }
+                    bases = b;
                     stack_cap = cap;
                 }
+                bases[depth] = nkeys;
                 stack[depth++] = (char)c;
                 char open = (char)c;
                 if (!out_put(o, &open, 1) || !out_newline(o, depth)) goto done;
@@ -308,7 +425,20 @@ static int run(Scan *sc, Out *o) {
                 fail(sc, "Expecting property name enclosed in double quotes", sc->pos);
                 goto done;
             }
+            size_t key_at = sc->pos;
             if (!scan_string(sc, o)) goto done;
+            if (!(sc->flags & KEY_REPEAT)) {
+                if (nkeys == keys_cap) {
+                    size_t cap = keys_cap ? keys_cap * 2 : 256;
+                    KeyRef *k = realloc(keys, cap * sizeof *keys);
+                    if (k == NULL) { o->failed = 1; goto done; }
+                    keys = k;
+                    keys_cap = cap;
+                }
+                keys[nkeys].at = key_at;
+                key_text(s + key_at, sc->pos - key_at, &keys[nkeys]);
+                nkeys++;
+            }
             skip_ws(sc);
             if (sc->pos >= n || s[sc->pos] != ':') {
                 fail(sc, "Expecting ':' delimiter", sc->pos);
@@ -337,6 +467,12 @@ static int run(Scan *sc, Out *o) {
             } else if (sc->pos < n && s[sc->pos] == close) {
                 sc->pos++;
                 depth--;
+                if (top == '{') {
+                    if (!(sc->flags & KEY_REPEAT)
+                            && keys_repeat(s, keys + bases[depth], nkeys - bases[depth]))
+                        sc->flags |= KEY_REPEAT;
+                    nkeys = bases[depth];
+                }
                 char cl = (char)close;
                 if (!out_newline(o, depth) || !out_put(o, &cl, 1)) goto done;
                 sc->lines++;
@@ -348,6 +484,8 @@ static int run(Scan *sc, Out *o) {
     }
 done:
     free(stack);
+    free(bases);
+    free(keys);
     return ok;
 }
 

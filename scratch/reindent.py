@@ -16,9 +16,10 @@ changed:
 It also returns the number of lines of the body and flags (:data:`BIG_INT`: an integer token of
 19 or more digits, which orjson would turn into a float; :data:`TOO_BIG`: the body would pass
 the ``limit`` given, so it was not written: the indentation of deeply nested text grows with
-the square of the depth, a 200 KB document 100,000 deep would take 10 GB). Invalid input raises
-:class:`~scratch.jsonvalues.JsonError` with the 1-based line and column and the byte
-offset of the first problem.
+the square of the depth, a 200 KB document 100,000 deep would take 10 GB; :data:`KEY_REPEAT`:
+some object may repeat a key, so the lines of its parsed value may be fewer than the body's).
+Invalid input raises :class:`~scratch.jsonvalues.JsonError` with the 1-based line and column
+and the byte offset of the first problem.
 
 Two implementations give identical bytes and identical errors (a test holds them to it on the
 JSONTestSuite files and on generated documents): the C extension ``scratch._reindent``,
@@ -36,6 +37,9 @@ from scratch.errors import JsonError
 
 BIG_INT = 1
 TOO_BIG = 2  # the body would pass the limit given: not written (the input is still checked)
+# some object has the same key twice (compared once their escapes are read): only then may a
+# parsed value's lines differ from the body's
+KEY_REPEAT = 4
 
 _Impl = Callable[[bytes, int, int], tuple[bytes, int, int]]
 DEEP = "nested too deeply"  # the message of an opener past ``max_depth`` (both implementations)
@@ -168,6 +172,7 @@ def _run(s: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int
     put = body.put
     indents = [b"\n"]
     stack: list[int] = []  # 0x7B "{" or 0x5B "["
+    keys: list[set[bytes]] = []  # the keys of each open object (KEY_REPEAT)
     lines = 1
     flags = 0
     ws = _WS.match
@@ -190,6 +195,8 @@ def _run(s: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int
                     state = 2
                     continue
                 stack.append(c)
+                if c == 0x7B:
+                    keys.append(set())
                 put(b"{" if c == 0x7B else b"[")
                 put(_indent(indents, len(stack)))
                 lines += 1
@@ -221,7 +228,15 @@ def _run(s: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int
             if pos >= n or s[pos] != 0x22:
                 raise _Fail("Expecting property name enclosed in double quotes", pos)
             end = _scan_string(s, pos)
-            put(s[pos:end])
+            key = s[pos:end]
+            put(key)
+            if not flags & KEY_REPEAT:
+                seen = keys[-1]
+                text = _key_text(key)
+                if text in seen:
+                    flags |= KEY_REPEAT
+                else:
+                    seen.add(text)
             pos = ws(s, end).end()  # type: ignore[union-attr]
             if pos >= n or s[pos] != 0x3A:
                 raise _Fail("Expecting ':' delimiter", pos)
@@ -247,12 +262,26 @@ def _run(s: bytes, limit: int = -1, max_depth: int = 0) -> tuple[bytes, int, int
                 state = 1 if top == 0x7B else 0
             elif pos < n and s[pos] == (0x7D if top == 0x7B else 0x5D):
                 pos += 1
-                stack.pop()
+                if stack.pop() == 0x7B:
+                    keys.pop()
                 put(_indent(indents, len(stack)))
                 put(b"}" if top == 0x7B else b"]")
                 lines += 1
             else:
                 raise _Fail("Expecting ',' delimiter", pos)
+
+
+def _key_text(key: bytes) -> bytes:
+    """The UTF-8 text a (valid) key token stands for: its bytes inside the quotes, or the
+    string its escapes spell (a surrogate pair one code point, a lone one its three bytes).
+    The C twin compares an escaped key by the 64-bit hash of that text: only a hash collision
+    can flag there what does not here."""
+    if b"\\" not in key:
+        return key[1:-1]
+    import json
+
+    text: str = json.loads(key)
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _indent(cache: list[bytes], depth: int) -> bytes:

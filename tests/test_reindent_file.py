@@ -155,3 +155,29 @@ def test_file_slices_join_to_the_file(tmp_path: Path) -> None:
     short = FileSlices(path, len(data) + 1)
     with pytest.raises(OSError):
         short[2]
+
+
+def test_what_written_started_reads_the_canonical_text_when_parsing_fails(
+        tmp_path: Path) -> None:
+    """``written`` is called while the big body is parsed; when both parsers then fail (here
+    the standard library's, under a low recursion limit, for a 19-digit integer it alone
+    reads exactly), the input is stored as received in a new file, the Normalized has no
+    blob (so ingest drops what it started), and the started readers still read the whole
+    canonical text they were handed."""
+    import io
+
+    from scratch.index.normalizer import normalize
+
+    doc = (b'{"pad": "' + b"p" * 1_200_000 + b'", "big": 12345678901234567890, "d": '
+           + b"[" * 600 + b"1" + b"]" * 600 + b"}")
+    seen: list[bytes] = []
+    dest = tmp_path / "stored"
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(400)
+    try:
+        n = normalize(io.BytesIO(doc), dest,
+                      written=lambda path, blob, parts: seen.append(b"".join(parts)))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert (n.format, n.layout, n.blob, dest.read_bytes() == doc) == ("text", "raw", None, True)
+    assert seen == [R.reindent(doc)[0] + b"\n"]

@@ -18,7 +18,7 @@ from scratch.index.kube import KubeTally
 from scratch.index.schema import Union
 from scratch.index.textitems import Readers, TextItems, separators_py
 from scratch.index.textitems import parse_lazily as parse_with
-from scratch.reindent import reindent
+from scratch.reindent import KEY_REPEAT, reindent
 
 
 def parse_lazily(body: bytes, lazy_bytes: int, batch: int) -> Any:
@@ -150,3 +150,87 @@ def test_corpus_analysis_kept_as_text_is_the_same(corpus_dir: Path, tmp_path: Pa
         checked += 1
         assert _analyses(body, lazy, tmp_path) == _analyses(body, orjson.loads(body), tmp_path)
     assert checked > 0
+
+
+def _kept(value: Any) -> list[TextItems]:
+    return [v for v in (value.values() if isinstance(value, dict) else [value])
+            if isinstance(v, TextItems)]
+
+
+def _lines_both_ways(body: bytes) -> tuple[list[Any], list[Any]] | None:
+    """(start lines, lines) of each array kept as text: counted on the text, and rendered."""
+    got = []
+    for text_lines in (True, False):
+        value = parse_with(body, Readers(Union, KubeTally, BIG_ARRAY), 2000, 700,
+                           text_lines=text_lines)
+        if value is None:
+            return None
+        got.append([(list(v.starts or ()), v.lines) for v in _kept(value)])
+    return got[0], got[1]
+
+
+@pytest.mark.parametrize("name", sorted(_documents()))
+def test_item_lines_from_the_text_are_the_rendered_ones(name: str) -> None:
+    body, _, flags = reindent(json.dumps(_documents()[name]).encode())
+    assert not flags & KEY_REPEAT
+    both = _lines_both_ways(body)
+    assert both is not None and both[0] == both[1] and both[0]
+
+
+def test_corpus_item_lines_from_the_text_are_the_rendered_ones(corpus_dir: Path) -> None:
+    checked = 0
+    for body in _canonical_corpus(corpus_dir):  # KEY_REPEAT clear in each
+        both = _lines_both_ways(body)
+        if both is not None:
+            checked += 1
+            assert both[0] == both[1]
+    assert checked > 0
+
+
+def test_a_repeated_key_is_flagged_and_its_lines_rendered() -> None:
+    # the text has a line the parsed item has not: the flag sends ingest to rendering
+    items = ",".join(['{"a": 1, "b": %d, "a": 2}' % i for i in range(300)])
+    body, _, flags = reindent(f"[{items}]".encode())
+    assert flags & KEY_REPEAT
+    text, rendered = _lines_both_ways(body) or ([], [])
+    assert text != rendered and rendered[0][1] == 300 * 4 and text[0][1] == 300 * 5
+
+
+@pytest.mark.parametrize(("doc", "flagged"), [
+    (b'{"a": 1, "a": 2}', True),
+    (b'{"a": {"b": 1}, "b": 2}', False),  # the same key in two objects
+    (b'[{"a": 1}, {"a": 1}]', False),
+    (b'{"a\\u0062": 1, "ab": 2}', True),  # one key spelled two ways
+    (b'{"\\n": 1, "\\u000a": 2}', True),
+    (b'{"\\n": 1, "\\u000b": 2}', False),
+    (b'{"\\ud83d\\ude00": 1, "\xf0\x9f\x98\x80": 2}', True),  # a surrogate pair is one
+    (b'{"\\ud83d\\ude00": 1, "\\ud83d": 2}', False),
+    (b'{"a": "\\n", "b": "a"}', False),  # in a value: no matter
+    (b"{" + b",".join(b'"k%d": 1' % i for i in range(40)) + b', "k17": 0}', True),
+    (b"{" + b",".join(b'"k%d": 1' % i for i in range(40)) + b"}", False),
+    (b'{"x": {"a": 1, "b": {"a": 1}, "a": 2}}', True),  # after a nested object closed
+])
+def test_key_repeat_flag(doc: bytes, flagged: bool) -> None:
+    from scratch.reindent import HAVE_C, _c_reindent, reindent_py
+
+    impls = [reindent_py, *([_c_reindent] if HAVE_C else [])]
+    for impl in impls:
+        assert bool(impl(doc)[2] & KEY_REPEAT) == flagged, impl
+
+
+def test_key_repeat_flag_is_a_repeat_on_generated_keys() -> None:
+    import random
+
+    from scratch.reindent import HAVE_C, _c_reindent, reindent_py
+
+    rng = random.Random(3)
+    spellings = ["a", "b", "\\n", "\\u0061", "\\u0062", '\\"', "\\u0022", "\\ud83d\\ude00",
+                 "\U0001F600", "\\ud83d", "\u00e9", "\\u00E9", "/", "\\/"]
+    impls = [reindent_py, *([_c_reindent] if HAVE_C else [])]
+    for _ in range(1500):
+        keys = ["".join(rng.choice(spellings) for _ in range(rng.randrange(3)))
+                for _ in range(rng.randrange(1, 14))]
+        doc = ("{" + ",".join(f'"{k}": {i}' for i, k in enumerate(keys)) + "}").encode()
+        repeats = len(json.loads(doc)) != len(keys)
+        for impl in impls:
+            assert bool(impl(doc)[2] & KEY_REPEAT) == repeats, (doc, impl)

@@ -81,6 +81,11 @@ Progress = Callable[[str, int, "int | None"], None]
 # budget}} and "pointer_tokens"), measured at 58-62; rounded up.
 ENVELOPE_TOKENS = 80
 BACKGROUND_OBJECT_BYTES = 4 << 20
+# big JSON's line pass starts while the parse holds the body (in smaller chunks than its
+# default) up to this size; past it, once the body is gone: it holds some 40 MB (its chunks,
+# its cache of counted lines), which beside a 188 MB body passed the 256 MB bound on RSS
+EARLY_LINES_CHUNK = 2 << 20
+EARLY_LINES_BYTES = 96 << 20
 # options of common CLIs that take a value, so the value is not taken for the subcommand
 VALUED_OPTIONS = frozenset({"-n", "--namespace", "--context", "--kubeconfig", "--cluster",
                             "-o", "--output", "--region", "--profile", "-R", "--repo",
@@ -309,17 +314,21 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     try:
         source, redaction, scanning = _redacted_input(ctx, spooled, policy)
         started: list[BlobWriter | _GatedBlob] = []
+        later: list[Path] = []  # the line pass to start once the normalizer is done
 
         def written(path: Path, blob: str, parts: Sequence[bytes]) -> None:
-            # big JSON: its git object and its line pass, read from the stored file a slice
-            # at a time, in threads (mostly without the GIL) while this one builds its
-            # analysis; the object only once the input's scan, if still under way, found
-            # nothing
+            # big JSON: its line pass and its git object, read from the stored file a slice
+            # at a time, in threads (mostly without the GIL) while the normalizer parses it
+            # and builds its analysis (called from its thread); the longer one first; the
+            # object only once the input's scan, if still under way, found nothing
             from scratch.index.lines import LinesAhead
 
+            if path.stat().st_size <= EARLY_LINES_BYTES:
+                aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=EARLY_LINES_CHUNK))
+            else:
+                later.append(path)
             started.append(store.git.write_blob_async(parts, blob) if scanning is None
                            else _GatedBlob(store, parts, blob, scanning))
-            aheads.append(LinesAhead(path, [spec.base], tmp_dir))
 
         def storing(stage: str, done: int, total: int | None) -> None:
             # the normalizer reads the spooled input again: that is storing it, of a known size
@@ -342,6 +351,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 for ahead in aheads:
                     ahead.discard()
                 aheads.clear()
+                later.clear()
                 started.clear()
                 try:
                     with redone:
@@ -349,6 +359,22 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                                          progress=storing, written=written)
                 finally:
                     writer = started[0] if started else None
+        if norm.blob is None and writer is not None:
+            # started on a canonical text the normalizer then did not keep (too deep to
+            # parse): not this content's object nor its lines
+            try:
+                writer.wait()
+            except Exception:  # noqa: BLE001 - an object nothing refers to
+                pass
+            writer = None
+            for ahead in aheads:
+                ahead.discard()
+            aheads.clear()
+            later.clear()
+        if later:
+            from scratch.index.lines import LinesAhead
+
+            aheads.append(LinesAhead(later[0], [spec.base], tmp_dir))
         if writer is None and prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
             # compress the content into git on the second core while the index is built
             writer = store.git.store_object_async(prepared)

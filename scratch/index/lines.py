@@ -453,7 +453,7 @@ class LinesAhead:
     :func:`run_line_pass` on the file."""
 
     def __init__(self, parts: Sequence[bytes] | Path, bases: Sequence[str], directory: Path,
-                 count_lines: CountLines | None = None) -> None:
+                 count_lines: CountLines | None = None, chunk: int = CHUNK) -> None:
         import tempfile
         import threading
 
@@ -467,11 +467,12 @@ class LinesAhead:
         self._taken = False
         self._thread = threading.Thread(
             target=self._run, args=(parts if isinstance(parts, Path) else tuple(parts),
-                                    count_lines or default_count_lines()),
+                                    count_lines or default_count_lines(), chunk),
             name="scratch-lines", daemon=True)
         self._thread.start()
 
-    def _run(self, parts: tuple[bytes, ...] | Path, count_lines: CountLines) -> None:
+    def _run(self, parts: tuple[bytes, ...] | Path, count_lines: CountLines, chunk: int
+             ) -> None:  # ``chunk``: bytes per piece of the file read
         from contextlib import ExitStack
 
         try:
@@ -483,11 +484,11 @@ class LinesAhead:
                 try:
                     if isinstance(parts, Path):  # the content's file: memory holds a chunk
                         content = stack.enter_context(open(parts, "rb"))
-                        chunks = iter_chunks(content)
+                        chunks = iter_chunks(content, chunk)
                     else:
                         chunks = iter_parts_chunks(parts)
-                    for chunk, safe in chunks:
-                        lp.feed(chunk, safe)
+                    for piece, safe in chunks:
+                        lp.feed(piece, safe)
                 except BaseException:
                     if lp._pool is not None:
                         lp._pool.shutdown(cancel_futures=True)

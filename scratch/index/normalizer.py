@@ -335,12 +335,14 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     file without holding it (:func:`_from_file`); orjson parses the body, which has the same
     tokens, so memory holds the body and the value, never the input as well. While
     orjson parses (it holds the GIL throughout) two threads write the body to ``dest`` and
-    hash it as a git blob, without the GIL; ``written(dest, blob, parts)`` then starts the
-    object write and the line pass (:class:`scratch.index.lines.LinesAhead`) from memory,
-    which run during the analysis. The canonical analysis is kept when its line count agrees
-    with the text's (no repeated key); else it is built from the stored text (see
-    :func:`scratch.index.analyze.analyze_json`). Nested too deeply for both parsers, the input
-    is read again from ``source`` and stored as text, its error placed as received.
+    hash it as a git blob, without the GIL; ``written(dest, blob, parts)`` is then called
+    from a thread as soon as the file is complete, still during the parse: it starts the
+    object write and the line pass (:class:`scratch.index.lines.LinesAhead`) from the
+    file, which run during the parse and the analysis. The canonical analysis is kept when
+    its line count agrees with the text's (no repeated key); else it is built from the
+    stored text (see :func:`scratch.index.analyze.analyze_json`). Nested too deeply for both
+    parsers, the input is read again from ``source`` and stored as text, its error placed as
+    received.
     """
     import hashlib
 
@@ -359,22 +361,39 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open(dest, "wb")
     try:
         beside = [_beside(digest.update, body), _beside(os.write, fd, body)]
+
+        def complete(text: bytes) -> str:
+            # once both are done (at once: the parse holds the GIL for a batch at a time),
+            # the file is completed and ``written`` starts the line pass and the object
+            # write from it: they run during the parse and the analysis, not after them
+            for thread, _ in beside:
+                thread.join()
+            (_, hashed), (_, wrote) = beside
+            for got in (hashed, wrote):
+                if isinstance(got[0], BaseException):
+                    raise got[0]
+            _write_all(fd, memoryview(text)[wrote[0]:])
+            _write_all(fd, b"\n")
+            digest.update(b"\n")
+            done = digest.hexdigest()
+            if written is not None:
+                written(dest, done, FileSlices(dest, size))
+            return done
+
+        starter, started = _beside(complete, body)
         try:
             value, engine, failed = _parse_big(body, flags)
         finally:
-            for thread, _ in beside:
-                thread.join()
-        (_, hashed), (_, wrote) = beside
-        for got in (hashed, wrote):
-            if isinstance(got[0], BaseException):
-                raise got[0]
-        _write_all(fd, memoryview(body)[wrote[0]:])
-        _write_all(fd, b"\n")
+            starter.join()
+        if isinstance(started[0], BaseException):
+            raise started[0]
+        blob: str = started[0]
     finally:
         os.close(fd)
-    digest.update(b"\n")
-    blob = digest.hexdigest()
     if failed:  # nested too deeply for both parsers: placed in the input as received
+        # (what ``written`` started reads the canonical text, from the file unlinked here:
+        # ingest drops it, as the Normalized it gets has no blob)
+        dest.unlink()
         source.seek(origin)
         data = source.read()
         try:
@@ -384,10 +403,8 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         return _finish_json(data, body, lines, flags, value, engine, dest, detected,
                             declared, False, progress)
     # from here the body is read from ``dest`` (same bytes at the same offsets): its memory
-    # goes now, before the line pass and the analysis grow
+    # goes now, before the analysis grows
     del body, parts
-    if written is not None:
-        written(dest, blob, FileSlices(dest, size))
     _detach(value, dest)
     embedded, limited = find_embedded(value)
     warnings: list[str] = []
@@ -405,10 +422,17 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
 
 class FileSlices(Sequence[bytes]):
     """The ``size`` bytes of the file ``path`` as consecutive slices of :data:`SLICE_BYTES`,
-    each read when asked for (joined they are the file): memory holds the slice in use."""
+    each read when asked for (joined they are the file): memory holds the slice in use. The
+    file is opened here: what is read is that file's, even if ``path`` is replaced meanwhile."""
 
     def __init__(self, path: Path, size: int) -> None:
         self.path, self.size = path, size
+        self.fd: int | None = os.open(path, os.O_RDONLY)
+
+    def __del__(self) -> None:
+        fd, self.fd = getattr(self, "fd", None), None
+        if fd is not None:
+            os.close(fd)
 
     def __len__(self) -> int:
         return -(-self.size // SLICE_BYTES)
@@ -428,12 +452,16 @@ class FileSlices(Sequence[bytes]):
             raise IndexError("slice index out of range")
         start = i * SLICE_BYTES
         want = min(SLICE_BYTES, self.size - start)
-        with open(self.path, "rb") as f:
-            f.seek(start)
-            data = f.read(want)
-        if len(data) != want:
-            raise OSError(f"{self.path} is shorter than {self.size:,} bytes")
-        return data
+        assert self.fd is not None
+        parts: list[bytes] = []
+        got = 0
+        while got < want:
+            block = os.pread(self.fd, want - got, start + got)
+            if not block:
+                raise OSError(f"{self.path} is shorter than {self.size:,} bytes")
+            parts.append(block)
+            got += len(block)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 SLICE_BYTES = 8 << 20
@@ -456,14 +484,14 @@ def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
 
     from scratch.errors import JsonError
     from scratch.formats.jsontext import freeze_if_big, no_gc, parse_value
-    from scratch.reindent import BIG_INT
+    from scratch.reindent import BIG_INT, KEY_REPEAT
 
     value: Any = None
     if not flags & BIG_INT:
         with no_gc():
             # its big arrays kept as text, parsed a batch at a time: the whole value is
             # never held (memory), and it is walked once (time)
-            value = _parse_lazily(body)
+            value = _parse_lazily(body, not flags & KEY_REPEAT)
         if value is not None:
             return value, "orjson", False
         try:
@@ -483,14 +511,15 @@ def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
     return value, engine, False
 
 
-def _parse_lazily(body: bytes) -> Any:
-    """:func:`scratch.index.textitems.parse_lazily` with the analysis' readers."""
+def _parse_lazily(body: bytes, text_lines: bool = False) -> Any:
+    """:func:`scratch.index.textitems.parse_lazily` with the analysis' readers (``text_lines``:
+    the items' lines read from the text, no object repeating a key)."""
     from scratch.index.jsonskel import BIG_ARRAY
     from scratch.index.kube import KubeTally
     from scratch.index.schema import Union
     from scratch.index.textitems import Readers, parse_lazily
 
-    return parse_lazily(body, Readers(Union, KubeTally, BIG_ARRAY))
+    return parse_lazily(body, Readers(Union, KubeTally, BIG_ARRAY), text_lines=text_lines)
 
 
 def _beside(call: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:

@@ -113,6 +113,11 @@ class TextItems(list[Any]):
 
     def batches(self) -> Iterator[list[Any]]:
         """The items, parsed, a list per :data:`BATCH_BYTES` of text."""
+        for _, batch in self._batches():
+            yield batch
+
+    def _batches(self) -> Iterator[tuple[bytes, list[Any]]]:
+        """(text, its items parsed) per :data:`BATCH_BYTES` of text."""
         import orjson
 
         body = self.body
@@ -128,8 +133,8 @@ class TextItems(list[Any]):
                     batch = orjson.loads(b"[" + text + b"]")
                 except orjson.JSONDecodeError as exc:  # 1e400, a lone surrogate: parsed whole
                     raise NotLazy(str(exc)) from None
+                yield text, batch
                 del text
-                yield batch
                 pos = stop + 1
         finally:
             if fd >= 0:
@@ -160,31 +165,56 @@ class TextItems(list[Any]):
             raise IndexError("list index out of range")
         return next(itertools.islice(iter(self), k, None))
 
-    def scan(self, engine: str, readers: Readers, tally: bool) -> None:
+    def scan(self, engine: str, readers: Readers, tally: bool, text_lines: bool = False
+             ) -> None:
         """Parse every item once: their start lines, the item union and (``tally``) the
-        Kubernetes counts; raises :class:`NotLazy` when a batch is not orjson's JSON."""
+        Kubernetes counts; raises :class:`NotLazy` when a batch is not orjson's JSON.
+
+        ``text_lines``: no object in the text may repeat a key (the re-indent pass's
+        ``KEY_REPEAT`` flag is clear), so an item's lines are those of its text; else each
+        item is rendered to count them (a repeated key is a line fewer in the value)."""
         from scratch.formats.jsontext import render_line_count
 
         n = self.n
         u = readers.union(n)
+        add, offer = u.add, u.offer_sample
         kube = readers.tally() if tally else None
         starts = array("I")
         cur = 0
         i = 0
-        for batch in self.batches():
+        for text, batch in self._batches():
+            if text_lines:
+                cur = _text_starts(text, self.depth, cur, starts)
+                if len(starts) != i + len(batch):
+                    raise NotLazy(f"{len(starts)} items cut, {i + len(batch)} parsed")
             for item in batch:
-                starts.append(cur)
-                t = type(item)
-                cur += render_line_count(item, engine) if (t is dict or t is list) and item \
-                    else 1
-                u.add(item)
-                u.offer_sample(i, item, n)
+                if not text_lines:
+                    starts.append(cur)
+                    t = type(item)
+                    cur += render_line_count(item, engine) if (t is dict or t is list) \
+                        and item else 1
+                add(item)
+                offer(i, item, n)
                 if kube is not None:
                     kube.add(i, item)
                 i += 1
         if i != n:  # the separators were miscounted: not canonical text after all
             raise NotLazy(f"{i} items parsed, {n} counted")
         self.starts, self.lines, self.union, self.kube = starts, cur, u.to_dict(), kube
+
+
+def _text_starts(text: bytes, depth: int, cur: int, starts: array[int]) -> int:
+    """Append the start line (counted on from ``cur``) of each item of ``text`` (items of an
+    array at ``depth``, canonical layout) to ``starts``; the line after the last item."""
+    cuts = separators(text, 0, len(text), depth, 0)[1]
+    count = text.count
+    pos = 1 if text[:1] == b"\n" else 0  # a batch after the first starts on its "\n"
+    for cut in cuts:  # an item ends at its "," and the next starts on the next line
+        starts.append(cur)
+        cur += count(b"\n", pos, cut) + 1
+        pos = cut + 2
+    starts.append(cur)
+    return cur + count(b"\n", pos) + 1
 
 
 def _pread(fd: int, offset: int, length: int) -> bytes:
@@ -236,10 +266,11 @@ def separators(body: bytes, start: int, end: int, depth: int, step: int
 
 
 def parse_lazily(body: bytes, readers: Readers, lazy_bytes: int = LAZY_BYTES,
-                 batch: int = BATCH_BYTES) -> Any:
+                 batch: int = BATCH_BYTES, text_lines: bool = False) -> Any:
     """The value of the canonical text ``body`` with its arrays of ``lazy_bytes`` or more as
     :class:`TextItems` (scanned, parsed ``batch`` bytes at a time), or None when nothing in it
-    is big enough (or it cannot be read so)."""
+    is big enough (or it cannot be read so). ``text_lines``: no object may repeat a key (see
+    :meth:`TextItems.scan`)."""
     n = len(body)
     if n < lazy_bytes:
         return None
@@ -249,16 +280,17 @@ def parse_lazily(body: bytes, readers: Readers, lazy_bytes: int = LAZY_BYTES,
             if count <= readers.big_array:
                 return None
             root = TextItems(body, 2, n - 2, 1, count, batch)
-            root.scan("orjson", readers, tally=True)
+            root.scan("orjson", readers, tally=True, text_lines=text_lines)
             return root
         if body[:2] != b"{\n" or not body.endswith(b"\n}"):
             return None
-        return _lazy_object(body, readers, lazy_bytes, batch)
+        return _lazy_object(body, readers, lazy_bytes, batch, text_lines)
     except NotLazy:
         return None
 
 
-def _lazy_object(body: bytes, readers: Readers, lazy_bytes: int, batch: int) -> Any:
+def _lazy_object(body: bytes, readers: Readers, lazy_bytes: int, batch: int,
+                 text_lines: bool) -> Any:
     import orjson
 
     n = len(body)
@@ -300,6 +332,6 @@ def _lazy_object(body: bytes, readers: Readers, lazy_bytes: int, batch: int) -> 
         if root[key] != []:
             return None
         items = TextItems(body, start, close, 2, count, batch)
-        items.scan("orjson", readers, tally=key == "items")
+        items.scan("orjson", readers, tally=key == "items", text_lines=text_lines)
         root[key] = items
     return root
