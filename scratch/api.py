@@ -8,7 +8,7 @@ per-call cap and the worker's context budget.
 
 Invariants:
 - Every method runs a call of the answers layer through its one registry
-  (:func:`scratch.answers.kernel.registry.execute`) on a
+  (:func:`scratch.answers.kernel.execution.execute`) on a
   :class:`~scratch.answers.kernel.context.Context` built as the CLI builds one, so budgets,
   caps, quotas, redaction, per-agent isolation, runs and the call ledger (interface ``api``)
   hold exactly as on the command line and over MCP.
@@ -257,7 +257,7 @@ class Scratchpad:
     # -- the one way in -----------------------------------------------------------------
 
     def _execute(self, command: str, **args: ArgValue) -> Result[object]:
-        from scratch.answers.kernel.registry import execute
+        from scratch.answers.kernel.execution import execute
         from scratch.calls import call
         return execute(self._ctx, self._rendering, call(command, **args))
 
@@ -362,7 +362,7 @@ class Scratchpad:
         if spec is None:
             raise UsageError(f"unknown tool {name!r}", code="unknown_tool", tool=name)
         args = to_core_args(spec, dict(arguments or {}))
-        from scratch.answers.kernel.registry import execute
+        from scratch.answers.kernel.execution import execute
         return self._answer(execute(self._ctx, self._rendering,
                                     core_call(spec, args, self._ctx)))
 

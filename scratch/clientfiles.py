@@ -81,7 +81,7 @@ def back_up(path: Path) -> Path | None:
 def write_json(path: Path, data: object) -> None:
     """Replace (or create) ``path`` with ``data`` as indented JSON, atomically, keeping the
     existing file's permissions (a new file: 0600, its directories made)."""
-    from scratch.locking import atomic_write
+    from scratch.store.locking import atomic_write
     if path.exists():
         mode = path.stat().st_mode & 0o777
     else:
@@ -265,7 +265,7 @@ def _install_toml(client: Client, path: Path, entry: dict[str, object], *,
     else:
         servers[ENTRY] = table
     backup = back_up(path)
-    from scratch.locking import atomic_write
+    from scratch.store.locking import atomic_write
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, tomlkit.dumps(doc).encode())

@@ -238,8 +238,8 @@ def kill_worker(home: str, remote: str, wid: int, ops: int, seed: int, kills: in
 def _check_opens(home: str, killed: int) -> None:
     """A store whose sync (pid ``killed``) was just killed opens, lists, holds no log entry
     twice, and keeps nothing the sync left in its temporary folder."""
-    from scratch.locking import temp_owner
     from scratch.store import Store, logs
+    from scratch.store.locking import temp_owner
 
     store = Store.open(Path(home))
     tmp = store.cache_dir / "tmp"

@@ -116,7 +116,7 @@ def test_a_big_artifact_is_a_pointer_the_read_commands_explore_on_the_readers_bu
         ("Running", 53), ("Pending", 5), ("Failed", 2)]
     charged.append(tokens(rows))
     # the ledger names the artifact by its reference, the run and iteration by theirs
-    from scratch import ledger
+    from scratch.store import ledger
     recs = ledger.read(shared, agent="w2")
     assert {(r["entry"], r["version"], r["run"], r["iteration"]) for r in recs} == {
         ("artifact:r1/pods.json", 1, "r1", 1)}
@@ -286,9 +286,9 @@ def test_the_pointer_is_sized_on_what_each_rendering_shows(scratch_home: Path) -
     # included; one that shows the data (--json, --structured) on the data's JSON. Over MCP's
     # default text, artifact read once sized the JSON it never shows.
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.registry import execute
+    from scratch.answers.kernel.execution import execute
     from scratch.answers.kernel.rendering import PlainCalls
-    from scratch.answers.pointer import pointer_cap, pointer_json
+    from scratch.answers.pointer.build import pointer_cap, pointer_json
     from scratch.calls import call
     from scratch.cli.render import JsonEnvelope, ShellText
     from scratch.mcp.rendering import ToolJson, ToolText

@@ -3,7 +3,7 @@
 Each interface is the real one: the CLI as a process, `scratch mcp serve` over stdio and over
 HTTP driven by the MCP SDK's client, and `scratch mcp proxy` in front of the SDK-built fixture
 upstream (tests/data/mcp_upstreams). What each call left is read back from the store's
-ledger file (scratch.ledger.read) and through `scratch calls`.
+ledger file (scratch.store.ledger.read) and through `scratch calls`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from scratch import ledger
+from scratch.store import ledger
 
 REPO = Path(__file__).resolve().parents[1]
 SCRATCH = [sys.executable, "-m", "scratch"]

@@ -283,7 +283,7 @@ def test_git_passthrough(scratch_home: Path) -> None:
 
 
 def test_store_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from scratch.names import find_store_root
+    from scratch.store.names import find_store_root
     project = tmp_path / "proj"
     (project / ".scratch").mkdir(parents=True)
     (project / "sub").mkdir()

@@ -26,7 +26,7 @@ CORE = core_modules()
 
 
 def test_the_core_is_every_layer_below_the_interfaces() -> None:
-    assert {"scratch.answers.kernel.fitting", "scratch.answers.kernel.registry", "scratch.store",
+    assert {"scratch.answers.kernel.fitting", "scratch.answers.kernel.execution", "scratch.store",
             "scratch.index.reader", "scratch.query.paths", "scratch.tokens"} <= set(CORE)
     assert not [m for m in CORE if m.startswith(INTERFACES)]
 

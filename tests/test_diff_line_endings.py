@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scratch.diffing import apply_ops, split_lines
+from scratch.query.diffing import apply_ops, split_lines
 from tests.helpers import cli, count
 from tests.test_diffing import CASES, NNL, _pair
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scratch.diffing import (
+from scratch.query.diffing import (
     CR_SYMBOL,
     NO_NEWLINE,
     apply_ops,

@@ -342,7 +342,7 @@ def test_store_layout_is_read_from_the_store_docstring() -> None:
 
 
 def test_root_page_lists_every_setting_as_an_environment_variable() -> None:
-    from scratch.config import SETTINGS, env_name
+    from scratch.store.config import SETTINGS, env_name
     text = (REPO / "man" / "scratch.1").read_text()
     for key, setting in SETTINGS.items():
         if setting.type is not dict:

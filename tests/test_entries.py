@@ -1,4 +1,4 @@
-"""scratch.answers.entries through the core API (no interface): write's limits, one agent's stats."""
+"""scratch.answers.store_admin through the core API (no interface): write's limits, one agent's stats."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scratch.answers.kernel.context import Context
-from scratch.answers.kernel.registry import execute
+from scratch.answers.kernel.execution import execute
 from scratch.answers.kernel.rendering import PlainCalls
 from scratch.calls import call
 from scratch.errors import LimitExceeded, UsageError

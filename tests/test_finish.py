@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scratch import ledger
+from scratch.store import ledger
 from tests.helpers import cli
 from tests.test_artifact_read import PODS, as_, data, error
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from scratch.gitstore import blob_sha
 from scratch.store import Store
+from scratch.store.gitstore import blob_sha
 from scratch.sync.retention import gc
 from tests.conftest import REPO
 from tests.purge_support import anywhere, history_holds

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from scratch.gitstore import blob_sha
 from scratch.redact import Redaction
+from scratch.store.gitstore import blob_sha
 from tests.helpers import cli
 
 
@@ -146,7 +146,7 @@ def _store(home: Path):  # type: ignore[no-untyped-def]
 
 def test_a_stale_index_lock_is_cleared_at_once(scratch_home: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import scratch.gitstore as gs
+    import scratch.store.gitstore as gs
 
     cli("write", "a", input="1\n")
     lock = scratch_home / ".git/index.lock"
@@ -162,7 +162,7 @@ def test_a_stale_index_lock_is_cleared_at_once(scratch_home: Path,
 
 def test_a_stale_branch_lock_is_cleared_at_once(scratch_home: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import scratch.gitstore as gs
+    import scratch.store.gitstore as gs
 
     cli("write", "a", input="1\n")
     lock = scratch_home / ".git/refs/heads/main.lock"
@@ -198,7 +198,7 @@ def test_a_live_index_lock_is_respected(scratch_home: Path) -> None:
 
 
 def test_lock_holders_sees_an_open_file(tmp_path: Path) -> None:
-    from scratch.gitstore import lock_holders
+    from scratch.store.gitstore import lock_holders
 
     path = tmp_path / "some.lock"
     path.write_bytes(b"")
@@ -212,7 +212,7 @@ def test_lock_holders_sees_an_open_file(tmp_path: Path) -> None:
 
 def test_loose_objects_are_packed_as_gc_auto_would(scratch_home: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import scratch.gitstore as gs
+    import scratch.store.gitstore as gs
 
     cli("write", "a", input="1\n")
     counts = dict(line.split(": ") for line in git(scratch_home, "count-objects", "-v")

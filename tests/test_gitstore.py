@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from scratch.gitstore import blob_sha
 from scratch.redact import Redaction
 from scratch.store import Store
+from scratch.store.gitstore import blob_sha
 
 
 def _entry_history(home: Path) -> Store:
@@ -83,7 +83,7 @@ def test_a_callers_git_environment_does_not_reach_history(
 def test_big_objects_written_in_process_are_what_git_writes(tmp_path: Path) -> None:
     """Ingest writes a big document's blob itself, from its parts in memory, in a thread:
     the object git then finds has the id and content ``git hash-object`` gives the bytes."""
-    from scratch import gitstore as G
+    from scratch.store import gitstore as G
 
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -107,7 +107,7 @@ def test_big_objects_written_in_process_are_what_git_writes(tmp_path: Path) -> N
 
 
 def test_an_object_write_that_fails_raises_at_wait(tmp_path: Path) -> None:
-    from scratch import gitstore as G
+    from scratch.store import gitstore as G
 
     missing = tmp_path / "no-repo" / ".git"
     writer = G.BlobWriter(missing, (b"x" * 100,), None)

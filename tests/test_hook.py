@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from scratch import ledger
+from scratch.store import ledger
 from tests.helpers import cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -325,7 +325,7 @@ def lock_holder(scratch_home: Path) -> Iterator[subprocess.Popen[str]]:
     cli("ls")
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
-         "from scratch.locking import exclusive\n"
+         "from scratch.store.locking import exclusive\n"
          f"with exclusive(Path({str(scratch_home)!r}) / '.lock'):\n"
          "    print('held', flush=True)\n    sys.stdin.readline()\n"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
@@ -436,9 +436,9 @@ def test_the_pass_through_imports_no_cli_mcp_or_tokenizer(tmp_path: Path) -> Non
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=REPO, check=True).stdout.splitlines()
     assert out[0] == "[]"
-    assert eval(out[1]) == ["scratch", "scratch.__main__", "scratch.config", "scratch.errors",
+    assert eval(out[1]) == ["scratch", "scratch.__main__", "scratch.store.config", "scratch.errors",
                             "scratch.hooks", "scratch.hooks.clients", "scratch.hooks.identity",
-                            "scratch.hooks.run", "scratch.names", "scratch.thresholds"]
+                            "scratch.hooks.run", "scratch.store.names", "scratch.thresholds"]
 
 
 # -- big payloads: no whole copies -------------------------------------------------------------

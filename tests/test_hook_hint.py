@@ -207,7 +207,7 @@ def test_a_bad_payload_never_blocks(home: Path, scratch_home: Path) -> None:
 
 
 def test_run_tool_names_as_scratch_run_does() -> None:
-    from scratch.answers.ingest import default_tool
+    from scratch.answers.capture.ingest import default_tool
     from scratch.hooks.hint import run_tool
     for words in (["kubectl", "-n", "x", "get", "pods"], ["/usr/bin/aws", "ec2", "list"],
                   ["journalctl"], ["gh", "--repo", "a/b", "api", "x"], ["cat", "a b.log"]):

@@ -563,8 +563,8 @@ def test_intercepted_tokens_in_stats_and_budget() -> None:
 
 
 def test_core_ingest_api_without_the_cli(scratch_home: Path) -> None:
-    from scratch.answers.ingest import IngestOptions, default_tool
-    from scratch.answers.ingest import ingest as core_ingest
+    from scratch.answers.capture.ingest import IngestOptions, default_tool
+    from scratch.answers.capture.ingest import ingest as core_ingest
     from scratch.answers.kernel.context import Context
 
     ctx = Context.build()

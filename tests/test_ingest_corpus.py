@@ -24,8 +24,8 @@ ENVELOPE = 60  # tokens of the --json envelope around the pointer's data (measur
 def ingest_both(ctx: Any, path: Path, opts: Any) -> tuple[Any, int]:
     """Ingest ``path`` as an agent reading text would, then as one reading --json: the text
     result, and the tokens of the --json pointer's data (its calls spelled as printed)."""
-    from scratch.answers.ingest import ingest
-    from scratch.answers.pointer import pointer_json
+    from scratch.answers.capture.ingest import ingest
+    from scratch.answers.pointer.build import pointer_json
     from scratch.cli.render import JsonEnvelope, ShellText
     with open(path, "rb") as fh:
         res = ingest(ctx, fh, opts, rendering=ShellText())
@@ -310,7 +310,7 @@ def test_ndjson(scratch_home: Path, corpus_dir: Path) -> None:
 
 def test_every_json_file_round_trips_and_pointer_fits(scratch_home: Path,
                                                       corpus_dir: Path) -> None:
-    from scratch.answers.ingest import IngestOptions
+    from scratch.answers.capture.ingest import IngestOptions
     from scratch.answers.kernel.context import Context
 
     ctx = Context.build()
@@ -348,7 +348,7 @@ def test_every_json_file_round_trips_and_pointer_fits(scratch_home: Path,
 
 
 def test_pointer_size_on_every_other_corpus_file(scratch_home: Path, corpus_dir: Path) -> None:
-    from scratch.answers.ingest import IngestOptions
+    from scratch.answers.capture.ingest import IngestOptions
     from scratch.answers.kernel.context import Context
 
     ctx = Context.build()

@@ -1,4 +1,4 @@
-"""Ingest's gate on the redaction scan (scratch.answers.ingest, scratch.redact.core.FileScan).
+"""Ingest's gate on the redaction scan (scratch.answers.capture.ingest, scratch.redact.core.FileScan).
 
 Input spooled to a file is scanned by a child process while it is normalised as received;
 nothing of that may reach the store before the scan's answer. These tests ingest big inputs
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from scratch.answers.ingest import IngestOptions, ingest_spooled
+from scratch.answers.capture.ingest import IngestOptions, ingest_spooled
 from scratch.answers.kernel.context import Context
 from scratch.redact.core import FileScan, redact_bytes, scan_file
 from scratch.redact.markers import marker, store_key
-from scratch.spool import spool
+from scratch.store.spool import spool
 
 GH = "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"  # detect-secrets' own test token
 PW = "cGFzc3dvcmQxMjM="  # base64 of password123, a Secret's value

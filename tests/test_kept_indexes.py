@@ -9,8 +9,8 @@ import pytest
 
 from scratch.answers.kernel import kept_indexes
 from scratch.answers.kernel.context import Context
+from scratch.answers.kernel.execution import execute
 from scratch.answers.kernel.kept_indexes import KeptIndex, keep_indexes
-from scratch.answers.kernel.registry import execute
 from scratch.answers.kernel.rendering import PlainCalls
 from scratch.answers.kernel.target import open_target
 from scratch.calls import call

@@ -3,17 +3,17 @@
     interfaces   scratch.cli, scratch.mcp, scratch.docs, scratch.ui, scratch.hooks,
                  scratch.__main__, scratch.api (the Python API)
     answers      scratch.answers
-    query        scratch.query, scratch.diffing
+    query        scratch.query (pure engines, line diffs included)
     index        scratch.index (the normaliser included: it ends in the index's analysis)
     formats      scratch.formats (sniffing, JSON text, embedded documents, log lines)
     tokens       scratch.tokens
     sync         scratch.sync (remotes, push, pull, merge: over the store alone)
-    store        scratch.store, scratch.gitstore, scratch.locking, scratch.names, scratch.config,
-                 scratch.spool, scratch.stats, scratch.ledger, scratch.thresholds,
-                 scratch.clientfiles, scratch.redact, scratch.runs
+    store        scratch.store (the store, git, locks, names, config, the ledger, counters,
+                 spooling), scratch.redact, scratch.runs, scratch.clientfiles
     foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
-                 scratch.reindent, scratch.declare, scratch.progress, scratch.meta
+                 scratch.reindent, scratch.declare, scratch.progress, scratch.meta,
+                 scratch.thresholds (the loose modules of scratch/ besides the entry points)
 
 Every module or package directly in scratch/ is named in exactly one layer; what lies inside a
 package ranks with it. The graph is read from the source and counts every reference of one
@@ -42,19 +42,20 @@ if __name__ == "__main__":  # run alone: read the declarations of this checkout'
 
 # bottom to top; names are the members directly in scratch/ ("scratch" is its __init__)
 LAYERS = [
+    # the loose modules of scratch/: what every layer may use (the entry points aside)
     ("foundation", ("scratch", "scratch.errors", "scratch.words", "scratch.calls",
                     "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
                     "scratch.valuecounts", "scratch.reindent", "scratch.declare",
-                    "scratch.progress", "scratch.meta")),
-    ("store", ("scratch.store", "scratch.gitstore", "scratch.locking", "scratch.names",
-               "scratch.config", "scratch.spool", "scratch.stats", "scratch.ledger",
-               "scratch.thresholds", "scratch.clientfiles", "scratch.redact", "scratch.runs")),
+                    "scratch.progress", "scratch.meta", "scratch.thresholds")),
+    # store/ holds the store and the rest of its layer (git, locks, names, config, ledger);
+    # clientfiles is the MCP and hook clients' files, below the two interfaces that share it
+    ("store", ("scratch.store", "scratch.redact", "scratch.runs", "scratch.clientfiles")),
     # sync needs the store only; it sits below answers, which will run it as a command
     ("sync", ("scratch.sync",)),
     ("tokens", ("scratch.tokens",)),
     ("formats", ("scratch.formats",)),
     ("index", ("scratch.index",)),
-    ("query", ("scratch.query", "scratch.diffing")),
+    ("query", ("scratch.query",)),
     ("answers", ("scratch.answers",)),
     ("interfaces", ("scratch.cli", "scratch.mcp", "scratch.docs", "scratch.ui",
                     "scratch.hooks", "scratch.__main__", "scratch.api")),

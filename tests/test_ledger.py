@@ -1,4 +1,4 @@
-"""The call ledger's record, append and read (scratch.ledger), on real files."""
+"""The call ledger's record, append and read (scratch.store.ledger), on real files."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from scratch import ledger
+from scratch.store import ledger
 
 
 def rec(command: str = "get-in", *, agent: str = "default", session: str = "default",
@@ -203,7 +203,7 @@ def test_a_file_that_is_no_ledger_costs_the_record(tmp_path: Path) -> None:
 FULL_DISK = """
 import os, resource, signal, sys
 from pathlib import Path
-from scratch import ledger
+from scratch.store import ledger
 root = Path(sys.argv[1])
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 size = ledger.ledger_file(root, "default").stat().st_size
@@ -244,7 +244,7 @@ def test_a_ledger_directory_removed_meanwhile_is_made_again(tmp_path: Path) -> N
 APPENDER = """
 import sys
 from pathlib import Path
-from scratch import ledger
+from scratch.store import ledger
 root, who = Path(sys.argv[1]), sys.argv[2]
 for i in range(50):
     r = ledger.make(interface="cli", agent="default", session=who, command="head",
@@ -271,7 +271,7 @@ def test_processes_appending_at_once_get_unique_seqs_and_whole_lines(tmp_path: P
 def test_the_ledger_imports_no_cli_mcp_or_http_stack() -> None:
     import subprocess
     import sys
-    probe = ("import sys, scratch.ledger as l; from pathlib import Path; import tempfile; "
+    probe = ("import sys, scratch.store.ledger as l; from pathlib import Path; import tempfile; "
              "d = Path(tempfile.mkdtemp()); "
              "l.append(d, l.make(interface='cli', agent='a', session='s', command='head')); "
              "l.read(d); "

@@ -1,4 +1,4 @@
-"""scratch.locking: small state files rewritten in place under their lock."""
+"""scratch.store.locking: small state files rewritten in place under their lock."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import multiprocessing
 import stat
 from pathlib import Path
 
-from scratch import stats
-from scratch.locking import overwrite
+from scratch.store import stats
+from scratch.store.locking import overwrite
 from scratch.tokens.budget import Budget
 
 

@@ -200,7 +200,7 @@ def test_pieces_of_a_6_mb_line_follow_on_and_read_a_window(
 
 
 def test_one_probe_reads_a_window_not_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    from scratch.answers.line_pieces import LinePiece
+    from scratch.answers.lines.pieces import LinePiece
     from scratch.index.reader import IndexReader
     calls: list[int] = []
     original = IndexReader.read_line_part

@@ -45,8 +45,8 @@ def proxy_client(home: Path, config: Path, *, env: dict[str, str] | None = None,
 
 
 def version_info(home: Path, name: str) -> dict[str, Any]:
-    from scratch.config import load_config
     from scratch.store import Store
+    from scratch.store.config import load_config
     meta = Store.open(home, "default", load_config(home)).load_meta(name)
     assert meta is not None
     return meta["versions"][-1]["info"]  # type: ignore[no-any-return]

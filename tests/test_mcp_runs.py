@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from scratch import ledger, runs
+from scratch import runs
+from scratch.store import ledger
 from tests.mcp_support import SCRATCH, HttpServer, McpClient, server_env, stdio_client, text_of
 from tests.test_artifact_read import PODS, REPORT
 

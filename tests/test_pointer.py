@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scratch.answers.pointer import (
+from scratch.answers.pointer.build import (
     BIG_OUTPUT_TOKENS,
     MAX_POINTER_TOKENS,
     build_pointer,
@@ -177,7 +177,7 @@ def test_integers_beyond_64_bits_render() -> None:
 
 
 def test_shape_pointer_mirrors_the_rendered_detail() -> None:
-    from scratch.answers.pointer import shape_pointer
+    from scratch.answers.pointer.build import shape_pointer
 
     info = {"schema": item_schema(500, [f"key{i}" for i in range(40)]),
             "first_lines": [f"line {i} " + "x" * 300 for i in range(5)],
@@ -202,7 +202,7 @@ def test_shape_pointer_mirrors_the_rendered_detail() -> None:
 
 
 def test_fit_data_meets_the_cap_with_an_envelope_reserve() -> None:
-    from scratch.answers.pointer import fit_data, pointer_json, shape_pointer
+    from scratch.answers.pointer.build import fit_data, pointer_json, shape_pointer
     from scratch.cli.render import call_json
 
     p = make({"schema": item_schema(5000, [f"key_number_{i}" for i in range(40)])})

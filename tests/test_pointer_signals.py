@@ -283,7 +283,7 @@ def test_an_array_of_records_is_offered_a_group_by(scratch_home: Path) -> None:
 # -- the size rule -------------------------------------------------------------------------------
 
 def test_a_big_podlist_pointer_keeps_its_signals_within_the_cap(scratch_home: Path) -> None:
-    from scratch.answers.pointer import pointer_cap
+    from scratch.answers.pointer.build import pointer_cap
     pods = json.loads(PODS.read_text())
     items = pods["items"]
     pods["items"] = [json.loads(json.dumps(items[i % len(items)]).replace(

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from scratch.gitstore import blob_sha
+from scratch.store.gitstore import blob_sha
 from scratch.sync.purge import STEPS
 from scratch.sync.scrub import size_of
 from tests.conftest import REPO

@@ -1,7 +1,7 @@
 """`scratch redactions` and redaction on every way into the store: the CLI's ingest, run, write
 and log append, the MCP tools ingest, write_file and append_log, the MCP proxy's interception,
 companions (embedded documents, an MCP result's blocks), the Python entry the client hooks
-use (scratch.answers.ingest), the settings and --no-redact, the ledger, and the store's own
+use (scratch.answers.capture.ingest), the settings and --no-redact, the ledger, and the store's own
 refusal of content that comes without its redaction record.
 
 After each capture no byte of the secret is anywhere in the store: in any git object (every
@@ -162,8 +162,8 @@ def test_the_ledger_never_holds_a_secret_an_argument_carried(scratch_home: Path)
 
 
 def test_the_store_refuses_content_without_its_redaction_record(scratch_home: Path) -> None:
-    from scratch.config import load_config
     from scratch.store import Pending, Store, logs
+    from scratch.store.config import load_config
     from scratch.store.writing import Pending as P
     store = Store.open(scratch_home, "default", load_config(scratch_home))
     with pytest.raises(TypeError):
@@ -209,7 +209,7 @@ def test_every_path_into_the_store_passes_a_redaction_record() -> None:
 def test_the_python_entry_the_hooks_use_redacts(scratch_home: Path) -> None:
     import io
 
-    from scratch.answers.ingest import IngestOptions, ingest
+    from scratch.answers.capture.ingest import IngestOptions, ingest
     from scratch.answers.kernel.context import Context
     ctx = Context.build(store=str(scratch_home))
     result = ingest(ctx, io.BytesIO(kube_output()), IngestOptions(tool="hook_claude",
@@ -271,8 +271,8 @@ def test_the_proxy_redacts_what_it_stores_and_its_companions(tmp_path: Path) -> 
         client.close()
     assert name.startswith("fx.echo/")
     assert leaks(home, GH) == []
-    from scratch.config import load_config
     from scratch.store import Store
+    from scratch.store.config import load_config
     meta = Store.open(home, "default", load_config(home)).load_meta(name)
     assert meta is not None
     assert meta["versions"][-1]["info"]["redaction"]["rules"] == {"github-pat": 1}

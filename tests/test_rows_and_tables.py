@@ -150,7 +150,7 @@ ALL = "id,name,score,ok,when,note"
 
 def test_cell_typing_reads_the_shapes_the_index_types_columns_by() -> None:
     # rows are typed by the index's column types; a cell converts when it has that type's shape
-    from scratch.answers.sources import csv_rows as csvrows
+    from scratch.answers.rows import csv_rows as csvrows
     from scratch.index import textinfo
     assert csvrows._INT.pattern == textinfo._INT.pattern
     assert csvrows._NUM.pattern == textinfo._NUM.pattern

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from scratch import ledger, runs
+from scratch import runs
 from scratch.errors import InvalidName, NotFound, UsageError
+from scratch.store import ledger
 from tests.sync_support import bare, fsck_clean, git, ok, on
 from tests.test_artifact_read import PODS, REPORT
 

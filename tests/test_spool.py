@@ -1,4 +1,4 @@
-"""scratch.spool: every byte read is kept exactly, in memory or in a temp file, with its sha256.
+"""scratch.store.spool: every byte read is kept exactly, in memory or in a temp file, with its sha256.
 
 A regular file past the memory limit is copied by the kernel and hashed from the copy in a
 thread; a pipe, a stream with bytes read ahead into its buffer, and small inputs take the
@@ -17,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from scratch.spool import CHUNK, Spooled, spool
+from scratch.store.spool import CHUNK, Spooled, spool
 
 LIMIT = 2 * CHUNK  # the memory limit used here: a few MiB make a "big" input
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scratch import ledger
+from scratch.store import ledger
 from tests.helpers import cli
 
 
@@ -49,7 +49,7 @@ def test_an_agents_own_stats_say_the_ledger_bytes(scratch_home: Path) -> None:
     size = ledger.file_bytes(scratch_home, "default")
     answer = sum(len(r.get("answer", "").encode()) for r in ledger.read(scratch_home))
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.registry import execute
+    from scratch.answers.kernel.execution import execute
     from scratch.answers.kernel.rendering import PlainCalls
     from scratch.calls import call
     own = execute(Context.build(), PlainCalls(), call("stats", agent="default"))

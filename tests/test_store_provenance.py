@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scratch.names import find_agent, find_store_root, how_chosen, where
+from scratch.store.names import find_agent, find_store_root, how_chosen, where
 from tests.conftest import REPO
 from tests.helpers import cli
 

@@ -53,7 +53,7 @@ def test_every_record_has_the_keys_its_type_declares(scratch_home: Path) -> None
 
 
 def test_the_record_types_are_not_created_at_start_up() -> None:
-    code = ("import sys, scratch.store, scratch.gitstore\n"
+    code = ("import sys, scratch.store, scratch.store.gitstore\n"
             "print('scratch.store.records' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -24,7 +24,7 @@ def test_tail_opens_its_entry_once(scratch_home: Path, monkeypatch: pytest.Monke
     with Scratchpad() as sp:
         name = sp.intercept("notes", text, name="notes", store_always=True).name
         assert name is not None
-        for module in ("scratch.answers.commands.tail", "scratch.answers.line_ranges"):
+        for module in ("scratch.answers.commands.tail", "scratch.answers.lines.ranges"):
             monkeypatch.setattr(f"{module}.open_target", counted)
         answer = sp.tail(name, 3)
     assert (answer.data["start"], answer.data["lines"]) == (

@@ -64,7 +64,7 @@ SERVER_TOML = """\
 
 
 def test_a_servers_own_table_decides_first_then_thresholds(scratch_home) -> None:
-    from scratch.config import load_config
+    from scratch.store.config import load_config
     from scratch.thresholds import resolve_server_threshold
     scratch_home.mkdir(parents=True)
     (scratch_home / "scratch.toml").write_text(SERVER_TOML)

@@ -62,7 +62,7 @@ class Built:
         self.acct = acct
 
     def seq(self, agent: str, command: str, **match: object) -> int:
-        from scratch import ledger
+        from scratch.store import ledger
         found = [r for r in ledger.read(self.home, agent=agent) if r["command"] == command
                  and all(r.get(k) == v for k, v in match.items())]  # type: ignore[misc]
         return int(found[-1]["seq"])
@@ -77,7 +77,7 @@ def _acct(home: Path) -> dict[str, Any]:
     lines, is refused a whole array, runs SQL with quotes; what each answered, exactly, and
     the counters `scratch stats` reports (read from its file: asking the CLI would be one
     more call)."""
-    from scratch import stats
+    from scratch.store import stats
     from tests.helpers import cli
     env = {"SCRATCH_HOME": str(home), "SCRATCH_AGENT": "acct", "SCRATCH_SESSION": "work"}
     pods = json.dumps({"items": [{"name": f"pod-{i}", "phase": "Failed" if i % 3 == 0 else
@@ -331,7 +331,7 @@ def test_the_agent_page_has_the_figures_scratch_stats_and_budget_give(page: Page
 
 def test_a_call_page_shows_the_call_as_written_and_what_the_agent_got(page: Page,
                                                                        built: Built) -> None:
-    from scratch import ledger
+    from scratch.store import ledger
     acct = built.acct
     page.open(f"a/acct/c/{built.seq('acct', 'sql')}")
     assert page.text("#call-line") == f'scratch sql pods "{SQL}"'  # as written, not re-quoted
@@ -496,7 +496,7 @@ def test_search_from_the_header(page: Page) -> None:
 
 def test_a_call_made_while_the_page_is_open_appears_and_is_charted(page: Page,
                                                                     home: Path) -> None:
-    from scratch import ledger
+    from scratch.store import ledger
     from tests.helpers import cli
     page.open("a/default/s/s1")
     page.tab.wait_for_selector("#charts figure[data-points]")

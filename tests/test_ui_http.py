@@ -32,7 +32,7 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
 
 
 def ledger_of(home: Path, session: str | None = None) -> list[dict[str, object]]:
-    from scratch import ledger
+    from scratch.store import ledger
     return ledger.read(home, agent="default", session=session)  # type: ignore[return-value]
 
 
@@ -292,7 +292,7 @@ def test_a_long_timeline_is_paged_newest_page_first(server: UiServer, home: Path
 def test_a_session_of_many_calls_is_charted_in_at_most_1000_points(tmp_path: Path) -> None:
     """2,500 calls into a ledger bounded at 400 KB: the oldest are dropped (and said so), the
     rest paged and charted."""
-    from scratch import ledger
+    from scratch.store import ledger
     home = tmp_path / "store"
     for n in range(2500):
         ledger.append(home, ledger.make(interface="cli", agent="default", session="many",
@@ -333,7 +333,7 @@ def test_the_overview_charts_many_busy_agents_with_long_names_within_the_bound(
     300 points each (a point names no agent: the chart does), so the page stays far under
     1 MB (at 1,000 points a chart, each naming its agent, it was 2 MB); a chart asks for the
     same 300 points again when it redraws, an agent's own page for 1,000."""
-    from scratch import ledger
+    from scratch.store import ledger
     home = tmp_path / "store"
     names = [f"{n:02d}-" + "a" * 125 for n in range(12)]
     for agent in names:
@@ -362,7 +362,7 @@ def test_the_overview_charts_many_busy_agents_with_long_names_within_the_bound(
 def test_past_200_agents_a_filter_is_a_field_to_type_the_name_in(tmp_path: Path) -> None:
     """The entries and search pages' agent filter lists the agents up to 200; past that (a
     list of 10,000 would be megabytes) it is a field, and the name typed filters alike."""
-    from scratch import ledger
+    from scratch.store import ledger
     home = tmp_path / "store"
     scratch(home, "write", "notes", input=b"one note\n", agent="a-250")
     for n in range(1, 251):
@@ -391,7 +391,7 @@ def test_calls_through_the_proxy_show_the_upstream_and_the_stored_output(tmp_pat
     """An agent behind `scratch mcp proxy` (a real upstream, the SDK's client): its calls to
     the upstream, the output the proxy stored instead of showing, and that entry's pointer
     spelled as the MCP client was shown it."""
-    from scratch import ledger
+    from scratch.store import ledger
     from tests.test_mcp_proxy import fixture_entry, proxy_client, servers_file
     home = tmp_path / "store"
     home.mkdir()
@@ -752,7 +752,7 @@ def test_every_link_every_page_makes_resolves_and_ids_are_unique(server: UiServe
 
 def test_a_malformed_ledger_line_is_skipped_and_counted_never_a_500(server: UiServer,
                                                                    home: Path) -> None:
-    from scratch import ledger
+    from scratch.store import ledger
     records, skipped = ledger.scan(home, "t2")
     assert (len(records), skipped) == (1, 2)
     for path in ("", "a/t2", "a/t2/s/default", "live", "live?agent=t2", "series?agent=t2"):

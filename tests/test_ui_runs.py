@@ -214,7 +214,7 @@ def test_an_artifact_page_shows_its_lines_within_the_entry_pages_bounds(server: 
 
 
 def test_a_run_is_linked_wherever_it_is_named(server: UiServer, home: Path) -> None:
-    from scratch import ledger
+    from scratch.store import ledger
     over = server.get("")
     assert [r[0] for r in rows(over.text, "overview-runs")] == ["r1", "r2"]
     assert f'href="{server.base}runs"' in over.text  # and in the navigation
@@ -387,7 +387,7 @@ def test_a_worker_of_the_run_page_opens_its_agent_page(browser: Any, server: UiS
 
 def test_a_usage_event_is_kept_beside_the_calls_but_counts_as_none(server: UiServer,
                                                                    home: Path) -> None:
-    from scratch import ledger
+    from scratch.store import ledger
     workers = {w["agent"]: w for w in shown(home, "runs", "show", "r1")["workers"]}
     recorded = ledger.read(home, agent="w2")
     assert sum(1 for r in recorded if r.get("event")) == 1 + EXTRA_EVENTS
@@ -405,7 +405,7 @@ def test_a_workers_budget_in_each_run_and_iteration_is_its_own_bar(server: UiSer
     """A worker's calls in a run charge a budget of their own per run and iteration: its
     agent's page shows each (the latest charged first), named, with what the ledger says
     those calls charged; the session's page too."""
-    from scratch import ledger
+    from scratch.store import ledger
     mine = [r for r in ledger.read(home, agent="w1") if not r.get("event")]
     used = {it: sum(r["tokens"] for r in mine if r.get("iteration") == it) for it in (1, 2)}
     assert used[2] > 0 and used[1] == 0  # the refusal and the grep; the puts charged nothing

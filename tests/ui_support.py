@@ -152,7 +152,7 @@ def seed_more(home: Path) -> None:
     in a session whose name holds a "/", a space and unicode (through the ledger's own API:
     no interface makes one), two malformed lines in t2's ledger (not JSON; JSON that is no
     record), an SQL call whose text holds quotes, and a call whose argument is markup."""
-    from scratch import ledger
+    from scratch.store import ledger
     from tests.helpers import cli
 
     def run(*args: str, input: bytes | None = None, code: int = 0) -> None:

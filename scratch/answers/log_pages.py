@@ -23,7 +23,7 @@ from scratch.calls import Call, call
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Step
-    from scratch.answers.sources.items import Item
+    from scratch.answers.rows.items import Item
 
 
 class LogEntry(TypedDict):

@@ -229,7 +229,7 @@ def write_summary(ctx: Context, target: Target, model: SummaryModel, tokens: int
                          "complete": complete}
     import orjson
 
-    from scratch.locking import atomic_write
+    from scratch.store.locking import atomic_write
     atomic_write(cache_path(target, model.source, writer, settings(ctx, writer)),
                  orjson.dumps(out), fsync=False)
     return out

@@ -62,7 +62,7 @@ def complete_names(ctx: CompletionLine, incomplete: str) -> list[str]:
 def complete_agents(ctx: CompletionLine, incomplete: str) -> list[str]:
     """Agent names in the store given on the line (else the environment's)."""
     try:
-        from scratch.names import find_store_root
+        from scratch.store.names import find_store_root
         root, _ = find_store_root(ctx.params.get("store"))
         return sorted(p.name for p in (root / "agents").iterdir() if p.name.startswith(incomplete))
     except Exception:
@@ -73,8 +73,8 @@ def complete_artifacts(ctx: CompletionLine, incomplete: str) -> list[str]:
     """Artifact names of the run given on the line (its RUN, else --run), in the store given
     on the line (else the environment's)."""
     try:
-        from scratch.names import find_store_root
         from scratch.runs import list_artifacts
+        from scratch.store.names import find_store_root
         root, _ = find_store_root(ctx.params.get("store"))
         run = ctx.params.get("run") or ctx.params.get("run_id") or os.environ.get("SCRATCH_RUN")
         if not run:
@@ -88,7 +88,7 @@ def complete_artifacts(ctx: CompletionLine, incomplete: str) -> list[str]:
 def complete_remotes(ctx: CompletionLine, incomplete: str) -> list[str]:
     """Remote names of the store given on the line (else the environment's)."""
     try:
-        from scratch.names import find_store_root
+        from scratch.store.names import find_store_root
         from scratch.sync.remotes import remotes
         root, _ = find_store_root(ctx.params.get("store"))
         return [name for name in remotes(root) if name.startswith(incomplete)]
@@ -197,7 +197,7 @@ def _answer(name: str, body: Callable[[Any], Any], merged: dict[str, Any],
             with reporting(line):
                 produced = body(ctx)
                 if isinstance(produced, Call):
-                    from scratch.answers.kernel.registry import execute
+                    from scratch.answers.kernel.execution import execute
                     produced = execute(ctx, rendering, produced)
         finally:
             if line is not None:
@@ -331,8 +331,8 @@ def group_default(group: typer.Typer, name: str, action: Callable[[Any], Any]) -
 def read_input(source: str | None, *, limit: int | None = None, what: str = "input",
                allow_empty: bool = False) -> bytes:
     """Bytes of FILE, or of stdin for None/'-'; refuses a terminal and (unless allowed) nothing
-    (the same reader and checks as the core's, :mod:`scratch.answers.inputs`)."""
-    from scratch.answers.inputs import checked, read_file, read_upto
+    (the same reader and checks as the core's, :mod:`scratch.answers.capture.inputs`)."""
+    from scratch.answers.capture.inputs import checked, read_file, read_upto
     if source not in (None, "-"):
         return read_file(source, limit=limit, what=what, allow_empty=allow_empty)
     if sys.stdin is None or sys.stdin.isatty():

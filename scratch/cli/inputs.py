@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def write_input(ctx: Context, c: Call) -> Call:
     """``write NAME [FILE|-]``: the content of FILE, or of stdin when none (or '-') is given,
     held to ``limits.max_write_bytes`` as it is read."""
-    from scratch.names import validate_name
+    from scratch.store.names import validate_name
 
     args = dict(c.args)
     validate_name(str(args["name"]))  # a bad name is refused before stdin is read
@@ -48,8 +48,8 @@ def log_append_input(ctx: Context, c: Call) -> Call:
 def artifact_put_input(ctx: Context, c: Call) -> Call:
     """``artifact put RUN NAME [FILE|-]``: as ``write``'s, the run and the name checked before
     the input is read."""
-    from scratch.names import validate_run
     from scratch.runs import check_artifact_name
+    from scratch.store.names import validate_run
 
     args = dict(c.args)
     validate_run(str(args["run"]))

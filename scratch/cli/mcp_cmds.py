@@ -157,7 +157,7 @@ def _agent_source(ctx: Context) -> str:
     given before the command, came from --agent (one equal to it after the command reads as
     the environment's: the same agent either way)."""
     from scratch.cli.common import GLOBAL_DEFAULTS
-    from scratch.names import find_agent
+    from scratch.store.names import find_agent
     agent, source = find_agent(None)
     return "--agent" if GLOBAL_DEFAULTS.get("agent") or ctx.agent != agent else source
 
@@ -168,7 +168,7 @@ def _announce(command: str, ctx: Context) -> None:
     its user's shell would give."""
     import sys
 
-    from scratch.names import how_chosen
+    from scratch.store.names import how_chosen
     role = ("" if ctx.run is None else f", {'coordinator' if ctx.coordinator else 'worker'} "
             f"of run {ctx.run!r}" + (f" iteration {ctx.iteration}" if "iteration" in ctx.named
                                      else ""))
@@ -338,8 +338,8 @@ def proxy_cmd(ctx: Context,
 def _finish_sessions(state: "ServerState", reason: str) -> None:
     """Every session of a run the server still holds finishes its worker
     (scratch.runs.finish_worker), recorded when it intercepted or extracted anything."""
-    from scratch import ledger
     from scratch.runs import finish_worker
+    from scratch.store import ledger
     for session in state.forget_all():
         if session.run is None:  # no worker of a run: only an explicit finish records one
             continue

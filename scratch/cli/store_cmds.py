@@ -15,10 +15,10 @@ def init_cmd(
                                               show_default=False)] = Path("."),
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
-    from scratch.answers import entries
+    from scratch.answers import store_admin
     from scratch.cli.common import run
     store = str(directory.absolute() / ".scratch")
-    run("init", lambda ctx: entries.init(directory), {"json_output": json_output,
+    run("init", lambda ctx: store_admin.init(directory), {"json_output": json_output,
                                                       "store": store})
 
 
@@ -28,9 +28,9 @@ def init_cmd(
              "Uses the store found as for other commands (--store must come before 'git').\n\n"
              "Example: scratch git log --oneline")
 def git_cmd(typer_ctx: typer.Context) -> None:
-    from scratch.answers import entries
+    from scratch.answers import store_admin
     from scratch.cli.common import GLOBAL_DEFAULTS, run
-    run("git", lambda ctx: entries.git_passthrough(ctx, _git_words(list(typer_ctx.args))),
+    run("git", lambda ctx: store_admin.git_passthrough(ctx, _git_words(list(typer_ctx.args))),
         {"store": GLOBAL_DEFAULTS.get("store"), "agent": GLOBAL_DEFAULTS.get("agent")})
 
 

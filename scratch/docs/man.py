@@ -203,7 +203,7 @@ def environment(full: bool) -> list[str]:
 
 
 def _settings() -> list[str]:
-    from scratch.config import SETTINGS, env_name
+    from scratch.store.config import SETTINGS, env_name
     out = [".RS"]
     for key in sorted(SETTINGS):
         s = SETTINGS[key]

@@ -1,6 +1,6 @@
 """A hooked tool's result stored through ``ingest``, and the pointer the client shows instead.
 
-The one way into the store is the answers pipeline (:func:`scratch.answers.kernel.registry.
+The one way into the store is the answers pipeline (:func:`scratch.answers.kernel.execution.
 execute` running ``ingest``), as for the CLI and the MCP proxy: secrets are redacted there,
 the call lands in the agent's call ledger (interface ``hook``), storing is counted and the
 pointer charged to the client's session. The result streams in: a file the client spilled
@@ -105,7 +105,7 @@ def spelled_globals(root: Path, root_source: str, who: HookIdentity) -> list[str
     """The options a next command needs in the model's shell: the agent and the budget
     session always; the store when the shell (the same environment and directory as this
     hook) would not find this one by itself."""
-    from scratch.names import find_store_root
+    from scratch.store.names import find_store_root
     out: list[str] = []
     if root_source == "--store" and find_store_root(None)[0] != root:
         out += ["--store", str(root)]
@@ -118,7 +118,7 @@ def capture(client: HookClient, payload: JSONObject, found: Found, who: HookIden
     """Store ``found`` and return what to show, or None when ingest passed it through
     (fewer tokens than the threshold) or the output is shorter than any pointer to it."""
     from scratch.answers.kernel.context import Context
-    from scratch.answers.kernel.registry import execute
+    from scratch.answers.kernel.execution import execute
     from scratch.calls import Call
     ctx = Context.build(store=str(root), agent=who.agent, session=who.budget_session)
     ctx.interface = "hook"
@@ -181,7 +181,7 @@ def _mcp_content(result: JSONObject, args: dict[str, ArgValue], info: dict[str, 
                  notices: list[str]) -> str:
     """An MCP result's text as the proxy stores it; its documents and attachments go into
     ``args`` as companions."""
-    from scratch.answers.ingest import Companion
+    from scratch.answers.capture.ingest import Companion
     from scratch.mcp.proxy.extract import extract
     ex = extract(result)
     text = ex.text
@@ -211,7 +211,7 @@ def _stderr(found: Found, args: dict[str, ArgValue]) -> str | None:
     raw = found.stderr.encode("utf-8", errors="surrogatepass")
     if len(raw) <= STDERR_KEPT:
         return None
-    from scratch.answers.ingest import Companion
+    from scratch.answers.capture.ingest import Companion
     from scratch.mcp.proxy.intercept import cut_text
     had = args.get("companions", ())  # a tuple, when _mcp_content set them
     args["companions"] = (*(had if isinstance(had, tuple) else ()), Companion("stderr", raw))

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING
 from scratch.hooks.identity import HookIdentity
 
 if TYPE_CHECKING:
-    from scratch.config import Config
     from scratch.hooks.clients import JSONObject
+    from scratch.store.config import Config
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 BYTES_PER_TOKEN = 4  # what a threshold in tokens is taken to be in bytes for `cat FILE`

@@ -120,10 +120,10 @@ def main(argv: list[str], *, stdin: IO[bytes] | None = None, stdout: IO[str] | N
         if found is None:
             out.write(quiet)
             return 0
-        from scratch.names import find_store_root, validate_agent
+        from scratch.store.names import find_store_root, validate_agent
         validate_agent(who.agent)
         root, root_source = find_store_root(opts.store)
-        from scratch.config import load_config
+        from scratch.store.config import load_config
         from scratch.thresholds import resolve_threshold
         config = load_config(root, agent=who.agent)
         threshold = resolve_threshold(found.tool, config["thresholds"]).min_tokens
@@ -176,11 +176,11 @@ def _hint(client: HookClient, payload: JSONObject, who: HookIdentity, opts: Opti
     if payload.get("hook_event_name", client.event) != client.event \
             or payload.get("tool_name") != "Bash":
         return 0
-    from scratch.names import find_store_root, validate_agent
+    from scratch.store.names import find_store_root, validate_agent
     validate_agent(who.agent)
     root, root_source = find_store_root(opts.store)
-    from scratch.config import load_config
     from scratch.hooks.hint import hint
+    from scratch.store.config import load_config
     config = load_config(root, agent=who.agent)
     store = None
     if root_source == "--store" and find_store_root(None)[0] != root:
@@ -288,7 +288,7 @@ def record(root: Path, who: HookIdentity, found: Found | None, fail: Outcome) ->
     try:
         if not (root / ".git").is_dir():
             return
-        from scratch import ledger
+        from scratch.store import ledger
         args: dict[str, ledger.ArgPreview] = {"tool": ledger.preview(found.tool if found else "")}
         if who.worker:
             args["worker"] = who.worker

@@ -159,7 +159,7 @@ def _read_toml(path: Path) -> tuple[str, JSONObject]:
 
 def _write_toml(path: Path, spec: HookSettings, text: str) -> None:
     """Write ``text`` after checking that it parses (atomically, the file's mode kept)."""
-    from scratch.locking import atomic_write
+    from scratch.store.locking import atomic_write
     _check_toml(path, spec, text)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -24,9 +24,9 @@ from typing import NamedTuple
 import orjson
 
 from scratch.errors import NotFound, StoreError
-from scratch.locking import atomic_write, exclusive
 from scratch.mcp.wire import JSONObject
-from scratch.names import validate_agent
+from scratch.store.locking import atomic_write, exclusive
+from scratch.store.names import validate_agent
 
 PREFIX = "scr_"
 
@@ -83,7 +83,7 @@ def add_token(root: Path, agent: str, *, run: str | None = None, iteration: int 
     token, to show once; its record)."""
     validate_agent(agent)
     if run is not None:
-        from scratch.names import validate_run
+        from scratch.store.names import validate_run
         validate_run(run)
     from scratch.store import utc_now
     token = PREFIX + secrets.token_urlsafe(32)

@@ -2,7 +2,7 @@
 
 A tool call becomes a :class:`~scratch.calls.Call` of the core command its tool names
 (:mod:`scratch.mcp.specs` checks and maps the arguments) and runs through the answers pipeline
-(:func:`scratch.answers.kernel.registry.execute`) with the session's MCP rendering
+(:func:`scratch.answers.kernel.execution.execute`) with the session's MCP rendering
 (:mod:`scratch.mcp.rendering`), which prices the answer as the tool result shows it. What the
 CLI checks on its own input is checked in the core, so both interfaces refuse the same things.
 
@@ -105,7 +105,7 @@ def run_tool(name: str, arguments: JSON, session: Session,
     try:
         ctx = session.context()
         shown = rendering or session.rendering()
-        from scratch.answers.kernel.registry import execute
+        from scratch.answers.kernel.execution import execute
         auto = not spec.read_only and ctx.config["sync.auto"]
         if auto:  # as after a CLI command: a change is synced in the background
             from scratch.sync.auto import after_command, head_before

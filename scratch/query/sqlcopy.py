@@ -160,7 +160,7 @@ def directory_ok(copy: Copy) -> bool:
 
 def _sweep(directory: Path) -> None:
     """Remove what killed builders left: ``.tmp-<pid>-...`` files whose process is gone."""
-    from scratch.locking import orphaned_temps
+    from scratch.store.locking import orphaned_temps
     for path in orphaned_temps(directory):
         with contextlib.suppress(OSError):
             os.unlink(path)

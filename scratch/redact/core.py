@@ -203,7 +203,7 @@ class FileScan:
     """:func:`scan_file` of a file on the other core: a child process (a thread would hold
     the GIL for its Python part, between each of the prefilter's hits, against the caller's
     own work) started at once; :meth:`result` waits for its answer. Ingest normalises the
-    input meanwhile and stores nothing before the answer (:mod:`scratch.answers.ingest`).
+    input meanwhile and stores nothing before the answer (:mod:`scratch.answers.capture.ingest`).
 
     The answer is only ever the child's complete one or, when the child fails (it cannot
     start, is killed, says something unreadable), the same scan run here: never none.

@@ -57,7 +57,7 @@ def check_allow(patterns: Sequence[str]) -> None:
 
 
 class Settings(Protocol):
-    """What the policy reads of a configuration (:class:`scratch.config.Config`): values
+    """What the policy reads of a configuration (:class:`scratch.store.config.Config`): values
     that config has checked against their settings' types."""
 
     def get(self, key: str, /) -> object: ...

@@ -11,7 +11,7 @@ emits a usage event. In scratch:
   its budget is kept per run and iteration (:mod:`scratch.answers.kernel.prices`);
 - a run's artifacts and its events live in the run's own namespace of the store,
   ``runs/<run>/`` (:mod:`.space`), versioned and synced like entries; read commands name an
-  artifact ``artifact:RUN/NAME`` (:func:`scratch.names.split_artifact`, resolved by
+  artifact ``artifact:RUN/NAME`` (:func:`scratch.store.names.split_artifact`, resolved by
   :func:`scratch.answers.kernel.target.open_target`);
 - usage events: :func:`finish_worker` (:mod:`.usage`), kept per run (:mod:`.events`);
 - what a UI shows: :mod:`.views`.

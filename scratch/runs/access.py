@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 from scratch.calls import Step, suggest
 from scratch.errors import EntryNotFound, UsageError
-from scratch.names import artifact_ref, validate_iteration, validate_run
 from scratch.runs.events import check_iteration, latest_iteration
+from scratch.store.names import artifact_ref, validate_iteration, validate_run
 
 
 class Joined(NamedTuple):

@@ -148,7 +148,7 @@ def _int_or_none(value: object) -> int | None:
 
 def runs_in(root: Path) -> list[str]:
     """The runs that have a namespace in the store, sorted."""
-    from scratch.names import RUN_RE
+    from scratch.store.names import RUN_RE
     try:
         names = os.listdir(root / "runs")
     except OSError:

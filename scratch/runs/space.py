@@ -12,7 +12,7 @@ Invariants:
   path (journal, swap lock, one commit naming the entry, the agent that wrote it and the run),
   every read through its readers, so an artifact is stored once and read in place by every
   worker of the run (its index is keyed by its blob, as any entry's).
-- Only a run id :func:`scratch.names.validate_run` accepts ever becomes a directory; artifact
+- Only a run id :func:`scratch.store.names.validate_run` accepts ever becomes a directory; artifact
   names are entry names, and ``events`` is the run's own log, never an artifact.
 - Nothing here decides who may read a run: :func:`scratch.runs.reading.artifact_store` does.
 """
@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scratch.errors import InvalidName
-from scratch.names import validate_agent, validate_name, validate_run
 from scratch.store import Store
+from scratch.store.names import validate_agent, validate_name, validate_run
 
 if TYPE_CHECKING:
-    from scratch.config import Config
+    from scratch.store.config import Config
 
 RUNS_DIR = "runs"
 EVENTS = "events"  # the run's own log (kind log), never an artifact's name

@@ -7,7 +7,7 @@ hook (Claude Code's SubagentStop or Stop). It records the event in the agent's c
 (``scratch runs RUN``, the UI), and hands it to every listener of this process
 (:func:`on_usage`: the MCP server sends it to its clients).
 
-The figures are those ``scratch stats`` counts (:func:`scratch.answers.kernel.registry.record`):
+The figures are those ``scratch stats`` counts (:func:`scratch.answers.kernel.execution.record`):
 per call answered, the tokens of an output it stored instead of showing (``intercepted``), or
 else the tokens it charged to the context (``extracted``); refused and failed calls count in
 neither. They are read from the ledger: the worker's calls (its agent and session, and run and
@@ -16,7 +16,7 @@ iteration when in one) since its last usage event, so finishing twice never coun
 Invariants:
 - An event nobody asked for (a session closing) with nothing intercepted or extracted is not
   recorded (as Aura never emits one with both counters 0); an explicit finish always is.
-- Recording the ledger line never fails (:func:`scratch.ledger.append`); the run's log is one
+- Recording the ledger line never fails (:func:`scratch.store.ledger.append`); the run's log is one
   commit, or an error and nothing half-written (the store's log append).
 """
 
@@ -27,12 +27,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from scratch import ledger
 from scratch.runs.events import UsageEvent, append_event
 from scratch.runs.space import RunStore
+from scratch.store import ledger
 
 if TYPE_CHECKING:
-    from scratch.config import Config
+    from scratch.store.config import Config
 
 EVENT: Literal["scratchpad_usage"] = "scratchpad_usage"
 
@@ -96,8 +96,8 @@ def finish_worker(root: Path, *, agent: str, session: str, run: str | None = Non
     the event, or None when it was not asked for (``explicit`` False) and there is nothing to
     report. ``interface`` names how (as the ledger does: cli, mcp-stdio, mcp-http, proxy, or a
     hook's); ``reason`` why."""
-    from scratch.names import validate_agent, validate_run
     from scratch.store import utc_now
+    from scratch.store.names import validate_agent, validate_run
     validate_agent(agent)
     if run is not None:
         validate_run(run)

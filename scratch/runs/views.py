@@ -18,11 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TypedDict
 
-from scratch import ledger
-from scratch.names import DEFAULT_AGENT, artifact_ref, validate_run
 from scratch.runs.events import UsageEvent, latest_iteration, runs_in, usage_events
 from scratch.runs.space import RunStore
 from scratch.runs.usage import usage_of
+from scratch.store import ledger
+from scratch.store.names import DEFAULT_AGENT, artifact_ref, validate_run
 
 
 class ArtifactRow(TypedDict):
@@ -69,7 +69,7 @@ class RunInfo(TypedDict):
 
 
 def _space(root: Path, run: str) -> RunStore:
-    from scratch.config import load_config
+    from scratch.store.config import load_config
     return RunStore(root, run, DEFAULT_AGENT, load_config(root))
 
 

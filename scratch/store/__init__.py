@@ -2,7 +2,7 @@
 
 Layout under the store root (a git repository)::
 
-    scratch.toml                       optional settings (see scratch.config)
+    scratch.toml                       optional settings (see scratch.store.config)
     .gitignore                         keeps cache/, state/ and .lock out of history
     agents/<agent>/files/<name>        current content of a file or output entry, byte-exact
     agents/<agent>/logs/<name>.jsonl   an append-only log, one JSON object per line
@@ -15,7 +15,7 @@ Layout under the store root (a git repository)::
     .lock                              serialises write-then-commit across processes
 
 Invariants:
-- A name passes :func:`scratch.names.validate_name`; every directory below the store root is
+- A name passes :func:`scratch.store.names.validate_name`; every directory below the store root is
   a real directory, and every file scratch opens in the store is opened without following a
   symlink and refused when hard-linked (:mod:`scratch.safefs`, ``unsafe_path``; a rebuildable
   cache file found so is replaced), so nothing outside the store is ever read or written.
@@ -38,26 +38,31 @@ swap lock, recovery), ``reading`` (versions and their content), ``writing`` (wri
 remove), ``opening`` (:class:`Store` itself), ``logs`` (the append-only logs, over a
 :class:`Store`); ``records`` types the records handed upwards
 (types only: nothing imports it at run time).
+
+The rest of the store layer lives here too, each module readable alone: ``gitstore`` (the only
+module that talks to git), ``locking`` (inter-process locks, atomic replacement), ``names``
+(valid agent and entry names; where the store lives), ``config`` (effective settings),
+``ledger`` (the call ledger), ``stats`` (per-agent counters), ``spool`` (a stream read once,
+memory bounded).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
-from scratch.store.metadata import (
-    KINDS,
-    META_VERSION,
-    count_lines,
-    is_binary,
-    new_meta,
-    utc_now,
-    version_commits,
-)
-from scratch.store.opening import Store
-from scratch.store.reading import Version
-from scratch.store.writing import Pending
-
 if TYPE_CHECKING:
+    from scratch.store.metadata import (
+        KINDS,
+        META_VERSION,
+        count_lines,
+        is_binary,
+        new_meta,
+        utc_now,
+        version_commits,
+    )
+    from scratch.store.opening import Store
+    from scratch.store.reading import Version
     from scratch.store.records import (
         EntryMeta,
         GitCommit,
@@ -69,6 +74,7 @@ if TYPE_CHECKING:
         VersionInfo,
         WrittenVersion,
     )
+    from scratch.store.writing import Pending
 
 RECORDS = ("EntryMeta", "GitCommit", "HistoryRow", "ListRow", "LogCursor", "Removed", "Usage",
            "VersionInfo", "WrittenVersion")
@@ -78,11 +84,20 @@ __all__ = ["KINDS", "META_VERSION", "EntryMeta", "GitCommit", "HistoryRow", "Lis
            "count_lines", "is_binary", "new_meta", "utc_now", "version_commits"]
 
 
-def __getattr__(name: str) -> object:
-    """The record types, for code that needs them at run time (they are not created at
-    start-up: see :mod:`scratch.store.records`)."""
-    if name in RECORDS:
-        from scratch.store import records
+# where each public name lives: loaded on first use, so that a module of the store layer
+# imported for itself (config, locking, names) does not pay for the whole store
+HOMES = {"KINDS": "metadata", "META_VERSION": "metadata", "count_lines": "metadata",
+         "is_binary": "metadata", "new_meta": "metadata", "utc_now": "metadata",
+         "version_commits": "metadata", "Store": "opening", "Version": "reading",
+         "Pending": "writing", **{record: "records" for record in RECORDS}}
 
-        return getattr(records, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    """A public name, from its module on first use (the record types too, for code that
+    needs them at run time: see :mod:`scratch.store.records`)."""
+    home = HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

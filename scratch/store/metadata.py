@@ -25,10 +25,10 @@ import orjson
 
 from scratch.calls import Step, suggest
 from scratch.errors import EntryNotFound, InvalidName, UsageError
-from scratch.gitstore import blob_sha
-from scratch.locking import atomic_write
-from scratch.names import where
 from scratch.safefs import read_file
+from scratch.store.gitstore import blob_sha
+from scratch.store.locking import atomic_write
+from scratch.store.names import where
 from scratch.store.paths import StorePaths
 
 if TYPE_CHECKING:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from scratch.config import Config, load_config
 from scratch.errors import InvalidName, StoreError, StoreNotFound
-from scratch.gitstore import GitStore
-from scratch.locking import exclusive, orphaned_temps
-from scratch.names import validate_agent
 from scratch.safefs import check_dirs, remove_unsafe
+from scratch.store.config import Config, load_config
+from scratch.store.gitstore import GitStore
+from scratch.store.locking import exclusive, orphaned_temps
+from scratch.store.names import validate_agent
 from scratch.store.writing import StoreWriting
 
 

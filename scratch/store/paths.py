@@ -2,7 +2,7 @@
 
 Invariants:
 - :meth:`StorePaths.content_path` and :meth:`StorePaths.meta_path` validate the name
-  (:func:`scratch.names.validate_name`) and refuse a symlink anywhere between the store root
+  (:func:`scratch.store.names.validate_name`) and refuse a symlink anywhere between the store root
   and the target, so a path they return lies inside this agent's directories; the target
   itself is opened without following a symlink wherever it is opened (:mod:`scratch.safefs`).
 - A name cannot be both an entry and a folder of entries (``m`` and ``m/k``):
@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from scratch.config import Config
 from scratch.errors import InvalidName
-from scratch.gitstore import GitStore
-from scratch.names import validate_name
 from scratch.safefs import UnsafePath, check_dirs
+from scratch.store.config import Config
+from scratch.store.gitstore import GitStore
+from scratch.store.names import validate_name
 
 
 class StorePaths:

@@ -20,10 +20,10 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from scratch.config import Config
 from scratch.errors import EntryNotFound, StoreError, VersionNotFound
-from scratch.locking import atomic_write, shared
 from scratch.safefs import UnsafePath, ensure_dir, open_file, read_file, remove_unsafe
+from scratch.store.config import Config
+from scratch.store.locking import atomic_write, shared
 from scratch.store.metadata import StoreMetadata
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
-from scratch.gitstore import GitCommit as GitCommit  # made there; a record of the store's too
+from scratch.store.gitstore import GitCommit as GitCommit  # made there; a record of the store's too
 
 
 class VersionInfo(TypedDict):

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 import orjson
 
 from scratch.errors import InvalidName, StoreError
-from scratch.locking import atomic_write, exclusive, pid_alive, temp_beside
 from scratch.safefs import UnsafePath, open_file, read_file
+from scratch.store.locking import atomic_write, exclusive, pid_alive, temp_beside
 from scratch.store.metadata import StoreMetadata, utc_now
 
 if TYPE_CHECKING:

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from scratch.calls import Step, suggest
 from scratch.errors import LimitExceeded, UsageError
-from scratch.gitstore import blob_sha
-from scratch.names import validate_name
 from scratch.redact.records import Redaction
+from scratch.store.gitstore import blob_sha
 from scratch.store.metadata import count_lines, is_binary, new_meta, utc_now
+from scratch.store.names import validate_name
 from scratch.store.quotas import StoreQuotas
 from scratch.store.reading import StoreReading
 from scratch.store.transactions import StoreTransactions

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import orjson
 
-from scratch.gitstore import GitStore
-from scratch.locking import atomic_write
+from scratch.store.gitstore import GitStore
+from scratch.store.locking import atomic_write
 
 SKIPPED = ("sync", "remote")  # commands that sync themselves, or change nothing synced
 

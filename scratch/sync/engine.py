@@ -51,10 +51,10 @@ from typing import Any, TypedDict
 
 from scratch.calls import Step, suggest
 from scratch.errors import SyncError
-from scratch.locking import temp_beside
-from scratch.names import validate_agent, validate_name, validate_run
 from scratch.safefs import check_dirs, ensure_dir
 from scratch.store import Store
+from scratch.store.locking import temp_beside
+from scratch.store.names import validate_agent, validate_name, validate_run
 from scratch.sync.agent_merge import merge_agent
 from scratch.sync.gitops import Plumbing, Tree, TreeEntry
 from scratch.sync.merge import Outcome, entry_paths, namespace_dir, namespace_of

@@ -1,8 +1,8 @@
 """Git plumbing for sync: read trees and blobs, write objects, trees, commits and refs.
 
 Invariants:
-- Every process here runs with :meth:`scratch.gitstore.GitStore.env` (the caller's ``GIT_*``
-  cleared, global/system config ignored) and :data:`scratch.gitstore.SAFE_CONFIG`, exactly as
+- Every process here runs with :meth:`scratch.store.gitstore.GitStore.env` (the caller's ``GIT_*``
+  cleared, global/system config ignored) and :data:`scratch.store.gitstore.SAFE_CONFIG`, exactly as
   the store's own commits do; none of these commands reads the work tree, so no filter,
   attribute, hook or other configured program runs.
 - Trees are built in a private index (``.git/scratch-index-<pid>.sync``, swept with the
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, NamedTuple
 
 from scratch.errors import StoreError
-from scratch.gitstore import (
+from scratch.store.gitstore import (
     SAFE_CONFIG,
     GitStore,
     clear_stale_lock,

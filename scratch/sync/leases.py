@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from scratch.locking import atomic_write
+from scratch.store.locking import atomic_write
 
 if TYPE_CHECKING:
     from scratch.jsonvalues import Incoming

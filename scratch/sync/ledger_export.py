@@ -35,11 +35,10 @@ def export_calls(store: Store, agents: list[str] | None) -> dict[str, int]:
         return {}
     import orjson
 
-    from scratch import ledger
-    from scratch.locking import atomic_write
-    from scratch.names import validate_name
     from scratch.store import Store as AgentStore
-    from scratch.store import logs
+    from scratch.store import ledger, logs
+    from scratch.store.locking import atomic_write
+    from scratch.store.names import validate_name
     validate_name(log)
     out: dict[str, int] = {}
     for agent in ledger.agents(store.root) if agents is None else agents:

@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 import orjson
 
 from scratch.errors import EntryNotFound, NotFound, StoreError, UsageError
-from scratch.locking import atomic_write, temp_beside
 from scratch.store import Store, utc_now
+from scratch.store.locking import atomic_write, temp_beside
 from scratch.sync import scrub
 from scratch.sync.gitops import Plumbing, TreeEntry
 from scratch.sync.leases import load as load_leases
@@ -55,8 +55,8 @@ from scratch.sync.merge import entry_paths
 from scratch.sync.rewrite import RECORDS_DIR, Filter, LogScrub, Outcome, Rewriter
 
 if TYPE_CHECKING:
-    from scratch.config import Config
     from scratch.jsonvalues import Incoming
+    from scratch.store.config import Config
     from scratch.store.records import EntryMeta
 
 RECORD_VERSION = 1
@@ -252,7 +252,7 @@ def _targets_of_entry(store: Store, git: Plumbing, name: str) -> list[Target]:
     meta = store.load_meta(name)
     if meta is None and not _in_history(git, list(entry_paths(store.agent, name))):
         from scratch.calls import Step, suggest
-        from scratch.names import where
+        from scratch.store.names import where
         raise EntryNotFound(f"no entry named {name!r} {where(store.root, store.agent)}, in "
                             "its files or its history", name=name, agent=store.agent,
                             store=str(store.root), suggestions=[suggest(Step.LIST_ENTRIES)])
@@ -279,7 +279,7 @@ def _namespace_targets(root: Path, agent: str) -> list[Target]:
 
 
 def _config(root: Path, agent: str) -> Config:
-    from scratch.config import load_config
+    from scratch.store.config import load_config
     return load_config(root, agent=agent)
 
 
@@ -395,7 +395,7 @@ def plan_record(store: Store, git: Plumbing, record: PurgeRecord, targets: list[
         if found:
             ledger[agent] = found
     for agent in namespaces:
-        from scratch import ledger as call_ledger
+        from scratch.store import ledger as call_ledger
         found = call_ledger.count(store.root, agent=agent)
         if found:
             ledger[agent] = found
@@ -406,7 +406,7 @@ def plan_record(store: Store, git: Plumbing, record: PurgeRecord, targets: list[
 def _add_sync_logs(root: Path, record: PurgeRecord) -> None:
     """Name in ``record`` the ``ledger.sync_log`` log of each agent whose entries (or versions)
     it purges: the call records synced there are scrubbed in every version of it."""
-    from scratch.config import load_config
+    from scratch.store.config import load_config
     logs: dict[str, dict[str, Any]] = {}
     for agent, (names, versions) in sorted(_ledger_targets(record).items()):
         log = str(load_config(root, agent=agent)["ledger.sync_log"] or "")

@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, TypedDict
 
 import orjson
 
-from scratch.config import Config, load_config, parse_duration
-from scratch.locking import atomic_write
 from scratch.store import Store
+from scratch.store.config import Config, load_config, parse_duration
+from scratch.store.locking import atomic_write
 from scratch.sync import scrub
 from scratch.sync.purge import CacheRow, PurgeReport
 
@@ -310,7 +310,7 @@ def start(root: Path) -> bool:
 
 def after_command(command: str, root: Path, before: str | None, config: Config) -> bool:
     """After a command: start the daily gc if it changed the store and one is due."""
-    from scratch.gitstore import GitStore
+    from scratch.store.gitstore import GitStore
     if command.split(" ", 1)[0] in ("gc", "purge") or GitStore(root).head() == before:
         return False
     return due(root, config) and start(root)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
-from scratch.gitstore import EMPTY_TREE
+from scratch.store.gitstore import EMPTY_TREE
 from scratch.sync.gitops import ObjectReader, object_id
 
 if TYPE_CHECKING:
@@ -297,11 +297,11 @@ class Rewriter:
 
     def _scrub_log(self, blob: str, rule: _LogRule, outcome: Outcome) -> str:
         """The id of log ``blob`` with the lines ``rule`` takes scrubbed, as the call ledger
-        scrubs a record (:func:`scratch.ledger.scrub`): ids, order and line count kept."""
+        scrubs a record (:func:`scratch.store.ledger.scrub`): ids, order and line count kept."""
         key = (blob, id(rule), False)
         if key in self._trees:
             return str(self._trees[key])
-        from scratch.ledger import SCRUB_KEEPS
+        from scratch.store.ledger import SCRUB_KEEPS
         from scratch.sync.scrub import touches
         lines = self._read(blob)[1].split(b"\n")
         scrubbed = 0

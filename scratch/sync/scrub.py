@@ -11,7 +11,7 @@ listed before a purge (``--dry-run``) and done again after a crash with the same
 - ``cache/tmp`` and ``state``: temporary files of processes that are gone (a live process's
   are its own: an ingest under way has not stored anything yet).
 - The call ledger (``state/agents/AGENT/calls.jsonl``): records that touched a purged entry
-  are scrubbed (:func:`scratch.ledger.scrub`); a purged namespace's whole state folder goes.
+  are scrubbed (:func:`scratch.store.ledger.scrub`); a purged namespace's whole state folder goes.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scratch.locking import orphaned_temps
+from scratch.store.locking import orphaned_temps
 
 if TYPE_CHECKING:
-    from scratch.ledger import Record
+    from scratch.store.ledger import Record
 
 
 def log_index_key(agent: str, name: str) -> str:
@@ -158,11 +158,11 @@ def touches(record: Record, names: set[str],
 def ledger_matches(root: Path, agent: str, names: set[str],
                    versions: dict[str, set[int]] | None = None) -> int:
     """How many of ``agent``'s ledger records :func:`scrub_ledger` would scrub."""
-    from scratch import ledger
+    from scratch.store import ledger
     return sum(1 for rec in ledger.read(root, agent=agent) if touches(rec, names, versions))
 
 
 def scrub_ledger(root: Path, agent: str, names: set[str], versions: dict[str, set[int]],
                  mark: str) -> int:
-    from scratch import ledger
+    from scratch.store import ledger
     return ledger.scrub(root, agent, lambda rec: touches(rec, names, versions), mark)

@@ -220,10 +220,10 @@ class Transport:
 def prune_local(url: str) -> None:
     """Remove the objects a local-path remote no longer reaches (after its history was
     replaced): its reflogs expired, what it reaches repacked, the rest pruned. Run with
-    :func:`scratch.gitstore.safe_environment` (no global or system config, no hook, no
+    :func:`scratch.store.gitstore.safe_environment` (no global or system config, no hook, no
     program of any config). Like any ``git prune``, not to be run while another machine
     pushes to it."""
-    from scratch.gitstore import SAFE_CONFIG, safe_environment
+    from scratch.store.gitstore import SAFE_CONFIG, safe_environment
     path = url[len("file://"):] if url.lower().startswith("file://") else url
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(safe_environment())

@@ -18,7 +18,7 @@ Invariants:
 - Every read-modify-write runs under an exclusive ``flock`` on the sibling ``<name>.lock``
   file, so concurrent callers cannot both spend the last tokens; :meth:`Budget.charge` checks
   and records in that one critical section and records nothing when it refuses.
-- The state file is rewritten in place under the lock (:func:`scratch.locking.overwrite`):
+- The state file is rewritten in place under the lock (:func:`scratch.store.locking.overwrite`):
   readers, who hold the lock too, see the old or the new state. A missing file is a fresh
   budget; an unreadable or corrupt one is reset and the result carries a warning -- never a
   crash. Directories 0700, files 0600.
@@ -46,7 +46,7 @@ import orjson
 
 from scratch.calls import Step, suggest
 from scratch.errors import BudgetExceeded, LimitExceeded, UsageError
-from scratch.locking import exclusive, overwrite
+from scratch.store.locking import exclusive, overwrite
 
 STATE_VERSION = 1
 MAX_MARGIN = 0.95
@@ -332,7 +332,7 @@ class Budget:
             state = _fresh()
         else:
             from scratch.errors import UnsafePath
-            from scratch.locking import shared
+            from scratch.store.locking import shared
             try:
                 with shared(self.lock_file):  # a writer rewrites the file in place
                     state, _ = self._load(warnings)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scratch.names import RUN_RE
+from scratch.store.names import RUN_RE
 from scratch.ui import figures
 from scratch.ui.html import Html, bar, href, join, number, render, scroll, tag
 from scratch.ui.pages import (
@@ -41,7 +41,7 @@ from scratch.ui.pages import (
 from scratch.ui.views import PAGE_CALLS, Site
 
 if TYPE_CHECKING:
-    from scratch.ledger import Record
+    from scratch.store.ledger import Record
     from scratch.ui.views import Budget
 
 RANKED_PAGE = 25  # calls per page of the ranking
@@ -93,7 +93,7 @@ def budgets_of(site: Site, base: str, name: str, session: str, records: list[Rec
     """The budgets ``records`` (calls of one session) were charged to, each as a bar: the
     session's own, and a worker's one per run and iteration it worked in (a budget of its
     own, scratch.runs), that one named."""
-    from scratch.names import RUN_RE
+    from scratch.store.names import RUN_RE
     groups: dict[tuple[str | None, int | None], list[Record]] = {}
     for r in records:
         run = r.get("run")

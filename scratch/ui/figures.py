@@ -6,7 +6,7 @@ Invariants:
   ``event``) is kept in the ledger beside the calls but counts as no call (as ``scratch runs
   show`` counts a worker's calls).
 - Tokens *extracted* and *intercepted* follow ``scratch stats`` (its ``tokens_extracted`` and
-  ``tokens_intercepted`` counters, :func:`scratch.answers.kernel.registry.record`): a call
+  ``tokens_intercepted`` counters, :func:`scratch.answers.kernel.execution.record`): a call
   that stored an output instead of showing it counts the output's tokens less the pointer's
   as intercepted, and its pointer is not counted as extracted; what a refusal (or an error)
   charged is not extracted either; every other answer's charge is. Tokens *charged* are all
@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from scratch.ledger import Record
+    from scratch.store.ledger import Record
 
 CHART_POINTS = 1000  # points of a chart at most
 KEPT_REFUSALS = 200  # refusals always among a chart's points

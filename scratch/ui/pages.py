@@ -22,13 +22,13 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from scratch.names import RUN_RE
+from scratch.store.names import RUN_RE
 from scratch.ui import figures
 from scratch.ui.html import Html, escape, href, join, number, render, scroll, tag
 from scratch.ui.views import CHART_POINTS, LINE_CHARS, PAGE_CALLS, Site
 
 if TYPE_CHECKING:
-    from scratch.ledger import Record
+    from scratch.store.ledger import Record
 
 Query = Mapping[str, str]
 

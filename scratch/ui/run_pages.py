@@ -46,9 +46,9 @@ from scratch.ui.pages import (
 from scratch.ui.views import Site
 
 if TYPE_CHECKING:
-    from scratch.ledger import Record
     from scratch.runs import ArtifactRow, UsageEvent, Worker
     from scratch.store import EntryMeta
+    from scratch.store.ledger import Record
 
 PER_PAGE = 100  # runs, workers, artifacts, usage events, iterations a page lists
 ON_OVERVIEW = 10  # runs the overview lists (the latest active)
@@ -60,7 +60,7 @@ COUNT_BYTES = 4_000_000  # an artifact the run's page counts the tokens of (its 
 
 
 def _by_run(records: list[Record]) -> dict[str, list[Record]]:
-    from scratch.names import RUN_RE
+    from scratch.store.names import RUN_RE
     out: dict[str, list[Record]] = {}
     for r in records:
         run = r.get("run")
@@ -72,7 +72,7 @@ def _by_run(records: list[Record]) -> dict[str, list[Record]]:
 def _read_from(records: list[Record]) -> dict[str, str]:
     """The runs whose artifacts the calls named (``artifact:RUN/NAME``: a reader in no run
     may), each with the latest such call's time."""
-    from scratch.names import RUN_RE
+    from scratch.store.names import RUN_RE
     from scratch.ui.figures import entry_of
     out: dict[str, str] = {}
     for r in records:
@@ -237,7 +237,7 @@ def _page(query: Query, key: str, total: int) -> tuple[int, int, slice]:
 
 def run(site: Site, base: str, name: str, query: Query) -> Html:
     from scratch.errors import ScratchError
-    from scratch.names import validate_run
+    from scratch.store.names import validate_run
     try:
         validate_run(name)
     except ScratchError:
@@ -377,7 +377,7 @@ def iterations(site: Site, base: str, view: RunView) -> Html:
 def _reader(site: Site) -> str:
     """The agent the page reads artifacts as (its tokenizer prices them): the one agent a
     token shows, else the default one."""
-    from scratch.names import DEFAULT_AGENT
+    from scratch.store.names import DEFAULT_AGENT
     return sorted(site.only)[0] if site.only else DEFAULT_AGENT
 
 
@@ -399,7 +399,7 @@ def artifact_tokens(site: Site, run: str, name: str, version: int) -> int | None
     """The tokens of version ``version`` of the artifact, in the reader's tokenizer, counted
     from its index (built on first use, as an entry's page builds its), once per version."""
     from scratch.errors import ScratchError
-    from scratch.names import artifact_ref
+    from scratch.store.names import artifact_ref
     reader = _reader(site)
     key = (str(site.root), reader, run, name, version)
     if key not in _TOKENS:
@@ -424,7 +424,7 @@ VIEWS = ("lines", "line", "grep", "versions")
 
 
 def artifact(site: Site, base: str, run_name: str, name: str, query: Query) -> Html:
-    from scratch.names import artifact_ref
+    from scratch.store.names import artifact_ref
     from scratch.ui import entry_pages
     _run(site, run_name)
     meta = _artifact_meta(site, run_name, name)

@@ -8,7 +8,7 @@ Invariants:
 - Lines come from the index, each read no further than the page shows of it
   (:data:`LINE_BYTES`): a page of a 100 MB entry, or of a 100 MB line, reads that page's
   bytes only. Grep and search run grep's engine within a time limit (:mod:`scratch.ui.finding`).
-- Calls are the ledger's well-formed records (:func:`scratch.ledger.scan`; a malformed line is
+- Calls are the ledger's well-formed records (:func:`scratch.store.ledger.scan`; a malformed line is
   skipped and counted, never fatal), read again only when the file changed, and shown a page
   at a time.
 - ``Site.agents`` bounds what is shown: every agent of the store, or (a page opened with an
@@ -33,10 +33,10 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.result import Result
     from scratch.answers.kernel.target import Target
-    from scratch.answers.sources.items import Info
+    from scratch.answers.rows.items import Info
     from scratch.errors import ScratchError
-    from scratch.ledger import ArgPreview, Record
     from scratch.store import EntryMeta
+    from scratch.store.ledger import ArgPreview, Record
     from scratch.store.records import ListRow
     from scratch.tokens import EncodingSpec
     from scratch.ui.finding import Found
@@ -160,8 +160,8 @@ class Site:
         """Load now what the first page of an entry needs, not on the first request: every
         command's module, the pointer's, each agent's tokenizer and call ledger."""
         import scratch.answers.kernel.fitting
-        import scratch.answers.pointer
-        import scratch.answers.sizing
+        import scratch.answers.pointer.build
+        import scratch.answers.pointer.sizing
         import scratch.formats.jsontext
         import scratch.index.jsonskel
         import scratch.index.reader
@@ -185,7 +185,7 @@ class Site:
     def agents(self) -> list[str]:
         """The agents with entries or calls (or the one agent the page is limited to), in
         natural order (t2 before t10)."""
-        from scratch import ledger
+        from scratch.store import ledger
         if self.only is not None:
             return sorted(self.only, key=natural_key)
         found: set[str] = set(ledger.agents(self.root))
@@ -196,7 +196,7 @@ class Site:
         return sorted((a for a in found if self.allowed(a)), key=natural_key)
 
     def allowed(self, agent: str) -> bool:
-        from scratch.names import validate_agent
+        from scratch.store.names import validate_agent
         try:
             validate_agent(agent)
         except Exception:
@@ -207,7 +207,7 @@ class Site:
         ctx = self._contexts.get((agent, session))
         if ctx is None:
             from scratch.answers.kernel.context import Context
-            from scratch.config import load_config
+            from scratch.store.config import load_config
             base = self._contexts.get((agent, "default"))
             config = base.config if base is not None else load_config(self.root, agent=agent)
             ctx = Context(self.root, "--store", agent, session, config)
@@ -224,7 +224,7 @@ class Site:
     def _ledger(self, agent: str) -> Ledger:
         """``agent``'s ledger, read again only when the file changed (a warm page reads its
         ledger once, not on every poll)."""
-        from scratch import ledger
+        from scratch.store import ledger
         try:
             st = os.stat(ledger.ledger_file(self.root, agent))
             stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -249,14 +249,14 @@ class Site:
 
     def ledger_bytes(self, agent: str) -> tuple[int, int]:
         """The size of ``agent``'s ledger (answers included) and its bound."""
-        from scratch import ledger
+        from scratch.store import ledger
         size = self._ledger(agent).stamp[0]
         bound = int(self.context(agent).config.get("ledger.max_bytes", ledger.DEFAULT_MAX_BYTES))
         return size, bound
 
     def dropped(self, agent: str) -> int:
         """How many of ``agent``'s oldest calls the ledger dropped to stay in its bound."""
-        from scratch import ledger
+        from scratch.store import ledger
         return ledger.dropped(self.root, agent)
 
     def record(self, agent: str, seq: int) -> Record | None:
@@ -468,7 +468,7 @@ class Site:
     def _checked_grep(self, agent: str, target: Target, fmt: str) -> Info | None:
         """The pointer's checked error grep of this version, once per version (it is the
         slow part of an entry's first page)."""
-        from scratch.answers.pointer_grep import error_lines_for
+        from scratch.answers.pointer.grep import error_lines_for
         key = (agent, target.name, target.version)
         if key not in self._error_lines:
             if len(self._error_lines) > 256:
@@ -482,10 +482,10 @@ class Site:
         CLI does, or with ``mcp`` as MCP tool calls."""
         from scratch.answers.kernel.fitting import Meter
         from scratch.answers.kernel.target import open_target
-        from scratch.answers.pointer import build_pointer, fit_pointer
-        from scratch.answers.pointer_binary import binary_for
-        from scratch.answers.pointer_snapshot import snapshot_for
-        from scratch.answers.sizing import EntrySizer
+        from scratch.answers.pointer.binary import binary_for
+        from scratch.answers.pointer.build import build_pointer, fit_pointer
+        from scratch.answers.pointer.sizing import EntrySizer
+        from scratch.answers.pointer.snapshot import snapshot_for
         from scratch.tokens import count_text
         ctx = self.context(agent)
         spec = ctx.encoding()

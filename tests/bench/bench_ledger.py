@@ -51,10 +51,10 @@ def main() -> None:
 
     import orjson
 
-    from scratch import ledger, stats
     from scratch.answers.kernel import recording
     from scratch.mcp.dispatch import run_tool
     from scratch.mcp.serve.session import ServerState
+    from scratch.store import ledger, stats
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "store"
@@ -83,7 +83,7 @@ def main() -> None:
         def call() -> None:
             assert run_tool("head", {"file": "notes", "lines": 5}, session).ok
 
-        from scratch.answers.kernel.registry import execute
+        from scratch.answers.kernel.execution import execute
         from scratch.calls import Call
         ctx = session.context()
         asked = Call("head", {"ref": "notes", "lines": 5})

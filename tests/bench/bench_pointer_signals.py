@@ -6,7 +6,7 @@ by pytest).
 For each input of :mod:`gen_inputs` (``pods``: a PodList, ``log``: Loghub text, ``ndjson``:
 journald/slog records) at ``--bytes``, ``scratch ingest --store-always`` in a cold process,
 new content each run, against the same ingest with the two additions made no-ops in that
-process (the floor): the checked error grep (:func:`scratch.answers.pointer_grep.
+process (the floor): the checked error grep (:func:`scratch.answers.pointer.grep.
 check_error_grep`, one pass over the content) and the Kubernetes signals read from the values
 at index time (:func:`scratch.index.kube.kube_signals`). Target: the ratio stays under 1.10
 (the check is one RE2 pass; the signals one walk of the items). Medians of ``--reps`` runs,
@@ -35,7 +35,7 @@ import gen_inputs  # noqa: E402
 INGEST = """
 import sys
 if sys.argv[1] == "1":
-    import scratch.answers.pointer_grep as pg
+    import scratch.answers.pointer.grep as pg
     import scratch.index.kube as kube
     pg.check_error_grep = lambda target: None
     kube.kube_signals = lambda value: None
@@ -92,7 +92,7 @@ PARTS = """
 import json, sys, time
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.target import open_target
-from scratch.answers.pointer_grep import check_error_grep
+from scratch.answers.pointer.grep import check_error_grep
 from scratch.index.kube import kube_signals
 from scratch.cli import main
 path, reps = sys.argv[1], int(sys.argv[2])

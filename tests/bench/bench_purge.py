@@ -34,8 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from scratch.gitstore import blob_sha  # noqa: E402
 from scratch.store import Pending, Store, count_lines  # noqa: E402
+from scratch.store.gitstore import blob_sha  # noqa: E402
 
 MARKER = b"BENCH-PURGE-MARKER"
 

@@ -32,9 +32,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from scratch.gitstore import blob_sha  # noqa: E402
 from scratch.redact import Redaction  # noqa: E402
 from scratch.store import Pending, Store, count_lines  # noqa: E402
+from scratch.store.gitstore import blob_sha  # noqa: E402
 
 
 def git_env() -> dict[str, str]:

@@ -7,7 +7,7 @@ Run from the repository root with the interpreter scratch is installed in::
 
 One store: the 100 MB PodList (gen_inputs.py, the input of run_bench.py) ingested as
 ``pods-big``, and ``--calls`` calls (10,000) appended to the ledger of one session through
-``scratch.ledger.append`` (the record format the interfaces write), each keeping an answer of
+``scratch.store.ledger.append`` (the record format the interfaces write), each keeping an answer of
 ``--answer-bytes`` (1,500) as the ledger now does. One warm ``scratch ui``
 process serves it; every request goes over one kept-alive HTTP connection, as a browser's
 does. Each round asks, in turn, for:
@@ -70,7 +70,7 @@ def build(home: Path, data_dir: Path, calls: int, answer_bytes: int,
         subprocess.run([sys.executable, "-m", "scratch", "ingest", "pods-big", "--tool",
                         "kubectl"], stdin=fh, env=env, check=True, capture_output=True)
     ingest_s = time.perf_counter() - start
-    from scratch import ledger
+    from scratch.store import ledger
     answer = ("a line of a slice of pods-big\n" * (answer_bytes // 30 + 1))[:answer_bytes]
     for n in range(calls):
         ledger.append(home, ledger.make(

@@ -65,7 +65,7 @@ def main() -> int:
         sys.path.insert(0, str(REPO))
         import orjson
 
-        from scratch.answers.ingest import IngestOptions, ingest
+        from scratch.answers.capture.ingest import IngestOptions, ingest
         from scratch.answers.kernel.context import Context
         from scratch.cli.render import JsonEnvelope
         from scratch.cli.spelling import shell_line

@@ -19,8 +19,8 @@ ARTIFACT = Arg("The artifact's name, e.g. results/task-1.json (A-Z a-z 0-9 / _ .
 def own_run(ctx: Context, run: str | None, what: str) -> str:
     """The run ``what`` acts in: ``run`` as given (the command line's RUN; over MCP the
     session's), which must be the caller's own when the caller is in one."""
-    from scratch.names import validate_run
     from scratch.runs import not_in_run
+    from scratch.store.names import validate_run
     if run is None:
         raise not_in_run(what)
     validate_run(run)

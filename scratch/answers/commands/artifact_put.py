@@ -28,16 +28,16 @@ def artifact_put(ctx: Context, run: Annotated[str | None, RUN],
                  allow_empty: Annotated[bool, ALLOW_EMPTY] = False) -> Result[dict[str, object]]:
     """Store ``content`` (or the bytes of the file ``source``) as the next version of artifact
     NAME of RUN, held to the limits ``write`` is held to."""
-    from scratch.names import artifact_ref
     from scratch.runs import RunStore, check_artifact_name
+    from scratch.store.names import artifact_ref
     run = own_run(ctx, run, "artifact put")
     check_artifact_name(name)
-    from scratch.answers.inputs import content_to_store
+    from scratch.answers.capture.inputs import content_to_store
     content = content_to_store(content, source, limit=ctx.config["limits.max_write_bytes"],
                                allow_empty=allow_empty, noun="artifact")
     iteration = run_iteration(ctx, run)
     space = RunStore.open_run(ctx.root, run, ctx.agent, ctx.config)
-    from scratch.answers.capture import policy_for, redact
+    from scratch.answers.capture.redaction import policy_for, redact
     content, redaction = redact(ctx, content, policy_for(ctx, None))
     rec = space.write(name, content, redaction=redaction, info={"run": run, "agent": ctx.agent,
                                            "iteration": iteration},

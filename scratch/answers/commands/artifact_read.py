@@ -40,8 +40,8 @@ def artifact_read(ctx: Context, run: Annotated[str | None, RUN],
                   name: Annotated[str, ARTIFACT], *, rendering: Rendering | None = None,
                   asked: Call) -> Candidate | Result[Payload]:
     from scratch.answers.kernel.target import open_target
-    from scratch.names import artifact_ref, validate_name, validate_run
     from scratch.runs import not_in_run
+    from scratch.store.names import artifact_ref, validate_name, validate_run
     if run is None:
         raise not_in_run("artifact read")
     validate_run(run)
@@ -127,11 +127,11 @@ def _too_large(ref: str, run: str, name: str, tokens: int | None, cap: int, *,
 def _pointer(ctx: Context, target: Target, rendering: Rendering, meter: Meter
              ) -> Result[dict[str, object]]:
     """The pointer to the artifact in place, fitted as ingest fits the pointer it shows
-    (:func:`scratch.answers.pointer.fit_shown`), after a line saying why it is one."""
+    (:func:`scratch.answers.pointer.build.fit_shown`), after a line saying why it is one."""
     from scratch.answers.kernel.result import Charge, Result
-    from scratch.answers.pointer import build_pointer, fit_shown
-    from scratch.answers.pointer_grep import error_lines_for
-    from scratch.answers.sizing import EntrySizer
+    from scratch.answers.pointer.build import build_pointer, fit_shown
+    from scratch.answers.pointer.grep import error_lines_for
+    from scratch.answers.pointer.sizing import EntrySizer
     spec = ctx.encoding()
     index = target.index
     base_total = index.total_tokens(spec.base)

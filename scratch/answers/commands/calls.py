@@ -1,4 +1,4 @@
-"""calls: the call ledger (:mod:`scratch.ledger`) as a table, newest last.
+"""calls: the call ledger (:mod:`scratch.store.ledger`) as a table, newest last.
 
 What each call through any interface did: when, through which interface, which command with
 which arguments, how it ended (ok, or the refusal or error code), what it charged, what entry
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.result import Speller
     from scratch.calls import Arg, ArgValue
-    from scratch.ledger import ArgPreview, Record
+    from scratch.store.ledger import ArgPreview, Record
 
 SINCE = ArgDoc("Only calls at or after TIME: an ISO time (2026-12-02T00:41, a date; UTC unless "
             "it says) or a duration back from now (90s, 10m, 2h, 3d).", flags=("--since",),
@@ -119,7 +119,7 @@ def calls(ctx: Context, since: Annotated[str | None, SINCE] = None,
           limit: Annotated[int, LIMIT] = 20, offset: Annotated[int, OFFSET] = 0, *,
           agent: str | None = None) -> Result[Mapping[str, object]]:
     """The ledger's calls (see the module docstring); ``agent`` is the interface's to give."""
-    from scratch import ledger
+    from scratch.store import ledger
     who = agent if agent is not None else (ctx.agent if "agent" in ctx.named else None)
     session = ctx.session if "session" in ctx.named else None
     floor = None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers import changes
-from scratch.answers.changes import CONTEXT
 from scratch.answers.commands._args import NAME
+from scratch.answers.lines import changes
+from scratch.answers.lines.changes import CONTEXT
 from scratch.calls import Call
 from scratch.declare import Arg, Command, Tool
 

@@ -25,7 +25,7 @@ def export(ctx: Context, ref: Annotated[str, REF],
            output: Annotated[str | None, OUTPUT] = None) -> Result[dict[str, object]]:
     """The stored bytes of REF exactly, to ``output`` or stdout: no cap, no charge."""
     from scratch.answers.kernel.target import entry_name
-    from scratch.names import split_ref
+    from scratch.store.names import split_ref
     store = ctx.store()
     name, version = split_ref(ref)
     name = entry_name(store, name, deleted=version is not None)

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 
 def finish(ctx: Context) -> Result[UsageEvent]:
-    from scratch import ledger
     from scratch.runs import finish_worker
+    from scratch.store import ledger
     if ctx.coordinator:  # no scratchpad: the store only, made if needed
         from scratch.store import Store
         Store.open(ctx.root, ctx.agent, ctx.config)

@@ -4,7 +4,7 @@ Invariants:
 - A plain path (dot path, JSON Pointer, simple JSONPath chain) is answered through the index:
   only the lines of the deepest indexed ancestor are parsed. JSONPath with filters or
   wildcards evaluates over the parsed document. A big container of a canonical JSON entry is
-  paged from its stored lines (see :mod:`scratch.answers.value_lines`).
+  paged from its stored lines (see :mod:`scratch.answers.values.lines`).
 - Rendered values are 2-space JSON (key order kept); strings print as their text. Paging by
   line (offset/limit) and fit work on those rendered lines, and ``next`` continues exactly
   where the answer stopped.
@@ -25,8 +25,7 @@ from scratch.answers.commands._args import FIT, KEY_FIELD, LIMIT, OFFSET, PATH, 
 from scratch.answers.kernel.candidate import Alternative, Candidate, Some
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.target import Target, open_target
-from scratch.answers.rendered import not_json_warning, render_value, suggest_slice
-from scratch.answers.value_lines import (
+from scratch.answers.values.lines import (
     LineSource,
     StoredContainer,
     TextLines,
@@ -36,13 +35,14 @@ from scratch.answers.value_lines import (
     stored_container,
     value_source,
 )
+from scratch.answers.values.rendered import not_json_warning, render_value, suggest_slice
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import FormatError, KeyPathNotFound, argument
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Step
-    from scratch.answers.sources.items import Item, Row
+    from scratch.answers.rows.items import Item, Row
 
 CHILDREN_TRIED = 12  # keys of an object whose get-in is sized before giving up
 SIZE_FIRST = 4  # a child whose stored lines cost more than this many caps is not read at all
@@ -106,7 +106,7 @@ def get_in(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PATH],
                                               call("iterate-over", ref=target.ref, path=".",
                                                    count=True)])
             if keys:
-                from scratch.answers.keys import keys_answer
+                from scratch.answers.values.keys import keys_answer
                 return keys_answer(target, path, asked, offset=offset, limit=limit, fit=fit)
             if count:
                 return _count(target, path, asked)
@@ -123,7 +123,7 @@ def _count(target: Target, path: str, asked: Call) -> Candidate:
     import time
     from dataclasses import replace
 
-    from scratch.answers.counting import count_result
+    from scratch.answers.rows.counting import count_result
     from scratch.index.structure import lines_left_out
     from scratch.query.paths import evaluate, parse_path
     started = time.monotonic()
@@ -156,7 +156,7 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
     (``_key``, or ``key_field``) first; a path with ``[*]`` whose matches are all arrays gives
     their items, flattened as iterate-over reads them (``_parent`` first)."""
     from scratch.answers.kernel.result import compact_json
-    from scratch.answers.sources.arrays import (
+    from scratch.answers.rows.arrays import (
         KEY_FIELD,
         check_key_field,
         is_record_map,
@@ -202,7 +202,7 @@ def _projected(target: Target, path: str, names: list[str], asked: Call, *, offs
     if not parsed.singular and value and all(isinstance(v, list) for v in value):
         # items[*].status.containerStatuses: every match an array, so their items are the
         # rows, flattened as iterate-over reads them, each with its parent first
-        from scratch.answers.sources.arrays import rows_at
+        from scratch.answers.rows.arrays import rows_at
         try:
             nested = rows_at(target, path, picked)
         except UsageError:
@@ -257,7 +257,7 @@ def _get_in(target: Target, path: str, asked: Call, *, offset: int, limit: int |
     from scratch.query.paths import evaluate, parse_path
     close = target.index.close if owner else None
     if target.format in ("csv", "tsv"):  # rows (N) and cells (N.column), from the row index
-        from scratch.answers.sources.csv_rows import get_in as get_in_rows
+        from scratch.answers.rows.csv_rows import get_in as get_in_rows
         return get_in_rows(target, path, asked, offset=offset, limit=limit, fit=fit,
                            owner=owner)
     try:

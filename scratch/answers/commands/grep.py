@@ -18,7 +18,7 @@ Invariants:
 - When ``-m`` stopped the search, ``meta.total_matches`` is the number of matching lines in the
   whole entry (a second pass without context, counted, not shown).
 - ``--count`` and ``--count-by GROUP`` are counting answers
-  (:mod:`scratch.answers.grep_counts`).
+  (:mod:`scratch.answers.lines.grep_counts`).
 - A refusal offers a smaller ``max_count`` (the answer for the first K matches is a prefix of
   the refused one plus the K-th's trailing context, so it is known without searching again),
   --fit when its first piece fits, and context 0 when the matches alone fit; when none fits,
@@ -40,7 +40,7 @@ from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Meta, Result
 from scratch.answers.kernel.target import Target, line_prefix_cost, open_target, range_cost
-from scratch.answers.line_ranges import line_alternatives
+from scratch.answers.lines.ranges import line_alternatives
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import InvalidPattern, UsageError, argument
@@ -279,7 +279,7 @@ class GrepAnswer(Candidate):
         self.options = options
         self.from_line = from_line
         self._owner = owner
-        from scratch.answers.line_ranges import is_binary
+        from scratch.answers.lines.ranges import is_binary
         self.binary = is_binary(target)  # its lines shown escaped, priced as shown
         self.matches = sum(r.match_count for r in regions)  # asked for by most steps
         self._details = details or {"matches": self.matches}
@@ -352,7 +352,7 @@ class GrepAnswer(Candidate):
         if self._total_matches is None:
             from dataclasses import replace
 
-            from scratch.answers.grep_counts import count_matches
+            from scratch.answers.lines.grep_counts import count_matches
             from scratch.index.countcache import cached_total
             o = self.options
             # one answer per version: a warm server (or the next call) reads it back instead of
@@ -458,7 +458,7 @@ def grep(ctx: Context, ref: Annotated[str | None, REF] = None,
          limit: Annotated[int | None, LIMIT] = None, fit: Annotated[bool, FIT_ARG] = False,
          *, asked: Call) -> Candidate:
     if count or count_by is not None:
-        from scratch.answers.grep_counts import counting
+        from scratch.answers.lines.grep_counts import counting
         return counting(ctx, ref, pattern, all=all, count=count, count_by=count_by,
                         ignore_case=ignore_case, fixed=fixed, max_count=max_count,
                         invert=invert, fit=fit, from_line=from_line, offset=offset,
@@ -520,7 +520,7 @@ class GrepAll(Candidate):
     def page(self, k: int) -> Result[dict[str, object]]:
         parts: list[str] = []
         entries: list[EntryMatches] = []
-        from scratch.answers.line_ranges import is_binary
+        from scratch.answers.lines.ranges import is_binary
         for target, regions in self.found:
             binary = is_binary(target)
             parts.append(render_regions(regions, f"{target.name}:", binary))
@@ -532,7 +532,7 @@ class GrepAll(Candidate):
                       notices=() if entries else ("no matches",))
 
     def text_price(self, k: int) -> int | None:
-        from scratch.answers.line_ranges import is_binary
+        from scratch.answers.lines.ranges import is_binary
         if any(is_binary(t) for t, _ in self.found):
             return None  # escaped binary lines: priced as shown
         return sum(_region_cost(t, r, f"{t.name}:") for t, regions in self.found

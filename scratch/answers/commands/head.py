@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT, LINES, NUMBERS, REF
-from scratch.answers.line_ranges import line_range
+from scratch.answers.lines.ranges import line_range
 from scratch.calls import Call
 from scratch.declare import Command, Tool
 

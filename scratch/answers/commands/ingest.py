@@ -1,5 +1,5 @@
 """ingest: a tool's output passed through below its threshold, stored with a pointer above it
-(the storing itself is :mod:`scratch.answers.ingest`, shared with run and the MCP proxy)."""
+(the storing itself is :mod:`scratch.answers.capture.ingest`, shared with run and the MCP proxy)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
 
 if TYPE_CHECKING:
-    from scratch.answers.ingest import Companion
+    from scratch.answers.capture.ingest import Companion
     from scratch.answers.kernel.context import Context
     from scratch.answers.kernel.rendering import Rendering
     from scratch.answers.kernel.result import Result
@@ -33,9 +33,10 @@ def ingest(ctx: Context, name: Annotated[str | None, OUTPUT_NAME] = None,
            notices: tuple[str, ...] = ()) -> Result[object]:
     """The output on ``stream`` (the CLI's stdin) or given as ``content``, passed through or
     stored with a pointer (``partial``, ``companions``, ``info``, ``notices``: what the MCP
-    proxy adds for an upstream result, see :class:`scratch.answers.ingest.IngestOptions`)."""
-    from scratch.answers.ingest import IngestOptions
-    from scratch.answers.ingest import ingest as store_output
+    proxy adds for an upstream result, see
+    :class:`scratch.answers.capture.ingest.IngestOptions`)."""
+    from scratch.answers.capture.ingest import IngestOptions
+    from scratch.answers.capture.ingest import ingest as store_output
     if stream is None:
         if content is None:
             raise UsageError(f"ingest needs {argument('content')}", code="no_input",

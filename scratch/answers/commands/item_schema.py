@@ -1,5 +1,5 @@
 """item-schema: the union of the keys across the items of one array (or the records of a map of
-records, or nested arrays flattened: :func:`scratch.answers.sources.arrays.rows_at`), as a
+records, or nested arrays flattened: :func:`scratch.answers.rows.arrays.rows_at`), as a
 candidate answer.
 
 Invariants:
@@ -24,16 +24,16 @@ from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result
 from scratch.answers.kernel.target import Target, open_target
-from scratch.answers.sources.arrays import window_end
-from scratch.answers.sources.base import table_of
-from scratch.answers.sources.items import JsonItems
+from scratch.answers.rows.arrays import window_end
+from scratch.answers.rows.base import table_of
+from scratch.answers.rows.items import JsonItems
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Step
-    from scratch.answers.sources.items import Item
+    from scratch.answers.rows.items import Item
     from scratch.query.items import ItemSchema as Union
 
     class ItemSchemaData(Union):
@@ -151,7 +151,7 @@ def item_schema(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PAT
                 depth: Annotated[int | None, DEPTH] = None,
                 key_field: Annotated[str | None, KEY_FIELD] = None, *, asked: Call
                 ) -> Candidate:
-    from scratch.answers.sources.arrays import suggest_key_field
+    from scratch.answers.rows.arrays import suggest_key_field
     target = open_target(ctx, ref)
     try:
         return ItemSchema(target, path, offset=offset, limit=limit, depth=depth, asked=asked,

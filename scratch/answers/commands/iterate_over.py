@@ -1,5 +1,5 @@
 """iterate-over: one row per item of an array, with the chosen fields, as a candidate answer;
-and its counting forms (``--count``, ``--count-by``, :mod:`scratch.answers.counting`).
+and its counting forms (``--count``, ``--count-by``, :mod:`scratch.answers.rows.counting`).
 
 Invariants:
 - Rows carry ``_index`` (the item's position in the array); missing fields are null; long
@@ -42,8 +42,8 @@ from scratch.answers.kernel.candidate import FIT, SHRINK, Alternative, Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Result, Table
 from scratch.answers.kernel.target import Target, open_target
-from scratch.answers.row_lists import cell_text
-from scratch.answers.sources.items import Item, Items, JsonItems, Row, good, items_of
+from scratch.answers.rows.items import Item, Items, JsonItems, Row, good, items_of
+from scratch.answers.rows.lists import cell_text
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import UsageError, argument
@@ -394,7 +394,7 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
                  fit: Annotated[bool, FIT_ARG] = False,
                  key_field: Annotated[str | None, KEY_FIELD] = None, *, asked: Call
                  ) -> Candidate:
-    from scratch.answers.counting import split_names
+    from scratch.answers.rows.counting import split_names
     names = split_fields(fields)
     by = split_names(count_by)
     if count and by:
@@ -429,7 +429,7 @@ def iterate_over(ctx: Context, ref: Annotated[str, REF], path: Annotated[str, PA
 
 
 def _items(target: Target, path: str, key_field: str | None, asked: Call) -> Items:
-    from scratch.answers.sources.arrays import suggest_key_field
+    from scratch.answers.rows.arrays import suggest_key_field
     try:
         return items_of(target, path, key_field)
     except UsageError as exc:
@@ -479,7 +479,7 @@ def _count(target: Target, source: Items, path: str, where: str | None, asked: C
            ) -> Candidate:
     from dataclasses import replace
 
-    from scratch.answers.counting import count_items, count_result
+    from scratch.answers.rows.counting import count_items, count_result
     from scratch.query.items import compile_where
     flt = compile_where(where) if where else None
     n, seen, seconds = count_items(source, flt)
@@ -496,7 +496,7 @@ def _count(target: Target, source: Items, path: str, where: str | None, asked: C
 
 def _count_by(target: Target, source: Items, path: str, by: list[str], where: str | None,
               asked: Call, *, offset: int, limit: int | None, fit: bool) -> Candidate:
-    from scratch.answers.counting import count_by_answer, count_by_items
+    from scratch.answers.rows.counting import count_by_answer, count_by_items
     from scratch.query.items import compile_where
     flt = compile_where(where) if where else None
     counted, engine, seconds = count_by_items(source, by, flt)

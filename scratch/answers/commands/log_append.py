@@ -35,7 +35,7 @@ def append(ctx: Context, name: Annotated[str, NAME], entry: Annotated[str | None
             entries = [line for line in entries[0].splitlines() if line.strip()]
     raw = [e.encode("utf-8", errors="surrogateescape") if isinstance(e, str) else e
            for e in entries]
-    from scratch.answers.capture import policy_for, redact_entries, said, sentence
+    from scratch.answers.capture.redaction import policy_for, redact_entries, said, sentence
     raw, redaction = redact_entries(ctx, raw, policy_for(ctx, None, no_redact=no_redact))
     rec = logs.append(ctx.store(), name, raw, redaction=redaction)
     what = (f"entry {rec['first_id']}" if rec["count"] == 1

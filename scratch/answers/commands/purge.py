@@ -41,7 +41,7 @@ def purge(ctx: Context, name: Annotated[str | None, NAME] = None,
         try:
             if name is not None:  # named as every command names an entry (a deleted one too)
                 from scratch.answers.kernel.target import entry_name
-                from scratch.names import validate_name
+                from scratch.store.names import validate_name
                 name = entry_name(store, validate_name(name), deleted=True)
             plan = purging.plan(store, name=name, namespace=namespace, every=all)
         except EntryNotFound:

@@ -3,27 +3,27 @@
 Invariants:
 - ``read`` shows the stored bytes exactly when they fit the cap and budget; a refusal offers
   the schema at a depth that fits, the most first lines that fit (``head`` with K lines) and
-  ``read`` with fit, which pages the entry by lines (see :mod:`scratch.answers.line_ranges`).
+  ``read`` with fit, which pages the entry by lines (see :mod:`scratch.answers.lines.ranges`).
 - Binary content is priced as the ~4 bytes a token of text averages, so it cannot slip past
   the cap and the budget; it is not shown unless ``raw`` (on a terminal, to a model, or to an
   agent's pipe alike: an agent reads stdout through a pipe, and NUL bytes in its context are
   a dump, not an answer); its lines are shown escaped by head, tail and slice, and its bytes
   exactly by export.
-- A diff is priced as :mod:`scratch.answers.changes` says.
+- A diff is priced as :mod:`scratch.answers.lines.changes` says.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from scratch.answers import changes
-from scratch.answers.changes import CONTEXT
 from scratch.answers.commands._args import FIT, REF
 from scratch.answers.kernel.candidate import FIT as FIT_STEP
 from scratch.answers.kernel.candidate import SHRINK, Alternative, Candidate
 from scratch.answers.kernel.result import Payload, Result, Words
 from scratch.answers.kernel.target import Target, open_target, range_cost
-from scratch.answers.line_ranges import LineRange, line_alternatives
+from scratch.answers.lines import changes
+from scratch.answers.lines.changes import CONTEXT
+from scratch.answers.lines.ranges import LineRange, line_alternatives
 from scratch.calls import Call
 from scratch.declare import Arg, Command, Tool
 

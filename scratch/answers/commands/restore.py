@@ -9,7 +9,7 @@ from scratch.answers.kernel.result import Result
 from scratch.calls import call
 from scratch.declare import Arg, Command, Param, Tool
 from scratch.errors import UsageError
-from scratch.names import split_ref
+from scratch.store.names import split_ref
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context

@@ -172,8 +172,13 @@ def run_command(ctx: Context, words: list[str], *, name: str | None, tool: str |
     128 + that signal's number.
     """
     from scratch import progress as reporting
-    from scratch.answers.ingest import IngestOptions, check_options, default_tool, ingest_spooled
-    from scratch.spool import spool
+    from scratch.answers.capture.ingest import (
+        IngestOptions,
+        check_options,
+        default_tool,
+        ingest_spooled,
+    )
+    from scratch.store.spool import spool
     progress = progress or reporting.report
     if not words:
         raise UsageError("nothing to run: no command was given", code="invalid_argument")

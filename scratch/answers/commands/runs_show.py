@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 
 def runs_show(ctx: Context, run: Annotated[str | None, RUN]) -> Result[RunInfo]:
-    from scratch.names import validate_run
     from scratch.runs import not_in_run, run_info, run_not_visible
+    from scratch.store.names import validate_run
     if run is None:
         raise not_in_run("runs show")
     validate_run(run)

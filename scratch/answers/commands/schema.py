@@ -29,7 +29,7 @@ from scratch.errors import UsageError, argument
 from scratch.words import plural
 
 if TYPE_CHECKING:
-    from scratch.answers.sources.items import Info
+    from scratch.answers.rows.items import Info
 
 
 def _node_line(node: Info) -> str:
@@ -153,7 +153,7 @@ def _log_lines(info: Info) -> list[str]:
 def _record_lines(rec: Info) -> list[str]:
     """A parsed log's records: the format, how many lines parsed, and each field with its
     types, presence and (for a facet) its number of distinct values."""
-    from scratch.answers.sources.log_records import field_rows
+    from scratch.answers.rows.log_records import field_rows
     n = int(rec.get("records") or 0)
     parts = [f"{rec.get('parsed', 0):,} parsed"]
     if rec.get("unparsed"):
@@ -170,7 +170,7 @@ def _record_lines(rec: Info) -> list[str]:
         at = ", ".join(str(x) for x in rec["header_changes"])
         out.append(f"headers: the fields change at line {at} (each part is read with the "
                    "header above it)")
-    from scratch.answers.sources.log_records import nulls_of
+    from scratch.answers.rows.log_records import nulls_of
     nulls = nulls_of(rec)
     if nulls:  # a '-' that reads as null surprises whoever expected the text
         out.append(f"nulls: {nulls}")

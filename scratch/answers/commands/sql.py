@@ -8,7 +8,7 @@ depends on the entry's format (:func:`source_of`):
   calls "items of": the largest array of objects), read by DuckDB from the file; or, at a
   ``path`` naming one, the records of a map of records (each with its key, ``_key`` unless
   ``key_field`` names it) or nested arrays flattened (``items[*].lines``: each row with
-  ``_parent``), as :func:`scratch.answers.sources.arrays.rows_at` reads them;
+  ``_parent``), as :func:`scratch.answers.rows.arrays.rows_at` reads them;
 - YAML: the items of an array likewise (rows spooled for DuckDB; a non-object item is a row
   ``{"value": item}``);
 - CSV/TSV: the rows, columns named and typed as ``schema`` lists them;
@@ -21,7 +21,7 @@ Invariants:
   network, extension or setting reachable from it (refused with ``sql_not_read_only`` or
   ``sql_access_denied``), at most :data:`MAX_ROWS` rows kept (``truncated`` says there were
   more) and :data:`TIME_LIMIT` seconds (``sql_timeout``).
-- The answer is a list of rows (:class:`~scratch.answers.row_lists.RowList`): priced and
+- The answer is a list of rows (:class:`~scratch.answers.rows.lists.RowList`): priced and
   capped like any answer, ``fit`` pages rows and ``next`` continues at the first row not
   shown (the query runs again: its rows come back in the same order for the same version).
 - ``describe``: the columns and DuckDB types of every table, without running a query.
@@ -42,7 +42,7 @@ from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.context import Context
 from scratch.answers.kernel.result import Words
 from scratch.answers.kernel.target import Target, open_target
-from scratch.answers.row_lists import RowList, cell_text
+from scratch.answers.rows.lists import RowList, cell_text
 from scratch.calls import Call, call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import ScratchError, UsageError, argument
@@ -51,8 +51,8 @@ from scratch.words import plural
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from scratch.answers.sources.arrays import RowsAt
-    from scratch.answers.sources.items import Info, Row
+    from scratch.answers.rows.arrays import RowsAt
+    from scratch.answers.rows.items import Info, Row
     from scratch.query.sql import Source
 
 MAX_ROWS = 10_000
@@ -63,12 +63,12 @@ def _json_rows(target: Target, path: str | None, key_field: str | None = None
                ) -> tuple[RowsAt, str]:
     """The rows of a JSON/YAML/NDJSON entry's table (an array, a map of records, or nested
     arrays flattened), and how to say what they are."""
-    from scratch.answers.sources.arrays import rows_at
+    from scratch.answers.rows.arrays import rows_at
     from scratch.pathnames import format_path
     if path is None:
         schema = target.index.info.get("schema")
         if isinstance(schema, dict) and schema.get("type") != "array":
-            from scratch.answers.pointer import array_nodes
+            from scratch.answers.pointer.build import array_nodes
             arrays = array_nodes(schema)
             if not arrays:
                 maps = _record_maps(schema)
@@ -113,7 +113,7 @@ def source_of(target: Target, path: str | None = None, key_field: str | None = N
     from scratch.query.sql import Source
     fmt = target.format
     if fmt in ("csv", "tsv"):
-        from scratch.answers.sources.csv_rows import CsvRows
+        from scratch.answers.rows.csv_rows import CsvRows
         rows = CsvRows(target)
         what = f"the {plural(rows.total, 'row', grouped=True)} of the {fmt}"
         info = target.index.info
@@ -126,7 +126,7 @@ def source_of(target: Target, path: str | None = None, key_field: str | None = N
                    for i, name in enumerate(rows.columns)]
         return Source.csv(target.path, rows.delimiter, columns), what
     if fmt == "log":
-        from scratch.answers.sources.log_records import LogRows, parsed_log
+        from scratch.answers.rows.log_records import LogRows, parsed_log
         rec = parsed_log(target)
         if rec is not None:
             log = LogRows(target, rec)  # its records: header lines are no rows
@@ -267,7 +267,7 @@ def sql(ctx: Context, ref: Annotated[str, REF], query: Annotated[str | None, QUE
         try:
             sources, about, opened = _tables(ctx, target, path, names, key_field)
         except UsageError as exc:
-            from scratch.answers.sources.arrays import suggest_key_field
+            from scratch.answers.rows.arrays import suggest_key_field
             suggest_key_field(exc, asked)
             raise
         tmp = target.store.cache_dir / "tmp"

@@ -1,6 +1,6 @@
 """stats: per agent, entries, bytes (of the entries, of the call ledger with the answers it
 keeps, and both), operations by kind, and the tokens kept out and put in;
-from the call ledger (:mod:`scratch.ledger`), the tokens per command and per session; for the
+from the call ledger (:mod:`scratch.store.ledger`), the tokens per command and per session; for the
 whole store (no agent named), the bytes its rebuildable cache holds."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from scratch.declare import Command, Tool
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
-    from scratch.ledger import Tally
+    from scratch.store.ledger import Tally
 
 
 def store_stats(ctx: Context, *, agent: str | None = None) -> Result[Payload]:
@@ -21,13 +21,12 @@ def store_stats(ctx: Context, *, agent: str | None = None) -> Result[Payload]:
 
     ``agent`` is the interface's to give, never an argument a caller offers: MCP names the
     session's own agent (an agent sees no other agent's figures), the CLI none (every agent)."""
-    from scratch import ledger, stats
-    from scratch.store import Store
+    from scratch.store import Store, ledger, stats
 
     store = ctx.store()
     agents_dir = store.root / "agents"
     if agent is not None:
-        from scratch.names import validate_agent
+        from scratch.store.names import validate_agent
         validate_agent(agent)
         agents = [agent]
     else:

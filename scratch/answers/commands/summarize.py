@@ -35,14 +35,14 @@ from scratch.answers.kernel.target import Target, open_target
 from scratch.calls import call
 from scratch.declare import Arg, Command, Tool
 from scratch.errors import LimitExceeded, ScratchError
-from scratch.locking import atomic_write
+from scratch.store.locking import atomic_write
 from scratch.words import plural
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from scratch.answers.model_summary import SummaryModel, Unavailable
-    from scratch.answers.sources.items import Info
+    from scratch.answers.rows.items import Info
     from scratch.query.summary import Summary
 
 SMALL_ENTRY_TOKENS = 1000
@@ -96,12 +96,12 @@ def local_summary(target: Target, tokens: int, encoding: str) -> str:
             value = index.value_at([])
         except ScratchError:
             value = None
-        from scratch.answers.rendered import not_json_warning
+        from scratch.answers.values.rendered import not_json_warning
         from scratch.index.structure import lines_left_out
         # kept in the (cached) summary itself, so every reading of it says so
         lines += [f"note: {w}" for w in not_json_warning(target, lines_left_out(index))]
         if value is not None:
-            from scratch.answers.pointer_counts import kube_lines
+            from scratch.answers.pointer.counts import kube_lines
             from scratch.index.kube import kube_signals
             kube = kube_signals(value)  # what stands out, before the value counts
             if kube is not None:
@@ -155,7 +155,7 @@ def _status_summary(target: Target, rec: Info) -> list[str] | None:
     :class:`scratch.formats.logbase.Field`): the server errors (5xx) and the client errors
     (4xx) counted by code, and a sample of the 5xx lines. None when the format has no status
     field."""
-    from scratch.answers.sources.log_records import LogRows
+    from scratch.answers.rows.log_records import LogRows
     rows = LogRows(target, rec)
     if rows.templates is not None:  # mined line templates: no format, so no status field
         return None
@@ -198,7 +198,7 @@ def _status_summary(target: Target, rec: Info) -> list[str] | None:
 
 
 def _records(target: Target) -> Info | None:
-    from scratch.answers.sources.log_records import parsed_log
+    from scratch.answers.rows.log_records import parsed_log
     return parsed_log(target)
 
 
@@ -413,7 +413,7 @@ def _fixed(target: Target, ref: str, result: Result[object], *, by_model: bool =
            ) -> Candidate:
     """The summary as an answer: priced, with smaller answers when it does not fit."""
     from scratch.answers.commands.schema import schema_candidate
-    from scratch.answers.line_ranges import LineRange
+    from scratch.answers.lines.ranges import LineRange
     total = target.index.line_count
     smaller = [Alternative(candidate=lambda cap: schema_candidate(target), shrink=True)]
     if total:  # the most first lines that fit

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from scratch.answers.commands._args import FIT, LINES, NUMBERS, REF
 from scratch.answers.kernel.target import open_target
-from scratch.answers.line_ranges import line_range
+from scratch.answers.lines.ranges import line_range
 from scratch.calls import Call
 from scratch.declare import Command, Tool
 

@@ -132,7 +132,7 @@ def tokens(ctx: Context, source: Annotated[str | None, SOURCE] = None,
 
 
 def _file_chunks(source: str) -> Iterator[bytes]:
-    from scratch.spool import open_input
+    from scratch.store.spool import open_input
     with open_input(source) as fh:  # clear errors for a directory, a missing file, ...
         while block := fh.read(CHUNK):
             yield block

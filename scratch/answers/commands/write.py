@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 from scratch.answers.commands._args import NAME, NO_REDACT
 from scratch.answers.kernel.result import Result
 from scratch.declare import Arg, Command, Param, Tool
-from scratch.names import validate_name
+from scratch.store.names import validate_name
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
@@ -30,10 +30,10 @@ def write(ctx: Context, name: Annotated[str, NAME],
     Every interface is held to the same limits here: content over ``limits.max_write_bytes``
     and empty content (unless ``allow_empty``) are refused before anything is stored."""
     validate_name(name)
-    from scratch.answers.inputs import content_to_store
+    from scratch.answers.capture.inputs import content_to_store
     content = content_to_store(content, source, limit=ctx.config["limits.max_write_bytes"],
                                allow_empty=allow_empty, noun="file")
-    from scratch.answers.capture import policy_for, redact
+    from scratch.answers.capture.redaction import policy_for, redact
     content, redaction = redact(ctx, content, policy_for(ctx, None, no_redact=no_redact))
     rec = ctx.store().write(name, content, redaction=redaction)
     return version_answer("write", name, rec, redaction, name=rec["name"])
@@ -46,7 +46,7 @@ def version_answer(command: str, shown: str, rec: WrittenVersion, redaction: Red
     figures and what redaction did; the text ``SHOWN: version N (B bytes, L lines)``
     (``SHOWN: unchanged (version N)`` when the content was there already), then a line saying
     what redaction replaced, if anything."""
-    from scratch.answers.capture import said, sentence
+    from scratch.answers.capture.redaction import said, sentence
     from scratch.words import plural
     out: dict[str, object] = {**named, **{k: rec[k] for k in ("version", "bytes", "lines",
                                                               "unchanged")}}

@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scratch.config import Config, load_config
-from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent
+from scratch.store.config import Config, load_config
+from scratch.store.names import DEFAULT_AGENT, find_store_root, validate_agent
 
 if TYPE_CHECKING:
     from scratch.store import Store
@@ -43,7 +43,7 @@ class Context:
         # a person at a terminal, not an agent (the CLI decides: no agent named, stdout a
         # terminal, no --json): the budget is shown but never refuses (see kernel.prices)
         self.person = False
-        # the interface the call came through, as the call ledger names it (scratch.ledger):
+        # the interface the call came through, as the call ledger names it (scratch.store.ledger):
         # cli, mcp-stdio, mcp-http or proxy
         self.interface = interface
         self.root_source = root_source

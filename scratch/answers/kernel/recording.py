@@ -1,11 +1,11 @@
-"""Each call answered, appended to its agent's call ledger (:mod:`scratch.ledger`).
+"""Each call answered, appended to its agent's call ledger (:mod:`scratch.store.ledger`).
 
-:func:`scratch.answers.kernel.registry.execute` calls :func:`record_call` once per call, from
+:func:`scratch.answers.kernel.execution.execute` calls :func:`record_call` once per call, from
 every interface (the interface's name is :attr:`Context.interface`), whether it answered, was
 refused or failed.
 
 Invariants:
-- Arguments are previews (:func:`scratch.ledger.preview_args`): what a write stores (the
+- Arguments are previews (:func:`scratch.store.ledger.preview_args`): what a write stores (the
   content, a log entry, an input stream) is never copied, only its size; values an interface
   hands in-process (streams, callbacks, companions) are named by their kind.
 - Recording never fails a call and never creates a store: a call answered where there is no
@@ -14,7 +14,7 @@ Invariants:
   when it was charged); ``intercepted`` the tokens of an output stored instead of shown.
 - ``answer`` is what the agent got back, as the interface's rendering shows it
   (:meth:`Rendering.shown`), cut to the ledger's bound for the per-call cap
-  (:func:`scratch.ledger.answer_preview`); a refusal or an error has none (its code, message
+  (:func:`scratch.store.ledger.answer_preview`); a refusal or an error has none (its code, message
   and suggestions are the record's).
 """
 
@@ -25,9 +25,9 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from scratch import ledger
 from scratch.errors import UsageError
-from scratch.names import ARTIFACT_PREFIX, split_ref
+from scratch.store import ledger
+from scratch.store.names import ARTIFACT_PREFIX, split_ref
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.candidate import Candidate

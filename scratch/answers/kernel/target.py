@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.context import Context
 from scratch.errors import EntryNotFound, UsageError
-from scratch.names import ARTIFACT_PREFIX, split_artifact, split_ref
 from scratch.store import Store, Version
+from scratch.store.names import ARTIFACT_PREFIX, split_artifact, split_ref
 
 if TYPE_CHECKING:
     from scratch.index import EntryIndex
@@ -194,7 +194,7 @@ def _not_found(store: Store, name: str, names: list[str] | None = None) -> Entry
         leaf = leaf.lstrip(".") or "file"
         unmade = "path"
         suggestions = [call("write", name=leaf, source=name), call("ls")]
-    from scratch.names import where
+    from scratch.store.names import where
     error = EntryNotFound(f"no entry named {name!r} {where(store.root, store.agent)}{hint}",
                           name=name, agent=store.agent, store=str(store.root),
                           suggestions=suggestions)
@@ -205,7 +205,7 @@ def _not_found(store: Store, name: str, names: list[str] | None = None) -> Entry
 
 
 def _valid(name: str) -> bool:
-    from scratch.names import validate_name
+    from scratch.store.names import validate_name
     try:
         validate_name(name)
     except UsageError:

@@ -36,9 +36,9 @@ from scratch.mcp.wire import JSONObject
 
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
-    from scratch.config import Config
     from scratch.mcp.proxy.extract import Extracted
     from scratch.mcp.serve.session import Session
+    from scratch.store.config import Config
 
 SEP = "__"
 ERROR_MAX = 8 * 1024
@@ -182,8 +182,8 @@ def handle_result(session: Session, server: str, tool: str, raw: JSONObject
 
 def _store(session: Session, ctx: Context, server: str, tool: str, ex: Extracted, data: bytes
            ) -> Intercepted:
-    from scratch.answers.ingest import Companion
-    from scratch.answers.kernel.registry import execute
+    from scratch.answers.capture.ingest import Companion
+    from scratch.answers.kernel.execution import execute
     from scratch.calls import Call
     notices: list[str] = []
     info: JSONObject = {"mcp": {"server": server, "tool": tool}}
@@ -233,7 +233,7 @@ def record_relayed(session: Session, server: str, tool: str, *, code: str | None
     ``ingest``'s record, made by the answers pipeline)."""
     import time
 
-    from scratch import ledger
+    from scratch.store import ledger
     root = session.server.root
     if not (root / ".git").is_dir():
         return

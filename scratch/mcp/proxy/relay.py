@@ -352,7 +352,7 @@ class Front:
     def threshold(self, server: str, tool: str) -> int:
         """The tool's threshold, resolved again only when scratch.toml changed (one stat a
         call instead of a copy of the configuration)."""
-        from scratch.config import CONFIG_FILE
+        from scratch.store.config import CONFIG_FILE
         configs = self.proxy.state.configs
         try:
             st = os.stat(configs.root / CONFIG_FILE)

@@ -119,8 +119,8 @@ class EventHub:
         """Finish the worker of a session that closed (see the module docstring)."""
         if session.calls == 0 or session.run is None:  # no worker of a run
             return None
-        from scratch import ledger
         from scratch.runs import finish_worker
+        from scratch.store import ledger
         try:
             config = self.state.configs.get()
             return finish_worker(

@@ -144,7 +144,7 @@ def list_entries(ctx: Context, cursor: str | None) -> tuple[list[EntryResource],
 def read_entry(ctx: Context, uri: str) -> EntryPage:
     """One page of a resource: ``{"uri", "mimeType", "text", "_meta"}``; raises ScratchError
     (the caller turns it into a protocol error)."""
-    from scratch.answers.kernel.registry import execute
+    from scratch.answers.kernel.execution import execute
     from scratch.calls import call
     from scratch.errors import OutOfRange
     from scratch.mcp.rendering import ResourcePage, answer_text

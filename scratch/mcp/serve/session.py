@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from scratch.answers.kernel.context import Context
-from scratch.config import CONFIG_FILE, Config, load_config
 from scratch.mcp.rendering import ToolJson, ToolText
 from scratch.mcp.serve.resources import ingest_link
-from scratch.names import DEFAULT_AGENT, find_store_root, validate_agent
+from scratch.store.config import CONFIG_FILE, Config, load_config
+from scratch.store.names import DEFAULT_AGENT, find_store_root, validate_agent
 
 if TYPE_CHECKING:
     from scratch.runs import UsageEvent
