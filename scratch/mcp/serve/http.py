@@ -185,11 +185,12 @@ class Door:
                       token: TokenInfo | None,
                       extra: list[tuple[bytes, bytes]] | None = None) -> None:
         body = compact_json({"error": outcome, "error_description": message}).encode()
+        # logged before it is answered: a client that has its answer finds the line
+        self._log(outcome, status, start, token)
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode()), *(extra or [])]})
         await send({"type": "http.response.body", "body": body})
-        self._log(outcome, status, start, token)
 
 
 def _authenticate(scope: Scope, token: TokenInfo) -> None:
