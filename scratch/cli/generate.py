@@ -181,16 +181,16 @@ def register(cmd: Command, *, group_help: str = "") -> None:
     settings = dict(cmd.cli_settings) or None
     # every command reads -1, -2.name, -5 as arguments (a command handing its words on
     # unparsed, run's, keeps them as given)
-    extra_kwargs: dict[str, Any] = {}
+    cls = None
     if not extra:
         from scratch.cli.negative_paths import ArgumentWords
-        extra_kwargs["cls"] = ArgumentWords
+        cls = ArgumentWords
     if len(words) == 1:
         command(words[0], aliases=cmd.aliases, help=cmd.help, context_settings=settings,
-                **extra_kwargs)(body)
+                cls=cls)(body)
         return
     command(words[1], aliases=cmd.aliases, target=_group(words[0], group_help), help=cmd.help,
-            context_settings=settings, **extra_kwargs)(body)
+            context_settings=settings, cls=cls)(body)
 
 
 def register_group_default(cmd: Command) -> None:
