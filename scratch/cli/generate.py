@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
+from typing import TYPE_CHECKING, Annotated, Optional, TypedDict, cast
 
 import typer
 
@@ -45,10 +45,19 @@ _COMPLETE: dict[str, Callable[..., list[str]]] = {"names": complete_names,
 _TYPES: dict[str, type] = {"str": str, "int": int, "bool": bool, "names": str, "bytes": str}
 
 
+class _Settings(TypedDict, total=False):
+    """What typer.Argument/typer.Option are given here besides the flags."""
+
+    help: str | None
+    autocompletion: Callable[..., list[str]]
+    metavar: str | None
+    show_default: bool
+
+
 def _annotation(p: Param) -> object:
     """The Typer annotation of one argument."""
     a = p.arg
-    extra: dict[str, Any] = {"help": a.help}
+    extra: _Settings = {"help": a.help}
     if a.complete:
         extra["autocompletion"] = _COMPLETE[a.complete]
     base: type = _TYPES[p.kind]
