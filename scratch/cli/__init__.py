@@ -2,7 +2,8 @@
 
 import os
 import sys
-from typing import Annotated, Any, Optional
+from collections.abc import Callable
+from typing import Annotated, Optional, Protocol, cast
 
 import typer
 
@@ -103,7 +104,7 @@ def _register(args: list[str] | None = None) -> None:
     register_all(declared, GROUPS)
 
 
-def command_tree() -> Any:
+def command_tree() -> object:
     """The click command of the whole CLI, with every command module registered."""
     import typer.main
 
@@ -145,7 +146,7 @@ def main() -> None:
     except Exception as exc:
         if not _is_usage_error(exc):
             raise
-        code = _usage_error(exc, argv)
+        code = _usage_error(cast(_ParserError, exc), argv)
     _skip_final_collection()
     sys.exit(code if isinstance(code, int) else 0)
 
@@ -175,7 +176,17 @@ def _is_usage_error(exc: BaseException) -> bool:
             and callable(getattr(exc, "show", None)))
 
 
-def _usage_error(exc: Any, argv: list[str]) -> int:
+class _ParserError(Protocol):
+    """What a parser's error offers (see :func:`_is_usage_error`)."""
+
+    exit_code: int
+
+    def format_message(self) -> str: ...
+
+    def show(self) -> None: ...
+
+
+def _usage_error(exc: _ParserError, argv: list[str]) -> int:
     """Bad arguments: the JSON envelope with --json (agents parse stdout), else click's text."""
     words = argv[: argv.index("--")] if "--" in argv else argv
     if type(exc).__name__ == "NoArgsIsHelpError":  # bare 'scratch' or a bare group: help
@@ -194,7 +205,9 @@ def _usage_error(exc: Any, argv: list[str]) -> int:
         try:
             from typer import rich_utils
 
-            rich_utils.rich_format_error(exc)
+            # it names click's exception class, which typer keeps private
+            rich_format_error: Callable[..., None] = rich_utils.rich_format_error
+            rich_format_error(exc)
         except Exception:
             exc.show()
     return int(getattr(exc, "exit_code", 2))

@@ -12,11 +12,16 @@ import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Optional, Protocol
+from typing import TYPE_CHECKING, Annotated, Optional, Protocol, TypedDict, cast
 
 import typer
 
 from scratch.errors import EXIT_CODE_HELP, ScratchError, UsageError
+
+if TYPE_CHECKING:
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.result import Result
+    from scratch.progress import TerminalLine
 
 EXIT_STATUS_TEXT = "Exit status: " + "; ".join(
     f"{int(code)} {text}" for code, text in EXIT_CODE_HELP.items())
@@ -44,7 +49,7 @@ class CompletionLine(Protocol):
     so far, by parameter name (``store``, ``agent``, ...); see scratch.docs.resolve."""
 
     @property
-    def params(self) -> Mapping[str, Any]: ...
+    def params(self) -> Mapping[str, str | None]: ...  # the values click parsed
 
 
 def complete_names(ctx: CompletionLine, incomplete: str) -> list[str]:
@@ -128,13 +133,27 @@ CoordinatorOpt = Annotated[bool, typer.Option(
     "--coordinator", help="As the run's coordinator: no scratchpad; artifacts whole, held to "
     "the per-call cap.", rich_help_panel=COMMON)]
 
-_COMMON_PARAMS: list[tuple[str, Any]] = [
+_COMMON_PARAMS: list[tuple[str, object]] = [  # (parameter, its annotation)
     ("json_output", JsonOpt), ("store", StoreOpt), ("agent", AgentOpt),
     ("session", SessionOpt), ("model", ModelOpt), ("encoding", EncodingOpt),
     # run_id: the command's own RUN argument (artifact put RUN NAME) is "run"
     ("run_id", RunOpt), ("iteration", IterationOpt), ("coordinator", CoordinatorOpt),
 ]
-GLOBAL_DEFAULTS: dict[str, Any] = {}
+GLOBAL_DEFAULTS: dict[str, object] = {}
+
+
+class CommonOptions(TypedDict):
+    """The common options of one call but ``--json`` (given, else the group's), as
+    :data:`_COMMON_PARAMS` declares them to typer."""
+
+    store: str | None
+    agent: str | None
+    session: str | None
+    model: str | None
+    encoding: str | None
+    run_id: str | None
+    iteration: int | None
+    coordinator: bool | None
 
 
 def _debug() -> bool:
@@ -148,7 +167,7 @@ _REPEATED = (("store", "--store"), ("agent", "--agent"), ("session", "--session"
              ("coordinator", "--coordinator"))  # not --iteration: it names one that may not exist
 
 
-def _common_words(merged: Mapping[str, Any]) -> list[str]:
+def _common_words(merged: Mapping[str, object]) -> list[str]:
     words: list[str] = []
     for key, flag in _REPEATED:
         value = merged.get(key)
@@ -159,16 +178,17 @@ def _common_words(merged: Mapping[str, Any]) -> list[str]:
     return words
 
 
-def run(name: str, body: Callable[[Any], Any], common: dict[str, Any]) -> None:
+def run(name: str, body: Callable[["Context"], object], common: Mapping[str, object]) -> None:
     """Build the context, run ``body(ctx)`` (a Call goes through the answers pipeline), render
     the result or the error, exit."""
     merged = {k: (common.get(k) if common.get(k) is not None and common.get(k) is not False
                   else GLOBAL_DEFAULTS.get(k)) for k in dict(_COMMON_PARAMS)}
     json_mode = bool(merged.pop("json_output"))
-    _answer(name, body, merged, json_mode)
+    # the values typer parsed for the options _COMMON_PARAMS declares
+    _answer(name, body, cast(CommonOptions, merged), json_mode)
 
 
-def _answer(name: str, body: Callable[[Any], Any], merged: dict[str, Any],
+def _answer(name: str, body: Callable[["Context"], object], merged: CommonOptions,
             json_mode: bool) -> None:
     from scratch.cli import render
     # every line spelled for this answer (its suggestions, next calls, notices) repeats the
@@ -202,8 +222,9 @@ def _answer(name: str, body: Callable[[Any], Any], merged: dict[str, Any],
         finally:
             if line is not None:
                 line.close()  # wiped before the answer is printed
+        # a body gives an exit code, a Call (answered above) or an answer
         code = produced if isinstance(produced, int) else render.render(
-            produced, json_mode=json_mode, spell=spell)
+            cast("Result[object]", produced), json_mode=json_mode, spell=spell)
         if auto:
             from scratch.sync.auto import after_command
             after_command(name, ctx.root, auto[0])
@@ -234,7 +255,7 @@ def _answer(name: str, body: Callable[[Any], Any], merged: dict[str, Any],
     raise typer.Exit(code)
 
 
-def _progress_line(ctx: Any) -> Any:
+def _progress_line(ctx: "Context") -> "TerminalLine | None":
     """The line that shows a long command's progress to a person: on stderr when stderr is a
     terminal (never in --json, never into a pipe or a file), once the command has run
     config ``progress.after`` seconds (:mod:`scratch.progress`)."""
@@ -256,13 +277,13 @@ def _stdout_is_terminal() -> bool:
         return False
 
 
-def _auto_head(ctx: Any) -> tuple[str | None]:
+def _auto_head(ctx: "Context") -> tuple[str | None]:
     """With ``sync.auto``: HEAD before the command, to tell afterwards whether it changed."""
     from scratch.sync.auto import head_before
     return (head_before(ctx.root),)
 
 
-def _retention_head(ctx: Any) -> tuple[str | None] | None:
+def _retention_head(ctx: "Context") -> tuple[str | None] | None:
     """With retention configured: HEAD before the command (a changed store may start the
     daily gc afterwards); None otherwise (nothing more is read)."""
     cfg = ctx.config
@@ -283,9 +304,14 @@ def _silence_stdout() -> None:
 
 
 def command(name: str, *, aliases: tuple[str, ...] = (), target: typer.Typer | None = None,
-            **typer_kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+            help: str | None = None,  # noqa: A002 - typer's name for it
+            context_settings: Mapping[str, object] | None = None,
+            cls: type[typer.core.TyperCommand] | None = None,
+            ) -> Callable[[Callable[..., object]], Callable[..., None]]:
     """Register ``fn(ctx, **args)`` as a command with the common options added."""
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+    settings = None if context_settings is None else dict(context_settings)
+
+    def decorate(fn: Callable[..., object]) -> Callable[..., None]:
         sig = inspect.signature(fn)
         own = [p for p in sig.parameters.values() if p.name != "ctx"]
         extra = [inspect.Parameter(pname, inspect.Parameter.KEYWORD_ONLY,
@@ -294,7 +320,7 @@ def command(name: str, *, aliases: tuple[str, ...] = (), target: typer.Typer | N
         full_name = name if target is None or target is app else f"{target.info.name} {name}"
 
         @functools.wraps(fn)
-        def wrapper(**kwargs: Any) -> None:
+        def wrapper(**kwargs: object) -> None:
             common = {k: kwargs.pop(k) for k, _ in _COMMON_PARAMS}
             run(full_name, lambda ctx: fn(ctx, **kwargs), common)
 
@@ -303,14 +329,16 @@ def command(name: str, *, aliases: tuple[str, ...] = (), target: typer.Typer | N
                                    **dict(_COMMON_PARAMS)}
         del wrapper.__wrapped__  # typer must see the new signature, not fn's
         registry = target or app
-        registry.command(name, **typer_kwargs)(wrapper)
+        registry.command(name, help=help, context_settings=settings, cls=cls)(wrapper)
         for alias in aliases:
-            registry.command(alias, hidden=True, **typer_kwargs)(wrapper)
+            registry.command(alias, hidden=True, help=help, context_settings=settings,
+                             cls=cls)(wrapper)
         return wrapper
     return decorate
 
 
-def group_default(group: typer.Typer, name: str, action: Callable[[Any], Any]) -> None:
+def group_default(group: typer.Typer, name: str, action: Callable[["Context"], object]
+                  ) -> None:
     """Make ``scratch <group>`` alone run ``action``; with a subcommand, hand the common options
     given before it on to the subcommand (as the top-level options are)."""
     def main(typer_ctx: typer.Context, json_output: JsonOpt = False, store: StoreOpt = None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
+from typing import TYPE_CHECKING, Annotated, Optional, TypedDict, cast
 
 import typer
 
@@ -45,10 +45,19 @@ _COMPLETE: dict[str, Callable[..., list[str]]] = {"names": complete_names,
 _TYPES: dict[str, type] = {"str": str, "int": int, "bool": bool, "names": str, "bytes": str}
 
 
+class _Settings(TypedDict, total=False):
+    """What typer.Argument/typer.Option are given here besides the flags."""
+
+    help: str | None
+    autocompletion: Callable[..., list[str]]
+    metavar: str | None
+    show_default: bool
+
+
 def _annotation(p: Param) -> object:
     """The Typer annotation of one argument."""
     a = p.arg
-    extra: dict[str, Any] = {"help": a.help}
+    extra: _Settings = {"help": a.help}
     if a.complete:
         extra["autocompletion"] = _COMPLETE[a.complete]
     base: type = _TYPES[p.kind]
@@ -181,16 +190,16 @@ def register(cmd: Command, *, group_help: str = "") -> None:
     settings = dict(cmd.cli_settings) or None
     # every command reads -1, -2.name, -5 as arguments (a command handing its words on
     # unparsed, run's, keeps them as given)
-    extra_kwargs: dict[str, Any] = {}
+    cls = None
     if not extra:
         from scratch.cli.negative_paths import ArgumentWords
-        extra_kwargs["cls"] = ArgumentWords
+        cls = ArgumentWords
     if len(words) == 1:
         command(words[0], aliases=cmd.aliases, help=cmd.help, context_settings=settings,
-                **extra_kwargs)(body)
+                cls=cls)(body)
         return
     command(words[1], aliases=cmd.aliases, target=_group(words[0], group_help), help=cmd.help,
-            context_settings=settings, **extra_kwargs)(body)
+            context_settings=settings, cls=cls)(body)
 
 
 def register_group_default(cmd: Command) -> None:

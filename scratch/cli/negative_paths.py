@@ -14,14 +14,33 @@ option (``--nosuch``, ``-x``) is refused by click as before.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import typer.core
 
 from scratch.declare import argument_word
 
 
-def _options(command: Any) -> tuple[set[str], set[str]]:
+class _Param(Protocol):
+    """What is read of a click parameter (an option's ``is_flag`` and ``count`` through
+    getattr: click's parameter base class has neither)."""
+
+    @property
+    def opts(self) -> Sequence[str]: ...
+
+    @property
+    def secondary_opts(self) -> Sequence[str]: ...
+
+
+class _Command(Protocol):
+    """What is read of a click command (``help_option_names`` through getattr)."""
+
+    @property
+    def params(self) -> Sequence[_Param]: ...
+
+
+def _options(command: _Command) -> tuple[set[str], set[str]]:
     """(every option spelling of ``command``, the spellings that take a value)."""
     names: set[str] = set()
     valued: set[str] = set()
@@ -30,13 +49,13 @@ def _options(command: Any) -> tuple[set[str], set[str]]:
             continue
         spellings = [*param.opts, *param.secondary_opts]
         names.update(spellings)
-        if not (param.is_flag or param.count):
+        if not (getattr(param, "is_flag", False) or getattr(param, "count", False)):
             valued.update(spellings)
     names.update(getattr(command, "help_option_names", None) or ("--help",))
     return names, valued
 
 
-def arguments_last(command: Any, args: list[str]) -> list[str]:
+def arguments_last(command: _Command, args: list[str]) -> list[str]:
     """``args`` with its options (and their values) first and its positional words after a
     ``--`` when one of them is an :func:`argument_word`; ``args`` as it is otherwise."""
     if not any(argument_word(a) for a in args):
@@ -73,5 +92,7 @@ class ArgumentWords(typer.core.TyperCommand):
     """A generated command whose parser takes :func:`scratch.declare.argument_word` words as
     arguments (see the module)."""
 
+    # ctx: click's Context, a class typer keeps private (typer.Context, a subclass, would
+    # narrow the override)
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         return super().parse_args(ctx, arguments_last(self, list(args)))

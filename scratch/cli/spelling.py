@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from scratch.calls import Call
 from scratch.declare import Command, params
@@ -74,7 +74,7 @@ def flag_of(command: str | None, name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _word(value: Any) -> str:
+def _word(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
     return str(value)

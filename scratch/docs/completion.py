@@ -31,6 +31,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable
+from typing import cast
 
 PROG = "scratch"
 COMPLETE_VAR = "_SCRATCH_COMPLETE"
@@ -162,9 +163,9 @@ def _one_line(text: str | None, limit: int = 70) -> str:
 def _wants_paths(param: object) -> str | None:
     """'file'/'dir' for a click parameter the shell should complete as a path, else None (see
     :func:`scratch.docs.model.path_kind`; the records carry it as ``ParamDoc.paths``)."""
-    from scratch.docs.model import path_kind
+    from scratch.docs.model import ClickParam, path_kind
 
-    return path_kind(param)
+    return path_kind(cast(ClickParam, param))
 
 
 def split_words(text: str) -> list[str]:

@@ -33,7 +33,10 @@ import re
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, cast
+
+if TYPE_CHECKING:
+    import typer
 
 COMMON_PANEL = "Common options"
 _EXAMPLE = re.compile(r"(?:^|(?<=\s))Examples?:\s*", re.MULTILINE)
@@ -41,6 +44,52 @@ EXIT_STATUS = "Exit status:"  # how the epilog that states the exit codes begins
 # a parameter's completion callback, called as complete(line, incomplete) (line: a
 # scratch.docs.resolve.Line) -> values, or (value, help) pairs
 Completer = Callable[..., Iterable[object]]
+
+
+class ClickType(Protocol):
+    """What is read of a click parameter type (``choices``, ``file_okay`` through getattr:
+    only some types have them)."""
+
+    name: str
+
+
+class ClickParam(Protocol):
+    """What is read of a click parameter. An option's ``is_flag``, ``count``,
+    ``show_default``, ``multiple``, ``hidden`` and ``rich_help_panel`` are read through
+    getattr: an argument has none of them. Typer keeps click's classes private, so the tree
+    is read through these descriptions (a root handed in is one, :class:`Tree`)."""
+
+    name: str | None
+    param_type_name: str  # "option" or "argument"
+    type: ClickType
+    metavar: str | None
+    help: str | None  # typer's parameters have it (click's arguments do not)
+    opts: list[str]
+    secondary_opts: list[str]
+    required: bool
+    nargs: int
+    default: object
+
+
+class ClickCommand(Protocol):
+    """What is read of a click command (a group's ``commands``, ``list_commands`` and
+    ``invoke_without_command``: :class:`ClickGroup`, found with getattr/hasattr)."""
+
+    help: str | None
+    epilog: str | None
+    hidden: bool
+    context_settings: Mapping[str, object]
+    callback: Callable[..., object] | None
+
+    def get_params(self, ctx: typer.Context) -> list[ClickParam]: ...
+
+    def get_short_help_str(self) -> str: ...
+
+
+class ClickGroup(ClickCommand, Protocol):
+    commands: Mapping[str, ClickCommand]
+
+    def list_commands(self, ctx: typer.Context) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -121,7 +170,7 @@ def _clean_help(text: str | None) -> str:
 _NOT_PATHS = frozenset({"int", "int range", "float", "float range", "boolean", "uuid", "datetime"})
 
 
-def path_kind(param: Any) -> str | None:
+def path_kind(param: ClickParam) -> str | None:
     """'file'/'dir' for a click parameter the shell should complete as a path, else None.
 
     Any value that may be a path is one (a plain string too: ``write NAME [FILE]``); numbers,
@@ -136,7 +185,7 @@ def path_kind(param: Any) -> str | None:
     return "file"
 
 
-def declared_completions(cmd: Any) -> dict[str, Completer]:
+def declared_completions(cmd: ClickCommand) -> dict[str, Completer]:
     """The completion callback each parameter of ``cmd`` declares, by parameter name.
 
     Typer builds a command from its function's signature (``Annotated[str, typer.Argument(
@@ -162,14 +211,14 @@ def declared_completions(cmd: Any) -> dict[str, Completer]:
     return out
 
 
-def _param_doc(param: Any, ctx: Any, complete: Completer | None) -> ParamDoc:
+def _param_doc(param: ClickParam, complete: Completer | None) -> ParamDoc:
     is_option = param.param_type_name == "option"
     is_flag = bool(getattr(param, "is_flag", False))
     takes_no_value = is_option and (is_flag or bool(getattr(param, "count", False)))
     choices = tuple(str(c) for c in getattr(param.type, "choices", None) or ())
     metavar = param.metavar or ""
     if not metavar and not is_flag:
-        metavar = param.name.upper() if not is_option else param.type.name.upper()
+        metavar = (param.name or "").upper() if not is_option else param.type.name.upper()
     default = None
     show = getattr(param, "show_default", None)
     if is_option and not is_flag and show not in (False, None) and param.default is not None:
@@ -195,15 +244,19 @@ def _param_doc(param: Any, ctx: Any, complete: Completer | None) -> ParamDoc:
     )
 
 
-def _context(cmd: Any, path: tuple[str, ...], parent_ctx: Any) -> Any:
+def _context(cmd: ClickCommand, path: tuple[str, ...], parent_ctx: typer.Context | None
+             ) -> typer.Context:
     """A context as click would make it (context_settings decide e.g. the help option names)."""
     import typer
 
-    return typer.Context(cmd, info_name=path[-1] if path else "scratch", parent=parent_ctx,
+    # its first parameter is typed as click's Command, a class typer keeps private
+    make: Callable[..., typer.Context] = typer.Context
+    return make(cmd, info_name=path[-1] if path else "scratch", parent=parent_ctx,
                          **(cmd.context_settings or {}))
 
 
-def _doc(cmd: Any, path: tuple[str, ...], ctx: Any, aliases: tuple[str, ...]) -> CommandDoc:
+def _doc(cmd: ClickCommand, path: tuple[str, ...], ctx: typer.Context,
+         aliases: tuple[str, ...]) -> CommandDoc:
     """The record of ``cmd``, whose own context is ``ctx``."""
     text = _clean_help(cmd.help)
     epilog = _clean_help(cmd.epilog)
@@ -212,17 +265,17 @@ def _doc(cmd: Any, path: tuple[str, ...], ctx: Any, aliases: tuple[str, ...]) ->
         paras += paragraphs(epilog)
     kept, examples = split_examples(paras)
     summary = " ".join(kept[0].split()) if kept else ""
-    subs = getattr(cmd, "commands", None) or {}
+    subs: Mapping[str, ClickCommand] = getattr(cmd, "commands", None) or {}
     settings = cmd.context_settings or {}
     completes = declared_completions(cmd)
-    commands = tuple(cmd.list_commands(ctx)) if subs else ()
+    commands = tuple(cast(ClickGroup, cmd).list_commands(ctx)) if subs else ()
     return CommandDoc(
         path=path,
         help=text,
         summary=summary,
         description=tuple(kept[1:]),
         examples=tuple(examples),
-        params=tuple(_param_doc(p, ctx, completes.get(p.name or ""))
+        params=tuple(_param_doc(p, completes.get(p.name or ""))
                      for p in cmd.get_params(ctx)),
         subcommands=tuple(sorted(n for n, c in subs.items() if not c.hidden)),
         is_group=hasattr(cmd, "commands"),
@@ -237,9 +290,9 @@ def _doc(cmd: Any, path: tuple[str, ...], ctx: Any, aliases: tuple[str, ...]) ->
     )
 
 
-def _aliases(subs: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+def _aliases(subs: Mapping[str, ClickCommand]) -> dict[str, tuple[str, ...]]:
     """The hidden aliases of each visible subcommand in ``subs`` (same callback), sorted."""
-    by_callback: dict[Any, list[str]] = {}
+    by_callback: dict[Callable[..., object], list[str]] = {}
     for name in sorted(subs):
         sub = subs[name]
         if sub.hidden and sub.callback is not None:
@@ -248,22 +301,28 @@ def _aliases(subs: dict[str, Any]) -> dict[str, tuple[str, ...]]:
             for name, sub in subs.items() if not sub.hidden and sub.callback is not None}
 
 
+# a command of the tree, its context, its aliases
+_Node = tuple[ClickCommand, "typer.Context", tuple[str, ...]]
+
+
 class Tree(Mapping[tuple[str, ...], CommandDoc]):
     """Every command's record by path, hidden ones included, each built on first use (shell
     completion reads only the commands on the line). Iteration goes parents first, siblings
     sorted by name."""
 
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: object) -> None:
+        command = cast(ClickCommand, root)  # a click command (typer's get_command)
         # path -> (command, its context, its aliases); None for a path that names no command
-        self._nodes: dict[tuple[str, ...], tuple[Any, Any, tuple[str, ...]] | None] = {
-            (): (root, _context(root, (), None), ())}
+        self._nodes: dict[tuple[str, ...], _Node | None] = {
+            (): (command, _context(command, (), None), ())}
         self._docs: dict[tuple[str, ...], CommandDoc] = {}
         self._aliases: dict[tuple[str, ...], dict[str, tuple[str, ...]]] = {}  # by parent
 
-    def _node(self, path: tuple[str, ...]) -> tuple[Any, Any, tuple[str, ...]] | None:
+    def _node(self, path: tuple[str, ...]) -> _Node | None:
         if path not in self._nodes:
             parent = self._node(path[:-1])
-            subs = (getattr(parent[0], "commands", None) or {}) if parent else {}
+            subs: Mapping[str, ClickCommand] = (getattr(parent[0], "commands", None) or {}) \
+                if parent else {}
             cmd = subs.get(path[-1])
             if parent is None or cmd is None:
                 self._nodes[path] = None
@@ -284,9 +343,9 @@ class Tree(Mapping[tuple[str, ...], CommandDoc]):
         return self._docs[path]
 
     def __iter__(self) -> Iterator[tuple[str, ...]]:
-        def paths(cmd: Any, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+        def paths(cmd: ClickCommand, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
             yield path
-            subs = getattr(cmd, "commands", None) or {}
+            subs: Mapping[str, ClickCommand] = getattr(cmd, "commands", None) or {}
             for name in sorted(subs):
                 yield from paths(subs[name], path + (name,))
 

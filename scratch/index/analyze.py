@@ -10,17 +10,28 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from scratch.index.skeleton import ITEMS, LAZY, NONE, T_ARR, TYPES, Builder
 
 if TYPE_CHECKING:
+    from collections.abc import Sized
+
     from scratch.index.schema import SummaryNode
     from scratch.jsonvalues import JSON
 
 YAML_VALUE_SUMMARY_MAX = 32 << 20  # summarise YAML from loaded values below this size
-_MISSING: Any = object()
+
+
+class _Unset(Enum):
+    """No value given: the stored file is read (:func:`analyze_json`)."""
+
+    UNSET = "unset"
+
+
+_MISSING = _Unset.UNSET
 
 
 @dataclass
@@ -29,7 +40,7 @@ class Analysis:
     ok: bool = True
     error: dict[str, JSON] | None = None  # {"message", "line", "column", "offset"} when not ok
     warnings: list[str] = field(default_factory=list)
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, object] = field(default_factory=dict)
     builder: Builder | None = None
     sections: dict[str, array[int]] = field(default_factory=dict)  # named u32 arrays
     value: JSON = field(default=None, repr=False)
@@ -37,7 +48,7 @@ class Analysis:
     layout: str | None = None
 
 
-def analyze(path: Path, fmt: str, *, value: Any = _MISSING, engine: str = "orjson",
+def analyze(path: Path, fmt: str, *, value: JSON | _Unset = _MISSING, engine: str = "orjson",
             layout: str | None = None, lines: int | None = None) -> Analysis:
     if fmt == "json":
         return analyze_json(path, value, engine, layout, lines)
@@ -55,7 +66,7 @@ def analyze(path: Path, fmt: str, *, value: Any = _MISSING, engine: str = "orjso
         info, sections, warnings = textinfo.analyze_log(path, levels=fmt == "log")
     else:  # binary
         info, sections, warnings = {}, {}, []
-    return Analysis(fmt, info=info, sections=sections, warnings=warnings)
+    return Analysis(fmt, info={**info}, sections=sections, warnings=warnings)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -132,7 +143,7 @@ def summarize_records(b: Builder, max_depth: int = 4) -> SummaryNode:
 # JSON
 
 
-def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
+def analyze_json(path: Path, value: JSON | _Unset = _MISSING, engine: str = "orjson",
                  layout: str | None = None, lines: int | None = None) -> Analysis:
     """The analysis of the JSON document stored at ``path``.
 
@@ -150,7 +161,7 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
     from scratch.reindent import BIG_INT, reindent
 
     data: bytes | None = None
-    if value is _MISSING:
+    if isinstance(value, _Unset):  # none given
         from scratch.formats.nesting import MAX_DEPTH
 
         data = path.read_bytes()
@@ -158,7 +169,7 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
             # canonical only if the body is the stored text: no need to write a longer one;
             # nested deeper than MAX_DEPTH is refused in the same pass
             body, text_lines, flags = reindent(data, limit=len(data), max_depth=MAX_DEPTH)
-            value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
+            parsed, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
         except JsonError as exc:
             return Analysis("json", ok=False, error=_err(exc.reason, exc.line, exc.column,
                                                          exc.offset))
@@ -166,15 +177,18 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
         del body
         layout = "canonical" if canonical else "raw"
         lines = text_lines if canonical else None
-    elif layout is None:
-        from scratch.reindent import is_canonical
+        doc: JSON = parsed
+    else:
+        doc = value
+        if layout is None:
+            from scratch.reindent import is_canonical
 
-        data = path.read_bytes()
-        layout = "canonical" if is_canonical(data) else "raw"
+            data = path.read_bytes()
+            layout = "canonical" if is_canonical(data) else "raw"
     warnings: list[str] = []
     b: Builder | None = None
     if layout == "canonical":
-        b = canonical_skeleton(value, engine)
+        b = canonical_skeleton(doc, engine)
         if lines is not None and b.recs and b.recs[0][8] != lines:
             # a repeated key: the value has fewer members than the text
             warnings.append("an object in this JSON repeats a key; stored as written (every "
@@ -191,19 +205,20 @@ def analyze_json(path: Path, value: Any = _MISSING, engine: str = "orjson",
             # Too deep for the scanner: one lazy root; readers parse the whole document.
             warnings.append(f"structural index limited to the root ({type(exc).__name__})")
             b = Builder()
-            idx = b.open(NONE, None, 5 if isinstance(value, dict) else 6, 1, 1, 0, 0)
+            idx = b.open(NONE, None, 5 if isinstance(doc, dict) else 6, 1, 1, 0, 0)
             b.close(idx, max(1, data.count(b"\n") + (0 if data.endswith(b"\n") else 1)),
-                    len(value), flags=LAZY, end_byte=len(data.rstrip()))
+                    len(cast("Sized", doc)),  # nested too deep: a container
+                    flags=LAZY, end_byte=len(data.rstrip()))
     b.finish()
     spans = record_paths(b, SUMMARY_DEPTH)
-    schema = summarize_value(value, lines_of=spans.get)
-    info = {"schema": schema, "layout": layout, "engine": engine}
-    _add_kubernetes(info, value)
-    return Analysis("json", info=info, builder=b, value=value, engine=engine, layout=layout,
+    schema = summarize_value(doc, lines_of=spans.get)
+    info: dict[str, object] = {"schema": schema, "layout": layout, "engine": engine}
+    _add_kubernetes(info, doc)
+    return Analysis("json", info=info, builder=b, value=doc, engine=engine, layout=layout,
                     warnings=warnings)
 
 
-def _add_kubernetes(info: dict[str, Any], value: JSON) -> None:
+def _add_kubernetes(info: dict[str, object], value: JSON) -> None:
     """``info["kubernetes"]``: what stands out in Kubernetes objects (:mod:`scratch.index.kube`);
     ``info["openapi"]``: an API description's operations (:mod:`scratch.index.openapi`)."""
     from scratch.index.kube import kube_signals
@@ -252,8 +267,8 @@ def analyze_ndjson(path: Path) -> Analysis:
     items: array[int] | None = None
     n_items = 0
     invalid = 0
-    examples: list[dict[str, Any]] = []
-    first_error: dict[str, Any] | None = None
+    examples: list[dict[str, JSON]] = []
+    first_error: dict[str, JSON] | None = None
     first_invalid = False
     last_raw: bytes | None = None
     line_no = 0

@@ -29,10 +29,13 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from scratch.errors import TokenizerError
 from scratch.index.files import TOKENS_HEADER, TOKENS_MAGIC
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 CHUNK = 8 << 20
 FORCE_CUT = 64 << 20  # with no safe cut in this much text, cut at any newline (total inexact)
@@ -94,7 +97,7 @@ def iter_chunks(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[bytes, bool]]
 
 
 def iter_parts_chunks(parts: Sequence[bytes], chunk: int = CHUNK
-                      ) -> Iterator[tuple[bytes, bool]]:
+                      ) -> Iterator[tuple[bytes | memoryview, bool]]:
     """:func:`iter_chunks` of the stream that ``parts`` joined make, held in memory: the same
     pieces at the same cuts, as views of the parts where a piece lies within one (no copy;
     a piece across parts is joined)."""
@@ -102,7 +105,7 @@ def iter_parts_chunks(parts: Sequence[bytes], chunk: int = CHUNK
     total = sum(sizes)
     views = [memoryview(p).cast("B") for p in parts]
 
-    def span(a: int, b: int) -> Any:
+    def span(a: int, b: int) -> bytes | memoryview:
         pieces = []
         off = 0
         for v, n in zip(views, sizes, strict=True):
@@ -145,7 +148,7 @@ def iter_parts_chunks(parts: Sequence[bytes], chunk: int = CHUNK
             start = read_end
 
 
-def _cut_point(data: Any) -> tuple[int, bool] | None:
+def _cut_point(data: bytes | memoryview) -> tuple[int, bool] | None:
     """Where a chunk of ``data`` (bytes-like) ends: after its last safe cut, searched near the
     end first (``(offset, True)``); else, once ``data`` is :data:`FORCE_CUT` long, after its
     last newline (``(offset, False)``); None: read more before cutting."""
@@ -162,7 +165,7 @@ def _cut_point(data: Any) -> tuple[int, bool] | None:
     return None
 
 
-def _after_last_newline(data: Any) -> int:
+def _after_last_newline(data: bytes | memoryview) -> int:
     """The offset just past the last ``\\n`` of a bytes-like object, 0 if it has none."""
     if isinstance(data, bytes):
         return data.rfind(b"\n") + 1
@@ -190,10 +193,10 @@ _BREAK_MULTI = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 # or another whitespace character after its indentation.
 _UNSAFE_BYTES = (rb"\n[ \t]*(?:[\n\r/\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80"
                  rb"|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80)")
-_unsafe_re: Any = None
+_unsafe_re: re.Pattern[bytes] | None = None
 
 
-def _unsafe_finder() -> Any:
+def _unsafe_finder() -> re.Pattern[bytes]:
     """The compiled pattern (``re``: re2 reads a bytes pattern as UTF-8, so its ``\\xe2\\x80``
     would not match the bytes of U+2003 and the like, and the total would miss a correction)."""
     global _unsafe_re
@@ -253,7 +256,7 @@ def _groups_of(glued: list[int]) -> list[tuple[int, int]]:
     return groups
 
 
-def scan_chunk(chunk: bytes, base: int, texts: bool
+def scan_chunk(chunk: bytes | memoryview, base: int, texts: bool
                ) -> tuple[array[int], list[str], array[int], list[tuple[int, int]]]:
     """``(ends, uniq, ids, groups)`` of a chunk of whole lines starting at offset ``base``:
     each line's absolute end offset; with ``texts``, the distinct line texts (decoded by
@@ -321,15 +324,15 @@ class LinePass:
         self.corrections = {b: 0 for b in token_outs}
         self.exact = True
         self._known: dict[str, dict[str, int]] = {b: {} for b in token_outs}
-        self._pool: Any = None
-        self._pending: Any = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: Future[list[tuple[str, array[int], int]]] | None = None
         if lines_out is not None:
             array("Q", [0]).tofile(lines_out)
         for out in token_outs.values():
             out.write(TOKENS_HEADER.pack(TOKENS_MAGIC, 0, -1, 0))
             array("Q", [0]).tofile(out)
 
-    def feed(self, chunk: bytes, cut_safe: bool = True) -> None:
+    def feed(self, chunk: bytes | memoryview, cut_safe: bool = True) -> None:
         if not chunk:
             return
         ends, uniq, ids, groups = scan_chunk(chunk, self.offset, bool(self.token_outs))
@@ -463,7 +466,7 @@ class LinesAhead:
             fd, name = tempfile.mkstemp(dir=directory, prefix=".tmp-lines-")
             os.close(fd)
             self.paths[key] = Path(name)
-        self._out: list[Any] = []
+        self._out: list[LinePass | BaseException] = []
         self._taken = False
         self._thread = threading.Thread(
             target=self._run, args=(parts if isinstance(parts, Path) else tuple(parts),
@@ -482,6 +485,7 @@ class LinesAhead:
                               for base in self.bases}
                 lp = LinePass(lines_out, token_outs, count_lines)
                 try:
+                    chunks: Iterator[tuple[bytes | memoryview, bool]]
                     if isinstance(parts, Path):  # the content's file: memory holds a chunk
                         content = stack.enter_context(open(parts, "rb"))
                         chunks = iter_chunks(content, chunk)

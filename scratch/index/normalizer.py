@@ -39,13 +39,16 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, overload
+from typing import TYPE_CHECKING, BinaryIO, TypeVar, overload
 
 from scratch.formats.sniffer import SNIFF_BYTES, canonical_format, sniff
 
 if TYPE_CHECKING:
+    import threading
+
     from scratch.errors import JsonError
     from scratch.formats.embedded import Embedded
+    from scratch.index.analyze import Analysis
     from scratch.jsonvalues import JSON
 
 COPY_CHUNK = 1 << 20
@@ -66,7 +69,7 @@ class Normalized:
     parse_error: Mapping[str, JSON] | None = None  # {"message", "line", "column", "offset"}
     embedded: list[Embedded] = field(default_factory=list)
     declared: str | None = None
-    analysis: Any = field(default=None, repr=False)  # for build_index(analysis=...)
+    analysis: Analysis | None = field(default=None, repr=False)  # for build_index(analysis=...)
     blob: str | None = None  # git blob id of what was written, when hashed while writing
 
 
@@ -281,7 +284,7 @@ def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: JSON, 
                  progress: Progress | None) -> Normalized:
     """Store and analyse a parsed document of any size (the big container case aside)."""
     from scratch.formats.embedded import find_embedded
-    from scratch.index.analyze import Analysis, analyze
+    from scratch.index.analyze import analyze
     from scratch.reindent import TOO_BIG
 
     n = len(data)
@@ -360,19 +363,20 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     digest = hashlib.sha1(b"blob %d\x00" % size)
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open(dest, "wb")
     try:
-        beside = [_beside(digest.update, body), _beside(os.write, fd, body)]
+        hashing, writing = _beside(digest.update, body), _beside(os.write, fd, body)
 
         def complete(text: bytes) -> str:
             # once both are done (at once: the parse holds the GIL for a batch at a time),
             # the file is completed and ``written`` starts the line pass and the object
             # write from it: they run during the parse and the analysis, not after them
-            for thread, _ in beside:
-                thread.join()
-            (_, hashed), (_, wrote) = beside
-            for got in (hashed, wrote):
-                if isinstance(got[0], BaseException):
-                    raise got[0]
-            _write_all(fd, memoryview(text)[wrote[0]:])
+            hashing[0].join()
+            writing[0].join()
+            hashed, wrote = hashing[1][0], writing[1][0]
+            if isinstance(hashed, BaseException):
+                raise hashed
+            if isinstance(wrote, BaseException):
+                raise wrote
+            _write_all(fd, memoryview(text)[wrote:])
             _write_all(fd, b"\n")
             digest.update(b"\n")
             done = digest.hexdigest()
@@ -486,7 +490,7 @@ def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
     from scratch.formats.jsontext import freeze_if_big, no_gc, parse_value
     from scratch.reindent import BIG_INT, KEY_REPEAT
 
-    value: Any = None
+    value: JSON = None
     if not flags & BIG_INT:
         with no_gc():
             # its big arrays kept as text, parsed a batch at a time: the whole value is
@@ -511,7 +515,7 @@ def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
     return value, engine, False
 
 
-def _parse_lazily(body: bytes, text_lines: bool = False) -> Any:
+def _parse_lazily(body: bytes, text_lines: bool = False) -> JSON:
     """:func:`scratch.index.textitems.parse_lazily` with the analysis' readers (``text_lines``:
     the items' lines read from the text, no object repeating a key)."""
     from scratch.index.jsonskel import BIG_ARRAY
@@ -522,7 +526,11 @@ def _parse_lazily(body: bytes, text_lines: bool = False) -> Any:
     return parse_lazily(body, Readers(Union, KubeTally, BIG_ARRAY), text_lines=text_lines)
 
 
-def _beside(call: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
+R = TypeVar("R")
+
+
+def _beside(call: Callable[..., R], *args: object
+            ) -> tuple[threading.Thread, list[R | BaseException]]:
     """Run ``call(*args)`` in a thread; returns once the thread is about to make the call.
 
     For one C call that releases the GIL for its whole length (a hash, a write), so it runs
@@ -530,7 +538,7 @@ def _beside(call: Callable[..., Any], *args: Any) -> tuple[Any, list[Any]]:
     The thread's result, or what it raised, is the list's only item after ``join()``."""
     import threading
 
-    out: list[Any] = []
+    out: list[R | BaseException] = []
     ready = threading.Event()
 
     def run() -> None:

@@ -32,7 +32,7 @@ work budget ran out: then the first ones and an even spread of the rest). ``samp
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 from scratch.jsonvalues import JSON, JsonNumber, json_type
 from scratch.pathnames import format_path
@@ -95,7 +95,7 @@ def preview(value: JSON, depth: int = 2) -> JSON:
     if isinstance(value, dict):
         if depth <= 0:
             return f"{{…{len(value)} keys}}"
-        out: dict[str, Any] = {}
+        out: dict[str, JSON] = {}
         for i, (k, v) in enumerate(value.items()):
             if i >= SAMPLE_KEYS:
                 out["…"] = f"+{len(value) - SAMPLE_KEYS} keys"
@@ -139,7 +139,7 @@ class Union:
         self.tree: dict[str, list[Any]] = {}
         self.nkeys = 0
         self.more_keys = 0
-        self.samples: list[tuple[int, Any]] = []
+        self.samples: list[tuple[int, JSON]] = []
         self.visits = 0
         self.stride = 1
         self.count_hint = count_hint
@@ -216,8 +216,8 @@ def union_of(items: Sequence[JSON]) -> ItemUnion:
     from scratch.index.textitems import TextItems
 
     if isinstance(items, TextItems) and items.union is not None:
-        made: ItemUnion = items.union  # made as its items were parsed, the same way
-        return made
+        # made as its items were parsed, the same way (by Union.to_dict below)
+        return cast(ItemUnion, items.union)
     u = Union(len(items))
     n = len(items)
     for i, item in enumerate(items):
@@ -226,7 +226,7 @@ def union_of(items: Sequence[JSON]) -> ItemUnion:
     return u.to_dict()
 
 
-def is_record_map(value: dict[str, Any]) -> bool:
+def is_record_map(value: Mapping[str, JSON]) -> bool:
     """Whether an object reads as a map of records: 2 or more values, every one an object, and
     alike (some key is in two of them and at least half: an OpenAPI ``definitions``,
     per-server counters; not a Pod's ``metadata``/``spec``/``status``, which share no key)."""
@@ -234,7 +234,7 @@ def is_record_map(value: dict[str, Any]) -> bool:
         return False
     seen: dict[str, int] = {}
     for v in value.values():
-        for k in v:
+        for k in v if isinstance(v, dict) else ():  # each is (checked above)
             seen[k] = seen.get(k, 0) + 1
     most = max(seen.values(), default=0)
     return most >= 2 and 2 * most >= len(value)

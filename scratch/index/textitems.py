@@ -28,9 +28,11 @@ from __future__ import annotations
 import os
 import re
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol, SupportsIndex, overload
+from typing import Protocol, SupportsIndex, overload
+
+from scratch.jsonvalues import JSON
 
 LAZY_BYTES = 4 << 20  # an array whose text is this big is kept as text
 BATCH_BYTES = 1 << 20  # items are parsed this much text at a time
@@ -41,17 +43,17 @@ class ItemsUnion(Protocol):
     """What :class:`scratch.index.schema.Union` does for the items (the caller hands one in:
     this module sits below the schema)."""
 
-    def add(self, item: Any) -> None: ...
+    def add(self, item: JSON) -> None: ...
 
-    def offer_sample(self, index: int, item: Any, total: int) -> None: ...
+    def offer_sample(self, index: int, item: JSON, total: int) -> None: ...
 
-    def to_dict(self) -> Any: ...
+    def to_dict(self) -> Mapping[str, object]: ...  # an ItemUnion
 
 
 class Tally(Protocol):
     """What :class:`scratch.index.kube.KubeTally` does for each item."""
 
-    def add(self, i: int, obj: Any) -> None: ...
+    def add(self, i: int, obj: JSON) -> None: ...
 
 
 class Readers:
@@ -69,7 +71,7 @@ class NotLazy(Exception):
     """The text cannot be read batch by batch (the caller parses it whole)."""
 
 
-class TextItems(list[Any]):
+class TextItems(list[JSON]):
     """The items of one array of ``body`` (bytes ``[start, end)``, at nesting depth
     ``depth``): ``n`` of them, parsed a batch at a time. The underlying list is empty:
     only ``len``, truth, iteration and indexing are answered (from the text)."""
@@ -89,7 +91,7 @@ class TextItems(list[Any]):
         # items (canonical layout of the parsed values), the item union, Kubernetes counts
         self.starts: array[int] | None = None
         self.lines = 0
-        self.union: Any = None  # scratch.index.schema.ItemUnion
+        self.union: Mapping[str, object] | None = None  # a scratch.index.schema.ItemUnion
         self.kube: Tally | None = None
 
     def __len__(self) -> int:
@@ -111,12 +113,12 @@ class TextItems(list[Any]):
     def _cuts(self, body: bytes) -> list[int]:
         return separators(body, self.start + self.batch, self.end, self.depth, self.batch)[1]
 
-    def batches(self) -> Iterator[list[Any]]:
+    def batches(self) -> Iterator[list[JSON]]:
         """The items, parsed, a list per :data:`BATCH_BYTES` of text."""
         for _, batch in self._batches():
             yield batch
 
-    def _batches(self) -> Iterator[tuple[bytes, list[Any]]]:
+    def _batches(self) -> Iterator[tuple[bytes, list[JSON]]]:
         """(text, its items parsed) per :data:`BATCH_BYTES` of text."""
         import orjson
 
@@ -140,17 +142,17 @@ class TextItems(list[Any]):
             if fd >= 0:
                 os.close(fd)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[JSON]:
         for batch in self.batches():
             yield from batch
 
     @overload
-    def __getitem__(self, i: SupportsIndex) -> Any: ...
+    def __getitem__(self, i: SupportsIndex) -> JSON: ...
 
     @overload
-    def __getitem__(self, i: slice) -> list[Any]: ...
+    def __getitem__(self, i: slice) -> list[JSON]: ...
 
-    def __getitem__(self, i: SupportsIndex | slice) -> Any:
+    def __getitem__(self, i: SupportsIndex | slice) -> JSON | list[JSON]:
         import itertools
 
         if isinstance(i, slice):
@@ -266,7 +268,7 @@ def separators(body: bytes, start: int, end: int, depth: int, step: int
 
 
 def parse_lazily(body: bytes, readers: Readers, lazy_bytes: int = LAZY_BYTES,
-                 batch: int = BATCH_BYTES, text_lines: bool = False) -> Any:
+                 batch: int = BATCH_BYTES, text_lines: bool = False) -> JSON:
     """The value of the canonical text ``body`` with its arrays of ``lazy_bytes`` or more as
     :class:`TextItems` (scanned, parsed ``batch`` bytes at a time), or None when nothing in it
     is big enough (or it cannot be read so). ``text_lines``: no object may repeat a key (see
@@ -290,7 +292,7 @@ def parse_lazily(body: bytes, readers: Readers, lazy_bytes: int = LAZY_BYTES,
 
 
 def _lazy_object(body: bytes, readers: Readers, lazy_bytes: int, batch: int,
-                 text_lines: bool) -> Any:
+                 text_lines: bool) -> dict[str, JSON] | None:
     import orjson
 
     n = len(body)

@@ -25,7 +25,8 @@ The public API (importing this package loads no regular expression engine):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from scratch.lazy import lazy_exports
 from scratch.redact.records import Finding, Redaction, summary
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from scratch.redact.markers import marker, store_key
     from scratch.redact.policy import Policy, resolve_policy
 
-__getattr__: Any = lazy_exports(__name__, {
+__getattr__: Callable[[str], object] = lazy_exports(__name__, {
     "Redacted": "core", "redact_bytes": "core", "redact_file": "core", "redact_text": "core",
     "redact_value": "core", "relocate": "core", "marker": "markers", "store_key": "markers",
     "Policy": "policy", "resolve_policy": "policy"}, globals())

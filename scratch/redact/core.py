@@ -22,10 +22,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol, overload
 
 from scratch.redact.markers import MARKER_BYTES_RE, marker
 from scratch.redact.records import Finding, Redaction
+from scratch.redact.rules import Buffer
 from scratch.redact.scan import Allowed, Hit, scan, scan_text
 
 BLOCK = 32 << 20
@@ -50,7 +51,8 @@ def _is_binary(head: bytes) -> bool:
     return b"\x00" in head[:SNIFF]
 
 
-def _hits(buf: Any, allowed: Allowed | None, kube_ok: bool = True) -> tuple[list[Hit], list[str]]:
+def _hits(buf: Buffer, allowed: Allowed | None, kube_ok: bool = True
+          ) -> tuple[list[Hit], list[str]]:
     """Every find in ``buf`` (bytes or a map), the Kubernetes pass included when needed."""
     size = len(buf)
     memo: dict[bytes, list[Hit]] = {}
@@ -78,7 +80,7 @@ def _hits(buf: Any, allowed: Allowed | None, kube_ok: bool = True) -> tuple[list
     return sorted(unique.values(), key=lambda h: h.start), missed
 
 
-def _outside_escapes(buf: Any, hit: Hit) -> Hit | None:
+def _outside_escapes(buf: Buffer, hit: Hit) -> Hit | None:
     """``hit`` without a backslash escape cut in two: a rule whose pattern ends with a class
     that takes ``\\`` (gitleaks' jwt does) took the backslash of ``\\"`` in a JSON string
     holding a quoted token, and the marker left a bare ``"`` that ended the string. A value
@@ -100,7 +102,7 @@ def _outside_escapes(buf: Any, hit: Hit) -> Hit | None:
     return replace(hit, start=start, end=end)
 
 
-def _release(buf: Any, lo: int, hi: int) -> None:
+def _release(buf: Buffer, lo: int, hi: int) -> None:
     """Let the pages of a map's block that was read go (they stay in the page cache, out of
     this process's resident set): a 200 MB file scanned is not 200 MB of RSS."""
     if isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
@@ -116,7 +118,14 @@ def _finding(hit: Hit, mark: str, line: int) -> Finding:
     return out
 
 
-def _apply(buf: Any, hits: list[Hit], key: bytes, binary: bool, out: Any) -> list[Finding]:
+class _Sink(Protocol):
+    """Where redacted bytes are written: a file opened for writing, or :class:`_Parts`."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
+def _apply(buf: Buffer, hits: list[Hit], key: bytes, binary: bool, out: _Sink
+           ) -> list[Finding]:
     """Write ``buf`` with each hit replaced to ``out`` (a file or a list of parts); the
     findings with their lines in what was written."""
     findings: list[Finding] = []
@@ -141,7 +150,7 @@ class _Parts:
     def __init__(self) -> None:
         self.parts: list[bytes] = []
 
-    def write(self, data: Any) -> None:
+    def write(self, data: bytes, /) -> None:
         self.parts.append(bytes(data))
 
 
@@ -293,7 +302,7 @@ class FileScan:
                     pipe.close()
 
 
-def _json_dumps(value: Any) -> bytes:
+def _json_dumps(value: object) -> bytes:
     import json
     return json.dumps(value, separators=(",", ":")).encode("utf-8")
 
@@ -326,7 +335,7 @@ def _child_main(argv: list[str]) -> int:
     return 0
 
 
-def relocate(redaction: Redaction, content: Any) -> Redaction:
+def relocate(redaction: Redaction, content: Path | Buffer) -> Redaction:
     """The findings with the lines their markers are on in ``content`` (the stored form, which
     may be laid out anew, e.g. pretty-printed JSON): the markers are found in order."""
     if not redaction.findings:
@@ -373,7 +382,16 @@ def redact_text(text: str, key: bytes, *, allowed: Allowed | None = None
     return b"".join(parts.parts).decode("utf-8", "surrogatepass"), findings
 
 
-def redact_value(value: Any, key: bytes, *, allowed: Allowed | None = None) -> Any:
+@overload
+def redact_value(value: Mapping[str, object], key: bytes, *, allowed: Allowed | None = None
+                 ) -> dict[str, object]: ...
+
+
+@overload
+def redact_value(value: object, key: bytes, *, allowed: Allowed | None = None) -> object: ...
+
+
+def redact_value(value: object, key: bytes, *, allowed: Allowed | None = None) -> object:
     """Every string value in a JSON-like value redacted (mapping keys are field and argument
     names, kept); the value's shape kept."""
     if isinstance(value, str):

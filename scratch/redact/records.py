@@ -16,7 +16,7 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict, cast
 
 from scratch.jsonvalues import JSON
 
@@ -68,9 +68,9 @@ class Redaction:
             return {"redacted": False, "unredacted": self.unredacted}
         if self.carried:
             return {"redacted": True, "carried": True}
-        out: dict[str, Any] = {"redacted": True, "count": self.count, "rules": self.by_rule()}
-        if self.findings:
-            out["findings"] = [dict(f) for f in self.findings[:MAX_KEPT]]
+        out: dict[str, JSON] = {"redacted": True, "count": self.count, "rules": self.by_rule()}
+        if self.findings:  # a Finding's fields are strings and numbers
+            out["findings"] = [cast("dict[str, JSON]", dict(f)) for f in self.findings[:MAX_KEPT]]
             if self.count > MAX_KEPT:
                 out["truncated"] = True
         if self.missed:
@@ -87,7 +87,7 @@ class Redaction:
                          (*self.missed, *other.missed), self.rule_set or other.rule_set)
 
 
-def summary(info: Any) -> dict[str, Any] | None:
+def summary(info: object) -> dict[str, object] | None:
     """The short form said with a pointer or an answer's meta: ``{"count", "rules"}`` or
     ``{"unredacted": reason}``; None for versions stored before redaction existed."""
     if not isinstance(info, dict):

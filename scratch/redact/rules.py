@@ -32,7 +32,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol, TypedDict, cast
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypedDict, cast
+
+if TYPE_CHECKING:
+    import mmap
+
+# what is scanned: an output in memory or a map of a stored file (slices of each are bytes)
+Buffer: TypeAlias = "bytes | mmap.mmap"
 
 RULES_PACKAGE = "secretscreen"
 RULES_FILE = "gitleaks.toml"
@@ -249,13 +255,24 @@ class Re2Match(Protocol):
 
     def span(self, group: int = 0, /) -> tuple[int, int]: ...
 
+    def start(self, group: int = 0, /) -> int: ...
+
+    def end(self, group: int = 0, /) -> int: ...
+
+    def group(self, group: int = 0, /) -> bytes: ...
+
+    def groups(self) -> tuple[bytes | None, ...]: ...
+
 
 class Re2Pattern(Protocol):
     """What scratch asks of a compiled RE2 pattern (google-re2 ships no types)."""
 
-    def search(self, text: bytes, pos: int = 0, endpos: int = ..., /) -> object | None: ...
+    def search(self, text: Buffer, pos: int = 0, endpos: int = ..., /) -> Re2Match | None: ...
 
-    def finditer(self, text: bytes, pos: int = 0, endpos: int = ..., /
+    def fullmatch(self, text: Buffer, pos: int = 0, endpos: int = ..., /
+                  ) -> Re2Match | None: ...
+
+    def finditer(self, text: Buffer, pos: int = 0, endpos: int = ..., /
                  ) -> Iterator[Re2Match]: ...
 
 
@@ -321,10 +338,10 @@ class Rule:
     place: bool = False  # a rule by place (scratch's own)
     multiline: bool = False  # may span lines (a private key block)
     priority: int = 1  # overlapping finds: the higher wins (specific 2, place 1, generic 0)
-    _compiled: Any = field(default=None, repr=False)
+    _compiled: Re2Pattern | None = field(default=None, repr=False)
 
     @property
-    def compiled(self) -> Any:
+    def compiled(self) -> Re2Pattern:
         if self._compiled is None:
             self._compiled = _compile(self.regex)
         return self._compiled
@@ -353,10 +370,11 @@ def _compile(pattern: str) -> Re2Pattern:
     return compiled
 
 
-def compile_bytes(pattern: bytes) -> Any:  # re2's own pattern: its callers use more of it
+def compile_bytes(pattern: bytes) -> Re2Pattern:
     """A bytes pattern compiled by RE2 for bytes read as Latin-1."""
     import re2
-    return re2.compile(pattern, _options())
+    compiled: Re2Pattern = re2.compile(pattern, _options())
+    return compiled
 
 
 def _rules_from_toml(data: _Gitleaks) -> tuple[list[Rule], Allow]:

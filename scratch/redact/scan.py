@@ -19,9 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scratch.redact.rules import (
+    Buffer,
+    Re2Match,
+    Re2Pattern,
     Rule,
     RuleSet,
     pagination_name,
@@ -31,6 +34,9 @@ from scratch.redact.rules import (
     shannon_entropy,
 )
 
+if TYPE_CHECKING:
+    import re
+
 MARGIN = 4096
 BLOCK_REACH = 64 * 1024
 MEMO_MAX = 20000
@@ -38,7 +44,7 @@ MEMO_WINDOW = 2048  # windows up to this size are remembered
 MARKER_START = "«redacted:".encode()
 # never a secret, whatever gitleaks' generic rule says: UUIDs (Kubernetes UIDs, request ids),
 # digests and hex hashes (image digests, git SHAs, checksums)
-_NEVER = None
+_NEVER: Re2Pattern | None = None
 
 
 def _never(value: bytes) -> bool:
@@ -93,7 +99,7 @@ def _is_plain(value: bytes) -> bool:
     return any(w in low for w in _PLACEHOLDER_WORDS)
 
 
-def _secret_of(rule: Rule, m: Any) -> tuple[int, int]:
+def _secret_of(rule: Rule, m: Re2Match) -> tuple[int, int]:
     """The span of the secret in gitleaks rule ``rule``'s match ``m``: its secretGroup, else
     the first non-empty group, else the whole match (gitleaks' own choice)."""
     if rule.secret_group:
@@ -104,7 +110,7 @@ def _secret_of(rule: Rule, m: Any) -> tuple[int, int]:
     return m.start(), m.end()
 
 
-def _key_of(rule: Rule, m: Any) -> str | None:
+def _key_of(rule: Rule, m: Re2Match) -> str | None:
     """The key a rule by place found the value under (its first group naming a key)."""
     if not rule.place or rule.id not in ("secret-field", "env-secret", "secret-assignment"):
         return None
@@ -147,7 +153,7 @@ def check_window(rs: RuleSet, window: bytes, allowed: Allowed | None = None,
     return found
 
 
-def _place_value(rule: Rule, m: Any) -> tuple[int, int]:
+def _place_value(rule: Rule, m: Re2Match) -> tuple[int, int]:
     """The value's span in a rule by place's match: its secret group, else its last non-empty
     group (the key, when there is one, comes first)."""
     if rule.secret_group:
@@ -160,7 +166,7 @@ def _place_value(rule: Rule, m: Any) -> tuple[int, int]:
     return -1, -1
 
 
-def _keeps(rs: RuleSet, rule: Rule, secret: bytes, m: Any, window: bytes,
+def _keeps(rs: RuleSet, rule: Rule, secret: bytes, m: Re2Match, window: bytes,
            allowed: Allowed | None) -> bool:
     """True when ``secret`` is not to be redacted after all: a marker already, a placeholder
     or a value the allowlists keep, too little entropy."""
@@ -212,7 +218,7 @@ class Scan:
     kube_secret: bool
 
 
-_ANCHORS: list[Any] = []
+_ANCHORS: list[Re2Pattern] = []
 _KINDS: dict[bytes, str | None] = {}
 
 
@@ -235,11 +241,11 @@ def _anchor_kind(hit: bytes) -> str | None:
 
 _MISSING = object()
 _IDENT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_NOT_IDENT = None  # a compiled pattern: the first byte that is not in _IDENT
+_NOT_IDENT: re.Pattern[bytes] | None = None  # the first byte that is not in _IDENT
 _KEY_CACHE: dict[bytes, bool] = {}
 
 
-def _ident_end(buf: Any, at: int, limit: int) -> int:
+def _ident_end(buf: Buffer, at: int, limit: int) -> int:
     """The end of the run of identifier bytes (:data:`_IDENT`) from ``at``, at most ``limit``."""
     global _NOT_IDENT
     if _NOT_IDENT is None:
@@ -249,7 +255,7 @@ def _ident_end(buf: Any, at: int, limit: int) -> int:
     return limit if m is None else m.start()
 
 
-def _innocent_key(rs: RuleSet, buf: Any, hit: bytes, start: int, end: int) -> bool:
+def _innocent_key(rs: RuleSet, buf: Buffer, hit: bytes, start: int, end: int) -> bool:
     """A hit of the prefilter's parts for the rules by place (a key, ``=`` or ``:`` and the
     start of a value; or an env entry's ``name``) whose whole key (or name) neither names a
     secret nor holds a gitleaks keyword (``"passed": 3`` in nginx's stats; a volume named
@@ -280,7 +286,7 @@ def _innocent_key(rs: RuleSet, buf: Any, hit: bytes, start: int, end: int) -> bo
     return found
 
 
-def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | None = None,
+def scan(buf: Buffer, lo: int = 0, hi: int | None = None, *, allowed: Allowed | None = None,
          rules: RuleSet | None = None, memo: dict[bytes, list[Hit]] | None = None) -> Scan:
     """Find secrets in ``buf`` (bytes or a map of a file) whose prefilter hit starts in
     ``[lo, hi)``; spans are offsets in ``buf``.
@@ -338,7 +344,7 @@ def scan(buf: Any, lo: int = 0, hi: int | None = None, *, allowed: Allowed | Non
     return Scan(resolve(list(unique.values())), kube)
 
 
-def _window(buf: Any, pos: int, m_end: int, size: int) -> tuple[int, int, bool]:
+def _window(buf: Buffer, pos: int, m_end: int, size: int) -> tuple[int, int, bool]:
     """The window checked around the prefilter's hit ``buf[pos:m_end]``: its line with the
     line before and after, at most :data:`MARGIN` bytes from the hit on either side; and
     whether that margin cut its end."""
@@ -364,7 +370,7 @@ def _window(buf: Any, pos: int, m_end: int, size: int) -> tuple[int, int, bool]:
     return start, end, False
 
 
-_GATE: list[Any] = []
+_GATE: list[re.Pattern[bytes]] = []
 
 
 def _could_hold_a_secret(text: bytes) -> bool:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scratch.calls import Call, Step, suggest
+
+if TYPE_CHECKING:
+    from scratch.sync.status import RemoteStatus
 
 
 def _who(row: dict[str, Any], agents: list[str]) -> str:
@@ -71,7 +74,7 @@ def sync_text(results: list[dict[str, Any]], own: str, spell: Callable[[Call], s
     return "\n".join(out) + "\n"
 
 
-def status_text(results: list[dict[str, Any]]) -> str:
+def status_text(results: list[RemoteStatus]) -> str:
     out: list[str] = []
     for r in results:
         stale = "" if r["fetched"] else f" (as last fetched: {r['fetch_error']})"
@@ -83,12 +86,12 @@ def status_text(results: list[dict[str, Any]]) -> str:
         for a in r["agents"]:
             out.append(f"  {a['agent']}: ahead {a['ahead']}, behind {a['behind']}, "
                        f"both changed {len(a['both'])}")
-            for key, label in (("outgoing", "would send"), ("incoming", "would receive"),
-                               ("both", "would merge")):
-                for row in a[key]:
+            for rows, label in ((a["outgoing"], "would send"), (a["incoming"], "would receive"),
+                                (a["both"], "would merge")):
+                for row in rows:
                     extra = f" ({row['log_entries']} log entries)" if row.get("log_entries") \
                         else ""
                     out.append(f"    {label}: {row['name']}{extra}")
-            for row in a["local_only"]:
-                out.append(f"    only here: {row['name']} ({row['reason']})")
+            for here in a["local_only"]:
+                out.append(f"    only here: {here['name']} ({here['reason']})")
     return "\n".join(out) + "\n"

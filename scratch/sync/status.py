@@ -6,7 +6,7 @@ fetch and says so.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from scratch.errors import SyncError
 from scratch.store import Store
@@ -24,7 +24,44 @@ from scratch.sync.remotes import remote_url
 from scratch.sync.transport import Transport
 
 
-def status(store: Store, remote: str, only: list[str] | None) -> dict[str, Any]:
+class EntryStatus(TypedDict):
+    """An entry a sync would send, receive or merge."""
+
+    name: str
+    log_entries: NotRequired[int]  # its log's lines the other side lacks (when it has a log)
+
+
+class OnlyHere(TypedDict):
+    """An entry a sync leaves here: too big, or not pushed yet."""
+
+    name: str
+    bytes: NotRequired[int]
+    reason: str
+
+
+class AgentStatus(TypedDict):
+    agent: str
+    ahead: int
+    behind: int
+    outgoing: list[EntryStatus]
+    incoming: list[EntryStatus]
+    both: list[EntryStatus]
+    local_only: list[OnlyHere]
+
+
+class RemoteStatus(TypedDict):
+    """One remote's status (the keys: scratch-sync(1))."""
+
+    remote: str
+    url: str
+    fetched: bool
+    fetch_error: str | None
+    tip: str | None
+    agents: list[AgentStatus]
+    purge: str | None
+
+
+def status(store: Store, remote: str, only: list[str] | None) -> RemoteStatus:
     url = remote_url(store.root, remote)
     git = Plumbing(store.root)
     head = store.git.head()
@@ -93,7 +130,7 @@ def _purge_note(store: Store, git: Plumbing, tip: str | None) -> str | None:
 
 
 def _agent_status(git: Plumbing, agent: str, base: Tree, ours: Tree, theirs: Tree,
-                  limit: int) -> dict[str, Any]:
+                  limit: int) -> AgentStatus:
     b_all, o_all, t_all = (entries_of(t, agent) for t in (base, ours, theirs))
     outgoing, incoming, both = [], [], []
     for name in sorted(set(b_all) | set(o_all) | set(t_all)):
@@ -111,8 +148,8 @@ def _agent_status(git: Plumbing, agent: str, base: Tree, ours: Tree, theirs: Tre
                       for n in outgoing + incoming + both
                       if (p := side.get(n)) is not None and p.log is not None])
 
-    def row(name: str, side: dict[str, Paths]) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": name}
+    def row(name: str, side: dict[str, Paths]) -> EntryStatus:
+        out: EntryStatus = {"name": name}
         paths, old = side.get(name), b_all.get(name)
         if paths is not None and paths.log is not None:
             keys = {line.key for line in parse_log(data.get(old.log.sha, b"") if old and
@@ -121,7 +158,7 @@ def _agent_status(git: Plumbing, agent: str, base: Tree, ours: Tree, theirs: Tre
             out["log_entries"] = sum(1 for line in lines if line.key not in keys)
         return out
 
-    local_only = []
+    local_only: list[OnlyHere] = []
     for name, paths in sorted(o_all.items()):
         if paths.file is not None and paths.file.size > limit:
             local_only.append({"name": name, "bytes": paths.file.size,

@@ -9,7 +9,7 @@ since an agent must not act on other agents. Where the store is pushed is the pe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 from scratch.answers.kernel.result import Payload, Result
 from scratch.declare import Arg, Command, Tool
@@ -17,6 +17,7 @@ from scratch.declare import Arg, Command, Tool
 if TYPE_CHECKING:
     from scratch.answers.kernel.context import Context
     from scratch.store import Store
+    from scratch.sync.status import RemoteStatus
 
 REMOTE = Arg("The remote; every remote when left out.", metavar="[REMOTE]", max_length=255,
              complete="remotes", show_default=False)
@@ -29,9 +30,16 @@ STATUS = Arg("Only show, per agent, what is ahead and behind, what would move an
              "only here.", flags=("--status",))
 
 
+class StatusData(TypedDict):
+    """``sync --status``: each remote's status."""
+
+    status: list[RemoteStatus]
+
+
 def sync(ctx: Context, remote: Annotated[str | None, REMOTE] = None,
          all: Annotated[bool, ALL] = False, status: Annotated[bool, STATUS] = False,
-         replace_history: Annotated[bool, REPLACE_HISTORY] = False) -> Result[Payload]:
+         replace_history: Annotated[bool, REPLACE_HISTORY] = False
+         ) -> Result[Payload | StatusData]:
     from scratch.sync import chosen_remotes, report
     from scratch.sync.merge import RUN_KEY
     store = ctx.store() if not ctx.coordinator else _store_of(ctx)
@@ -41,7 +49,8 @@ def sync(ctx: Context, remote: Annotated[str | None, REMOTE] = None,
     if status:
         from scratch.sync.status import status as sync_status
         rows = [sync_status(store, name, agents) for name in names]
-        return Result("sync", data={"status": rows}, text=report.status_text(rows))
+        status_data: StatusData = {"status": rows}
+        return Result("sync", data=status_data, text=report.status_text(rows))
     from scratch.sync.engine import sync as sync_with
     from scratch.sync.ledger_export import export_calls
     if names:  # ledger.sync_log: the calls go with the sync (an agent's, not a run's)
