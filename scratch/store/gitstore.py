@@ -39,7 +39,7 @@ import stat
 import subprocess
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypedDict
@@ -164,17 +164,22 @@ class BlobWriter:
     """A blob being written into the object database by a thread (see
     :meth:`GitStore.write_blob_async`); :meth:`wait` joins it and raises what it raised."""
 
-    def __init__(self, git_dir: Path, parts: Sequence[bytes], sha: str | None) -> None:
+    def __init__(self, git_dir: Path, parts: Sequence[bytes], sha: str | None,
+                 gate: Callable[[], bool] | None = None) -> None:
         import threading
 
         self.sha = sha
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(git_dir, parts),
+        self._thread = threading.Thread(target=self._run, args=(git_dir, parts, gate),
                                         name="scratch-object", daemon=True)
         self._thread.start()
 
-    def _run(self, git_dir: Path, parts: Sequence[bytes]) -> None:
+    def _run(self, git_dir: Path, parts: Sequence[bytes],
+             gate: Callable[[], bool] | None) -> None:
         try:
+            if gate is not None and not gate():  # shut: nothing is written
+                self.sha = None
+                return
             self.sha = write_loose_parts(git_dir, parts, self.sha)
         except BaseException as exc:  # handed to wait()
             self._error = exc
@@ -517,12 +522,15 @@ class GitStore:
             pass
         return None
 
-    def write_blob_async(self, parts: Sequence[bytes], sha: str | None = None) -> BlobWriter:
+    def write_blob_async(self, parts: Sequence[bytes], sha: str | None = None,
+                         gate: Callable[[], bool] | None = None) -> BlobWriter:
         """Start writing the concatenation of ``parts`` (its blob id ``sha``, when known) into
         the object database from a thread, as a loose object like :func:`write_loose_blob`;
         :meth:`commit` then finds it written. The parts must not change until ``wait()``.
-        Ingest runs this for a big JSON document as soon as its canonical text exists."""
-        return BlobWriter(self.git_dir, parts, sha)
+        Ingest runs this for a big JSON document as soon as its canonical text exists. With a
+        ``gate``, the thread first asks it and writes only on True (``wait()`` then returns
+        None when it wrote nothing)."""
+        return BlobWriter(self.git_dir, parts, sha, gate)
 
     def store_object_async(self, path: Path) -> subprocess.Popen[bytes]:
         """Start writing ``path`` into the object database in the background (no filters).

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from scratch.index import EntryIndex
     from scratch.index.analyze import Analysis
     from scratch.index.lines import LinesAhead
+    from scratch.index.normalizer import Normalized
     from scratch.redact.core import FileScan
     from scratch.redact.policy import Policy
     from scratch.redact.records import Redaction
@@ -308,12 +309,12 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     companions_tmp: list[Path] = []
     from scratch.answers.capture.redaction import policy_for
     policy = policy_for(ctx, opts.tool or "stdin", no_redact=opts.no_redact)
-    writer: subprocess.Popen[bytes] | BlobWriter | _GatedBlob | None = None
+    writer: subprocess.Popen[bytes] | BlobWriter | None = None
     aheads: list[LinesAhead] = []  # big JSON's line pass, under way
     scanning: FileScan | None = None
     try:
         source, redaction, scanning = _redacted_input(ctx, spooled, policy)
-        started: list[BlobWriter | _GatedBlob] = []
+        started: list[BlobWriter] = []
         later: list[Path] = []  # the line pass to start once the normalizer is done
 
         def written(path: Path, blob: str, parts: Sequence[bytes]) -> None:
@@ -327,8 +328,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=EARLY_LINES_CHUNK))
             else:
                 later.append(path)
-            started.append(store.git.write_blob_async(parts, blob) if scanning is None
-                           else _GatedBlob(store, parts, blob, scanning))
+            started.append(store.git.write_blob_async(
+                parts, blob, gate=None if scanning is None else scanning.found_nothing))
 
         def storing(stage: str, done: int, total: int | None) -> None:
             # the normalizer reads the spooled input again: that is storing it, of a known size
@@ -336,41 +337,39 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 progress(*(("store", done, spooled.size) if stage == "read" else
                            (stage, done, total)))
 
-        try:
-            with source:
-                norm = normalize(source, prepared, declared=opts.fmt, raw=opts.raw,
-                                 progress=storing, written=written)
-        finally:
-            writer = started[0] if started else None
-        if scanning is not None:  # nothing goes on to the store before the scan's answer
-            redone, redaction = _scanned_input(ctx, spooled, scanning, tmp_dir, companions_tmp)
-            scanning = None
-            if redone is not None:  # values found: what was normalised is dropped unstored
-                if writer is not None:
-                    writer.wait()  # (gated: it wrote nothing)
-                for ahead in aheads:
-                    ahead.discard()
-                aheads.clear()
-                later.clear()
-                started.clear()
-                try:
-                    with redone:
-                        norm = normalize(redone, prepared, declared=opts.fmt, raw=opts.raw,
-                                         progress=storing, written=written)
-                finally:
-                    writer = started[0] if started else None
-        if norm.blob is None and writer is not None:
-            # started on a canonical text the normalizer then did not keep (too deep to
-            # parse): not this content's object nor its lines
+        def normalized(given: BinaryIO) -> Normalized:
+            nonlocal writer
             try:
-                writer.wait()
-            except Exception:  # noqa: BLE001 - an object nothing refers to
-                pass
+                with given:
+                    return normalize(given, prepared, declared=opts.fmt, raw=opts.raw,
+                                     progress=storing, written=written)
+            finally:
+                writer = started[0] if started else None
+
+        def drop_started() -> None:
+            # what was started on a text that will not be stored: not its object nor its lines
+            nonlocal writer
+            if writer is not None:
+                try:
+                    writer.wait()
+                except Exception:  # noqa: BLE001 - an object nothing refers to
+                    pass
             writer = None
             for ahead in aheads:
                 ahead.discard()
             aheads.clear()
             later.clear()
+            started.clear()
+
+        norm = normalized(source)
+        if scanning is not None:  # nothing goes on to the store before the scan's answer
+            redone, redaction = _scanned_input(ctx, spooled, scanning, tmp_dir, companions_tmp)
+            scanning = None
+            if redone is not None:  # values found: what was normalised is dropped unstored
+                drop_started()  # (its object gated: it wrote nothing)
+                norm = normalized(redone)
+        if norm.blob is None and writer is not None:
+            drop_started()  # a canonical text the normalizer then did not keep (too deep)
         if later:
             from scratch.index.lines import LinesAhead
 
@@ -559,38 +558,6 @@ def _scanned_input(ctx: Context, spooled: Spooled, scanning: FileScan, tmp_dir: 
     found = write_redacted(spooled.path, target, store_key(ctx.root), hits, missed)
     assert found is not None
     return open(target, "rb"), found  # noqa: SIM115 (closed by the caller's with)
-
-
-class _GatedBlob:
-    """Big JSON's git object written from its parts (as
-    :meth:`scratch.store.gitstore.GitStore.write_blob_async`) only once the input's scan found
-    nothing: a thread waits for the answer, so normalising goes on meanwhile. :meth:`wait`
-    joins it (None: nothing was written, the stored content will be another)."""
-
-    def __init__(self, store: Store, parts: Sequence[bytes], blob: str,
-                 scanning: FileScan) -> None:
-        import threading
-
-        self._error: BaseException | None = None
-        self.sha: str | None = None
-        self._thread = threading.Thread(target=self._run, args=(store, parts, blob, scanning),
-                                        name="scratch-object-gated", daemon=True)
-        self._thread.start()
-
-    def _run(self, store: Store, parts: Sequence[bytes], blob: str,
-             scanning: FileScan) -> None:
-        try:
-            if scanning.found_nothing():
-                self.sha = store.git.write_blob_async(parts, blob).wait()
-        except BaseException as exc:  # handed to wait()
-            self._error = exc
-
-    def wait(self) -> str | None:
-        self._thread.join()
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        return self.sha
 
 
 def _stored_redaction(records: list[WrittenVersion], made: Redaction) -> Redaction:
