@@ -29,7 +29,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 from scratch.errors import TokenizerError
 from scratch.index.files import TOKENS_HEADER, TOKENS_MAGIC
@@ -313,7 +313,7 @@ class LinePass:
     is counted once (see :data:`CACHE_ENTRIES`).
     """
 
-    def __init__(self, lines_out: BinaryIO | None, token_outs: Mapping[str, BinaryIO],
+    def __init__(self, lines_out: IO[bytes] | None, token_outs: Mapping[str, IO[bytes]],
                  count_lines: CountLines | None) -> None:
         self.lines_out = lines_out
         self.token_outs = token_outs
@@ -427,7 +427,7 @@ def _unsafe_groups(chunk: bytes, offs: array[int]) -> list[tuple[int, int]]:
     return groups
 
 
-def run_line_pass(content: Path, lines_out: BinaryIO | None, token_outs: Mapping[str, BinaryIO],
+def run_line_pass(content: Path, lines_out: IO[bytes] | None, token_outs: Mapping[str, IO[bytes]],
                   count_lines: CountLines | None,
                   progress: Callable[[str, int, int | None], None] | None = None) -> LinePass:
     lp = LinePass(lines_out, token_outs, count_lines)

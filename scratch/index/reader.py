@@ -405,19 +405,11 @@ class IndexReader:
         from scratch.index.lines import default_count_lines, run_line_pass
 
         counter = count_lines or default_count_lines()
-        final = self.index_dir / F.tokens_file(base)
-        tmp = final.with_name(f".{final.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "w+b") as out:
-                run_line_pass(self.content_path, None, {base: out}, counter)
-            os.replace(tmp, final)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        from scratch.store.locking import replacing
+
+        # a rebuildable cache: replaced whole, not synced
+        with replacing(self.index_dir / F.tokens_file(base), fsync=False) as (out, _tmp):
+            run_line_pass(self.content_path, None, {base: out}, counter)
 
     # -- named sections ------------------------------------------------------------------------
 
