@@ -1,12 +1,14 @@
 """Build hook for the optional C accelerators; everything else is in pyproject.toml.
 
-``scratch._reindent`` (exact JSON re-indentation at ingest) and ``scratch._fieldcount`` (a
-count-by of one top-level key over NDJSON lines) are optional: without a C compiler the
-install still succeeds and scratch uses the pure-Python version of the same code (for
-``_fieldcount``: the DuckDB scan it saves starting).
+``scratch._reindent`` (exact JSON re-indentation at ingest), ``scratch._union`` (the key walk
+of an array's item union at ingest) and ``scratch._fieldcount`` (a count-by of one top-level
+key over NDJSON lines) are optional: without a C compiler the install still succeeds and
+scratch uses the pure-Python version of the same code (for ``_fieldcount``: the DuckDB scan it
+saves starting).
 """
 
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("scratch._reindent", ["scratch/_reindent.c"], optional=True),
+                   Extension("scratch._union", ["scratch/_union.c"], optional=True),
                    Extension("scratch._fieldcount", ["scratch/_fieldcount.c"], optional=True)])

@@ -19,7 +19,7 @@ CORPUS = Path(os.environ.get("SCRATCH_CORPUS") or REPO.parent / "shared" / "corp
 
 def pytest_configure(config: pytest.Config) -> None:
     """The tests import the checkout, not the installed copy: build the optional C extensions
-    (``scratch._reindent``, ``scratch._fieldcount``) into it when a compiler is there, so the
+    (``scratch._reindent``, ``scratch._union``, ``scratch._fieldcount``) into it when a compiler is there, so the
     C code is tested too (tests/test_compiled.py fails if a compiler is there and the build did
     not work)."""
     if hasattr(config, "workerinput"):  # an xdist worker: the controller built it
@@ -38,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
         source = REPO / "scratch" / f"{name}.c"
         return source.is_file() and os.path.getmtime(spec.origin) < source.stat().st_mtime
 
-    missing = [name for name in ("_reindent", "_fieldcount") if stale(name)]
+    missing = [name for name in ("_reindent", "_union", "_fieldcount") if stale(name)]
     if not missing or not shutil.which("cc"):
         return
     proc = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],

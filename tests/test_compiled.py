@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from scratch import reindent
-from scratch.index import lines
+from scratch.index import lines, schema
 
 
 @pytest.mark.skipif(not shutil.which("cc"), reason="no C compiler: the pure-Python twins run")
@@ -18,3 +18,4 @@ def test_the_c_extension_is_built_where_a_compiler_is() -> None:
     assert reindent.HAVE_C
     assert lines._c_scan_lines is not None
     assert importlib.util.find_spec("scratch._fieldcount") is not None  # count-by's scanner
+    assert schema._c_walk is not None  # the item union's key walk

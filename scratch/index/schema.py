@@ -157,20 +157,30 @@ class Union:
         t = _TYPE_NAMES.get(type(item)) or json_type(item)
         self.types[t] = self.types.get(t, 0) + 1
         if type(item) is dict or isinstance(item, dict):
-            self._walk(item, self.tree, 1)
+            if _c_walk is not None:
+                visits, self.nkeys, more = _c_walk(item, self.tree, 1, self.nkeys, UNION_DEPTH,
+                                                   MAX_UNION_KEYS, _TYPE_NAMES, json_type)
+                self.visits += visits
+                self.more_keys += more
+            else:
+                self._walk_py(item, self.tree, 1)
 
-    def _walk(self, obj: dict[Any, Any], level: dict[str, list[Any]], depth: int) -> None:
+    def _walk_py(self, obj: dict[Any, Any], level: dict[str, list[Any]], depth: int) -> None:
+        """The key walk (the twin of the C ``walk`` of ``scratch._union``, used when it was not
+        built: same tree, counts and order)."""
         self.visits += len(obj)
         names = _TYPE_NAMES
         deeper = depth < UNION_DEPTH
         for k, v in obj.items():
+            if type(k) is not str:  # a YAML key (1, null): counted under its text
+                k = str(k)
             e = level.get(k)
             if e is None:
                 if self.nkeys >= MAX_UNION_KEYS:
                     self.more_keys += 1
                     continue
                 self.nkeys += 1
-                e = level[k if type(k) is str else str(k)] = [0, {}, -1, {}]
+                e = level[k] = [0, {}, -1, {}]
             e[0] += 1
             tv = type(v)
             t = names.get(tv) or json_type(v)
@@ -181,7 +191,7 @@ class Union:
                 if n > e[2]:
                     e[2] = n
                 if tv is dict and deeper and n:
-                    self._walk(v, e[3], depth + 1)
+                    self._walk_py(v, e[3], depth + 1)
 
     def offer_sample(self, index: int, item: JSON, total: int) -> None:
         wanted = {0, total // 2, total - 1}
@@ -210,6 +220,13 @@ class Union:
             "more_keys": self.more_keys,
             "samples": [{"index": i, "value": v} for i, v in sorted(self.samples)],
         }
+
+
+try:
+    # not found when unbuilt, found (untyped) when built: either way no error
+    from scratch._union import walk as _c_walk  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # no compiler at install time: Union._walk_py
+    _c_walk = None
 
 
 def union_of(items: Sequence[JSON]) -> ItemUnion:

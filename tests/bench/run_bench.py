@@ -412,7 +412,7 @@ def bench_p5(ctx: Ctx) -> list[Row]:
 NO_ACCELERATORS = """import sys
 class NoAccelerators:
     def find_spec(self, name, path=None, target=None):
-        if name in ("scratch._reindent", "scratch._fieldcount"):
+        if name in ("scratch._reindent", "scratch._union", "scratch._fieldcount"):
             raise ImportError(name)
         return None
 sys.meta_path.insert(0, NoAccelerators())
