@@ -19,9 +19,16 @@ from scratch import reindent as R
 from scratch.errors import JsonError
 from scratch.index.jsonskel import BIG_ARRAY
 from scratch.index.kube import KubeTally
-from scratch.index.normalizer import SLICE_BYTES, FileSlices, _detach
+from scratch.index.normalizer import SLICE_BYTES, FileSlices
 from scratch.index.schema import Union
-from scratch.index.textitems import Readers, TextItems, parse_lazily
+from scratch.index.textitems import (
+    Readers,
+    TextItems,
+    lazy_parts,
+    parse_lazily,
+    prepare_lazily,
+    scan_lazily,
+)
 
 IMPLS = [pytest.param(None, id="default"), pytest.param(R.reindent_py, id="python")]
 DOCS = [b'{"a": [1, 2.50, "x\\u00e9\xc3\xa9"], "b": {}}', b"  [ ]  ", b'"just a string"',
@@ -127,15 +134,27 @@ def test_the_input_is_not_resident_as_a_whole(tmp_path: Path) -> None:
 
 
 def test_detached_items_read_the_stored_file(tmp_path: Path) -> None:
+    # ingest's order: the root parsed from the body, the body gone, the items scanned from
+    # the stored file; the same results as scanning them from the body
     doc = {"kind": "List", "items": [{"i": i, "s": "x,\n" * (i % 7)} for i in range(400)]}
     body = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
-    value = parse_lazily(body, Readers(Union, KubeTally, BIG_ARRAY), 1 << 10, 512)
-    assert isinstance(value["items"], TextItems)
+    readers = Readers(Union, KubeTally, BIG_ARRAY)
+    whole = parse_lazily(body, readers, 1 << 10, 512)
+    assert isinstance(whole, dict) and isinstance(whole["items"], TextItems)
+    value = prepare_lazily(body, BIG_ARRAY, 1 << 10, 512)
+    assert isinstance(value, dict) and isinstance(value["items"], TextItems)
+    assert value["items"].starts is None  # not scanned yet
     dest = tmp_path / "stored.json"
     dest.write_bytes(body + b"\n")
-    _detach(value, dest)
+    for items in lazy_parts(value):
+        items.detach(dest)
+    del body
+    scan_lazily(value, readers)
     items = value["items"]
     assert items.body is None
+    assert (items.starts, items.lines, items.union) == (whole["items"].starts,
+                                                         whole["items"].lines,
+                                                         whole["items"].union)
     assert list(items) == doc["items"]
     assert items[399] == doc["items"][399]
     assert items[:3] == doc["items"][:3]

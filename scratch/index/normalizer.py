@@ -14,9 +14,10 @@ Rules:
   tokens changes, so line tools work on minified input and nothing the input said is lost.
   ``raw=True`` keeps the bytes as received. The whole document is read and parsed once (the
   only format read into memory). A container of :data:`PARALLEL_BYTES` or more is parsed
-  from its canonical text, which has the same tokens, once the input is dropped: memory
-  holds the text and the value, not the input as well (peak: orjson's own); the text is
-  written and hashed during the parse, on the other core (see :func:`_big_container`).
+  from its canonical text, which has the same tokens, once the input is dropped: the text
+  is written and hashed on the other core while the root is parsed, and its big arrays are
+  then read back from the stored file a batch at a time, so memory holds neither the input
+  nor the text nor the whole value (see :func:`_big_container`).
 - Only strict RFC 8259 JSON in UTF-8 is stored as JSON: ``NaN``, ``Infinity``, a BOM, comments,
   trailing commas or invalid UTF-8 make it text (byte-exact), with the reason and position.
 - Every other format is copied byte for byte (CRLF, invalid UTF-8 and all) in chunks, in
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from scratch.errors import JsonError
     from scratch.formats.embedded import Embedded
     from scratch.index.analyze import Analysis
+    from scratch.index.textitems import Readers
     from scratch.jsonvalues import JSON
 
 COPY_CHUNK = 1 << 20
@@ -97,8 +99,9 @@ def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw:
     """Read ``source`` to the end, write the stored form to ``dest`` and describe it.
 
     ``written(dest, blob, parts)``, when given, is called once a big JSON document's stored
-    form is complete on disk, before its analysis is built: ingest starts writing the git
-    object then, from ``parts`` in memory. It is not called for other content."""
+    form is complete on disk, before its items are parsed and its analysis is built: ingest
+    starts writing the git object and the line pass then, from ``parts`` (the file's, read
+    as they are asked for). It is not called for other content."""
     dest = Path(dest)
     declared_fmt = canonical_format(declared) if declared else None
     prefix, ended = _read_prefix(source)
@@ -335,17 +338,19 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     the caller holds no other reference): store it, parse it, analyse it.
 
     The input (``n`` bytes) is not held: the caller dropped it, or re-indented it from its
-    file without holding it (:func:`_from_file`); orjson parses the body, which has the same
-    tokens, so memory holds the body and the value, never the input as well. While
-    orjson parses (it holds the GIL throughout) two threads write the body to ``dest`` and
-    hash it as a git blob, without the GIL; ``written(dest, blob, parts)`` is then called
-    from a thread as soon as the file is complete, still during the parse: it starts the
-    object write and the line pass (:class:`scratch.index.lines.LinesAhead`) from the
-    file, which run during the parse and the analysis. The canonical analysis is kept when
-    its line count agrees with the text's (no repeated key); else it is built from the
-    stored text (see :func:`scratch.index.analyze.analyze_json`). Nested too deeply for both
-    parsers, the input is read again from ``source`` and stored as text, its error placed as
-    received.
+    file without holding it (:func:`_from_file`). Two threads write the body to ``dest`` and
+    hash it as a git blob, without the GIL, while the root is parsed with its big arrays left
+    as text (:func:`scratch.index.textitems.prepare_lazily`). Then the body goes: those arrays
+    are read from ``dest`` (same bytes at the same offsets), a batch at a time, as their items
+    are parsed and handed to the analysis; and ``written(dest, blob, parts)`` is told before
+    that, so the object write and the line pass (:class:`scratch.index.lines.LinesAhead`) read
+    the file on the other core during the parse, with memory holding none of the body. A body
+    that cannot be read so (no big array, an item orjson cannot read) is parsed whole by
+    orjson: memory then holds the body and the value, and ``written`` is told before that
+    parse. The canonical analysis is kept when its line count agrees with the text's (no
+    repeated key); else it is built from the stored text (see
+    :func:`scratch.index.analyze.analyze_json`). Nested too deeply for both parsers, the input
+    is read again from ``source`` and stored as text, its error placed as received.
     """
     import hashlib
 
@@ -353,50 +358,56 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     from scratch.formats.embedded import find_embedded
     from scratch.formats.jsontext import no_gc, parse_value
     from scratch.index.analyze import analyze_json
-    from scratch.reindent import BIG_INT
+    from scratch.index.textitems import NotLazy, lazy_parts, scan_lazily
+    from scratch.reindent import BIG_INT, KEY_REPEAT
 
-    body = box.pop()
-    parts = (body, b"\n")
+    body: bytes | None = box.pop()
+    assert body is not None
     size = len(body) + 1
     # the blob id and the file, each in one call that releases the GIL throughout (any
-    # Python step in those threads would wait for orjson to finish)
+    # Python step in those threads would wait for the parse's C calls to finish)
     digest = hashlib.sha1(b"blob %d\x00" % size)
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open(dest, "wb")
     try:
         hashing, writing = _beside(digest.update, body), _beside(os.write, fd, body)
-
-        def complete(text: bytes) -> str:
-            # once both are done (at once: the parse holds the GIL for a batch at a time),
-            # the file is completed and ``written`` starts the line pass and the object
-            # write from it: they run during the parse and the analysis, not after them
+        try:
+            lazy = None if flags & BIG_INT else _prepare_lazily(body)
+        finally:
             hashing[0].join()
             writing[0].join()
-            hashed, wrote = hashing[1][0], writing[1][0]
-            if isinstance(hashed, BaseException):
-                raise hashed
-            if isinstance(wrote, BaseException):
-                raise wrote
-            _write_all(fd, memoryview(text)[wrote:])
-            _write_all(fd, b"\n")
-            digest.update(b"\n")
-            done = digest.hexdigest()
-            if written is not None:
-                written(dest, done, FileSlices(dest, size))
-            return done
-
-        starter, started = _beside(complete, body)
-        try:
-            value, engine, failed = _parse_big(body, flags)
-        finally:
-            starter.join()
-        if isinstance(started[0], BaseException):
-            raise started[0]
-        blob: str = started[0]
+        hashed, wrote = hashing[1][0], writing[1][0]
+        if isinstance(hashed, BaseException):
+            raise hashed
+        if isinstance(wrote, BaseException):
+            raise wrote
+        _write_all(fd, memoryview(body)[wrote:])
+        _write_all(fd, b"\n")
     finally:
         os.close(fd)
+    digest.update(b"\n")
+    blob = digest.hexdigest()
+    value: JSON = None
+    failed = False
+    engine = "orjson"
+    if lazy is not None:
+        for items in lazy_parts(lazy):
+            items.detach(dest)
+        body = None  # its memory goes before the items are parsed and the analysis grows
+    if written is not None:  # the object write and the line pass, from the file, from now on
+        written(dest, blob, FileSlices(dest, size))
+    if lazy is not None:
+        try:
+            with no_gc():
+                scan_lazily(lazy, _readers(), not flags & KEY_REPEAT)
+            value = lazy
+        except NotLazy:  # an item orjson cannot read: the text is parsed whole after all
+            body = _stored_body(dest, size)
+    if body is not None:
+        value, engine, failed = _parse_whole(body, flags)
     if failed:  # nested too deeply for both parsers: placed in the input as received
         # (what ``written`` started reads the canonical text, from the file unlinked here:
         # ingest drops it, as the Normalized it gets has no blob)
+        assert body is not None
         dest.unlink()
         source.seek(origin)
         data = source.read()
@@ -406,10 +417,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
             return _not_json(data, dest, detected, declared, exc)
         return _finish_json(data, body, lines, flags, value, engine, dest, detected,
                             declared, False, progress)
-    # from here the body is read from ``dest`` (same bytes at the same offsets): its memory
-    # goes now, before the analysis grows
-    del body, parts
-    _detach(value, dest)
+    del body
     embedded, limited = find_embedded(value)
     warnings: list[str] = []
     if limited:
@@ -422,6 +430,16 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     return Normalized("json", detected, n, size, analysis.layout or "canonical",
                       warnings=warnings, embedded=embedded, declared=declared,
                       analysis=analysis, blob=blob)
+
+
+def _stored_body(dest: Path, size: int) -> bytes:
+    """The canonical body back from the file it was written to (``size`` bytes with its
+    final newline)."""
+    with open(dest, "rb") as f:
+        data = f.read()
+    if len(data) != size:
+        raise OSError(f"{dest} is not the {size:,} bytes written")
+    return data[:-1]
 
 
 class FileSlices(Sequence[bytes]):
@@ -471,33 +489,17 @@ class FileSlices(Sequence[bytes]):
 SLICE_BYTES = 8 << 20
 
 
-def _detach(value: JSON, path: Path) -> None:
-    """Point the big arrays kept as text in ``value`` (:func:`_parse_lazily`) at the stored
-    file instead of the body in memory."""
-    from scratch.index.textitems import TextItems
-
-    for v in (value, *value.values()) if isinstance(value, dict) else (value,):
-        if isinstance(v, TextItems):
-            v.detach(path)
-
-
-def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
-    """(value, engine, failed) of a big canonical text: orjson, else the standard library;
-    ``failed`` when it is nested too deeply for both."""
+def _parse_whole(body: bytes, flags: int) -> tuple[JSON, str, bool]:
+    """(value, engine, failed) of a big canonical text parsed whole: orjson, else the
+    standard library; ``failed`` when it is nested too deeply for both."""
     import orjson
 
     from scratch.errors import JsonError
     from scratch.formats.jsontext import freeze_if_big, no_gc, parse_value
-    from scratch.reindent import BIG_INT, KEY_REPEAT
+    from scratch.reindent import BIG_INT
 
     value: JSON = None
     if not flags & BIG_INT:
-        with no_gc():
-            # its big arrays kept as text, parsed a batch at a time: the whole value is
-            # never held (memory), and it is walked once (time)
-            value = _parse_lazily(body, not flags & KEY_REPEAT)
-        if value is not None:
-            return value, "orjson", False
         try:
             with no_gc():
                 value = orjson.loads(body)
@@ -515,15 +517,25 @@ def _parse_big(body: bytes, flags: int) -> tuple[JSON, str, bool]:
     return value, engine, False
 
 
-def _parse_lazily(body: bytes, text_lines: bool = False) -> JSON:
-    """:func:`scratch.index.textitems.parse_lazily` with the analysis' readers (``text_lines``:
-    the items' lines read from the text, no object repeating a key)."""
+def _prepare_lazily(body: bytes) -> JSON:
+    """:func:`scratch.index.textitems.prepare_lazily` at the analysis' big-array size: the
+    whole value is never held (memory), and it is walked once (time)."""
+    from scratch.formats.jsontext import no_gc
+    from scratch.index.jsonskel import BIG_ARRAY
+    from scratch.index.textitems import prepare_lazily
+
+    with no_gc():
+        return prepare_lazily(body, BIG_ARRAY)
+
+
+def _readers() -> Readers:
+    """What the items of a big array are handed to as they are parsed: the analysis'."""
     from scratch.index.jsonskel import BIG_ARRAY
     from scratch.index.kube import KubeTally
     from scratch.index.schema import Union
-    from scratch.index.textitems import Readers, parse_lazily
+    from scratch.index.textitems import Readers
 
-    return parse_lazily(body, Readers(Union, KubeTally, BIG_ARRAY), text_lines=text_lines)
+    return Readers(Union, KubeTally, BIG_ARRAY)
 
 
 R = TypeVar("R")

@@ -77,9 +77,10 @@ class TextItems(list[JSON]):
     only ``len``, truth, iteration and indexing are answered (from the text)."""
 
     def __init__(self, body: bytes, start: int, end: int, depth: int, count: int,
-                 batch: int = BATCH_BYTES) -> None:
+                 batch: int = BATCH_BYTES, tally: bool = False) -> None:
         super().__init__()
         self.batch = batch
+        self.tally = tally  # scan() counts Kubernetes signals (the root, or ``items``)
         self.body: bytes | None = body
         self.path: Path | None = None  # after detach(): the file holding the same bytes
         self.start = start
@@ -167,9 +168,8 @@ class TextItems(list[JSON]):
             raise IndexError("list index out of range")
         return next(itertools.islice(iter(self), k, None))
 
-    def scan(self, engine: str, readers: Readers, tally: bool, text_lines: bool = False
-             ) -> None:
-        """Parse every item once: their start lines, the item union and (``tally``) the
+    def scan(self, engine: str, readers: Readers, text_lines: bool = False) -> None:
+        """Parse every item once: their start lines, the item union and (:attr:`tally`) the
         Kubernetes counts; raises :class:`NotLazy` when a batch is not orjson's JSON.
 
         ``text_lines``: no object in the text may repeat a key (the re-indent pass's
@@ -180,7 +180,7 @@ class TextItems(list[JSON]):
         n = self.n
         u = readers.union(n)
         add, offer = u.add, u.offer_sample
-        kube = readers.tally() if tally else None
+        kube = readers.tally() if self.tally else None
         starts = array("I")
         cur = 0
         i = 0
@@ -272,27 +272,54 @@ def parse_lazily(body: bytes, readers: Readers, lazy_bytes: int = LAZY_BYTES,
     """The value of the canonical text ``body`` with its arrays of ``lazy_bytes`` or more as
     :class:`TextItems` (scanned, parsed ``batch`` bytes at a time), or None when nothing in it
     is big enough (or it cannot be read so). ``text_lines``: no object may repeat a key (see
-    :meth:`TextItems.scan`)."""
+    :meth:`TextItems.scan`). :func:`prepare_lazily` then :func:`scan_lazily`."""
+    value = prepare_lazily(body, readers.big_array, lazy_bytes, batch)
+    if value is None:
+        return None
+    try:
+        scan_lazily(value, readers, text_lines)
+    except NotLazy:
+        return None
+    return value
+
+
+def prepare_lazily(body: bytes, big_array: int, lazy_bytes: int = LAZY_BYTES,
+                   batch: int = BATCH_BYTES) -> JSON:
+    """The first step of :func:`parse_lazily`, the one that needs ``body`` whole: the value
+    with its big arrays as :class:`TextItems` not yet scanned (their batches found), or None.
+    The items may then be read from a file holding the same bytes (:meth:`TextItems.detach`)
+    while ``body`` goes, before :func:`scan_lazily` parses them."""
     n = len(body)
     if n < lazy_bytes:
         return None
     try:
         if body[:2] == b"[\n" and body.endswith(b"\n]"):
             count = separators(body, 2, n - 2, 1, n)[0] + 1
-            if count <= readers.big_array:
+            if count <= big_array:
                 return None
-            root = TextItems(body, 2, n - 2, 1, count, batch)
-            root.scan("orjson", readers, tally=True, text_lines=text_lines)
-            return root
+            return TextItems(body, 2, n - 2, 1, count, batch, tally=True)
         if body[:2] != b"{\n" or not body.endswith(b"\n}"):
             return None
-        return _lazy_object(body, readers, lazy_bytes, batch, text_lines)
+        return _lazy_object(body, big_array, lazy_bytes, batch)
     except NotLazy:
         return None
 
 
-def _lazy_object(body: bytes, readers: Readers, lazy_bytes: int, batch: int,
-                 text_lines: bool) -> dict[str, JSON] | None:
+def lazy_parts(value: JSON) -> list[TextItems]:
+    """The arrays kept as text in a value of :func:`prepare_lazily` (the root, or members)."""
+    found = (value, *value.values()) if isinstance(value, dict) else (value,)
+    return [v for v in found if isinstance(v, TextItems)]
+
+
+def scan_lazily(value: JSON, readers: Readers, text_lines: bool = False) -> None:
+    """The second step of :func:`parse_lazily`: every array kept as text in ``value``
+    scanned (:meth:`TextItems.scan`); raises :class:`NotLazy` as that does."""
+    for items in lazy_parts(value):
+        items.scan("orjson", readers, text_lines=text_lines)
+
+
+def _lazy_object(body: bytes, big_array: int, lazy_bytes: int, batch: int
+                 ) -> dict[str, JSON] | None:
     import orjson
 
     n = len(body)
@@ -309,7 +336,7 @@ def _lazy_object(body: bytes, readers: Readers, lazy_bytes: int, batch: int,
         if body[nl - 1:nl] != b"[" or nl >= close:
             continue
         count = separators(body, nl + 1, close, 2, n)[0] + 1
-        if count > readers.big_array:
+        if count > big_array:
             lazy.append((nl - 1, nl + 1, close, count))
     if not lazy:
         return None
@@ -333,7 +360,5 @@ def _lazy_object(body: bytes, readers: Readers, lazy_bytes: int, batch: int,
         key = keys[member[head]]
         if root[key] != []:
             return None
-        items = TextItems(body, start, close, 2, count, batch)
-        items.scan("orjson", readers, tally=key == "items", text_lines=text_lines)
-        root[key] = items
+        root[key] = TextItems(body, start, close, 2, count, batch, tally=key == "items")
     return root

@@ -25,8 +25,8 @@ Invariants:
 - Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
 - Big JSON: once its canonical text is stored, its git object (a loose object written here,
   at git's loose compression level) and its line pass
-  (:class:`scratch.index.lines.LinesAhead`) read the stored file in threads while the
-  analysis is built (memory holds a slice of it at a time); both
+  (:class:`scratch.index.lines.LinesAhead`) read the stored file in threads while its
+  items are parsed and the analysis is built (memory holds a slice of it at a time); both
   are waited for (or their leftovers removed) before ingest returns.
 - A caller may hand companions of its own (:class:`Companion`: the images of an MCP result,
   its JSON text blocks) and extra version info; they are committed with the output, in the
@@ -82,11 +82,9 @@ Progress = Callable[[str, int, "int | None"], None]
 # budget}} and "pointer_tokens"), measured at 58-62; rounded up.
 ENVELOPE_TOKENS = 80
 BACKGROUND_OBJECT_BYTES = 4 << 20
-# big JSON's line pass starts while the parse holds the body (in smaller chunks than its
-# default) up to this size; past it, once the body is gone: it holds some 40 MB (its chunks,
-# its cache of counted lines), which beside a 188 MB body passed the 256 MB bound on RSS
+# big JSON's line pass runs during the parse, in smaller chunks than its default: memory
+# holds those, the parse's batch and the analysis
 EARLY_LINES_CHUNK = 2 << 20
-EARLY_LINES_BYTES = 96 << 20
 # options of common CLIs that take a value, so the value is not taken for the subcommand
 VALUED_OPTIONS = frozenset({"-n", "--namespace", "--context", "--kubeconfig", "--cluster",
                             "-o", "--output", "--region", "--profile", "-R", "--repo",
@@ -315,19 +313,15 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     try:
         source, redaction, scanning = _redacted_input(ctx, spooled, policy)
         started: list[BlobWriter] = []
-        later: list[Path] = []  # the line pass to start once the normalizer is done
 
         def written(path: Path, blob: str, parts: Sequence[bytes]) -> None:
             # big JSON: its line pass and its git object, read from the stored file a slice
             # at a time, in threads (mostly without the GIL) while the normalizer parses it
-            # and builds its analysis (called from its thread); the longer one first; the
-            # object only once the input's scan, if still under way, found nothing
+            # and builds its analysis; the longer one first; the object only once the
+            # input's scan, if still under way, found nothing
             from scratch.index.lines import LinesAhead
 
-            if path.stat().st_size <= EARLY_LINES_BYTES:
-                aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=EARLY_LINES_CHUNK))
-            else:
-                later.append(path)
+            aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=EARLY_LINES_CHUNK))
             started.append(store.git.write_blob_async(
                 parts, blob, gate=None if scanning is None else scanning.found_nothing))
 
@@ -358,7 +352,6 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             for ahead in aheads:
                 ahead.discard()
             aheads.clear()
-            later.clear()
             started.clear()
 
         norm = normalized(source)
@@ -370,10 +363,6 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 norm = normalized(redone)
         if norm.blob is None and writer is not None:
             drop_started()  # a canonical text the normalizer then did not keep (too deep)
-        if later:
-            from scratch.index.lines import LinesAhead
-
-            aheads.append(LinesAhead(later[0], [spec.base], tmp_dir))
         if writer is None and prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
             # compress the content into git on the second core while the index is built
             writer = store.git.store_object_async(prepared)
