@@ -827,10 +827,73 @@ static PyObject *separators(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* item_starts(text, depth, cur) -> (starts, after): the start line of each item of ``text``
+ * (items of an array at ``depth`` in the canonical layout, the text of a batch of them: it may
+ * start on the "\n" after the previous batch's ","), counted on from line ``cur``, as native
+ * unsigned 32-bit integers (an array('I')'s bytes), and the line after the last item. An item
+ * ends at a separator (a "," ending a line whose next line has exactly 2 * depth spaces before
+ * a non-space, as separators() finds them); each newline before it adds a line. The twin
+ * is textitems._text_starts_py; one pass, without the GIL. */
+static PyObject *item_starts(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t depth;
+    unsigned long long cur;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nK", &view, &depth, &cur)) return NULL;
+    const unsigned char *s = (const unsigned char *)view.buf;
+    size_t n = (size_t)view.len;
+    size_t indent = 2 * (size_t)(depth < 0 ? 0 : depth);
+    size_t listed = 0, cap = 256;
+    uint32_t *starts = malloc(cap * sizeof(uint32_t));
+    unsigned long long lines = 0;
+    int ok = starts != NULL;
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *p = s + (n > 0 && s[0] == '\n' ? 1 : 0), *stop = s + n;
+    while (ok && p < stop) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(stop - p));
+        if (nl == NULL) break;
+        p = nl + 1;
+        int cut = 0;
+        if (nl > s && nl[-1] == ',') {
+            size_t q = (size_t)(p - s), k = 0;
+            while (q + k < n && k < indent && s[q + k] == ' ') k++;
+            cut = k == indent && q + k < n && s[q + k] != ' ';
+        }
+        if (!cut) {
+            lines++;
+            continue;
+        }
+        if (listed == cap) {
+            uint32_t *grown = realloc(starts, 2 * cap * sizeof(uint32_t));
+            if (grown == NULL) { ok = 0; break; }
+            starts = grown;
+            cap *= 2;
+        }
+        starts[listed++] = (uint32_t)cur;
+        cur += lines + 1;
+        lines = 0;
+    }
+    if (ok && listed == cap) {
+        uint32_t *grown = realloc(starts, (cap + 1) * sizeof(uint32_t));
+        if (grown == NULL) ok = 0; else starts = grown;
+    }
+    if (ok) starts[listed++] = (uint32_t)cur;
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (!ok) { free(starts); return PyErr_NoMemory(); }
+    PyObject *result = Py_BuildValue("(y#K)", (const char *)starts,
+                                     (Py_ssize_t)(listed * sizeof(uint32_t)), cur + lines + 1);
+    free(starts);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"separators", separators, METH_VARARGS,
      "separators(body, start, end, depth, step) -> (count, cuts): item separators of canonical "
      "JSON text at one depth."},
+    {"item_starts", item_starts, METH_VARARGS,
+     "item_starts(text, depth, cur) -> (starts, after): start lines of the items of canonical "
+     "JSON text at one depth, as array('I') bytes, and the line after them."},
     {"reindent", reindent, METH_VARARGS,
      "reindent(data[, limit[, max_depth]]) -> (body, lines, flags): strict JSON re-indented, tokens "
      "verbatim."},

@@ -4,6 +4,7 @@ one made from the whole value, and the C and Python separator finders agree."""
 from __future__ import annotations
 
 import json
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,32 @@ def test_separators_twins_agree(corpus_dir: Path) -> None:
                 for step in (0, 1, 64, n):
                     assert textitems._c_separators(body, start, end, depth, step) == \
                         separators_py(body, start, end, depth, step), (start, end, depth, step)
+
+
+def test_item_starts_twins_agree(corpus_dir: Path) -> None:
+    # the start lines of the items of a batch, as ingest cuts batches (a batch after the first
+    # starts on the "\n" after the previous one's ","), and in odd pieces of text
+    if textitems._c_item_starts is None:
+        pytest.skip("the C accelerator is not built")
+    bodies = _canonical_corpus(corpus_dir)
+    bodies.append(reindent(json.dumps(_documents()).encode())[0])
+    pieces = [b"", b"\n", b"1", b"1,\n  2", b"\n  1,\n  2,\n", b",\n  x", b",\n", b"x,\n   y",
+              b"  {\n    \"a\": 1,\n    \"b\": [\n      1\n    ]\n  },\n  {}"]
+    checked = 0
+    for body in bodies:
+        n = len(body)
+        for depth in (1, 2):
+            for a, b in ((2, n - 2), (0, n), (n // 3, 2 * n // 3)):
+                pieces.append(body[a:b])
+    for text in pieces:
+        for depth in (0, 1, 2, 3):
+            for cur in (0, 7, 1_000_000):
+                c_starts, py_starts = array("I"), array("I")
+                c_after = textitems._text_starts(text, depth, cur, c_starts)
+                py_after = textitems._text_starts_py(text, depth, cur, py_starts)
+                assert (c_starts, c_after) == (py_starts, py_after), (text[:80], depth, cur)
+                checked += 1
+    assert checked > 100
 
 
 def test_corpus_analysis_kept_as_text_is_the_same(corpus_dir: Path, tmp_path: Path) -> None:

@@ -340,11 +340,12 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     The input (``n`` bytes) is not held: the caller dropped it, or re-indented it from its
     file without holding it (:func:`_from_file`). Two threads write the body to ``dest`` and
     hash it as a git blob, without the GIL, while the root is parsed with its big arrays left
-    as text (:func:`scratch.index.textitems.prepare_lazily`). Then the body goes: those arrays
-    are read from ``dest`` (same bytes at the same offsets), a batch at a time, as their items
-    are parsed and handed to the analysis; and ``written(dest, blob, parts)`` is told before
-    that, so the object write and the line pass (:class:`scratch.index.lines.LinesAhead`) read
-    the file on the other core during the parse, with memory holding none of the body. A body
+    as text (:func:`scratch.index.textitems.prepare_lazily`). Then the body goes (once the
+    hash is done): those arrays are read from ``dest`` (same bytes at the same offsets), a
+    batch at a time, as their items are parsed and handed to the analysis; and as soon as the
+    hash is done ``written(dest, blob, parts)`` is told, from a thread, so the object write
+    and the line pass (:class:`scratch.index.lines.LinesAhead`) read the file on the other
+    core during the parse, with memory holding none of the body. A body
     that cannot be read so (no big array, an item orjson cannot read) is parsed whole by
     orjson: memory then holds the body and the value, and ``written`` is told before that
     parse. The canonical analysis is kept when its line count agrees with the text's (no
@@ -372,36 +373,55 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         hashing, writing = _beside(digest.update, body), _beside(os.write, fd, body)
         try:
             lazy = None if flags & BIG_INT else _prepare_lazily(body)
-        finally:
+        except BaseException:
             hashing[0].join()
+            raise
+        finally:
             writing[0].join()
-        hashed, wrote = hashing[1][0], writing[1][0]
-        if isinstance(hashed, BaseException):
-            raise hashed
+        wrote = writing[1][0]
         if isinstance(wrote, BaseException):
+            hashing[0].join()
             raise wrote
         _write_all(fd, memoryview(body)[wrote:])
         _write_all(fd, b"\n")
     finally:
         os.close(fd)
-    digest.update(b"\n")
-    blob = digest.hexdigest()
+
+    def announce() -> str:
+        # the blob id once the hash is done; ``written`` is told it then
+        hashing[0].join()
+        hashed = hashing[1][0]
+        if isinstance(hashed, BaseException):
+            raise hashed
+        digest.update(b"\n")
+        done = digest.hexdigest()
+        if written is not None:  # the object write and the line pass, from the file
+            written(dest, done, FileSlices(dest, size))
+        return done
+
     value: JSON = None
     failed = False
     engine = "orjson"
     if lazy is not None:
         for items in lazy_parts(lazy):
             items.detach(dest)
-        body = None  # its memory goes before the items are parsed and the analysis grows
-    if written is not None:  # the object write and the line pass, from the file, from now on
-        written(dest, blob, FileSlices(dest, size))
-    if lazy is not None:
+        body = None  # the hash's thread holds it until it is done, then its memory goes
+        # the items are parsed from the file while the hash finishes: ``written`` is told
+        # from a thread, as soon as the blob id is known
+        announcing, announced = _beside(announce)
         try:
             with no_gc():
                 scan_lazily(lazy, _readers(), not flags & KEY_REPEAT)
             value = lazy
         except NotLazy:  # an item orjson cannot read: the text is parsed whole after all
             body = _stored_body(dest, size)
+        finally:
+            announcing.join()
+        if isinstance(announced[0], BaseException):
+            raise announced[0]
+        blob = announced[0]
+    else:
+        blob = announce()
     if body is not None:
         value, engine, failed = _parse_whole(body, flags)
     if failed:  # nested too deeply for both parsers: placed in the input as received

@@ -207,7 +207,18 @@ class TextItems(list[JSON]):
 
 def _text_starts(text: bytes, depth: int, cur: int, starts: array[int]) -> int:
     """Append the start line (counted on from ``cur``) of each item of ``text`` (items of an
-    array at ``depth``, canonical layout) to ``starts``; the line after the last item."""
+    array at ``depth``, canonical layout) to ``starts``; the line after the last item. In C
+    (``item_starts`` of ``scratch._reindent``, one pass) when built, else
+    :func:`_text_starts_py`."""
+    if _c_item_starts is not None and starts.itemsize == 4:
+        got, after = _c_item_starts(text, depth, cur)
+        starts.frombytes(got)
+        return int(after)
+    return _text_starts_py(text, depth, cur, starts)
+
+
+def _text_starts_py(text: bytes, depth: int, cur: int, starts: array[int]) -> int:
+    """The pure-Python twin of :func:`_text_starts`'s C pass."""
     cuts = separators(text, 0, len(text), depth, 0)[1]
     count = text.count
     pos = 1 if text[:1] == b"\n" else 0  # a batch after the first starts on its "\n"
@@ -253,9 +264,12 @@ def separators_py(body: bytes, start: int, end: int, depth: int, step: int
 
 try:
     # not found when unbuilt, found (untyped) when built: either way no error
+    from scratch._reindent import (  # type: ignore[import-not-found, unused-ignore]
+        item_starts as _c_item_starts,
+    )
     from scratch._reindent import separators as _c_separators  # type: ignore[import-not-found, unused-ignore]
-except ImportError:  # no compiler at install time: the twin above
-    _c_separators = None
+except ImportError:  # no compiler at install time: the twins above
+    _c_separators = _c_item_starts = None
 
 
 def separators(body: bytes, start: int, end: int, depth: int, step: int
