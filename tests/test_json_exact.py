@@ -71,6 +71,130 @@ def test_c_and_python_give_identical_bytes_on_generated_documents() -> None:
         assert _run(R._c_reindent, data) == _run(R.reindent_py, data), data
 
 
+def _big(doc: object, spell: int) -> bytes:
+    """``doc`` repeated past the shortcut's size, spelled minified, indented or loosely."""
+    items = [doc] * (2 * R.SHORTCUT_BYTES // len(json.dumps(doc).encode()) + 2)
+    if spell == 0:
+        return json.dumps(items, separators=(",", ":"), ensure_ascii=False).encode()
+    if spell == 1:
+        return json.dumps({"items": items}, indent=4, ensure_ascii=False).encode()
+    return json.dumps(items, separators=(" , ", " :\t"), ensure_ascii=False).encode()
+
+
+SHORTCUT_TAKES = [{"name": "web-1", "ports": [80, 443], "ok": True, "x": None, "f": 1.5,
+                   "s": "a b  c, d: [e] {f} é 😀", "n": -12, "e": {}, "l": [], "z": 0.001},
+                  {"k:{\"uid\":\"da80\"}": "a\\b\n\t\r\b\f\x01\x1f", "\"": "\\\"",
+                   "id": "1234567890123456789", "n": 123456789012345678}]
+SHORTCUT_REFUSES = [
+    b'{"s": "\\u00e9"}', b'{"s": "\\/"}', b'{"s": "\\u001F"}',  # escapes orjson spells anew
+    b'{"s": "\\u0020"}',  # an escaped blank
+    b'{"f": 1e5}', b'{"f": 1.50}', b'{"f": -0.0e0}', b'{"f": 1E2}',  # numbers orjson rewrites
+    b'{"k": 1, "k": 2}', b'{"k": 1, "k": 1}',  # a key twice
+    b'{"i": 1234567890123456789}', b'[12345678901234567890]',  # 19 digits: BIG_INT's business
+    b'{"s": "\\": 1234567890123456789"}',  # looks like one in the layout: asked anyway
+]
+@pytest.mark.parametrize("spell", [0, 1, 2])
+def test_the_orjson_shortcut_gives_the_exact_bytes(spell: int) -> None:
+    # the pure-Python path's shortcut is taken for these and gives the token loop's bytes
+    for doc in SHORTCUT_TAKES:
+        data = _big(doc, spell)
+        assert len(data) >= R.SHORTCUT_BYTES
+        found = R._by_orjson(data, -1, 0)
+        assert found is not None
+        assert found == R._run(data)
+        if R.HAVE_C:
+            assert found == R._c_reindent(data, -1, 0)
+
+
+@pytest.mark.parametrize("piece", SHORTCUT_REFUSES)
+def test_the_orjson_shortcut_leaves_what_it_cannot_show_to_the_token_loop(piece: bytes) -> None:
+    data = b"[" + b",".join([piece] * (R.SHORTCUT_BYTES // len(piece) + 2)) + b"]"
+    assert R._by_orjson(data, -1, 0) is None
+    got = R.reindent_py(data)
+    assert got == R._run(data)
+    if R.HAVE_C:
+        assert got == R._c_reindent(data, -1, 0)
+
+
+def test_the_orjson_shortcut_leaves_limits_and_depth_to_the_token_loop() -> None:
+    data = _big({"a": [[1]]}, 0)
+    body = R._run(data)[0]
+    assert R._by_orjson(data, len(body) - 1, 0) is None  # TOO_BIG, decided exactly
+    assert R._by_orjson(data, len(body), 0) is not None
+    assert R._by_orjson(data, -1, 4) is None  # a line at depth 4: it may open a fifth level
+    assert R._by_orjson(data, -1, 5) is not None
+    with pytest.raises(ValueError, match=R.DEEP):
+        R.reindent_py(data, -1, 3)
+
+
+def _small_ints(value: object) -> object:
+    if isinstance(value, bool) or not isinstance(value, (int, list, dict)):
+        return value
+    if isinstance(value, int):
+        return value % 1000
+    if isinstance(value, list):
+        return [_small_ints(v) for v in value]
+    return {k: _small_ints(v) for k, v in value.items()}
+
+
+@pytest.mark.skipif(not R.HAVE_C, reason="the C extension is not built here")
+def test_c_and_python_give_identical_bytes_on_big_generated_documents() -> None:
+    # past SHORTCUT_BYTES: the pure-Python path tries orjson first, on every spelling
+    rng = random.Random(7)
+    taken = 0
+    for _ in range(30):
+        parts: list[bytes] = []
+        size = 0
+        plain = rng.random() < 0.5  # spelled as orjson would, but for the blanks
+        while size < R.SHORTCUT_BYTES:
+            doc = _random_doc(rng)
+            parts.append(json.dumps(_small_ints(doc), ensure_ascii=False,
+                                    indent=rng.choice([None, 2, 4])).encode()
+                         if plain else _spellings(rng, doc))
+            size += len(parts[-1]) + 2
+        data = b"[" + rng.choice([b",", b", ", b",\n "]).join(parts) + b"]"
+        if rng.random() < 0.2:
+            pos = rng.randrange(len(data))
+            data = data[:pos] + rng.choice([b"", b",", b"]", b"\x00", b"\xff"]) + data[pos + 1:]
+        taken += R._by_orjson(data, -1, 0) is not None
+        assert _run(R._c_reindent, data) == _run(R.reindent_py, data)
+    assert taken > 0
+
+
+def test_the_orjson_shortcut_is_tried_only_between_its_bounds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    tried: list[int] = []
+    real = R._by_orjson
+
+    def spy(s: bytes, limit: int, max_depth: int) -> tuple[bytes, int, int] | None:
+        tried.append(len(s))
+        return real(s, limit, max_depth)
+
+    monkeypatch.setattr(R, "_by_orjson", spy)
+    monkeypatch.setattr(R, "SHORTCUT_MAX_BYTES", 4 * R.SHORTCUT_BYTES)
+    small = _big({"a": 1}, 0)
+    big = json.dumps([{"a": "x" * 1000}] * 300).encode()  # past the upper bound
+    assert len(small) < 4 * R.SHORTCUT_BYTES < len(big)
+    for data in (b"[1]", small, big):
+        assert R.reindent_py(data) == R._run(data)
+    assert tried == [len(small)]
+
+
+def test_the_orjson_shortcut_on_the_corpus(corpus_dir: Path) -> None:
+    taken = 0
+    for path in sorted(corpus_dir.rglob("*.json")):
+        if "suites" in path.parts or not R.SHORTCUT_BYTES <= path.stat().st_size <= 8 << 20:
+            continue
+        data = path.read_bytes()
+        found = R._by_orjson(data, -1, 900)
+        if found is None:
+            continue
+        taken += 1
+        want = R._c_reindent(data, -1, 900) if R.HAVE_C else R._run(data, -1, 900)
+        assert found == want, path
+    assert taken > 5
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 def test_layout_is_orjson_indent_2_with_tokens_as_written(impl) -> None:  # type: ignore[no-untyped-def]
     import orjson

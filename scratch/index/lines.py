@@ -191,18 +191,22 @@ _BREAK_BYTES = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
 _BREAK_MULTI = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 # "\n" followed by a line that is not a safe cut: blank/whitespace-only, or starting with "/"
 # or another whitespace character after its indentation.
-_UNSAFE_BYTES = (rb"\n[ \t]*(?:[\n\r/\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80"
+_UNSAFE_CHARS = (rb"(?:[\n\r/\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80"
                  rb"|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80)")
-_unsafe_re: re.Pattern[bytes] | None = None
+_UNSAFE_BYTES = rb"\n[ \t]*" + _UNSAFE_CHARS
+_unsafe_re: dict[bool, re.Pattern[bytes]] = {}
 
 
-def _unsafe_finder() -> re.Pattern[bytes]:
+def _unsafe_finder(tight: bool = False) -> re.Pattern[bytes]:
     """The compiled pattern (``re``: re2 reads a bytes pattern as UTF-8, so its ``\\xe2\\x80``
-    would not match the bytes of U+2003 and the like, and the total would miss a correction)."""
-    global _unsafe_re
-    if _unsafe_re is None:
-        _unsafe_re = re.compile(_UNSAFE_BYTES)
-    return _unsafe_re
+    would not match the bytes of U+2003 and the like, and the total would miss a correction).
+    ``tight``: without the blanks between the ``\\n`` and the character, for text with its
+    spaces and tabs taken out (it matches there exactly when the pattern matches the text)."""
+    found = _unsafe_re.get(tight)
+    if found is None:
+        found = _unsafe_re[tight] = re.compile(b"\n" + _UNSAFE_CHARS if tight
+                                               else _UNSAFE_BYTES)
+    return found
 
 
 def _split_text(text: str, chunk: bytes) -> list[str]:
@@ -286,11 +290,10 @@ def _scan_chunk_py(chunk: bytes, base: int, texts: bool
         offs[-1] -= 1  # the last line has no terminator
     uniq: list[str] = []
     ids = array("I")
-    if texts:
-        seen: dict[str, int] = {}
-        ids = array("I", [seen.setdefault(t, len(seen))
-                          for t in _split_text(decode_text(chunk), chunk)])
-        uniq = list(seen)
+    if texts:  # each line's index among the distinct texts in the order first seen
+        lines = _split_text(decode_text(chunk), chunk)
+        uniq = list(dict.fromkeys(lines))
+        ids = array("I", map({t: i for i, t in enumerate(uniq)}.__getitem__, lines))
     return offs[1:], uniq, ids, _unsafe_groups(chunk, offs)
 
 
@@ -407,6 +410,10 @@ def _unsafe_groups(chunk: bytes, offs: array[int]) -> list[tuple[int, int]]:
     """Runs of lines (first, last; 0-based in the chunk) joined by unsafe boundaries.
     ``offs`` holds the chunk's absolute line starts and its end."""
     groups: list[tuple[int, int]] = []
+    if _unsafe_finder(tight=True).search(chunk.translate(None, b" \t")) is None:
+        # none at all (the usual case): the pattern without the indentation before its
+        # character, on the chunk without blanks, is one pass with no loop per "\n"
+        return groups
     last = len(chunk) - 1
     base = offs[0]
     search = _unsafe_finder().search
