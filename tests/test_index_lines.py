@@ -120,8 +120,8 @@ def _pieces(chunks: object) -> list[tuple[bytes, bool]]:
 @pytest.mark.parametrize("seed", range(6))
 def test_chunks_from_memory_are_the_chunks_of_the_file(monkeypatch: pytest.MonkeyPatch,
                                                        seed: int) -> None:
-    """Ingest hands the line pass the canonical text in memory (body, final newline): it is
-    cut exactly where reading the stored file would cut it, safe or forced."""
+    """The line pass cuts text in memory (parts joined) and a file read into its reused
+    buffer exactly where reading the file a block at a time would cut it, safe or forced."""
     rng = random.Random(seed)
     monkeypatch.setattr(L, "FORCE_CUT", 3000)  # forced cuts happen too
     pool = [*PIECES, b"  /x\n" * 30, b"\n" * 50, b"y" * 700]
@@ -129,6 +129,7 @@ def test_chunks_from_memory_are_the_chunks_of_the_file(monkeypatch: pytest.Monke
         data = b"".join(rng.choice(pool) for _ in range(rng.randint(0, 400)))
         chunk = rng.choice([64, 257, 1024, 4096])
         want = list(L.iter_chunks(io.BytesIO(data), chunk))
+        assert _pieces(L.iter_file_chunks(io.BytesIO(data), chunk)) == want, chunk
         cut = rng.randint(0, len(data))
         for parts in ((data,), (data[:cut], data[cut:]), (data[:cut], b"", data[cut:])):
             got = _pieces(L.iter_parts_chunks(parts, chunk))
