@@ -106,6 +106,49 @@ def test_big_objects_written_in_process_are_what_git_writes(tmp_path: Path) -> N
     assert G.write_loose_parts(repo / ".git", parts, sha) == sha
 
 
+def test_a_staged_object_enters_git_only_through_its_gate(tmp_path: Path) -> None:
+    """Ingest compresses a big document's object while the secret scan still runs: into its
+    own staging directory, moved into the objects on the gate's True, removed on False; the
+    gate is asked once the file is compressed (a gate that waits on the scan holds up only
+    the move)."""
+    import threading
+
+    from scratch.store import gitstore as G
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    objects = repo / ".git" / "objects"
+    before = sorted(p.name for p in objects.iterdir())
+    for answer in (False, True):
+        parts = (b"secret-free text %s\n" % str(answer).encode() * 1000,)
+        asked = threading.Event()
+        told = threading.Event()
+
+        def gate(asked: threading.Event = asked, told: threading.Event = told,
+                 answer: bool = answer) -> bool:
+            asked.set()
+            assert sorted(p.name for p in objects.iterdir()) == before  # nothing in git yet
+            assert [p.name[:8] for p in staging.iterdir()] == ["tmp_obj_"]  # compressed here
+            told.wait()
+            return answer
+
+        writer = G.GitStore(repo).write_blob_async(parts, gate=gate, staging=staging)
+        asked.wait()
+        told.set()
+        sha = writer.wait()
+        assert list(staging.iterdir()) == []
+        if not answer:
+            assert sha is None
+            assert sorted(p.name for p in objects.iterdir()) == before
+            continue
+        assert sha == G.parts_blob(parts)
+        shown = subprocess.run(["git", "cat-file", "blob", sha], cwd=repo, capture_output=True,
+                               check=True).stdout
+        assert shown == b"".join(parts)
+
+
 def test_an_object_write_that_fails_raises_at_wait(tmp_path: Path) -> None:
     from scratch.store import gitstore as G
 

@@ -159,6 +159,53 @@ def test_line_pass_ahead_from_memory_writes_what_the_file_gives(tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
 
 
+def test_line_pass_ahead_of_a_file_runs_in_a_child(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stored file's pass runs in a child process (not a thread taking the GIL from the
+    parse): the same files as the pass here; a child that fails is replaced by the pass here,
+    and one given up is ended with its files removed."""
+    data = b"".join(random.Random(12).choice(PIECES) for _ in range(30_000)) + b"\n"
+    content = tmp_path / "content"
+    content.write_bytes(data)
+    lines_out, tokens_out = io.BytesIO(), io.BytesIO()
+    want = run_line_pass(content, lines_out, {BASE: tokens_out}, count_lines)
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def check(ahead: L.LinesAhead, by: str) -> None:
+        done = ahead.take()
+        assert ahead.answered_by == by
+        assert done is not None and ahead.take() is None
+        lp, lines_path, token_paths = done
+        assert lines_path.read_bytes() == lines_out.getvalue()
+        assert token_paths[BASE].read_bytes() == tokens_out.getvalue()
+        assert lp.line_count == want.line_count == data.count(b"\n")
+        ahead.discard()
+        assert list(work.iterdir()) == []
+
+    ahead = L.LinesAhead(content, [BASE], work, chunk=4096)
+    assert ahead._child is not None and ahead._thread is None
+    check(ahead, "child")
+
+    failing: list[object] = []
+
+    def start_failing(source: Path, paths: object, chunk: int) -> object:
+        from scratch.children import start_child
+        nowhere = str(tmp_path / "missing" / "file")  # in no directory: the child fails
+        failing.append(start_child("scratch.index.lines", [nowhere, "1", nowhere]))
+        return failing[-1]
+
+    monkeypatch.setattr(L, "_start_pass", start_failing)
+    check(L.LinesAhead(content, [BASE], work, chunk=4096), "here")
+    assert len(failing) == 1
+    monkeypatch.undo()
+    given_up = L.LinesAhead(content, [BASE], work, chunk=4096)
+    child = given_up._child
+    given_up.discard()
+    assert child is not None and child.returncode is not None
+    assert list(work.iterdir()) == []
+
+
 def test_line_pass_ahead_hands_on_its_error(tmp_path: Path) -> None:
     def broken(lines: Sequence[str], base: str) -> list[int]:
         raise RuntimeError("no counter")

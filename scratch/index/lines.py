@@ -36,6 +36,7 @@ from scratch.errors import TokenizerError
 from scratch.index.files import TOKENS_HEADER, TOKENS_MAGIC
 
 if TYPE_CHECKING:
+    import subprocess
     from concurrent.futures import Future, ThreadPoolExecutor
 
 CHUNK = 8 << 20
@@ -475,13 +476,14 @@ def _unsafe_groups(chunk: bytes, offs: array[int]) -> list[tuple[int, int]]:
 
 def run_line_pass(content: Path, lines_out: IO[bytes] | None, token_outs: Mapping[str, IO[bytes]],
                   count_lines: CountLines | None,
-                  progress: Callable[[str, int, int | None], None] | None = None) -> LinePass:
+                  progress: Callable[[str, int, int | None], None] | None = None,
+                  chunk: int = CHUNK) -> LinePass:
     lp = LinePass(lines_out, token_outs, count_lines)
     size = content.stat().st_size
     try:
         with open(content, "rb") as f:
-            for chunk, safe in iter_file_chunks(f):
-                lp.feed(chunk, safe)
+            for piece, safe in iter_file_chunks(f, chunk):
+                lp.feed(piece, safe)
                 if progress is not None:
                     progress("index", lp.offset, size)
     except BaseException:
@@ -494,12 +496,17 @@ def run_line_pass(content: Path, lines_out: IO[bytes] | None, token_outs: Mappin
 
 class LinesAhead:
     """The line pass of content held in memory (``parts``, joined: the file) or of a complete
-    file (``parts`` its path: then the thread holds a chunk of it at a time), run in a thread
-    while the caller goes on (ingest: with the JSON analysis, while the file is still being
-    written), into temporary files in ``directory``. :meth:`result` waits for it;
+    file (``parts`` its path), run beside the caller (ingest: with the JSON analysis), into
+    temporary files in ``directory``. :meth:`take` waits for it;
     :func:`scratch.index.build.build_index` moves those files into the index instead of
     reading the content; :meth:`discard` removes whatever was not taken. Same results as
-    :func:`run_line_pass` on the file."""
+    :func:`run_line_pass` on the file.
+
+    A file's pass runs in a child process (:mod:`scratch.children`; it holds a chunk of the
+    file at a time): in a thread, its Python steps between the C calls took the GIL from the
+    caller's parse, which ran twice as slow. Content in memory, or a ``count_lines`` of the
+    caller's, is passed in a thread. A child that fails (cannot start, is killed, says
+    something unreadable) is replaced by the same pass run here when :meth:`take` asks."""
 
     def __init__(self, parts: Sequence[bytes] | Path, bases: Sequence[str], directory: Path,
                  count_lines: CountLines | None = None, chunk: int = CHUNK) -> None:
@@ -514,11 +521,19 @@ class LinesAhead:
             self.paths[key] = Path(name)
         self._out: list[LinePass | BaseException] = []
         self._taken = False
-        self._thread = threading.Thread(
-            target=self._run, args=(parts if isinstance(parts, Path) else tuple(parts),
-                                    count_lines or default_count_lines(), chunk),
-            name="scratch-lines", daemon=True)
-        self._thread.start()
+        self.answered_by: str | None = None  # "child", "here" or "thread", once done
+        self._chunk = chunk
+        self._source = parts if isinstance(parts, Path) else None
+        self._child: subprocess.Popen[bytes] | None = None
+        self._thread: threading.Thread | None = None
+        if self._source is not None and count_lines is None:
+            self._child = _start_pass(self._source, self.paths, chunk)
+        if self._child is None:
+            self._thread = threading.Thread(
+                target=self._run, args=(parts if isinstance(parts, Path) else tuple(parts),
+                                        count_lines or default_count_lines(), chunk),
+                name="scratch-lines", daemon=True)
+            self._thread.start()
 
     def _run(self, parts: tuple[bytes, ...] | Path, count_lines: CountLines, chunk: int
              ) -> None:  # ``chunk``: bytes per piece of the file read
@@ -545,13 +560,31 @@ class LinesAhead:
                     raise
                 lp.finish()
             self._out.append(lp)
-        except BaseException as exc:  # handed to result()
+        except BaseException as exc:  # handed to take()
             self._out.append(exc)
+
+    def _wait(self) -> None:
+        """Until the pass is done: the thread's, or the child's (else the same pass here)."""
+        if self._thread is not None:
+            self._thread.join()
+            self.answered_by = "thread"
+            return
+        child, self._child = self._child, None
+        if child is None:
+            return  # waited for already
+        done = _pass_answer(child)
+        if done is not None:
+            self._out.append(done)
+            self.answered_by = "child"
+        else:
+            assert self._source is not None
+            self._run(self._source, default_count_lines(), self._chunk)
+            self.answered_by = "here"
 
     def take(self) -> tuple[LinePass, Path, dict[str, Path]] | None:
         """(the pass, the ``lines.bin`` file, {base: its token file}) once it is done, for
         the caller to move away; None once taken (a second index build reads the file)."""
-        self._thread.join()
+        self._wait()
         if self._taken:
             return None
         got = self._out[0]
@@ -561,10 +594,72 @@ class LinesAhead:
         return got, self.paths[None], {b: self.paths[b] for b in self.bases}
 
     def discard(self) -> None:
-        """Wait for the thread and remove the files not moved away."""
-        self._thread.join()
+        """End the pass and remove the files not moved away."""
+        if self._child is not None:
+            child, self._child = self._child, None
+            child.kill()
+            child.wait()
+            if child.stdout is not None:
+                child.stdout.close()
+        if self._thread is not None:
+            self._thread.join()
         for path in self.paths.values():
             path.unlink(missing_ok=True)
+
+
+def _start_pass(source: Path, paths: Mapping[str | None, Path], chunk: int
+                ) -> subprocess.Popen[bytes] | None:
+    """The child running :func:`_child_main` on ``source`` into ``paths``; None if it cannot
+    start."""
+    from scratch.children import start_child
+
+    args = [str(source), str(chunk), str(paths[None]),
+            *(f"{base}={path}" for base, path in paths.items() if base is not None)]
+    try:
+        return start_child("scratch.index.lines", args)
+    except OSError:
+        return None
+
+
+def _pass_answer(child: subprocess.Popen[bytes]) -> LinePass | None:
+    """The child's pass (its line count and bytes, as a :class:`LinePass` with no files), or
+    None when it failed."""
+    import json
+
+    assert child.stdout is not None
+    with child.stdout as answer:
+        try:
+            out = answer.read()
+        except OSError:
+            out = b""
+            child.kill()
+    if child.wait() != 0:
+        return None
+    try:
+        said = json.loads(out)
+        lp = LinePass(None, {}, None)
+        lp.line_count, lp.offset = int(said["line_count"]), int(said["offset"])
+    except (ValueError, TypeError, KeyError):
+        return None
+    return lp
+
+
+def _child_main(argv: list[str]) -> int:
+    """``SOURCE CHUNK LINES BASE=TOKENS...``: the line pass of SOURCE into those files; prints
+    ``{"line_count": n, "offset": bytes}``."""
+    import json
+    import sys
+    from contextlib import ExitStack
+
+    source, chunk, lines = Path(argv[0]), int(argv[1]), Path(argv[2])
+    bases = dict(arg.split("=", 1) for arg in argv[3:])
+    with ExitStack() as stack:
+        lines_out = stack.enter_context(open(lines, "wb"))
+        token_outs = {base: stack.enter_context(open(path, "w+b"))
+                      for base, path in bases.items()}
+        lp = run_line_pass(source, lines_out, token_outs, default_count_lines(), chunk=chunk)
+    sys.stdout.write(json.dumps({"line_count": lp.line_count, "offset": lp.offset}))
+    return 0
 
 
 def default_count_lines() -> CountLines:
@@ -591,3 +686,9 @@ def default_count_lines() -> CountLines:
             raise TokenizerError(f"no tokenizer for encoding {base!r}", base=base) from None
 
     return toktok_count
+
+
+if __name__ == "__main__":  # the child of LinesAhead
+    import sys
+
+    sys.exit(_child_main(sys.argv[1:]))

@@ -220,8 +220,9 @@ class FileScan:
 
     def __init__(self, source: Path, allow: tuple[str, ...] = ()) -> None:
         import subprocess
-        import sys
         import threading
+
+        from scratch.children import start_child
 
         self.source = source
         self.allow = allow
@@ -229,18 +230,10 @@ class FileScan:
         self._answer: tuple[list[Hit], list[str]] | None = None
         self.answered_by: str | None = None  # "child" or "here", once answered
         self._closed = False
-        # the child imports from this process's own path (where this scratch and its
-        # dependencies were found), without running the site hooks again (-S: a third of an
-        # interpreter's start-up)
-        root = str(Path(__file__).resolve().parents[2])
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            p for p in (root, *sys.path) if p and isinstance(p, str))}
         self._child: subprocess.Popen[bytes] | None = None
         try:
-            self._child = subprocess.Popen(
-                [sys.executable, "-S", "-m", "scratch.redact.core", str(source)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env=env, close_fds=True)
+            self._child = start_child("scratch.redact.core", [str(source)],
+                                      stdin=subprocess.PIPE)
             assert self._child.stdin is not None
             with self._child.stdin as feed:
                 feed.write(_json_dumps(list(allow)))

@@ -32,6 +32,7 @@ Invariants:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -129,12 +130,23 @@ def write_loose_parts(git_dir: Path, parts: Sequence[bytes], sha: str | None = N
     parts: the compressed form of one :data:`COMPRESS_SLICE`); zlib, the writes and the
     fsync release the GIL, so a thread writes a big document's object while Python goes on
     with its index."""
+    written = _write_loose(git_dir, parts, sha, None, None)
+    assert written is not None  # no gate: always written
+    return written
+
+
+def _write_loose(git_dir: Path, parts: Sequence[bytes], sha: str | None,
+                 staging: Path | None, gate: Callable[[], bool] | None) -> str | None:
+    """:func:`write_loose_parts`, compressed into a temporary file in ``staging`` (else beside
+    the object) and moved into the object database only once ``gate``, when given, says
+    True; None (and no file left) when it says False."""
     sha = sha or parts_blob(parts)
     target = git_dir / "objects" / sha[:2] / sha[2:]
     if target.exists():
-        return sha
-    target.parent.mkdir(mode=0o700, exist_ok=True)
-    tmp = target.with_name(f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
+        return sha if gate is None or gate() else None
+    if staging is None:
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+    tmp = (staging or target.parent) / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
     size = sum(len(memoryview(p)) for p in parts)
     zobj = zlib.compressobj(1)  # git's default for loose objects (core.looseCompression)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
@@ -151,12 +163,27 @@ def write_loose_parts(git_dir: Path, parts: Sequence[bytes], sha: str | None = N
                 put(zobj.compress(view[start:start + COMPRESS_SLICE]))
         put(zobj.flush())
         os.fsync(fd)
-    except BaseException:
         os.close(fd)
+        fd = -1
+        if gate is not None and not gate():
+            tmp.unlink()
+            return None
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            import shutil  # staging on another file system than the objects
+
+            shutil.copyfile(tmp, target.with_name(tmp.name))
+            os.replace(target.with_name(tmp.name), target)
+            tmp.unlink()
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
         tmp.unlink(missing_ok=True)
         raise
-    os.close(fd)
-    os.replace(tmp, target)
     return sha
 
 
@@ -165,22 +192,24 @@ class BlobWriter:
     :meth:`GitStore.write_blob_async`); :meth:`wait` joins it and raises what it raised."""
 
     def __init__(self, git_dir: Path, parts: Sequence[bytes], sha: str | None,
-                 gate: Callable[[], bool] | None = None) -> None:
+                 gate: Callable[[], bool] | None = None, staging: Path | None = None) -> None:
         import threading
 
         self.sha = sha
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(git_dir, parts, gate),
+        self._thread = threading.Thread(target=self._run, args=(git_dir, parts, gate, staging),
                                         name="scratch-object", daemon=True)
         self._thread.start()
 
-    def _run(self, git_dir: Path, parts: Sequence[bytes],
-             gate: Callable[[], bool] | None) -> None:
+    def _run(self, git_dir: Path, parts: Sequence[bytes], gate: Callable[[], bool] | None,
+             staging: Path | None) -> None:
         try:
-            if gate is not None and not gate():  # shut: nothing is written
-                self.sha = None
-                return
-            self.sha = write_loose_parts(git_dir, parts, self.sha)
+            if gate is not None and staging is None:
+                if not gate():  # shut: nothing is written
+                    self.sha = None
+                    return
+                gate = None
+            self.sha = _write_loose(git_dir, parts, self.sha, staging, gate)
         except BaseException as exc:  # handed to wait()
             self._error = exc
 
@@ -523,14 +552,17 @@ class GitStore:
         return None
 
     def write_blob_async(self, parts: Sequence[bytes], sha: str | None = None,
-                         gate: Callable[[], bool] | None = None) -> BlobWriter:
+                         gate: Callable[[], bool] | None = None,
+                         staging: Path | None = None) -> BlobWriter:
         """Start writing the concatenation of ``parts`` (its blob id ``sha``, when known) into
         the object database from a thread, as a loose object like :func:`write_loose_blob`;
         :meth:`commit` then finds it written. The parts must not change until ``wait()``.
         Ingest runs this for a big JSON document as soon as its canonical text exists. With a
-        ``gate``, the thread first asks it and writes only on True (``wait()`` then returns
-        None when it wrote nothing)."""
-        return BlobWriter(self.git_dir, parts, sha, gate)
+        ``gate``, the object goes into the database only on its True (``wait()`` then returns
+        None when it wrote nothing): the thread asks it first, or, given a ``staging``
+        directory outside the database (ingest's, which holds the uncompressed text the
+        same while), compresses into a file there meanwhile and moves it in on True."""
+        return BlobWriter(self.git_dir, parts, sha, gate, staging)
 
     def store_object_async(self, path: Path) -> subprocess.Popen[bytes]:
         """Start writing ``path`` into the object database in the background (no filters).

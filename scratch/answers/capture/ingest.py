@@ -317,13 +317,15 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         def written(path: Path, blob: str, parts: Sequence[bytes]) -> None:
             # big JSON: its line pass and its git object, read from the stored file a slice
             # at a time, in threads (mostly without the GIL) while the normalizer parses it
-            # and builds its analysis; the longer one first; the object only once the
-            # input's scan, if still under way, found nothing
+            # and builds its analysis; the longer one first; the object compressed
+            # meanwhile beside the stored text, and moved into git only once the input's
+            # scan, if still under way, found nothing
             from scratch.index.lines import LinesAhead
 
             aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=EARLY_LINES_CHUNK))
             started.append(store.git.write_blob_async(
-                parts, blob, gate=None if scanning is None else scanning.found_nothing))
+                parts, blob, gate=None if scanning is None else scanning.found_nothing,
+                staging=tmp_dir))
 
         def storing(stage: str, done: int, total: int | None) -> None:
             # the normalizer reads the spooled input again: that is storing it, of a known size
