@@ -201,11 +201,9 @@ def test_a_malformed_result_is_an_error_naming_the_server(client: McpClient) -> 
 
 def test_a_hang_past_the_timeout_is_an_error_and_the_proxy_keeps_serving(
         client: McpClient) -> None:
-    start = time.monotonic()
-    result = client.call("hang")
+    result = client.call("hang")  # it hangs until its process ends: only the timeout answers
     info = json.loads(result.content[0].text)
     assert info["code"] == "upstream_timeout" and info["server"] == "fx"
-    assert time.monotonic() - start < 30
     assert client.text("text", {"size": 10}) == "line 00000"
 
 

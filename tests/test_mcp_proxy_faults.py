@@ -63,17 +63,15 @@ def test_a_call_the_client_cancels_is_cancelled_upstream_and_the_proxy_keeps_ser
     c = _proxied(tmp_path, entry, mode)
     try:
         assert c.text("text", {"size": 10}) == "line 00000"
-        started = time.monotonic()
-
         async def cancelled_call() -> bool:
             with anyio.move_on_after(1.0) as scope:
                 await c.client.call_tool("slow", {"seconds": 30})
             return scope.cancelled_caught
 
         assert c.portal.call(cancelled_call) is True
-        # notifications/cancelled reached the upstream: its handler was cancelled
+        # notifications/cancelled reached the upstream: its handler was cancelled (before
+        # its 30 s: the log says so only then)
         assert _wait_for(log, "cancelled\n")
-        assert time.monotonic() - started < 20
         # still serving, on the same upstream process, with no stray answer in between
         assert c.text("text", {"size": 10}) == "line 00000"
         assert c.text("slow", {"seconds": 0}) == "slept"

@@ -7,7 +7,6 @@ import csv
 import json
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -164,11 +163,9 @@ def test_row_limit_and_time_limit(tmp_path: Path) -> None:
     assert not run_sql(src, "SELECT id FROM entry WHERE id < 5", row_limit=5).truncated
     slow = ("SELECT count(*) FROM range(200000) a, range(200000) b "
             "WHERE (a.range * 31 + b.range) % 1000003 = 7")
-    t0 = time.monotonic()
-    with pytest.raises(ScratchError) as exc:
+    with pytest.raises(ScratchError) as exc:  # minutes of work: only the limit ends it
         run_sql(src, slow, time_limit=0.5)
     assert exc.value.code == "sql_timeout" and exc.value.exit_code == ExitCode.LIMIT
-    assert time.monotonic() - t0 < 10
 
 
 def test_exact_numbers_in_json(tmp_path: Path) -> None:

@@ -382,11 +382,14 @@ def bench_p5(ctx: Ctx) -> list[Row]:
         finally:
             shutil.rmtree(repo)
 
+    without = pure_tree(ctx)
+
     def pure() -> Run:  # as installed where no compiler built the C accelerators
-        env = ctx.store(f"p5-store-{next(counter)}")
+        env = {**ctx.store(f"p5-store-{next(counter)}"), "PYTHONPATH": str(without)}
         try:
-            return spawn([ctx.python, "-c", NO_ACCELERATORS, "ingest", "pods", "--store-always"],
-                         env, stdin=src)
+            # run from the copy: a checkout in the current directory would come first
+            return spawn([ctx.python, "-m", "scratch", "ingest", "pods", "--store-always"],
+                         env, stdin=src, cwd=without)
         finally:
             shutil.rmtree(env["SCRATCH_HOME"])
 
@@ -407,19 +410,24 @@ def bench_p5(ctx: Ctx) -> list[Row]:
                               spread(runs[2], runs[0])])]
 
 
-# scratch as it runs where its C accelerators were not built: their imports fail, so every
-# caller takes its pure-Python twin
-NO_ACCELERATORS = """import sys
-class NoAccelerators:
-    def find_spec(self, name, path=None, target=None):
-        if name in ("scratch._reindent", "scratch._union", "scratch._fieldcount"):
-            raise ImportError(name)
-        return None
-sys.meta_path.insert(0, NoAccelerators())
-sys.argv[0] = "scratch"
-from scratch.__main__ import main
-main()
-"""
+def pure_tree(ctx: Ctx) -> Path:
+    """A copy of the scratch package these runs import, without its C accelerators: scratch
+    as installed where no compiler built them (every caller takes its pure-Python twin). A
+    copy, not an import hook, so that the child processes scratch starts (the secret scan,
+    the line pass) run without them too."""
+    found = subprocess.run([ctx.python, "-c", "import scratch; print(scratch.__file__)"],
+                           env=ctx.env, capture_output=True, text=True, check=True)
+    package = Path(found.stdout.strip()).parent
+    root = ctx.root / "pure-python"
+    if not (root / "scratch").is_dir():
+        shutil.copytree(package, root / "scratch",
+                        ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
+    check = subprocess.run([ctx.python, "-c", "import scratch.reindent as r; print(r.HAVE_C)"],
+                           env={**ctx.env, "PYTHONPATH": str(root)}, cwd=root,
+                           capture_output=True, text=True, check=True)
+    if check.stdout.strip() != "False":
+        raise RuntimeError(f"the copy without accelerators still finds them: {root}")
+    return root
 
 
 TIKTOKEN_REF = """\
