@@ -119,8 +119,10 @@ class TextItems(list[JSON]):
         for _, batch in self._batches():
             yield batch
 
-    def _batches(self) -> Iterator[tuple[bytes, list[JSON]]]:
-        """(text, its items parsed) per :data:`BATCH_BYTES` of text."""
+    def _batches(self) -> Iterator[tuple[bytes | memoryview, list[JSON]]]:
+        """(text, its items parsed) per :data:`BATCH_BYTES` of text. From the file, the text is
+        read into one buffer used again, between the brackets orjson needs: the view handed
+        out is good until the next batch is asked for."""
         import orjson
 
         body = self.body
@@ -128,14 +130,27 @@ class TextItems(list[JSON]):
             assert body is not None  # detach() found them
             self.cuts = self._cuts(body)
         fd = os.open(self.path, os.O_RDONLY) if body is None and self.path is not None else -1
+        buf = bytearray(self.batch + (64 << 10) if fd >= 0 else 0)
         try:
             pos = self.start
             for stop in [*self.cuts, self.end]:
-                text = body[pos:stop] if body is not None else _pread(fd, pos, stop - pos)
+                n = stop - pos
+                text: bytes | memoryview
+                if body is not None:
+                    text = body[pos:stop]
+                    framed: bytes | memoryview = b"[" + text + b"]"
+                else:
+                    if n + 2 > len(buf):  # an item longer than a batch: a bigger buffer
+                        buf = bytearray(n + 2)  # (the last view handed out keeps the old)
+                    view = memoryview(buf)
+                    _pread_into(fd, view[1:n + 1], pos)
+                    buf[0], buf[n + 1] = 0x5B, 0x5D  # "[", "]"
+                    text, framed = view[1:n + 1], view[:n + 2]
                 try:
-                    batch = orjson.loads(b"[" + text + b"]")
+                    batch = orjson.loads(framed)
                 except orjson.JSONDecodeError as exc:  # 1e400, a lone surrogate: parsed whole
                     raise NotLazy(str(exc)) from None
+                del framed
                 yield text, batch
                 del text
                 pos = stop + 1
@@ -205,7 +220,7 @@ class TextItems(list[JSON]):
         self.starts, self.lines, self.union, self.kube = starts, cur, u.to_dict(), kube
 
 
-def _text_starts(text: bytes, depth: int, cur: int, starts: array[int]) -> int:
+def _text_starts(text: bytes | memoryview, depth: int, cur: int, starts: array[int]) -> int:
     """Append the start line (counted on from ``cur``) of each item of ``text`` (items of an
     array at ``depth``, canonical layout) to ``starts``; the line after the last item. In C
     (``item_starts`` of ``scratch._reindent``, one pass) when built, else
@@ -217,8 +232,10 @@ def _text_starts(text: bytes, depth: int, cur: int, starts: array[int]) -> int:
     return _text_starts_py(text, depth, cur, starts)
 
 
-def _text_starts_py(text: bytes, depth: int, cur: int, starts: array[int]) -> int:
+def _text_starts_py(text: bytes | memoryview, depth: int, cur: int, starts: array[int]
+                    ) -> int:
     """The pure-Python twin of :func:`_text_starts`'s C pass."""
+    text = bytes(text)
     cuts = separators(text, 0, len(text), depth, 0)[1]
     count = text.count
     pos = 1 if text[:1] == b"\n" else 0  # a batch after the first starts on its "\n"
@@ -230,16 +247,14 @@ def _text_starts_py(text: bytes, depth: int, cur: int, starts: array[int]) -> in
     return cur + count(b"\n", pos) + 1
 
 
-def _pread(fd: int, offset: int, length: int) -> bytes:
-    parts: list[bytes] = []
-    while length > 0:
-        block = os.pread(fd, length, offset)
-        if not block:
+def _pread_into(fd: int, view: memoryview, offset: int) -> None:
+    """Fill ``view`` from the file ``fd`` at ``offset``."""
+    while view:
+        got = os.preadv(fd, [view], offset)
+        if not got:
             raise NotLazy("the stored file ended early")
-        parts.append(block)
-        offset += len(block)
-        length -= len(block)
-    return b"".join(parts)
+        view = view[got:]
+        offset += got
 
 
 def separators_py(body: bytes, start: int, end: int, depth: int, step: int
