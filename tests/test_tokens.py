@@ -26,7 +26,7 @@ from scratch.tokens.cuts import (
     split_text,
 )
 from scratch.tokens.pybpe import PieceTooLong, PyBpe
-from scratch.tokens.tokenizer import build_tokenizer
+from scratch.tokens.tokenizer import PY_MAX_CHARS, build_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 BASES = ("o200k_base", "cl100k_base", "gemma3")
@@ -353,6 +353,19 @@ def test_engine_choice_follows_volume(tmp_path: Path) -> None:
     for _ in range(4):
         assert tok.count_many(batch) == expected
     assert tok._fast_state is True
+
+
+def test_a_page_sized_count_builds_no_tiktoken(tmp_path: Path) -> None:
+    """A read's answer up to PY_MAX_CHARS (a page of 50 pods is ~670 KB) is counted by the
+    pure-Python counter, exactly: building tiktoken's Encoding took 0.3 s and 73 MB of a
+    paged read's 64 MB bound."""
+    tok = build_tokenizer("o200k_base", cache=tmp_path)
+    page = "".join(f'    {{\n      "name": "web-{i}",\n      "restarts": {i % 7}\n    }},\n'
+                   for i in range(12_000))
+    assert 600_000 < len(page) <= PY_MAX_CHARS
+    want = len(T.get_tokenizer("o200k_base").encoding.encode_ordinary(page))
+    assert tok.count(page) == want
+    assert tok._encoding is None and tok._fast_state is None
 
 
 # -- safe cuts ------------------------------------------------------------------------------

@@ -51,8 +51,10 @@ FAST_MIN_CHARS: dict[str, int] = {"o200k_base": 4_000_000, "cl100k_base": 1_000_
 # characters, ~10 us for 2,500 counted directly); above, both cores pay for it.
 FAST_BATCH_CHARS = 1 << 18
 # Below this many characters (and while tiktoken is not built) the pure-Python counter is
-# cheaper than building tiktoken's Encoding (~0.2 s) at 3-5 MB/s.
-PY_MAX_CHARS = 256_000
+# about as quick as building tiktoken's Encoding (~0.2 s) and counting with it, and holds
+# much less: a 670 KB page of a PodList took 0.08 s and 15 MB against 0.3 s and 73 MB (the
+# 64 MB bound of a paged read, P7 of tests/bench/run_bench.py); new text at 2 MB/s, 0.5 s.
+PY_MAX_CHARS = 1 << 20
 # SentencePiece is fastest on pieces of about this size.
 _SP_PIECE = 1 << 16
 
