@@ -111,9 +111,11 @@ def test_a_staged_object_enters_git_only_through_its_gate(tmp_path: Path) -> Non
     own staging directory, moved into the objects on the gate's True, removed on False; the
     gate is asked once the file is compressed (a gate that waits on the scan holds up only
     the move)."""
+    import os
     import threading
 
     from scratch.store import gitstore as G
+    from scratch.store.locking import temp_owner
 
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -130,7 +132,8 @@ def test_a_staged_object_enters_git_only_through_its_gate(tmp_path: Path) -> Non
                  answer: bool = answer) -> bool:
             asked.set()
             assert sorted(p.name for p in objects.iterdir()) == before  # nothing in git yet
-            assert [p.name[:8] for p in staging.iterdir()] == ["tmp_obj_"]  # compressed here
+            staged = [p.name for p in staging.iterdir()]  # compressed here, named so that
+            assert len(staged) == 1 and temp_owner(staged[0]) == os.getpid()  # it is swept
             told.wait()
             return answer
 

@@ -516,7 +516,8 @@ class LinesAhead:
         self.bases = tuple(bases)
         self.paths: dict[str | None, Path] = {}
         for key in (None, *self.bases):  # None: the offsets
-            fd, name = tempfile.mkstemp(dir=directory, prefix=".tmp-lines-")
+            # named as scratch names its temporary files (its pid first): swept if it dies
+            fd, name = tempfile.mkstemp(dir=directory, prefix=f".tmp-{os.getpid()}-lines-")
             os.close(fd)
             self.paths[key] = Path(name)
         self._out: list[LinePass | BaseException] = []

@@ -146,7 +146,10 @@ def _write_loose(git_dir: Path, parts: Sequence[bytes], sha: str | None,
         return sha if gate is None or gate() else None
     if staging is None:
         target.parent.mkdir(mode=0o700, exist_ok=True)
-    tmp = (staging or target.parent) / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
+    # in git's objects, named as git names its own; in the staging directory, as scratch's
+    # temporary files, which the store's opening sweeps once their process is gone
+    tmp = (staging / f".tmp-{os.getpid()}-object-{os.urandom(4).hex()}" if staging is not None
+           else target.parent / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
     size = sum(len(memoryview(p)) for p in parts)
     zobj = zlib.compressobj(1)  # git's default for loose objects (core.looseCompression)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
