@@ -31,3 +31,26 @@ def start_child(module: str, args: list[str], stdin: int | IO[bytes] | None = No
     return subprocess.Popen([sys.executable, "-S", "-m", module, *args], stdin=stdin,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                             close_fds=True)
+
+
+def child_output(child: subprocess.Popen[bytes]) -> bytes | None:
+    """Everything the child wrote to its standard output, once it has ended; None when it
+    failed (a non-zero exit, or its output could not be read: then it is killed)."""
+    assert child.stdout is not None
+    with child.stdout as answer:
+        try:
+            out = answer.read()
+        except OSError:
+            out = b""
+            child.kill()
+    return out if child.wait() == 0 else None
+
+
+def end_child(child: subprocess.Popen[bytes]) -> None:
+    """End the child if it still runs, wait for it and close its pipes."""
+    if child.poll() is None:
+        child.kill()
+    child.wait()
+    for pipe in (child.stdin, child.stdout):
+        if pipe is not None:
+            pipe.close()

@@ -597,11 +597,10 @@ class LinesAhead:
     def discard(self) -> None:
         """End the pass and remove the files not moved away."""
         if self._child is not None:
+            from scratch.children import end_child
+
             child, self._child = self._child, None
-            child.kill()
-            child.wait()
-            if child.stdout is not None:
-                child.stdout.close()
+            end_child(child)
         if self._thread is not None:
             self._thread.join()
         for path in self.paths.values():
@@ -627,14 +626,10 @@ def _pass_answer(child: subprocess.Popen[bytes]) -> LinePass | None:
     None when it failed."""
     import json
 
-    assert child.stdout is not None
-    with child.stdout as answer:
-        try:
-            out = answer.read()
-        except OSError:
-            out = b""
-            child.kill()
-    if child.wait() != 0:
+    from scratch.children import child_output
+
+    out = child_output(child)
+    if out is None:
         return None
     try:
         said = json.loads(out)

@@ -267,16 +267,10 @@ class FileScan:
         child, self._child = self._child, None
         if child is None:
             return None
-        assert child.stdout is not None
-        with child.stdout as answer:
-            try:
-                out = answer.read()
-            except OSError:
-                out = b""
-                child.kill()
-        if child.wait() != 0:
-            return None
-        return _read_answer(out)
+        from scratch.children import child_output
+
+        out = child_output(child)
+        return None if out is None else _read_answer(out)
 
     def close(self) -> None:
         """End the child if it still runs (the caller gave up, e.g. on an error): a gate
@@ -287,12 +281,9 @@ class FileScan:
     def _end_child(self) -> None:
         child, self._child = self._child, None
         if child is not None:
-            if child.poll() is None:
-                child.kill()
-            child.wait()
-            for pipe in (child.stdin, child.stdout):
-                if pipe is not None:
-                    pipe.close()
+            from scratch.children import end_child
+
+            end_child(child)
 
 
 def _json_dumps(value: object) -> bytes:
