@@ -84,7 +84,7 @@ def test_repeated_lines_counted_exactly_across_chunks(tmp_path: Path,
     content.write_bytes(data)
     out = io.BytesIO()
     with open(content, "rb") as f:
-        pieces = list(L.iter_chunks(f, 4096))
+        pieces = _pieces(L.iter_file_chunks(f, 4096))
     assert len(pieces) > 20
     lp = L.LinePass(None, {BASE: out}, counting)
     for piece, safe in pieces:
@@ -118,26 +118,35 @@ def _pieces(chunks: object) -> list[tuple[bytes, bool]]:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_chunks_from_memory_are_the_chunks_of_the_file(monkeypatch: pytest.MonkeyPatch,
-                                                       seed: int) -> None:
-    """The line pass cuts text in memory (parts joined) and a file read into its reused
-    buffer exactly where reading the file a block at a time would cut it, safe or forced."""
+def test_chunks_are_whole_lines_cut_where_they_say(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path, seed: int) -> None:
+    """The pieces the line pass reads join to the file; each is whole lines; one cut by force
+    holds no safe cut; a file on disk and one in memory give the same pieces (their reads
+    fill the reused buffer differently)."""
     rng = random.Random(seed)
     monkeypatch.setattr(L, "FORCE_CUT", 3000)  # forced cuts happen too
     pool = [*PIECES, b"  /x\n" * 30, b"\n" * 50, b"y" * 700]
-    for _ in range(60):
+    safe_cut = L._safe_cut_re()
+    forced = 0
+    for k in range(60):
         data = b"".join(rng.choice(pool) for _ in range(rng.randint(0, 400)))
         chunk = rng.choice([64, 257, 1024, 4096])
-        want = list(L.iter_chunks(io.BytesIO(data), chunk))
-        assert _pieces(L.iter_file_chunks(io.BytesIO(data), chunk)) == want, chunk
-        cut = rng.randint(0, len(data))
-        for parts in ((data,), (data[:cut], data[cut:]), (data[:cut], b"", data[cut:])):
-            got = _pieces(L.iter_parts_chunks(parts, chunk))
-            assert got == want, (parts, chunk)
+        got = _pieces(L.iter_file_chunks(io.BytesIO(data), chunk))
+        path = tmp_path / f"data{k}"
+        path.write_bytes(data)
+        with open(path, "rb") as f:
+            assert _pieces(L.iter_file_chunks(f, chunk)) == got, chunk
+        assert b"".join(p for p, _ in got) == data
+        for i, (piece, safe) in enumerate(got):
+            assert piece.endswith(b"\n") or i == len(got) - 1  # the input's last line may not
+            if not safe:
+                forced += 1
+                assert safe_cut.search(piece[:-1]) is None
+    assert forced > 0
 
 
-def test_line_pass_ahead_from_memory_writes_what_the_file_gives(tmp_path: Path) -> None:
-    """Ingest runs the line pass of big JSON from memory in a thread (LinesAhead): the same
+def test_line_pass_ahead_in_a_thread_writes_what_the_file_gives(tmp_path: Path) -> None:
+    """With a counter of the caller's, the line pass ahead runs in a thread: the same
     offsets, prefix sums and total as the pass over the stored file; its files are taken
     once, and what is not taken is removed."""
     data = b"".join(random.Random(11).choice(PIECES) for _ in range(30_000)) + b"\n"
@@ -145,8 +154,9 @@ def test_line_pass_ahead_from_memory_writes_what_the_file_gives(tmp_path: Path) 
     content.write_bytes(data)
     lines_out, tokens_out = io.BytesIO(), io.BytesIO()
     want = run_line_pass(content, lines_out, {BASE: tokens_out}, count_lines)
-    ahead = L.LinesAhead((data[:-1], b"\n"), [BASE], tmp_path, count_lines)
+    ahead = L.LinesAhead(content, [BASE], tmp_path, count_lines)
     done = ahead.take()
+    assert ahead.answered_by == "thread"
     assert done is not None and ahead.take() is None
     lp, lines_path, token_paths = done
     assert lines_path.read_bytes() == lines_out.getvalue()
@@ -154,7 +164,7 @@ def test_line_pass_ahead_from_memory_writes_what_the_file_gives(tmp_path: Path) 
     assert (lp.line_count, lp.exact) == (want.line_count, want.exact) == (data.count(b"\n"), True)
     ahead.discard()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
-    unused = L.LinesAhead((data,), [BASE], tmp_path, count_lines)
+    unused = L.LinesAhead(content, [BASE], tmp_path, count_lines)
     unused.discard()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
 
@@ -210,8 +220,12 @@ def test_line_pass_ahead_hands_on_its_error(tmp_path: Path) -> None:
     def broken(lines: Sequence[str], base: str) -> list[int]:
         raise RuntimeError("no counter")
 
-    ahead = L.LinesAhead((b"a\nb\n",), [BASE], tmp_path, broken)
+    content = tmp_path / "content"
+    content.write_bytes(b"a\nb\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    ahead = L.LinesAhead(content, [BASE], work, broken)
     with pytest.raises(RuntimeError, match="no counter"):
         ahead.take()
     ahead.discard()
-    assert list(tmp_path.iterdir()) == []
+    assert list(work.iterdir()) == []

@@ -30,7 +30,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING
 
 from scratch.errors import TokenizerError
 from scratch.index.files import TOKENS_HEADER, TOKENS_MAGIC
@@ -69,40 +69,12 @@ def decode_text(data: bytes) -> str:
         return re.sub("[\udc80-\udcff]", "\ufffd", text)
 
 
-def iter_chunks(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[bytes, bool]]:
-    """(chunk, cut_safe) pieces of whole lines; joined they give the stream back exactly."""
-    pending: list[bytes] = []
-    size = 0
-    while True:
-        block = f.read(chunk)
-        if block:
-            pending.append(block)
-            size += len(block)
-            if size < chunk and b"\n" not in block:
-                continue
-        if not pending:
-            return
-        data = pending[0] if len(pending) == 1 else b"".join(pending)
-        pending = []
-        size = 0
-        if not block:  # end of input
-            yield data, True
-            return
-        found = _cut_point(data)
-        if found is None:
-            pending, size = [data], len(data)
-            continue
-        cut, safe = found
-        yield data[:cut], safe
-        if cut < len(data):
-            pending, size = [data[cut:]], len(data) - cut
-
-
 def iter_file_chunks(f: io.BufferedIOBase, chunk: int = CHUNK
                      ) -> Iterator[tuple[memoryview, bool]]:
-    """:func:`iter_chunks` read into one buffer used again and again: the same pieces at the
-    same cuts, each a view of that buffer, good until the next piece is asked for. No new
-    object per read and no join: the line pass of a 188 MB file read it in 0.35 s less."""
+    """(piece, cut_safe) pieces of whole lines of ``f``, read ``chunk`` bytes at a time;
+    joined they give the stream back exactly. Each is a view of one buffer used again and
+    again, good until the next piece is asked for: no new object per read and no join (the
+    line pass of a 188 MB file read it in 0.35 s less than so)."""
     buf = bytearray(2 * chunk)
     size = 0  # the bytes not yet handed out, at the buffer's start
     while True:
@@ -136,58 +108,6 @@ def iter_file_chunks(f: io.BufferedIOBase, chunk: int = CHUNK
         size -= cut
 
 
-def iter_parts_chunks(parts: Sequence[bytes], chunk: int = CHUNK
-                      ) -> Iterator[tuple[bytes | memoryview, bool]]:
-    """:func:`iter_chunks` of the stream that ``parts`` joined make, held in memory: the same
-    pieces at the same cuts, as views of the parts where a piece lies within one (no copy;
-    a piece across parts is joined)."""
-    sizes = [len(memoryview(p)) for p in parts]
-    total = sum(sizes)
-    views = [memoryview(p).cast("B") for p in parts]
-
-    def span(a: int, b: int) -> bytes | memoryview:
-        pieces = []
-        off = 0
-        for v, n in zip(views, sizes, strict=True):
-            lo, hi = max(a, off), min(b, off + n)
-            if lo < hi:
-                pieces.append(v[lo - off:hi - off])
-            off += n
-        if len(pieces) == 1:
-            return pieces[0]
-        return b"".join(pieces)
-
-    newline = _newline_re()
-    start = read_end = size = 0
-    pending = False
-    while True:  # the steps of iter_chunks, reading from memory
-        block_start, read_end = read_end, min(total, read_end + chunk)
-        block = read_end > block_start
-        if block:
-            pending = True
-            size += read_end - block_start
-            if size < chunk and newline.search(span(block_start, read_end)) is None:
-                continue
-        if not pending:
-            return
-        data = span(start, read_end)
-        pending, size = False, 0
-        if not block:
-            yield data, True
-            return
-        found = _cut_point(data)
-        if found is None:
-            pending, size = True, len(data)
-            continue
-        cut, safe = found
-        yield data[:cut], safe
-        if cut < len(data):
-            start += cut
-            pending, size = True, len(data) - cut
-        else:
-            start = read_end
-
-
 def _cut_point(data: bytes | memoryview) -> tuple[int, bool] | None:
     """Where a chunk of ``data`` (bytes-like) ends: after its last safe cut, searched near the
     end first (``(offset, True)``); else, once ``data`` is :data:`FORCE_CUT` long, after its
@@ -215,16 +135,6 @@ def _after_last_newline(data: bytes | memoryview) -> int:
         if at >= 0:
             return max(0, end - step) + at + 1
     return 0
-
-
-_newline: re.Pattern[bytes] | None = None
-
-
-def _newline_re() -> re.Pattern[bytes]:
-    global _newline
-    if _newline is None:
-        _newline = re.compile(rb"\n")
-    return _newline
 
 
 _BREAK_BYTES = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
@@ -495,20 +405,19 @@ def run_line_pass(content: Path, lines_out: IO[bytes] | None, token_outs: Mappin
 
 
 class LinesAhead:
-    """The line pass of content held in memory (``parts``, joined: the file) or of a complete
-    file (``parts`` its path), run beside the caller (ingest: with the JSON analysis), into
-    temporary files in ``directory``. :meth:`take` waits for it;
+    """The line pass of the complete file ``source``, run beside the caller (ingest: with the
+    JSON analysis), into temporary files in ``directory``. :meth:`take` waits for it;
     :func:`scratch.index.build.build_index` moves those files into the index instead of
     reading the content; :meth:`discard` removes whatever was not taken. Same results as
     :func:`run_line_pass` on the file.
 
-    A file's pass runs in a child process (:mod:`scratch.children`; it holds a chunk of the
-    file at a time): in a thread, its Python steps between the C calls took the GIL from the
-    caller's parse, which ran twice as slow. Content in memory, or a ``count_lines`` of the
-    caller's, is passed in a thread. A child that fails (cannot start, is killed, says
-    something unreadable) is replaced by the same pass run here when :meth:`take` asks."""
+    The pass runs in a child process (:mod:`scratch.children`; it holds a chunk of the file at
+    a time): in a thread, its Python steps between the C calls took the GIL from the caller's
+    parse, which ran twice as slow. With a ``count_lines`` of the caller's, or when no child
+    starts, it runs in a thread. A child that fails (is killed, says something unreadable) is
+    replaced by the same pass run here when :meth:`take` asks."""
 
-    def __init__(self, parts: Sequence[bytes] | Path, bases: Sequence[str], directory: Path,
+    def __init__(self, source: Path, bases: Sequence[str], directory: Path,
                  count_lines: CountLines | None = None, chunk: int = CHUNK) -> None:
         import tempfile
         import threading
@@ -523,44 +432,21 @@ class LinesAhead:
         self._out: list[LinePass | BaseException] = []
         self._taken = False
         self.answered_by: str | None = None  # "child", "here" or "thread", once done
-        self._chunk = chunk
-        self._source = parts if isinstance(parts, Path) else None
+        self._source = source
+        self._chunk = chunk  # bytes per piece of the file read
         self._child: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
-        if self._source is not None and count_lines is None:
-            self._child = _start_pass(self._source, self.paths, chunk)
+        if count_lines is None:
+            self._child = _start_pass(source, self.paths, chunk)
         if self._child is None:
             self._thread = threading.Thread(
-                target=self._run, args=(parts if isinstance(parts, Path) else tuple(parts),
-                                        count_lines or default_count_lines(), chunk),
+                target=self._run, args=(count_lines or default_count_lines(),),
                 name="scratch-lines", daemon=True)
             self._thread.start()
 
-    def _run(self, parts: tuple[bytes, ...] | Path, count_lines: CountLines, chunk: int
-             ) -> None:  # ``chunk``: bytes per piece of the file read
-        from contextlib import ExitStack
-
+    def _run(self, count_lines: CountLines) -> None:
         try:
-            with ExitStack() as stack:
-                lines_out = stack.enter_context(open(self.paths[None], "wb"))
-                token_outs = {base: stack.enter_context(open(self.paths[base], "w+b"))
-                              for base in self.bases}
-                lp = LinePass(lines_out, token_outs, count_lines)
-                try:
-                    chunks: Iterator[tuple[bytes | memoryview, bool]]
-                    if isinstance(parts, Path):  # the content's file: memory holds a chunk
-                        content = stack.enter_context(open(parts, "rb"))
-                        chunks = iter_file_chunks(content, chunk)
-                    else:
-                        chunks = iter_parts_chunks(parts)
-                    for piece, safe in chunks:
-                        lp.feed(piece, safe)
-                except BaseException:
-                    if lp._pool is not None:
-                        lp._pool.shutdown(cancel_futures=True)
-                    raise
-                lp.finish()
-            self._out.append(lp)
+            self._out.append(_pass_into(self._source, self.paths, count_lines, self._chunk))
         except BaseException as exc:  # handed to take()
             self._out.append(exc)
 
@@ -578,8 +464,7 @@ class LinesAhead:
             self._out.append(done)
             self.answered_by = "child"
         else:
-            assert self._source is not None
-            self._run(self._source, default_count_lines(), self._chunk)
+            self._run(default_count_lines())
             self.answered_by = "here"
 
     def take(self) -> tuple[LinePass, Path, dict[str, Path]] | None:
@@ -640,20 +525,29 @@ def _pass_answer(child: subprocess.Popen[bytes]) -> LinePass | None:
     return lp
 
 
+def _pass_into(source: Path, paths: Mapping[str | None, Path], count_lines: CountLines,
+               chunk: int) -> LinePass:
+    """:func:`run_line_pass` of ``source`` into the files ``paths`` (None: the line ends;
+    each base: its token sums), written anew."""
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        lines_out = stack.enter_context(open(paths[None], "wb"))
+        token_outs = {base: stack.enter_context(open(path, "w+b"))
+                      for base, path in paths.items() if base is not None}
+        return run_line_pass(source, lines_out, token_outs, count_lines, chunk=chunk)
+
+
 def _child_main(argv: list[str]) -> int:
     """``SOURCE CHUNK LINES BASE=TOKENS...``: the line pass of SOURCE into those files; prints
     ``{"line_count": n, "offset": bytes}``."""
     import json
     import sys
-    from contextlib import ExitStack
 
     source, chunk, lines = Path(argv[0]), int(argv[1]), Path(argv[2])
-    bases = dict(arg.split("=", 1) for arg in argv[3:])
-    with ExitStack() as stack:
-        lines_out = stack.enter_context(open(lines, "wb"))
-        token_outs = {base: stack.enter_context(open(path, "w+b"))
-                      for base, path in bases.items()}
-        lp = run_line_pass(source, lines_out, token_outs, default_count_lines(), chunk=chunk)
+    paths: dict[str | None, Path] = {None: lines}
+    paths.update((base, Path(path)) for base, path in (arg.split("=", 1) for arg in argv[3:]))
+    lp = _pass_into(source, paths, default_count_lines(), chunk)
     sys.stdout.write(json.dumps({"line_count": lp.line_count, "offset": lp.offset}))
     return 0
 
