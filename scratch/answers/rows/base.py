@@ -58,6 +58,19 @@ class Table(Protocol):
     def iter_rows(self, offset: int, end: int) -> Iterator[Row]: ...
 
 
+def rows_in_chunks(read: Callable[[int, int], list[Row]], offset: int, end: int, total: int,
+                   chunk: int) -> Iterator[Row]:
+    """Rows ``offset..end-1`` of a table of ``total`` rows, got from ``read(k, stop)``
+    ``chunk`` rows at a time (a table's :meth:`Table.iter_rows`: a window is streamed, not
+    held)."""
+    k = max(0, offset)
+    end = min(end, total)
+    while k < end:
+        stop = min(end, k + chunk)
+        yield from read(k, stop)
+        k = stop
+
+
 # a kind of table: the table at a path of an entry, or None for an entry of another kind
 TableReader: TypeAlias = "Callable[[Target, str], Table | None]"
 _READERS: list[TableReader] = []

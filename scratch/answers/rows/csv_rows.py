@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from scratch.answers.kernel.candidate import Candidate
 from scratch.answers.kernel.target import Target
-from scratch.answers.rows.base import Item, Row, register_table
+from scratch.answers.rows.base import Item, Row, register_table, rows_in_chunks
 from scratch.calls import Call, call
 from scratch.errors import FormatError, KeyPathNotFound, UsageError
 
@@ -153,12 +153,7 @@ class CsvRows:
 
     def iter_rows(self, offset: int, end: int) -> Iterator[Row]:
         """Rows ``offset..end-1``, reading their stored lines a chunk of rows at a time."""
-        k = max(0, offset)
-        end = min(end, self.total)
-        while k < end:
-            stop = min(end, k + CHUNK_ROWS)
-            yield from self._read(k, stop)
-            k = stop
+        return rows_in_chunks(self._read, offset, end, self.total, CHUNK_ROWS)
 
     def read(self, offset: int, end: int) -> list[Row]:
         return list(self.iter_rows(offset, end))

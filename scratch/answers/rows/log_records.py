@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from scratch.answers.kernel.target import Target
-from scratch.answers.rows.base import Item, RecordsInfo, Row, register_table
+from scratch.answers.rows.base import Item, RecordsInfo, Row, register_table, rows_in_chunks
 from scratch.calls import Call, call
 from scratch.errors import IndexInvalid, UsageError
 
@@ -113,12 +113,7 @@ class LogRows:
         return out
 
     def iter_rows(self, offset: int, end: int) -> Iterator[Row]:
-        k = max(0, offset)
-        end = min(end, self.total)
-        while k < end:
-            stop = min(end, k + CHUNK_LINES)
-            yield from self._read(k, stop)
-            k = stop
+        return rows_in_chunks(self._read, offset, end, self.total, CHUNK_LINES)
 
     def read(self, offset: int, end: int) -> list[Row]:
         return list(self.iter_rows(offset, end))
