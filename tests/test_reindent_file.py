@@ -25,7 +25,6 @@ from scratch.index.textitems import (
     Readers,
     TextItems,
     lazy_parts,
-    parse_lazily,
     prepare_lazily,
     scan_lazily,
 )
@@ -139,7 +138,8 @@ def test_detached_items_read_the_stored_file(tmp_path: Path) -> None:
     doc = {"kind": "List", "items": [{"i": i, "s": "x,\n" * (i % 7)} for i in range(400)]}
     body = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
     readers = Readers(Union, KubeTally, BIG_ARRAY)
-    whole = parse_lazily(body, readers, 1 << 10, 512)
+    whole = prepare_lazily(body, BIG_ARRAY, 1 << 10, 512)
+    scan_lazily(whole, readers)
     assert isinstance(whole, dict) and isinstance(whole["items"], TextItems)
     value = prepare_lazily(body, BIG_ARRAY, 1 << 10, 512)
     assert isinstance(value, dict) and isinstance(value["items"], TextItems)

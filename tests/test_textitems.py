@@ -17,13 +17,28 @@ from scratch.index.analyze import analyze_json
 from scratch.index.jsonskel import BIG_ARRAY
 from scratch.index.kube import KubeTally
 from scratch.index.schema import Union
-from scratch.index.textitems import Readers, TextItems, separators_py
-from scratch.index.textitems import parse_lazily as parse_with
+from scratch.index.textitems import (
+    NotLazy,
+    Readers,
+    TextItems,
+    prepare_lazily,
+    scan_lazily,
+    separators_py,
+)
 from scratch.reindent import KEY_REPEAT, reindent
 
 
-def parse_lazily(body: bytes, lazy_bytes: int, batch: int) -> Any:
-    return parse_with(body, Readers(Union, KubeTally, BIG_ARRAY), lazy_bytes, batch)
+def parse_lazily(body: bytes, lazy_bytes: int, batch: int, text_lines: bool = False) -> Any:
+    """The normalizer's two steps on ``body`` held in memory: its value with the big arrays
+    kept as text and scanned, or None where it parses the whole text instead."""
+    value = prepare_lazily(body, BIG_ARRAY, lazy_bytes, batch)
+    if value is None:
+        return None
+    try:
+        scan_lazily(value, Readers(Union, KubeTally, BIG_ARRAY), text_lines)
+    except NotLazy:
+        return None
+    return value
 
 
 def _pod(i: int) -> dict[str, Any]:
@@ -187,8 +202,7 @@ def _lines_both_ways(body: bytes) -> tuple[list[Any], list[Any]] | None:
     """(start lines, lines) of each array kept as text: counted on the text, and rendered."""
     got = []
     for text_lines in (True, False):
-        value = parse_with(body, Readers(Union, KubeTally, BIG_ARRAY), 2000, 700,
-                           text_lines=text_lines)
+        value = parse_lazily(body, 2000, 700, text_lines=text_lines)
         if value is None:
             return None
         got.append([(list(v.starts or ()), v.lines) for v in _kept(value)])

@@ -19,8 +19,9 @@ spaces followed by a non-space, and the members of the root by ``"\\n  \\""``.
 Kept as text: a non-empty array, at the root or as a member of a root object, whose text is
 :data:`LAZY_BYTES` or more, with more than :data:`scratch.index.jsonskel.BIG_ARRAY` items (an
 array the skeleton expands item by item is parsed as before). Anything unusual (a repeated
-root key, a batch orjson cannot read, a root with very many members) makes :func:`parse_lazily`
-answer None: the caller parses the whole text as before.
+root key, a root with very many members) makes :func:`prepare_lazily` answer None, and a batch
+orjson cannot read makes :func:`scan_lazily` raise :class:`NotLazy`: the caller parses the whole
+text as before.
 """
 
 from __future__ import annotations
@@ -296,28 +297,13 @@ def separators(body: bytes, start: int, end: int, depth: int, step: int
     return separators_py(body, start, end, depth, step)
 
 
-def parse_lazily(body: bytes, readers: Readers, lazy_bytes: int = LAZY_BYTES,
-                 batch: int = BATCH_BYTES, text_lines: bool = False) -> JSON:
-    """The value of the canonical text ``body`` with its arrays of ``lazy_bytes`` or more as
-    :class:`TextItems` (scanned, parsed ``batch`` bytes at a time), or None when nothing in it
-    is big enough (or it cannot be read so). ``text_lines``: no object may repeat a key (see
-    :meth:`TextItems.scan`). :func:`prepare_lazily` then :func:`scan_lazily`."""
-    value = prepare_lazily(body, readers.big_array, lazy_bytes, batch)
-    if value is None:
-        return None
-    try:
-        scan_lazily(value, readers, text_lines)
-    except NotLazy:
-        return None
-    return value
-
-
 def prepare_lazily(body: bytes, big_array: int, lazy_bytes: int = LAZY_BYTES,
                    batch: int = BATCH_BYTES) -> JSON:
-    """The first step of :func:`parse_lazily`, the one that needs ``body`` whole: the value
-    with its big arrays as :class:`TextItems` not yet scanned (their batches found), or None.
-    The items may then be read from a file holding the same bytes (:meth:`TextItems.detach`)
-    while ``body`` goes, before :func:`scan_lazily` parses them."""
+    """The value of the canonical text ``body`` with its arrays of ``lazy_bytes`` or more as
+    :class:`TextItems` not yet scanned (parsed ``batch`` bytes at a time once they are), or
+    None when nothing in it is big enough (or it cannot be read so): the step that needs
+    ``body`` whole. The items may then be read from a file holding the same bytes
+    (:meth:`TextItems.detach`) while ``body`` goes, before :func:`scan_lazily` parses them."""
     n = len(body)
     if n < lazy_bytes:
         return None
@@ -341,8 +327,9 @@ def lazy_parts(value: JSON) -> list[TextItems]:
 
 
 def scan_lazily(value: JSON, readers: Readers, text_lines: bool = False) -> None:
-    """The second step of :func:`parse_lazily`: every array kept as text in ``value``
-    scanned (:meth:`TextItems.scan`); raises :class:`NotLazy` as that does."""
+    """The step after :func:`prepare_lazily`: every array kept as text in ``value`` scanned
+    (:meth:`TextItems.scan`; ``text_lines``: no object may repeat a key); raises
+    :class:`NotLazy` as that does (then the caller parses the whole text)."""
     for items in lazy_parts(value):
         items.scan("orjson", readers, text_lines=text_lines)
 
