@@ -82,9 +82,9 @@ Progress = Callable[[str, int, "int | None"], None]
 # budget}} and "pointer_tokens"), measured at 58-62; rounded up.
 ENVELOPE_TOKENS = 80
 BACKGROUND_OBJECT_BYTES = 4 << 20
-# big JSON's line pass runs during the parse, in smaller chunks than its default: memory
-# holds those, the parse's batch and the analysis
-EARLY_LINES_CHUNK = 2 << 20
+# big JSON's line pass (a child process, during the parse) reads the stored file this much
+# at a time, less than its default: its memory adds to the ingest's own
+LINE_PASS_CHUNK = 2 << 20
 # options of common CLIs that take a value, so the value is not taken for the subcommand
 VALUED_OPTIONS = frozenset({"-n", "--namespace", "--context", "--kubeconfig", "--cluster",
                             "-o", "--output", "--region", "--profile", "-R", "--repo",
@@ -322,7 +322,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             # scan, if still under way, found nothing
             from scratch.index.lines import LinesAhead
 
-            aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=EARLY_LINES_CHUNK))
+            aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=LINE_PASS_CHUNK))
             started.append(store.git.write_blob_async(
                 parts, blob, gate=None if scanning is None else scanning.found_nothing,
                 staging=tmp_dir))
