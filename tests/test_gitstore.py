@@ -106,6 +106,35 @@ def test_big_objects_written_in_process_are_what_git_writes(tmp_path: Path) -> N
     assert G.write_loose_parts(repo / ".git", parts, sha) == sha
 
 
+@pytest.mark.parametrize("accelerated", [True, False])
+def test_both_compressors_write_objects_git_reads(tmp_path: Path, accelerated: bool) -> None:
+    """The loose object's deflate is ISA-L's where the isal package is installed (a
+    dependency where it has wheels) and zlib's elsewhere: git reads either one as its own,
+    streamed slice by slice as the object writer does."""
+    from scratch.store import gitstore as G
+
+    if accelerated:
+        pytest.importorskip("isal")
+    zobj = G.compressor(accelerated)
+    assert type(zobj).__module__ == ("isal_zlib" if accelerated else "zlib")
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    text = b"".join(b'{"n": %d, "s": "%s"}\n' % (i, b"x\xc3\xa9" * (i % 9)) for i in range(50_000))
+    sha = blob_sha(text)
+    stream = zobj.compress(b"blob %d\x00" % len(text))
+    for start in range(0, len(text), 100_000):
+        stream += zobj.compress(memoryview(text)[start:start + 100_000])
+    stream += zobj.flush()
+    target = repo / ".git" / "objects" / sha[:2] / sha[2:]
+    target.parent.mkdir()
+    target.write_bytes(stream)
+    shown = subprocess.run(["git", "cat-file", "blob", sha], cwd=repo, capture_output=True,
+                           check=True).stdout
+    assert shown == text
+    assert subprocess.run(["git", "fsck", "--full", "--strict"], cwd=repo,
+                          capture_output=True).returncode == 0
+
+
 def test_a_staged_object_enters_git_only_through_its_gate(tmp_path: Path) -> None:
     """Ingest compresses a big document's object while the secret scan still runs: into its
     own staging directory, moved into the objects on the gate's True, removed on False; the

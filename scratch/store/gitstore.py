@@ -43,7 +43,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypedDict
+from typing import Protocol, TypedDict
 
 from scratch.errors import StoreError
 
@@ -67,8 +67,8 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 # blobs up to this size are written here from a file; larger files by hash-object (a big
 # document ingest holds in memory is written here whatever its size: write_blob_async)
 LOOSE_OBJECT_MAX = 4 << 20
-# bytes handed to zlib at a time when writing a big object here: few calls, since each one
-# (and each growth of its output) takes the GIL back, and Python may be busy meanwhile
+# bytes handed to the compressor at a time when writing a big object here: few calls, since
+# each one (and each growth of its output) takes the GIL back, and Python may be busy meanwhile
 COMPRESS_SLICE = 64 << 20
 LOOSE_OBJECTS_PER_FANOUT = 27  # git's gc.auto default (6,700) over its 256 fan-out dirs
 # Settings on top of the store's own config for every git command scratch runs: none of these
@@ -127,9 +127,9 @@ def parts_blob(parts: Sequence[bytes]) -> str:
 def write_loose_parts(git_dir: Path, parts: Sequence[bytes], sha: str | None = None) -> str:
     """:func:`write_loose_blob` of the concatenation of ``parts``, whose blob id ``sha`` is
     given when already computed. Compressed slice by slice into the file (memory beyond the
-    parts: the compressed form of one :data:`COMPRESS_SLICE`); zlib, the writes and the
-    fsync release the GIL, so a thread writes a big document's object while Python goes on
-    with its index."""
+    parts: the compressed form of one :data:`COMPRESS_SLICE`); the compression, the writes
+    and the fsync release the GIL, so a thread writes a big document's object while Python
+    goes on with its index."""
     written = _write_loose(git_dir, parts, sha, None, None)
     assert written is not None  # no gate: always written
     return written
@@ -151,7 +151,7 @@ def _write_loose(git_dir: Path, parts: Sequence[bytes], sha: str | None,
     tmp = (staging / f".tmp-{os.getpid()}-object-{os.urandom(4).hex()}" if staging is not None
            else target.parent / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
     size = sum(len(memoryview(p)) for p in parts)
-    zobj = zlib.compressobj(1)  # git's default for loose objects (core.looseCompression)
+    zobj = compressor()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     try:
         def put(chunk: bytes) -> None:
@@ -188,6 +188,28 @@ def _write_loose(git_dir: Path, parts: Sequence[bytes], sha: str | None,
         tmp.unlink(missing_ok=True)
         raise
     return sha
+
+
+class Compressor(Protocol):
+    """What :func:`compressor` returns (zlib's or ISA-L's compression object)."""
+
+    def compress(self, data: bytes | memoryview, /) -> bytes: ...
+    def flush(self) -> bytes: ...
+
+
+def compressor(accelerated: bool = True) -> Compressor:
+    """A deflate stream in the zlib format at level 1, git's default for loose objects
+    (core.looseCompression): ISA-L's (the ``isal`` package) when it is installed and
+    ``accelerated``, else zlib's. Both are streams git reads; ISA-L's takes a fifth of the
+    time. Either releases the GIL while it compresses."""
+    if accelerated:
+        try:
+            from isal import isal_zlib
+        except ImportError:
+            pass
+        else:
+            return isal_zlib.compressobj(1)
+    return zlib.compressobj(1)
 
 
 class BlobWriter:
