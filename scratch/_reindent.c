@@ -164,12 +164,26 @@ static inline size_t utf8_len(const unsigned char *s, size_t p, size_t n) {
     return 0;
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Non-zero when one of the 8 bytes in ``w`` is '"', '\\', below 0x20 or 0x80 and above (a
+ * byte a string's plain run stops at), zero when none is: a mark (the high bit) on each such
+ * byte; a borrow may mark a byte next to a marked one too, which only zero or not ignores. */
+static inline uint64_t string_stops(uint64_t w) {
+    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+    return (((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b) | w) & HIGHS;
+}
+
 /* A string token starting at sc->pos (a '"'); copied verbatim to o. */
 static int scan_string(Scan *sc, Out *o) {
     const unsigned char *s = sc->s;
     size_t n = sc->n, start = sc->pos, p = start + 1;
     for (;;) {
-        /* the common case: a run of plain ASCII */
+        /* the common case: a run of plain ASCII, stepped over 8 bytes at a time to the word
+         * that holds its end, then byte by byte */
+        uint64_t word;
+        while (p + 8 <= n && (memcpy(&word, s + p, 8), string_stops(word) == 0)) p += 8;
         while (p < n && s[p] >= 0x20 && s[p] < 0x80 && s[p] != '"' && s[p] != '\\') p++;
         if (p >= n) return fail(sc, "Unterminated string", start);
         unsigned char c = s[p];
@@ -282,10 +296,11 @@ static inline int same_key(const unsigned char *s, const KeyRef *a, const KeyRef
     return memcmp(s + a->at + 1, s + b->at + 1, a->len) == 0;
 }
 
-/* Whether two of the keys ``k[0..m)`` are the same (sorts them). */
+/* Whether two of the keys ``k[0..m)`` are the same (sorts them when there are many: pairs
+ * of hashes are compared up to 32 keys, which is quicker than a sort). */
 static int keys_repeat(const unsigned char *s, KeyRef *k, size_t m) {
     if (m < 2) return 0;
-    if (m <= 8) {
+    if (m <= 32) {
         for (size_t i = 0; i < m; i++)
             for (size_t j = i + 1; j < m; j++)
                 if (same_key(s, &k[i], &k[j])) return 1;
@@ -298,23 +313,35 @@ static int keys_repeat(const unsigned char *s, KeyRef *k, size_t m) {
     return 0;
 }
 
-#define FNV_PRIME 0x100000001b3ULL
-
-static inline uint64_t fnv_utf8(uint64_t h, uint32_t cp, size_t *len) {
-    unsigned char b[4];
-    size_t n;
-    if (cp < 0x80) { b[0] = (unsigned char)cp; n = 1; }
-    else if (cp < 0x800) { b[0] = (unsigned char)(0xC0 | (cp >> 6)); b[1] = (unsigned char)(0x80 | (cp & 0x3F)); n = 2; }
-    else if (cp < 0x10000) {
-        b[0] = (unsigned char)(0xE0 | (cp >> 12)); b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (unsigned char)(0x80 | (cp & 0x3F)); n = 3;
-    } else {
-        b[0] = (unsigned char)(0xF0 | (cp >> 18)); b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-        b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (unsigned char)(0x80 | (cp & 0x3F)); n = 4;
+/* A 64-bit hash of the n bytes at s, a word at a time. */
+static inline uint64_t hash_bytes(const unsigned char *s, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
     }
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * FNV_PRIME;
-    *len += n;
-    return h;
+    w = 0;
+    memcpy(&w, s + i, n - i);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 29);
+}
+
+static inline size_t put_utf8(unsigned char *b, uint32_t cp) {
+    if (cp < 0x80) { b[0] = (unsigned char)cp; return 1; }
+    if (cp < 0x800) {
+        b[0] = (unsigned char)(0xC0 | (cp >> 6)); b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        b[0] = (unsigned char)(0xE0 | (cp >> 12)); b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    b[0] = (unsigned char)(0xF0 | (cp >> 18)); b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
 }
 
 static inline uint32_t hex4(const unsigned char *p) {
@@ -326,44 +353,54 @@ static inline uint32_t hex4(const unsigned char *p) {
     return v;
 }
 
-/* The key token s[0..n) (quotes included, already validated): the FNV-1a hash of the UTF-8
- * text it stands for (a surrogate pair read as one code point, a lone surrogate as its own
- * three bytes, as Python's json reads them), that text's length, and whether it has escapes. */
-static void key_text(const unsigned char *s, size_t n, KeyRef *k) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    size_t len = 0, p = 1, end = n - 1;
-    k->escaped = 0;
+/* The key token s[0..n) (quotes included, already validated): the hash (hash_bytes) of the
+ * UTF-8 text it stands for (a surrogate pair read as one code point, a lone surrogate as its
+ * own three bytes, as Python's json reads them), that text's length, and whether it has
+ * escapes. Without escapes that text is the bytes inside the quotes; with them it is spelled
+ * out first (never longer than the token). Returns 0 when out of memory. */
+static int key_text(const unsigned char *s, size_t n, KeyRef *k) {
+    const unsigned char *inner = s + 1;
+    size_t end = n - 2;
+    if (memchr(inner, '\\', end) == NULL) {
+        k->escaped = 0;
+        k->len = end;
+        k->hash = hash_bytes(inner, end);
+        return 1;
+    }
+    unsigned char small[256], *text = end <= sizeof small ? small : malloc(end);
+    if (text == NULL) return 0;
+    size_t len = 0, p = 0;
     while (p < end) {
-        unsigned char c = s[p];
+        unsigned char c = inner[p];
         if (c != '\\') {
-            h = (h ^ c) * FNV_PRIME;
-            len++;
+            text[len++] = c;
             p++;
             continue;
         }
-        k->escaped = 1;
-        unsigned char e = s[p + 1];
+        unsigned char e = inner[p + 1];
         if (e != 'u') {
-            unsigned char v = e == 'b' ? 8 : e == 'f' ? 12 : e == 'n' ? 10 : e == 'r' ? 13
-                              : e == 't' ? 9 : e;
-            h = (h ^ v) * FNV_PRIME;
-            len++;
+            text[len++] = e == 'b' ? 8 : e == 'f' ? 12 : e == 'n' ? 10 : e == 'r' ? 13
+                          : e == 't' ? 9 : e;
             p += 2;
             continue;
         }
-        uint32_t cp = hex4(s + p + 2);
+        uint32_t cp = hex4(inner + p + 2);
         p += 6;
-        if (cp >= 0xD800 && cp <= 0xDBFF && p + 6 <= end && s[p] == '\\' && s[p + 1] == 'u') {
-            uint32_t lo = hex4(s + p + 2);
+        if (cp >= 0xD800 && cp <= 0xDBFF && p + 6 <= end && inner[p] == '\\'
+                && inner[p + 1] == 'u') {
+            uint32_t lo = hex4(inner + p + 2);
             if (lo >= 0xDC00 && lo <= 0xDFFF) {
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 p += 6;
             }
         }
-        h = fnv_utf8(h, cp, &len);
+        len += put_utf8(text + len, cp);
     }
-    k->hash = h;
+    k->escaped = 1;
     k->len = len;
+    k->hash = hash_bytes(text, len);
+    if (text != small) free(text);
+    return 1;
 }
 
 /* The whole document; returns 1 on success (o holds the body), 0 on error (sc->err set or
@@ -436,7 +473,10 @@ static int run(Scan *sc, Out *o) {
                     keys_cap = cap;
                 }
                 keys[nkeys].at = key_at;
-                key_text(s + key_at, sc->pos - key_at, &keys[nkeys]);
+                if (!key_text(s + key_at, sc->pos - key_at, &keys[nkeys])) {
+                    o->failed = 1;
+                    goto done;
+                }
                 nkeys++;
             }
             skip_ws(sc);

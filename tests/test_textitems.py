@@ -249,6 +249,8 @@ def test_a_repeated_key_is_flagged_and_its_lines_rendered() -> None:
     (b"{" + b",".join(b'"k%d": 1' % i for i in range(40)) + b', "k17": 0}', True),
     (b"{" + b",".join(b'"k%d": 1' % i for i in range(40)) + b"}", False),
     (b'{"x": {"a": 1, "b": {"a": 1}, "a": 2}}', True),  # after a nested object closed
+    (b'{"' + b"a" * 300 + b'": 1, "\\u0061' + b"a" * 299 + b'": 2}', True),  # long, escaped
+    (b'{"' + b"a" * 300 + b'": 1, "\\u0062' + b"a" * 299 + b'": 2}', False),
 ])
 def test_key_repeat_flag(doc: bytes, flagged: bool) -> None:
     from scratch.reindent import HAVE_C, _c_reindent, reindent_py
@@ -268,8 +270,11 @@ def test_key_repeat_flag_is_a_repeat_on_generated_keys() -> None:
                  "\U0001F600", "\\ud83d", "\u00e9", "\\u00E9", "/", "\\/"]
     impls = [reindent_py, *([_c_reindent] if HAVE_C else [])]
     for _ in range(1500):
-        keys = ["".join(rng.choice(spellings) for _ in range(rng.randrange(3)))
-                for _ in range(rng.randrange(1, 14))]
+        # short keys (which repeat) and long ones (hashed a word at a time), up to objects
+        # of 40 keys (compared pair by pair up to 32, sorted past that)
+        keys = ["".join(rng.choice(spellings)
+                        for _ in range(rng.choice([rng.randrange(3), rng.randrange(14)])))
+                for _ in range(rng.choice([rng.randrange(1, 14), rng.randrange(1, 41)]))]
         doc = ("{" + ",".join(f'"{k}": {i}' for i, k in enumerate(keys)) + "}").encode()
         repeats = len(json.loads(doc)) != len(keys)
         for impl in impls:
