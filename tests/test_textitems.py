@@ -102,6 +102,51 @@ def test_lazy_items_index_and_slice() -> None:
         lazy[200]
 
 
+def test_items_are_cut_from_memory_until_the_file_is_whole(tmp_path: Path) -> None:
+    """Ingest parses the items while a thread still writes the body to its file: batches come
+    from the body in memory until the write says the file is whole, then from the file, and
+    the body is let go for every array that shares it."""
+    doc = _documents()["two big members"]
+    body, _, _ = reindent(json.dumps(doc).encode())
+    whole = parse_lazily(body, lazy_bytes=2000, batch=700)
+    value = prepare_lazily(body, BIG_ARRAY, 2000, 700)
+    parts = textitems.lazy_parts(value)
+    assert len(parts) == 2
+    dest = tmp_path / "doc.json"  # not there yet: nothing may be read from it
+    asked: list[bool] = []
+
+    def written() -> bool:
+        if len(asked) == 2:  # the write ends while the first array's batches are cut
+            dest.write_bytes(body + b"\n")
+        asked.append(dest.exists())
+        return asked[-1]
+
+    pending = textitems.Pending(body, written)
+    for part in parts:
+        part.detach(dest, pending)
+    scan_lazily(value, Readers(Union, KubeTally, BIG_ARRAY))
+    assert asked == [False, False, True]  # asked per batch until it said yes, then never
+    assert pending.body is None and pending.take() is None
+    for part, want in zip(parts, textitems.lazy_parts(whole), strict=True):
+        assert (part.starts, part.union, part.lines) == (want.starts, want.union, want.lines)
+        assert vars(part.kube or want) == vars(want.kube or want)
+    assert list(parts[1]) == doc["items"]  # read again: from the file alone
+
+
+def test_a_failed_write_stops_the_items(tmp_path: Path) -> None:
+    doc = _documents()["podlist"]
+    body, _, _ = reindent(json.dumps(doc).encode())
+    value = prepare_lazily(body, BIG_ARRAY, 2000, 700)
+
+    def written() -> bool:
+        raise OSError(28, "No space left on device")
+
+    for part in textitems.lazy_parts(value):
+        part.detach(tmp_path / "doc.json", textitems.Pending(body, written))
+    with pytest.raises(OSError, match="No space left"):
+        scan_lazily(value, Readers(Union, KubeTally, BIG_ARRAY))
+
+
 @pytest.mark.parametrize(("doc", "kept"), [
     ({"a": list(range(10))}, False),  # smaller than lazy_bytes
     ({"a": list(range(64)), "b": "x" * 300}, False),  # the skeleton expands it item by item

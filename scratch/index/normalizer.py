@@ -340,12 +340,13 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     The input (``n`` bytes) is not held: the caller dropped it, or re-indented it from its
     file without holding it (:func:`_from_file`). Two threads write the body to ``dest`` and
     hash it as a git blob, without the GIL, while the root is parsed with its big arrays left
-    as text (:func:`scratch.index.textitems.prepare_lazily`). Then the body goes (once the
-    hash is done): those arrays are read from ``dest`` (same bytes at the same offsets), a
-    batch at a time, as their items are parsed and handed to the analysis; and as soon as the
-    hash is done ``written(dest, blob, parts)`` is told, from a thread, so the object write
-    and the line pass (:class:`scratch.index.lines.LinesAhead`) read the file on the other
-    core during the parse, with memory holding none of the body. A body
+    as text (:func:`scratch.index.textitems.prepare_lazily`). Then those arrays' items are
+    parsed a batch at a time and handed to the analysis: cut from the body in memory while
+    its file is still being written (the parse does not wait for the write), then read from
+    ``dest`` (same bytes at the same offsets) as the body goes; and as soon as the file and
+    the hash are done ``written(dest, blob, parts)`` is told, from a thread, so the object
+    write and the line pass (:class:`scratch.index.lines.LinesAhead`) read the file on the
+    other core during the parse, with memory holding none of the body. A body
     that cannot be read so (no big array, an item orjson cannot read) is parsed whole by
     orjson: memory then holds the body and the value, and ``written`` is told before that
     parse. The canonical analysis is kept when its line count agrees with the text's (no
@@ -359,7 +360,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     from scratch.formats.embedded import find_embedded
     from scratch.formats.jsontext import no_gc, parse_value
     from scratch.index.analyze import analyze_json
-    from scratch.index.textitems import NotLazy, lazy_parts, scan_lazily
+    from scratch.index.textitems import NotLazy, Pending, lazy_parts, scan_lazily
     from scratch.reindent import BIG_INT, KEY_REPEAT
 
     body: bytes | None = box.pop()
@@ -370,25 +371,37 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     digest = hashlib.sha1(b"blob %d\x00" % size)
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open(dest, "wb")
     try:
-        hashing, writing = _beside(digest.update, body), _beside(os.write, fd, body)
-        try:
-            lazy = None if flags & BIG_INT else _prepare_lazily(body)
-        except BaseException:
-            hashing[0].join()
-            raise
-        finally:
-            writing[0].join()
-        wrote = writing[1][0]
-        if isinstance(wrote, BaseException):
-            hashing[0].join()
-            raise wrote
-        _write_all(fd, memoryview(body)[wrote:])
-        _write_all(fd, b"\n")
-    finally:
+        hashing = _beside(digest.update, body)
+    except BaseException:
         os.close(fd)
+        raise
+    try:
+        writing = _beside(_write_body, fd, body)  # which closes ``fd``
+    except BaseException:
+        hashing[0].join()
+        os.close(fd)
+        raise
+
+    def file_written() -> bool:
+        # whether ``dest`` holds the whole body; raises what its write raised
+        if writing[0].is_alive():
+            return False
+        writing[0].join()
+        if isinstance(writing[1][0], BaseException):
+            raise writing[1][0]
+        return True
+
+    try:
+        lazy = None if flags & BIG_INT else _prepare_lazily(body)
+    except BaseException:
+        hashing[0].join()
+        writing[0].join()
+        raise
 
     def announce() -> str:
-        # the blob id once the hash is done; ``written`` is told it then
+        # the blob id once the hash and the file are done; ``written`` is told it then
+        writing[0].join()
+        file_written()
         hashing[0].join()
         hashed = hashing[1][0]
         if isinstance(hashed, BaseException):
@@ -403,17 +416,23 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     failed = False
     engine = "orjson"
     if lazy is not None:
+        # the items are cut from the body in memory until its file is whole (the parse
+        # need not wait for the write), then read from the file
+        pending = Pending(body, file_written)
         for items in lazy_parts(lazy):
-            items.detach(dest)
-        body = None  # the hash's thread holds it until it is done, then its memory goes
-        # the items are parsed from the file while the hash finishes: ``written`` is told
-        # from a thread, as soon as the blob id is known
+            items.detach(dest, pending)
+        del pending
+        body = None  # the hash's and the write's threads, and ``pending`` until the file is
+        # whole, hold it: then its memory goes
+        # ``written`` is told from a thread, as soon as the file and the blob id are done
         announcing, announced = _beside(announce)
         try:
             with no_gc():
                 scan_lazily(lazy, _readers(), not flags & KEY_REPEAT)
             value = lazy
         except NotLazy:  # an item orjson cannot read: the text is parsed whole after all
+            writing[0].join()
+            file_written()
             body = _stored_body(dest, size)
         finally:
             announcing.join()
@@ -584,6 +603,16 @@ def _beside(call: Callable[..., R], *args: object
     thread.start()
     ready.wait()
     return thread, out
+
+
+def _write_body(fd: int, body: bytes) -> None:
+    """The body and its final newline into ``fd``, which is then closed (in a thread: one
+    write releases the GIL for the whole body)."""
+    try:
+        _write_all(fd, body)
+        _write_all(fd, b"\n")
+    finally:
+        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:

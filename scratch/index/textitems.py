@@ -72,6 +72,22 @@ class NotLazy(Exception):
     """The text cannot be read batch by batch (the caller parses it whole)."""
 
 
+class Pending:
+    """The canonical text in memory while a thread still writes it to its file: batches are
+    cut from it until ``written()`` says the file is whole (it raises what the write raised),
+    then it is let go, for every :class:`TextItems` sharing it, and they read the file."""
+
+    def __init__(self, body: bytes, written: Callable[[], bool]) -> None:
+        self.body: bytes | None = body
+        self._written = written
+
+    def take(self) -> bytes | None:
+        """The text while the file is not yet whole, else None (for good)."""
+        if self.body is not None and self._written():
+            self.body = None
+        return self.body
+
+
 class TextItems(list[JSON]):
     """The items of one array of ``body`` (bytes ``[start, end)``, at nesting depth
     ``depth``): ``n`` of them, parsed a batch at a time. The underlying list is empty:
@@ -84,6 +100,7 @@ class TextItems(list[JSON]):
         self.tally = tally  # scan() counts Kubernetes signals (the root, or ``items``)
         self.body: bytes | None = body
         self.path: Path | None = None  # after detach(): the file holding the same bytes
+        self.pending: Pending | None = None  # after detach(): the text until the file is whole
         self.start = start
         self.end = end
         self.depth = depth
@@ -105,12 +122,14 @@ class TextItems(list[JSON]):
     def __repr__(self) -> str:
         return f"TextItems({self.n} items, bytes {self.start}-{self.end})"
 
-    def detach(self, path: Path) -> None:
+    def detach(self, path: Path, pending: Pending | None = None) -> None:
         """Read the text from ``path`` from now on (the body's bytes at the same offsets: the
-        stored form), so the body in memory can go; its batches are found first."""
+        stored form), so the body in memory can go; its batches are found first. With
+        ``pending`` (the same body, while its file is being written), from that until the
+        file is whole."""
         if self.body is not None and self.cuts is None:
             self.cuts = self._cuts(self.body)
-        self.body, self.path = None, path
+        self.body, self.path, self.pending = None, path, pending
 
     def _cuts(self, body: bytes) -> list[int]:
         return separators(body, self.start + self.batch, self.end, self.depth, self.batch)[1]
@@ -130,17 +149,23 @@ class TextItems(list[JSON]):
         if self.cuts is None:
             assert body is not None  # detach() found them
             self.cuts = self._cuts(body)
-        fd = os.open(self.path, os.O_RDONLY) if body is None and self.path is not None else -1
-        buf = bytearray(self.batch + (64 << 10) if fd >= 0 else 0)
+        fd = -1
+        buf = bytearray()
         try:
             pos = self.start
             for stop in [*self.cuts, self.end]:
                 n = stop - pos
                 text: bytes | memoryview
-                if body is not None:
-                    text = body[pos:stop]
+                mem = body if body is not None or self.pending is None else self.pending.take()
+                if mem is not None:
+                    text = mem[pos:stop]
                     framed: bytes | memoryview = b"[" + text + b"]"
+                    del mem
                 else:
+                    if fd < 0:
+                        assert self.path is not None  # detached: read from the file
+                        fd = os.open(self.path, os.O_RDONLY)
+                        buf = bytearray(self.batch + (64 << 10))
                     if n + 2 > len(buf):  # an item longer than a batch: a bigger buffer
                         buf = bytearray(n + 2)  # (the last view handed out keeps the old)
                     view = memoryview(buf)
