@@ -313,19 +313,23 @@ static int keys_repeat(const unsigned char *s, KeyRef *k, size_t m) {
     return 0;
 }
 
-/* A 64-bit hash of the n bytes at s, a word at a time. */
-static inline uint64_t hash_bytes(const unsigned char *s, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, w;
+/* A 64-bit hash of the n bytes at s, a word at a time (keys here, lines in scan_lines). */
+static inline uint64_t mix_hash(const unsigned char *s, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
         h ^= h >> 32;
     }
-    w = 0;
-    memcpy(&w, s + i, n - i);
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
-    return h ^ (h >> 29);
+    if (i < n) {
+        w = 0;
+        memcpy(&w, s + i, n - i);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    }
+    h ^= h >> 29;
+    h *= 0x9E3779B97F4A7C15ULL;
+    return h ^ (h >> 32);
 }
 
 static inline size_t put_utf8(unsigned char *b, uint32_t cp) {
@@ -353,7 +357,7 @@ static inline uint32_t hex4(const unsigned char *p) {
     return v;
 }
 
-/* The key token s[0..n) (quotes included, already validated): the hash (hash_bytes) of the
+/* The key token s[0..n) (quotes included, already validated): the hash (mix_hash) of the
  * UTF-8 text it stands for (a surrogate pair read as one code point, a lone surrogate as its
  * own three bytes, as Python's json reads them), that text's length, and whether it has
  * escapes. Without escapes that text is the bytes inside the quotes; with them it is spelled
@@ -364,7 +368,7 @@ static int key_text(const unsigned char *s, size_t n, KeyRef *k) {
     if (memchr(inner, '\\', end) == NULL) {
         k->escaped = 0;
         k->len = end;
-        k->hash = hash_bytes(inner, end);
+        k->hash = mix_hash(inner, end);
         return 1;
     }
     unsigned char small[256], *text = end <= sizeof small ? small : malloc(end);
@@ -398,7 +402,7 @@ static int key_text(const unsigned char *s, size_t n, KeyRef *k) {
     }
     k->escaped = 1;
     k->len = len;
-    k->hash = hash_bytes(text, len);
+    k->hash = mix_hash(text, len);
     if (text != small) free(text);
     return 1;
 }
@@ -612,23 +616,6 @@ static PyObject *reindent_file(PyObject *self, PyObject *args) {
  * With ``texts`` false only ends and glued are computed (uniq and ids are empty). Equal lines
  * share one text object, so a caller counts each distinct line once. */
 
-static inline uint64_t mix_hash(const unsigned char *s, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-    }
-    if (i < n) {
-        w = 0;
-        memcpy(&w, s + i, n - i);
-        h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-    }
-    h ^= h >> 29;
-    h *= 0x9E3779B97F4A7C15ULL;
-    return h ^ (h >> 32);
-}
 
 /* Is a line starting at s[p] (after a "\n") not a safe cut? */
 static inline int unsafe_start(const unsigned char *s, size_t p, size_t n) {
