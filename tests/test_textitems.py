@@ -102,6 +102,19 @@ def test_lazy_items_index_and_slice() -> None:
         lazy[200]
 
 
+@pytest.mark.parametrize("batch", [1, 300, 700, 5000, 1 << 20])
+def test_count_and_cuts_come_from_one_pass(batch: int) -> None:
+    """prepare_lazily counts an array's items and finds its batch cuts in one pass: the same
+    count and cuts as the separate finders give."""
+    for name, doc in _documents().items():
+        body, _, _ = reindent(json.dumps(doc).encode())
+        value = prepare_lazily(body, BIG_ARRAY, 2000, batch)
+        for part in textitems.lazy_parts(value):
+            assert part.cuts == part._cuts(body), (name, batch)
+            want = separators_py(body, part.start, part.end, part.depth, 0)[0] + 1
+            assert len(part) == want, (name, batch)
+
+
 def test_items_are_cut_from_memory_until_the_file_is_whole(tmp_path: Path) -> None:
     """Ingest parses the items while a thread still writes the body to its file: batches come
     from the body in memory until the write says the file is whole, then from the file, and

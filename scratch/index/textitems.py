@@ -334,15 +334,26 @@ def prepare_lazily(body: bytes, big_array: int, lazy_bytes: int = LAZY_BYTES,
         return None
     try:
         if body[:2] == b"[\n" and body.endswith(b"\n]"):
-            count = separators(body, 2, n - 2, 1, n)[0] + 1
+            count, cuts = _counted(body, 2, n - 2, 1, batch)
             if count <= big_array:
                 return None
-            return TextItems(body, 2, n - 2, 1, count, batch, tally=True)
+            items = TextItems(body, 2, n - 2, 1, count, batch, tally=True)
+            items.cuts = cuts
+            return items
         if body[:2] != b"{\n" or not body.endswith(b"\n}"):
             return None
         return _lazy_object(body, big_array, lazy_bytes, batch)
     except NotLazy:
         return None
+
+
+def _counted(body: bytes, start: int, end: int, depth: int, batch: int
+             ) -> tuple[int, list[int]]:
+    """The items of the array text ``body[start:end]`` at ``depth``: how many, and the
+    separators that end its batches (:meth:`TextItems._cuts`), in one pass over the text."""
+    first = separators(body, start, min(end, start + batch), depth, end)[0]
+    rest, cuts = separators(body, start + batch, end, depth, batch)
+    return first + rest + 1, cuts
 
 
 def lazy_parts(value: JSON) -> list[TextItems]:
@@ -368,7 +379,8 @@ def _lazy_object(body: bytes, big_array: int, lazy_bytes: int, batch: int
     if found > MAX_MEMBERS:
         return None
     heads = [1, *(c + 1 for c in commas), n - 2]  # each member's "\n", then the closing one
-    lazy: list[tuple[int, int, int, int]] = []  # (value's "[", items start, items end, count)
+    # (value's "[", items start, items end, count, batch cuts)
+    lazy: list[tuple[int, int, int, int, list[int]]] = []
     for head, after in zip(heads, heads[1:], strict=False):
         close = after - 5 if body[after - 1:after] == b"," else after - 4  # "\n  ]"
         if after - head < lazy_bytes or body[close:close + 4] != b"\n  ]":
@@ -376,14 +388,14 @@ def _lazy_object(body: bytes, big_array: int, lazy_bytes: int, batch: int
         nl = body.find(b"\n", head + 1)
         if body[nl - 1:nl] != b"[" or nl >= close:
             continue
-        count = separators(body, nl + 1, close, 2, n)[0] + 1
+        count, cuts = _counted(body, nl + 1, close, 2, batch)
         if count > big_array:
-            lazy.append((nl - 1, nl + 1, close, count))
+            lazy.append((nl - 1, nl + 1, close, count, cuts))
     if not lazy:
         return None
     pieces: list[bytes] = []
     pos = 0
-    for bracket, _, close, _ in lazy:
+    for bracket, _, close, _, _ in lazy:
         pieces.append(body[pos:bracket])
         pieces.append(b"[]")
         pos = close + 4
@@ -396,10 +408,11 @@ def _lazy_object(body: bytes, big_array: int, lazy_bytes: int, batch: int
         return None  # a repeated key: which value is kept is the parser's business
     keys = list(root)
     member = {head: k for k, head in enumerate(heads[:-1])}
-    for bracket, start, close, count in lazy:
+    for bracket, start, close, count, cuts in lazy:
         head = body.rfind(b"\n", 0, bracket)
         key = keys[member[head]]
         if root[key] != []:
             return None
-        root[key] = TextItems(body, start, close, 2, count, batch, tally=key == "items")
+        root[key] = items = TextItems(body, start, close, 2, count, batch, tally=key == "items")
+        items.cuts = cuts
     return root
