@@ -198,3 +198,35 @@ def test_a_directory_checked_before_is_walked_again_once_a_link_replaces_it_or_o
     (root / "state/budget/a").mkdir()  # a new real directory where the link was: fine
     check_dirs(root, target)
     check_dirs(root, target)
+
+
+def test_write_all_writes_every_byte_in_slices(tmp_path: Path) -> None:
+    """Big bodies are written a slice at a time (see WRITE_SLICE): every byte arrives, in
+    order, from bytes, a memoryview and a buffer of wider items, also through a pipe that
+    takes less than a slice per write."""
+    import array
+    import threading
+
+    from scratch.safefs import WRITE_SLICE, write_all
+
+    data = os.urandom(3 * WRITE_SLICE + 5)
+    wide = array.array("Q", range(WRITE_SLICE // 4 + 3))
+    for given, want in ((data, data), (memoryview(data)[7:], data[7:]), (wide, wide.tobytes()),
+                        (b"", b"")):
+        path = tmp_path / "out"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            write_all(fd, given)
+        finally:
+            os.close(fd)
+        assert path.read_bytes() == want
+    read_fd, write_fd = os.pipe()
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(b"".join(iter(
+        lambda: os.read(read_fd, 10_000), b""))))
+    reader.start()
+    write_all(write_fd, data)
+    os.close(write_fd)
+    reader.join()
+    os.close(read_fd)
+    assert got == [data]

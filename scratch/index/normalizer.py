@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TypeVar, overload
 
 from scratch.formats.sniffer import SNIFF_BYTES, canonical_format, sniff
+from scratch.safefs import write_all
 
 if TYPE_CHECKING:
     import threading
@@ -272,7 +273,7 @@ def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,
     """Input that does not parse as JSON: stored as text, byte for byte, with the reason."""
     from scratch.index.analyze import analyze
 
-    dest.write_bytes(data)
+    _write_file(dest, data)
     n = len(data)
     err = {"message": exc.reason, "line": exc.line, "column": exc.column, "offset": exc.offset}
     result = Normalized("text", detected, n, n, "raw", declared=declared, parse_error=err)
@@ -293,7 +294,7 @@ def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: JSON, 
     n = len(data)
     if not isinstance(value, (dict, list)) and declared is None:
         # A bare scalar is not worth a structure; keep it as the text it is.
-        dest.write_bytes(data)
+        _write_file(dest, data)
         result = Normalized("text", detected, n, n, "raw", declared=declared)
         result.analysis = analyze(dest, "text")
         return result
@@ -307,9 +308,7 @@ def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: JSON, 
         body, end = data, b""
     else:
         layout, end = "canonical", b"\n"
-    with open(dest, "wb") as f:
-        f.write(body)
-        f.write(end)
+    _write_file(dest, body, end)
     size = len(body) + len(end)
     del data, body
     embedded, limited = find_embedded(value)
@@ -605,17 +604,23 @@ def _beside(call: Callable[..., R], *args: object
     return thread, out
 
 
-def _write_body(fd: int, body: bytes) -> None:
-    """The body and its final newline into ``fd``, which is then closed (in a thread: one
-    write releases the GIL for the whole body)."""
+def _write_file(dest: Path, *parts: bytes) -> None:
+    """``dest`` (created or emptied) holding ``parts`` one after the other."""
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open(dest, "wb")
     try:
-        _write_all(fd, body)
-        _write_all(fd, b"\n")
+        for part in parts:
+            write_all(fd, part)
     finally:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _write_body(fd: int, body: bytes) -> None:
+    """The body and its final newline into ``fd``, which is then closed (in a thread: one
+    write releases the GIL for the whole body)."""
+    try:
+        write_all(fd, body)
+        write_all(fd, b"\n")
+    finally:
+        os.close(fd)
+
+

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Protocol, TypedDict
 
 from scratch.errors import StoreError
+from scratch.safefs import write_all
 
 
 class GitCommit(TypedDict):
@@ -155,9 +156,7 @@ def _write_loose(git_dir: Path, parts: Sequence[bytes], sha: str | None,
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
     try:
         def put(chunk: bytes) -> None:
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, chunk)
 
         put(zobj.compress(b"blob %d\x00" % size))
         for part in parts:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from scratch.safefs import write_all
+
 CHUNK = 1 << 20
 COPY_STEP = 8 * CHUNK  # bytes per copy_file_range call: progress stays live on big files
 
@@ -198,9 +200,7 @@ def _spool_file(fd: int, tmp_dir: Path, progress: Callable[[int], None] | None) 
         # 0 means the end, or a file the kernel reports as empty (as /proc's): read to the end;
         # both descriptors are where the copy left them
         while block := os.read(fd, CHUNK):
-            view = memoryview(block)
-            while view:
-                view = view[os.write(out, view):]
+            write_all(out, block)
             size += len(block)
             if progress is not None:
                 progress(size)
