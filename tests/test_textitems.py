@@ -134,12 +134,12 @@ def test_items_are_cut_from_memory_until_the_file_is_whole(tmp_path: Path) -> No
         asked.append(dest.exists())
         return asked[-1]
 
-    pending = textitems.Pending(body, written)
+    unwritten = textitems.Unwritten(body, written)
     for part in parts:
-        part.detach(dest, pending)
+        part.detach(dest, unwritten)
     scan_lazily(value, Readers(Union, KubeTally, BIG_ARRAY))
     assert asked == [False, False, True]  # asked per batch until it said yes, then never
-    assert pending.body is None and pending.take() is None
+    assert unwritten.body is None and unwritten.take() is None
     for part, want in zip(parts, textitems.lazy_parts(whole), strict=True):
         assert (part.starts, part.union, part.lines) == (want.starts, want.union, want.lines)
         assert vars(part.kube or want) == vars(want.kube or want)
@@ -155,7 +155,7 @@ def test_a_failed_write_stops_the_items(tmp_path: Path) -> None:
         raise OSError(28, "No space left on device")
 
     for part in textitems.lazy_parts(value):
-        part.detach(tmp_path / "doc.json", textitems.Pending(body, written))
+        part.detach(tmp_path / "doc.json", textitems.Unwritten(body, written))
     with pytest.raises(OSError, match="No space left"):
         scan_lazily(value, Readers(Union, KubeTally, BIG_ARRAY))
 

@@ -359,7 +359,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     from scratch.formats.embedded import find_embedded
     from scratch.formats.jsontext import no_gc, parse_value
     from scratch.index.analyze import analyze_json
-    from scratch.index.textitems import NotLazy, Pending, lazy_parts, scan_lazily
+    from scratch.index.textitems import NotLazy, Unwritten, lazy_parts, scan_lazily
     from scratch.reindent import BIG_INT, KEY_REPEAT
 
     body: bytes | None = box.pop()
@@ -417,11 +417,11 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     if lazy is not None:
         # the items are cut from the body in memory until its file is whole (the parse
         # need not wait for the write), then read from the file
-        pending = Pending(body, file_written)
+        unwritten = Unwritten(body, file_written)
         for items in lazy_parts(lazy):
-            items.detach(dest, pending)
-        del pending
-        body = None  # the hash's and the write's threads, and ``pending`` until the file is
+            items.detach(dest, unwritten)
+        del unwritten
+        body = None  # the hash's and the write's threads, and ``unwritten`` until the file is
         # whole, hold it: then its memory goes
         # ``written`` is told from a thread, as soon as the file and the blob id are done
         announcing, announced = _beside(announce)

@@ -72,7 +72,7 @@ class NotLazy(Exception):
     """The text cannot be read batch by batch (the caller parses it whole)."""
 
 
-class Pending:
+class Unwritten:
     """The canonical text in memory while a thread still writes it to its file: batches are
     cut from it until ``written()`` says the file is whole (it raises what the write raised),
     then it is let go, for every :class:`TextItems` sharing it, and they read the file."""
@@ -100,7 +100,7 @@ class TextItems(list[JSON]):
         self.tally = tally  # scan() counts Kubernetes signals (the root, or ``items``)
         self.body: bytes | None = body
         self.path: Path | None = None  # after detach(): the file holding the same bytes
-        self.pending: Pending | None = None  # after detach(): the text until the file is whole
+        self.unwritten: Unwritten | None = None  # after detach(): the text until the file is whole
         self.start = start
         self.end = end
         self.depth = depth
@@ -122,14 +122,14 @@ class TextItems(list[JSON]):
     def __repr__(self) -> str:
         return f"TextItems({self.n} items, bytes {self.start}-{self.end})"
 
-    def detach(self, path: Path, pending: Pending | None = None) -> None:
+    def detach(self, path: Path, unwritten: Unwritten | None = None) -> None:
         """Read the text from ``path`` from now on (the body's bytes at the same offsets: the
         stored form), so the body in memory can go; its batches are found first. With
-        ``pending`` (the same body, while its file is being written), from that until the
+        ``unwritten`` (the same body, while its file is being written), from that until the
         file is whole."""
         if self.body is not None and self.cuts is None:
             self.cuts = self._cuts(self.body)
-        self.body, self.path, self.pending = None, path, pending
+        self.body, self.path, self.unwritten = None, path, unwritten
 
     def _cuts(self, body: bytes) -> list[int]:
         return separators(body, self.start + self.batch, self.end, self.depth, self.batch)[1]
@@ -156,7 +156,7 @@ class TextItems(list[JSON]):
             for stop in [*self.cuts, self.end]:
                 n = stop - pos
                 text: bytes | memoryview
-                mem = body if body is not None or self.pending is None else self.pending.take()
+                mem = body if body is not None or self.unwritten is None else self.unwritten.take()
                 if mem is not None:
                     text = mem[pos:stop]
                     framed: bytes | memoryview = b"[" + text + b"]"
