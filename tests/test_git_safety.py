@@ -85,7 +85,7 @@ def test_configured_programs_never_run(scratch_home: Path, tmp_path: Path, kind:
     assert cli("write", "notes", input="v1\r\nline two\n").code == 0
     _attack(scratch_home, kind, script, tmp_path)
     big = b"".join(b'{"i": %d, "pad": "%s"}\n' % (i, b"x" * 60) for i in range(70_000))
-    assert len(big) > 4 << 20  # the object goes through hash-object, not Python
+    assert len(big) > 4 << 20  # the object is streamed into git by scratch, a slice at a time
     steps = [
         cli("write", "notes", input="v2\r\nline two\n"),
         cli("ingest", "small", "--store-always", input=b'{"a": [1, 2, 3]}'),

@@ -106,6 +106,64 @@ def test_big_objects_written_in_process_are_what_git_writes(tmp_path: Path) -> N
     assert G.write_loose_parts(repo / ".git", parts, sha) == sha
 
 
+def test_big_files_written_in_process_are_what_git_writes(tmp_path: Path) -> None:
+    """A file past LOOSE_OBJECT_MAX (a big log, NDJSON, CSV) is hashed and compressed in one
+    read, from a thread during ingest or in the commit: the object has the id ``git
+    hash-object`` gives the file and git reads it back."""
+    import os
+
+    from scratch.store import gitstore as G
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    path = tmp_path / "big.log"
+    path.write_bytes(b"".join(b"%08d GET /x/%d 200 %s\n" % (i, i % 97, os.urandom(i % 7).hex()
+                                                           .encode()) for i in range(200_000)))
+    size = path.stat().st_size
+    assert size > G.LOOSE_OBJECT_MAX + G.FILE_SLICE
+    want = subprocess.run(["git", "hash-object", str(path)], capture_output=True,
+                          check=True).stdout.decode().strip()
+    assert G.GitStore(repo).store_object_async(path).wait() == want
+    shown = subprocess.run(["git", "cat-file", "blob", want], cwd=repo, capture_output=True,
+                           check=True).stdout
+    assert shown == path.read_bytes()
+    assert subprocess.run(["git", "fsck", "--full", "--strict"], cwd=repo,
+                          capture_output=True).returncode == 0
+    objects = repo / ".git" / "objects"
+    assert not [p for p in objects.iterdir() if p.name.startswith("tmp_obj_")]
+    # the commit's path for a big file is the same writer: there already, nothing changes
+    assert G.GitStore(repo)._store_blob(path, size) == want
+    assert G.write_loose_file(repo / ".git", path) == want
+
+
+def test_a_file_that_changes_while_stored_is_refused(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer appends to the file while it is read (the hook below, at the second
+    read): the object is refused, and nothing is left in the objects."""
+    from scratch.store import gitstore as G
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    grows = tmp_path / "grows"
+    grows.write_bytes(b"x" * (3 * G.FILE_SLICE))
+    real_readv = os.readv
+    calls = []
+
+    def growing(fd: int, buffers: list[memoryview]) -> int:
+        calls.append(fd)
+        if len(calls) == 2:  # another writer appends after the size was taken
+            with open(grows, "ab") as more:
+                more.write(b"y" * G.FILE_SLICE)
+        return real_readv(fd, buffers)
+
+    monkeypatch.setattr(os, "readv", growing)
+    with pytest.raises(OSError, match="changed size"):
+        G.write_loose_file(repo / ".git", grows)
+    monkeypatch.undo()
+    objects = repo / ".git" / "objects"
+    assert sorted(p.name for p in objects.iterdir()) == ["info", "pack"]
+
+
 @pytest.mark.parametrize("accelerated", [True, False])
 def test_both_compressors_write_objects_git_reads(tmp_path: Path, accelerated: bool) -> None:
     """The loose object's deflate is ISA-L's where the isal package is installed (a

@@ -65,8 +65,8 @@ GITIGNORE = ("# scratch keeps caches, locks and budget state out of history\n"
 STALE_LOCK_SECONDS = 20.0
 BRANCH = "refs/heads/main"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-# blobs up to this size are written here from a file; larger files by hash-object (a big
-# document ingest holds in memory is written here whatever its size: write_blob_async)
+# blobs up to this size are written from a file read whole; larger files are read a slice at
+# a time as they are hashed and compressed (write_loose_file)
 LOOSE_OBJECT_MAX = 4 << 20
 # bytes handed to the compressor at a time when writing a big object here: few calls, since
 # each one (and each growth of its output) takes the GIL back, and Python may be busy meanwhile
@@ -213,21 +213,29 @@ def compressor(accelerated: bool = True) -> Compressor:
 
 class BlobWriter:
     """A blob being written into the object database by a thread (see
-    :meth:`GitStore.write_blob_async`); :meth:`wait` joins it and raises what it raised."""
+    :meth:`GitStore.write_blob_async`, :meth:`GitStore.store_object_async`); :meth:`wait`
+    joins it and raises what it raised."""
 
     def __init__(self, git_dir: Path, parts: Sequence[bytes], sha: str | None,
-                 gate: Callable[[], bool] | None = None, staging: Path | None = None) -> None:
+                 gate: Callable[[], bool] | None = None, staging: Path | None = None,
+                 path: Path | None = None) -> None:
+        """The concatenation of ``parts`` (see :func:`_write_loose`), or with ``path`` that
+        file, read as it is compressed (:func:`write_loose_file`)."""
         import threading
 
         self.sha = sha
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(git_dir, parts, gate, staging),
+        self._thread = threading.Thread(target=self._run,
+                                        args=(git_dir, parts, gate, staging, path),
                                         name="scratch-object", daemon=True)
         self._thread.start()
 
     def _run(self, git_dir: Path, parts: Sequence[bytes], gate: Callable[[], bool] | None,
-             staging: Path | None) -> None:
+             staging: Path | None, path: Path | None) -> None:
         try:
+            if path is not None:
+                self.sha = write_loose_file(git_dir, path)
+                return
             if gate is not None and staging is None:
                 if not gate():  # shut: nothing is written
                     self.sha = None
@@ -243,6 +251,56 @@ class BlobWriter:
             error, self._error = self._error, None
             raise error
         return self.sha
+
+
+FILE_SLICE = 1 << 20  # bytes of a file read, hashed and compressed at a time
+
+
+def write_loose_file(git_dir: Path, path: Path) -> str:
+    """The file ``path`` written into ``git_dir``'s objects as a loose blob, as ``git
+    hash-object -w --no-filters`` writes it (level 1, fsynced, named by its id; nothing if it
+    is there already), in one read of the file: each slice hashed and compressed in turn
+    (each step releases the GIL), into a temporary file beside the objects that is then
+    moved to the id's place; its id. Memory: one :data:`FILE_SLICE`. A file that changes
+    size meanwhile raises OSError."""
+    objects = git_dir / "objects"
+    tmp = objects / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"  # as git names its own
+    source = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(source).st_size
+        header = b"blob %d\x00" % size
+        digest = hashlib.sha1(header)
+        zobj = compressor()
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        try:
+            write_all(out, zobj.compress(header))
+            view = memoryview(bytearray(FILE_SLICE))
+            seen = 0
+            while n := os.readv(source, [view]):
+                digest.update(view[:n])
+                write_all(out, zobj.compress(view[:n]))
+                seen += n
+                if seen > size:
+                    break
+            if seen != size:
+                raise OSError(f"{path} changed size while it was stored")
+            write_all(out, zobj.flush())
+            os.fsync(out)
+        except BaseException:
+            os.close(out)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(out)
+    finally:
+        os.close(source)
+    sha = digest.hexdigest()
+    target = objects / sha[:2] / sha[2:]
+    if target.exists():
+        tmp.unlink()
+        return sha
+    target.parent.mkdir(mode=0o700, exist_ok=True)
+    os.replace(tmp, target)
+    return sha
 
 
 def file_blob(path: Path) -> tuple[str, int]:
@@ -536,8 +594,7 @@ class GitStore:
     def _store_blob(self, path: Path, size: int) -> str:
         """Write ``path`` into the object database as is (no filters); its blob id."""
         if size > LOOSE_OBJECT_MAX:
-            proc = self._git("hash-object", "-w", "--no-filters", "--", str(path))
-            return proc.stdout.decode().strip()
+            return write_loose_file(self.git_dir, path)
         return write_loose_blob(self.git_dir, read_regular(path))
 
     def _tree_of(self, commit: str | None) -> str:
@@ -588,17 +645,12 @@ class GitStore:
         same while), compresses into a file there meanwhile and moves it in on True."""
         return BlobWriter(self.git_dir, parts, sha, gate, staging)
 
-    def store_object_async(self, path: Path) -> subprocess.Popen[bytes]:
-        """Start writing ``path`` into the object database in the background (no filters).
-
-        :meth:`commit` then finds the object written and only records it. Ingest runs this on
-        the second core while it builds the index. The caller must ``wait()`` for the process.
-        """
-        return subprocess.Popen(["git", *SAFE_CONFIG, "hash-object", "-w", "--no-filters", "--",
-                                 str(path)],
-                                cwd=self.root,
-                                env=self.env(), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+    def store_object_async(self, path: Path) -> BlobWriter:
+        """Start writing the file ``path`` into the object database from a thread, as
+        :func:`write_loose_file` does; :meth:`commit` then finds the object written and only
+        records it. Ingest runs this on the second core while it builds the index. The
+        caller must ``wait()`` for it."""
+        return BlobWriter(self.git_dir, (), None, path=path)
 
     # -- reading -----------------------------------------------------------------------------
     def restore_path(self, commit: str, rel: str, dest: Path) -> bool:

@@ -48,7 +48,6 @@ import hashlib
 import io
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -307,7 +306,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     companions_tmp: list[Path] = []
     from scratch.answers.capture.redaction import policy_for
     policy = policy_for(ctx, opts.tool or "stdin", no_redact=opts.no_redact)
-    writer: subprocess.Popen[bytes] | BlobWriter | None = None
+    writer: BlobWriter | None = None
     aheads: list[LinesAhead] = []  # big JSON's line pass, under way
     scanning: FileScan | None = None
     try:
