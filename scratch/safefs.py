@@ -154,19 +154,12 @@ def read_fd(fd: int) -> bytes:
         os.close(fd)
 
 
-# bytes handed to one write(): a write of megabytes at once made the kernel fill the file's
-# page cache several times slower (188 MB into a new file: 0.55 s in 2 MB writes or more,
-# 0.05 s in 256 KB ones, on the machines this was measured on)
-WRITE_SLICE = 256 << 10
-
-
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    """All of ``data`` written to ``fd``, :data:`WRITE_SLICE` bytes per call (each releases
-    the GIL)."""
+    """All of ``data`` written to ``fd``: one write() releases the GIL for as much as the
+    kernel takes (a thread writing a big body needs the GIL back only between calls)."""
     view = memoryview(data).cast("B")
-    at, n = 0, len(view)
-    while at < n:
-        at += os.write(fd, view[at:at + WRITE_SLICE])
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def ensure_dir(root: Path, path: Path) -> Path:

@@ -200,17 +200,16 @@ def test_a_directory_checked_before_is_walked_again_once_a_link_replaces_it_or_o
     check_dirs(root, target)
 
 
-def test_write_all_writes_every_byte_in_slices(tmp_path: Path) -> None:
-    """Big bodies are written a slice at a time (see WRITE_SLICE): every byte arrives, in
-    order, from bytes, a memoryview and a buffer of wider items, also through a pipe that
-    takes less than a slice per write."""
+def test_write_all_writes_every_byte(tmp_path: Path) -> None:
+    """Every byte arrives, in order, from bytes, a memoryview and a buffer of wider items,
+    also through a pipe that takes a little per write."""
     import array
     import threading
 
-    from scratch.safefs import WRITE_SLICE, write_all
+    from scratch.safefs import write_all
 
-    data = os.urandom(3 * WRITE_SLICE + 5)
-    wide = array.array("Q", range(WRITE_SLICE // 4 + 3))
+    data = os.urandom(3 * (1 << 18) + 5)
+    wide = array.array("Q", range(70_000))
     for given, want in ((data, data), (memoryview(data)[7:], data[7:]), (wide, wide.tobytes()),
                         (b"", b"")):
         path = tmp_path / "out"
