@@ -106,7 +106,8 @@ def test_big_objects_written_in_process_are_what_git_writes(tmp_path: Path) -> N
     assert G.write_loose_parts(repo / ".git", parts, sha) == sha
 
 
-def test_big_files_written_in_process_are_what_git_writes(tmp_path: Path) -> None:
+def test_big_files_written_in_process_are_what_git_writes(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A file past LOOSE_OBJECT_MAX (a big log, NDJSON, CSV) is hashed and compressed in one
     read, from a thread during ingest or in the commit: the object has the id ``git
     hash-object`` gives the file and git reads it back."""
@@ -114,6 +115,7 @@ def test_big_files_written_in_process_are_what_git_writes(tmp_path: Path) -> Non
 
     from scratch.store import gitstore as G
 
+    monkeypatch.setattr(G, "FILE_SLICE", 1 << 20)  # several slices of a 6 MB file
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     path = tmp_path / "big.log"
@@ -145,7 +147,8 @@ def test_a_file_that_changes_while_stored_is_refused(tmp_path: Path,
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     grows = tmp_path / "grows"
-    grows.write_bytes(b"x" * (3 * G.FILE_SLICE))
+    monkeypatch.setattr(G, "FILE_SLICE", 1 << 20)
+    grows.write_bytes(b"x" * (3 << 20))
     real_readv = os.readv
     calls = []
 
@@ -153,13 +156,13 @@ def test_a_file_that_changes_while_stored_is_refused(tmp_path: Path,
         calls.append(fd)
         if len(calls) == 2:  # another writer appends after the size was taken
             with open(grows, "ab") as more:
-                more.write(b"y" * G.FILE_SLICE)
+                more.write(b"y" * (1 << 20))
         return real_readv(fd, buffers)
 
     monkeypatch.setattr(os, "readv", growing)
     with pytest.raises(OSError, match="changed size"):
         G.write_loose_file(repo / ".git", grows)
-    monkeypatch.undo()
+    monkeypatch.setattr(os, "readv", real_readv)
     objects = repo / ".git" / "objects"
     assert sorted(p.name for p in objects.iterdir()) == ["info", "pack"]
 

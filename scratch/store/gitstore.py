@@ -253,7 +253,9 @@ class BlobWriter:
         return self.sha
 
 
-FILE_SLICE = 1 << 20  # bytes of a file read, hashed and compressed at a time
+# bytes of a file read, hashed and compressed at a time: each step releases the GIL and needs
+# it back after, so few of them (the caller parses in Python meanwhile, holding it)
+FILE_SLICE = 16 << 20
 
 
 def write_loose_file(git_dir: Path, path: Path) -> str:
