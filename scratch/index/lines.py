@@ -137,8 +137,6 @@ def _after_last_newline(data: bytes | memoryview) -> int:
     return 0
 
 
-_BREAK_BYTES = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
-_BREAK_MULTI = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 # "\n" followed by a line that is not a safe cut: blank/whitespace-only, or starting with "/"
 # or another whitespace character after its indentation.
 _UNSAFE_CHARS = (rb"(?:[\n\r/\x0b\x0c\x1c-\x1f]|\xc2[\x85\xa0]|\xe1\x9a\x80"
@@ -157,20 +155,6 @@ def _unsafe_finder(tight: bool = False) -> re.Pattern[bytes]:
         found = _unsafe_re[tight] = re.compile(b"\n" + _UNSAFE_CHARS if tight
                                                else _UNSAFE_BYTES)
     return found
-
-
-def _split_text(text: str, chunk: bytes) -> list[str]:
-    """The lines of ``text`` (decoded ``chunk``) split on ``\\n`` only, terminators kept."""
-    # str.splitlines also breaks on \r, \x0b, \x1c, U+2028...; when none is present it is
-    # an exact (and fast) split on "\n". Each check is a memchr-speed search.
-    if not any(c in chunk for c in _BREAK_BYTES) and (
-            chunk.isascii() or not any(m in chunk for m in _BREAK_MULTI)):
-        return text.splitlines(keepends=True)
-    parts = text.split("\n")
-    out = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        out.append(parts[-1])
-    return out
 
 
 try:  # the C line scanner (built with the re-indenter); the pure-Python path below is its twin
@@ -240,10 +224,15 @@ def _scan_chunk_py(chunk: bytes, base: int, texts: bool
         offs[-1] -= 1  # the last line has no terminator
     uniq: list[str] = []
     ids = array("I")
-    if texts:  # each line's index among the distinct texts in the order first seen
-        lines = _split_text(decode_text(chunk), chunk)
-        uniq = list(dict.fromkeys(lines))
-        ids = array("I", map({t: i for i, t in enumerate(uniq)}.__getitem__, lines))
+    if texts:  # each line's index among the distinct lines in the order first seen, as C
+        # finds them: equal bytes, decoded once each (most lines of a big output repeat)
+        ended = parts if chunk.endswith(b"\n") else parts[:-1]
+        index = {line: k for k, line in enumerate(dict.fromkeys(ended))}
+        uniq = [decode_text(line + b"\n") for line in index]
+        ids = array("I", map(index.__getitem__, ended))
+        if len(ended) < len(parts) and parts[-1]:  # the last line, without its terminator
+            ids.append(len(uniq))
+            uniq.append(decode_text(parts[-1]))
     return offs[1:], uniq, ids, _unsafe_groups(chunk, offs)
 
 
