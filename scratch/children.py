@@ -5,9 +5,7 @@ work, again and again: ingest's secret scan and line pass, run so beside the par
 parse twice as slow (and themselves too). A child of the same interpreter runs the module
 ``python -S -m MODULE ARGS...``: it imports from this process's own path (where this scratch
 and its dependencies were found) without running the site hooks again (``-S``: a third of an
-interpreter's start-up). The child asks for a little less CPU than its parent
-(:func:`lower_priority`), so on a machine with fewer cores than ready threads the parent's
-own work keeps a core.
+interpreter's start-up).
 """
 
 from __future__ import annotations
@@ -33,21 +31,6 @@ def start_child(module: str, args: list[str], stdin: int | IO[bytes] | None = No
     return subprocess.Popen([sys.executable, "-S", "-m", module, *args], stdin=stdin,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                             close_fds=True)
-
-
-# how much less CPU a child asks for than its parent (``os.nice``): with more threads ready
-# than cores, the kernel gives the parent's own Python work (ingest's parse, on its critical
-# path) a core to itself, and the child the rest; the child's work has slack until the
-# parent needs its answer
-CHILD_NICE = 5
-
-
-def lower_priority() -> None:
-    """Called first by a child's main: :data:`CHILD_NICE` below its parent's priority."""
-    try:
-        os.nice(CHILD_NICE)
-    except OSError:  # not allowed here: run at the parent's priority
-        pass
 
 
 def child_output(child: subprocess.Popen[bytes]) -> bytes | None:

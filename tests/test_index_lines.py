@@ -229,26 +229,3 @@ def test_line_pass_ahead_hands_on_its_error(tmp_path: Path) -> None:
         ahead.take()
     ahead.discard()
     assert list(work.iterdir()) == []
-
-
-def test_the_line_pass_child_asks_for_less_cpu_than_its_parent(tmp_path: Path) -> None:
-    """Ingest's children (the line pass, the secret scan) lower their priority first, so the
-    parse in the parent keeps a core: seen in the running child's /proc entry while it waits
-    on a FIFO for its content."""
-    import json
-    import os
-
-    from scratch.children import CHILD_NICE, child_output, start_child
-
-    if not Path("/proc/self/stat").exists():
-        pytest.skip("no /proc here")
-    fifo = tmp_path / "content"
-    os.mkfifo(fifo)
-    child = start_child("scratch.index.lines", [str(fifo), "4096", str(tmp_path / "lines"),
-                                                f"{BASE}={tmp_path / 'tokens'}"])
-    with open(fifo, "wb") as feed:  # opened once the child has opened its end
-        stat = Path(f"/proc/{child.pid}/stat").read_text()
-        feed.write(b"a\nb\n")
-    out = child_output(child)
-    assert int(stat.rsplit(")", 1)[1].split()[16]) == min(19, os.nice(0) + CHILD_NICE)
-    assert out is not None and json.loads(out) == {"line_count": 2, "offset": 4}

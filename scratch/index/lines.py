@@ -530,9 +530,6 @@ def _pass_into(source: Path, paths: Mapping[str | None, Path], count_lines: Coun
 def _child_main(argv: list[str]) -> int:
     """``SOURCE CHUNK LINES BASE=TOKENS...``: the line pass of SOURCE into those files; prints
     ``{"line_count": n, "offset": bytes}``."""
-    from scratch.children import lower_priority
-
-    lower_priority()
     import json
     import sys
 

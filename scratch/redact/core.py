@@ -308,9 +308,6 @@ def _read_answer(out: bytes) -> tuple[list[Hit], list[str]] | None:
 def _child_main(argv: list[str]) -> int:
     """``python -m scratch.redact.core FILE`` (the allowlist as a JSON list on stdin): the
     finds in FILE as one JSON object on stdout (see :class:`FileScan`)."""
-    from scratch.children import lower_priority
-
-    lower_priority()
     import json
     import sys
     allow = tuple(str(p) for p in json.loads(sys.stdin.buffer.read() or b"[]"))
