@@ -13,7 +13,7 @@ Invariants:
   or a store synced from a remote), and filters (``filter.<x>.clean``/``process``), textconv
   and ``working-tree-encoding``/``eol`` attributes could run code or change what is stored.
   So commits are made with plumbing that never reads the work tree: blobs are written from
-  the bytes scratch hashed (loose objects written here, or ``hash-object --no-filters``), a
+  the bytes scratch hashed (loose objects written here, whatever their size), a
   private index is filled with ``update-index --index-info`` from the blob ids, and
   ``write-tree``/``commit-tree --no-gpg-sign``/``update-ref`` make the commit. No attributes
   are consulted anywhere on that path.
