@@ -196,6 +196,36 @@ def test_both_compressors_write_objects_git_reads(tmp_path: Path, accelerated: b
                           capture_output=True).returncode == 0
 
 
+def test_without_isal_objects_are_deflated_by_zlib(tmp_path: Path) -> None:
+    """Where the isal package is not installed (no wheel for the platform), the object writers
+    fall back to zlib: run in a process that cannot import it, both writers' objects are
+    zlib's stream and git reads them."""
+    import sys
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    big = tmp_path / "big.ndjson"
+    big.write_bytes(b"".join(b'{"i": %d}\n' % i for i in range(600_000)))
+    code = (
+        "import sys; sys.modules['isal'] = None\n"  # import isal now raises ImportError
+        "from pathlib import Path\n"
+        "from scratch.store import gitstore as G\n"
+        "z = G.compressor()\n"
+        "print(type(z).__module__)\n"
+        f"git = Path({str(repo / '.git')!r})\n"
+        "print(G.write_loose_parts(git, (b'small text\\n' * 1000,)))\n"
+        f"print(G.write_loose_file(git, Path({str(big)!r})))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[1]).stdout.split()
+    assert out[0] == "zlib"
+    for sha, want in ((out[1], b"small text\n" * 1000), (out[2], big.read_bytes())):
+        shown = subprocess.run(["git", "cat-file", "blob", sha], cwd=repo,
+                               capture_output=True, check=True).stdout
+        assert shown == want
+    assert subprocess.run(["git", "fsck", "--full", "--strict"], cwd=repo,
+                          capture_output=True).returncode == 0
+
+
 def test_a_staged_object_enters_git_only_through_its_gate(tmp_path: Path) -> None:
     """Ingest compresses a big document's object while the secret scan still runs: into its
     own staging directory, moved into the objects on the gate's True, removed on False; the
