@@ -276,7 +276,7 @@ def write_loose_file(git_dir: Path, path: Path) -> str:
         out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
         try:
             write_all(out, zobj.compress(header))
-            view = memoryview(bytearray(FILE_SLICE))
+            view = memoryview(bytearray(min(FILE_SLICE, size + 1)))  # +1: sees a growth
             seen = 0
             while n := os.readv(source, [view]):
                 digest.update(view[:n])
