@@ -44,7 +44,6 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import re
@@ -60,6 +59,7 @@ from scratch.answers.kernel.rendering import Rendering
 from scratch.answers.kernel.result import Charge, Result
 from scratch.errors import LimitExceeded, ScratchError, UsageError
 from scratch.store import Pending, Store
+from scratch.store.gitstore import file_blob
 from scratch.store.names import validate_name
 from scratch.store.spool import Spooled, spool
 from scratch.thresholds import resolve_threshold
@@ -121,16 +121,6 @@ def tool_slug(tool: str | None) -> str:
         return "stdin"
     slug = TOOL_BAD.sub("_", tool).strip("._-")
     return slug[:100] or "stdin"
-
-
-def file_blob(path: Path) -> tuple[str, int]:
-    """Git blob id and size of a file, streamed."""
-    size = path.stat().st_size
-    digest = hashlib.sha1(b"blob %d\x00" % size)
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest(), size
 
 
 def check_options(opts: IngestOptions, store: Store | None = None) -> None:
