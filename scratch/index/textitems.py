@@ -94,7 +94,7 @@ class TextItems(list[JSON]):
     only ``len``, truth, iteration and indexing are answered (from the text)."""
 
     def __init__(self, body: bytes, start: int, end: int, depth: int, count: int,
-                 batch: int = BATCH_BYTES, tally: bool = False) -> None:
+                 cuts: list[int], batch: int = BATCH_BYTES, tally: bool = False) -> None:
         super().__init__()
         self.batch = batch
         self.tally = tally  # scan() counts Kubernetes signals (the root, or ``items``)
@@ -105,7 +105,7 @@ class TextItems(list[JSON]):
         self.end = end
         self.depth = depth
         self.n = count
-        self.cuts: list[int] | None = None  # separators where batches end
+        self.cuts = cuts  # the separators where batches end (see _counted)
         # from scan(): item start lines counted from the first item's (0), lines of all
         # items (canonical layout of the parsed values), the item union, Kubernetes counts
         self.starts: array[int] | None = None
@@ -124,15 +124,9 @@ class TextItems(list[JSON]):
 
     def detach(self, path: Path, unwritten: Unwritten | None = None) -> None:
         """Read the text from ``path`` from now on (the body's bytes at the same offsets: the
-        stored form), so the body in memory can go; its batches are found first. With
-        ``unwritten`` (the same body, while its file is being written), from that until the
-        file is whole."""
-        if self.body is not None and self.cuts is None:
-            self.cuts = self._cuts(self.body)
+        stored form), so the body in memory can go. With ``unwritten`` (the same body, while
+        its file is being written), from that until the file is whole."""
         self.body, self.path, self.unwritten = None, path, unwritten
-
-    def _cuts(self, body: bytes) -> list[int]:
-        return separators(body, self.start + self.batch, self.end, self.depth, self.batch)[1]
 
     def batches(self) -> Iterator[list[JSON]]:
         """The items, parsed, a list per :data:`BATCH_BYTES` of text."""
@@ -146,9 +140,6 @@ class TextItems(list[JSON]):
         import orjson
 
         body = self.body
-        if self.cuts is None:
-            assert body is not None  # detach() found them
-            self.cuts = self._cuts(body)
         fd = -1
         buf = bytearray()
         try:
@@ -337,9 +328,7 @@ def prepare_lazily(body: bytes, big_array: int, lazy_bytes: int = LAZY_BYTES,
             count, cuts = _counted(body, 2, n - 2, 1, batch)
             if count <= big_array:
                 return None
-            items = TextItems(body, 2, n - 2, 1, count, batch, tally=True)
-            items.cuts = cuts
-            return items
+            return TextItems(body, 2, n - 2, 1, count, cuts, batch, tally=True)
         if body[:2] != b"{\n" or not body.endswith(b"\n}"):
             return None
         return _lazy_object(body, big_array, lazy_bytes, batch)
@@ -350,7 +339,9 @@ def prepare_lazily(body: bytes, big_array: int, lazy_bytes: int = LAZY_BYTES,
 def _counted(body: bytes, start: int, end: int, depth: int, batch: int
              ) -> tuple[int, list[int]]:
     """The items of the array text ``body[start:end]`` at ``depth``: how many, and the
-    separators that end its batches (:meth:`TextItems._cuts`), in one pass over the text."""
+    separators that end its batches of ``batch`` bytes (the first one at least ``batch``
+    bytes in, then each at least ``batch`` bytes after the last), in one pass over the
+    text."""
     first = separators(body, start, min(end, start + batch), depth, end)[0]
     rest, cuts = separators(body, start + batch, end, depth, batch)
     return first + rest + 1, cuts
@@ -413,6 +404,5 @@ def _lazy_object(body: bytes, big_array: int, lazy_bytes: int, batch: int
         key = keys[member[head]]
         if root[key] != []:
             return None
-        root[key] = items = TextItems(body, start, close, 2, count, batch, tally=key == "items")
-        items.cuts = cuts
+        root[key] = TextItems(body, start, close, 2, count, cuts, batch, tally=key == "items")
     return root
