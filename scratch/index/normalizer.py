@@ -375,15 +375,16 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         os.close(fd)
         raise
     try:
-        writing = _beside(_write_body, fd, body)  # which closes ``fd``
+        writing = _beside(_write_parts, fd, body, b"\n")  # which closes ``fd``
     except BaseException:
         hashing[0].join()
         os.close(fd)
         raise
 
-    def file_written() -> bool:
-        # whether ``dest`` holds the whole body; raises what its write raised
-        if writing[0].is_alive():
+    def file_written(wait: bool = False) -> bool:
+        # whether ``dest`` holds the whole body (with ``wait``, once it does); raises what
+        # its write raised
+        if not wait and writing[0].is_alive():
             return False
         writing[0].join()
         if isinstance(writing[1][0], BaseException):
@@ -399,8 +400,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
 
     def announce() -> str:
         # the blob id once the hash and the file are done; ``written`` is told it then
-        writing[0].join()
-        file_written()
+        file_written(wait=True)
         hashing[0].join()
         hashed = hashing[1][0]
         if isinstance(hashed, BaseException):
@@ -430,8 +430,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
                 scan_lazily(lazy, _readers(), not flags & KEY_REPEAT)
             value = lazy
         except NotLazy:  # an item orjson cannot read: the text is parsed whole after all
-            writing[0].join()
-            file_written()
+            file_written(wait=True)
             body = _stored_body(dest, size)
         finally:
             announcing.join()
@@ -606,20 +605,15 @@ def _beside(call: Callable[..., R], *args: object
 
 def _write_file(dest: Path, *parts: bytes) -> None:
     """``dest`` (created or emptied) holding ``parts`` one after the other."""
-    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open(dest, "wb")
+    _write_parts(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666), *parts)
+
+
+def _write_parts(fd: int, *parts: bytes) -> None:
+    """``parts`` one after the other into ``fd``, which is then closed (in a thread: one
+    write releases the GIL for a whole part)."""
     try:
         for part in parts:
             write_all(fd, part)
-    finally:
-        os.close(fd)
-
-
-def _write_body(fd: int, body: bytes) -> None:
-    """The body and its final newline into ``fd``, which is then closed (in a thread: one
-    write releases the GIL for the whole body)."""
-    try:
-        write_all(fd, body)
-        write_all(fd, b"\n")
     finally:
         os.close(fd)
 
