@@ -40,7 +40,7 @@ import stat
 import subprocess
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TypedDict
@@ -150,23 +150,12 @@ def _write_loose(git_dir: Path, parts: Sequence[bytes], sha: str | None,
     # in git's objects, named as git names its own; in the staging directory, as scratch's
     # temporary files, which the store's opening sweeps once their process is gone
     tmp = (staging / f".tmp-{os.getpid()}-object-{os.urandom(4).hex()}" if staging is not None
-           else target.parent / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}")
-    size = sum(len(memoryview(p)) for p in parts)
-    zobj = compressor()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+           else _git_tmp(target.parent))
+    views = [memoryview(p) for p in parts]
+    _deflate_into(tmp, sum(len(v) for v in views),
+                  (v[at:at + COMPRESS_SLICE] for v in views
+                   for at in range(0, len(v), COMPRESS_SLICE)))
     try:
-        def put(chunk: bytes) -> None:
-            write_all(fd, chunk)
-
-        put(zobj.compress(b"blob %d\x00" % size))
-        for part in parts:
-            view = memoryview(part)
-            for start in range(0, len(view), COMPRESS_SLICE):
-                put(zobj.compress(view[start:start + COMPRESS_SLICE]))
-        put(zobj.flush())
-        os.fsync(fd)
-        os.close(fd)
-        fd = -1
         if gate is not None and not gate():
             tmp.unlink()
             return None
@@ -182,11 +171,33 @@ def _write_loose(git_dir: Path, parts: Sequence[bytes], sha: str | None,
             os.replace(target.with_name(tmp.name), target)
             tmp.unlink()
     except BaseException:
-        if fd >= 0:
-            os.close(fd)
         tmp.unlink(missing_ok=True)
         raise
     return sha
+
+
+def _git_tmp(directory: Path) -> Path:
+    """A new temporary file's name in ``directory`` of git's objects, as git names its own."""
+    return directory / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"
+
+
+def _deflate_into(tmp: Path, size: int, chunks: Iterable[bytes | memoryview]) -> None:
+    """The loose object of a blob of ``size`` bytes given as ``chunks``, deflated
+    (:func:`compressor`) into the new read-only file ``tmp``, fsynced; nothing is left there
+    when a chunk or a write fails."""
+    zobj = compressor()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    try:
+        write_all(fd, zobj.compress(b"blob %d\x00" % size))
+        for chunk in chunks:
+            write_all(fd, zobj.compress(chunk))
+        write_all(fd, zobj.flush())
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
 
 
 class Compressor(Protocol):
@@ -266,33 +277,25 @@ def write_loose_file(git_dir: Path, path: Path) -> str:
     moved to the id's place; its id. Memory: one :data:`FILE_SLICE`. A file that changes
     size meanwhile raises OSError."""
     objects = git_dir / "objects"
-    tmp = objects / f"tmp_obj_{os.getpid()}_{os.urandom(4).hex()}"  # as git names its own
+    tmp = _git_tmp(objects)
     source = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(source).st_size
-        header = b"blob %d\x00" % size
-        digest = hashlib.sha1(header)
-        zobj = compressor()
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        try:
-            write_all(out, zobj.compress(header))
+        digest = hashlib.sha1(b"blob %d\x00" % size)
+
+        def hashed_slices() -> Iterator[memoryview]:
             view = memoryview(bytearray(min(FILE_SLICE, size + 1)))  # +1: sees a growth
             seen = 0
             while n := os.readv(source, [view]):
                 digest.update(view[:n])
-                write_all(out, zobj.compress(view[:n]))
+                yield view[:n]  # compressed before the next read refills the buffer
                 seen += n
                 if seen > size:
                     break
             if seen != size:
                 raise OSError(f"{path} changed size while it was stored")
-            write_all(out, zobj.flush())
-            os.fsync(out)
-        except BaseException:
-            os.close(out)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.close(out)
+
+        _deflate_into(tmp, size, hashed_slices())
     finally:
         os.close(source)
     sha = digest.hexdigest()
