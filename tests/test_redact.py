@@ -32,7 +32,7 @@ def test_the_rule_set_is_gitleaks_as_secretscreen_ships_it() -> None:
             "authorization-header"} <= ids
 
 
-@pytest.mark.parametrize("text, rule", [
+FINDS = [
     (f"token: {GH}\n", "github-pat"),
     (f"aws_access_key_id={AWS}\n", "aws-access-token"),
     ("curl https://x -H 'Authorization: Bearer abcdefghijklmnop1234567890'\n",
@@ -47,7 +47,10 @@ def test_the_rule_set_is_gitleaks_as_secretscreen_ships_it() -> None:
     ("Server=db;Database=app;User Id=sa;Password=Pa55w0rd!;\n", "secret-assignment"),
     ("-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi7eCzfXkYZbQ9/s\n" * 3
      + "-----END RSA PRIVATE KEY-----\n", "private-key"),
-])
+]
+
+
+@pytest.mark.parametrize("text, rule", FINDS)
 def test_each_kind_the_issue_names_is_found(text: str, rule: str) -> None:
     done = redact_bytes(text.encode(), KEY)
     assert [f["rule"] for f in done.redaction.findings] == [rule]
@@ -69,6 +72,71 @@ def test_env_values_are_found_by_their_name_in_json_and_yaml() -> None:
         b"env:\n- name: API_TOKEN\n  value: " + marker("env-secret", b"abcdef123456",
                                                       KEY).encode()
         + b"\n- name: MODE\n  value: fast\n")
+
+
+def _pod_with_env(env: list[dict[str, object]]) -> bytes:
+    """A PodList as ``kubectl get pods -o json`` prints it (4 spaces per level): an env entry's
+    keys sit 32 spaces deep, each on its own line."""
+    pod = {"kind": "Pod", "spec": {"volumes": [
+        {"name": "default-token-wfgmq", "secret": {"secretName": "default-token-wfgmq",
+                                                   "defaultMode": 420}}],
+        "containers": [{"name": "app", "env": env}]}}
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod]}, indent=4).encode()
+
+
+def test_env_values_are_found_at_kubectls_depth_in_either_key_order() -> None:
+    # the JSON rules once allowed 8 blanks between an entry's keys: kubectl's indentation
+    # (a line break and 32 spaces) hid every env secret of a real PodList
+    env: list[dict[str, object]] = [
+        {"name": "DB_PASSWORD", "value": "Pa55-w0rd-9f4e"},
+        {"value": "tok-abc-123-xyz", "name": "GITHUB_TOKEN"},
+        {"name": "LOG_LEVEL", "value": "debug"},
+        {"name": "API_KEY", "valueFrom": {"secretKeyRef": {"name": "api", "key": "key"}}}]
+    raw = _pod_with_env(env)
+    assert b'",\n' + b" " * 32 + b'"value": "Pa55' in raw
+    done = redact_bytes(raw, KEY)
+    got = orjson.loads(done.data)["items"][0]["spec"]
+    assert got["containers"][0]["env"] == [
+        {"name": "DB_PASSWORD", "value": marker("env-secret", b"Pa55-w0rd-9f4e", KEY)},
+        {"value": marker("env-secret", b"tok-abc-123-xyz", KEY), "name": "GITHUB_TOKEN"},
+        env[2], env[3]]
+    assert got["volumes"] == orjson.loads(raw)["items"][0]["spec"]["volumes"]
+    assert [f["rule"] for f in done.redaction.findings] == ["env-secret", "env-secret"]
+    deep_yaml = (b"items:\n- spec:\n    containers:\n    - env:\n      - name: DB_PASSWORD\n"
+                 b"        value: Pa55-w0rd-9f4e\n")
+    assert redact_bytes(deep_yaml, KEY).data == deep_yaml.replace(
+        b"Pa55-w0rd-9f4e", marker("env-secret", b"Pa55-w0rd-9f4e", KEY).encode())
+
+
+def test_a_volume_named_like_a_token_costs_no_window() -> None:
+    # a service account's token volume ("name": "default-token-x", then "secret": {...}) is
+    # no env entry: the prefilter does not stop there (a PodList holds one per pod)
+    from scratch.redact.rules import rule_set as rules
+    raw = _pod_with_env([])
+    starts = [raw[m.start():m.end()] for m in rules().prefilter().finditer(raw)]
+    assert not any(b"default-token" in hit and hit.startswith(b"name") for hit in starts)
+
+
+ENV_FORMS = [
+    _pod_with_env([{"name": "DB_PASSWORD", "value": "Pa55-w0rd-9f4e"}]).decode(),
+    _pod_with_env([{"value": "Pa55-w0rd-9f4e", "name": "DB_PASSWORD"}]).decode(),
+    json.dumps({"a": json.dumps({"env": [{"name": "X_TOKEN", "value": "tok-abc-123-xyz"}]})}),
+    "- name:    API_SECRET\n          value: 'abc-123-def'\n",
+    '{"name":"SESSION_TOKEN",\t"value":"c00kie-v4lue-99"}\n',
+]
+
+
+@pytest.mark.parametrize("text", [t for t, _ in FINDS] + ENV_FORMS, ids=[
+    *(f"{rule}-{i}" for i, (_, rule) in enumerate(FINDS)), "pod-name-value", "pod-value-name",
+    "json-in-a-string", "yaml-deep", "tab-between-keys"])
+def test_the_prefilter_stops_wherever_a_rule_finds(text: str) -> None:
+    """The scan checks windows around the prefilter's hits only: on a short text, what it
+    finds equals what the rules find when run over the whole text."""
+    from scratch.redact.scan import check_window, resolve, scan
+    data = text.encode()
+    whole = [(h.start, h.end, h.rule) for h in resolve(check_window(rule_set(), data))]
+    assert whole
+    assert [(h.start, h.end, h.rule) for h in scan(data).hits] == whole
 
 
 def test_a_kubernetes_secret_list_keeps_its_shape_and_only_its_values_change() -> None:

@@ -409,6 +409,9 @@ def _rules_from_toml(data: _Gitleaks) -> tuple[list[Rule], Allow]:
 # inside a JSON string (kubectl's last-applied-configuration annotation)
 _STR = r'(?:[^"\\\n]|\\[^"\n])+'
 _QUOTE = r'\\{0,3}"'
+# between one key's value and the next key of the same object: a comma, and blanks that may
+# hold one line break (then any indentation)
+_NEXT_KEY = r'\s{0,8},[ \t]{0,8}(?:\r?\n[ \t]*)?'
 _KEY = (r'[A-Za-z0-9_.\-]{0,60}(?i:pass|pwd|secret|token|key|credential|auth|cookie)'
         r'[A-Za-z0-9_.\-]{0,60}')
 
@@ -420,14 +423,16 @@ PLACE_RULES: tuple[Rule, ...] = (
          + r'((?:[^"\\\n]|\\[^"\\\n]|\\\\[^"\\\n])+?)' + _QUOTE,
          ("pass", "pwd", "secret", "token", "key", "credential", "auth", "cookie"),
          secret_group=2, place=True),
-    # {"name": "DB_PASSWORD", "value": "..."} (either order), JSON or JSON inside a string
+    # {"name": "DB_PASSWORD", "value": "..."} (either order), JSON or JSON inside a string;
+    # the second key may start the next line at any indentation (kubectl's pod JSON puts an
+    # env entry's keys 16 spaces and more deep)
     Rule("env-secret", _QUOTE + r'name' + _QUOTE + r'\s{0,8}:\s{0,8}' + _QUOTE + r'(' + _KEY
-         + r')' + _QUOTE + r'\s{0,8},\s{0,8}' + _QUOTE + r'value' + _QUOTE + r'\s{0,8}:\s{0,8}'
+         + r')' + _QUOTE + _NEXT_KEY + _QUOTE + r'value' + _QUOTE + r'\s{0,8}:\s{0,8}'
          + _QUOTE + r'(' + _STR + r'?)' + _QUOTE,
          ("pass", "pwd", "secret", "token", "key", "credential", "auth"), secret_group=2,
          place=True),
     Rule("env-secret", _QUOTE + r'value' + _QUOTE + r'\s{0,8}:\s{0,8}' + _QUOTE + r'(' + _STR
-         + r'?)' + _QUOTE + r'\s{0,8},\s{0,8}' + _QUOTE + r'name' + _QUOTE + r'\s{0,8}:\s{0,8}'
+         + r'?)' + _QUOTE + _NEXT_KEY + _QUOTE + r'name' + _QUOTE + r'\s{0,8}:\s{0,8}'
          + _QUOTE + r'(' + _KEY + r')' + _QUOTE,
          ("pass", "pwd", "secret", "token", "key", "credential", "auth"), secret_group=1,
          place=True),
@@ -547,9 +552,13 @@ PLACE_PREFILTER = (
     "(?:(?i:pass|pwd|secret|token|credential|auth|cookie)|[A-Za-z0-9][_.\\-]?(?i:key))"
     "[A-Za-z0-9_.\\-]{0,60}(?:\\\\{0,3}[\"'])?[ \\t]{0,8}[:=][ \\t]{0,8}"
     "(?:\\\\{0,3}[\"'])?[^\\s{\\[,:]",
-    # an env entry's name that says secret (its value may come on the next line)
-    "(?i)name\\\\{0,3}[\"']?[ \\t]{0,8}:[ \\t]{0,8}\\\\{0,3}[\"']?[A-Za-z0-9_.\\-]{0,60}"
-    "(?:pass|pwd|secret|token|key|credential|auth)",
+    # an env entry's name that says secret, then its value's key (on the same line or the
+    # next); or its value, then that name (the rules env-secret)
+    "(?i)name\\\\{0,3}[\"']?\\s*:\\s*\\\\{0,3}[\"']?[A-Za-z0-9_.\\-]{0,60}"
+    "(?:pass|pwd|secret|token|key|credential|auth|cookie)[A-Za-z0-9_.\\-]{0,60}"
+    "\\\\{0,3}[\"']?\\s*,?\\s*\\\\{0,3}[\"']?value\\\\{0,3}[\"']?\\s*:",
+    "value\\\\{0,3}\"\\s*:\\s*\\\\{0,3}\"[^\\n]*\\s*,\\s*\\\\{0,3}\"name\\\\{0,3}\"\\s*:\\s*"
+    "\\\\{0,3}\"[A-Za-z0-9_.\\-]{0,60}(?i:pass|pwd|secret|token|key|credential|auth|cookie)",
     "://[^/\\s:@\"'<>]*:[^/\\s@\"'<>]+@",
     "(?i)authorization",
     "(?i)bearer[ \\t]+[A-Za-z0-9._~+/\\-]{16}",
