@@ -408,6 +408,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         if writer is not None:  # git add then finds the object written and only hashes
             writer.wait()
             writer = None
+            from scratch.heap import trim
+            trim()  # what the threads of a big input freed, before the pointer's reads
         with store.lock():
             records = store.commit_versions(items, verb="Ingest",
                                             note=" Partial output." if opts.partial else "")
