@@ -139,6 +139,20 @@ def test_the_prefilter_stops_wherever_a_rule_finds(text: str) -> None:
     assert [(h.start, h.end, h.rule) for h in scan(data).hits] == whole
 
 
+def test_the_prefilter_stops_wherever_a_rule_finds_in_the_labelled_set() -> None:
+    """The same on every text of the labelled set (414 samples of gitleaks', detect-secrets'
+    and scratch's own, secrets and look-alikes): no find is lost to the prefilter."""
+    from scratch.redact.scan import check_window, resolve, scan
+    rows = [json.loads(line) for line in (DATA / "labelled.jsonl").read_text().splitlines()]
+    found = 0
+    for row in rows:
+        data = row["text"].encode()
+        whole = [(h.start, h.end, h.rule) for h in resolve(check_window(rule_set(), data))]
+        assert [(h.start, h.end, h.rule) for h in scan(data).hits] == whole, row["text"]
+        found += bool(whole)
+    assert len(rows) >= 400 and found >= 100
+
+
 def test_a_kubernetes_secret_list_keeps_its_shape_and_only_its_values_change() -> None:
     applied = json.dumps({"apiVersion": "v1", "data": {"password": "cGFzc3dvcmQxMjM="},
                           "kind": "Secret", "metadata": {"name": "db"}},
