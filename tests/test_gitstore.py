@@ -276,7 +276,7 @@ def test_an_object_write_that_fails_raises_at_wait(tmp_path: Path) -> None:
     from scratch.store import gitstore as G
 
     missing = tmp_path / "no-repo" / ".git"
-    writer = G.BlobWriter(missing, (b"x" * 100,), None)
+    writer = G.BlobWriter(lambda: G.write_loose_parts(missing, (b"x" * 100,)))
     with pytest.raises(FileNotFoundError):
         writer.wait()
     assert not missing.exists()

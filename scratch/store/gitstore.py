@@ -42,6 +42,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Protocol, TypedDict
 
@@ -159,21 +160,42 @@ def _write_loose(git_dir: Path, parts: Sequence[bytes], sha: str | None,
         if gate is not None and not gate():
             tmp.unlink()
             return None
-        target.parent.mkdir(mode=0o700, exist_ok=True)
-        try:
-            os.replace(tmp, target)
-        except OSError as exc:
-            if exc.errno != errno.EXDEV:
-                raise
-            import shutil  # staging on another file system than the objects
-
-            shutil.copyfile(tmp, target.with_name(tmp.name))
-            os.replace(target.with_name(tmp.name), target)
-            tmp.unlink()
+        _move_in(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return sha
+
+
+def _move_in(tmp: Path, target: Path) -> None:
+    """The finished object file ``tmp`` moved to its place ``target`` in git's objects (its
+    fan-out directory made if need be); dropped when an equal object is there already."""
+    if target.exists():
+        tmp.unlink()
+        return
+    target.parent.mkdir(mode=0o700, exist_ok=True)
+    try:
+        os.replace(tmp, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        import shutil  # staging on another file system than the objects
+
+        shutil.copyfile(tmp, target.with_name(tmp.name))
+        os.replace(target.with_name(tmp.name), target)
+        tmp.unlink()
+
+
+def _write_gated(git_dir: Path, parts: Sequence[bytes], sha: str | None,
+                 gate: Callable[[], bool] | None, staging: Path | None) -> str | None:
+    """:func:`_write_loose` for :meth:`GitStore.write_blob_async`: without a staging
+    directory the gate is asked first (nothing goes into git's objects, not even a temporary
+    file, before it says True); with one, it is asked once the object is compressed there."""
+    if gate is not None and staging is None:
+        if not gate():  # shut: nothing is written
+            return None
+        gate = None
+    return _write_loose(git_dir, parts, sha, staging, gate)
 
 
 def _git_tmp(directory: Path) -> Path:
@@ -224,35 +246,22 @@ def compressor(accelerated: bool = True) -> Compressor:
 
 class BlobWriter:
     """A blob being written into the object database by a thread (see
-    :meth:`GitStore.write_blob_async`, :meth:`GitStore.store_object_async`); :meth:`wait`
-    joins it and raises what it raised."""
+    :meth:`GitStore.write_blob_async`, :meth:`GitStore.store_object_async`): ``write()``
+    run there, which returns the blob id (None: nothing was written); :meth:`wait` joins it
+    and returns that id or raises what it raised."""
 
-    def __init__(self, git_dir: Path, parts: Sequence[bytes], sha: str | None,
-                 gate: Callable[[], bool] | None = None, staging: Path | None = None,
-                 path: Path | None = None) -> None:
-        """The concatenation of ``parts`` (see :func:`_write_loose`), or with ``path`` that
-        file, read as it is compressed (:func:`write_loose_file`)."""
+    def __init__(self, write: Callable[[], str | None]) -> None:
         import threading
 
-        self.sha = sha
+        self.sha: str | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run,
-                                        args=(git_dir, parts, gate, staging, path),
-                                        name="scratch-object", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(write,), name="scratch-object",
+                                        daemon=True)
         self._thread.start()
 
-    def _run(self, git_dir: Path, parts: Sequence[bytes], gate: Callable[[], bool] | None,
-             staging: Path | None, path: Path | None) -> None:
+    def _run(self, write: Callable[[], str | None]) -> None:
         try:
-            if path is not None:
-                self.sha = write_loose_file(git_dir, path)
-                return
-            if gate is not None and staging is None:
-                if not gate():  # shut: nothing is written
-                    self.sha = None
-                    return
-                gate = None
-            self.sha = _write_loose(git_dir, parts, self.sha, staging, gate)
+            self.sha = write()
         except BaseException as exc:  # handed to wait()
             self._error = exc
 
@@ -299,12 +308,11 @@ def write_loose_file(git_dir: Path, path: Path) -> str:
     finally:
         os.close(source)
     sha = digest.hexdigest()
-    target = objects / sha[:2] / sha[2:]
-    if target.exists():
-        tmp.unlink()
-        return sha
-    target.parent.mkdir(mode=0o700, exist_ok=True)
-    os.replace(tmp, target)
+    try:
+        _move_in(tmp, objects / sha[:2] / sha[2:])
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return sha
 
 
@@ -648,14 +656,14 @@ class GitStore:
         None when it wrote nothing): the thread asks it first, or, given a ``staging``
         directory outside the database (ingest's, which holds the uncompressed text the
         same while), compresses into a file there meanwhile and moves it in on True."""
-        return BlobWriter(self.git_dir, parts, sha, gate, staging)
+        return BlobWriter(partial(_write_gated, self.git_dir, parts, sha, gate, staging))
 
     def store_object_async(self, path: Path) -> BlobWriter:
         """Start writing the file ``path`` into the object database from a thread, as
         :func:`write_loose_file` does; :meth:`commit` then finds the object written and only
         records it. Ingest runs this on the second core while it builds the index. The
         caller must ``wait()`` for it."""
-        return BlobWriter(self.git_dir, (), None, path=path)
+        return BlobWriter(partial(write_loose_file, self.git_dir, path))
 
     # -- reading -----------------------------------------------------------------------------
     def restore_path(self, commit: str, rel: str, dest: Path) -> bool:
