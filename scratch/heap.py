@@ -10,24 +10,29 @@ library, no ``ctypes``) it does nothing.
 
 from __future__ import annotations
 
-_TRIM: list[object] = []  # the bound malloc_trim, or None where there is none
+from collections.abc import Callable
+from functools import cache
 
 
 def trim() -> bool:
     """Return the C heap's free pages to the system; whether anything was returned. Costs a
     walk of the heap's free lists and the release of their pages: ~3 ms for ~500 MB freed
     by three threads."""
-    if not _TRIM:
-        try:
-            import ctypes
+    call = _malloc_trim()
+    return bool(call(0)) if call is not None else False
 
-            found = ctypes.CDLL(None).malloc_trim
-            found.argtypes, found.restype = [ctypes.c_size_t], ctypes.c_int
-            _TRIM.append(found)
-        except (ImportError, OSError, AttributeError, TypeError):  # no C library by name
-            _TRIM.append(None)
-    call = _TRIM[0]
-    return bool(call(0)) if callable(call) else False
+
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """The C library's ``malloc_trim``, or None where there is none."""
+    try:
+        import ctypes
+
+        found = ctypes.CDLL(None).malloc_trim
+    except (ImportError, OSError, AttributeError, TypeError):  # no C library by name
+        return None
+    found.argtypes, found.restype = [ctypes.c_size_t], ctypes.c_int
+    return found
 
 
 __all__ = ["trim"]
