@@ -1,8 +1,9 @@
 /* Exact re-indentation of JSON text: the C half of scratch.reindent.
  *
- * reindent(data[, limit[, max_depth]]) -> (body, lines, flags) validates ``data`` as strict RFC 8259 JSON in UTF-8
- * and writes it in the canonical layout (2-space indent, ": " after keys, one scalar or bracket
- * per line, "{}"/"[]" for empty containers, no final newline) with every token copied verbatim:
+ * reindent(data[, limit[, max_depth[, seps]]]) -> (body, lines, flags[, seps]) validates ``data``
+ * as strict RFC 8259 JSON in UTF-8 and writes it in the canonical layout (2-space indent, ": "
+ * after keys, one scalar or bracket per line, "{}"/"[]" for empty containers, no final newline)
+ * with every token copied verbatim:
  * numbers as written, string escapes as written, duplicate keys in order. Only whitespace
  * between tokens changes. ``lines`` is the number of lines of ``body``; ``flags`` bit 0 is set
  * when some integer token has 19 or more digits (it may not fit 64 bits), bit 1 when the body
@@ -14,6 +15,13 @@
  *
  * Invalid input raises ValueError(message, offset) with the same messages, at the same byte
  * offsets, as the pure-Python version (scratch/reindent.py); a test holds both to it.
+ * With ``seps`` true (a last argument; reindent_file takes it too) the result has a fourth
+ * item: the offsets in ``body`` of the item separators at depth 1 and at depth 2, each as
+ * native uint64 bytes in order, as a pair; None when either depth had more than SEPS_MAX of
+ * them (or the body was not written). A separator at depth d is a "," the pass wrote at the
+ * end of a line whose next line starts with exactly 2 * d spaces and a non-space: what
+ * scratch.index.textitems finds by reading the body again (``separators`` below).
+ *
  * With ``max_depth`` > 0 the bracket that opens level max_depth + 1 raises
  * ValueError("nested too deeply", offset): the depth bound of scratch.formats.nesting, checked in
  * the same pass (an error before that bracket is the one raised, as there).
@@ -94,7 +102,42 @@ typedef struct {
      * handed back (NULL: ``s`` is a caller's buffer, never released) */
     unsigned char *map;
     size_t released;
+    /* with ``seps``: the body offsets of the separators at depth 1 and 2 (see the top) */
+    int want_seps;
+    int seps_over; /* past SEPS_MAX at a depth, or out of memory: none are answered */
+    uint64_t *seps[2];
+    size_t nseps[2];
+    size_t capseps[2];
 } Scan;
+
+/* 8 MB per depth at most: more items than this at depth 1 or 2 are found by reading again */
+#define SEPS_MAX ((size_t)1 << 20)
+
+static void seps_free(Scan *sc) {
+    for (int d = 0; d < 2; d++) {
+        free(sc->seps[d]);
+        sc->seps[d] = NULL;
+        sc->nseps[d] = sc->capseps[d] = 0;
+    }
+}
+
+/* the separator at depth ``depth`` (1 or 2) whose "," is at ``at`` in the body */
+static inline void seps_add(Scan *sc, size_t depth, size_t at) {
+    if (sc->seps_over) return;
+    size_t d = depth - 1;
+    if (sc->nseps[d] == sc->capseps[d]) {
+        size_t cap = sc->capseps[d] ? sc->capseps[d] * 2 : 1024;
+        uint64_t *p = sc->nseps[d] >= SEPS_MAX ? NULL : realloc(sc->seps[d], cap * sizeof *p);
+        if (p == NULL) {
+            sc->seps_over = 1;
+            seps_free(sc);
+            return;
+        }
+        sc->seps[d] = p;
+        sc->capseps[d] = cap;
+    }
+    sc->seps[d][sc->nseps[d]++] = (uint64_t)at;
+}
 
 /* Pages of the input the scan has passed are dropped from the map (they count as resident
  * otherwise): the scan only moves forward, and errors need offsets only. Never for a
@@ -505,6 +548,7 @@ static int run(Scan *sc, Out *o) {
             if (sc->pos < n && s[sc->pos] == ',') {
                 sc->pos++;
                 skip_ws(sc);
+                if (depth <= 2 && sc->want_seps && !o->over) seps_add(sc, depth, o->len);
                 if (!out_put(o, ",", 1) || !out_newline(o, depth)) goto done;
                 sc->lines++;
                 state = top == '{' ? S_KEY : S_VALUE;
@@ -551,6 +595,7 @@ static PyObject *reindent_scan(Scan *sc, Py_ssize_t limit, Py_buffer *view) {
     o.ts = NULL;
     if (view != NULL) PyBuffer_Release(view);
     if (!ok) {
+        seps_free(sc);
         Py_XDECREF(o.bytes);
         if (o.failed) return PyErr_NoMemory();
         PyObject *exc = Py_BuildValue("(sn)", sc->err, (Py_ssize_t)sc->err_pos);
@@ -564,27 +609,49 @@ static PyObject *reindent_scan(Scan *sc, Py_ssize_t limit, Py_buffer *view) {
         o.len = 0;
         sc->flags |= 2;
     }
-    if (_PyBytes_Resize(&o.bytes, (Py_ssize_t)o.len) != 0) return NULL;
-    return Py_BuildValue("(Nni)", o.bytes, (Py_ssize_t)sc->lines, sc->flags);
+    if (_PyBytes_Resize(&o.bytes, (Py_ssize_t)o.len) != 0) {
+        seps_free(sc);
+        return NULL;
+    }
+    if (!sc->want_seps) return Py_BuildValue("(Nni)", o.bytes, (Py_ssize_t)sc->lines, sc->flags);
+    PyObject *seps;
+    if (o.over || sc->seps_over) {
+        seps = Py_NewRef(Py_None);
+    } else {
+        /* a depth with none has no array: "" (y# makes None of NULL) */
+        seps = Py_BuildValue("(y#y#)", sc->seps[0] ? (const char *)sc->seps[0] : "",
+                             (Py_ssize_t)(sc->nseps[0] * sizeof(uint64_t)),
+                             sc->seps[1] ? (const char *)sc->seps[1] : "",
+                             (Py_ssize_t)(sc->nseps[1] * sizeof(uint64_t)));
+    }
+    seps_free(sc);
+    if (seps == NULL) {
+        Py_DECREF(o.bytes);
+        return NULL;
+    }
+    return Py_BuildValue("(NniN)", o.bytes, (Py_ssize_t)sc->lines, sc->flags, seps);
 }
 
 static PyObject *reindent(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t limit = -1, max_depth = 0;
-    if (!PyArg_ParseTuple(args, "y*|nn", &view, &limit, &max_depth)) return NULL;
-    Scan sc = {(const unsigned char *)view.buf, (size_t)view.len, 0, NULL, 0, 0, 1,
-               max_depth > 0 ? (size_t)max_depth : 0, NULL, 0};
+    int want_seps = 0;
+    if (!PyArg_ParseTuple(args, "y*|nnp", &view, &limit, &max_depth, &want_seps)) return NULL;
+    Scan sc = {.s = (const unsigned char *)view.buf, .n = (size_t)view.len, .lines = 1,
+               .max_depth = max_depth > 0 ? (size_t)max_depth : 0, .want_seps = want_seps};
     return reindent_scan(&sc, limit, &view);
 }
 
-/* reindent_file(fd, offset, length[, limit[, max_depth]]): reindent() of the ``length`` bytes
- * of the file ``fd`` from ``offset``, read through a private read-only map whose pages are
+/* reindent_file(fd, offset, length[, limit[, max_depth[, seps]]]): reindent() of the ``length``
+ * bytes of the file ``fd`` from ``offset``, read through a private read-only map whose pages are
  * dropped once passed: the input is never resident as a whole (only the body is). Offsets
  * in errors are from ``offset``. OSError when the file cannot be mapped. */
 static PyObject *reindent_file(PyObject *self, PyObject *args) {
     int fd;
     Py_ssize_t offset, length, limit = -1, max_depth = 0;
-    if (!PyArg_ParseTuple(args, "inn|nn", &fd, &offset, &length, &limit, &max_depth)) return NULL;
+    int want_seps = 0;
+    if (!PyArg_ParseTuple(args, "inn|nnp", &fd, &offset, &length, &limit, &max_depth, &want_seps))
+        return NULL;
     if (offset < 0 || length <= 0) {
         PyErr_SetString(PyExc_ValueError, "reindent_file needs offset >= 0 and length > 0");
         return NULL;
@@ -595,8 +662,9 @@ static PyObject *reindent_file(PyObject *self, PyObject *args) {
     void *map = mmap(NULL, span, PROT_READ, MAP_PRIVATE, fd, (off_t)((size_t)offset - lead));
     if (map == MAP_FAILED) return PyErr_SetFromErrno(PyExc_OSError);
     madvise(map, span, MADV_SEQUENTIAL);
-    Scan sc = {(const unsigned char *)map + lead, (size_t)length, 0, NULL, 0, 0, 1,
-               max_depth > 0 ? (size_t)max_depth : 0, (unsigned char *)map, 0};
+    Scan sc = {.s = (const unsigned char *)map + lead, .n = (size_t)length, .lines = 1,
+               .max_depth = max_depth > 0 ? (size_t)max_depth : 0, .map = (unsigned char *)map,
+               .want_seps = want_seps};
     PyObject *result = reindent_scan(&sc, limit, NULL);
     munmap(map, span);
     return result;
@@ -922,11 +990,11 @@ static PyMethodDef methods[] = {
      "item_starts(text, depth, cur) -> (starts, after): start lines of the items of canonical "
      "JSON text at one depth, as array('I') bytes, and the line after them."},
     {"reindent", reindent, METH_VARARGS,
-     "reindent(data[, limit[, max_depth]]) -> (body, lines, flags): strict JSON re-indented, tokens "
-     "verbatim."},
+     "reindent(data[, limit[, max_depth[, seps]]]) -> (body, lines, flags[, seps]): strict JSON "
+     "re-indented, tokens verbatim."},
     {"reindent_file", reindent_file, METH_VARARGS,
-     "reindent_file(fd, offset, length[, limit[, max_depth]]) -> reindent() of part of a file, "
-     "read through a map whose passed pages are dropped."},
+     "reindent_file(fd, offset, length[, limit[, max_depth[, seps]]]) -> reindent() of part of a "
+     "file, read through a map whose passed pages are dropped."},
     {"scan_lines", scan_lines, METH_VARARGS,
      "scan_lines(chunk, base, texts) -> (ends, uniq, ids, glued): the lines of a chunk."},
     {"prefix_sums", prefix_sums, METH_VARARGS,

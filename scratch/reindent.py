@@ -19,7 +19,9 @@ the ``limit`` given, so it was not written: the indentation of deeply nested tex
 the square of the depth, a 200 KB document 100,000 deep would take 10 GB; :data:`KEY_REPEAT`:
 some object may repeat a key, so the lines of its parsed value may be fewer than the body's).
 Invalid input raises :class:`~scratch.jsonvalues.JsonError` with the 1-based line and column
-and the byte offset of the first problem.
+and the byte offset of the first problem. :func:`reindent_separated` and
+:func:`reindent_file_separated` also return where the C pass wrote the item separators at
+depths 1 and 2 (:class:`Separators`), which ingest would otherwise find by reading the body.
 
 Two implementations give identical bytes and identical errors (a test holds them to it on the
 JSONTestSuite files and on generated documents): the C extension ``scratch._reindent``,
@@ -34,7 +36,9 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 from collections.abc import Callable
+from typing import NamedTuple
 
 from scratch.errors import JsonError
 
@@ -45,6 +49,19 @@ TOO_BIG = 2  # the body would pass the limit given: not written (the input is st
 KEY_REPEAT = 4
 
 _Impl = Callable[[bytes, int, int], tuple[bytes, int, int]]
+
+
+class Separators(NamedTuple):
+    """Where the C pass wrote the item separators of a body at depths 1 and 2: the offsets of
+    their ``","`` (a line's last byte, the next line indented by exactly ``2 * depth`` spaces),
+    in order. What :func:`scratch.index.textitems.separators` finds by reading the body again."""
+
+    depth1: array[int]
+    depth2: array[int]
+
+
+# the body, its lines, its flags and its separators (None: not found by the pass)
+Separated = tuple[bytes, int, int, Separators | None]
 DEEP = "nested too deeply"  # the message of an opener past ``max_depth`` (both implementations)
 
 try:
@@ -384,11 +401,38 @@ def reindent(data: bytes, *, limit: int = -1, max_depth: int = 0, impl: _Impl | 
     try:
         return run(data, limit, max_depth)
     except ValueError as exc:
-        message, pos = exc.args
-        if message == DEEP:
-            message = f"JSON {too_deep_reason(pos, max_depth)}"
-        line, column = _position(data, pos)
-        raise JsonError(message, line, column, pos) from None
+        raise _json_error(exc, data, max_depth) from None
+
+
+def reindent_separated(data: bytes, *, limit: int = -1, max_depth: int = 0) -> Separated:
+    """:func:`reindent`, and the body's :class:`Separators` when the C pass ran (None without
+    it, or when either depth holds more than a million of them: they are found by reading)."""
+    if _c_reindent is None:
+        return (*reindent(data, limit=limit, max_depth=max_depth), None)
+    try:
+        body, lines, flags, found = _c_reindent(data, limit, max_depth, True)
+    except ValueError as exc:
+        raise _json_error(exc, data, max_depth) from None
+    return body, lines, flags, _separators(found)
+
+
+def _separators(found: tuple[bytes, bytes] | None) -> Separators | None:
+    """The C pass's separators (two runs of native 64-bit offsets) as arrays."""
+    if found is None:
+        return None
+    depths = array("Q"), array("Q")
+    for offsets, text in zip(depths, found, strict=True):
+        offsets.frombytes(text)
+    return Separators(*depths)
+
+
+def _json_error(exc: ValueError, data: bytes, max_depth: int) -> JsonError:
+    """The :class:`JsonError` of an implementation's ``ValueError(message, offset)``."""
+    message, pos = exc.args
+    if message == DEEP:
+        message = f"JSON {too_deep_reason(pos, max_depth)}"
+    line, column = _position(data, pos)
+    return JsonError(message, line, column, pos)
 
 
 def read_span(fd: int, offset: int, length: int) -> bytes:
@@ -411,21 +455,38 @@ def reindent_file(fd: int, offset: int, length: int, *, limit: int = -1, max_dep
     map and drops the pages it has passed, so memory holds the body, not the input as well;
     without it (or with ``impl``) the bytes are read and re-indented as :func:`reindent` does.
     """
-    if impl is None and _c_reindent is not None and _c_reindent_file is not None and length > 0:
+    if impl is not None:
+        return reindent(read_span(fd, offset, length), limit=limit, max_depth=max_depth,
+                        impl=impl)
+    return _from_file(fd, offset, length, limit, max_depth, False)[:3]
+
+
+def reindent_file_separated(fd: int, offset: int, length: int, *, limit: int = -1,
+                            max_depth: int = 0) -> Separated:
+    """:func:`reindent_file`, and the body's :class:`Separators` as
+    :func:`reindent_separated` gives them."""
+    return _from_file(fd, offset, length, limit, max_depth, True)
+
+
+def _from_file(fd: int, offset: int, length: int, limit: int, max_depth: int, separated: bool
+               ) -> Separated:
+    if _c_reindent is not None and _c_reindent_file is not None and length > 0:
         try:
-            found: tuple[bytes, int, int] = _c_reindent_file(fd, offset, length, limit,
-                                                             max_depth)
-            return found
+            found = _c_reindent_file(fd, offset, length, limit, max_depth, separated)
         except ValueError as exc:
-            message, pos = exc.args
-            data = read_span(fd, offset, length)  # only to place the error
-            if message == DEEP:
-                message = f"JSON {too_deep_reason(pos, max_depth)}"
-            line, column = _position(data, pos)
-            raise JsonError(message, line, column, pos) from None
+            # the bytes are read only to place the error
+            raise _json_error(exc, read_span(fd, offset, length), max_depth) from None
         except OSError:
             pass  # cannot be mapped (a pipe, a special file): read it
-    return reindent(read_span(fd, offset, length), limit=limit, max_depth=max_depth, impl=impl)
+        else:
+            if not separated:
+                return (*found, None)
+            body, lines, flags, seps = found
+            return body, lines, flags, _separators(seps)
+    data = read_span(fd, offset, length)
+    if separated:
+        return reindent_separated(data, limit=limit, max_depth=max_depth)
+    return (*reindent(data, limit=limit, max_depth=max_depth), None)
 
 
 def too_deep_reason(offset: int, depth: int) -> str:

@@ -4,6 +4,7 @@ one made from the whole value, and the C and Python separator finders agree."""
 from __future__ import annotations
 
 import json
+import re
 from array import array
 from pathlib import Path
 from typing import Any
@@ -338,3 +339,102 @@ def test_key_repeat_flag_is_a_repeat_on_generated_keys() -> None:
         repeats = len(json.loads(doc)) != len(keys)
         for impl in impls:
             assert bool(impl(doc)[2] & KEY_REPEAT) == repeats, (doc, impl)
+
+
+def _separated(data: bytes) -> tuple[bytes, Any]:
+    """The C pass's body and separators (skips without the accelerator)."""
+    from scratch.reindent import HAVE_C, reindent_separated
+
+    if not HAVE_C:
+        pytest.skip("the C accelerator is not built")
+    body, _, _, found = reindent_separated(data)
+    return body, found
+
+
+def _known_bodies(corpus_dir: Path | None) -> list[bytes]:
+    docs = [json.dumps(d).encode() for d in _documents().values()]
+    docs += [b"[]", b"{}", b"1", b"[1]", b'{"a": [1, 2], "b": {"c": [3, {"d": [4, 5]}]}}',
+             b'["a,\\n  b", ",\\n    c", {"k": "x,\\n  y"}]']
+    if corpus_dir is not None:
+        docs += [path.read_bytes() for path in sorted(corpus_dir.rglob("*.json"))[:60]]
+    return docs
+
+
+@pytest.mark.parametrize("corpus", [False, True])
+def test_the_reindent_pass_finds_the_separators_reading_finds(corpus: bool,
+                                                               request: pytest.FixtureRequest
+                                                               ) -> None:
+    """The offsets the C re-indent pass writes down at depths 1 and 2 are exactly the
+    separators that reading the body finds there, on generated documents and the corpus."""
+    corpus_dir = request.getfixturevalue("corpus_dir") if corpus else None
+    checked = 0
+    for data in _known_bodies(corpus_dir):
+        try:
+            body, found = _separated(data)
+        except Exception as exc:  # not JSON: nothing to compare
+            assert type(exc).__name__ == "JsonError"
+            continue
+        assert found is not None
+        for depth in (1, 2):
+            want = [m.start() for m in re.finditer(rb",\n" + b"  " * depth + rb"(?=[^ ])",
+                                                   body)]
+            assert found[depth - 1].tolist() == want, depth
+            checked += len(want)
+    assert checked > 1000
+
+
+def test_known_separators_answer_as_reading_does() -> None:
+    """known_separators answers every question separators() is asked (any range, depth and
+    step, ranges past either end) the same, without reading at depths 1 and 2."""
+    for data in _known_bodies(None):
+        body, found = _separated(data)
+        find = textitems.known_separators(found)
+        n = len(body)
+        for start, end in ((0, n), (1, n - 2), (n // 3, 2 * n // 3), (5, 3), (-4, n + 10),
+                           (n, n)):
+            for depth in (0, 1, 2, 3):
+                for step in (0, 1, 64, 700, n):
+                    assert find(body, start, end, depth, step) == \
+                        separators_py(body, start, end, depth, step), (start, end, depth, step)
+
+
+@pytest.mark.parametrize("batch", [1, 300, 700, 5000])
+def test_prepare_lazily_with_known_separators_reads_no_separators(
+        batch: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given the pass's separators, prepare_lazily cuts the same arrays into the same batches
+    and never reads the body for separators (both readers fail if asked)."""
+    for name, doc in _documents().items():
+        body, found = _separated(json.dumps(doc).encode())
+        want = prepare_lazily(body, BIG_ARRAY, 2000, batch)
+        with monkeypatch.context() as m:
+            def refuse(*args: object) -> tuple[int, list[int]]:
+                raise AssertionError("read the body for separators")
+
+            m.setattr(textitems, "_c_separators", refuse)
+            m.setattr(textitems, "separators_py", refuse)
+            got = prepare_lazily(body, BIG_ARRAY, 2000, batch, known=found)
+        assert [(p.start, p.end, p.depth, p.n, p.cuts) for p in textitems.lazy_parts(got)] == \
+            [(p.start, p.end, p.depth, p.n, p.cuts) for p in textitems.lazy_parts(want)], name
+        assert textitems.lazy_parts(want), name
+
+
+def test_too_many_separators_are_not_written_down() -> None:
+    """Past SEPS_MAX (2**20) separators at a depth the pass answers None (ingest then reads
+    them, as before): its memory stays at 8 MB a depth; a body over the limit has none."""
+    from scratch.reindent import TOO_BIG, reindent_separated
+
+    many = b"[" + b"0," * (1 << 20) + b"0]"  # 2**20 + 1 items: 2**20 separators
+    body, found = _separated(many)
+    assert found is not None and len(found.depth1) == 1 << 20 and not found.depth2
+    _, found = _separated(b"[" + b"0," * ((1 << 20) + 1) + b"0]")
+    assert found is None
+    assert reindent_separated(b"[[1, 2], 3]", limit=5)[2:] == (TOO_BIG, None)
+
+
+def test_without_the_accelerator_no_separators_are_known(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    import scratch.reindent as R
+
+    monkeypatch.setattr(R, "_c_reindent", None)
+    body, lines, flags, found = R.reindent_separated(b'{"a": [1, 2]}')
+    assert (body, lines, flags, found) == (*R.reindent_py(b'{"a": [1, 2]}', -1, 0), None)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from scratch.index.analyze import Analysis
     from scratch.index.textitems import Readers
     from scratch.jsonvalues import JSON
+    from scratch.reindent import Separators
 
 COPY_CHUNK = 1 << 20
 Progress = Callable[[str, int, "int | None"], None]
@@ -187,7 +188,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
     from scratch.errors import JsonError
     from scratch.formats.jsontext import parse_value
     from scratch.formats.nesting import MAX_DEPTH
-    from scratch.reindent import BIG_INT, TOO_BIG, reindent
+    from scratch.reindent import BIG_INT, TOO_BIG, reindent_separated
 
     span = None if raw or ended else _file_span(source, prefix)
     if span is not None and span[2] >= PARALLEL_BYTES:
@@ -204,7 +205,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         # one pass: validation, layout and the depth bound (nested deeper than MAX_DEPTH is
         # text, found before anything parses it recursively; the layout of a document ``d``
         # deep would take ``d**2`` bytes, which ``limit`` bounds meanwhile)
-        body, lines, flags = reindent(data, limit=limit, max_depth=MAX_DEPTH)
+        body, lines, flags, seps = reindent_separated(data, limit=limit, max_depth=MAX_DEPTH)
     except JsonError as exc:
         return _not_json(data, dest, detected, declared, exc)
     if (n >= PARALLEL_BYTES and not raw and origin is not None and not flags & TOO_BIG
@@ -214,7 +215,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         del data  # this frame holds the only reference: the input's memory goes now
         box = [body]
         del body  # and the body's, once _big_container lets it go
-        return _big_container(n, source, origin, box, lines, flags, dest, detected,
+        return _big_container(n, source, origin, box, lines, flags, seps, dest, detected,
                               declared, progress, written)
     try:
         value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
@@ -250,12 +251,12 @@ def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detecte
     it is not one (invalid, too deep to lay out, a scalar): the caller reads it whole."""
     from scratch.errors import JsonError
     from scratch.formats.nesting import MAX_DEPTH
-    from scratch.reindent import TOO_BIG, reindent_file
+    from scratch.reindent import TOO_BIG, reindent_file_separated
 
     fd, origin, n = span
     try:
-        body, lines, flags = reindent_file(fd, origin, n, limit=AMPLIFICATION * n + (1 << 20),
-                                           max_depth=MAX_DEPTH)
+        body, lines, flags, seps = reindent_file_separated(
+            fd, origin, n, limit=AMPLIFICATION * n + (1 << 20), max_depth=MAX_DEPTH)
     except JsonError:
         return None
     if flags & TOO_BIG or body[:1] not in (b"{", b"["):
@@ -264,7 +265,7 @@ def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detecte
         progress("read", n, None)
     box = [body]
     del body  # _big_container holds the only reference: it can let the body go
-    return _big_container(n, source, origin, box, lines, flags, dest, detected, declared,
+    return _big_container(n, source, origin, box, lines, flags, seps, dest, detected, declared,
                           progress, written)
 
 
@@ -331,10 +332,12 @@ AMPLIFICATION = 16
 
 
 def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], lines: int,
-                   flags: int, dest: Path, detected: str, declared: str | None,
-                   progress: Progress | None, written: Written | None) -> Normalized:
+                   flags: int, seps: Separators | None, dest: Path, detected: str,
+                   declared: str | None, progress: Progress | None, written: Written | None
+                   ) -> Normalized:
     """A big JSON container whose canonical ``body`` exists (``box``'s only item, taken out:
-    the caller holds no other reference): store it, parse it, analyse it.
+    the caller holds no other reference): store it, parse it, analyse it. ``seps``: the
+    body's separators as the re-indent pass found them (when it did).
 
     The input (``n`` bytes) is not held: the caller dropped it, or re-indented it from its
     file without holding it (:func:`_from_file`). Two threads write the body to ``dest`` and
@@ -392,7 +395,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         return True
 
     try:
-        lazy = None if flags & BIG_INT else _prepare_lazily(body)
+        lazy = None if flags & BIG_INT else _prepare_lazily(body, seps)
     except BaseException:
         hashing[0].join()
         writing[0].join()
@@ -554,7 +557,7 @@ def _parse_whole(body: bytes, flags: int) -> tuple[JSON, str, bool]:
     return value, engine, False
 
 
-def _prepare_lazily(body: bytes) -> JSON:
+def _prepare_lazily(body: bytes, seps: Separators | None) -> JSON:
     """:func:`scratch.index.textitems.prepare_lazily` at the analysis' big-array size: the
     whole value is never held (memory), and it is walked once (time)."""
     from scratch.formats.jsontext import no_gc
@@ -562,7 +565,7 @@ def _prepare_lazily(body: bytes) -> JSON:
     from scratch.index.textitems import prepare_lazily
 
     with no_gc():
-        return prepare_lazily(body, BIG_ARRAY)
+        return prepare_lazily(body, BIG_ARRAY, known=seps)
 
 
 def _readers() -> Readers:
