@@ -433,3 +433,43 @@ def test_a_string_cut_short_fails_in_linear_time_without_the_c_code() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=Path(__file__).resolve().parents[1])
     assert done.stdout.strip() == "Unterminated string"
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_input_already_in_the_layout_is_flagged_same(impl) -> None:  # type: ignore[no-untyped-def]
+    """SAME: the input is the body and one final newline, byte for byte (ingest then stores
+    the input's file itself); any other whitespace, anywhere, clears it."""
+    rng = random.Random(3)
+    for _ in range(100):
+        data = json.dumps(_random_doc(rng)).encode()
+        body = impl(data)[0]
+        laid_out = body + b"\n"
+        assert impl(laid_out)[2] & R.SAME, laid_out[:80]
+        assert impl(laid_out) == (body, *impl(data)[1:2], impl(data)[2] | R.SAME)
+        if body != data:
+            assert not impl(data)[2] & R.SAME
+        for other in (body, body + b"\n\n", body + b" \n", b" " + laid_out, body + b"\r\n",
+                      laid_out.replace(b"\n", b"\n ", 1) if b"\n" in body else b"[ ]\n"):
+            assert not impl(other)[2] & R.SAME, other[:80]
+    assert impl(b"1\n")[2] == R.SAME and impl(b"[]\n")[2] == R.SAME
+    assert impl(b"[\n" + b"  1,\n" * 5 + b"  1\n]\n", 7)[2] == R.TOO_BIG  # not written: not same
+
+
+def test_same_is_found_reading_a_big_file_once(tmp_path: Path) -> None:
+    """From a file the C pass compares the body with the input a step at a time, before it
+    hands the input's pages back: a 20 MB document in the layout is SAME, and one space
+    more 15 MB in (past the first pages handed back) is not."""
+    if not R.HAVE_C:
+        pytest.skip("the C accelerator is not built")
+    items = [{"name": f"item-{i}", "tags": ["a", "b"], "n": i} for i in range(200_000)]
+    body = R.reindent(json.dumps({"items": items}).encode())[0]
+    assert len(body) > 20 << 20
+    same = tmp_path / "same.json"
+    same.write_bytes(body + b"\n")
+    at = body.index(b"\n", 15 << 20)
+    near = tmp_path / "near.json"
+    near.write_bytes(body[:at] + b" " + body[at:] + b"\n")  # a line's blank at its end
+    for path, flagged in ((same, True), (near, False)):
+        with open(path, "rb") as fh:
+            got = R.reindent_file(fh.fileno(), 0, path.stat().st_size)
+        assert (got[0] == body, bool(got[2] & R.SAME)) == (True, flagged), path.name
