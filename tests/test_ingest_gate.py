@@ -188,3 +188,71 @@ def test_a_scan_given_up_keeps_its_gate_shut(tmp_path: Path) -> None:
     scanning.close()  # as ingest does when it fails before the answer
     assert scanning.found_nothing() is False  # nothing is written on the way out
     assert FileScan(path).found_nothing() is True
+
+
+def ingest_spool_inode(home: Path, data: bytes, tool: str
+                       ) -> tuple[dict[str, object], Path, int]:
+    """:func:`ingest_file`, and the inode of the file the input was spooled to."""
+    ctx = Context.build(store=str(home))
+    store = ctx.store()
+    spooled = spool(io.BytesIO(data), store.cache_dir / "tmp", memory_limit=0)
+    assert spooled.path is not None
+    inode = spooled.path.stat().st_ino
+    try:
+        result = ingest_spooled(ctx, spooled, IngestOptions(tool=tool, store_always=True))
+    finally:
+        spooled.discard()
+    assert isinstance(result.data, dict)
+    return result.data, store.files_dir / str(result.data["name"]), inode
+
+
+def canonical(data: bytes) -> bytes:
+    from scratch.reindent import SAME, reindent
+
+    body = reindent(data)[0] + b"\n"
+    assert reindent(body)[2] & SAME
+    return body
+
+
+def test_input_already_in_the_layout_is_stored_without_a_copy(scratch_home: Path,
+                                                               reindent_impl: str) -> None:
+    """Big JSON already in the canonical layout (as jq, az and json.dumps(indent=2) print it)
+    and a big log are stored as the very file they were spooled to (one name left, so the
+    store opens it), with the blob git holds; other JSON is written anew."""
+    lines = [f"2024-05-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z GET /api/items/{i} 200"
+             for i in range(40000)]
+    for data, tool, same in [(canonical(big_list(secret=False)), "kubectl_get_pods", True),
+                             (("\n".join(lines) + "\n").encode(), "app_log", True),
+                             (big_list(secret=False), "kubectl_get_pods", False)]:
+        got, stored_file, spooled_inode = ingest_spool_inode(scratch_home, data, tool)
+        stat = stored_file.stat()
+        assert (stat.st_ino == spooled_inode, stat.st_nlink, stat.st_mode & 0o777) == \
+            (same, 1, 0o600), tool
+        stored = stored_file.read_bytes()
+        if tool == "app_log":
+            assert stored == data
+        else:
+            assert (stored == data, json.loads(stored)) == (same, json.loads(data))
+        rel = stored_file.relative_to(scratch_home).as_posix()
+        blob = subprocess.run(["git", "-C", str(scratch_home), "rev-parse", f"HEAD:{rel}"],
+                              capture_output=True, check=True, text=True).stdout.strip()
+        assert subprocess.run(["git", "-C", str(scratch_home), "cat-file", "blob", blob],
+                              capture_output=True, check=True).stdout == stored
+        assert got["lines"] == stored.count(b"\n")
+        assert not list((scratch_home / "cache" / "tmp").iterdir())  # no copy left behind
+
+
+def test_a_secret_in_big_json_in_the_layout_never_reaches_the_store(scratch_home: Path,
+                                                                    reindent_impl: str
+                                                                    ) -> None:
+    """The spooled file stood for the stored form until the scan answered: the redacted text
+    is written to a new file, and neither the secret nor the spooled file reaches the store."""
+    data = canonical(big_list(secret=True))
+    got, stored_file, spooled_inode = ingest_spool_inode(scratch_home, data, "kubectl_get_all")
+    assert got["redacted"] == {"count": 2, "rules": {"github-pat": 1, "k8s-secret-data": 1}}
+    everything = every_byte_under(scratch_home)
+    assert GH.encode() not in everything and PW.encode() not in everything
+    assert stored_file.stat().st_ino != spooled_inode
+    key = store_key(scratch_home)
+    assert json.loads(stored_file.read_bytes()) == json.loads(redact_bytes(data, key).data)
+    assert not list((scratch_home / "cache" / "tmp").iterdir())

@@ -75,6 +75,7 @@ class Normalized:
     declared: str | None = None
     analysis: Analysis | None = field(default=None, repr=False)  # for build_index(analysis=...)
     blob: str | None = None  # git blob id of what was written, when hashed while writing
+    adopted: bool = False  # ``dest`` is another name of the ``adopt`` file given (no copy)
 
 
 def _read_prefix(source: BinaryIO) -> tuple[bytes, bool]:
@@ -97,13 +98,21 @@ def _where(err: Mapping[str, JSON] | None) -> str:
 
 
 def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw: bool = False,
-              progress: Progress | None = None, written: Written | None = None) -> Normalized:
+              progress: Progress | None = None, written: Written | None = None,
+              adopt: Path | None = None) -> Normalized:
     """Read ``source`` to the end, write the stored form to ``dest`` and describe it.
 
     ``written(dest, blob, parts)``, when given, is called once a big JSON document's stored
     form is complete on disk, before its items are parsed and its analysis is built: ingest
     starts writing the git object and the line pass then, from ``parts`` (the file's, read
-    as they are asked for). It is not called for other content."""
+    as they are asked for). It is not called for other content.
+
+    ``adopt``: the file ``source`` reads from its start (ingest's spool: private, and written
+    by nothing else). When the stored form is exactly its bytes (content stored as received,
+    or JSON already in the canonical layout), ``dest`` becomes another name of that file
+    instead of a copy of it (``Normalized.adopted``): the caller removes the other name before
+    storing ``dest``. ``dest`` itself is never written in place (a new file replaces it), so
+    a later call with the same ``dest`` cannot write into the adopted file."""
     dest = Path(dest)
     declared_fmt = canonical_format(declared) if declared else None
     prefix, ended = _read_prefix(source)
@@ -112,9 +121,18 @@ def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw:
         progress("read", len(prefix), None)
     if detected == "json":
         return _normalize_json(source, dest, prefix, ended, detected, declared_fmt, raw, progress,
-                               written)
-    bytes_in = _copy(source, dest, prefix, ended, progress)
-    result = Normalized(detected, detected, bytes_in, bytes_in, "raw", declared=declared_fmt)
+                               written, adopt)
+    span = None if ended or adopt is None else _file_span(source, prefix)
+    # stored as received: the input's own file is the stored one when it can be
+    adopted = span is not None and span[1] == 0 and _adopted(adopt, span[0], dest)
+    if span is not None and adopted:
+        bytes_in = span[2]
+        if progress is not None:
+            progress("read", bytes_in, None)
+    else:
+        bytes_in = _copy(source, dest, prefix, ended, progress)
+    result = Normalized(detected, detected, bytes_in, bytes_in, "raw", declared=declared_fmt,
+                        adopted=adopted)
     if detected == "binary" or bytes_in == 0:
         if bytes_in == 0:
             result.format = "text"
@@ -154,7 +172,7 @@ def _blocks(source: BinaryIO, prefix: bytes, ended: bool,
 def _copy(source: BinaryIO, dest: Path, prefix: bytes, ended: bool,
           progress: Progress | None) -> int:
     n = 0
-    with open(dest, "wb") as out:
+    with open(_create(dest), "wb") as out:
         for block in _blocks(source, prefix, ended, progress):
             out.write(block)
             n += len(block)
@@ -184,7 +202,7 @@ def _read_all(source: BinaryIO, prefix: bytes, ended: bool, progress: Progress |
 
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
                     declared: str | None, raw: bool, progress: Progress | None,
-                    written: Written | None = None) -> Normalized:
+                    written: Written | None = None, adopt: Path | None = None) -> Normalized:
     from scratch.errors import JsonError
     from scratch.formats.jsontext import parse_value
     from scratch.formats.nesting import MAX_DEPTH
@@ -194,7 +212,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
     if span is not None and span[2] >= PARALLEL_BYTES:
         # a big input in a file (ingest's spool): re-indented from the file, whose pages are
         # dropped as they are passed, so memory never holds the input and its body together
-        done = _from_file(source, span, dest, detected, declared, progress, written)
+        done = _from_file(source, span, dest, detected, declared, progress, written, adopt)
         if done is not None:
             return done
         # not JSON, too deep to lay out, or a scalar: read whole below (rare; read again)
@@ -216,7 +234,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         box = [body]
         del body  # and the body's, once _big_container lets it go
         return _big_container(n, source, origin, box, lines, flags, seps, dest, detected,
-                              declared, progress, written)
+                              declared, progress, written, adopt)
     try:
         value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
     except JsonError as exc:
@@ -245,7 +263,7 @@ def _file_span(source: BinaryIO, prefix: bytes) -> tuple[int, int, int] | None:
 
 def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detected: str,
                declared: str | None, progress: Progress | None,
-               written: Written | None) -> Normalized | None:
+               written: Written | None, adopt: Path | None) -> Normalized | None:
     """A big JSON container re-indented straight from its file (see
     :func:`scratch.reindent.reindent_file`) and stored by :func:`_big_container`; None when
     it is not one (invalid, too deep to lay out, a scalar): the caller reads it whole."""
@@ -266,7 +284,7 @@ def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detecte
     box = [body]
     del body  # _big_container holds the only reference: it can let the body go
     return _big_container(n, source, origin, box, lines, flags, seps, dest, detected, declared,
-                          progress, written)
+                          progress, written, adopt)
 
 
 def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,
@@ -333,11 +351,13 @@ AMPLIFICATION = 16
 
 def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], lines: int,
                    flags: int, seps: Separators | None, dest: Path, detected: str,
-                   declared: str | None, progress: Progress | None, written: Written | None
-                   ) -> Normalized:
+                   declared: str | None, progress: Progress | None, written: Written | None,
+                   adopt: Path | None = None) -> Normalized:
     """A big JSON container whose canonical ``body`` exists (``box``'s only item, taken out:
     the caller holds no other reference): store it, parse it, analyse it. ``seps``: the
-    body's separators as the re-indent pass found them (when it did).
+    body's separators as the re-indent pass found them (when it did). ``adopt`` (see
+    :func:`normalize`): when the input is the body already (:data:`scratch.reindent.SAME`),
+    ``dest`` becomes another name of that file and nothing is written.
 
     The input (``n`` bytes) is not held: the caller dropped it, or re-indented it from its
     file without holding it (:func:`_from_file`). Two threads write the body to ``dest`` and
@@ -363,7 +383,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     from scratch.formats.jsontext import no_gc, parse_value
     from scratch.index.analyze import analyze_json
     from scratch.index.textitems import NotLazy, Unwritten, lazy_parts, scan_lazily
-    from scratch.reindent import BIG_INT, KEY_REPEAT
+    from scratch.reindent import BIG_INT, KEY_REPEAT, SAME
 
     body: bytes | None = box.pop()
     assert body is not None
@@ -371,22 +391,30 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     # the blob id and the file, each in one call that releases the GIL throughout (any
     # Python step in those threads would wait for the parse's C calls to finish)
     digest = hashlib.sha1(b"blob %d\x00" % size)
-    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # as open(dest, "wb")
+    adopted = (adopt is not None and flags & SAME != 0 and origin == 0
+               and _adopted(adopt, source.fileno(), dest))
+    fd = -1 if adopted else _create(dest)
     try:
         hashing = _beside(digest.update, body)
     except BaseException:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
         raise
-    try:
-        writing = _beside(_write_parts, fd, body, b"\n")  # which closes ``fd``
-    except BaseException:
-        hashing[0].join()
-        os.close(fd)
-        raise
+    # the input's file is the stored one (adopted), else the body is written to ``dest``
+    writing = None
+    if not adopted:
+        try:
+            writing = _beside(_write_parts, fd, body, b"\n")  # which closes ``fd``
+        except BaseException:
+            hashing[0].join()
+            os.close(fd)
+            raise
 
     def file_written(wait: bool = False) -> bool:
         # whether ``dest`` holds the whole body (with ``wait``, once it does); raises what
         # its write raised
+        if writing is None:
+            return True
         if not wait and writing[0].is_alive():
             return False
         writing[0].join()
@@ -398,7 +426,8 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         lazy = None if flags & BIG_INT else _prepare_lazily(body, seps)
     except BaseException:
         hashing[0].join()
-        writing[0].join()
+        if writing is not None:
+            writing[0].join()
         raise
 
     def announce() -> str:
@@ -469,7 +498,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     warnings.extend(analysis.warnings)
     return Normalized("json", detected, n, size, analysis.layout or "canonical",
                       warnings=warnings, embedded=embedded, declared=declared,
-                      analysis=analysis, blob=blob)
+                      analysis=analysis, blob=blob, adopted=adopted)
 
 
 def _stored_body(dest: Path, size: int) -> bytes:
@@ -607,8 +636,37 @@ def _beside(call: Callable[..., R], *args: object
 
 
 def _write_file(dest: Path, *parts: bytes) -> None:
-    """``dest`` (created or emptied) holding ``parts`` one after the other."""
-    _write_parts(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666), *parts)
+    """``dest`` (created anew) holding ``parts`` one after the other."""
+    _write_parts(_create(dest), *parts)
+
+
+def _create(dest: Path) -> int:
+    """A new empty file at ``dest`` (0600), open for writing: what was there is unlinked
+    first, never emptied, since it may be another name of the input (see :func:`_adopted`)."""
+    dest.unlink(missing_ok=True)
+    return os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                   0o600)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except OSError:
+        return False
+
+
+def _adopted(adopt: Path | None, fd: int, dest: Path) -> bool:
+    """Whether ``dest`` is now another name of the file ``adopt``, which must be the file
+    ``fd`` reads (it holds exactly the stored form already). False where the file system
+    cannot link it there: then the caller writes ``dest``."""
+    if adopt is None or not _same_file(fd, adopt):
+        return False
+    try:
+        dest.unlink(missing_ok=True)
+        os.link(adopt, dest)
+    except OSError:
+        return False
+    return True
 
 
 def _write_parts(fd: int, *parts: bytes) -> None:

@@ -115,6 +115,17 @@ class Spooled:
         self.data = None
         return self.path
 
+    def hand_over(self, path: Path) -> None:
+        """The spooled file lives on as ``path`` alone: ``path`` is another name of it (the
+        stored form, see :func:`scratch.index.normalizer.normalize`'s ``adopt``), which the
+        caller moves into the store, where a file with two names is refused. Waits for the
+        hash (it reads the file), removes the spool's own name, and reads ``path`` from now
+        on (so not once the caller has moved it)."""
+        assert self.path is not None and os.path.samefile(self.path, path)
+        self.sha256  # noqa: B018 - waits for the thread reading the file by its name
+        self.path.unlink()
+        self.path = path
+
     def discard(self) -> None:
         if self.hashing is not None:  # the thread reads the file: let it finish first
             self.hashing.thread.join()

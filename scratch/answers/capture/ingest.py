@@ -322,12 +322,12 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 progress(*(("store", done, spooled.size) if stage == "read" else
                            (stage, done, total)))
 
-        def normalized(given: BinaryIO) -> Normalized:
+        def normalized(given: BinaryIO, adopt: Path | None = None) -> Normalized:
             nonlocal writer
             try:
                 with given:
                     return normalize(given, prepared, declared=opts.fmt, raw=opts.raw,
-                                     progress=storing, written=written)
+                                     progress=storing, written=written, adopt=adopt)
             finally:
                 writer = started[0] if started else None
 
@@ -345,13 +345,16 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             aheads.clear()
             started.clear()
 
-        norm = normalized(source)
+        # the spool is the stored form itself when that is the input as received (no copy)
+        norm = normalized(source, spooled.path)
         if scanning is not None:  # nothing goes on to the store before the scan's answer
             redone, redaction = _scanned_input(ctx, spooled, scanning, tmp_dir, companions_tmp)
             scanning = None
             if redone is not None:  # values found: what was normalised is dropped unstored
                 drop_started()  # (its object gated: it wrote nothing)
-                norm = normalized(redone)
+                norm = normalized(redone)  # (into a new file: the spool is left as it is)
+        if norm.adopted:  # the scan, which reads the spool by its name, is done
+            spooled.hand_over(prepared)
         if norm.blob is None and writer is not None:
             drop_started()  # a canonical text the normalizer then did not keep (too deep)
         if writer is None and prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
