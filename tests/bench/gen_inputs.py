@@ -5,7 +5,8 @@ Three kinds of input, each at a big and a small (~100 KB) size:
 - ``pods``: a Kubernetes ``PodList`` (``kubectl get pods -A -o json`` shape, laid out like the
   corpus file: 2-space indent) whose items are the pods of ``k8s/honeycomb/pods.json``
   repeated, each copy with its own name, uid, resourceVersion and creation time so no two
-  items are equal.
+  items are equal. ``pods4``: the same pods laid out as kubectl itself prints JSON (4-space
+  indent), which ingest re-indents (the 2-space file is stored as it is).
 - ``log``: the Loghub samples (``logs/loghub/*.log``) concatenated in name order, over and over,
   cut at a line end once the size is reached.
 - ``ndjson``: journald (``journalctl -o json``) and Go ``log/slog`` records modelled on
@@ -64,7 +65,7 @@ def corpus_dir() -> Path:
 
 # -- PodList ---------------------------------------------------------------------------------
 
-def _pod_copy(template: dict[str, Any], i: int) -> str:
+def _pod_copy(template: dict[str, Any], i: int, indent: int = 2) -> str:
     """Template ``template`` as the ``i``-th pod: only identity fields change, so the shape
     (and the token mix) stays that of the real listing."""
     meta = template["metadata"]
@@ -78,24 +79,27 @@ def _pod_copy(template: dict[str, Any], i: int) -> str:
                                  f"{i % 24:02d}:{i % 60:02d}:{(i * 7) % 60:02d}Z")
     if saved["selfLink"]:
         meta["selfLink"] = f"/api/v1/namespaces/{meta.get('namespace', 'default')}/pods/{name}"
-    text = json.dumps(template, indent=2, ensure_ascii=False)
+    text = json.dumps(template, indent=indent, ensure_ascii=False)
     meta.update({k: v for k, v in saved.items() if v is not None})
     return text
 
 
-def write_pods(target: int, out: BinaryIO) -> dict[str, Any]:
+def write_pods(target: int, out: BinaryIO, indent: int = 2) -> dict[str, Any]:
     """A PodList of about ``target`` bytes (at least one item); returns its meta."""
     doc = json.loads((corpus_dir() / PODS).read_bytes())
     templates = doc["items"]
     # The corpus file's own layout: 2-space indent, kind/apiVersion/metadata before items.
-    head = b'{\n  "kind": "PodList",\n  "apiVersion": "v1",\n  "metadata": {},\n  "items": [\n'
-    tail = b'\n  ]\n}\n'
+    pad = b" " * indent
+    head = b'{\n%s"kind": "PodList",\n%s"apiVersion": "v1",\n%s"metadata": {},\n%s"items": [\n' \
+        % (pad, pad, pad, pad)
+    tail = b"\n%s]\n}\n" % pad
     size = len(head) + len(tail)
     out.write(head)
     n = 0
     while True:
-        text = _pod_copy(templates[n % len(templates)], n)
-        chunk = ("" if n == 0 else ",\n") + "\n".join("    " + ln for ln in text.split("\n"))
+        text = _pod_copy(templates[n % len(templates)], n, indent)
+        chunk = ("" if n == 0 else ",\n") + "\n".join(" " * 2 * indent + ln
+                                                       for ln in text.split("\n"))
         data = chunk.encode()
         if n > 0 and size + len(data) > target:
             break
@@ -184,7 +188,12 @@ def write_ndjson(target: int, out: BinaryIO) -> dict[str, Any]:
     return {"bytes": size, "lines": lines}
 
 
-WRITERS = {"pods": (write_pods, "json"), "log": (write_log, "log"),
+def write_pods4(target: int, out: BinaryIO) -> dict[str, Any]:
+    """:func:`write_pods` as kubectl prints JSON (``json.MarshalIndent`` with 4 spaces)."""
+    return write_pods(target, out, indent=4)
+
+
+WRITERS = {"pods": (write_pods, "json"), "pods4": (write_pods4, "json"), "log": (write_log, "log"),
            "ndjson": (write_ndjson, "ndjson")}
 
 
