@@ -324,3 +324,66 @@ def test_waiting_reasons_and_phases_of_the_shipped_sample(scratch_home: Path) ->
     r = cli("iterate-over", "pods", "items", "--fields", "metadata.name,status.phase",
             "--where", '@.status.phase != "Running"', "--count")
     assert (r.code, r.text) == (0, "7\n")
+
+
+# -- the error grep -----------------------------------------------------------------------------
+
+def test_the_error_grep_reads_the_same_lines_whatever_its_block(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """Ingest runs the grep a megabyte at a time, the page 8 MiB at a time: both read the
+    whole lines of the same window (long lines, a last line without a newline, content
+    shorter and longer than the window) and give the same answer."""
+    from scratch.answers.pointer import grep
+
+    monkeypatch.setattr(grep, "SCAN_BYTES", 5000)
+    texts = {
+        "short": b'{\n  "status": "failed",\n  "why": "no error"\n}',
+        "lines past the window": b"".join(b'  "m%d": "step %d failed with an error",\n' % (i, i)
+                                          for i in range(400)),
+        "a long line": b"ok\n" + b"x" * 3000 + b" fatal error\n" + b"error %d\n" * 500,
+        "one line longer than the window": b"error " + b"y" * 9000 + b"\nerror\n",
+        "no newline at the end": b"fine\n" * 100 + b"panic: fatal",
+    }
+    for name, text in texts.items():
+        path = tmp_path / "content"
+        path.write_bytes(text)
+        answers = {block: grep._check_file(path, len(text), "json", block)
+                   for block in (1, 7, 64, 1000, 4999, 5000, 1 << 20, grep.BLOCK_BYTES)}
+        assert len({json.dumps(a, sort_keys=True) for a in answers.values()}) == 1, \
+            (name, answers)
+        assert answers[1] is not None, name
+        read = answers[1].get("scanned_bytes", len(text))
+        assert read <= 5000 or name == "one line longer than the window", name
+
+
+def test_ingest_takes_a_big_json_s_error_grep_from_its_early_run(scratch_home: Path,
+                                                                monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """A big JSON's error grep runs as soon as its stored form is whole, beside the
+    analysis; the pointer shows that answer, which is the one checking the stored entry
+    gives."""
+    from scratch.answers.kernel.context import Context
+    from scratch.answers.kernel.target import open_target
+    from scratch.answers.pointer import grep
+
+    pods = json.loads(PODS.read_text())
+    items = pods["items"]
+    pods["items"] = [items[i % len(items)] for i in range(400)]
+    text = json.dumps(pods, indent=4)
+    assert len(text) > 1 << 20  # stored beside the parse, where the early grep runs
+
+    def refuse(target: object) -> None:
+        raise AssertionError("checked again after the ingest")
+
+    with monkeypatch.context() as m:
+        m.setattr(grep, "check_error_grep", refuse)
+        data = cli("ingest", "big", "--store-always", "--json", input=text,
+                   env=CAP).json["data"]
+    target = open_target(Context.build(), "big")
+    try:
+        checked = grep.check_error_grep(target)
+    finally:
+        target.index.close()
+    assert checked is not None and checked.pop("pattern") == PATTERN
+    assert data["error_lines"] == checked and checked["lines"] > 0

@@ -65,6 +65,7 @@ from scratch.store.spool import Spooled, spool
 from scratch.thresholds import resolve_threshold
 
 if TYPE_CHECKING:
+    from scratch.answers.pointer.grep import ErrorGrepAhead
     from scratch.index import EntryIndex
     from scratch.index.analyze import Analysis
     from scratch.index.lines import LinesAhead
@@ -298,6 +299,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     policy = policy_for(ctx, opts.tool or "stdin", no_redact=opts.no_redact)
     writer: BlobWriter | None = None
     aheads: list[LinesAhead] = []  # big JSON's line pass, under way
+    greps: list[ErrorGrepAhead] = []  # and its pointer's error grep
     scanning: FileScan | None = None
     try:
         source, redaction, scanning = _redacted_input(ctx, spooled, policy)
@@ -312,6 +314,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             from scratch.index.lines import LinesAhead
 
             aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=LINE_PASS_CHUNK))
+            from scratch.answers.pointer.grep import ErrorGrepAhead
+            greps.append(ErrorGrepAhead(path, "json"))
             started.append(store.git.write_blob_async(
                 parts, blob, gate=None if scanning is None else scanning.found_nothing,
                 staging=tmp_dir))
@@ -343,6 +347,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             for ahead in aheads:
                 ahead.discard()
             aheads.clear()
+            for grep in greps:
+                grep.wait()
+            greps.clear()
             started.clear()
 
         # the spool is the stored form itself when that is the input as received (no copy)
@@ -442,7 +449,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 tokens=total, encoding=spec.name, exact=spec.exact, info=index.info,
                 companions=companion_names, warnings=norm.warnings, partial=opts.partial,
                 existing=existing or main["unchanged"], sizer=EntrySizer(meter, target),
-                error_lines=error_lines_for(target, norm.format, index.info),
+                error_lines=error_lines_for(target, norm.format, index.info,
+                                            greps[0] if greps else None),
                 snapshot=snapshot_for(target, index.info),
                 binary=binary_for(target, norm.format))
         finally:
@@ -475,6 +483,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             writer.wait()
         for ahead in aheads:
             ahead.discard()
+        for grep in greps:
+            grep.wait()
         prepared.unlink(missing_ok=True)
         for path in companions_tmp:
             path.unlink(missing_ok=True)
