@@ -514,3 +514,23 @@ def is_canonical(data: bytes) -> bool:
         return bool(reindent(data, limit=len(data))[2] & SAME)
     except JsonError:
         return False
+
+
+def may_be_canonical(prefix: bytes) -> bool:
+    """Whether a document starting with ``prefix`` may be in the canonical layout (then
+    :data:`SAME` may hold for all of it): the prefix opens a container and each of its whole
+    lines is indented by two spaces a level, with nothing after its last character. A guess
+    from the first lines, for work worth starting before the whole is known (kubectl's
+    4-space layout and minified text fail it at their second line)."""
+    lines = prefix[:prefix.rfind(b"\n")].split(b"\n")
+    if len(lines) < 2 or lines[0] not in (b"{", b"["):
+        return False
+    depth = 1
+    for line in lines[1:]:
+        text = line.lstrip(b" ")
+        closes = text[:1] in (b"}", b"]")
+        if depth <= 0 or not text or text[-1:] in b" \t\r" \
+                or len(line) - len(text) != 2 * (depth - closes):
+            return False  # (after the root closed, nothing may follow)
+        depth += (text[-1:] in (b"{", b"[")) - closes
+    return True

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -256,3 +257,62 @@ def test_a_secret_in_big_json_in_the_layout_never_reaches_the_store(scratch_home
     key = store_key(scratch_home)
     assert json.loads(stored_file.read_bytes()) == json.loads(redact_bytes(data, key).data)
     assert not list((scratch_home / "cache" / "tmp").iterdir())
+
+
+def _index_files(home: Path, name: str) -> dict[str, bytes]:
+    """The entry's index files (line ends, token sums), by name."""
+    from scratch.answers.kernel.target import open_target
+
+    target = open_target(Context.build(store=str(home)), name)
+    try:
+        folder = target.index.index_dir
+    finally:
+        target.index.close()
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix == ".bin"}
+
+
+@pytest.mark.parametrize("tail", ["same layout", "4 spaces after 1 MiB"])
+def test_the_line_pass_started_on_a_guess_is_kept_only_when_right(
+        scratch_home: Path, monkeypatch: pytest.MonkeyPatch, tail: str) -> None:
+    """Big JSON whose first lines are in the stored layout has its line pass started on the
+    spooled file before the re-indent pass has read it all. When the stored form is that
+    file, the pass is kept; when the layout changes further on, it is dropped and the stored
+    form gets its own. Either way the index is the one ingest builds without guessing, and
+    nothing is left behind."""
+    import scratch.answers.capture.ingest as ingest_mod
+    from scratch.index import lines as lines_mod
+
+    body = canonical(big_list(secret=False))
+    if tail != "same layout":  # the items after the first MiB indented by 4 spaces a level
+        cut = body.index(b"\n", 1 << 20)
+        body = body[:cut] + body[cut:].replace(b"\n  ", b"\n    ")
+    started: list[Path] = []
+    real = lines_mod.LinesAhead
+
+    class Seen(real):  # type: ignore[misc, valid-type]
+        def __init__(self, source: Path, *args: Any, **kwargs: Any) -> None:
+            started.append(source)
+            super().__init__(source, *args, **kwargs)
+
+    monkeypatch.setattr(lines_mod, "LinesAhead", Seen)
+    ctx = Context.build(store=str(scratch_home))
+    tmp_dir = ctx.store().cache_dir / "tmp"
+    for name, guess in (("guessed", True), ("not-guessed", False)):
+        with monkeypatch.context() as m:
+            if not guess:
+                m.setattr(ingest_mod, "_may_be_stored_as_spooled", lambda *a: False)
+            spooled = spool(io.BytesIO(body), tmp_dir, memory_limit=0)
+            assert spooled.path is not None
+            spool_path = spooled.path
+            started.clear()
+            try:
+                ingest_spooled(ctx, spooled, IngestOptions(name=name, store_always=True))
+            finally:
+                spooled.discard()
+        # guessed: the first pass read the spooled file (kept, or dropped for a second one)
+        want = [spool_path] if tail == "same layout" else [spool_path, Path("stored")]
+        seen = [p if p == spool_path else Path("stored") for p in started]
+        assert seen == (want if guess else [Path("stored")]), (name, started)
+        assert not list(tmp_dir.iterdir()), name
+    assert _index_files(scratch_home, "guessed") == _index_files(scratch_home, "not-guessed")
+    assert _index_files(scratch_home, "guessed")

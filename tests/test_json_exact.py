@@ -473,3 +473,26 @@ def test_same_is_found_reading_a_big_file_once(tmp_path: Path) -> None:
         with open(path, "rb") as fh:
             got = R.reindent_file(fh.fileno(), 0, path.stat().st_size)
         assert (got[0] == body, bool(got[2] & R.SAME)) == (True, flagged), path.name
+
+
+def test_may_be_canonical_guesses_from_the_first_lines() -> None:
+    """Every prefix of a body in the layout passes; kubectl's 4 spaces, minified text, a
+    blank at a line's end and text after the root fail."""
+    rng = random.Random(5)
+    checked = 0
+    for _ in range(60):
+        value = _random_doc(rng)
+        if not isinstance(value, (dict, list)) or not value:
+            continue
+        body = R.reindent(json.dumps(value).encode())[0] + b"\n"
+        for cut in range(0, len(body), max(1, len(body) // 7)):
+            prefix = body[:cut]
+            assert R.may_be_canonical(prefix) == (prefix.count(b"\n") >= 2), prefix
+            checked += 1
+        spaced = json.dumps(value, indent=4).encode()
+        assert not R.may_be_canonical(spaced) or b"\n    " not in spaced
+        assert not R.may_be_canonical(json.dumps(value).encode())
+        line_end = body.index(b"\n", 2)
+        assert not R.may_be_canonical(body[:line_end] + b" " + body[line_end:])
+        assert not R.may_be_canonical(body + b"[\n]\n")
+    assert checked > 100

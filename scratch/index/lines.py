@@ -421,7 +421,7 @@ class LinesAhead:
         self._out: list[LinePass | BaseException] = []
         self._taken = False
         self.answered_by: str | None = None  # "child", "here" or "thread", once done
-        self._source = source
+        self.source = source
         self._chunk = chunk  # bytes per piece of the file read
         self._child: subprocess.Popen[bytes] | None = None
         self._thread: threading.Thread | None = None
@@ -435,7 +435,7 @@ class LinesAhead:
 
     def _run(self, count_lines: CountLines) -> None:
         try:
-            self._out.append(_pass_into(self._source, self.paths, count_lines, self._chunk))
+            self._out.append(_pass_into(self.source, self.paths, count_lines, self._chunk))
         except BaseException as exc:  # handed to take()
             self._out.append(exc)
 

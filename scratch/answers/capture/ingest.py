@@ -299,11 +299,21 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     policy = policy_for(ctx, opts.tool or "stdin", no_redact=opts.no_redact)
     writer: BlobWriter | None = None
     aheads: list[LinesAhead] = []  # big JSON's line pass, under way
+    guessed: list[LinesAhead] = []  # the line pass of the spool, started on a guess
     greps: list[ErrorGrepAhead] = []  # and its pointer's error grep
     scanning: FileScan | None = None
     try:
         source, redaction, scanning = _redacted_input(ctx, spooled, policy)
         started: list[BlobWriter] = []
+        if _may_be_stored_as_spooled(spooled, opts):
+            # big JSON whose first lines are in the stored layout is likely stored as the
+            # spooled file itself: its line pass starts now, beside the re-indent pass that
+            # will tell (and is dropped if the stored form is another file after all)
+            from scratch.index.lines import LinesAhead
+
+            assert spooled.path is not None
+            guessed.append(LinesAhead(spooled.path, [spec.base], tmp_dir,
+                                      chunk=LINE_PASS_CHUNK))
 
         def written(path: Path, blob: str, parts: Sequence[bytes]) -> None:
             # big JSON: its line pass and its git object, read from the stored file a slice
@@ -313,7 +323,10 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             # scan, if still under way, found nothing
             from scratch.index.lines import LinesAhead
 
-            aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=LINE_PASS_CHUNK))
+            if guessed and os.path.samefile(path, guessed[0].source):
+                aheads.append(guessed.pop())  # the stored file is the spooled one
+            else:
+                aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=LINE_PASS_CHUNK))
             from scratch.answers.pointer.grep import ErrorGrepAhead
             greps.append(ErrorGrepAhead(path, "json"))
             started.append(store.git.write_blob_async(
@@ -360,8 +373,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             if redone is not None:  # values found: what was normalised is dropped unstored
                 drop_started()  # (its object gated: it wrote nothing)
                 norm = normalized(redone)  # (into a new file: the spool is left as it is)
-        if norm.adopted:  # the scan, which reads the spool by its name, is done
-            spooled.hand_over(prepared)
+        for ahead in guessed:  # a wrong guess
+            ahead.discard()
+        guessed.clear()
         if norm.blob is None and writer is not None:
             drop_started()  # a canonical text the normalizer then did not keep (too deep)
         if writer is None and prepared.stat().st_size >= BACKGROUND_OBJECT_BYTES:
@@ -374,6 +388,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         index, norm.format = _index_or_text(store, prepared, blob, norm.format, spec.base,
                                             norm.analysis, progress, norm.warnings,
                                             aheads[0] if aheads else None)
+        if norm.adopted:  # the scan and the line pass, which read the spool by its name, are
+            spooled.hand_over(prepared)  # done: the stored file keeps the only name
         if opts.name:
             name, existing = opts.name, False
         else:  # named once the format is known (see _auto_name)
@@ -481,7 +497,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             scanning.close()
         if writer is not None:
             writer.wait()
-        for ahead in aheads:
+        for ahead in (*aheads, *guessed):
             ahead.discard()
         for grep in greps:
             grep.wait()
@@ -505,6 +521,19 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     return Result("ingest", data=data, text=text_out, style="pointer",
                   warnings=tuple(norm.warnings), notices=notices,
                   charge=Charge(kind="pointer", enforce=False, stored=total))
+
+
+def _may_be_stored_as_spooled(spooled: Spooled, opts: IngestOptions) -> bool:
+    """Whether the input, in a file, is big JSON that looks laid out as it would be stored
+    (:func:`scratch.reindent.may_be_canonical` of its first 64 KiB): then the spooled file is
+    likely the stored one (see :func:`scratch.index.normalizer.normalize`'s ``adopt``)."""
+    from scratch.index.normalizer import PARALLEL_BYTES
+    from scratch.reindent import may_be_canonical
+
+    if spooled.path is None or spooled.size < PARALLEL_BYTES or opts.raw \
+            or (opts.fmt is not None and opts.fmt.lower() != "json"):
+        return False
+    return may_be_canonical(spooled.head(64 << 10))
 
 
 def _redacted_input(ctx: Context, spooled: Spooled, policy: Policy
