@@ -307,8 +307,9 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         started: list[BlobWriter] = []
         if _may_be_stored_as_spooled(spooled, opts):
             # big JSON whose first lines are in the stored layout is likely stored as the
-            # spooled file itself: its line pass starts now, beside the re-indent pass that
-            # will tell (and is dropped if the stored form is another file after all)
+            # spooled file itself: its line pass starts now, beside the pure-Python re-indent
+            # pass that will tell, seconds later (and is dropped if the stored form is another
+            # file after all)
             from scratch.index.lines import LinesAhead
 
             assert spooled.path is not None
@@ -526,10 +527,13 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
 def _may_be_stored_as_spooled(spooled: Spooled, opts: IngestOptions) -> bool:
     """Whether the input, in a file, is big JSON that looks laid out as it would be stored
     (:func:`scratch.reindent.may_be_canonical` of its first 64 KiB): then the spooled file is
-    likely the stored one (see :func:`scratch.index.normalizer.normalize`'s ``adopt``)."""
+    likely the stored one (see :func:`scratch.index.normalizer.normalize`'s ``adopt``). Asked
+    where the re-indent pass is pure Python only (:data:`scratch.reindent.HAVE_C`)."""
     from scratch.index.normalizer import PARALLEL_BYTES
-    from scratch.reindent import may_be_canonical
+    from scratch.reindent import HAVE_C, may_be_canonical
 
+    if HAVE_C:  # the C pass tells in a fraction of a second: a line pass started beside it
+        return False  # only slowed it (three processes on two cores), and ends no sooner
     if spooled.path is None or spooled.size < PARALLEL_BYTES or opts.raw \
             or (opts.fmt is not None and opts.fmt.lower() != "json"):
         return False
