@@ -85,3 +85,13 @@ def test_a_later_write_to_the_same_dest_leaves_the_adopted_file_alone(
         assert canonical_input.read_bytes() == data
         assert not os.path.samefile(dest, canonical_input)
         assert dest.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_stream_in_memory_is_never_adopted(canonical_input: Path, tmp_path: Path) -> None:
+    import io
+
+    data = canonical_input.read_bytes()
+    dest = tmp_path / "dest"
+    got = normalize(io.BytesIO(data), dest, adopt=canonical_input)
+    assert (got.adopted, dest.read_bytes()) == (False, data)
+    assert not os.path.samefile(dest, canonical_input)

@@ -124,7 +124,7 @@ def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw:
                                written, adopt)
     span = None if ended or adopt is None else _file_span(source, prefix)
     # stored as received: the input's own file is the stored one when it can be
-    adopted = span is not None and span[1] == 0 and _adopted(adopt, span[0], dest)
+    adopted = span is not None and span[1] == 0 and _adopted(adopt, source, dest)
     if span is not None and adopted:
         bytes_in = span[2]
         if progress is not None:
@@ -392,7 +392,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     # Python step in those threads would wait for the parse's C calls to finish)
     digest = hashlib.sha1(b"blob %d\x00" % size)
     adopted = (adopt is not None and flags & SAME != 0 and origin == 0
-               and _adopted(adopt, source.fileno(), dest))
+               and _adopted(adopt, source, dest))
     fd = -1 if adopted else _create(dest)
     try:
         hashing = _beside(digest.update, body)
@@ -648,18 +648,19 @@ def _create(dest: Path) -> int:
                    0o600)
 
 
-def _same_file(fd: int, path: Path) -> bool:
+def _same_file(source: BinaryIO, path: Path) -> bool:
+    """Whether ``source`` reads the file ``path`` (False for a stream in memory)."""
     try:
-        return os.path.samestat(os.fstat(fd), os.stat(path))
-    except OSError:
+        return os.path.samestat(os.fstat(source.fileno()), os.stat(path))
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
         return False
 
 
-def _adopted(adopt: Path | None, fd: int, dest: Path) -> bool:
+def _adopted(adopt: Path | None, source: BinaryIO, dest: Path) -> bool:
     """Whether ``dest`` is now another name of the file ``adopt``, which must be the file
-    ``fd`` reads (it holds exactly the stored form already). False where the file system
-    cannot link it there: then the caller writes ``dest``."""
-    if adopt is None or not _same_file(fd, adopt):
+    ``source`` reads (it holds exactly the stored form already). False where the file
+    system cannot link it there: then the caller writes ``dest``."""
+    if adopt is None or not _same_file(source, adopt):
         return False
     try:
         dest.unlink(missing_ok=True)
