@@ -158,7 +158,7 @@ def analyze_json(path: Path, value: JSON | _Unset = _MISSING, engine: str = "orj
     from scratch.formats.jsontext import parse_value
     from scratch.index.jsonskel import canonical_skeleton, raw_skeleton
     from scratch.index.schema import SUMMARY_DEPTH, summarize_value
-    from scratch.reindent import BIG_INT, reindent
+    from scratch.reindent import BIG_INT, SAME, reindent
 
     data: bytes | None = None
     if isinstance(value, _Unset):  # none given
@@ -173,7 +173,7 @@ def analyze_json(path: Path, value: JSON | _Unset = _MISSING, engine: str = "orj
         except JsonError as exc:
             return Analysis("json", ok=False, error=_err(exc.reason, exc.line, exc.column,
                                                          exc.offset))
-        canonical = len(data) == len(body) + 1 and data.endswith(b"\n") and data.startswith(body)
+        canonical = bool(flags & SAME)
         del body
         layout = "canonical" if canonical else "raw"
         lines = text_lines if canonical else None

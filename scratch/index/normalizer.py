@@ -308,7 +308,7 @@ def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: JSON, 
     """Store and analyse a parsed document of any size (the big container case aside)."""
     from scratch.formats.embedded import find_embedded
     from scratch.index.analyze import analyze
-    from scratch.reindent import TOO_BIG
+    from scratch.reindent import SAME, TOO_BIG
 
     n = len(data)
     if not isinstance(value, (dict, list)) and declared is None:
@@ -322,8 +322,7 @@ def _finish_json(data: bytes, body: bytes, lines: int, flags: int, value: JSON, 
         warnings.append(f"kept as received: nested so deeply that the canonical layout would "
                         f"take more than {AMPLIFICATION} times its {n:,} bytes")
     if raw or flags & TOO_BIG:
-        layout = "canonical" if not flags & TOO_BIG and len(data) == len(body) + 1 \
-            and data.startswith(body) and data.endswith(b"\n") else "raw"
+        layout = "canonical" if flags & SAME else "raw"
         body, end = data, b""
     else:
         layout, end = "canonical", b"\n"
