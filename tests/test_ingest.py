@@ -373,6 +373,43 @@ def test_pointer_is_at_most_1pct_of_the_output_as_received(scratch_home: Path) -
     assert count(r.text) <= raw_tokens // 100
 
 
+@pytest.mark.parametrize("words", [4, 40])
+def test_big_json_is_counted_as_received_while_it_is_stored(scratch_home: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            words: int) -> None:
+    """Big JSON that will be laid out anew has its received tokens counted in a thread from
+    the start (the pointer is judged by the smaller count), with the same pointer as counting
+    them at the end: below the limit (a count) and over it (surely more)."""
+    import threading
+
+    import scratch.answers.capture.ingest as ingest_mod
+
+    counted_in: list[str] = []
+    real = ingest_mod._received_tokens
+
+    def seen(*args: object, **kwargs: object) -> int | None:
+        counted_in.append(threading.current_thread().name)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ingest_mod, "_received_tokens", seen)
+    # ~1.2 MB minified: long blank runs in the strings are few tokens (~30k in all) unless
+    # the strings hold words
+    doc = {"rows": [{"id": i, "pad": " " * 340 + "word " * words} for i in range(3000)]}
+    data = json.dumps(doc, separators=(",", ":")).encode()
+    assert len(data) > 1 << 20
+    got = {}
+    for name, ahead in (("early", True), ("late", False)):
+        with monkeypatch.context() as m:
+            if not ahead:
+                m.setattr(ingest_mod, "_received_ahead", lambda *a: None)
+            counted_in.clear()
+            got[name] = pointer(name, "--store-always", input=data)
+            assert counted_in == ["scratch-received" if ahead else "MainThread"], counted_in
+    for key in ("tokens", "pointer_tokens", "lines", "bytes"):
+        assert got["early"][key] == got["late"][key], key
+    assert got["early"]["pointer_tokens"] > 0
+
+
 def test_pointer_smaller_than_a_small_stored_output() -> None:
     text = text_of_tokens(5200)
     r = ingest(input=text)

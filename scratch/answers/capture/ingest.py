@@ -280,6 +280,56 @@ def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int,
     return count_stream(_chunks(spooled, progress), spec)
 
 
+class _ReceivedAhead:
+    """:func:`_received_tokens` of a big input in a thread from the start of its ingest: a
+    re-laid-out JSON's pointer is judged by the smaller of its stored and received tokens,
+    and counting the received prefix (with the tokenizer's first load) took ~0.3 s at the
+    very end; here it runs while the re-indent pass has the GIL released."""
+
+    def __init__(self, spooled: Spooled, spec: EncodingSpec, enough: int) -> None:
+        import threading
+
+        self._out: list[int | None | BaseException] = []
+        self._thread = threading.Thread(target=self._run, args=(spooled, spec, enough),
+                                        name="scratch-received", daemon=True)
+        self._thread.start()
+
+    def _run(self, spooled: Spooled, spec: EncodingSpec, enough: int) -> None:
+        try:
+            self._out.append(_received_tokens(spooled, spec, enough))
+        except BaseException as exc:  # noqa: BLE001 - raised again by result()
+            self._out.append(exc)
+
+    def result(self) -> int | None:
+        """The count (None: surely over the limit) once done; raises what it raised."""
+        self.wait()
+        got = self._out[0]
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+    def wait(self) -> None:
+        """Until the thread is done (before the input's file goes), its answer left unread."""
+        self._thread.join()
+
+
+def _received_ahead(spooled: Spooled, spec: EncodingSpec, received: int | None
+                    ) -> _ReceivedAhead | None:
+    """The count of the input as received, started now, when the input is big JSON that
+    will be laid out anew (so it is needed at the end): not when it was counted already, nor
+    when it is likely stored as received (:func:`scratch.reindent.may_be_canonical`)."""
+    from scratch.answers.pointer.build import MAX_POINTER_TOKENS
+    from scratch.index.normalizer import PARALLEL_BYTES
+    from scratch.reindent import may_be_canonical
+
+    if received is not None or spooled.size < PARALLEL_BYTES:
+        return None
+    head = spooled.head(64 << 10)
+    if head.lstrip()[:1] not in (b"{", b"[") or may_be_canonical(head):
+        return None
+    return _ReceivedAhead(spooled, spec, 100 * MAX_POINTER_TOKENS)
+
+
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
            progress: Progress | None, rendering: Rendering, received: int | None = None
            ) -> Result[object]:
@@ -302,6 +352,7 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     guessed: list[LinesAhead] = []  # the line pass of the spool, started on a guess
     greps: list[ErrorGrepAhead] = []  # and its pointer's error grep
     scanning: FileScan | None = None
+    counting = _received_ahead(spooled, spec, received)
     try:
         source, redaction, scanning = _redacted_input(ctx, spooled, policy)
         started: list[BlobWriter] = []
@@ -485,7 +536,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
         judged = total
         if size != spooled.size:
             if received is None:
-                received = _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS, progress)
+                received = counting.result() if counting is not None else \
+                    _received_tokens(spooled, spec, 100 * MAX_POINTER_TOKENS, progress)
             if received is not None:
                 judged = min(total, received)
         # the data is printed where the rendering shows it: it meets the same rule on its
@@ -502,6 +554,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             ahead.discard()
         for grep in greps:
             grep.wait()
+        if counting is not None:
+            counting.wait()
         prepared.unlink(missing_ok=True)
         for path in companions_tmp:
             path.unlink(missing_ok=True)
