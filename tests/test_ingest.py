@@ -410,6 +410,33 @@ def test_big_json_is_counted_as_received_while_it_is_stored(scratch_home: Path,
     assert got["early"]["pointer_tokens"] > 0
 
 
+def test_counting_a_big_input_as_received_builds_no_tokenizer_engine(tmp_path: Path) -> None:
+    """Telling that big JSON received holds enough tokens reads a few hundred KB with the
+    pure-Python counter: the tokenizer engine (tiktoken's, ~80 MB, at ingest's peak) is not
+    built for it, in a process of its own (the tokenizers are shared within one)."""
+    import subprocess
+    import sys
+
+    doc = {"items": [{"name": f"pod-{i}", "labels": {"app": "web", "tier": str(i % 7)},
+                      "status": {"phase": "Running"}} for i in range(40000)]}
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(doc, indent=4))
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from scratch.answers.capture.ingest import _received_tokens\n"
+        "from scratch.store.spool import spool\n"
+        "from scratch.tokens import get_tokenizer, resolve_encoding\n"
+        "spec = resolve_encoding(None, None)\n"
+        "got = spool(open(sys.argv[1], 'rb'), Path(sys.argv[2]))\n"
+        "print(_received_tokens(got, spec, 80000), get_tokenizer(spec.base)._encoding is None)\n"
+        "got.discard()\n")
+    out = subprocess.run([sys.executable, "-c", code, str(src), str(tmp_path / "spool")],
+                         capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout
+    assert out.split() == ["None", "True"]
+
+
 def test_pointer_smaller_than_a_small_stored_output() -> None:
     text = text_of_tokens(5200)
     r = ingest(input=text)

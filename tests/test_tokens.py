@@ -10,6 +10,7 @@ import random
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -471,6 +472,31 @@ def test_count_stream_equals_whole_count(model: str) -> None:
     assert T.count_stream([], spec) == 0
     bad = b"ok \xff\xfe bytes \xe2\x82 cut\n" * 3
     assert T.count_stream(_chunks(bad, 5), spec) == T.count_text(T.decode_text(bad), spec)
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "gpt-4", "claude-3-opus"])
+def test_count_stream_until_stops_once_it_holds_enough(model: str) -> None:
+    """The whole count while under ``enough``, None once reached, having read only as far as
+    that: a stream of 64 KiB segments stops after the segment that reaches it."""
+    spec = T.resolve_encoding(model)
+    whole = T.count_text(SAMPLE.decode(), spec)
+    for size in (1, 100, len(SAMPLE)):
+        assert T.count_stream_until(_chunks(SAMPLE, size), spec, whole + 1) == whole
+        assert T.count_stream_until(_chunks(SAMPLE, size), spec, whole) is None
+    assert T.count_stream_until([], spec, 1) == 0
+    line = b"2024-01-01T00:00:00Z INFO request served in 12 ms\n"
+    big = line * ((4 << 20) // len(line))  # 4 MiB: 64 segments
+    read: list[int] = []
+
+    def chunks() -> Iterator[bytes]:
+        for start in range(0, len(big), 1 << 16):
+            read.append(start)
+            yield big[start:start + (1 << 16)]
+
+    per_segment = T.count_text(T.decode_text(big[:1 << 16]), spec)
+    assert T.count_stream_until(chunks(), spec, 3 * per_segment) is None
+    assert len(read) <= 5  # ~3 segments of 64 KiB, not the 64 of the stream
+    assert T.count_stream_until(chunks(), spec, 10 ** 9) == T.count_stream([big], spec)
 
 
 @pytest.mark.parametrize("base", BASES)

@@ -28,7 +28,8 @@ _HOME = {
                      "context_window", "encoding_for_model", "normalize_model",
                      "resolve_encoding"), "models"),
     "split_stream": "split",
-    **dict.fromkeys(("count_stream", "ids_stream", "tail_stream", "truncate_stream"), "stream"),
+    **dict.fromkeys(("count_stream", "count_stream_until", "ids_stream", "tail_stream",
+                     "truncate_stream"), "stream"),
     **dict.fromkeys(("Tokenizer", "count_lines", "count_text", "decode_text", "get_tokenizer",
                      "set_cache_dir"), "tokenizer"),
 }
@@ -46,7 +47,13 @@ if TYPE_CHECKING:
         resolve_encoding,
     )
     from scratch.tokens.split import split_stream
-    from scratch.tokens.stream import count_stream, ids_stream, tail_stream, truncate_stream
+    from scratch.tokens.stream import (
+        count_stream,
+        count_stream_until,
+        ids_stream,
+        tail_stream,
+        truncate_stream,
+    )
     from scratch.tokens.tokenizer import (
         Tokenizer,
         count_lines,
@@ -74,6 +81,7 @@ __all__ = [
     "context_window",
     "count_lines",
     "count_stream",
+    "count_stream_until",
     "count_text",
     "decode_text",
     "encoding_for_model",

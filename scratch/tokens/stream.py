@@ -31,6 +31,7 @@ from scratch.tokens.tokenizer import Tokenizer, decode_text, get_tokenizer
 _COUNT_SEGMENT = 1 << 20  # toktok and tiktoken: big segments, few calls
 _COUNT_SEGMENT_SP = 1 << 16  # SentencePiece is fastest on small pieces
 _BATCH_BYTES = 8 << 20  # bytes counted per batch call (both cores busy, memory bounded)
+_UNTIL_SEGMENT = 1 << 16  # count_stream_until: counted by the pure-Python counter
 _CUT_SEGMENT = 1 << 16  # truncate/tail: cheap to re-encode the one segment that is cut
 _CUT_LIMIT = 1 << 18  # ... and long lines are cut in-line early so that segment stays small
 # truncate_window: the first window holds ~8 bytes a token (text averages ~4), grown 4x while
@@ -85,6 +86,22 @@ def count_stream(chunks: Iterable[bytes], spec: EncodingSpec) -> int:
             batch, size = [], 0
     if batch:
         total += sum(tok.count_many(batch))
+    return spec.scale(total)
+
+
+def count_stream_until(chunks: Iterable[bytes], spec: EncodingSpec, enough: int) -> int | None:
+    """:func:`count_stream`, or None as soon as the segments counted reach ``enough`` (in
+    ``spec``'s units): a stream is found to hold at least that many after reading only as much
+    of it, counted :data:`_UNTIL_SEGMENT` bytes at a time (the pure-Python counter's size: no
+    tokenizer engine is built, ~10 MB of memory instead of ~80 MB). Each segment ends at a
+    safe cut, so the running count is that of a prefix of the whole; a stream cut short by
+    the caller may count a few tokens more at its end than within the whole."""
+    tok = _tokenizer(spec)
+    total = 0
+    for _, _, n in _counted(chunks, tok, _UNTIL_SEGMENT, batch_bytes=_UNTIL_SEGMENT):
+        total += n
+        if spec.scale(total) >= enough:
+            return None
     return spec.scale(total)
 
 

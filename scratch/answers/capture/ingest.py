@@ -85,6 +85,7 @@ BACKGROUND_OBJECT_BYTES = 4 << 20
 # big JSON's line pass (a child process, during the parse) reads the stored file this much
 # at a time, less than its default: its memory adds to the ingest's own
 LINE_PASS_CHUNK = 2 << 20
+RECEIVED_PROBE_BYTES = 4 << 20  # of the input, counted to tell it holds enough tokens
 # options of common CLIs that take a value, so the value is not taken for the subcommand
 VALUED_OPTIONS = frozenset({"-n", "--namespace", "--context", "--kubeconfig", "--cluster",
                             "-o", "--output", "--region", "--profile", "-R", "--repo",
@@ -267,16 +268,16 @@ def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int,
                      progress: Progress | None = None) -> int | None:
     """Tokens of the input as received, or None when it surely has ``enough`` or more.
 
-    Prefixes of growing size are counted first, so a big input costs a few hundred KB of
-    counting, not a second pass: a prefix's count exceeds that of the same text inside the
-    whole by at most the few tokens around the cut (hence the margin).
+    Its first :data:`RECEIVED_PROBE_BYTES` are counted a segment at a time until ``enough``
+    (plus a margin for the tokens around the probe's cut) is reached, so a big input costs a
+    few hundred KB of counting, not a second pass, and no tokenizer engine's memory; only an
+    input still under ``enough`` there is counted whole.
     """
-    from scratch.tokens import count_stream
-    probe = 4 * enough  # bytes: text averages well under 4 bytes a token
-    while probe < spooled.size:
-        if count_stream([spooled.head(probe)], spec) >= enough + 64:
-            return None
-        probe *= 4
+    from scratch.tokens import count_stream, count_stream_until
+    probe = spooled.head(RECEIVED_PROBE_BYTES)
+    got = count_stream_until([probe], spec, enough + 64)
+    if got is None or len(probe) >= spooled.size:
+        return got
     return count_stream(_chunks(spooled, progress), spec)
 
 
