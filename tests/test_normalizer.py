@@ -95,3 +95,32 @@ def test_a_stream_in_memory_is_never_adopted(canonical_input: Path, tmp_path: Pa
     got = normalize(io.BytesIO(data), dest, adopt=canonical_input)
     assert (got.adopted, dest.read_bytes()) == (False, data)
     assert not os.path.samefile(dest, canonical_input)
+
+
+@pytest.mark.parametrize("layout", ["canonical", "4 spaces"])
+def test_whole_is_told_once_the_file_is_complete_before_its_blob_id(tmp_path: Path,
+                                                                     layout: str) -> None:
+    """Big JSON: ``whole(dest)`` comes once the stored form is complete on disk (adopted or
+    written), then ``written(dest, blob, parts)`` with the blob id; each once, in that order."""
+    import hashlib
+
+    data = reindent(_pods(12000))[0] + b"\n"
+    if layout != "canonical":
+        data = json.dumps(json.loads(data), indent=4).encode() + b"\n"
+    src = tmp_path / "spool"
+    src.write_bytes(data)
+    stored = reindent(data)[0] + b"\n"
+    told: list[tuple[str, bytes, str]] = []
+    dest = tmp_path / "dest"
+
+    def whole(path: Path) -> None:
+        told.append(("whole", path.read_bytes(), ""))
+
+    def written(path: Path, blob: str, parts: object) -> None:
+        told.append(("written", path.read_bytes(), blob))
+
+    with open(src, "rb") as source:
+        got = normalize(source, dest, adopt=src, whole=whole, written=written)
+    blob = hashlib.sha1(b"blob %d\0" % len(stored) + stored).hexdigest()
+    assert told == [("whole", stored, ""), ("written", stored, blob)]
+    assert (got.adopted, got.blob) == (layout == "canonical", blob)

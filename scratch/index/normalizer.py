@@ -60,6 +60,7 @@ Progress = Callable[[str, int, "int | None"], None]
 # told when the stored form of a big JSON document is on disk: its path, git blob id and
 # bytes (in parts, joined they are the file; read from the file as they are asked for)
 Written = Callable[[Path, str, "Sequence[bytes]"], None]
+Whole = Callable[[Path], None]
 
 
 @dataclass
@@ -99,13 +100,15 @@ def _where(err: Mapping[str, JSON] | None) -> str:
 
 def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw: bool = False,
               progress: Progress | None = None, written: Written | None = None,
-              adopt: Path | None = None) -> Normalized:
+              adopt: Path | None = None, whole: Whole | None = None) -> Normalized:
     """Read ``source`` to the end, write the stored form to ``dest`` and describe it.
 
     ``written(dest, blob, parts)``, when given, is called once a big JSON document's stored
     form is complete on disk, before its items are parsed and its analysis is built: ingest
     starts writing the git object and the line pass then, from ``parts`` (the file's, read
-    as they are asked for). It is not called for other content.
+    as they are asked for). It is not called for other content. ``whole(dest)``, when given,
+    is called just before, as soon as the stored form is complete on disk (its blob id still
+    being hashed): what reads the file but needs no blob id starts then.
 
     ``adopt``: the file ``source`` reads from its start (ingest's spool: private, and written
     by nothing else). When the stored form is exactly its bytes (content stored as received,
@@ -121,7 +124,7 @@ def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw:
         progress("read", len(prefix), None)
     if detected == "json":
         return _normalize_json(source, dest, prefix, ended, detected, declared_fmt, raw, progress,
-                               written, adopt)
+                               written, adopt, whole)
     span = None if ended or adopt is None else _file_span(source, prefix)
     # stored as received: the input's own file is the stored one when it can be
     adopted = span is not None and span[1] == 0 and _adopted(adopt, source, dest)
@@ -202,7 +205,8 @@ def _read_all(source: BinaryIO, prefix: bytes, ended: bool, progress: Progress |
 
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
                     declared: str | None, raw: bool, progress: Progress | None,
-                    written: Written | None = None, adopt: Path | None = None) -> Normalized:
+                    written: Written | None = None, adopt: Path | None = None,
+                    whole: Whole | None = None) -> Normalized:
     from scratch.errors import JsonError
     from scratch.formats.jsontext import parse_value
     from scratch.formats.nesting import MAX_DEPTH
@@ -212,7 +216,8 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
     if span is not None and span[2] >= PARALLEL_BYTES:
         # a big input in a file (ingest's spool): re-indented from the file, whose pages are
         # dropped as they are passed, so memory never holds the input and its body together
-        done = _from_file(source, span, dest, detected, declared, progress, written, adopt)
+        done = _from_file(source, span, dest, detected, declared, progress, written, adopt,
+                          whole)
         if done is not None:
             return done
         # not JSON, too deep to lay out, or a scalar: read whole below (rare; read again)
@@ -234,7 +239,7 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         box = [body]
         del body  # and the body's, once _big_container lets it go
         return _big_container(n, source, origin, box, lines, flags, seps, dest, detected,
-                              declared, progress, written, adopt)
+                              declared, progress, written, adopt, whole)
     try:
         value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
     except JsonError as exc:
@@ -263,7 +268,8 @@ def _file_span(source: BinaryIO, prefix: bytes) -> tuple[int, int, int] | None:
 
 def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detected: str,
                declared: str | None, progress: Progress | None,
-               written: Written | None, adopt: Path | None) -> Normalized | None:
+               written: Written | None, adopt: Path | None, whole: Whole | None
+               ) -> Normalized | None:
     """A big JSON container re-indented straight from its file (see
     :func:`scratch.reindent.reindent_file`) and stored by :func:`_big_container`; None when
     it is not one (invalid, too deep to lay out, a scalar): the caller reads it whole."""
@@ -284,7 +290,7 @@ def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detecte
     box = [body]
     del body  # _big_container holds the only reference: it can let the body go
     return _big_container(n, source, origin, box, lines, flags, seps, dest, detected, declared,
-                          progress, written, adopt)
+                          progress, written, adopt, whole)
 
 
 def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,
@@ -351,7 +357,7 @@ AMPLIFICATION = 16
 def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], lines: int,
                    flags: int, seps: Separators | None, dest: Path, detected: str,
                    declared: str | None, progress: Progress | None, written: Written | None,
-                   adopt: Path | None = None) -> Normalized:
+                   adopt: Path | None = None, whole: Whole | None = None) -> Normalized:
     """A big JSON container whose canonical ``body`` exists (``box``'s only item, taken out:
     the caller holds no other reference): store it, parse it, analyse it. ``seps``: the
     body's separators as the re-indent pass found them (when it did). ``adopt`` (see
@@ -430,15 +436,18 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         raise
 
     def announce() -> str:
-        # the blob id once the hash and the file are done; ``written`` is told it then
+        # the blob id once the hash and the file are done; ``written`` is told it then, and
+        # ``whole`` as soon as the file is
         file_written(wait=True)
+        if whole is not None:
+            whole(dest)
         hashing[0].join()
         hashed = hashing[1][0]
         if isinstance(hashed, BaseException):
             raise hashed
         digest.update(b"\n")
         done = digest.hexdigest()
-        if written is not None:  # the object write and the line pass, from the file
+        if written is not None:  # the object write, from the file
             written(dest, done, FileSlices(dest, size))
         return done
 

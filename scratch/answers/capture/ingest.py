@@ -368,12 +368,10 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             guessed.append(LinesAhead(spooled.path, [spec.base], tmp_dir,
                                       chunk=LINE_PASS_CHUNK))
 
-        def written(path: Path, blob: str, parts: Sequence[bytes]) -> None:
-            # big JSON: its line pass and its git object, read from the stored file a slice
-            # at a time, in threads (mostly without the GIL) while the normalizer parses it
-            # and builds its analysis; the longer one first; the object compressed
-            # meanwhile beside the stored text, and moved into git only once the input's
-            # scan, if still under way, found nothing
+        def whole(path: Path) -> None:
+            # big JSON whose stored form is complete on disk: its line pass and its error
+            # grep read it now, beside the parse and the analysis (the line pass in a child,
+            # the grep in a thread that runs without the GIL)
             from scratch.index.lines import LinesAhead
 
             if guessed and os.path.samefile(path, guessed[0].source):
@@ -382,6 +380,12 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
                 aheads.append(LinesAhead(path, [spec.base], tmp_dir, chunk=LINE_PASS_CHUNK))
             from scratch.answers.pointer.grep import ErrorGrepAhead
             greps.append(ErrorGrepAhead(path, "json"))
+
+        def written(path: Path, blob: str, parts: Sequence[bytes]) -> None:
+            # and once its blob id is known, its git object, read from the stored file a slice
+            # at a time in a thread (mostly without the GIL), compressed meanwhile beside the
+            # stored text, and moved into git only once the input's scan, if still under
+            # way, found nothing
             started.append(store.git.write_blob_async(
                 parts, blob, gate=None if scanning is None else scanning.found_nothing,
                 staging=tmp_dir))
@@ -397,7 +401,8 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
             try:
                 with given:
                     return normalize(given, prepared, declared=opts.fmt, raw=opts.raw,
-                                     progress=storing, written=written, adopt=adopt)
+                                     progress=storing, written=written, adopt=adopt,
+                                     whole=whole)
             finally:
                 writer = started[0] if started else None
 
