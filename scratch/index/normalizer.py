@@ -21,8 +21,9 @@ Rules:
 - Only strict RFC 8259 JSON in UTF-8 is stored as JSON: ``NaN``, ``Infinity``, a BOM, comments,
   trailing commas or invalid UTF-8 make it text (byte-exact), with the reason and position.
 - Every other format is copied byte for byte (CRLF, invalid UTF-8 and all) in chunks, in
-  constant memory, then analysed from the stored file (:mod:`scratch.index.analyze`) to
-  confirm it: NDJSON lines parse, YAML is syntactically valid.
+  constant memory (or, from ingest's spool file, stored as that very file: ``adopt``), then
+  analysed from the stored file (:mod:`scratch.index.analyze`) to confirm it: NDJSON lines
+  parse, YAML is syntactically valid.
 - Content that does not parse as its declared or sniffed format is stored as ``text``
   (byte-exact) with a warning naming the parse error's line and column; the position is also
   in :attr:`Normalized.parse_error`. That covers truncated JSON and JSON nested too deeply to
@@ -370,10 +371,11 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     as text (:func:`scratch.index.textitems.prepare_lazily`). Then those arrays' items are
     parsed a batch at a time and handed to the analysis: cut from the body in memory while
     its file is still being written (the parse does not wait for the write), then read from
-    ``dest`` (same bytes at the same offsets) as the body goes; and as soon as the file and
-    the hash are done ``written(dest, blob, parts)`` is told, from a thread, so the object
-    write and the line pass (:class:`scratch.index.lines.LinesAhead`) read the file on the
-    other core during the parse, with memory holding none of the body. A body
+    ``dest`` (same bytes at the same offsets) as the body goes; and as soon as the file is
+    whole ``whole(dest)`` is told, from a thread, so the line pass
+    (:class:`scratch.index.lines.LinesAhead`) reads the file on the other core during the
+    parse, then once the hash is done too ``written(dest, blob, parts)``, so the object
+    write does, with memory holding none of the body. A body
     that cannot be read so (no big array, an item orjson cannot read) is parsed whole by
     orjson: memory then holds the body and the value, and ``written`` is told before that
     parse. The canonical analysis is kept when its line count agrees with the text's (no
