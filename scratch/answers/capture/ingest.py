@@ -22,12 +22,14 @@ Invariants:
 - NAME and the format are checked before any input is read.
 - An index that fails to build for a structured format falls back to a text index with a
   warning: what arrived is stored either way.
-- Memory stays bounded: input spools to a file past 8 MiB and is streamed from there.
-- Big JSON: once its canonical text is stored, its git object (a loose object written here,
-  at git's loose compression level) and its line pass
-  (:class:`scratch.index.lines.LinesAhead`) read the stored file in threads while its
-  items are parsed and the analysis is built (memory holds a slice of it at a time); both
-  are waited for (or their leftovers removed) before ingest returns.
+- Memory stays bounded: input spools to a file past 8 MiB and is streamed from there. When
+  the stored form is exactly the input (content stored as received, JSON already in the
+  canonical layout), the spooled file itself becomes the stored file: no copy is written.
+- Big JSON: once its canonical text is stored, its line pass
+  (:class:`scratch.index.lines.LinesAhead`), its pointer's error grep and, once its blob id
+  is hashed, its git object (a loose object written here, at git's loose compression level)
+  read the stored file beside the parse of its items and the analysis (memory holds a slice
+  of it at a time); all are waited for (or their leftovers removed) before ingest returns.
 - A caller may hand companions of its own (:class:`Companion`: the images of an MCP result,
   its JSON text blocks) and extra version info; they are committed with the output, in the
   same commit, named ``NAME.<slug>`` like embedded documents.
