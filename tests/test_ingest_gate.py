@@ -307,7 +307,7 @@ def test_the_line_pass_started_on_a_guess_is_kept_only_when_right(
     for name, guess in (("guessed", True), ("not-guessed", False)):
         with monkeypatch.context() as m:
             if not guess:
-                m.setattr(ingest_mod, "_may_be_stored_as_spooled", lambda *a: False)
+                m.setattr(ingest_mod, "_laid_out", lambda *a: None)
             spooled = spool(io.BytesIO(body), tmp_dir, memory_limit=0)
             assert spooled.path is not None
             spool_path = spooled.path

@@ -13,8 +13,8 @@
     foundation   scratch, scratch.errors, scratch.words, scratch.calls, scratch.lazy,
                  scratch.safefs, scratch.jsonvalues, scratch.pathnames, scratch.valuecounts,
                  scratch.reindent, scratch.declare, scratch.progress, scratch.meta,
-                 scratch.thresholds, scratch.children, scratch.heap (the loose modules of
-                 scratch/ besides the entry points)
+                 scratch.thresholds, scratch.children, scratch.heap, scratch.beside (the
+                 loose modules of scratch/ besides the entry points)
 
 Every module or package directly in scratch/ is named in exactly one layer; what lies inside a
 package ranks with it. The graph is read from the source and counts every reference of one
@@ -48,7 +48,7 @@ LAYERS = [
                     "scratch.lazy", "scratch.safefs", "scratch.jsonvalues", "scratch.pathnames",
                     "scratch.valuecounts", "scratch.reindent", "scratch.declare",
                     "scratch.progress", "scratch.meta", "scratch.thresholds",
-                    "scratch.children", "scratch.heap")),
+                    "scratch.children", "scratch.heap", "scratch.beside")),
     # store/ holds the store and the rest of its layer (git, locks, names, config, ledger);
     # clientfiles is the MCP and hook clients' files, below the two interfaces that share it
     ("store", ("scratch.store", "scratch.redact", "scratch.runs", "scratch.clientfiles")),

@@ -41,14 +41,12 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, TypeVar, overload
+from typing import TYPE_CHECKING, BinaryIO, overload
 
 from scratch.formats.sniffer import SNIFF_BYTES, canonical_format, sniff
 from scratch.safefs import write_all
 
 if TYPE_CHECKING:
-    import threading
-
     from scratch.errors import JsonError
     from scratch.formats.embedded import Embedded
     from scratch.index.analyze import Analysis
@@ -385,6 +383,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     """
     import hashlib
 
+    from scratch.beside import Beside
     from scratch.errors import JsonError
     from scratch.formats.embedded import find_embedded
     from scratch.formats.jsontext import no_gc, parse_value
@@ -402,18 +401,18 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
                and _adopted(adopt, source, dest))
     fd = -1 if adopted else _create(dest)
     try:
-        hashing = _beside(digest.update, body)
+        hashing = Beside(digest.update, body)
     except BaseException:
         if fd >= 0:
             os.close(fd)
         raise
     # the input's file is the stored one (adopted), else the body is written to ``dest``
-    writing = None
+    writing: Beside[None] | None = None
     if not adopted:
         try:
-            writing = _beside(_write_parts, fd, body, b"\n")  # which closes ``fd``
+            writing = Beside(_write_parts, fd, body, b"\n")  # which closes ``fd``
         except BaseException:
-            hashing[0].join()
+            hashing.wait()
             os.close(fd)
             raise
 
@@ -422,19 +421,17 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         # its write raised
         if writing is None:
             return True
-        if not wait and writing[0].is_alive():
+        if not wait and writing.running():
             return False
-        writing[0].join()
-        if isinstance(writing[1][0], BaseException):
-            raise writing[1][0]
+        writing.result()
         return True
 
     try:
         lazy = None if flags & BIG_INT else _prepare_lazily(body, seps)
     except BaseException:
-        hashing[0].join()
+        hashing.wait()
         if writing is not None:
-            writing[0].join()
+            writing.wait()
         raise
 
     def announce() -> str:
@@ -443,10 +440,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         file_written(wait=True)
         if whole is not None:
             whole(dest)
-        hashing[0].join()
-        hashed = hashing[1][0]
-        if isinstance(hashed, BaseException):
-            raise hashed
+        hashing.result()
         digest.update(b"\n")
         done = digest.hexdigest()
         if written is not None:  # the object write, from the file
@@ -466,7 +460,7 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         body = None  # the hash's and the write's threads, and ``unwritten`` until the file is
         # whole, hold it: then its memory goes
         # ``written`` is told from a thread, as soon as the file and the blob id are done
-        announcing, announced = _beside(announce)
+        announcing = Beside(announce)
         try:
             with no_gc():
                 scan_lazily(lazy, _readers(), not flags & KEY_REPEAT)
@@ -475,10 +469,8 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
             file_written(wait=True)
             body = _stored_body(dest, size)
         finally:
-            announcing.join()
-        if isinstance(announced[0], BaseException):
-            raise announced[0]
-        blob = announced[0]
+            announcing.wait()
+        blob = announcing.result()
     else:
         blob = announce()
     if body is not None:
@@ -615,34 +607,6 @@ def _readers() -> Readers:
     from scratch.index.textitems import Readers
 
     return Readers(Union, KubeTally, BIG_ARRAY)
-
-
-R = TypeVar("R")
-
-
-def _beside(call: Callable[..., R], *args: object
-            ) -> tuple[threading.Thread, list[R | BaseException]]:
-    """Run ``call(*args)`` in a thread; returns once the thread is about to make the call.
-
-    For one C call that releases the GIL for its whole length (a hash, a write), so it runs
-    on the other core while this thread holds the GIL (orjson does, for all of its parse).
-    The thread's result, or what it raised, is the list's only item after ``join()``."""
-    import threading
-
-    out: list[R | BaseException] = []
-    ready = threading.Event()
-
-    def run() -> None:
-        ready.set()
-        try:
-            out.append(call(*args))
-        except BaseException as exc:  # handed to the caller
-            out.append(exc)
-
-    thread = threading.Thread(target=run, name="scratch-beside")
-    thread.start()
-    ready.wait()
-    return thread, out
 
 
 def _write_file(dest: Path, *parts: bytes) -> None:

@@ -68,6 +68,7 @@ from scratch.thresholds import resolve_threshold
 
 if TYPE_CHECKING:
     from scratch.answers.pointer.grep import ErrorGrepAhead
+    from scratch.beside import Beside
     from scratch.index import EntryIndex
     from scratch.index.analyze import Analysis
     from scratch.index.lines import LinesAhead
@@ -283,54 +284,33 @@ def _received_tokens(spooled: Spooled, spec: EncodingSpec, enough: int,
     return count_stream(_chunks(spooled, progress), spec)
 
 
-class _ReceivedAhead:
-    """:func:`_received_tokens` of a big input in a thread from the start of its ingest: a
-    re-laid-out JSON's pointer is judged by the smaller of its stored and received tokens,
-    and counting the received prefix (with the tokenizer's first load) took ~0.3 s at the
-    very end; here it runs while the re-indent pass has the GIL released."""
-
-    def __init__(self, spooled: Spooled, spec: EncodingSpec, enough: int) -> None:
-        import threading
-
-        self._out: list[int | None | BaseException] = []
-        self._thread = threading.Thread(target=self._run, args=(spooled, spec, enough),
-                                        name="scratch-received", daemon=True)
-        self._thread.start()
-
-    def _run(self, spooled: Spooled, spec: EncodingSpec, enough: int) -> None:
-        try:
-            self._out.append(_received_tokens(spooled, spec, enough))
-        except BaseException as exc:  # noqa: BLE001 - raised again by result()
-            self._out.append(exc)
-
-    def result(self) -> int | None:
-        """The count (None: surely over the limit) once done; raises what it raised."""
-        self.wait()
-        got = self._out[0]
-        if isinstance(got, BaseException):
-            raise got
-        return got
-
-    def wait(self) -> None:
-        """Until the thread is done (before the input's file goes), its answer left unread."""
-        self._thread.join()
-
-
-def _received_ahead(spooled: Spooled, spec: EncodingSpec, received: int | None
-                    ) -> _ReceivedAhead | None:
-    """The count of the input as received, started now, when the input is big JSON that
-    will be laid out anew (so it is needed at the end): not when it was counted already, nor
-    when it is likely stored as received (:func:`scratch.reindent.may_be_canonical`)."""
-    from scratch.answers.pointer.build import MAX_POINTER_TOKENS
+def _laid_out(spooled: Spooled, opts: IngestOptions) -> bool | None:
+    """For big JSON that ingest lays out (:data:`scratch.index.normalizer.PARALLEL_BYTES` or
+    more, not ``raw``, not declared another format), whether its first 64 KiB are in the
+    stored layout already (:func:`scratch.reindent.may_be_canonical`): then it is likely
+    stored as received; else it will be laid out anew. None for any other input."""
     from scratch.index.normalizer import PARALLEL_BYTES
     from scratch.reindent import may_be_canonical
 
-    if received is not None or spooled.size < PARALLEL_BYTES:
+    if spooled.size < PARALLEL_BYTES or opts.raw \
+            or (opts.fmt is not None and opts.fmt.lower() != "json"):
         return None
     head = spooled.head(64 << 10)
-    if head.lstrip()[:1] not in (b"{", b"[") or may_be_canonical(head):
+    if head.lstrip()[:1] not in (b"{", b"["):
         return None
-    return _ReceivedAhead(spooled, spec, 100 * MAX_POINTER_TOKENS)
+    return may_be_canonical(head)
+
+
+def _received_ahead(spooled: Spooled, spec: EncodingSpec) -> Beside[int | None]:
+    """:func:`_received_tokens` of the input, started now in a thread, for big JSON that
+    will be laid out anew: its pointer is judged by the smaller of its stored and received
+    tokens, and counting the received prefix (with the tokenizer's first load) took ~0.3 s
+    at the very end; this runs while the re-indent pass has the GIL released."""
+    from scratch.answers.pointer.build import MAX_POINTER_TOKENS
+    from scratch.beside import Beside
+
+    return Beside(_received_tokens, spooled, spec, 100 * MAX_POINTER_TOKENS,
+                  name="scratch-received", daemon=True)
 
 
 def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, tool: str,
@@ -355,18 +335,22 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     guessed: list[LinesAhead] = []  # the line pass of the spool, started on a guess
     greps: list[ErrorGrepAhead] = []  # and its pointer's error grep
     scanning: FileScan | None = None
-    counting = _received_ahead(spooled, spec, received)
+    laid_out = _laid_out(spooled, opts)
+    counting = _received_ahead(spooled, spec) if laid_out is False and received is None \
+        else None
     try:
         source, redaction, scanning = _redacted_input(ctx, spooled, policy)
         started: list[BlobWriter] = []
-        if _may_be_stored_as_spooled(spooled, opts):
+        from scratch import reindent
+
+        if laid_out and spooled.path is not None and not reindent.HAVE_C:
             # big JSON whose first lines are in the stored layout is likely stored as the
             # spooled file itself: its line pass starts now, beside the pure-Python re-indent
             # pass that will tell, seconds later (and is dropped if the stored form is another
-            # file after all)
+            # file after all). Not beside the C pass: it tells in a fraction of a second, and
+            # a line pass started beside it only slowed it (three processes on two cores)
             from scratch.index.lines import LinesAhead
 
-            assert spooled.path is not None
             guessed.append(LinesAhead(spooled.path, [spec.base], tmp_dir,
                                       chunk=LINE_PASS_CHUNK))
 
@@ -584,22 +568,6 @@ def _store(ctx: Context, store: Store, spooled: Spooled, opts: IngestOptions, to
     return Result("ingest", data=data, text=text_out, style="pointer",
                   warnings=tuple(norm.warnings), notices=notices,
                   charge=Charge(kind="pointer", enforce=False, stored=total))
-
-
-def _may_be_stored_as_spooled(spooled: Spooled, opts: IngestOptions) -> bool:
-    """Whether the input, in a file, is big JSON that looks laid out as it would be stored
-    (:func:`scratch.reindent.may_be_canonical` of its first 64 KiB): then the spooled file is
-    likely the stored one (see :func:`scratch.index.normalizer.normalize`'s ``adopt``). Asked
-    where the re-indent pass is pure Python only (:data:`scratch.reindent.HAVE_C`)."""
-    from scratch.index.normalizer import PARALLEL_BYTES
-    from scratch.reindent import HAVE_C, may_be_canonical
-
-    if HAVE_C:  # the C pass tells in a fraction of a second: a line pass started beside it
-        return False  # only slowed it (three processes on two cores), and ends no sooner
-    if spooled.path is None or spooled.size < PARALLEL_BYTES or opts.raw \
-            or (opts.fmt is not None and opts.fmt.lower() != "json"):
-        return False
-    return may_be_canonical(spooled.head(64 << 10))
 
 
 def _redacted_input(ctx: Context, spooled: Spooled, policy: Policy

@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from scratch.beside import Beside
+
 if TYPE_CHECKING:
-    import threading
     from pathlib import Path
 
     from scratch.answers.kernel.target import Target
@@ -59,39 +60,18 @@ def check_error_grep(target: Target) -> Info | None:
     return _check_file(target.path, target.index.meta["bytes"], target.format, BLOCK_BYTES)
 
 
-class ErrorGrepAhead:
+class ErrorGrepAhead(Beside["Info | None"]):
     """:func:`check_error_grep` of a file that is about to be stored as ``fmt``, run in a
     thread meanwhile (RE2 runs without the GIL), a megabyte at a time (the caller's memory
     is at its peak then): ingest starts it as soon as a big JSON's stored form is whole."""
 
     def __init__(self, path: Path, fmt: str) -> None:
-        import threading
-
         self.fmt = fmt
-        self._path = path
-        self._out: list[Info | None | BaseException] = []
-        self._thread: threading.Thread = threading.Thread(
-            target=self._run, name="scratch-error-grep", daemon=True)
-        self._thread.start()
+        super().__init__(_check_path, path, fmt, name="scratch-error-grep", daemon=True)
 
-    def _run(self) -> None:
-        try:
-            self._out.append(_check_file(self._path, self._path.stat().st_size, self.fmt,
-                                         1 << 20))
-        except BaseException as exc:  # noqa: BLE001 - raised again by result()
-            self._out.append(exc)
 
-    def result(self) -> Info | None:
-        """The grep's answer once it is done; raises what it raised."""
-        self._thread.join()
-        got = self._out[0]
-        if isinstance(got, BaseException):
-            raise got
-        return got
-
-    def wait(self) -> None:
-        """Until the thread is done (before its file goes), its answer left unread."""
-        self._thread.join()
+def _check_path(path: Path, fmt: str) -> Info | None:
+    return _check_file(path, path.stat().st_size, fmt, 1 << 20)
 
 
 def _check_file(path: Path, size: int, fmt: str, block_bytes: int) -> Info | None:
