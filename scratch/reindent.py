@@ -469,35 +469,25 @@ def reindent_file(fd: int, offset: int, length: int, *, limit: int = -1, max_dep
     if impl is not None:
         return reindent(read_span(fd, offset, length), limit=limit, max_depth=max_depth,
                         impl=impl)
-    return _from_file(fd, offset, length, limit, max_depth, False)[:3]
+    return reindent_file_separated(fd, offset, length, limit=limit, max_depth=max_depth)[:3]
 
 
 def reindent_file_separated(fd: int, offset: int, length: int, *, limit: int = -1,
                             max_depth: int = 0) -> Separated:
     """:func:`reindent_file`, and the body's :class:`Separators` as
     :func:`reindent_separated` gives them."""
-    return _from_file(fd, offset, length, limit, max_depth, True)
-
-
-def _from_file(fd: int, offset: int, length: int, limit: int, max_depth: int, separated: bool
-               ) -> Separated:
     if _c_reindent is not None and _c_reindent_file is not None and length > 0:
         try:
-            found = _c_reindent_file(fd, offset, length, limit, max_depth, separated)
+            body, lines, flags, found = _c_reindent_file(fd, offset, length, limit, max_depth,
+                                                         True)
         except ValueError as exc:
             # the bytes are read only to place the error
             raise _json_error(exc, read_span(fd, offset, length), max_depth) from None
         except OSError:
             pass  # cannot be mapped (a pipe, a special file): read it
         else:
-            if not separated:
-                return (*found, None)
-            body, lines, flags, seps = found
-            return body, lines, flags, _separators(seps)
-    data = read_span(fd, offset, length)
-    if separated:
-        return reindent_separated(data, limit=limit, max_depth=max_depth)
-    return (*reindent(data, limit=limit, max_depth=max_depth), None)
+            return body, lines, flags, _separators(found)
+    return reindent_separated(read_span(fd, offset, length), limit=limit, max_depth=max_depth)
 
 
 def too_deep_reason(offset: int, depth: int) -> str:
