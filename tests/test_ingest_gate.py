@@ -60,17 +60,24 @@ def ingest_file(home: Path, data: bytes, tool: str) -> tuple[dict[str, object], 
     """Ingest ``data`` through the Python entry, spooled to a file whatever its size (as
     input over 8 MiB is), as ``scratch ingest --store-always --tool TOOL``: the pointer's data
     and the stored file."""
+    got, stored, _ = ingest_spool_inode(home, data, tool)
+    return got, stored
+
+
+def ingest_spool_inode(home: Path, data: bytes, tool: str
+                       ) -> tuple[dict[str, object], Path, int]:
+    """:func:`ingest_file`, and the inode of the file the input was spooled to."""
     ctx = Context.build(store=str(home))
     store = ctx.store()
-    tmp_dir = store.cache_dir / "tmp"
-    spooled = spool(io.BytesIO(data), tmp_dir, memory_limit=0)
+    spooled = spool(io.BytesIO(data), store.cache_dir / "tmp", memory_limit=0)
     assert spooled.path is not None
+    inode = spooled.path.stat().st_ino
     try:
         result = ingest_spooled(ctx, spooled, IngestOptions(tool=tool, store_always=True))
     finally:
         spooled.discard()
     assert isinstance(result.data, dict)
-    return result.data, store.files_dir / str(result.data["name"])
+    return result.data, store.files_dir / str(result.data["name"]), inode
 
 
 @pytest.fixture(params=["c", "python"])
@@ -189,22 +196,6 @@ def test_a_scan_given_up_keeps_its_gate_shut(tmp_path: Path) -> None:
     scanning.close()  # as ingest does when it fails before the answer
     assert scanning.found_nothing() is False  # nothing is written on the way out
     assert FileScan(path).found_nothing() is True
-
-
-def ingest_spool_inode(home: Path, data: bytes, tool: str
-                       ) -> tuple[dict[str, object], Path, int]:
-    """:func:`ingest_file`, and the inode of the file the input was spooled to."""
-    ctx = Context.build(store=str(home))
-    store = ctx.store()
-    spooled = spool(io.BytesIO(data), store.cache_dir / "tmp", memory_limit=0)
-    assert spooled.path is not None
-    inode = spooled.path.stat().st_ino
-    try:
-        result = ingest_spooled(ctx, spooled, IngestOptions(tool=tool, store_always=True))
-    finally:
-        spooled.discard()
-    assert isinstance(result.data, dict)
-    return result.data, store.files_dir / str(result.data["name"]), inode
 
 
 def canonical(data: bytes) -> bytes:
