@@ -1,7 +1,7 @@
 """Build hook for the optional C accelerators; everything else is in pyproject.toml.
 
 ``scratch._reindent`` (exact JSON re-indentation at ingest), ``scratch._union`` (the key walk
-of an array's item union at ingest) and ``scratch._fieldcount`` (a count-by of one top-level
+of an array's item union at ingest, from its values or straight from its text) and ``scratch._fieldcount`` (a count-by of one top-level
 key over NDJSON lines) are optional: without a C compiler the install still succeeds and
 scratch uses the pure-Python version of the same code (for ``_fieldcount``: the DuckDB scan it
 saves starting).

@@ -129,8 +129,11 @@ class Union:
     """Accumulates the key union of a stream of items.
 
     Keys are kept as a tree (key -> [count, {type: count}, max length, children]) so a visit
-    costs a dict lookup, not a tuple of the whole path.
+    costs a dict lookup, not a tuple of the whole path. ``scan_items`` of ``scratch._union``
+    carries a union on from the items' text (its attributes, as ``add`` carries them).
     """
+
+    text_limits: tuple[int, int, int] | None = (UNION_DEPTH, MAX_UNION_KEYS, UNION_BUDGET)
 
     def __init__(self, count_hint: int | None = None) -> None:
         self.count = 0
@@ -193,9 +196,13 @@ class Union:
                 if tv is dict and deeper and n:
                     self._walk_py(v, e[3], depth + 1)
 
+    @staticmethod
+    def sample_indexes(total: int) -> tuple[int, ...]:
+        """The items kept as samples: the first, the middle one, the last."""
+        return tuple(sorted({0, total // 2, total - 1}))
+
     def offer_sample(self, index: int, item: JSON, total: int) -> None:
-        wanted = {0, total // 2, total - 1}
-        if index in wanted and all(i != index for i, _ in self.samples):
+        if index in self.sample_indexes(total) and all(i != index for i, _ in self.samples):
             self.samples.append((index, preview(item)))
 
     def to_dict(self) -> ItemUnion:
