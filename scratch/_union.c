@@ -234,10 +234,13 @@ static inline void skip_ws(Text *t) {
     size_t p = t->p, n = t->n;
     while (p < n) {
         unsigned char c = s[p];
-        if (c == ' ' || c == '\t' || c == '\r') {
-            p++;
-        } else if (c == '\n') {
+        if (c == '\n') {
             t->nl++;
+            p++;
+            /* the canonical layout's indentation, 8 spaces at a time */
+            uint64_t w;
+            while (p + 8 <= n && (memcpy(&w, s + p, 8), w == 0x2020202020202020ULL)) p += 8;
+        } else if (c == ' ' || c == '\t' || c == '\r') {
             p++;
         } else {
             break;
