@@ -62,6 +62,18 @@ Written = Callable[[Path, str, "Sequence[bytes]"], None]
 Whole = Callable[[Path], None]
 
 
+@dataclass(frozen=True)
+class Hooks:
+    """What the caller of :func:`normalize` hangs on it, handed down as one: told of progress,
+    told when a big JSON document's stored form is whole and when its blob id is known (so
+    work on the file starts early), and the spooled file the stored form may become."""
+
+    progress: Progress | None = None
+    whole: Whole | None = None
+    written: Written | None = None
+    adopt: Path | None = None
+
+
 @dataclass
 class Normalized:
     format: str  # what was stored: one of FORMATS
@@ -122,8 +134,8 @@ def normalize(source: BinaryIO, dest: Path, *, declared: str | None = None, raw:
     if progress is not None:
         progress("read", len(prefix), None)
     if detected == "json":
-        return _normalize_json(source, dest, prefix, ended, detected, declared_fmt, raw, progress,
-                               written, adopt, whole)
+        return _normalize_json(source, dest, prefix, ended, detected, declared_fmt, raw,
+                               Hooks(progress, whole, written, adopt))
     span = None if ended or adopt is None else _file_span(source, prefix)
     # stored as received: the input's own file is the stored one when it can be
     adopted = span is not None and span[1] == 0 and _adopted(adopt, source, dest)
@@ -203,9 +215,7 @@ def _read_all(source: BinaryIO, prefix: bytes, ended: bool, progress: Progress |
 
 
 def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, detected: str,
-                    declared: str | None, raw: bool, progress: Progress | None,
-                    written: Written | None = None, adopt: Path | None = None,
-                    whole: Whole | None = None) -> Normalized:
+                    declared: str | None, raw: bool, hooks: Hooks) -> Normalized:
     from scratch.errors import JsonError
     from scratch.formats.jsontext import parse_value
     from scratch.formats.nesting import MAX_DEPTH
@@ -215,12 +225,11 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
     if span is not None and span[2] >= PARALLEL_BYTES:
         # a big input in a file (ingest's spool): re-indented from the file, whose pages are
         # dropped as they are passed, so memory never holds the input and its body together
-        done = _from_file(source, span, dest, detected, declared, progress, written, adopt,
-                          whole)
+        done = _from_file(source, span, dest, detected, declared, hooks)
         if done is not None:
             return done
         # not JSON, too deep to lay out, or a scalar: read whole below (rare; read again)
-    data, origin = _read_all(source, prefix, ended, progress)
+    data, origin = _read_all(source, prefix, ended, hooks.progress)
     n = len(data)
     limit = AMPLIFICATION * n + (1 << 20)
     try:
@@ -238,13 +247,13 @@ def _normalize_json(source: BinaryIO, dest: Path, prefix: bytes, ended: bool, de
         box = [body]
         del body  # and the body's, once _big_container lets it go
         return _big_container(n, source, origin, box, lines, flags, seps, dest, detected,
-                              declared, progress, written, adopt, whole)
+                              declared, hooks)
     try:
         value, engine = parse_value(data, big_ints=bool(flags & BIG_INT))
     except JsonError as exc:
         return _not_json(data, dest, detected, declared, exc)
     return _finish_json(data, body, lines, flags, value, engine, dest, detected, declared, raw,
-                        progress)
+                        hooks.progress)
 
 
 def _file_span(source: BinaryIO, prefix: bytes) -> tuple[int, int, int] | None:
@@ -266,9 +275,7 @@ def _file_span(source: BinaryIO, prefix: bytes) -> tuple[int, int, int] | None:
 
 
 def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detected: str,
-               declared: str | None, progress: Progress | None,
-               written: Written | None, adopt: Path | None, whole: Whole | None
-               ) -> Normalized | None:
+               declared: str | None, hooks: Hooks) -> Normalized | None:
     """A big JSON container re-indented straight from its file (see
     :func:`scratch.reindent.reindent_file`) and stored by :func:`_big_container`; None when
     it is not one (invalid, too deep to lay out, a scalar): the caller reads it whole."""
@@ -284,12 +291,12 @@ def _from_file(source: BinaryIO, span: tuple[int, int, int], dest: Path, detecte
         return None
     if flags & TOO_BIG or body[:1] not in (b"{", b"["):
         return None
-    if progress is not None:
-        progress("read", n, None)
+    if hooks.progress is not None:
+        hooks.progress("read", n, None)
     box = [body]
     del body  # _big_container holds the only reference: it can let the body go
     return _big_container(n, source, origin, box, lines, flags, seps, dest, detected, declared,
-                          progress, written, adopt, whole)
+                          hooks)
 
 
 def _not_json(data: bytes, dest: Path, detected: str, declared: str | None,
@@ -355,11 +362,10 @@ AMPLIFICATION = 16
 
 def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], lines: int,
                    flags: int, seps: Separators | None, dest: Path, detected: str,
-                   declared: str | None, progress: Progress | None, written: Written | None,
-                   adopt: Path | None = None, whole: Whole | None = None) -> Normalized:
+                   declared: str | None, hooks: Hooks) -> Normalized:
     """A big JSON container whose canonical ``body`` exists (``box``'s only item, taken out:
     the caller holds no other reference): store it, parse it, analyse it. ``seps``: the
-    body's separators as the re-indent pass found them (when it did). ``adopt`` (see
+    body's separators as the re-indent pass found them (when it did). ``hooks.adopt`` (see
     :func:`normalize`): when the input is the body already (:data:`scratch.reindent.SAME`),
     ``dest`` becomes another name of that file and nothing is written.
 
@@ -370,9 +376,9 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     parsed a batch at a time and handed to the analysis: cut from the body in memory while
     its file is still being written (the parse does not wait for the write), then read from
     ``dest`` (same bytes at the same offsets) as the body goes; and as soon as the file is
-    whole ``whole(dest)`` is told, from a thread, so the line pass
+    whole ``hooks.whole(dest)`` is told, from a thread, so the line pass
     (:class:`scratch.index.lines.LinesAhead`) reads the file on the other core during the
-    parse, then once the hash is done too ``written(dest, blob, parts)``, so the object
+    parse, then once the hash is done too ``hooks.written(dest, blob, parts)``, so the object
     write does, with memory holding none of the body. A body
     that cannot be read so (no big array, an item orjson cannot read) is parsed whole by
     orjson: memory then holds the body and the value, and ``written`` is told before that
@@ -397,8 +403,8 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
     # the blob id and the file, each in one call that releases the GIL throughout (any
     # Python step in those threads would wait for the parse's C calls to finish)
     digest = hashlib.sha1(b"blob %d\x00" % size)
-    adopted = (adopt is not None and flags & SAME != 0 and origin == 0
-               and _adopted(adopt, source, dest))
+    adopted = (hooks.adopt is not None and flags & SAME != 0 and origin == 0
+               and _adopted(hooks.adopt, source, dest))
     fd = -1 if adopted else _create(dest)
     try:
         hashing = Beside(digest.update, body)
@@ -438,13 +444,13 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         # the blob id once the hash and the file are done; ``written`` is told it then, and
         # ``whole`` as soon as the file is
         file_written(wait=True)
-        if whole is not None:
-            whole(dest)
+        if hooks.whole is not None:
+            hooks.whole(dest)
         hashing.result()
         digest.update(b"\n")
         done = digest.hexdigest()
-        if written is not None:  # the object write, from the file
-            written(dest, done, FileSlices(dest, size))
+        if hooks.written is not None:  # the object write, from the file
+            hooks.written(dest, done, FileSlices(dest, size))
         return done
 
     value: JSON = None
@@ -487,14 +493,14 @@ def _big_container(n: int, source: BinaryIO, origin: int, box: list[bytes], line
         except JsonError as exc:
             return _not_json(data, dest, detected, declared, exc)
         return _finish_json(data, body, lines, flags, value, engine, dest, detected,
-                            declared, False, progress)
+                            declared, False, hooks.progress)
     del body
     embedded, limited = find_embedded(value)
     warnings: list[str] = []
     if limited:
         warnings.append("embedded-document search stopped at its limit; some may be missed")
-    if progress is not None:
-        progress("analyze", 0, size)
+    if hooks.progress is not None:
+        hooks.progress("analyze", 0, size)
     with no_gc():
         analysis = analyze_json(dest, value, engine, "canonical", lines)
     warnings.extend(analysis.warnings)
