@@ -301,3 +301,16 @@ def test_the_corpus_arrays_walk_as_they_parse(corpus_dir: Path,
             assert same, path
             walked += did_walk
     assert walked > 20
+
+
+def test_text_orjson_refuses_in_a_member_is_left_to_the_parse() -> None:
+    # the walk reads only what the re-indent pass validated; should a member it hands to
+    # orjson be refused anyway (here: not UTF-8), the parse decides: NotLazy, as before
+    body = b'[\n  {\n    "kind": "\xff"\n  },\n  {\n    "kind": "Pod"\n  }\n]'
+    items = TextItems(body, 2, len(body) - 2, 1, 2, [], tally=True)
+    assert textitems._c_scan_items is not None
+    with pytest.raises(ValueError):
+        textitems._c_scan_items(body[2:-2], 0, 0, Union(2), Union.text_limits,
+                                KubeTally.members, (), orjson.loads)
+    with pytest.raises(NotLazy):
+        items.scan("orjson", Readers(Union, KubeTally, BIG_ARRAY), True)

@@ -260,7 +260,10 @@ class TextItems(list[JSON]):
         cur = 0
         i = 0
         for text, _ in self._texts():
-            got = _c_scan_items(text, i, cur, u, limits, members, wanted, orjson.loads)
+            try:
+                got = _c_scan_items(text, i, cur, u, limits, members, wanted, orjson.loads)
+            except ValueError:  # a member or sample orjson refused (not the validated text)
+                return False
             if got is None:
                 return False
             part, cur, count, projections, samples = got
