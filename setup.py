@@ -9,6 +9,11 @@ saves starting).
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("scratch._reindent", ["scratch/_reindent.c"], optional=True),
-                   Extension("scratch._union", ["scratch/_union.c"], optional=True),
+# both read a JSON string's escapes with the same header
+ESCAPES = ["scratch/_jsonescape.h"]
+
+setup(ext_modules=[Extension("scratch._reindent", ["scratch/_reindent.c"], depends=ESCAPES,
+                             optional=True),
+                   Extension("scratch._union", ["scratch/_union.c"], depends=ESCAPES,
+                             optional=True),
                    Extension("scratch._fieldcount", ["scratch/_fieldcount.c"], optional=True)])

@@ -39,6 +39,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "_jsonescape.h"
+
 /* The body is written straight into a bytes object (no copy at the end). The work runs
  * without the GIL; growing the object takes it back for the reallocation. */
 typedef struct {
@@ -385,31 +387,6 @@ static inline uint64_t mix_hash(const unsigned char *s, size_t n) {
     return h ^ (h >> 32);
 }
 
-static inline size_t put_utf8(unsigned char *b, uint32_t cp) {
-    if (cp < 0x80) { b[0] = (unsigned char)cp; return 1; }
-    if (cp < 0x800) {
-        b[0] = (unsigned char)(0xC0 | (cp >> 6)); b[1] = (unsigned char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        b[0] = (unsigned char)(0xE0 | (cp >> 12)); b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        b[2] = (unsigned char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    b[0] = (unsigned char)(0xF0 | (cp >> 18)); b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-    b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F)); b[3] = (unsigned char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-static inline uint32_t hex4(const unsigned char *p) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) {
-        unsigned char c = p[i];
-        v = v * 16 + (uint32_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-    }
-    return v;
-}
-
 /* The key token s[0..n) (quotes included, already validated): the hash (mix_hash) of the
  * UTF-8 text it stands for (a surrogate pair read as one code point, a lone surrogate as its
  * own three bytes, as Python's json reads them), that text's length, and whether it has
@@ -426,33 +403,7 @@ static int key_text(const unsigned char *s, size_t n, KeyRef *k) {
     }
     unsigned char small[256], *text = end <= sizeof small ? small : malloc(end);
     if (text == NULL) return 0;
-    size_t len = 0, p = 0;
-    while (p < end) {
-        unsigned char c = inner[p];
-        if (c != '\\') {
-            text[len++] = c;
-            p++;
-            continue;
-        }
-        unsigned char e = inner[p + 1];
-        if (e != 'u') {
-            text[len++] = e == 'b' ? 8 : e == 'f' ? 12 : e == 'n' ? 10 : e == 'r' ? 13
-                          : e == 't' ? 9 : e;
-            p += 2;
-            continue;
-        }
-        uint32_t cp = hex4(inner + p + 2);
-        p += 6;
-        if (cp >= 0xD800 && cp <= 0xDBFF && p + 6 <= end && inner[p] == '\\'
-                && inner[p + 1] == 'u') {
-            uint32_t lo = hex4(inner + p + 2);
-            if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                p += 6;
-            }
-        }
-        len += put_utf8(text + len, cp);
-    }
+    size_t len = json_unescape(inner, end, text);
     k->escaped = 1;
     k->len = len;
     k->hash = mix_hash(text, len);

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_jsonescape.h"
+
 typedef struct {
     Py_ssize_t visits;
     Py_ssize_t nkeys;
@@ -317,51 +319,6 @@ static void scan_string(Text *t, int want_len, Py_ssize_t *len, int *escaped) {
 
 static inline int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
-/* The text s[a:b] of a string (between its quotes, escapes valid: scan_string passed it)
- * with its escapes read, as UTF-8 in ``out`` (room for b - a bytes); its length. */
-static size_t unescape(const unsigned char *s, size_t a, size_t b, unsigned char *out) {
-    size_t len = 0;
-    while (a < b) {
-        unsigned char c = s[a];
-        if (c != '\\') {
-            out[len++] = c;
-            a++;
-            continue;
-        }
-        unsigned char e = s[a + 1];
-        if (e != 'u') {
-            out[len++] = e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r'
-                       : e == 't' ? '\t' : e; /* \" \\ \/ */
-            a += 2;
-            continue;
-        }
-        unsigned cp = 0, lo = 0xDC00;
-        hex4(s, a + 2, b, &cp);
-        a += 6;
-        if (cp >= 0xD800 && cp <= 0xDBFF) { /* its low half follows (scan_string saw it) */
-            hex4(s, a + 2, b, &lo);
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            a += 6;
-        }
-        if (cp < 0x80) {
-            out[len++] = (unsigned char)cp;
-        } else if (cp < 0x800) {
-            out[len++] = (unsigned char)(0xC0 | (cp >> 6));
-            out[len++] = (unsigned char)(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out[len++] = (unsigned char)(0xE0 | (cp >> 12));
-            out[len++] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-            out[len++] = (unsigned char)(0x80 | (cp & 0x3F));
-        } else {
-            out[len++] = (unsigned char)(0xF0 | (cp >> 18));
-            out[len++] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-            out[len++] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-            out[len++] = (unsigned char)(0x80 | (cp & 0x3F));
-        }
-    }
-    return len;
-}
-
 /* The number at t->p: K_INT or K_NUM, t->p after it. One that may not fit a double (orjson
  * refuses those) or an integer of 19 or more digits (orjson reads some as floats) bails. */
 static int scan_number(Text *t) {
@@ -570,7 +527,7 @@ static int walk_object(Text *t, PyObject *level, long depth, int mdepth, unsigne
         if (esc && (level != NULL || mdepth >= 0)) {
             decoded = kl <= sizeof small ? small : malloc(kl);
             if (decoded == NULL) { PyErr_NoMemory(); return -1; }
-            kl = unescape(s, k0, k1, decoded);
+            kl = json_unescape(s + k0, kl, decoded);
             kt = decoded;
         }
         /* the union's entry for this key */

@@ -30,13 +30,15 @@ def pytest_configure(config: pytest.Config) -> None:
     import sys
 
     def stale(name: str) -> bool:
-        """Missing, or built from an older ``scratch/NAME.c`` (a checkout that moved on: an
-        accelerator whose signature changed fails at its first call)."""
+        """Missing, or built from an older ``scratch/NAME.c`` or header (a checkout that moved
+        on: an accelerator whose signature changed fails at its first call)."""
         spec = importlib.util.find_spec(f"scratch.{name}")
         if spec is None or spec.origin is None:
             return True
-        source = REPO / "scratch" / f"{name}.c"
-        return source.is_file() and os.path.getmtime(spec.origin) < source.stat().st_mtime
+        built = os.path.getmtime(spec.origin)
+        return any(built < source.stat().st_mtime
+                   for source in [REPO / "scratch" / f"{name}.c", *REPO.glob("scratch/_*.h")]
+                   if source.is_file())
 
     missing = [name for name in ("_reindent", "_union", "_fieldcount") if stale(name)]
     if not missing or not shutil.which("cc"):
