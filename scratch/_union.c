@@ -82,6 +82,35 @@ static int count_type(PyObject *types, PyObject *name) {
     return r;
 }
 
+/* The entry of ``key`` in the key tree ``level`` (borrowed) in ``*entry``: added when new
+ * while fewer than ``max_keys`` keys were added (``*nkeys``); past that NULL, the key counted
+ * in ``*more``. -1 on a Python error, or an entry that is not [count, {}, length, {}]. */
+static int key_entry(PyObject *level, PyObject *key, Py_ssize_t *nkeys, Py_ssize_t max_keys,
+                     Py_ssize_t *more, PyObject **entry) {
+    PyObject *e = PyDict_GetItemWithError(level, key); /* borrowed */
+    *entry = NULL;
+    if (e == NULL) {
+        if (PyErr_Occurred()) return -1;
+        if (*nkeys >= max_keys) {
+            (*more)++;
+            return 0;
+        }
+        (*nkeys)++;
+        e = new_entry();
+        int r = e == NULL ? -1 : PyDict_SetItem(level, key, e);
+        Py_XDECREF(e); /* the tree holds it */
+        if (r < 0) return -1;
+    }
+    if (!PyList_CheckExact(e) || PyList_GET_SIZE(e) != 4
+            || !PyDict_CheckExact(PyList_GET_ITEM(e, 1))
+            || !PyDict_CheckExact(PyList_GET_ITEM(e, 3))) {
+        PyErr_SetString(PyExc_TypeError, "a key tree entry is not [count, {}, length, {}]");
+        return -1;
+    }
+    *entry = e;
+    return 0;
+}
+
 static int walk(Walk *w, PyObject *obj, PyObject *level, long depth);
 
 /* one key ``k`` of a walked dict, its value ``v`` */
@@ -91,30 +120,11 @@ static int visit(Walk *w, PyObject *level, long depth, PyObject *k, PyObject *v)
         /* a YAML key (1, null) is counted under its text */
         PyObject *key = PyUnicode_CheckExact(k) ? (Py_INCREF(k), k) : PyObject_Str(k);
         if (key == NULL) return -1;
-        PyObject *entry = PyDict_GetItemWithError(level, key); /* borrowed */
-        if (entry == NULL) {
-            if (PyErr_Occurred() || w->nkeys >= w->max_keys) {
-                Py_DECREF(key);
-                if (PyErr_Occurred()) return -1;
-                w->more++;
-                return 0;
-            }
-            w->nkeys++;
-            entry = new_entry();
-            int r = entry == NULL ? -1 : PyDict_SetItem(level, key, entry);
-            Py_XDECREF(entry); /* the tree holds it */
-            if (r < 0) {
-                Py_DECREF(key);
-                return -1;
-            }
-        }
+        PyObject *entry;
+        int r = key_entry(level, key, &w->nkeys, w->max_keys, &w->more, &entry);
         Py_DECREF(key);
-        if (!PyList_CheckExact(entry) || PyList_GET_SIZE(entry) != 4
-                || !PyDict_CheckExact(PyList_GET_ITEM(entry, 1))
-                || !PyDict_CheckExact(PyList_GET_ITEM(entry, 3))) {
-            PyErr_SetString(PyExc_TypeError, "a key tree entry is not [count, {}, length, {}]");
-            return -1;
-        }
+        if (r < 0) return -1;
+        if (entry == NULL) return 0; /* past the key cap */
         Py_INCREF(entry); /* held across the calls below, which may run Python code */
         int failed = bump(entry, 0) < 0;
         if (!failed) {
@@ -530,41 +540,19 @@ static int walk_object(Text *t, PyObject *level, long depth, int mdepth, unsigne
             kl = json_unescape(s + k0, kl, decoded);
             kt = decoded;
         }
-        /* the union's entry for this key */
+        /* the union's entry for this key (NULL: not walked, or past the key cap) */
         PyObject *entry = NULL;
+        int failed = 0;
         if (level != NULL) {
             PyObject *key = PyUnicode_DecodeUTF8((const char *)kt, (Py_ssize_t)kl, NULL);
-            if (key == NULL) {
-                if (decoded != small) free(decoded);
-                return -1;
-            }
-            entry = PyDict_GetItemWithError(level, key); /* borrowed */
-            if (entry == NULL) {
-                if (PyErr_Occurred()) {
-                    Py_DECREF(key);
-                    if (decoded != small) free(decoded);
-                    return -1;
-                }
-                if (t->nkeys >= t->max_keys) {
-                    t->more++;
-                } else {
-                    t->nkeys++;
-                    entry = new_entry();
-                    int r = entry == NULL ? -1 : PyDict_SetItem(level, key, entry);
-                    Py_XDECREF(entry); /* the tree holds it */
-                    if (r < 0) {
-                        Py_DECREF(key);
-                        if (decoded != small) free(decoded);
-                        return -1;
-                    }
-                }
-            }
-            Py_DECREF(key);
+            failed = key == NULL
+                || key_entry(level, key, &t->nkeys, t->max_keys, &t->more, &entry) < 0;
+            Py_XDECREF(key);
         }
         /* the member paths this key starts or ends */
         int whole = -1;     /* a path ending here: the value is parsed whole */
         unsigned inner = 0; /* paths going on into the value */
-        if (mdepth >= 0) {
+        if (!failed && mdepth >= 0) {
             for (Py_ssize_t m = 0; m < t->nmembers; m++) {
                 if (mdepth == 1 && !(only & (1u << m))) continue;
                 const char *want = mdepth == 0 ? t->first[m] : t->second[m];
@@ -575,6 +563,7 @@ static int walk_object(Text *t, PyObject *level, long depth, int mdepth, unsigne
             }
         }
         if (decoded != small) free(decoded);
+        if (failed) return -1;
         size_t v0 = t->p;
         Py_ssize_t vlen = 0;
         int kind;
